@@ -1,0 +1,36 @@
+import type {
+  AggregateRow,
+  ConversionRecord,
+  ItemsQuery,
+  Page,
+  ReportQuery,
+} from './model/types.js';
+
+export interface RowStream<T> {
+  /** All matches of the query, as paging.totalCount reports it. */
+  totalCount: number;
+  rows: AsyncIterable<T>;
+}
+
+/** Why an order is, or is not, a conversion (the `order` command's explanation). */
+export interface OrderDiagnosis {
+  orderId: string;
+  found: boolean;
+  /** Present for an order that exists but is not a conversion. */
+  reasons: string[];
+}
+
+/**
+ * One interface, two implementations (DESIGN.md section 2). Both return the
+ * interface's JSON shapes; neither prints anything.
+ */
+export interface Backend {
+  report(query: ReportQuery): Promise<Page<AggregateRow>>;
+  items(query: ItemsQuery): Promise<Page<ConversionRecord>>;
+  /** Every row from query.offset on, in sort order, streamed; limit is the page size used underneath. */
+  allReport(query: ReportQuery): Promise<RowStream<AggregateRow>>;
+  allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>>;
+  /** Explains an order that the items query did not find; absent where the backend cannot tell. */
+  diagnoseOrder?(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,73 @@
+/** Exit codes of DESIGN.md section 7. */
+export const ExitCode = {
+  ok: 0,
+  findings: 1,
+  unexpected: 1,
+  usage: 2,
+  auth: 4,
+  network: 5,
+  interrupted: 130,
+} as const;
+
+export interface ParameterProblem {
+  parameter: string;
+  message: string;
+}
+
+export class ConvxError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flags, arguments or query parameters (exit 2; HTTP 400 on the server). */
+export class UsageError extends ConvxError {
+  constructor(
+    message: string,
+    readonly problems: ParameterProblem[] = [],
+    hint?: string,
+  ) {
+    super(message, ExitCode.usage, hint);
+  }
+}
+
+/** The dataset is missing, unreadable or holds values it should not (exit 2). */
+export class DataError extends ConvxError {
+  constructor(
+    message: string,
+    readonly details: string[] = [],
+  ) {
+    super(details.length ? `${message}\n  ${details.join('\n  ')}` : message, ExitCode.usage);
+  }
+}
+
+export class AuthError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.auth, hint);
+  }
+}
+
+export class NetworkError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.network, hint);
+  }
+}
+
+/** Something the user should hear about that is not a crash, e.g. "order not found" (exit 1). */
+export class NotFoundError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.findings, hint);
+  }
+}
+
+/** Raised when the user interrupts (Ctrl-C). */
+export class InterruptedError extends ConvxError {
+  constructor() {
+    super('interrupted', ExitCode.interrupted);
+  }
+}

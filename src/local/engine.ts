@@ -1,0 +1,254 @@
+/**
+ * The attribution of DESIGN.md section 4, computed once per dataset and plugin
+ * and kept in DuckDB: afterwards a query only filters and aggregates.
+ */
+import { DataError, UsageError } from '../errors.js';
+import { WINDOW_DAYS } from '../model/types.js';
+import { Database, ident, type SqlParams } from './db.js';
+import { Dataset } from './dataset.js';
+import { CANCELLED_STATUSES, type TableName } from './schema.js';
+
+export interface OpenOptions {
+  plugin?: string;
+  referenceCurrency?: string;
+}
+
+/** The plugins a dataset holds: none named when no table has plugin_id. */
+export async function listPlugins(dataset: Dataset): Promise<string[]> {
+  const parts: string[] = [];
+  for (const [name, loaded] of dataset.tables) {
+    if (loaded.hasPluginId) parts.push(`SELECT DISTINCT plugin_id FROM ${ident(`t_${name}`)} WHERE plugin_id IS NOT NULL`);
+  }
+  if (parts.length === 0) return [];
+  const rows = await dataset.db.all<{ plugin_id: string }>(`${parts.join(' UNION ')} ORDER BY 1`);
+  return rows.map((r) => r.plugin_id);
+}
+
+/**
+ * Picks the plugin a local command works on. A dataset without plugin_id is one
+ * tenant; with several plugins, --plugin is required.
+ */
+export async function choosePlugin(dataset: Dataset, requested: string | undefined): Promise<string | null> {
+  const plugins = await listPlugins(dataset);
+  if (plugins.length === 0) {
+    if (requested !== undefined) {
+      throw new UsageError(
+        `plugin "${requested}" not found: the dataset at ${dataset.dir} has no plugin_id column, so it is one tenant; drop --plugin`,
+      );
+    }
+    return null;
+  }
+  if (requested !== undefined) {
+    if (!plugins.includes(requested)) {
+      throw new UsageError(`plugin "${requested}" not found in ${dataset.dir}; plugins found: ${plugins.join(', ')}`);
+    }
+    return requested;
+  }
+  if (plugins.length > 1) {
+    throw new UsageError(
+      `the dataset at ${dataset.dir} holds ${plugins.length} plugins (${plugins.join(', ')}); choose one with --plugin`,
+    );
+  }
+  return plugins[0]!;
+}
+
+const cancelledList = CANCELLED_STATUSES.map((s) => `'${s}'`).join(', ');
+
+/**
+ * One plugin's data in its own DuckDB schema: views over the typed tables
+ * narrowed to the plugin, then the materialised attribution (`attr`), source
+ * identities (`source_info`) and every attributed transaction (`conv`).
+ */
+export class Scope {
+  private constructor(
+    readonly dataset: Dataset,
+    readonly schema: string,
+    readonly plugin: string | null,
+    readonly referenceCurrency: string,
+  ) {}
+
+  get db(): Database {
+    return this.dataset.db;
+  }
+
+  table(name: string): string {
+    return `${ident(this.schema)}.${ident(name)}`;
+  }
+
+  static async build(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions): Promise<Scope> {
+    const db = dataset.db;
+    await db.exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    for (const name of ['orders', 'touches', 'sources', 'fx', 'plugins', 'contacts'] as TableName[]) {
+      const target = `${ident(schema)}.${ident(name)}`;
+      if (!dataset.has(name)) continue;
+      // plugin was checked against the plugins the dataset holds; the view cannot take a parameter.
+      const where = dataset.tables.get(name)!.hasPluginId && plugin !== null ? `WHERE plugin_id = ${sqlLiteral(plugin)}` : '';
+      await db.exec(`CREATE OR REPLACE VIEW ${target} AS SELECT * FROM ${ident(`t_${name}`)} ${where}`);
+    }
+    const reference = await resolveReferenceCurrency(dataset, schema, plugin, options.referenceCurrency);
+    const scope = new Scope(dataset, schema, plugin, reference);
+    await scope.materialise();
+    return scope;
+  }
+
+  private async materialise(): Promise<void> {
+    const t = (name: string) => this.table(name);
+    const db = this.db;
+    const has = (name: TableName) => this.dataset.has(name);
+
+    // The order row that counts for each order_id: the earliest (then first in file).
+    await db.exec(`
+      CREATE OR REPLACE TABLE ${t('order_head')} AS
+      SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status FROM (
+        SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+        FROM ${t('orders')} WHERE NOT coalesce(is_refund, false))
+      WHERE k = 1`);
+
+    // One click per contact and instant; ties go to the greatest (source_type, source_id).
+    await db.exec(`
+      CREATE OR REPLACE TABLE ${t('clicks')} AS
+      SELECT contact_id, datetime, max(struct_pack(t := source_type, i := source_id)) AS src
+      FROM ${t('touches')} WHERE lower(trim(touch)) = 'click'
+      GROUP BY contact_id, datetime`);
+
+    // Last click within the window, for orders that are not cancelled and have net revenue.
+    await db.exec(`
+      CREATE OR REPLACE TABLE ${t('attr')} AS
+      SELECT h.order_id, h.row_id AS head_row_id, h.datetime AS order_datetime,
+             c.datetime AS touch_datetime, c.src.t AS source_type, c.src.i AS source_id
+      FROM ${t('order_head')} h
+      ASOF JOIN ${t('clicks')} c ON h.contact_id = c.contact_id AND h.datetime >= c.datetime
+      WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW_DAYS} DAY
+        AND h.amount_wo_tax <> 0
+        AND lower(trim(coalesce(h.status, ''))) NOT IN (${cancelledList})`);
+
+    const sources = has('sources')
+      ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k
+           FROM ${t('sources')}) WHERE k = 1)`
+      : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name,
+           NULL::VARCHAR AS campaign_id, NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS smartflow_name,
+           NULL::VARCHAR AS delivery_id, NULL::VARCHAR AS delivery_name, NULL::TIMESTAMP AS started_at WHERE false)`;
+    await db.exec(`
+      CREATE OR REPLACE TABLE ${t('source_info')} AS
+      WITH used AS (SELECT DISTINCT source_type, source_id FROM ${t('attr')}),
+      first_touch AS (
+        SELECT source_type, source_id, min(datetime) AS first_touch FROM ${t('touches')}
+        WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM used)
+        GROUP BY source_type, source_id),
+      ids AS (
+        SELECT u.source_type, u.source_id, s.name, s.smartflow_name, s.delivery_id, s.delivery_name,
+               coalesce(s.started_at, f.first_touch) AS started_at,
+               CASE WHEN u.source_type = 'smartflow' THEN coalesce(s.smartflow_id, u.source_id) END AS smartflow_id,
+               s.campaign_id
+        FROM used u
+        LEFT JOIN ${sources} s ON s.source_type = u.source_type AND s.source_id = u.source_id
+        LEFT JOIN first_touch f ON f.source_type = u.source_type AND f.source_id = u.source_id)
+      SELECT source_type, source_id,
+             coalesce(name, source_id) AS name,
+             coalesce(campaign_id, CASE WHEN source_type = 'smartflow' THEN smartflow_id ELSE source_id END) AS campaign_id,
+             smartflow_id,
+             CASE WHEN source_type = 'smartflow' THEN coalesce(smartflow_name, smartflow_id) END AS smartflow_name,
+             delivery_id,
+             CASE WHEN delivery_id IS NOT NULL THEN coalesce(delivery_name, delivery_id) END AS delivery_name,
+             started_at
+      FROM ids`);
+
+    const contacts = has('contacts')
+      ? `(SELECT contact_id, client_contact_id, first_name, surname, country FROM (
+           SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${t('contacts')}) WHERE k = 1)`
+      : `(SELECT NULL::VARCHAR AS contact_id, NULL::VARCHAR AS client_contact_id, NULL::VARCHAR AS first_name,
+           NULL::VARCHAR AS surname, NULL::VARCHAR AS country WHERE false)`;
+    const fx = has('fx')
+      ? `(SELECT currency, date, rate FROM ${t('fx')}
+           WHERE reference_currency IS NULL OR reference_currency = $reference)`
+      : `(SELECT NULL::VARCHAR AS currency, NULL::DATE AS date, NULL::DECIMAL(18,10) AS rate WHERE false)`;
+
+    // Every attributed transaction with its amounts converted (NULL where no usable rate).
+    await db.exec(
+      `
+      CREATE OR REPLACE TABLE ${t('conv')} AS
+      WITH tx AS (
+        SELECT o.row_id, o.order_id, o.contact_id, o.datetime, coalesce(o.is_refund, false) AS is_refund,
+               o.currency, o.country,
+               CASE WHEN coalesce(o.is_refund, false) THEN -abs(o.amount_wo_tax) ELSE o.amount_wo_tax END AS amount_wo_tax,
+               CASE WHEN coalesce(o.is_refund, false) THEN -abs(o.amount_w_tax) ELSE o.amount_w_tax END AS amount_w_tax,
+               CAST(o.datetime AS DATE) AS day,
+               a.order_datetime, a.touch_datetime, a.source_type, a.source_id
+        FROM ${t('orders')} o JOIN ${t('attr')} a ON o.order_id = a.order_id
+        WHERE o.amount_wo_tax <> 0 AND (coalesce(o.is_refund, false) OR o.row_id = a.head_row_id)),
+      priced AS (
+        SELECT tx.*, fx.date AS fx_date,
+               CASE WHEN tx.currency = $reference THEN CAST(1 AS DECIMAL(18,10))
+                    WHEN fx.date >= tx.day - INTERVAL 7 DAY THEN fx.rate END AS rate
+        FROM tx ASOF LEFT JOIN ${fx} fx ON tx.currency = fx.currency AND tx.day >= fx.date)
+      SELECT p.row_id, p.order_id, p.contact_id, p.datetime, p.is_refund, p.currency,
+             coalesce(p.country, c.country) AS country,
+             p.amount_wo_tax, p.amount_w_tax, p.day, p.fx_date,
+             CAST(round(p.amount_wo_tax * p.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
+             CAST(round(p.amount_w_tax * p.rate, 2) AS DECIMAL(18,2)) AS ref_w,
+             p.touch_datetime, p.order_datetime,
+             -- hours from touch to order, rounded half away from zero to 2 decimals (never negative)
+             (2 * (epoch_ms(p.order_datetime) - epoch_ms(p.touch_datetime)) + 36000) // 72000 AS centi_hours,
+             p.source_type, p.source_id,
+             i.name, i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name, i.started_at,
+             c.client_contact_id, c.first_name, c.surname,
+             CASE WHEN p.source_type = 'smartflow'
+                  THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
+                  ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END AS detail_url,
+             CASE WHEN p.source_type = 'smartflow'
+                  THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '')
+                       || '/recipients/' || url_encode(p.contact_id) || '/activity'
+                  ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/recipients/' || url_encode(p.contact_id) || '/activity' END
+               AS activity_url
+      FROM priced p
+      JOIN ${t('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
+      LEFT JOIN ${contacts} c ON c.contact_id = p.contact_id`,
+      { reference: this.referenceCurrency },
+    );
+  }
+}
+
+function sqlLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+async function distinctValues(db: Database, sql: string, params: SqlParams = {}): Promise<string[]> {
+  const rows = await db.all<{ v: string }>(sql, params);
+  return rows.map((r) => r.v);
+}
+
+/** --reference-currency, then plugins.reference_currency, the single fx.reference_currency, the single order currency. */
+async function resolveReferenceCurrency(
+  dataset: Dataset,
+  schema: string,
+  plugin: string | null,
+  requested: string | undefined,
+): Promise<string> {
+  if (requested) return requested.trim().toUpperCase();
+  const db = dataset.db;
+  const t = (name: string) => `${ident(schema)}.${ident(name)}`;
+  if (dataset.has('plugins')) {
+    const values = await distinctValues(
+      db,
+      `SELECT DISTINCT reference_currency AS v FROM ${t('plugins')} WHERE reference_currency IS NOT NULL`,
+    );
+    if (values.length === 1) return values[0]!;
+  }
+  if (dataset.has('fx')) {
+    const values = await distinctValues(
+      db,
+      `SELECT DISTINCT reference_currency AS v FROM ${t('fx')} WHERE reference_currency IS NOT NULL ORDER BY 1`,
+    );
+    if (values.length === 1) return values[0]!;
+    if (values.length > 1) {
+      throw new DataError(
+        `cannot tell the reference currency: fx.reference_currency holds ${values.join(', ')}; pass --reference-currency or give the plugin a reference_currency in plugins`,
+      );
+    }
+  }
+  const currencies = await distinctValues(db, `SELECT DISTINCT currency AS v FROM ${t('orders')} ORDER BY 1`);
+  if (currencies.length === 1) return currencies[0]!;
+  throw new DataError(
+    `cannot tell the reference currency${plugin ? ` of plugin ${plugin}` : ''}: no plugins.reference_currency, no single fx.reference_currency, and orders hold ${currencies.length} currencies (${currencies.slice(0, 8).join(', ')}); pass --reference-currency`,
+  );
+}

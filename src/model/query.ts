@@ -1,0 +1,273 @@
+/**
+ * Parsing and validation of query parameters, shared by the CLI and the server:
+ * both build the raw parameter map with the interface's names and get either a
+ * typed query or a UsageError naming every bad parameter.
+ */
+import { UsageError, type ParameterProblem } from '../errors.js';
+import {
+  SOURCE_TYPES,
+  type ItemsQuery,
+  type ReportQuery,
+  type SortKey,
+  type SourceType,
+} from './types.js';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 1000;
+export const DEFAULT_REPORT_DAYS = 30;
+
+export const ITEMS_SORT_FIELDS = [
+  'contactId',
+  'clientContactId',
+  'datetime',
+  'orderId',
+  'firstName',
+  'surname',
+  'conversionsAmount',
+  'conversionsCurrency',
+  'conversionsReferenceAmount',
+  'referenceCurrency',
+  'country',
+  'isRefund',
+  'activityUrl',
+] as const;
+
+export const REPORT_SORT_FIELDS = [
+  'id',
+  'name',
+  'sourceStartedAt',
+  'firstConversionAt',
+  'lastConversionAt',
+  'conversionsAmountWoTax',
+  'conversionsAmountWTax',
+  'conversionsNumber',
+  'referenceCurrency',
+  'uniqueContacts',
+  'averageConversion',
+  'averageUniqueConversion',
+  'refundsAmountWoTax',
+  'refundsAmountWTax',
+  'refundsNumber',
+  'grossConversionsAmountWoTax',
+  'grossConversionsAmountWTax',
+  'grossConversionsNumber',
+] as const;
+
+export const DEFAULT_ITEMS_SORT = '-datetime';
+export const DEFAULT_REPORT_SORT = '-conversionsAmountWTax,name';
+
+export type RawParams = Record<string, string | undefined>;
+
+export const ITEMS_PARAMETERS = [
+  'dateFrom',
+  'dateTo',
+  'sourceId',
+  'sourceType',
+  'smartflowId',
+  'deliveryId',
+  'contactId',
+  'orderId',
+  'country',
+  'currency',
+  'limit',
+  'offset',
+  'sort',
+] as const;
+
+export const REPORT_PARAMETERS = [
+  'dateFrom',
+  'dateTo',
+  'country',
+  'currency',
+  'limit',
+  'offset',
+  'q',
+  'sort',
+] as const;
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+export function isValidDate(value: string): boolean {
+  const m = DATE_RE.exec(value);
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+export function formatDate(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function addDays(isoDate: string, days: number): string {
+  const d = new Date(`${isoDate}T00:00:00.000Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return formatDate(d);
+}
+
+/** Collects every problem before throwing, so one run names all of them. */
+class Problems {
+  readonly list: ParameterProblem[] = [];
+  add(parameter: string, message: string): void {
+    this.list.push({ parameter, message });
+  }
+  throwIfAny(): void {
+    if (this.list.length === 0) return;
+    const text = this.list.map((p) => `${p.parameter}: ${p.message}`).join('; ');
+    throw new UsageError(`invalid parameter${this.list.length > 1 ? 's' : ''}: ${text}`, this.list);
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value === '' ? undefined : value;
+}
+
+function parseDateParam(
+  problems: Problems,
+  raw: RawParams,
+  name: 'dateFrom' | 'dateTo',
+  required: boolean,
+): string | undefined {
+  const value = nonEmpty(raw[name]);
+  if (value === undefined) {
+    if (required) problems.add(name, 'is required (YYYY-MM-DD)');
+    return undefined;
+  }
+  if (!isValidDate(value)) {
+    problems.add(name, `"${value}" is not a date of the form YYYY-MM-DD`);
+    return undefined;
+  }
+  return value;
+}
+
+function parseIntParam(
+  problems: Problems,
+  raw: RawParams,
+  name: 'limit' | 'offset',
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const value = nonEmpty(raw[name]);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    problems.add(
+      name,
+      max === Number.MAX_SAFE_INTEGER
+        ? `"${value}" must be a whole number >= ${min}`
+        : `"${value}" must be a whole number from ${min} to ${max}`,
+    );
+    return fallback;
+  }
+  return Number(value);
+}
+
+function parseList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return items.length ? items : undefined;
+}
+
+export function parseSort(
+  problems: Problems,
+  value: string,
+  allowed: readonly string[],
+  multiple: boolean,
+): SortKey[] {
+  const keys: SortKey[] = [];
+  const parts = value.split(',').map((s) => s.trim());
+  if (!multiple && parts.length > 1) {
+    problems.add('sort', 'takes one field here');
+    return [];
+  }
+  for (const part of parts) {
+    const descending = part.startsWith('-');
+    const field = descending ? part.slice(1) : part.replace(/^\+/, '');
+    if (!allowed.includes(field)) {
+      problems.add('sort', `unknown field "${field}"; allowed: ${allowed.join(', ')}`);
+      continue;
+    }
+    if (keys.some((k) => k.field === field)) {
+      problems.add('sort', `field "${field}" is named twice`);
+      continue;
+    }
+    keys.push({ field, descending });
+  }
+  return keys;
+}
+
+function checkPeriod(problems: Problems, from?: string, to?: string): void {
+  if (from && to && from > to) problems.add('dateFrom', `${from} is after dateTo ${to}`);
+}
+
+function rejectUnknown(problems: Problems, raw: RawParams, known: readonly string[]): void {
+  for (const key of Object.keys(raw)) {
+    if (raw[key] !== undefined && !known.includes(key)) problems.add(key, 'is not a parameter of this operation');
+  }
+}
+
+export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boolean } = {}): ItemsQuery {
+  const problems = new Problems();
+  rejectUnknown(problems, raw, options.allowCampaignId ? [...ITEMS_PARAMETERS, 'campaignId'] : ITEMS_PARAMETERS);
+  const dateFrom = parseDateParam(problems, raw, 'dateFrom', true);
+  const dateTo = parseDateParam(problems, raw, 'dateTo', true);
+  checkPeriod(problems, dateFrom, dateTo);
+  const limit = parseIntParam(problems, raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+  const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_ITEMS_SORT, ITEMS_SORT_FIELDS, false);
+  const sourceType = nonEmpty(raw.sourceType);
+  if (sourceType !== undefined && !(SOURCE_TYPES as readonly string[]).includes(sourceType)) {
+    problems.add('sourceType', `"${sourceType}" is not one of ${SOURCE_TYPES.join(', ')}`);
+  }
+  problems.throwIfAny();
+  const query: ItemsQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
+  if (sourceType !== undefined) query.sourceType = sourceType as SourceType;
+  for (const key of ['sourceId', 'smartflowId', 'deliveryId', 'contactId', 'orderId', 'campaignId'] as const) {
+    const value = nonEmpty(raw[key]);
+    if (value !== undefined) query[key] = value;
+  }
+  const country = parseList(raw.country);
+  if (country) query.country = country;
+  const currency = parseList(raw.currency);
+  if (currency) query.currency = currency;
+  return query;
+}
+
+export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
+  const problems = new Problems();
+  rejectUnknown(problems, raw, REPORT_PARAMETERS);
+  let dateFrom = parseDateParam(problems, raw, 'dateFrom', false);
+  let dateTo = parseDateParam(problems, raw, 'dateTo', false);
+  const limit = parseIntParam(problems, raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+  const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_REPORT_SORT, REPORT_SORT_FIELDS, true);
+  problems.throwIfAny();
+  // The 30 days ending today; a lone bound anchors the 30-day window on its side.
+  if (dateFrom === undefined && dateTo === undefined) {
+    dateTo = formatDate(today);
+    dateFrom = addDays(dateTo, -(DEFAULT_REPORT_DAYS - 1));
+  } else if (dateFrom === undefined) {
+    dateFrom = addDays(dateTo!, -(DEFAULT_REPORT_DAYS - 1));
+  } else if (dateTo === undefined) {
+    dateTo = addDays(dateFrom, DEFAULT_REPORT_DAYS - 1);
+  }
+  checkPeriod(problems, dateFrom, dateTo);
+  problems.throwIfAny();
+  const query: ReportQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
+  const country = parseList(raw.country);
+  if (country) query.country = country;
+  const currency = parseList(raw.currency);
+  if (currency) query.currency = currency;
+  const q = nonEmpty(raw.q);
+  if (q !== undefined) query.q = q;
+  return query;
+}
+
+/** The inverse of parse*: the interface's query parameters for a query (used by API mode and tests). */
+export function sortToString(sort: SortKey[]): string {
+  return sort.map((k) => (k.descending ? '-' : '') + k.field).join(',');
+}
