@@ -237,6 +237,26 @@ export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boo
   return query;
 }
 
+/**
+ * The default period of /conversions: the 30 days ending today; a lone bound
+ * anchors the 30 days on its side. Bounds that are not valid dates are left
+ * as they are for the parser to reject.
+ */
+export function defaultPeriod(
+  dateFrom: string | undefined,
+  dateTo: string | undefined,
+  today: Date,
+): { dateFrom: string | undefined; dateTo: string | undefined } {
+  const span = DEFAULT_REPORT_DAYS - 1;
+  if (dateFrom === undefined && dateTo === undefined) {
+    const to = formatDate(today);
+    return { dateFrom: addDays(to, -span), dateTo: to };
+  }
+  if (dateFrom === undefined && isValidDate(dateTo!)) return { dateFrom: addDays(dateTo!, -span), dateTo };
+  if (dateTo === undefined && isValidDate(dateFrom!)) return { dateFrom, dateTo: addDays(dateFrom!, span) };
+  return { dateFrom, dateTo };
+}
+
 export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
   const problems = new Problems();
   rejectUnknown(problems, raw, REPORT_PARAMETERS);
@@ -246,15 +266,7 @@ export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
   const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_REPORT_SORT, REPORT_SORT_FIELDS, true);
   problems.throwIfAny();
-  // The 30 days ending today; a lone bound anchors the 30-day window on its side.
-  if (dateFrom === undefined && dateTo === undefined) {
-    dateTo = formatDate(today);
-    dateFrom = addDays(dateTo, -(DEFAULT_REPORT_DAYS - 1));
-  } else if (dateFrom === undefined) {
-    dateFrom = addDays(dateTo!, -(DEFAULT_REPORT_DAYS - 1));
-  } else if (dateTo === undefined) {
-    dateTo = addDays(dateFrom, DEFAULT_REPORT_DAYS - 1);
-  }
+  ({ dateFrom, dateTo } = defaultPeriod(dateFrom, dateTo, today));
   checkPeriod(problems, dateFrom, dateTo);
   problems.throwIfAny();
   const query: ReportQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };

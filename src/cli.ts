@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { Chalk } from 'chalk';
+import { COMMANDS, GROUPS } from './commands/index.js';
+import type { CommandDefinition } from './commands/registry.js';
+import { createContext, type GlobalOptions, type Io } from './context.js';
+import { ConvxError, ExitCode } from './errors.js';
+import { FORMATS } from './output/format.js';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const GLOBAL_HELP = `
+Modes:
+  local    --data DIR (or CONVX_DATA): computes reports with DuckDB over exported files
+
+Output goes to stdout; messages and progress go to stderr. The default format is
+a table on a terminal and tab-separated values otherwise.
+
+Exit codes: 0 ok, 1 findings or not found, 2 usage or data error, 4 auth refused,
+5 API unreachable, 130 interrupted.
+
+Examples:
+  convx report --data samples/shop --from 2024-03-01 --to 2024-03-31
+  convx items --data samples/shop --from 2024-03-01 --to 2024-03-31 -o json
+  convx order o-17 --data samples/shop
+  convx data check samples/shop`;
+
+/** Builds the commander program; `state.exitCode` receives the handler's exit code. */
+export function createProgram(io: Io, state: { exitCode: number }): Command {
+  const program = new Command('convx')
+    .description('E-mail marketing conversion reports, from exported data (DuckDB) or a running service')
+    .version(version(), '-V, --version')
+    .addOption(new Option('--data <dir>', 'local mode: the dataset directory (env CONVX_DATA)'))
+    .addOption(new Option('--plugin <id>', 'the plugin (tenant) of a dataset that holds several'))
+    .addOption(new Option('--reference-currency <code>', 'currency to report amounts in (default: from the dataset)'))
+    .addOption(new Option('-o, --format <format>', `output format: ${FORMATS.join(', ')}`))
+    .addOption(new Option('--fields <list>', 'only these fields, comma-separated (dotted for nested: source.name)'))
+    .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
+    .addOption(new Option('--quiet', 'no summaries or progress on stderr'))
+    .addHelpText('after', GLOBAL_HELP)
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    });
+
+  const groups = new Map<string, Command>();
+  for (const definition of COMMANDS as CommandDefinition<Record<string, unknown>>[]) {
+    const words = definition.name.split(' ');
+    let parent = program;
+    if (words.length === 2) {
+      const group = words[0]!;
+      if (!groups.has(group)) groups.set(group, program.command(group).description(GROUPS[group] ?? ''));
+      parent = groups.get(group)!;
+    }
+    const command = parent.command(`${words.at(-1)!}${definition.args ? ` ${definition.args}` : ''}`);
+    command.description(definition.summary);
+    for (const option of definition.options ?? []) {
+      command.option(option.flags, option.description, option.defaultValue as string | boolean | undefined);
+    }
+    if (definition.examples?.length) {
+      command.addHelpText('after', `\nExamples:\n${definition.examples.map((e) => `  ${e}`).join('\n')}`);
+    }
+    command.action(async (...params: unknown[]) => {
+      const cmd = params.at(-1) as Command;
+      const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+      const ctx = createContext(io, {
+        data: globals.data,
+        plugin: globals.plugin,
+        referenceCurrency: globals.referenceCurrency,
+        format: globals.format,
+        fields: globals.fields,
+        color: globals.color !== false,
+        quiet: globals.quiet,
+      } as GlobalOptions);
+      const code = await definition.run(ctx, cmd.args, cmd.opts());
+      state.exitCode = code ?? 0;
+    });
+  }
+  return program;
+}
+
+/** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
+export function reportError(error: unknown, io: Io): number {
+  const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
+  if (error instanceof CommanderError) {
+    // commander has printed its own message already
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      return ExitCode.ok;
+    }
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  if (error instanceof ConvxError) {
+    io.stderr.write(`${chalk.red('convx: error:')} ${error.message}\n`);
+    if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${error.hint}`)}\n`);
+    if (io.env.CONVX_DEBUG) io.stderr.write(`${error.stack}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`${chalk.red('convx: unexpected error:')} ${message}\n`);
+  if (io.env.CONVX_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
+  else io.stderr.write(`${chalk.dim('hint: set CONVX_DEBUG=1 for details')}\n`);
+  return ExitCode.unexpected;
+}
+
+/** Runs convx on argv (without node and script) and returns the exit code. */
+export async function run(argv: string[], io: Io): Promise<number> {
+  const state = { exitCode: 0 };
+  try {
+    const program = createProgram(io, state);
+    if (argv.length === 0) {
+      program.outputHelp();
+      return ExitCode.usage;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return state.exitCode;
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+export function processIo(): Io {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    stderrIsTTY: Boolean(process.stderr.isTTY),
+    env: process.env,
+    cwd: process.cwd(),
+    now: () => new Date(),
+  };
+}

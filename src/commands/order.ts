@@ -1,0 +1,82 @@
+import type { Context } from '../context.js';
+import { NotFoundError } from '../errors.js';
+import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import type { ConversionRecord } from '../model/types.js';
+import { renderCard, tableCell } from '../output/format.js';
+import { defineCommand } from './registry.js';
+import { ITEM_KIND, PERIOD_OPTIONS, parseFlags, withBackend } from './shared.js';
+
+interface OrderFlags {
+  from?: string;
+  to?: string;
+}
+
+/** Local mode can search the whole dataset; these bounds stand for "any date". */
+export const ALL_TIME = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
+
+function money(amount: number, currency: string): string {
+  return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
+}
+
+export function orderCard(ctx: Context, records: ConversionRecord[]): string {
+  const first = records[0]!;
+  const { source, attribution } = first;
+  const lines: [string, string][] = [
+    ['source', `${source.name} (${source.type} ${source.id})`],
+    ['campaign', source.campaignId],
+  ];
+  if (source.smartflowId) lines.push(['smartflow', `${source.smartflowName ?? source.smartflowId} (${source.smartflowId})`]);
+  if (source.deliveryId) lines.push(['delivery', `${source.deliveryName ?? source.deliveryId} (${source.deliveryId})`]);
+  const name = [first.firstName, first.surname].filter(Boolean).join(' ');
+  lines.push(['contact', `${first.contactId}${first.clientContactId ? ` / ${first.clientContactId}` : ''}${name ? ` (${name})` : ''}`]);
+  lines.push(['click', `${attribution.datetime}, ${attribution.hoursToConversion} h before the order (${attribution.model}, ${attribution.windowDays}-day window)`]);
+  for (const record of records) {
+    const label = record.isRefund ? 'refund' : 'order';
+    const amount = money(record.conversionsAmount, record.conversionsCurrency);
+    const reference =
+      record.conversionsCurrency === record.referenceCurrency
+        ? ''
+        : ` = ${money(record.conversionsReferenceAmount, record.referenceCurrency)}`;
+    const text = `${record.datetime}  ${amount}${reference}${record.country ? `  ${record.country}` : ''}`;
+    lines.push([label, record.isRefund ? ctx.chalk.red(text) : text]);
+  }
+  lines.push(['detail', source.detailUrl]);
+  lines.push(['activity', first.activityUrl]);
+  return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
+}
+
+export default defineCommand<OrderFlags>({
+  name: 'order',
+  summary: 'which source produced an order, or why none did',
+  args: '<orderId>',
+  options: PERIOD_OPTIONS.map((o) => ({ ...o, description: `${o.description}; default: the whole dataset` })),
+  examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json'],
+  async run(ctx, args, flags) {
+    const orderId = args[0]!;
+    const period =
+      flags.from === undefined && flags.to === undefined
+        ? ALL_TIME
+        : { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo };
+    const query = parseFlags(() =>
+      parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }),
+    );
+    const explicitPeriod = period === ALL_TIME ? undefined : period;
+    return withBackend(ctx, async (backend) => {
+      const page = await backend.items(query);
+      if (page.rows.length > 0) {
+        if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, page.rows));
+        else await ctx.output.page(ITEM_KIND, page);
+        return 0;
+      }
+      const diagnosis = await backend.diagnoseOrder?.(orderId, explicitPeriod);
+      if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
+      if (!diagnosis) {
+        throw new NotFoundError(`order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`);
+      }
+      if (!diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
+      throw new NotFoundError(
+        `order ${orderId} is not a conversion:\n  ${diagnosis.reasons.map((r) => `- ${r}`).join('\n  ')}`,
+      );
+    });
+  },
+});

@@ -1,0 +1,229 @@
+/**
+ * `convx data generate`: a deterministic dataset of any size, generated in
+ * DuckDB from hashes of (seed, table, row), so the same flags give the same files.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { UsageError } from '../errors.js';
+import { Database } from './db.js';
+
+export interface GenerateOptions {
+  out: string;
+  seed: number;
+  contacts: number;
+  orders: number;
+  touches: number;
+  /** Inclusive dates (YYYY-MM-DD) of the orders. */
+  from: string;
+  to: string;
+  format: 'csv' | 'parquet';
+  plugins: number;
+  force?: boolean;
+}
+
+export interface GenerateResult {
+  out: string;
+  files: { table: string; file: string; rows: number }[];
+}
+
+const CURRENCIES = { EUR: 1, CZK: 0.04, USD: 0.92, PLN: 0.23 } as const;
+
+function literal(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+export async function generateDataset(options: GenerateOptions): Promise<GenerateResult> {
+  const { out } = options;
+  if (existsSync(out) && readdirSync(out).length > 0 && !options.force) {
+    throw new UsageError(`${out} exists and is not empty; choose another --out or pass --force to replace it`);
+  }
+  const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  const db = await Database.open();
+  try {
+    const files = await writeTables(db, staging, options);
+    rmSync(out, { recursive: true, force: true });
+    renameSync(staging, out);
+    return { out, files: files.map((f) => ({ ...f, file: join(out, basename(f.file)) })) };
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+async function writeTables(db: Database, dir: string, o: GenerateOptions): Promise<{ table: string; file: string; rows: number }[]> {
+  const seed = Math.trunc(o.seed);
+  const multi = o.plugins > 1;
+  // u(key, i): a uniform number in [0, 1) that depends only on the seed, a key and a row number.
+  await db.exec(`CREATE MACRO u(k, i) AS CAST(hash(${seed}, k, i) % 1000003 AS DOUBLE) / 1000003`);
+  await db.exec(`CREATE MACRO pick(list, x) AS list[1 + CAST(floor(x * len(list)) AS INTEGER)]`);
+  await db.exec(`SET VARIABLE day_from = DATE ${literal(o.from)}`);
+  await db.exec(`SET VARIABLE day_to = DATE ${literal(o.to)}`);
+
+  await db.exec(`
+    CREATE TABLE plugins AS
+    SELECT ${multi ? `'shop-' || i` : `'shop'`} AS plugin_id,
+           CASE WHEN i % 2 = 1 THEN 'EUR' ELSE 'CZK' END AS reference_currency,
+           ${multi ? `'Shop ' || i` : `'Sample shop'`} AS name
+    FROM range(1, ${o.plugins + 1}) t(i)`);
+
+  await db.exec(`
+    CREATE TABLE contacts AS
+    WITH base AS (
+      SELECT i,
+        pick(['Jana','Petr','Eva','Tomas','Lucie','Martin','Anna','Jakub','Sarah','Lukas','Marie','Jan','Ewa','Piotr','Greta','Felix'], u('fn', i)) AS first_name,
+        pick(['Novak','Svoboda','Dvorak','Kovac','Horvath','Muller','Schmidt','Nowak','Smith','Cerny','Prochazka','Kral'], u('sn', i)) AS surname,
+        pick(['CZ','CZ','CZ','SK','SK','DE','AT','PL'], u('co', i)) AS country,
+        u('em', i) AS em, u('cs', i) AS cs, u('un', i) AS un
+      FROM range(1, ${o.contacts + 1}) t(i))
+    SELECT ${multi ? `'shop-' || (1 + i % ${o.plugins}) AS plugin_id,` : ''}
+      'c-' || i AS contact_id,
+      'CL' || lpad(CAST(i AS VARCHAR), 7, '0') AS client_contact_id,
+      CASE WHEN em < 0.01 THEN NULL
+           WHEN em < 0.025 THEN lower(first_name) || '.' || lower(surname) || '.example.com'
+           ELSE lower(first_name) || '.' || lower(surname) || i || '@example.com' END AS email,
+      first_name, surname,
+      CASE country WHEN 'CZ' THEN 'cs' WHEN 'SK' THEN (CASE WHEN em > 0.7 THEN 'cs' ELSE 'sk' END)
+                   WHEN 'DE' THEN 'de' WHEN 'AT' THEN 'de' ELSE (CASE WHEN em > 0.5 THEN 'en' ELSE 'pl' END) END AS language,
+      country,
+      cs >= 0.08 AS consent,
+      un < 0.04 AS unsubscribed,
+      'l-' || (1 + CAST(floor(u('l1', i) * 3) AS INTEGER)) || CASE WHEN u('l2', i) < 0.4 THEN ';l-4' ELSE '' END AS lists
+    FROM base`);
+
+  await db.exec(`
+    CREATE TABLE source_list AS
+    SELECT * FROM (VALUES
+      (1, 'campaign', 'k-1', 'Spring sale', NULL, NULL, NULL, NULL),
+      (2, 'campaign', 'k-2', 'Summer newsletter', NULL, NULL, NULL, NULL),
+      (3, 'campaign', 'k-3', 'Black Friday', NULL, NULL, NULL, NULL),
+      (4, 'campaign', 'k-4', 'New arrivals', NULL, NULL, NULL, NULL),
+      (5, 'campaign', 'k-5', 'Loyalty club', NULL, NULL, NULL, NULL),
+      (6, 'campaign', 'k-6', 'Clearance', NULL, NULL, NULL, NULL),
+      (7, 'campaign', 'k-7', 'Gift guide', NULL, NULL, NULL, NULL),
+      (8, 'campaign', 'k-8', 'Back to school', NULL, NULL, NULL, NULL),
+      (9, 'automation', 'a-1', 'Abandoned cart', NULL, NULL, NULL, NULL),
+      (10, 'automation', 'a-2', 'Birthday coupon', NULL, NULL, NULL, NULL),
+      (11, 'automation', 'a-3', 'Win-back', NULL, NULL, NULL, NULL),
+      (12, 'smartflow', 'n-1', 'Welcome: first e-mail', 'sf-1', 'Welcome series', 'd-1', 'Welcome e-mail 1'),
+      (13, 'smartflow', 'n-2', 'Welcome: reminder', 'sf-1', 'Welcome series', 'd-2', 'Welcome e-mail 2'),
+      (14, 'smartflow', 'n-3', 'Post-purchase: review', 'sf-2', 'Post-purchase', 'd-3', 'Review request'),
+      (15, 'smartflow', 'n-4', 'Post-purchase: cross-sell', 'sf-2', 'Post-purchase', NULL, NULL),
+      (16, 'smartflow', 'n-5', 'Re-engagement', 'sf-3', 'Sleeping customers', 'd-5', 'We miss you')
+    ) v(k, source_type, source_id, name, smartflow_id, smartflow_name, delivery_id, delivery_name)`);
+
+  await db.exec(`
+    CREATE TABLE sources AS
+    SELECT ${multi ? `p.plugin_id,` : ''} s.source_type, s.source_id, s.name,
+      CASE WHEN s.source_type = 'smartflow' THEN NULL ELSE s.source_id END AS campaign_id,
+      s.smartflow_id, s.smartflow_name, s.delivery_id, s.delivery_name,
+      CAST(getvariable('day_from') AS TIMESTAMP) - INTERVAL 40 DAY + INTERVAL (s.k * 3) DAY AS started_at
+    FROM source_list s ${multi ? 'CROSS JOIN plugins p' : ''}
+    ORDER BY ${multi ? 'p.plugin_id, ' : ''}s.k`);
+
+  const span = `(epoch_ms(CAST(getvariable('day_to') AS TIMESTAMP) + INTERVAL 1 DAY) - epoch_ms(CAST(getvariable('day_from') AS TIMESTAMP)))`;
+  const touchStart = `epoch_ms(CAST(getvariable('day_from') AS TIMESTAMP) - INTERVAL 35 DAY)`;
+  const touchSpan = `(${span} + CAST(35 AS BIGINT) * 86400000)`;
+  await db.exec(`
+    CREATE TABLE touches AS
+    WITH t AS (
+      SELECT i, 1 + CAST(floor(u('tc', i) * ${o.contacts}) AS BIGINT) AS c,
+        make_timestamp(1000 * (${touchStart} + CAST(floor(u('td', i) * ${touchSpan}) AS BIGINT))) AS datetime,
+        u('tt', i) AS tt,
+        1 + CAST(floor(pow(u('ts', i), 1.6) * 16) AS INTEGER) AS k
+      FROM range(1, ${o.touches + 1}) r(i))
+    SELECT ${multi ? `'shop-' || (1 + t.c % ${o.plugins}) AS plugin_id,` : ''}
+      'c-' || t.c AS contact_id, t.datetime,
+      CASE WHEN t.tt < 0.62 THEN 'click' ELSE 'open' END AS touch,
+      s.source_type, s.source_id
+    FROM t JOIN source_list s ON s.k = t.k
+    ORDER BY t.i`);
+
+  const others = Object.keys(CURRENCIES);
+  await db.exec(`
+    CREATE TABLE order_rows AS
+    WITH o AS (
+      SELECT i, 1 + CAST(floor(u('oc', i) * ${o.contacts}) AS BIGINT) AS c,
+        make_timestamp(1000 * (epoch_ms(CAST(getvariable('day_from') AS TIMESTAMP)) + CAST(floor(u('od', i) * ${span}) AS BIGINT))) AS datetime,
+        u('ocur', i) AS cu, u('oa', i) AS a, u('os', i) AS st, u('or', i) AS rf, u('orx', i) AS rx
+      FROM range(1, ${o.orders + 1}) r(i)),
+    priced AS (
+      SELECT o.*, p.reference_currency,
+        CASE WHEN cu < 0.6 THEN p.reference_currency ELSE pick([${others.map(literal).join(', ')}], (cu - 0.6) / 0.4) END AS currency,
+        CASE WHEN a < 0.02 THEN 0 ELSE round(5 + pow(a, 2) * 395, 2) END AS net
+      FROM o JOIN (SELECT row_number() OVER (ORDER BY plugin_id) - 1 AS idx, * FROM plugins) p
+        ON p.idx = ${multi ? `o.c % ${o.plugins}` : '0'})
+    SELECT i, c, 'o-' || i AS order_id, datetime, currency,
+      CAST(CASE WHEN currency = 'CZK' THEN round(net * 25) ELSE net END AS DECIMAL(18,2)) AS amount_wo_tax,
+      CAST(round(CASE WHEN currency = 'CZK' THEN round(net * 25) ELSE net END * 1.21, 2) AS DECIMAL(18,2)) AS amount_w_tax,
+      CASE WHEN st < 0.015 THEN 'cancelled' WHEN st < 0.02 THEN 'storno' WHEN st < 0.1 THEN 'shipped' ELSE 'completed' END AS status,
+      rf < 0.06 AS refunded, rx
+    FROM priced`);
+
+  await db.exec(`
+    CREATE TABLE orders AS
+    SELECT * EXCLUDE (i, seq) FROM (
+      SELECT o.i, 0 AS seq, ${multi ? `'shop-' || (1 + o.c % ${o.plugins}) AS plugin_id,` : ''}
+        o.order_id, 'c-' || o.c AS contact_id, o.datetime, o.currency, o.amount_wo_tax, o.amount_w_tax,
+        c.country, false AS is_refund, o.status
+      FROM order_rows o JOIN contacts c ON c.contact_id = 'c-' || o.c
+      UNION ALL
+      SELECT o.i, 1 AS seq, ${multi ? `'shop-' || (1 + o.c % ${o.plugins}) AS plugin_id,` : ''}
+        o.order_id, 'c-' || o.c, o.datetime + INTERVAL (1 + CAST(floor(o.rx * 45) AS INTEGER)) DAY + INTERVAL 2 HOUR,
+        o.currency,
+        -- some files carry refunds as negative amounts, others as positive: both are read as refunds
+        CASE WHEN o.rx < 0.5 THEN 1 ELSE -1 END * CASE WHEN o.rx < 0.25 OR o.rx >= 0.75 THEN o.amount_wo_tax ELSE round(o.amount_wo_tax / 2, 2) END,
+        CASE WHEN o.rx < 0.5 THEN 1 ELSE -1 END * CASE WHEN o.rx < 0.25 OR o.rx >= 0.75 THEN o.amount_w_tax ELSE round(o.amount_w_tax / 2, 2) END,
+        c.country, true, 'refunded'
+      FROM order_rows o JOIN contacts c ON c.contact_id = 'c-' || o.c
+      WHERE o.refunded AND o.amount_wo_tax <> 0)
+    ORDER BY i, seq`);
+
+  const refs = (await db.all<{ r: string }>(`SELECT DISTINCT reference_currency AS r FROM plugins ORDER BY 1`)).map((r) => r.r);
+  const base = Object.entries(CURRENCIES)
+    .map(([c, v]) => `(${literal(c)}, ${v})`)
+    .join(', ');
+  await db.exec(`
+    CREATE TABLE fx AS
+    WITH days AS (
+      SELECT CAST(d AS DATE) AS date, row_number() OVER (ORDER BY d) AS n
+      FROM range(CAST(getvariable('day_from') AS TIMESTAMP) - INTERVAL 10 DAY,
+                 CAST(getvariable('day_to') AS TIMESTAMP) + INTERVAL 61 DAY, INTERVAL 1 DAY) t(d)),
+    base(currency, eur) AS (VALUES ${base})
+    SELECT d.date, c.currency,
+      CAST(round(c.eur / r.eur * (1 + 0.02 * sin(d.n / 9.0 + length(c.currency || r.currency))), 6) AS DECIMAL(18,6)) AS rate,
+      r.currency AS reference_currency
+    FROM days d CROSS JOIN base c CROSS JOIN base r
+    WHERE isodow(d.date) < 6 AND c.currency <> r.currency AND r.currency IN (${refs.map(literal).join(', ')})
+    ORDER BY d.date, r.currency, c.currency`);
+
+  const tsFormat = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ') AS ${column}`;
+  const exports: { table: string; select: string }[] = [
+    { table: 'plugins', select: 'SELECT * FROM plugins' },
+    { table: 'contacts', select: 'SELECT * FROM contacts' },
+    {
+      table: 'sources',
+      select: format(o.format, 'SELECT * REPLACE (STARTED) FROM sources', tsFormat('started_at')),
+    },
+    { table: 'touches', select: format(o.format, 'SELECT * REPLACE (STARTED) FROM touches', tsFormat('datetime')) },
+    { table: 'orders', select: format(o.format, 'SELECT * REPLACE (STARTED) FROM orders', tsFormat('datetime')) },
+    { table: 'fx', select: 'SELECT * FROM fx' },
+  ];
+  const files: { table: string; file: string; rows: number }[] = [];
+  for (const { table, select } of exports) {
+    const file = join(dir, `${table}.${o.format}`);
+    const options = o.format === 'csv' ? '(FORMAT csv, HEADER true)' : '(FORMAT parquet, COMPRESSION zstd)';
+    await db.exec(`COPY (${select}) TO ${literal(file)} ${options}`);
+    const row = await db.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
+    files.push({ table, file, rows: Number(row?.n ?? 0) });
+  }
+  return files;
+}
+
+/** CSV gets ISO 8601 text timestamps; Parquet keeps typed ones. */
+function format(kind: 'csv' | 'parquet', template: string, replacement: string): string {
+  return kind === 'csv' ? template.replace('STARTED', replacement) : template.replace(' REPLACE (STARTED)', '');
+}

@@ -1,0 +1,155 @@
+/** The flat (dotted) columns of each kind of record, in the interface's field order. */
+import type { AggregateRow, BreakdownRow } from '../model/types.js';
+
+const SOURCE_COLUMNS = [
+  'source.type',
+  'source.id',
+  'source.name',
+  'source.campaignId',
+  'source.smartflowId',
+  'source.smartflowName',
+  'source.deliveryId',
+  'source.deliveryName',
+  'source.detailUrl',
+];
+
+export const ITEM_COLUMNS = [
+  'contactId',
+  'clientContactId',
+  'datetime',
+  'orderId',
+  'firstName',
+  'surname',
+  'conversionsAmount',
+  'conversionsCurrency',
+  'conversionsReferenceAmount',
+  'referenceCurrency',
+  'country',
+  'isRefund',
+  'attribution.touch',
+  'attribution.datetime',
+  'attribution.hoursToConversion',
+  'attribution.model',
+  'attribution.windowDays',
+  ...SOURCE_COLUMNS,
+  'activityUrl',
+];
+
+export const REPORT_COLUMNS = [
+  'id',
+  'name',
+  ...SOURCE_COLUMNS,
+  'sourceStartedAt',
+  'firstConversionAt',
+  'lastConversionAt',
+  'conversionsAmountWoTax',
+  'conversionsAmountWTax',
+  'conversionsNumber',
+  'referenceCurrency',
+  'uniqueContacts',
+  'averageConversion',
+  'averageUniqueConversion',
+  'refundsAmountWoTax',
+  'refundsAmountWTax',
+  'refundsNumber',
+  'grossConversionsAmountWoTax',
+  'grossConversionsAmountWTax',
+  'grossConversionsNumber',
+];
+
+export const BREAKDOWN_COLUMNS = [
+  'currency',
+  'conversionsAmountWoTax',
+  'conversionsAmountWTax',
+  'conversionsNumber',
+  'averageConversion',
+  'refundsAmountWoTax',
+  'refundsAmountWTax',
+  'refundsNumber',
+  'grossConversionsAmountWoTax',
+  'grossConversionsAmountWTax',
+  'grossConversionsNumber',
+  'conversionAmountWoTaxReference',
+  'conversionAmountWTaxReference',
+].map((c) => `breakdown.${c}`);
+
+/** The columns shown in a terminal table when --fields is not given. */
+export const ITEM_TABLE_COLUMNS = [
+  'datetime',
+  'orderId',
+  'contactId',
+  'isRefund',
+  'conversionsAmount',
+  'conversionsCurrency',
+  'conversionsReferenceAmount',
+  'source.type',
+  'source.name',
+  'attribution.hoursToConversion',
+];
+
+export const REPORT_TABLE_COLUMNS = [
+  'name',
+  'source.type',
+  'conversionsNumber',
+  'conversionsAmountWTax',
+  'refundsNumber',
+  'refundsAmountWTax',
+  'grossConversionsAmountWTax',
+  'uniqueContacts',
+  'averageConversion',
+];
+
+export const BREAKDOWN_TABLE_COLUMNS = [
+  'name',
+  'source.type',
+  'breakdown.currency',
+  'breakdown.conversionsNumber',
+  'breakdown.conversionsAmountWTax',
+  'breakdown.refundsAmountWTax',
+  'breakdown.conversionAmountWTaxReference',
+];
+
+export const COLUMN_TITLES: Record<string, string> = {
+  datetime: 'Date (UTC)',
+  orderId: 'Order',
+  contactId: 'Contact',
+  isRefund: 'Refund',
+  conversionsAmount: 'Amount',
+  conversionsCurrency: 'Cur',
+  conversionsReferenceAmount: 'Ref. amount',
+  'source.type': 'Type',
+  'source.name': 'Source',
+  'attribution.hoursToConversion': 'Hours',
+  name: 'Source',
+  conversionsNumber: 'Orders',
+  conversionsAmountWTax: 'Revenue',
+  refundsNumber: 'Refunds',
+  refundsAmountWTax: 'Refunded',
+  grossConversionsAmountWTax: 'Gross',
+  uniqueContacts: 'Contacts',
+  averageConversion: 'Avg order',
+  'breakdown.currency': 'Cur',
+  'breakdown.conversionsNumber': 'Orders',
+  'breakdown.conversionsAmountWTax': 'Revenue',
+  'breakdown.refundsAmountWTax': 'Refunded',
+  'breakdown.conversionAmountWTaxReference': 'Revenue (ref.)',
+};
+
+/** Money columns: shown with two decimals in a table. */
+export function isAmountColumn(column: string): boolean {
+  return /Amount|averageConversion|averageUniqueConversion|Reference$/.test(column) && !column.endsWith('Number');
+}
+
+export function getPath(record: unknown, path: string): unknown {
+  let value: unknown = record;
+  for (const key of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/** One flat row per aggregate and breakdown currency (the --breakdown view). */
+export function breakdownRows(row: AggregateRow): Record<string, unknown>[] {
+  return row.breakdown.map((b: BreakdownRow) => ({ ...row, breakdown: b }));
+}

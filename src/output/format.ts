@@ -1,0 +1,106 @@
+/** Pure formatters: records in, text out. */
+import { stringify } from 'csv-stringify/sync';
+import Table from 'cli-table3';
+import type { ChalkInstance } from 'chalk';
+import { COLUMN_TITLES, getPath, isAmountColumn } from './columns.js';
+
+export const FORMATS = ['table', 'json', 'jsonl', 'csv', 'tsv'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export function jsonDocument(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+/** The opening of {"conversions": [...], "paging": ...} as JSON.stringify(value, null, 2) writes it. */
+export const JSON_LIST_OPEN = '{\n  "conversions": [';
+
+/** One element of the conversions array, indented as in the whole document. */
+export function jsonListItem(record: unknown, first: boolean): string {
+  const body = JSON.stringify(record, null, 2).replaceAll('\n', '\n    ');
+  return `${first ? '' : ','}\n    ${body}`;
+}
+
+export function jsonListClose(paging: unknown, empty: boolean): string {
+  const pagingText = JSON.stringify(paging, null, 2).replaceAll('\n', '\n  ');
+  return `${empty ? ']' : '\n  ]'},\n  "paging": ${pagingText}\n}\n`;
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+export function csvHeader(columns: string[]): string {
+  return stringify([columns]);
+}
+
+export function csvRow(record: unknown, columns: string[]): string {
+  return stringify([columns.map((c) => cellText(getPath(record, c)))]);
+}
+
+function tsvCell(text: string): string {
+  return text.replace(/[\\\t\n\r]/g, (ch) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[ch]!);
+}
+
+export function tsvHeader(columns: string[]): string {
+  return `${columns.map(tsvCell).join('\t')}\n`;
+}
+
+export function tsvRow(record: unknown, columns: string[]): string {
+  return `${columns.map((c) => tsvCell(cellText(getPath(record, c)))).join('\t')}\n`;
+}
+
+/** Keeps only the named (dotted) paths of a record, nested as they were. */
+export function project(record: unknown, fields: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of fields) {
+    const parts = field.split('.');
+    let target = out;
+    parts.slice(0, -1).forEach((part) => {
+      target[part] ??= {};
+      target = target[part] as Record<string, unknown>;
+    });
+    target[parts.at(-1)!] = getPath(record, field) ?? null;
+  }
+  return out;
+}
+
+const moneyFormat = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const numberFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 20 });
+
+export function tableCell(value: unknown, column: string): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return isAmountColumn(column) ? moneyFormat.format(value) : numberFormat.format(value);
+  if (typeof value === 'boolean') return value ? 'yes' : '';
+  return cellText(value);
+}
+
+export function renderTable(records: unknown[], columns: string[], chalk: ChalkInstance, titles = COLUMN_TITLES): string {
+  const table = new Table({
+    head: columns.map((c) => chalk.bold(titles[c] ?? c)),
+    style: { head: [], border: [] },
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
+  });
+  for (const record of records) {
+    table.push(
+      columns.map((column) => {
+        const value = getPath(record, column);
+        const text = tableCell(value, column);
+        const colored = typeof value === 'number' && value < 0 ? chalk.red(text) : text;
+        return { content: colored, hAlign: typeof value === 'number' ? ('right' as const) : ('left' as const) };
+      }),
+    );
+  }
+  return `${table.toString()}\n`;
+}
+
+/** A card of label/value lines (the order command on a terminal). */
+export function renderCard(title: string, lines: [string, string][], chalk: ChalkInstance): string {
+  const width = Math.max(...lines.map(([label]) => label.length));
+  return [chalk.bold(title), ...lines.map(([label, value]) => `  ${chalk.dim(label.padEnd(width))}  ${value}`)].join('\n') + '\n';
+}

@@ -1,0 +1,142 @@
+/** The one place that prints results: picks columns, applies --fields, and streams. */
+import type { ChalkInstance } from 'chalk';
+import type { RowStream } from '../backend.js';
+import { UsageError } from '../errors.js';
+import type { Page } from '../model/types.js';
+import { breakdownRows } from './columns.js';
+import {
+  csvHeader,
+  csvRow,
+  jsonDocument,
+  jsonLine,
+  jsonListClose,
+  jsonListItem,
+  JSON_LIST_OPEN,
+  project,
+  renderTable,
+  tsvHeader,
+  tsvRow,
+  type Format,
+} from './format.js';
+import type { Sink } from './sink.js';
+
+export interface RecordKind {
+  /** Every flat column, in order (csv, tsv). */
+  columns: string[];
+  /** The default columns of a terminal table. */
+  tableColumns: string[];
+  /** Names that --fields may also take in json/jsonl (whole nested objects). */
+  objectFields: string[];
+  /** Expands a record into flat rows (--breakdown: one per currency). */
+  expand?: (record: unknown) => unknown[];
+}
+
+export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[]): RecordKind {
+  return {
+    ...kind,
+    columns: [...kind.columns, ...breakdownColumns],
+    tableColumns,
+    expand: (record) => breakdownRows(record as never),
+  };
+}
+
+export interface WriterOptions {
+  format: Format;
+  fields?: string[];
+  chalk: ChalkInstance;
+}
+
+export class ResultWriter {
+  constructor(
+    private readonly sink: Sink,
+    private readonly options: WriterOptions,
+  ) {}
+
+  get format(): Format {
+    return this.options.format;
+  }
+
+  private columns(kind: RecordKind): string[] {
+    const { fields, format } = this.options;
+    if (!fields) return format === 'table' ? kind.tableColumns : kind.columns;
+    const allowed = format === 'json' || format === 'jsonl' ? [...kind.columns, ...kind.objectFields] : kind.columns;
+    const unknown = fields.filter((f) => !allowed.includes(f));
+    if (unknown.length) {
+      throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; fields: ${allowed.join(', ')}`);
+    }
+    return fields;
+  }
+
+  private shape(record: unknown, columns: string[]): unknown {
+    return this.options.fields ? project(record, columns) : record;
+  }
+
+  /** Checks --fields before any work is done, so a typo fails fast. */
+  check(kind: RecordKind): void {
+    this.columns(kind);
+  }
+
+  async page<T>(kind: RecordKind, page: Page<T>): Promise<void> {
+    await this.stream(kind, { totalCount: page.paging.totalCount, rows: toAsync(page.rows) }, page.paging.start);
+  }
+
+  /** Writes every row of a stream; json becomes one document whose paging counts what was written. */
+  async stream<T>(kind: RecordKind, stream: RowStream<T>, start: number): Promise<number> {
+    const columns = this.columns(kind);
+    const { format } = this.options;
+    const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
+    let count = 0;
+    switch (format) {
+      case 'json': {
+        await this.sink.write(JSON_LIST_OPEN);
+        for await (const record of stream.rows) {
+          await this.sink.write(jsonListItem(this.shape(record, columns), count === 0));
+          count++;
+        }
+        await this.sink.write(jsonListClose({ start, count, totalCount: stream.totalCount }, count === 0));
+        break;
+      }
+      case 'jsonl':
+        for await (const record of stream.rows) {
+          await this.sink.write(jsonLine(this.shape(record, columns)));
+          count++;
+        }
+        break;
+      case 'csv':
+      case 'tsv': {
+        const header = format === 'csv' ? csvHeader : tsvHeader;
+        const row = format === 'csv' ? csvRow : tsvRow;
+        await this.sink.write(header(columns));
+        for await (const record of stream.rows) {
+          for (const line of flat(record)) await this.sink.write(row(line, columns));
+          count++;
+        }
+        break;
+      }
+      case 'table': {
+        const rows: unknown[] = [];
+        for await (const record of stream.rows) {
+          rows.push(...flat(record));
+          count++;
+        }
+        await this.sink.write(rows.length ? renderTable(rows, columns, this.options.chalk) : '');
+        break;
+      }
+    }
+    await this.sink.flush();
+    return count;
+  }
+
+  async text(text: string): Promise<void> {
+    await this.sink.write(text);
+    await this.sink.flush();
+  }
+
+  async json(value: unknown): Promise<void> {
+    await this.text(this.options.format === 'jsonl' ? jsonLine(value) : jsonDocument(value));
+  }
+}
+
+async function* toAsync<T>(rows: T[]): AsyncGenerator<T> {
+  yield* rows;
+}
