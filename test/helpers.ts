@@ -1,0 +1,188 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll } from 'vitest';
+import { run } from '../src/cli.js';
+import type { Io } from '../src/context.js';
+import { openLocalBackend, type LocalBackend, type LocalOpenOptions } from '../src/local/backend.js';
+import type { ItemsQuery, ReportQuery } from '../src/model/types.js';
+
+const created: string[] = [];
+afterAll(() => {
+  for (const dir of created) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(prefix = 'convx-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+type Cell = string | number | boolean | null | undefined;
+
+/** CSV text from a header and rows (values with commas or quotes are quoted). */
+export function csv(header: string[], rows: Cell[][]): string {
+  const cell = (v: Cell) => {
+    if (v === null || v === undefined) return '';
+    const s = String(v);
+    return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+  };
+  return [header, ...rows].map((r) => r.map(cell).join(',')).join('\n') + '\n';
+}
+
+/** Writes files (path -> content) into a new temporary dataset directory. */
+export function dataset(files: Record<string, string | Buffer>): string {
+  const dir = tempDir();
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  return dir;
+}
+
+export const ORDER_HEADER = [
+  'order_id',
+  'contact_id',
+  'datetime',
+  'currency',
+  'amount_wo_tax',
+  'amount_w_tax',
+  'country',
+  'is_refund',
+  'status',
+];
+export const TOUCH_HEADER = ['contact_id', 'datetime', 'touch', 'source_type', 'source_id'];
+export const FX_HEADER = ['date', 'currency', 'rate', 'reference_currency'];
+export const SOURCE_HEADER = [
+  'source_type',
+  'source_id',
+  'name',
+  'campaign_id',
+  'smartflow_id',
+  'smartflow_name',
+  'delivery_id',
+  'delivery_name',
+  'started_at',
+];
+
+export interface OrderRow {
+  id: string;
+  contact?: string;
+  at: string;
+  currency?: string;
+  net?: string | number;
+  gross?: string | number;
+  country?: string;
+  refund?: boolean;
+  status?: string;
+}
+
+export interface TouchRow {
+  contact?: string;
+  at: string;
+  touch?: string;
+  type?: string;
+  source?: string;
+}
+
+/** A dataset from terse order and touch rows, plus optional fx, sources and other files. */
+export function shop(spec: {
+  orders: OrderRow[];
+  touches: TouchRow[];
+  fx?: [string, string, string | number, string?][];
+  sources?: Cell[][];
+  files?: Record<string, string>;
+}): string {
+  const files: Record<string, string> = {
+    'orders.csv': csv(
+      ORDER_HEADER,
+      spec.orders.map((o) => [
+        o.id,
+        o.contact ?? 'c1',
+        o.at,
+        o.currency ?? 'EUR',
+        o.net ?? 100,
+        o.gross ?? o.net ?? 121,
+        o.country ?? 'CZ',
+        o.refund ?? false,
+        o.status ?? 'completed',
+      ]),
+    ),
+    'touches.csv': csv(
+      TOUCH_HEADER,
+      spec.touches.map((t) => [t.contact ?? 'c1', t.at, t.touch ?? 'click', t.type ?? 'campaign', t.source ?? 'k1']),
+    ),
+    ...spec.files,
+  };
+  if (spec.fx) files['fx.csv'] = csv(FX_HEADER, spec.fx.map(([d, c, r, ref]) => [d, c, r, ref ?? 'EUR']));
+  if (spec.sources) files['sources.csv'] = csv(SOURCE_HEADER, spec.sources);
+  return dataset(files);
+}
+
+export async function withBackend<T>(
+  dir: string,
+  work: (backend: LocalBackend) => Promise<T>,
+  options: LocalOpenOptions = {},
+): Promise<T> {
+  const backend = await openLocalBackend(dir, options);
+  try {
+    return await work(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+export function reportQuery(dateFrom: string, dateTo: string, extra: Partial<ReportQuery> = {}): ReportQuery {
+  return {
+    dateFrom,
+    dateTo,
+    limit: 1000,
+    offset: 0,
+    sort: [
+      { field: 'conversionsAmountWTax', descending: true },
+      { field: 'name', descending: false },
+    ],
+    ...extra,
+  };
+}
+
+export function itemsQuery(dateFrom: string, dateTo: string, extra: Partial<ItemsQuery> = {}): ItemsQuery {
+  return { dateFrom, dateTo, limit: 1000, offset: 0, sort: [{ field: 'datetime', descending: false }], ...extra };
+}
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs convx in-process with captured output. */
+export async function cli(
+  argv: string[],
+  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string } = {},
+): Promise<CliResult> {
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const io: Io = {
+    stdout,
+    stderr,
+    stdoutIsTTY: options.tty ?? false,
+    stderrIsTTY: options.tty ?? false,
+    env: options.env ?? {},
+    cwd: options.cwd ?? process.cwd(),
+    now: () => new Date(options.now ?? '2024-05-01T12:00:00Z'),
+  };
+  const code = await run(argv, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');
