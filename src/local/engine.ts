@@ -184,8 +184,9 @@ export class Scope {
       SELECT p.row_id, p.order_id, p.contact_id, p.datetime, p.is_refund, p.currency,
              coalesce(p.country, c.country) AS country,
              p.amount_wo_tax, p.amount_w_tax, p.day, p.fx_date,
-             CAST(round(p.amount_wo_tax * p.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
-             CAST(round(p.amount_w_tax * p.rate, 2) AS DECIMAL(18,2)) AS ref_w,
+             -- DECIMAL(38) so that amount x rate cannot overflow before rounding
+             CAST(round(CAST(p.amount_wo_tax AS DECIMAL(38,4)) * p.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
+             CAST(round(CAST(p.amount_w_tax AS DECIMAL(38,4)) * p.rate, 2) AS DECIMAL(18,2)) AS ref_w,
              p.touch_datetime, p.order_datetime,
              -- hours from touch to order, rounded half away from zero to 2 decimals (never negative)
              (2 * (epoch_ms(p.order_datetime) - epoch_ms(p.touch_datetime)) + 36000) // 72000 AS centi_hours,

@@ -1,0 +1,192 @@
+/** Section 3: tables in every format, typed reading, and data errors that name the place. */
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { DataError } from '../src/errors.js';
+import { checkDataset } from '../src/local/check.js';
+import { Database } from '../src/local/db.js';
+import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, TOUCH_HEADER, withBackend } from './helpers.js';
+
+const ORDERS = csv(ORDER_HEADER, [
+  ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', 'completed'],
+  ['o1', 'c1', '2024-03-03T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', '1', 'refunded'],
+]);
+const TOUCHES = csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
+
+async function amounts(dir: string): Promise<number[]> {
+  return withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows.map((r) => r.conversionsAmount));
+}
+
+/** Writes a table to Parquet through DuckDB itself, from CSV text. */
+async function toParquet(csvText: string, target: string): Promise<void> {
+  const tmp = dataset({ 'in.csv': csvText });
+  const db = await Database.open();
+  try {
+    await db.exec(`COPY (SELECT * FROM read_csv('${tmp}/in.csv')) TO '${target}' (FORMAT parquet)`);
+  } finally {
+    db.close();
+  }
+}
+
+describe('table discovery by base name', () => {
+  it('reads CSV, gzipped CSV, JSON arrays and JSON Lines alike', async () => {
+    const jsonOrders = [
+      { order_id: 'o1', contact_id: 'c1', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: 10.5, amount_w_tax: 12.71, is_refund: false },
+      { order_id: 'o1', contact_id: 'c1', datetime: '2024-03-03T10:00:00Z', currency: 'EUR', amount_wo_tax: 10.5, amount_w_tax: 12.71, is_refund: true },
+    ];
+    const variants: Record<string, string | Buffer>[] = [
+      { 'orders.csv': ORDERS, 'touches.csv': TOUCHES },
+      { 'orders.csv.gz': gzipSync(ORDERS), 'touches.csv.gz': gzipSync(TOUCHES) },
+      { 'orders.json': JSON.stringify(jsonOrders), 'touches.csv': TOUCHES },
+      { 'orders.jsonl': jsonOrders.map((o) => JSON.stringify(o)).join('\n'), 'touches.ndjson': JSON.stringify({ contact_id: 'c1', datetime: '2024-03-01T00:00:00Z', touch: 'click', source_type: 'campaign', source_id: 'k1' }) },
+    ];
+    for (const files of variants) expect(await amounts(dataset(files))).toEqual([12.71, -12.71]);
+  });
+
+  it('reads Parquet files and folders of files with hive partitions', async () => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    await toParquet(ORDERS, `${dir}/orders.parquet`);
+    expect(await amounts(dir)).toEqual([12.71, -12.71]);
+
+    const folder = dataset({
+      'orders/month=2024-03/part-1.csv': csv(ORDER_HEADER, [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', '']]),
+      'orders/month=2024-03/part-2.csv': csv(ORDER_HEADER, [['o1', 'c1', '2024-03-03T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'true', '']]),
+      'touches/a.csv': TOUCHES,
+    });
+    expect(await amounts(folder)).toEqual([12.71, -12.71]);
+  });
+
+  it('refuses two files for one table', async () => {
+    const dir = dataset({ 'orders.csv': ORDERS, 'orders.jsonl': '{}', 'touches.csv': TOUCHES });
+    await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/orders: found orders.csv and orders.jsonl; keep one/);
+  });
+
+  it('names the missing table', async () => {
+    const dir = dataset({ 'orders.csv': ORDERS });
+    await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/has no touches table: expected touches.csv/);
+  });
+
+  it('matches column names case-insensitively and keeps text ids as text', async () => {
+    const dir = dataset({
+      'orders.csv': csv(
+        ['ORDER_ID', 'Contact_Id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'],
+        [['007', '0042', '2024-03-02 10:00:00', 'EUR', '1', '1']],
+      ),
+      'touches.csv': csv(TOUCH_HEADER, [['0042', '2024-03-01', 'CLICK', 'Campaign', '01']]),
+    });
+    const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows);
+    expect(items.map((i) => [i.orderId, i.contactId, i.source.type, i.source.id])).toEqual([['007', '0042', 'campaign', '01']]);
+  });
+});
+
+describe('bad data: a data error naming file, line, column and problem', () => {
+  const load = async (files: Record<string, string>) => {
+    const error = await withBackend(dataset(files), async () => undefined).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    return (error as Error).message;
+  };
+
+  it('a missing required column', async () => {
+    const message = await load({
+      'orders.csv': csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_w_tax'], [['o', 'c', '2024-01-01', 'EUR', '1']]),
+      'touches.csv': TOUCHES,
+    });
+    expect(message).toMatch(/orders.csv, column amount_wo_tax: required column is missing/);
+  });
+
+  it('a non-numeric amount, with its line, and how many more rows share the problem', async () => {
+    const rows = [
+      ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10', '12', '', '', ''],
+      ['o2', 'c1', '2024-03-02T10:00:00Z', 'EUR', 'ten', '12', '', '', ''],
+      ['o3', 'c1', '2024-03-02T10:00:00Z', 'EUR', '1,5', '12', '', '', ''],
+      ['o4', 'c1', '2024-03-02T10:00:00Z', 'EUR', '1.23456', '12', '', '', ''],
+      ['o5', 'c1', '2024-03-02T10:00:00Z', 'EUR', 'x', '12', '', '', ''],
+    ];
+    const message = await load({ 'orders.csv': csv(ORDER_HEADER, rows), 'touches.csv': TOUCHES });
+    expect(message).toMatch(/orders.csv, line 3, column amount_wo_tax: "ten" is not a decimal number/);
+    expect(message).toMatch(/orders.csv, line 4, column amount_wo_tax: "1,5" is not/);
+    expect(message).toMatch(/line 5, column amount_wo_tax: "1.23456" is not a decimal number with a dot \(at most 4 decimals\)/);
+    expect(message).toMatch(/1 more row has this problem/);
+  });
+
+  it('an unknown source_type', async () => {
+    const message = await load({
+      'orders.csv': ORDERS,
+      'touches.csv': csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1'], ['c1', '2024-03-01T00:00:00Z', 'click', 'newsletter', 'k1']]),
+    });
+    expect(message).toMatch(/touches.csv, line 3, column source_type: "newsletter" is not one of campaign, automation, smartflow/);
+  });
+
+  it('a bad timestamp, a bad boolean, an empty required value and a bad fx date', async () => {
+    const message = await load({
+      'orders.csv': csv(ORDER_HEADER, [
+        ['o1', 'c1', 'yesterday', 'EUR', '1', '1', '', 'false', ''],
+        ['o2', '', '2024-03-02T10:00:00Z', 'EUR', '1', '1', '', 'maybe', ''],
+      ]),
+      'touches.csv': TOUCHES,
+      'fx.csv': csv(['date', 'currency', 'rate'], [['2024-3-1', 'CZK', '0.04'], ['2024-03-02', 'CZK', '-1']]),
+    });
+    expect(message).toMatch(/orders.csv, line 2, column datetime: "yesterday" is not an ISO 8601 timestamp/);
+    expect(message).toMatch(/orders.csv, line 3, column is_refund: "maybe" is not a boolean/);
+    expect(message).toMatch(/orders.csv, line 3, column contact_id: the value is empty, and the column is required/);
+    expect(message).toMatch(/fx.csv, line 2, column date: "2024-3-1" is not a date/);
+    expect(message).toMatch(/fx.csv, line 3, column rate: "-1" is not a positive decimal number/);
+  });
+
+  it('names the file of a folder and the line in JSON Lines', async () => {
+    const message = await load({
+      'orders/a.jsonl': [
+        JSON.stringify({ order_id: 'o1', contact_id: 'c', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: '1', amount_w_tax: '1' }),
+        JSON.stringify({ order_id: 'o2', contact_id: 'c', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: 'abc', amount_w_tax: '1' }),
+      ].join('\n'),
+      'touches.csv': TOUCHES,
+    });
+    expect(message).toMatch(/orders\/a.jsonl, line 2, column amount_wo_tax: "abc"/);
+  });
+});
+
+describe('convx data check', () => {
+  it('finds duplicate orders, orphan refunds, unknown sources, currencies without rates and rate gaps', async () => {
+    const dir = shop({
+      touches: [{ at: '2024-03-01T00:00:00Z', source: 'k1' }, { at: '2024-03-01T00:00:00Z', source: 'ghost' }],
+      sources: [['campaign', 'k1', 'Known', null, null, null, null, null, null]],
+      fx: [['2024-03-01', 'CZK', '0.04']],
+      orders: [
+        { id: 'dup', at: '2024-03-02T10:00:00Z' },
+        { id: 'dup', at: '2024-03-02T11:00:00Z' },
+        { id: 'orphan', at: '2024-03-05T10:00:00Z', refund: true },
+        { id: 'usd', at: '2024-03-05T10:00:00Z', currency: 'USD' },
+        { id: 'czk', at: '2024-03-20T10:00:00Z', currency: 'CZK' },
+      ],
+    });
+    const report = await checkDataset(dir);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([]);
+    const byCode = Object.fromEntries(report.findings.map((f) => [f.code, f]));
+    expect(byCode.duplicate_order).toMatchObject({ count: 1, examples: ['dup'] });
+    expect(byCode.refund_without_order).toMatchObject({ count: 1, examples: ['orphan'] });
+    expect(byCode.unknown_source).toMatchObject({ count: 1, examples: ['campaign:ghost'] });
+    expect(byCode.currency_without_fx).toMatchObject({ count: 1, examples: ['USD'] });
+    expect(byCode.fx_gap).toMatchObject({ count: 1, examples: ['CZK on 2024-03-20'] });
+
+    const run = await cli(['data', 'check', dir, '-o', 'table']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/finding duplicate_order: 1 order id with more than one order row/);
+  });
+
+  it('prints every file problem and exits 1; a clean dataset exits 0', async () => {
+    const bad = dataset({
+      'orders.csv': csv(ORDER_HEADER, [['o1', 'c1', 'never', 'EUR', 'x', '1', '', '', '']]),
+      'touches.csv': TOUCHES,
+    });
+    const run = await cli(['data', 'check', bad]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/error {2}orders.csv, line 2, column datetime/);
+    expect(run.stdout).toMatch(/error {2}orders.csv, line 2, column amount_wo_tax/);
+    const json = await cli(['data', 'check', bad, '-o', 'json']);
+    expect(JSON.parse(json.stdout).problems).toHaveLength(2);
+
+    const clean = await cli(['data', 'check', dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES })]);
+    expect(clean.stdout).toMatch(/no problems found/);
+    expect(clean.code).toBe(0);
+  });
+});
