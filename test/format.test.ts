@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Chalk } from 'chalk';
-import { csvRow, jsonListClose, jsonListItem, JSON_LIST_OPEN, project, renderTable, tsvRow } from '../src/output/format.js';
+import { csvRow } from '../src/output/csv.js';
+import { jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
+import { renderTable } from '../src/output/table.js';
 
 describe('formatters', () => {
   it('streams JSON byte-identical to JSON.stringify(value, null, 2)', () => {

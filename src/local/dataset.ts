@@ -263,7 +263,9 @@ export class Dataset {
   private async describe(source: TableSource): Promise<LoadedTable> {
     let rows: Row[];
     try {
-      await this.db.exec(`CREATE OR REPLACE VIEW ${ident(`raw_${source.table}`)} AS SELECT * FROM ${readExpression(source)}`);
+      // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
+      const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
+      await this.db.exec(`CREATE OR REPLACE ${kind} ${ident(`raw_${source.table}`)} AS SELECT * FROM ${readExpression(source)}`);
       rows = await this.db.all(`DESCRIBE SELECT * FROM ${ident(`raw_${source.table}`)}`);
     } catch (error) {
       throw new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
@@ -371,7 +373,7 @@ export class Dataset {
     }
   }
 
-  /** Creates t_<name> for each table: typed columns, plugin_id, and a row id in file order. */
+  /** Creates t_<name> for each table (typed columns, plugin_id, a row id in file order) and drops the raw copy. */
   async createTypedTables(): Promise<void> {
     for (const loaded of this.tables.values()) {
       const spec = TABLES[loaded.source.table];
@@ -394,6 +396,7 @@ export class Dataset {
         await this.db.exec(
           `CREATE OR REPLACE TABLE ${ident(`t_${spec.name}`)} AS SELECT ${select.join(', ')} FROM ${ident(`raw_${spec.name}`)}`,
         );
+        await this.db.exec(`DROP ${loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE'} ${ident(`raw_${spec.name}`)}`);
       } catch (error) {
         throw new DataError(`cannot load ${loaded.source.display}: ${firstLine(error)}`);
       }

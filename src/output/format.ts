@@ -1,8 +1,6 @@
 /** Pure formatters: records in, text out. */
-import { stringify } from 'csv-stringify/sync';
-import Table from 'cli-table3';
 import type { ChalkInstance } from 'chalk';
-import { COLUMN_TITLES, getPath, isAmountColumn } from './columns.js';
+import { getPath, isAmountColumn } from './columns.js';
 
 export const FORMATS = ['table', 'json', 'jsonl', 'csv', 'tsv'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -29,18 +27,10 @@ export function jsonListClose(paging: unknown, empty: boolean): string {
   return `${empty ? ']' : '\n  ]'},\n  "paging": ${pagingText}\n}\n`;
 }
 
-function cellText(value: unknown): string {
+export function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
-}
-
-export function csvHeader(columns: string[]): string {
-  return stringify([columns]);
-}
-
-export function csvRow(record: unknown, columns: string[]): string {
-  return stringify([columns.map((c) => cellText(getPath(record, c)))]);
 }
 
 function tsvCell(text: string): string {
@@ -78,25 +68,6 @@ export function tableCell(value: unknown, column: string): string {
   if (typeof value === 'number') return isAmountColumn(column) ? moneyFormat.format(value) : numberFormat.format(value);
   if (typeof value === 'boolean') return value ? 'yes' : '';
   return cellText(value);
-}
-
-export function renderTable(records: unknown[], columns: string[], chalk: ChalkInstance, titles = COLUMN_TITLES): string {
-  const table = new Table({
-    head: columns.map((c) => chalk.bold(titles[c] ?? c)),
-    style: { head: [], border: [] },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-  });
-  for (const record of records) {
-    table.push(
-      columns.map((column) => {
-        const value = getPath(record, column);
-        const text = tableCell(value, column);
-        const colored = typeof value === 'number' && value < 0 ? chalk.red(text) : text;
-        return { content: colored, hAlign: typeof value === 'number' ? ('right' as const) : ('left' as const) };
-      }),
-    );
-  }
-  return `${table.toString()}\n`;
 }
 
 /** A card of label/value lines (the order command on a terminal). */

@@ -5,15 +5,12 @@ import { UsageError } from '../errors.js';
 import type { Page } from '../model/types.js';
 import { breakdownRows } from './columns.js';
 import {
-  csvHeader,
-  csvRow,
   jsonDocument,
   jsonLine,
   jsonListClose,
   jsonListItem,
   JSON_LIST_OPEN,
   project,
-  renderTable,
   tsvHeader,
   tsvRow,
   type Format,
@@ -104,8 +101,10 @@ export class ResultWriter {
         break;
       case 'csv':
       case 'tsv': {
-        const header = format === 'csv' ? csvHeader : tsvHeader;
-        const row = format === 'csv' ? csvRow : tsvRow;
+        const { header, row } =
+          format === 'csv'
+            ? await import('./csv.js').then((m) => ({ header: m.csvHeader, row: m.csvRow }))
+            : { header: tsvHeader, row: tsvRow };
         await this.sink.write(header(columns));
         for await (const record of stream.rows) {
           for (const line of flat(record)) await this.sink.write(row(line, columns));
@@ -114,6 +113,7 @@ export class ResultWriter {
         break;
       }
       case 'table': {
+        const { renderTable } = await import('./table.js');
         const rows: unknown[] = [];
         for await (const record of stream.rows) {
           rows.push(...flat(record));
