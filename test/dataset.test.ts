@@ -28,7 +28,7 @@ async function toParquet(csvText: string, target: string): Promise<void> {
 }
 
 describe('table discovery by base name', () => {
-  it('reads CSV, gzipped CSV, JSON arrays and JSON Lines alike', async () => {
+  it('reads CSV (any delimiter), gzipped CSV, TSV, JSON arrays and JSON Lines alike', async () => {
     const jsonOrders = [
       { order_id: 'o1', contact_id: 'c1', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: 10.5, amount_w_tax: 12.71, is_refund: false },
       { order_id: 'o1', contact_id: 'c1', datetime: '2024-03-03T10:00:00Z', currency: 'EUR', amount_wo_tax: 10.5, amount_w_tax: 12.71, is_refund: true },
@@ -36,6 +36,7 @@ describe('table discovery by base name', () => {
     const variants: Record<string, string | Buffer>[] = [
       { 'orders.csv': ORDERS, 'touches.csv': TOUCHES },
       { 'orders.csv.gz': gzipSync(ORDERS), 'touches.csv.gz': gzipSync(TOUCHES) },
+      { 'orders.tsv': ORDERS.replaceAll(',', '\t'), 'touches.csv': TOUCHES.replaceAll(',', ';') },
       { 'orders.json': JSON.stringify(jsonOrders), 'touches.csv': TOUCHES },
       { 'orders.jsonl': jsonOrders.map((o) => JSON.stringify(o)).join('\n'), 'touches.ndjson': JSON.stringify({ contact_id: 'c1', datetime: '2024-03-01T00:00:00Z', touch: 'click', source_type: 'campaign', source_id: 'k1' }) },
     ];

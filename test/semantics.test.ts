@@ -285,6 +285,21 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(items[1]!.conversionsReferenceAmount).toBe(-0.13);
   });
 
+  it('converts large amounts at large rates exactly', async () => {
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      fx: [['2024-03-01', 'EUR', '25.1594090000', 'CZK']],
+      orders: [
+        { id: 'big', at: '2024-03-01T10:00:00Z', currency: 'EUR', net: '99999999.9999', gross: '461.9300' },
+        { id: 'czk', at: '2024-03-01T11:00:00Z', currency: 'CZK', net: '1', gross: '1' },
+      ],
+    });
+    const [item] = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { orderId: 'big' })))).rows;
+    expect(item!.conversionsReferenceAmount).toBe(11621.89); // 461.93 x 25.159409 = 11621.8857…
+    const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+    expect(row!.conversionsAmountWoTax).toBe(2515940901); // 2515940899.9974… rounds to …900.00, plus 1 CZK (the reference) from the other order
+  });
+
   it('ignores rates to another reference currency', async () => {
     const dir = shop({
       touches: [click('2024-03-01T00:00:00Z')],

@@ -10,6 +10,7 @@ import {
   pagingParams,
   parseFlags,
   withBackend,
+  writeAll,
   type PagingFlags,
 } from './shared.js';
 
@@ -32,7 +33,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean): Pro
   await withBackend(ctx, async (backend) => {
     if (all) {
       const stream = await backend.allItems(query);
-      const count = await ctx.output.stream(ITEM_KIND, stream, query.offset);
+      const count = await writeAll(ctx, ITEM_KIND, stream, query.offset);
       pageSummary(ctx, { start: query.offset, count, totalCount: stream.totalCount }, 'conversions', period, true);
     } else {
       const page = await backend.items(query);

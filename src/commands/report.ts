@@ -10,6 +10,7 @@ import {
   pagingParams,
   parseFlags,
   withBackend,
+  writeAll,
   type PagingFlags,
 } from './shared.js';
 
@@ -47,7 +48,7 @@ export default defineCommand<ReportFlags>({
     await withBackend(ctx, async (backend) => {
       if (flags.all) {
         const stream = await backend.allReport(query);
-        const count = await ctx.output.stream(kind, stream, query.offset);
+        const count = await writeAll(ctx, kind, stream, query.offset);
         pageSummary(ctx, { start: query.offset, count, totalCount: stream.totalCount }, 'sources', period, true);
       } else {
         const page = await backend.report(query);

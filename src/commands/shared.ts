@@ -1,5 +1,5 @@
 /** Flags and helpers shared by the reporting commands. */
-import type { Backend } from '../backend.js';
+import type { Backend, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { Paging } from '../model/types.js';
@@ -101,6 +101,17 @@ export async function withBackend<T>(ctx: Context, work: (backend: Backend) => P
     return await work(backend);
   } finally {
     await backend.close();
+  }
+}
+
+/** Streams every row of a query to the output, with progress on a terminal's stderr. */
+export async function writeAll<T>(ctx: Context, kind: RecordKind, stream: RowStream<T>, start: number): Promise<number> {
+  try {
+    return await ctx.output.stream(kind, stream, start, (written, total) =>
+      ctx.log.progress(`${written.toLocaleString('en-US')} of ${Math.max(total - start, 0).toLocaleString('en-US')} rows`),
+    );
+  } finally {
+    ctx.log.done();
   }
 }
 

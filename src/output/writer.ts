@@ -77,16 +77,25 @@ export class ResultWriter {
     await this.stream(kind, { totalCount: page.paging.totalCount, rows: toAsync(page.rows) }, page.paging.start);
   }
 
-  /** Writes every row of a stream; json becomes one document whose paging counts what was written. */
-  async stream<T>(kind: RecordKind, stream: RowStream<T>, start: number): Promise<number> {
+  /**
+   * Writes every row of a stream; json becomes one document whose paging counts what was written.
+   * `progress` hears of every PROGRESS_EVERY rows.
+   */
+  async stream<T>(
+    kind: RecordKind,
+    stream: RowStream<T>,
+    start: number,
+    progress?: (written: number, total: number) => void,
+  ): Promise<number> {
     const columns = this.columns(kind);
     const { format } = this.options;
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
     let count = 0;
+    const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
     switch (format) {
       case 'json': {
         await this.sink.write(JSON_LIST_OPEN);
-        for await (const record of stream.rows) {
+        for await (const record of rows) {
           await this.sink.write(jsonListItem(this.shape(record, columns), count === 0));
           count++;
         }
@@ -94,7 +103,7 @@ export class ResultWriter {
         break;
       }
       case 'jsonl':
-        for await (const record of stream.rows) {
+        for await (const record of rows) {
           await this.sink.write(jsonLine(this.shape(record, columns)));
           count++;
         }
@@ -106,7 +115,7 @@ export class ResultWriter {
             ? await import('./csv.js').then((m) => ({ header: m.csvHeader, row: m.csvRow }))
             : { header: tsvHeader, row: tsvRow };
         await this.sink.write(header(columns));
-        for await (const record of stream.rows) {
+        for await (const record of rows) {
           for (const line of flat(record)) await this.sink.write(row(line, columns));
           count++;
         }
@@ -114,12 +123,12 @@ export class ResultWriter {
       }
       case 'table': {
         const { renderTable } = await import('./table.js');
-        const rows: unknown[] = [];
-        for await (const record of stream.rows) {
-          rows.push(...flat(record));
+        const lines: unknown[] = [];
+        for await (const record of rows) {
+          lines.push(...flat(record));
           count++;
         }
-        await this.sink.write(rows.length ? renderTable(rows, columns, this.options.chalk) : '');
+        await this.sink.write(lines.length ? renderTable(lines, columns, this.options.chalk) : '');
         break;
       }
     }
@@ -134,6 +143,16 @@ export class ResultWriter {
 
   async json(value: unknown): Promise<void> {
     await this.text(this.options.format === 'jsonl' ? jsonLine(value) : jsonDocument(value));
+  }
+}
+
+export const PROGRESS_EVERY = 10_000;
+
+async function* withProgress<T>(rows: AsyncIterable<T>, report: (count: number) => void): AsyncGenerator<T> {
+  let count = 0;
+  for await (const row of rows) {
+    yield row;
+    if (++count % PROGRESS_EVERY === 0) report(count);
   }
 }
 
