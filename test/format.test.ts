@@ -29,3 +29,23 @@ describe('formatters', () => {
     expect(text).not.toMatch(/\x1b\[/);
   });
 });
+
+describe('ResultWriter', () => {
+  it('reports progress every 10,000 rows while streaming', async () => {
+    const { ResultWriter } = await import('../src/output/writer.js');
+    let text = '';
+    const sink = { write: async (t: string) => void (text += t), flush: async () => undefined };
+    const writer = new ResultWriter(sink, { format: 'jsonl', chalk: new Chalk({ level: 0 }) });
+    async function* rows() {
+      for (let i = 0; i < 25_000; i++) yield { i };
+    }
+    const heard: [number, number][] = [];
+    const count = await writer.stream({ columns: ['i'], tableColumns: ['i'], objectFields: [] }, { totalCount: 25_000, rows: rows() }, 0, (n, total) => heard.push([n, total]));
+    expect(count).toBe(25_000);
+    expect(heard).toEqual([
+      [10_000, 25_000],
+      [20_000, 25_000],
+    ]);
+    expect(text.split('\n')).toHaveLength(25_001);
+  });
+});

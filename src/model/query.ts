@@ -4,6 +4,7 @@
  * typed query or a UsageError naming every bad parameter.
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
+import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
 import {
   SOURCE_TYPES,
   type ItemsQuery,
@@ -16,42 +17,8 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 export const DEFAULT_REPORT_DAYS = 30;
 
-export const ITEMS_SORT_FIELDS = [
-  'contactId',
-  'clientContactId',
-  'datetime',
-  'orderId',
-  'firstName',
-  'surname',
-  'conversionsAmount',
-  'conversionsCurrency',
-  'conversionsReferenceAmount',
-  'referenceCurrency',
-  'country',
-  'isRefund',
-  'activityUrl',
-] as const;
-
-export const REPORT_SORT_FIELDS = [
-  'id',
-  'name',
-  'sourceStartedAt',
-  'firstConversionAt',
-  'lastConversionAt',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'referenceCurrency',
-  'uniqueContacts',
-  'averageConversion',
-  'averageUniqueConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-] as const;
+export const ITEMS_SORT_FIELDS = scalarFields(RECORD_FIELDS);
+export const REPORT_SORT_FIELDS = scalarFields(AGGREGATE_FIELDS);
 
 export const DEFAULT_ITEMS_SORT = '-datetime';
 export const DEFAULT_REPORT_SORT = '-conversionsAmountWTax,name';

@@ -1,77 +1,10 @@
 /** The flat (dotted) columns of each kind of record, in the interface's field order. */
+import { AGGREGATE_FIELDS, BREAKDOWN_FIELDS, flatFields, RECORD_FIELDS } from '../model/fields.js';
 import type { AggregateRow, BreakdownRow } from '../model/types.js';
 
-const SOURCE_COLUMNS = [
-  'source.type',
-  'source.id',
-  'source.name',
-  'source.campaignId',
-  'source.smartflowId',
-  'source.smartflowName',
-  'source.deliveryId',
-  'source.deliveryName',
-  'source.detailUrl',
-];
-
-export const ITEM_COLUMNS = [
-  'contactId',
-  'clientContactId',
-  'datetime',
-  'orderId',
-  'firstName',
-  'surname',
-  'conversionsAmount',
-  'conversionsCurrency',
-  'conversionsReferenceAmount',
-  'referenceCurrency',
-  'country',
-  'isRefund',
-  'attribution.touch',
-  'attribution.datetime',
-  'attribution.hoursToConversion',
-  'attribution.model',
-  'attribution.windowDays',
-  ...SOURCE_COLUMNS,
-  'activityUrl',
-];
-
-export const REPORT_COLUMNS = [
-  'id',
-  'name',
-  ...SOURCE_COLUMNS,
-  'sourceStartedAt',
-  'firstConversionAt',
-  'lastConversionAt',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'referenceCurrency',
-  'uniqueContacts',
-  'averageConversion',
-  'averageUniqueConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-];
-
-export const BREAKDOWN_COLUMNS = [
-  'currency',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'averageConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-  'conversionAmountWoTaxReference',
-  'conversionAmountWTaxReference',
-].map((c) => `breakdown.${c}`);
+export const ITEM_COLUMNS = flatFields(RECORD_FIELDS);
+export const REPORT_COLUMNS = flatFields(AGGREGATE_FIELDS);
+export const BREAKDOWN_COLUMNS = BREAKDOWN_FIELDS.map((c) => `breakdown.${c}`);
 
 /** The columns shown in a terminal table when --fields is not given. */
 export const ITEM_TABLE_COLUMNS = [
