@@ -46,28 +46,9 @@ export class DataError extends ConvxError {
   }
 }
 
-export class AuthError extends ConvxError {
-  constructor(message: string, hint?: string) {
-    super(message, ExitCode.auth, hint);
-  }
-}
-
-export class NetworkError extends ConvxError {
-  constructor(message: string, hint?: string) {
-    super(message, ExitCode.network, hint);
-  }
-}
-
 /** Something the user should hear about that is not a crash, e.g. "order not found" (exit 1). */
 export class NotFoundError extends ConvxError {
   constructor(message: string, hint?: string) {
     super(message, ExitCode.findings, hint);
-  }
-}
-
-/** Raised when the user interrupts (Ctrl-C). */
-export class InterruptedError extends ConvxError {
-  constructor() {
-    super('interrupted', ExitCode.interrupted);
   }
 }

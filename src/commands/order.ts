@@ -74,6 +74,9 @@ export default defineCommand<OrderFlags>({
         throw new NotFoundError(`order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`);
       }
       if (!diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
+      if (diagnosis.reasons.length === 0) {
+        throw new NotFoundError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
+      }
       throw new NotFoundError(
         `order ${orderId} is not a conversion:\n  ${diagnosis.reasons.map((r) => `- ${r}`).join('\n  ')}`,
       );

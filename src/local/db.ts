@@ -62,12 +62,6 @@ export class Database {
     }
   }
 
-  async newConnection(): Promise<DuckDBConnection> {
-    const connection = await this.instance.connect();
-    await connection.run("SET TimeZone = 'UTC'");
-    return connection;
-  }
-
   close(): void {
     this.connection.closeSync();
     this.instance.closeSync();

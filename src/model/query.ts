@@ -245,8 +245,3 @@ export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
   if (q !== undefined) query.q = q;
   return query;
 }
-
-/** The inverse of parse*: the interface's query parameters for a query (used by API mode and tests). */
-export function sortToString(sort: SortKey[]): string {
-  return sort.map((k) => (k.descending ? '-' : '') + k.field).join(',');
-}
