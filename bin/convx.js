@@ -1,14 +1,38 @@
 #!/usr/bin/env node
-import { processIo, run } from '../dist/cli.js';
+import { run } from '../dist/cli.js';
 
 // A closed pipe (convx ... | head) is not an error.
 process.stdout.on('error', (error) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
-process.on('SIGINT', () => {
-  process.stderr.write('\ninterrupted\n');
-  process.exit(130);
-});
 
-process.exitCode = await run(process.argv.slice(2), processIo());
+// Signals go to the handlers a command registers (serve: graceful shutdown, reload);
+// without one, SIGINT and SIGTERM end the process with 130 and 143, as a shell expects.
+const handlers = new Map();
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  process.on(signal, () => {
+    const registered = handlers.get(signal);
+    if (registered?.size) {
+      for (const handler of registered) handler();
+      return;
+    }
+    if (signal === 'SIGINT') process.stderr.write('\ninterrupted\n');
+    process.exit(code);
+  });
+}
+
+process.exitCode = await run(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdoutIsTTY: Boolean(process.stdout.isTTY),
+  stderrIsTTY: Boolean(process.stderr.isTTY),
+  env: process.env,
+  cwd: process.cwd(),
+  now: () => new Date(),
+  onSignal(signal, handler) {
+    if (!handlers.has(signal)) handlers.set(signal, new Set());
+    handlers.get(signal).add(handler);
+    return () => handlers.get(signal).delete(handler);
+  },
+});

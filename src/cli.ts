@@ -15,6 +15,7 @@ function version(): string {
 const GLOBAL_HELP = `
 Modes:
   local    --data DIR (or CONVX_DATA): computes reports with DuckDB over exported files
+  serve    convx serve --data DIR: answers the same interface over HTTP
 
 Output goes to stdout; messages and progress go to stderr. The default format is
 a table on a terminal and tab-separated values otherwise.
@@ -121,16 +122,4 @@ export async function run(argv: string[], io: Io): Promise<number> {
   } catch (error) {
     return reportError(error, io);
   }
-}
-
-export function processIo(): Io {
-  return {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdoutIsTTY: Boolean(process.stdout.isTTY),
-    stderrIsTTY: Boolean(process.stderr.isTTY),
-    env: process.env,
-    cwd: process.cwd(),
-    now: () => new Date(),
-  };
 }

@@ -16,6 +16,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   cwd: string;
   now: () => Date;
+  /** Calls handler on the signal instead of the default (exit); returns the unsubscribe function. */
+  onSignal(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: () => void): () => void;
 }
 
 export interface GlobalOptions {

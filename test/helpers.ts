@@ -180,6 +180,7 @@ export async function cli(
     env: options.env ?? {},
     cwd: options.cwd ?? process.cwd(),
     now: () => new Date(options.now ?? '2024-05-01T12:00:00Z'),
+    onSignal: () => () => undefined,
   };
   const code = await run(argv, io);
   return { code, stdout: stdout.text, stderr: stderr.text };

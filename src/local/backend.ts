@@ -45,11 +45,12 @@ export interface LocalOpenOptions extends OpenOptions {
   require?: ('orders' | 'touches' | 'contacts')[];
 }
 
-export async function openLocalBackend(dir: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
+/** Opens, checks and types a dataset, failing with a DataError that names every problem. */
+export async function openDataset(dir: string, require: LocalOpenOptions['require'] = ['orders', 'touches']): Promise<Dataset> {
   const db = await Database.open();
   try {
     const dataset = await Dataset.open(dir, db);
-    for (const table of options.require ?? ['orders', 'touches']) {
+    for (const table of require) {
       if (!dataset.has(table)) {
         throw new DataError(
           `the dataset at ${dir} has no ${table} table: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`,
@@ -58,11 +59,22 @@ export async function openLocalBackend(dir: string, options: LocalOpenOptions = 
     }
     await dataset.validate();
     await dataset.createTypedTables();
-    const plugin = await choosePlugin(dataset, options.plugin);
-    const scope = await Scope.build(dataset, 'scope_0', plugin, options);
-    return new LocalBackend(scope);
+    return dataset;
   } catch (error) {
     db.close();
+    throw error;
+  }
+}
+
+/** Local mode of the CLI: one dataset, one plugin. */
+export async function openLocalBackend(dir: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
+  const dataset = await openDataset(dir, options.require);
+  try {
+    const plugin = await choosePlugin(dataset, options.plugin);
+    const scope = await Scope.build(dataset, 'scope_0', plugin, options);
+    return new LocalBackend(scope, scope.db);
+  } catch (error) {
+    dataset.db.close();
     throw error;
   }
 }
@@ -80,7 +92,11 @@ function orderBy(sort: SortKey[], tieBreak: string[]): string {
 }
 
 export class LocalBackend implements Backend {
-  constructor(readonly scope: Scope) {}
+  /** db: the connection to query on; closing the backend closes it. */
+  constructor(
+    readonly scope: Scope,
+    private readonly db: Database,
+  ) {}
 
   get referenceCurrency(): string {
     return this.scope.referenceCurrency;
@@ -88,10 +104,6 @@ export class LocalBackend implements Backend {
 
   get plugin(): string | null {
     return this.scope.plugin;
-  }
-
-  private get db(): Database {
-    return this.scope.db;
   }
 
   private conv(): string {

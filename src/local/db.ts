@@ -24,13 +24,22 @@ export class Database {
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly connection: DuckDBConnection,
+    /** The first Database of an instance owns it; connect() gives siblings that share it. */
+    private readonly ownsInstance: boolean,
   ) {}
 
   static async open(path = ':memory:'): Promise<Database> {
     const instance = await DuckDBInstance.create(path);
     const connection = await instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
-    return new Database(instance, connection);
+    return new Database(instance, connection, true);
+  }
+
+  /** Another connection to the same database, so concurrent work does not queue on one connection. */
+  async connect(): Promise<Database> {
+    const connection = await this.instance.connect();
+    await connection.run("SET TimeZone = 'UTC'");
+    return new Database(this.instance, connection, false);
   }
 
   async exec(sql: string, params?: SqlParams): Promise<void> {
@@ -62,8 +71,9 @@ export class Database {
     }
   }
 
+  /** Closes this connection, and the database itself when this is its owner. */
   close(): void {
     this.connection.closeSync();
-    this.instance.closeSync();
+    if (this.ownsInstance) this.instance.closeSync();
   }
 }

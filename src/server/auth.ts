@@ -1,0 +1,155 @@
+/**
+ * Bearer JWT verification with jose: HS256 with a shared secret, RS256/ES256
+ * with a public key or a JWKS file. Only configured algorithms are accepted,
+ * so `alg: none` and anything else is refused.
+ */
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  SignJWT,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { UsageError } from '../errors.js';
+import { problem, ProblemError } from './problem.js';
+
+export const CLOCK_TOLERANCE_SECONDS = 30;
+
+export interface AuthConfig {
+  /** HS256 shared secret (CONVX_JWT_SECRET). */
+  secret?: string;
+  /** PEM file of an RSA or P-256 public key. */
+  publicKeyFile?: string;
+  /** A JSON Web Key Set file. */
+  jwksFile?: string;
+}
+
+export interface Credentials {
+  plugin: string;
+  subject?: string;
+}
+
+export type Verifier = (authorization: string | undefined) => Promise<Credentials>;
+
+type KeyChoice = { algorithms: string[]; key: Uint8Array | KeyObject | JWTVerifyGetKey };
+
+function readConfigFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the ${what} ${path}: ${(error as Error).message}`);
+  }
+}
+
+function publicKey(path: string): KeyChoice {
+  let key: KeyObject;
+  try {
+    key = createPublicKey(readConfigFile(path, 'public key'));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${path} is not a PEM public key: ${(error as Error).message}`);
+  }
+  if (key.asymmetricKeyType === 'rsa') return { algorithms: ['RS256'], key };
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
+    return { algorithms: ['ES256'], key };
+  }
+  throw new UsageError(`${path}: only RSA (RS256) and P-256 (ES256) public keys are supported`);
+}
+
+function jwks(path: string): KeyChoice {
+  let set: unknown;
+  try {
+    set = JSON.parse(readConfigFile(path, 'JWKS file'));
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`${path} is not JSON: ${(error as Error).message}`);
+  }
+  try {
+    return { algorithms: ['RS256', 'ES256'], key: createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]) };
+  } catch (error) {
+    throw new UsageError(`${path} is not a JSON Web Key Set: ${(error as Error).message}`);
+  }
+}
+
+export function secretKey(secret: string): Uint8Array {
+  return new TextEncoder().encode(secret);
+}
+
+/** Builds the verifier; a server with no key configured refuses to start. */
+export function createVerifier(config: AuthConfig): Verifier {
+  const choices: KeyChoice[] = [];
+  if (config.secret) choices.push({ algorithms: ['HS256'], key: secretKey(config.secret) });
+  if (config.publicKeyFile && config.jwksFile) throw new UsageError('give --jwt-public-key or --jwks, not both');
+  if (config.publicKeyFile) choices.push(publicKey(config.publicKeyFile));
+  if (config.jwksFile) choices.push(jwks(config.jwksFile));
+  if (choices.length === 0) {
+    throw new UsageError(
+      'no way to verify tokens: set CONVX_JWT_SECRET (HS256), or pass --jwt-public-key FILE or --jwks FILE',
+    );
+  }
+  const accepted = choices.flatMap((c) => c.algorithms);
+
+  return async (authorization) => {
+    if (!authorization) throw new ProblemError(problem('missingCredentials', 'send an Authorization: Bearer <JWT> header'));
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw new ProblemError(problem('invalidToken', 'the Authorization header is not "Bearer <JWT>"'));
+    const token = match[1]!;
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new ProblemError(problem('invalidToken', 'the bearer token is not a JWT'));
+    }
+    const choice = choices.find((c) => alg !== undefined && c.algorithms.includes(alg));
+    if (!choice) {
+      throw new ProblemError(problem('invalidToken', `tokens signed with ${alg ?? 'no algorithm'} are not accepted (accepted: ${accepted.join(', ')})`));
+    }
+    let payload: JWTPayload;
+    try {
+      const options = { algorithms: choice.algorithms, clockTolerance: CLOCK_TOLERANCE_SECONDS };
+      ({ payload } =
+        typeof choice.key === 'function'
+          ? await jwtVerify(token, choice.key, options)
+          : await jwtVerify(token, choice.key, options));
+    } catch (error) {
+      throw new ProblemError(tokenProblem(error));
+    }
+    if (typeof payload.plugin !== 'string' || payload.plugin === '') {
+      throw new ProblemError(problem('invalidToken', 'the token has no "plugin" claim'));
+    }
+    return { plugin: payload.plugin, ...(payload.sub ? { subject: payload.sub } : {}) };
+  };
+}
+
+function tokenProblem(error: unknown) {
+  if (error instanceof joseErrors.JWTExpired) return problem('expiredToken', 'the token has expired');
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    return problem('invalidToken', error.claim === 'nbf' ? 'the token is not valid yet (nbf)' : `the token's ${error.claim} claim is not acceptable`);
+  }
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return problem('invalidToken', 'the token signature does not verify');
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return problem('invalidToken', 'no key in the JWKS matches the token');
+  return problem('invalidToken', 'the bearer token is malformed');
+}
+
+/** A development token for `convx serve` (HS256 with the shared secret). */
+export async function signDevelopmentToken(secret: string, plugin: string, expires: string, now = new Date()): Promise<string> {
+  return new SignJWT({ plugin })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt(Math.floor(now.getTime() / 1000))
+    .setSubject('convx-dev')
+    .setExpirationTime(Math.floor(now.getTime() / 1000) + parseDuration(expires))
+    .sign(secretKey(secret));
+}
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+
+/** "90s", "15m", "1h", "7d", "2w" in seconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
+  if (!m || Number(m[1]) <= 0) throw new UsageError(`--expires: "${text}" is not a duration like 90s, 15m, 1h, 7d or 2w`);
+  return Number(m[1]) * UNITS[m[2]!]!;
+}

@@ -1,0 +1,451 @@
+/** convx serve: routes through fastify's inject(), auth, tenant scoping, injection, reload, and one real HTTP run. */
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportJWK, SignJWT, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLocalBackend } from '../src/local/backend.js';
+import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
+import { buildApp } from '../src/server/app.js';
+import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
+import { ServedDataset } from '../src/server/tenants.js';
+import { cli, csv, dataset, SAMPLES, shop, tempDir } from './helpers.js';
+
+const SECRET = 'test-secret-that-is-long-enough';
+const NOW = new Date('2024-05-01T12:00:00Z');
+
+async function appFor(dir: string, auth: AuthConfig = { secret: SECRET }) {
+  const served = await ServedDataset.load(dir);
+  const logs: Record<string, unknown>[] = [];
+  const app = await buildApp({ dataset: () => served, verify: createVerifier(auth), log: (e) => logs.push(e), now: () => NOW, version: 'test' });
+  return { app, served, logs };
+}
+
+const bearer = async (plugin: string) => ({ authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}` });
+const qs = (params: RawParams) => new URLSearchParams(params as Record<string, string>).toString();
+
+describe('reporting routes on samples/shop', () => {
+  let ctx: Awaited<ReturnType<typeof appFor>>;
+  let headers: Record<string, string>;
+  beforeAll(async () => {
+    ctx = await appFor(SAMPLES);
+    headers = await bearer('shop');
+  });
+  afterAll(async () => {
+    await ctx.app.close();
+    await ctx.served.retire();
+  });
+
+  const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers });
+
+  /** The body the local backend gives for the same query, serialised the same way. */
+  async function local(kind: 'report' | 'items', raw: RawParams): Promise<string> {
+    const backend = await openLocalBackend(SAMPLES);
+    try {
+      if (kind === 'report') {
+        const page = await backend.report(parseReportQuery(raw, NOW));
+        return JSON.stringify({ conversions: page.rows, paging: page.paging });
+      }
+      const page = await backend.items(parseItemsQuery(raw, { allowCampaignId: true }));
+      return JSON.stringify({ conversions: page.rows, paging: page.paging });
+    } finally {
+      await backend.close();
+    }
+  }
+
+  it('answers /v1/conversions byte for byte as the local backend, for every parameter', async () => {
+    const cases: RawParams[] = [
+      {},
+      { dateFrom: '2024-01-01', dateTo: '2024-04-30' },
+      { dateFrom: '2024-03-01', dateTo: '2024-03-31', country: 'CZ,SK', currency: 'EUR,CZK' },
+      { dateFrom: '2024-01-01', dateTo: '2024-04-30', q: 'welcome', sort: 'name' },
+      { dateFrom: '2024-01-01', dateTo: '2024-04-30', limit: '3', offset: '2', sort: '-refundsAmountWTax,id' },
+      { dateTo: '2024-02-15' },
+    ];
+    for (const raw of cases) {
+      const res = await get(`/v1/conversions?${qs(raw)}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toBe(await local('report', raw));
+    }
+  });
+
+  it('answers /v1/conversions/items byte for byte as the local backend, for every parameter', async () => {
+    const period = { dateFrom: '2024-01-01', dateTo: '2024-04-30' };
+    const cases: RawParams[] = [
+      period,
+      { ...period, sourceId: 'k-1' },
+      { ...period, sourceId: 'k-1', sourceType: 'campaign' },
+      { ...period, sourceType: 'smartflow', smartflowId: 'sf-1', deliveryId: 'd-2' },
+      { ...period, contactId: 'c-140' },
+      { ...period, orderId: 'o-2' },
+      { ...period, country: 'SK,DE', currency: 'EUR' },
+      { ...period, limit: '7', offset: '14', sort: 'conversionsReferenceAmount' },
+      { ...period, sort: '-orderId', limit: '1000' },
+    ];
+    for (const raw of cases) {
+      const res = await get(`/v1/conversions/items?${qs(raw)}`);
+      expect(res.statusCode, JSON.stringify(raw)).toBe(200);
+      expect(res.body).toBe(await local('items', raw));
+    }
+    expect(JSON.parse((await get(`/v1/conversions/items?${qs({ ...period, limit: '5', offset: '5' })}`)).body).paging).toMatchObject({ start: 5, count: 5 });
+  });
+
+  it('serves the per-source aliases, so every row’s detailUrl resolves', async () => {
+    const period = '?dateFrom=2024-01-01&dateTo=2024-04-30&limit=1000';
+    const report = JSON.parse((await get(`/v1/conversions${period}`)).body);
+    for (const row of report.conversions) {
+      const res = await get(`${row.source.detailUrl}${period}`);
+      expect(res.statusCode).toBe(200);
+      const items = JSON.parse(res.body).conversions;
+      expect(items.filter((i: { source: { id: string }; isRefund: boolean }) => i.source.id === row.id && !i.isRefund)).toHaveLength(row.conversionsNumber);
+    }
+    const raw = { dateFrom: '2024-01-01', dateTo: '2024-04-30' };
+    expect((await get(`/v1/campaigns/k-1/conversions?${qs(raw)}`)).body).toBe(await local('items', { ...raw, campaignId: 'k-1' }));
+    expect((await get(`/v1/deliveries/sf-1/d-2/conversions?${qs(raw)}`)).body).toBe(await local('items', { ...raw, smartflowId: 'sf-1', deliveryId: 'd-2' }));
+    expect((await get(`/v1/deliveries/sf-2/conversions?${qs(raw)}`)).body).toBe(await local('items', { ...raw, smartflowId: 'sf-2' }));
+    const fixed = await get(`/v1/campaigns/k-1/conversions?${qs({ ...raw, sourceId: 'k-2' })}`);
+    expect(fixed.statusCode).toBe(400);
+  });
+
+  it.each([
+    ['/v1/conversions/items?dateTo=2024-01-31', 'dateFrom', /is required/],
+    ['/v1/conversions/items?dateFrom=2024-01-01', 'dateTo', /is required/],
+    ['/v1/conversions?dateFrom=2024-1-1', 'dateFrom', /YYYY-MM-DD/],
+    ['/v1/conversions?dateFrom=2024-02-30', 'dateFrom', /not a date/],
+    ['/v1/conversions?dateFrom=2024-03-02&dateTo=2024-03-01', 'dateFrom', /after dateTo/],
+    ['/v1/conversions/items?dateFrom=2024-03-02&dateTo=2024-03-01', 'dateFrom', /after dateTo/],
+    ['/v1/conversions?limit=0', 'limit', />= 1/],
+    ['/v1/conversions?limit=1001', 'limit', /<= 1000/],
+    ['/v1/conversions?limit=ten', 'limit', /whole number/],
+    ['/v1/conversions?offset=-1', 'offset', />= 0/],
+    ['/v1/conversions?sort=revenue', 'sort', /unknown field "revenue"/],
+    ['/v1/conversions?sort=name,name', 'sort', /named twice/],
+    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sort=datetime,orderId', 'sort', /one field/],
+    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=sms', 'sourceType', /allowed values/],
+    ['/v1/conversions?bogus=1', 'bogus', /not a parameter/],
+    ['/v1/conversions?limit=1&limit=2', 'limit', /whole number/],
+  ])('400 for %s, naming %s', async (url, parameter, message) => {
+    const res = await get(url);
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const body = JSON.parse(res.body);
+    expect(body).toMatchObject({ type: 'urn:convx:problem:invalid-parameters', title: 'Invalid parameters', status: 400 });
+    const named = body.errors.find((e: { parameter: string }) => e.parameter === parameter);
+    expect(named?.message).toMatch(message);
+  });
+
+  it('answers unknown routes with 404, validation with 501, and health and OpenAPI without a token', async () => {
+    const missing = await get('/v1/nothing');
+    expect(missing.statusCode).toBe(404);
+    expect(JSON.parse(missing.body).type).toBe('urn:convx:problem:not-found');
+    const validate = await ctx.app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: {} });
+    expect(validate.statusCode).toBe(501);
+    const health = await ctx.app.inject({ method: 'GET', url: '/healthz' });
+    expect(JSON.parse(health.body).status).toBe('ok');
+    const openapi = JSON.parse((await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).body);
+    expect(Object.keys(openapi.paths).sort()).toEqual([
+      '/healthz',
+      '/v1/campaigns/{campaignId}/conversions',
+      '/v1/conversions',
+      '/v1/conversions/items',
+      '/v1/deliveries/{smartflowId}/conversions',
+      '/v1/deliveries/{smartflowId}/{deliveryId}/conversions',
+      '/v4/delivery/e-mail/validate',
+    ]);
+    const itemParams = openapi.paths['/v1/conversions/items'].get.parameters;
+    expect(itemParams.find((p: { name: string }) => p.name === 'sourceType').schema.enum).toEqual(['campaign', 'automation', 'smartflow']);
+    expect(itemParams.find((p: { name: string }) => p.name === 'dateFrom').required).toBe(true);
+    expect(itemParams.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000 });
+    expect(openapi.paths['/v1/conversions'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/ReportResponse');
+    expect(openapi.components.schemas.AggregateRow.required).toContain('grossConversionsAmountWTax');
+  });
+
+  it('writes one access-log line a request, without the token', async () => {
+    await get('/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31');
+    const line = ctx.logs.filter((l) => l.msg === 'request').at(-1)!;
+    expect(line).toMatchObject({ method: 'GET', path: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', status: 200, plugin: 'shop' });
+    expect(typeof line.ms).toBe('number');
+    expect(JSON.stringify(ctx.logs)).not.toContain(headers.authorization!.slice(7));
+  });
+
+  it('never answers a hostile parameter with a 500 or with rows that do not match', async () => {
+    const period = 'dateFrom=2024-01-01&dateTo=2024-04-30';
+    const hostile = ["'", "' OR '1'='1", "x'; DROP TABLE scope_0.conv; --", '%', '_', '"', '\\', 'k-1; SELECT 1', ') OR (1=1'];
+    for (const value of hostile) {
+      const v = encodeURIComponent(value);
+      for (const url of [
+        `/v1/conversions?${period}&q=${v}`,
+        `/v1/conversions?${period}&country=${v}`,
+        `/v1/conversions?${period}&sort=${v}`,
+        `/v1/conversions/items?${period}&orderId=${v}`,
+        `/v1/conversions/items?${period}&sourceId=${v}`,
+        `/v1/campaigns/${v}/conversions?${period}`,
+      ]) {
+        const res = await get(url);
+        expect([200, 400, 404], `${url} -> ${res.statusCode} ${res.body}`).toContain(res.statusCode);
+        if (res.statusCode === 200) expect(JSON.parse(res.body).conversions, url).toEqual([]);
+      }
+    }
+    // and the data is still there
+    expect(JSON.parse((await get(`/v1/conversions?${period}`)).body).paging.totalCount).toBe(16);
+  });
+});
+
+describe('authentication', () => {
+  let ctx: Awaited<ReturnType<typeof appFor>>;
+  const dir = SAMPLES;
+  const url = '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31';
+  const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  beforeAll(async () => {
+    ctx = await appFor(dir);
+  });
+  afterAll(async () => {
+    await ctx.app.close();
+    await ctx.served.retire();
+  });
+
+  const call = (authorization?: string) =>
+    ctx.app.inject({ method: 'GET', url, headers: authorization === undefined ? {} : { authorization } });
+  const sign = (claims: Record<string, unknown>, key: Uint8Array = secretKey(SECRET)) =>
+    new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(key);
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('accepts a valid token', async () => {
+    expect((await call((await bearer('shop')).authorization)).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['missing header', async () => undefined, 'missing-credentials', /Authorization: Bearer/],
+    ['Basic scheme', async () => 'Basic dXNlcjpwYXNz', 'invalid-token', /not "Bearer <JWT>"/],
+    ['garbage', async () => 'Bearer garbage', 'invalid-token', /not a JWT/],
+    ['wrong secret', async () => `Bearer ${await sign({ plugin: 'shop' }, secretKey('another-secret'))}`, 'invalid-token', /signature/],
+    ['expired', async () => `Bearer ${await sign({ plugin: 'shop', exp: now() - 120 })}`, 'expired-token', /expired/],
+    ['not yet valid', async () => `Bearer ${await sign({ plugin: 'shop', nbf: now() + 600 })}`, 'invalid-token', /not valid yet/],
+    ['alg none', async () => `Bearer ${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(`{"plugin":"shop","exp":${now() + 600}}`).toString('base64url')}.`, 'invalid-token', /none are not accepted/],
+    ['an algorithm not configured', async () => `Bearer ${await new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'ES256' }).sign(keys.privateKey)}`, 'invalid-token', /ES256 are not accepted/],
+    ['no plugin claim', async () => `Bearer ${await sign({ sub: 'x' })}`, 'invalid-token', /no "plugin" claim/],
+    ['a plugin the data does not hold', async () => (await bearer('other')).authorization, 'unknown-plugin', /"other" has no data/],
+  ])('403 for %s', async (_name, header, type, detail) => {
+    const res = await call(await header());
+    expect(res.statusCode).toBe(403);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const body = JSON.parse(res.body);
+    expect(body.type).toBe(`urn:convx:problem:${type}`);
+    expect(body.detail).toMatch(detail);
+  });
+
+  it('allows the clock tolerance on exp', async () => {
+    expect((await call(`Bearer ${await sign({ plugin: 'shop', exp: now() - 5 })}`)).statusCode).toBe(200);
+  });
+
+  it('verifies RS256 with a PEM public key and ES256 with a JWKS file', async () => {
+    const dirKeys = tempDir();
+    const pem = join(dirKeys, 'rsa.pem');
+    writeFileSync(pem, rsa.publicKey.export({ type: 'spki', format: 'pem' }));
+    const jwk: JWK = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' };
+    const jwksFile = join(dirKeys, 'jwks.json');
+    writeFileSync(jwksFile, JSON.stringify({ keys: [jwk] }));
+
+    const withPem = await appFor(dir, { publicKeyFile: pem });
+    const rsToken = await new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'RS256' }).setExpirationTime('5m').sign(rsa.privateKey);
+    expect((await withPem.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${rsToken}` } })).statusCode).toBe(200);
+    const hsToken = (await bearer('shop')).authorization;
+    expect((await withPem.app.inject({ method: 'GET', url, headers: { authorization: hsToken } })).statusCode).toBe(403);
+    await withPem.app.close();
+    await withPem.served.retire();
+
+    const withJwks = await appFor(dir, { jwksFile });
+    const esToken = await new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(keys.privateKey);
+    expect((await withJwks.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${esToken}` } })).statusCode).toBe(200);
+    await withJwks.app.close();
+    await withJwks.served.retire();
+  });
+
+  it('refuses to build a verifier without a key', () => {
+    expect(() => createVerifier({})).toThrow(/set CONVX_JWT_SECRET/);
+  });
+});
+
+describe('tenant scoping with two plugins', () => {
+  const dir = dataset({
+    'orders.csv': csv(
+      ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'],
+      [
+        ['A', 'oa', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+        ['B', 'ob', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242],
+      ],
+    ),
+    'touches.csv': csv(
+      ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
+      [
+        ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
+        ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
+        ['B', 'c2', '2024-03-01T00:00:00Z', 'click', 'smartflow', 'n1'],
+      ],
+    ),
+    'sources.csv': csv(
+      ['plugin_id', 'source_type', 'source_id', 'name', 'smartflow_id', 'delivery_id'],
+      [
+        ['A', 'campaign', 'shared', 'A campaign', '', ''],
+        ['B', 'campaign', 'shared', 'B campaign', '', ''],
+        ['B', 'smartflow', 'n1', 'B node', 'sf', 'd'],
+      ],
+    ),
+  });
+
+  it('never shows plugin B’s rows to a token for plugin A, on any route', async () => {
+    const { app, served } = await appFor(dir);
+    try {
+      const period = 'dateFrom=2024-03-01&dateTo=2024-03-31';
+      for (const [plugin, own, other] of [['A', 'oa', 'ob'], ['B', 'ob', 'oa']] as const) {
+        const headers = await bearer(plugin);
+        for (const url of [
+          `/v1/conversions?${period}`,
+          `/v1/conversions/items?${period}`,
+          `/v1/conversions/items?${period}&orderId=${other}`,
+          `/v1/campaigns/shared/conversions?${period}`,
+          `/v1/deliveries/sf/conversions?${period}`,
+          `/v1/deliveries/sf/d/conversions?${period}`,
+        ]) {
+          const res = await app.inject({ method: 'GET', url, headers });
+          expect(res.statusCode).toBe(200);
+          expect(res.body).not.toContain(`"${other}"`);
+          expect(res.body).not.toContain(plugin === 'A' ? 'B campaign' : 'A campaign');
+        }
+        const items = JSON.parse((await app.inject({ method: 'GET', url: `/v1/conversions/items?${period}`, headers })).body);
+        expect(items.conversions.map((c: { orderId: string }) => c.orderId)).toEqual([own]);
+      }
+    } finally {
+      await app.close();
+      await served.retire();
+    }
+  });
+});
+
+describe('failures', () => {
+  it('answers a missing FX rate with a data-error problem, and hides unexpected failures', async () => {
+    const dir = shop({
+      touches: [{ at: '2024-03-01T00:00:00Z' }],
+      fx: [['2024-03-01', 'CZK', '0.04']],
+      orders: [{ id: 'o', at: '2024-03-20T10:00:00Z', currency: 'CZK' }, { id: 'e', at: '2024-03-20T11:00:00Z', currency: 'EUR' }],
+    });
+    const { app, served, logs } = await appFor(dir);
+    const headers = await bearer('default');
+    const res = await app.inject({ method: 'GET', url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', headers });
+    expect(res.statusCode).toBe(500);
+    expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:convx:problem:data-error', detail: expect.stringMatching(/CZK on 2024-03-20/) });
+    await app.close();
+    await served.retire();
+
+    const broken = await buildApp({
+      dataset: () => {
+        throw new Error('secret internal detail');
+      },
+      verify: createVerifier({ secret: SECRET }),
+      log: (e) => logs.push(e),
+      version: 'test',
+    });
+    const failed = await broken.inject({ method: 'GET', url: '/v1/conversions', headers });
+    expect(failed.statusCode).toBe(500);
+    expect(failed.body).not.toContain('secret internal detail');
+    expect(JSON.parse(failed.body).type).toBe('urn:convx:problem:internal');
+    expect(logs.some((l) => l.msg === 'unexpected error' && String(l.error).includes('secret internal detail'))).toBe(true);
+    await broken.close();
+  });
+});
+
+describe('reload', () => {
+  it('serves new data after a reload while a request begun before it finishes on the old data', async () => {
+    const orders = (rows: string[][]) => csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], rows);
+    const dir = dataset({
+      'orders.csv': orders([['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '1', '1']]),
+      'touches.csv': csv(['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k']]),
+    });
+    const { DatasetHolder } = await import('../src/server/tenants.js');
+    const holder = new DatasetHolder(await ServedDataset.load(dir), {});
+    const app = await buildApp({ dataset: () => holder.current, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
+    const headers = await bearer('default');
+    const count = async () =>
+      JSON.parse((await app.inject({ method: 'GET', url: '/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-31', headers })).body).paging.totalCount;
+    expect(await count()).toBe(1);
+
+    const inFlight = await holder.current.backend('default'); // a request that has begun
+    writeFileSync(join(dir, 'orders.csv'), orders([['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '1', '1'], ['o2', 'c1', '2024-03-03T10:00:00Z', 'EUR', '1', '1']]));
+    const reloading = holder.reload();
+    const old = await inFlight.items(parseItemsQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-31' }));
+    expect(old.paging.totalCount).toBe(1);
+    await inFlight.close();
+    await reloading;
+    expect(await count()).toBe(2);
+
+    writeFileSync(join(dir, 'orders.csv'), 'not,a\nvalid,orders file\n');
+    await expect(holder.reload()).rejects.toThrow(/required column is missing/);
+    expect(await count()).toBe(2);
+    await app.close();
+    await holder.close();
+  });
+});
+
+describe('convx token', () => {
+  it('prints a token the server accepts, for the plugin and lifetime asked', async () => {
+    const run = await cli(['token', '--plugin', 'shop', '--expires', '2h'], { env: { CONVX_JWT_SECRET: SECRET }, now: new Date().toISOString() });
+    expect(run.code).toBe(0);
+    const token = run.stdout.trim();
+    const verify = createVerifier({ secret: SECRET });
+    expect(await verify(`Bearer ${token}`)).toMatchObject({ plugin: 'shop' });
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+    expect(payload.exp - payload.iat).toBe(7200);
+  });
+
+  it.each([
+    [['token', '--plugin', 'shop'], {}, /set CONVX_JWT_SECRET/],
+    [['token'], { CONVX_JWT_SECRET: SECRET }, /--plugin <id> is required/],
+    [['token', '--plugin', 'shop', '--expires', 'soon'], { CONVX_JWT_SECRET: SECRET }, /--expires: "soon" is not a duration/],
+  ])('exits 2 for %j', async (argv, env, message) => {
+    const run = await cli(argv, { env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+});
+
+describe('convx serve end to end', () => {
+  it('starts on a free loopback port, answers a real HTTP client, reloads on SIGHUP and stops on SIGTERM', async () => {
+    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
+    const env = { ...process.env, CONVX_JWT_SECRET: SECRET };
+    const child = spawn(process.execPath, [bin, 'serve', '--data', SAMPLES, '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const started = Date.now();
+      while (!/"msg":"listening"/.test(stderr)) {
+        if (Date.now() - started > 20_000) throw new Error(`server did not start: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const url = /"url":"([^"]+)"/.exec(stderr)![1]!;
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const token = (await cli(['token', '--plugin', 'shop'], { env: { CONVX_JWT_SECRET: SECRET }, now: new Date().toISOString() })).stdout.trim();
+      const query = '/v1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30';
+      const res = await fetch(`${url}${query}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      const body = await res.text();
+      const local = JSON.parse((await cli(['report', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'])).stdout);
+      expect(JSON.parse(body)).toEqual(local);
+      expect((await fetch(`${url}${query}`)).status).toBe(403);
+
+      child.kill('SIGHUP');
+      while (!/"msg":"reloaded"/.test(stderr)) await new Promise((r) => setTimeout(r, 50));
+      expect((await fetch(`${url}${query}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(stderr).toMatch(/"msg":"shutting down","signal":"SIGTERM"/);
+      expect(stderr).not.toContain(token);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
