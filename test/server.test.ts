@@ -162,6 +162,17 @@ describe('reporting routes on samples/shop', () => {
     expect(openapi.components.schemas.AggregateRow.required).toContain('grossConversionsAmountWTax');
   });
 
+  it('answers concurrent requests, each on its own connection, with the same bodies as one by one', async () => {
+    const urls = Array.from({ length: 24 }, (_, i) =>
+      i % 2 ? `/v1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30&limit=${1 + (i % 5)}` : `/v1/conversions/items?dateFrom=2024-02-01&dateTo=2024-03-31&offset=${i}`,
+    );
+    const together = await Promise.all(urls.map((url) => get(url)));
+    for (const [i, res] of together.entries()) {
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toBe((await get(urls[i]!)).body);
+    }
+  });
+
   it('writes one access-log line a request, without the token', async () => {
     await get('/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31');
     const line = ctx.logs.filter((l) => l.msg === 'request').at(-1)!;
