@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { Chalk } from 'chalk';
 import { COMMANDS, GROUPS } from './commands/index.js';
@@ -6,11 +5,7 @@ import type { CommandDefinition } from './commands/registry.js';
 import { createContext, type GlobalOptions, type Io } from './context.js';
 import { ConvxError, ExitCode } from './errors.js';
 import { FORMATS } from './output/format.js';
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
+import { packageVersion } from './version.js';
 
 const GLOBAL_HELP = `
 Modes:
@@ -33,7 +28,7 @@ Examples:
 export function createProgram(io: Io, state: { exitCode: number }): Command {
   const program = new Command('convx')
     .description('E-mail marketing conversion reports, from exported data (DuckDB) or a running service')
-    .version(version(), '-V, --version')
+    .version(packageVersion(), '-V, --version')
     .addOption(new Option('--data <dir>', 'local mode: the dataset directory (env CONVX_DATA)'))
     .addOption(new Option('--plugin <id>', 'the plugin (tenant) of a dataset that holds several'))
     .addOption(new Option('--reference-currency <code>', 'currency to report amounts in (default: from the dataset)'))

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { packageVersion } from '../version.js';
 import { defineCommand } from './registry.js';
 
 interface ServeFlags {
@@ -7,10 +7,6 @@ interface ServeFlags {
   port: string;
   jwtPublicKey?: string;
   jwks?: string;
-}
-
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 export default defineCommand<ServeFlags>({
