@@ -23,6 +23,8 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 }
 
 process.exitCode = await run(process.argv.slice(2), {
+  stdin: process.stdin,
+  stdinIsTTY: Boolean(process.stdin.isTTY),
   stdout: process.stdout,
   stderr: process.stderr,
   stdoutIsTTY: Boolean(process.stdout.isTTY),

@@ -1,15 +1,16 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Chalk } from 'chalk';
+import { GLOBAL_OPTIONS } from './commands/globals.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { CommandDefinition } from './commands/registry.js';
 import { createContext, type GlobalOptions, type Io } from './context.js';
 import { ConvxError, ExitCode } from './errors.js';
-import { FORMATS } from './output/format.js';
 import { packageVersion } from './version.js';
 
 const GLOBAL_HELP = `
 Modes:
   local    --data DIR (or CONVX_DATA): computes reports with DuckDB over exported files
+  api      --api URL (or CONVX_API_URL) with a token: the same commands against a running service
   serve    convx serve --data DIR: answers the same interface over HTTP
 
 Output goes to stdout; messages and progress go to stderr. The default format is
@@ -29,13 +30,6 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
   const program = new Command('convx')
     .description('E-mail marketing conversion reports, from exported data (DuckDB) or a running service')
     .version(packageVersion(), '-V, --version')
-    .addOption(new Option('--data <dir>', 'local mode: the dataset directory (env CONVX_DATA)'))
-    .addOption(new Option('--plugin <id>', 'the plugin (tenant) of a dataset that holds several'))
-    .addOption(new Option('--reference-currency <code>', 'currency to report amounts in (default: from the dataset)'))
-    .addOption(new Option('-o, --format <format>', `output format: ${FORMATS.join(', ')}`))
-    .addOption(new Option('--fields <list>', 'only these fields, comma-separated (dotted for nested: source.name)'))
-    .addOption(new Option('--no-color', 'no colours (also NO_COLOR)'))
-    .addOption(new Option('--quiet', 'no summaries or progress on stderr'))
     .addHelpText('after', GLOBAL_HELP)
     .showSuggestionAfterError()
     .exitOverride()
@@ -43,6 +37,8 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
     });
+
+  for (const option of GLOBAL_OPTIONS) program.addOption(new Option(option.flags, option.description));
 
   const groups = new Map<string, Command>();
   for (const definition of COMMANDS as CommandDefinition<Record<string, unknown>>[]) {
@@ -65,7 +61,13 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
       const cmd = params.at(-1) as Command;
       const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
       const ctx = createContext(io, {
+        newProfile: definition.createsProfile ?? false,
         data: globals.data,
+        api: globals.api,
+        deliveryApi: globals.deliveryApi,
+        profile: globals.profile,
+        tokenFile: globals.tokenFile,
+        timeout: globals.timeout,
         plugin: globals.plugin,
         referenceCurrency: globals.referenceCurrency,
         format: globals.format,
@@ -103,6 +105,22 @@ export function reportError(error: unknown, io: Io): number {
   return ExitCode.unexpected;
 }
 
+/**
+ * `--sort -datetime` would read as an unknown option "-datetime"; a sort value
+ * starting with "-" is a descending field, so it is joined to its flag.
+ */
+export function joinSortValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (argv[i] === '--sort' && next !== undefined && /^-[A-Za-z]/.test(next)) {
+      out.push(`--sort=${next}`);
+      i++;
+    } else out.push(argv[i]!);
+  }
+  return out;
+}
+
 /** Runs convx on argv (without node and script) and returns the exit code. */
 export async function run(argv: string[], io: Io): Promise<number> {
   const state = { exitCode: 0 };
@@ -112,7 +130,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       program.outputHelp();
       return ExitCode.usage;
     }
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(joinSortValues(argv), { from: 'user' });
     return state.exitCode;
   } catch (error) {
     return reportError(error, io);

@@ -1,14 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Backend } from './backend.js';
-import { UsageError } from './errors.js';
+import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
+import { AuthError, UsageError } from './errors.js';
 import { FORMATS, type Format } from './output/format.js';
 import { streamSink } from './output/sink.js';
 import { ResultWriter } from './output/writer.js';
 
 /** Everything a command may touch of the outside world; tests pass their own. */
 export interface Io {
+  stdin: Readable;
+  stdinIsTTY: boolean;
   stdout: Writable;
   stderr: Writable;
   stdoutIsTTY: boolean;
@@ -22,12 +26,19 @@ export interface Io {
 
 export interface GlobalOptions {
   data?: string;
+  api?: string;
+  deliveryApi?: string;
+  profile?: string;
+  tokenFile?: string;
+  timeout?: string;
   plugin?: string;
   referenceCurrency?: string;
   format?: string;
   fields?: string;
   color: boolean;
   quiet?: boolean;
+  /** The command may name a profile that does not exist yet (auth login, init). */
+  newProfile?: boolean;
 }
 
 export interface Logger {
@@ -48,10 +59,25 @@ export interface Context {
   log: Logger;
   output: ResultWriter;
   format: Format;
+  /** Flags, environment and the config profile combined (flags first). */
+  settings: ResolvedSettings;
+  /** Where the config file is, or undefined when neither XDG_CONFIG_HOME nor HOME is set. */
+  configFile: string | undefined;
+  config: ConfigFile;
   resolvePath(path: string): string;
-  /** The dataset directory of local mode: --data, else CONVX_DATA. */
+  /** The dataset directory of local mode. */
   dataDir(): string;
+  /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
+  token(): Promise<string>;
   openBackend(): Promise<Backend>;
+}
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+async function readAll(stream: Readable): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) text += chunk.toString();
+  return text;
 }
 
 function colorLevel(isTTY: boolean, env: Io['env'], enabled: boolean): 0 | 1 | 2 | 3 {
@@ -76,7 +102,25 @@ export function parseFormat(value: string | undefined, isTTY: boolean, allowed: 
 export function createContext(io: Io, globals: GlobalOptions): Context {
   const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
   const errChalk = new Chalk({ level: colorLevel(io.stderrIsTTY, io.env, globals.color) });
-  const format = parseFormat(globals.format, io.stdoutIsTTY);
+  const file = configPath(io.env);
+  const config = readConfig(file);
+  const name = profileName(globals.profile, io.env, config);
+  if (globals.profile !== undefined && !config.profiles[name] && !globals.newProfile) {
+    throw new UsageError(`no profile "${globals.profile}" in ${file ?? 'the config'}; profiles: ${Object.keys(config.profiles).join(', ') || 'none'}`);
+  }
+  const settings = resolveSettings({
+    flags: {
+      ...(globals.data !== undefined ? { data: globals.data } : {}),
+      ...(globals.api !== undefined ? { api: globals.api } : {}),
+      ...(globals.deliveryApi !== undefined ? { deliveryApi: globals.deliveryApi } : {}),
+      ...(globals.plugin !== undefined ? { plugin: globals.plugin } : {}),
+      ...(globals.format !== undefined ? { format: globals.format } : {}),
+    },
+    env: io.env,
+    profile: config.profiles[name] ?? {},
+    profileName: name,
+  });
+  const format = parseFormat(settings.format, io.stdoutIsTTY);
   const fields = globals.fields
     ?.split(',')
     .map((f) => f.trim())
@@ -99,12 +143,34 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
   };
   const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const dataDir = () => {
-    const dir = globals.data ?? io.env.CONVX_DATA;
-    if (!dir) {
-      throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA', [], 'try: convx report --data samples/shop');
+    if (settings.mode === 'api') throw new UsageError('this command works on a local dataset: pass --data DIR');
+    if (!settings.data) {
+      throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], 'try: convx report --data samples/shop');
     }
-    return resolvePath(dir);
+    return resolvePath(settings.data);
   };
+  let tokenValue: Promise<string> | undefined;
+  const token = () =>
+    (tokenValue ??= (async () => {
+      let value: string | undefined;
+      if (globals.tokenFile === '-') value = await readAll(io.stdin);
+      else if (globals.tokenFile !== undefined) {
+        try {
+          value = readFileSync(resolvePath(globals.tokenFile), 'utf8');
+        } catch (error) {
+          throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+        }
+      } else value = settings.token;
+      value = value?.trim();
+      if (!value) {
+        throw new AuthError('no API token', 'set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run `convx auth login`');
+      }
+      return value;
+    })());
+  const timeout = globals.timeout ?? String(DEFAULT_TIMEOUT_SECONDS);
+  if (!/^\d+(\.\d+)?$/.test(timeout) || Number(timeout) <= 0) {
+    throw new UsageError(`--timeout: "${timeout}" is not a number of seconds`);
+  }
   return {
     io,
     globals,
@@ -113,12 +179,35 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
     log,
     format,
     output: new ResultWriter(streamSink(io.stdout), { format, chalk, ...(fields?.length ? { fields } : {}) }),
+    settings,
+    configFile: file,
+    config,
     resolvePath,
     dataDir,
+    token,
     async openBackend() {
+      if (settings.mode === 'api') {
+        if (globals.plugin !== undefined) {
+          throw new UsageError('--plugin works in local mode only: in API mode the token names the plugin');
+        }
+        if (globals.referenceCurrency !== undefined) {
+          throw new UsageError('--reference-currency works in local mode only: the API reports in the plugin\'s reference currency');
+        }
+        const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
+        const client = new ApiClient(settings.api!, {
+          token: await token(),
+          timeoutMs: Number(timeout) * 1000,
+          retries: 3,
+          onRetry: ({ attempt, delayMs, reason }) => log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
+        });
+        return new ApiBackend(client, {
+          concurrency: 4,
+          onPage: (fetched, total) => log.progress(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`),
+        });
+      }
       const { openLocalBackend } = await import('./local/backend.js');
       return openLocalBackend(dataDir(), {
-        ...(globals.plugin !== undefined ? { plugin: globals.plugin } : {}),
+        ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
         ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),
       });
     },

@@ -52,3 +52,17 @@ export class NotFoundError extends ConvxError {
     super(message, ExitCode.findings, hint);
   }
 }
+
+/** The API refused the credentials (exit 4). */
+export class AuthError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.auth, hint);
+  }
+}
+
+/** The API is unreachable, failing, or answers with something that is not the interface (exit 5). */
+export class ApiError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.network, hint);
+  }
+}

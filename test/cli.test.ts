@@ -174,6 +174,9 @@ describe('report', () => {
   it('filters with -q, --country and --currency, and sorts', async () => {
     const q = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '-q', 'WELCOME'])).stdout);
     expect(q.conversions.map((r: { name: string }) => r.name).sort()).toEqual(['Welcome: first e-mail', 'Welcome: reminder']);
+    const byRefunds = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--sort', '-refundsAmountWTax,name'])).stdout);
+    const refunds = byRefunds.conversions.map((r: { refundsAmountWTax: number }) => r.refundsAmountWTax);
+    expect(refunds).toEqual([...refunds].sort((a, b) => b - a));
     const cz = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--currency', 'CZK', '--sort', 'name'])).stdout);
     const names = cz.conversions.map((r: { name: string }) => r.name);
     expect(names).toEqual([...names].sort());

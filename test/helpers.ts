@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { afterAll } from 'vitest';
 import { run } from '../src/cli.js';
 import type { Io } from '../src/context.js';
@@ -151,7 +151,14 @@ export function itemsQuery(dateFrom: string, dateTo: string, extra: Partial<Item
   return { dateFrom, dateTo, limit: 1000, offset: 0, sort: [{ field: 'datetime', descending: false }], ...extra };
 }
 
-class Capture extends Writable {
+let configHome: string | undefined;
+/** An empty config directory, so no test reads the real ~/.config. */
+function isolatedConfig(): string {
+  configHome ??= tempDir('convx-config-');
+  return configHome;
+}
+
+export class Capture extends Writable {
   text = '';
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: () => void): void {
     this.text += chunk.toString();
@@ -168,16 +175,18 @@ export interface CliResult {
 /** Runs convx in-process with captured output. */
 export async function cli(
   argv: string[],
-  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string } = {},
+  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string } = {},
 ): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
   const io: Io = {
+    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+    stdinIsTTY: false,
     stdout,
     stderr,
     stdoutIsTTY: options.tty ?? false,
     stderrIsTTY: options.tty ?? false,
-    env: options.env ?? {},
+    env: { XDG_CONFIG_HOME: isolatedConfig(), ...options.env },
     cwd: options.cwd ?? process.cwd(),
     now: () => new Date(options.now ?? '2024-05-01T12:00:00Z'),
     onSignal: () => () => undefined,

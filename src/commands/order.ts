@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { NotFoundError } from '../errors.js';
-import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
 import { defineCommand } from './registry.js';
@@ -13,6 +13,8 @@ interface OrderFlags {
 
 /** Local mode can search the whole dataset; these bounds stand for "any date". */
 export const ALL_TIME = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
+/** What API mode searches without --from/--to. */
+export const API_ORDER_DAYS = 365;
 
 function money(amount: number, currency: string): string {
   return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
@@ -49,18 +51,27 @@ export default defineCommand<OrderFlags>({
   name: 'order',
   summary: 'which source produced an order, or why none did',
   args: '<orderId>',
-  options: PERIOD_OPTIONS.map((o) => ({ ...o, description: `${o.description}; default: the whole dataset` })),
+  options: PERIOD_OPTIONS.map((o) => ({
+    ...o,
+    description: `${o.description}; default: the whole dataset (API mode: the last ${API_ORDER_DAYS} days)`,
+  })),
   examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json'],
   async run(ctx, args, flags) {
     const orderId = args[0]!;
-    const period =
+    let period =
       flags.from === undefined && flags.to === undefined
         ? ALL_TIME
         : { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo };
+    if (period === ALL_TIME && ctx.settings.mode === 'api') {
+      // A service is asked for a bounded period; a year back covers most support questions.
+      const dateTo = formatDate(ctx.io.now());
+      period = { dateFrom: addDays(dateTo, -(API_ORDER_DAYS - 1)), dateTo };
+      ctx.log.info(`searching ${period.dateFrom}..${period.dateTo} (the last ${API_ORDER_DAYS} days; --from and --to search others)`);
+    }
     const query = parseFlags(() =>
       parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }),
     );
-    const explicitPeriod = period === ALL_TIME ? undefined : period;
+    const explicitPeriod = flags.from === undefined && flags.to === undefined ? undefined : period;
     return withBackend(ctx, async (backend) => {
       const page = await backend.items(query);
       if (page.rows.length > 0) {
@@ -71,7 +82,10 @@ export default defineCommand<OrderFlags>({
       const diagnosis = await backend.diagnoseOrder?.(orderId, explicitPeriod);
       if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
       if (!diagnosis) {
-        throw new NotFoundError(`order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`);
+        throw new NotFoundError(
+          `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
+          'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
+        );
       }
       if (!diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
       if (diagnosis.reasons.length === 0) {

@@ -1,9 +1,10 @@
 /**
- * JSON Schemas of the server: the query parameters fastify validates, and the
- * response shapes; /openapi.json is generated from the same objects.
+ * JSON Schemas of the interface: the query parameters the server validates, and
+ * the response shapes API mode checks what it receives against. The server's
+ * /openapi.json is generated from the same objects.
  */
-import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from '../model/query.js';
-import { SOURCE_TYPES } from '../model/types.js';
+import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from './query.js';
+import { SOURCE_TYPES } from './types.js';
 
 const date = (what: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${what} (YYYY-MM-DD, UTC, inclusive)` });
 const id = (description: string) => ({ type: 'string', description });

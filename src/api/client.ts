@@ -1,0 +1,201 @@
+/**
+ * HTTP for API mode: bearer token, timeouts, retries with exponential backoff
+ * and jitter on connection errors, 429 and 5xx (honouring Retry-After), never
+ * on other 4xx; every failure becomes an error with the right exit code.
+ */
+import { Agent, request } from 'undici';
+import { ApiError, AuthError, UsageError } from '../errors.js';
+
+export interface ClientOptions {
+  token: string;
+  /** Connect, headers and body timeouts, each. */
+  timeoutMs: number;
+  retries: number;
+  /** Backoff: the first delay before jitter, and the longest. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** The longest Retry-After honoured; a longer one fails at once. */
+  maxRetryAfterMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
+  userAgent?: string;
+}
+
+interface Problem {
+  detail?: string;
+  title?: string;
+}
+
+const RETRYABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e?.code ?? e?.cause?.code;
+}
+
+function describeFailure(error: unknown): string {
+  const code = errorCode(error);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connecting timed out';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'the answer timed out';
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return 'the connection was dropped';
+  return code ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+class Retryable extends Error {
+  constructor(
+    readonly reason: string,
+    readonly waitMs?: number,
+  ) {
+    super(reason);
+  }
+}
+
+export class ApiClient {
+  private readonly agent: Agent;
+  private readonly origin: string;
+
+  constructor(
+    /** The reporting base, e.g. https://host/v1 */
+    readonly base: string,
+    private readonly options: ClientOptions,
+  ) {
+    let url: URL;
+    try {
+      url = new URL(base);
+    } catch {
+      throw new UsageError(`--api: "${base}" is not a URL (for example https://api.example.com/v1)`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--api: "${base}" is not an http(s) URL`);
+    this.origin = url.origin;
+    this.agent = new Agent({
+      connectTimeout: options.timeoutMs,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  /** A path under the base ("conversions/items") or an absolute path from the origin ("/v1/..."). */
+  url(path: string, params: Record<string, string | undefined> = {}): string {
+    const target = path.startsWith('/') ? new URL(path, this.origin) : new URL(`${this.base.replace(/\/+$/, '')}/${path}`);
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) target.searchParams.set(key, value);
+    return target.toString();
+  }
+
+  async getJson(path: string, params: Record<string, string | undefined> = {}): Promise<unknown> {
+    return this.send('GET', this.url(path, params));
+  }
+
+  async postJson(path: string, body: unknown): Promise<unknown> {
+    return this.send('POST', this.url(path), JSON.stringify(body));
+  }
+
+  private async send(method: 'GET' | 'POST', url: string, body?: string): Promise<unknown> {
+    const { retries } = this.options;
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const random = this.options.random ?? Math.random;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once(method, url, body);
+      } catch (error) {
+        if (!(error instanceof Retryable)) throw error;
+        if (attempt >= retries) {
+          throw new ApiError(
+            `the API failed at ${url}: ${error.reason} (after ${attempt + 1} attempt${attempt ? 's' : ''})`,
+            'check that the service is up and --api is its reporting base URL',
+          );
+        }
+        const backoff = Math.min(this.options.maxBackoffMs ?? 5000, (this.options.backoffMs ?? 250) * 2 ** attempt);
+        const delayMs = error.waitMs ?? Math.round(backoff * (0.5 + random() / 2));
+        this.options.onRetry?.({ url, attempt: attempt + 1, delayMs, reason: error.reason });
+        await sleep(delayMs);
+      }
+    }
+  }
+
+  private async once(method: 'GET' | 'POST', url: string, body?: string): Promise<unknown> {
+    let status: number;
+    let headers: Record<string, string | string[] | undefined>;
+    let text: string;
+    try {
+      const response = await request(url, {
+        method,
+        dispatcher: this.agent,
+        headers: {
+          authorization: `Bearer ${this.options.token}`,
+          accept: 'application/json, application/problem+json',
+          'user-agent': this.options.userAgent ?? 'convx',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body } : {}),
+      });
+      status = response.statusCode;
+      headers = response.headers;
+      text = await response.body.text();
+    } catch (error) {
+      const code = errorCode(error);
+      if (code && RETRYABLE_CODES.has(code)) throw new Retryable(describeFailure(error));
+      throw new ApiError(`cannot reach the API at ${url}: ${describeFailure(error)}`);
+    }
+    if (status === 429 || status >= 500) {
+      const wait = retryAfterMs(headers['retry-after']);
+      const limit = this.options.maxRetryAfterMs ?? 60_000;
+      if (wait !== undefined && wait > limit) {
+        throw new ApiError(`the API at ${url} answered ${status} and asks to wait ${Math.round(wait / 1000)} s; giving up`);
+      }
+      throw new Retryable(`HTTP ${status}${problemDetail(text) ? `: ${problemDetail(text)}` : ''}`, wait);
+    }
+    if (status === 401 || status === 403) {
+      throw new AuthError(
+        `the API refused the request (${status}): ${problemDetail(text) ?? 'no reason given'}`,
+        'check the token with `convx auth status`, or log in again with `convx auth login`',
+      );
+    }
+    if (status === 400) throw new UsageError(`the API rejected the request: ${problemDetail(text) ?? text.slice(0, 200)}`);
+    if (status === 404) {
+      throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
+    }
+    if (status < 200 || status >= 300) {
+      throw new ApiError(`the API answered ${status} to ${url}: ${problemDetail(text) ?? text.slice(0, 200)}`);
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new ApiError(`the API's answer to ${url} is not JSON: ${JSON.stringify(text.slice(0, 80))}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+function problemDetail(text: string): string | undefined {
+  try {
+    const problem = JSON.parse(text) as Problem;
+    return problem.detail ?? problem.title;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,174 @@
+import { decodeJwt } from 'jose';
+import { maskToken, readConfig, writeConfig, type Profile } from '../config.js';
+import type { Context } from '../context.js';
+import { ApiError, AuthError, ConvxError, UsageError } from '../errors.js';
+import { defineCommand } from './registry.js';
+
+function requireConfigFile(ctx: Context): string {
+  if (!ctx.configFile) throw new UsageError('cannot tell where the config file goes: set XDG_CONFIG_HOME or HOME');
+  return ctx.configFile;
+}
+
+/** Saves a profile (merged into the stored one) and makes it the default when there is none. */
+export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile): string {
+  const file = requireConfigFile(ctx);
+  const config = readConfig(file);
+  config.profiles[name] = update(config.profiles[name] ?? {});
+  config.defaultProfile ??= name;
+  writeConfig(file, config);
+  return file;
+}
+
+interface TokenFacts {
+  plugin?: string;
+  expires?: string;
+  expired?: boolean;
+}
+
+function tokenFacts(token: string, now: Date): TokenFacts {
+  try {
+    const claims = decodeJwt(token);
+    const facts: TokenFacts = {};
+    if (typeof claims.plugin === 'string') facts.plugin = claims.plugin;
+    if (typeof claims.exp === 'number') {
+      facts.expires = new Date(claims.exp * 1000).toISOString();
+      facts.expired = claims.exp * 1000 < now.getTime();
+    }
+    return facts;
+  } catch {
+    return {};
+  }
+}
+
+/** Asks the API for one row with the token: 'accepted', or the error that says why not. */
+async function probe(api: string, token: string, timeoutMs: number): Promise<'accepted' | ConvxError> {
+  const { ApiClient } = await import('../api/client.js');
+  const client = new ApiClient(api, { token, timeoutMs, retries: 0 });
+  try {
+    await client.getJson('conversions', { limit: '1' });
+    return 'accepted';
+  } catch (error) {
+    if (error instanceof ConvxError) return error;
+    throw error;
+  } finally {
+    await client.close();
+  }
+}
+
+async function promptToken(ctx: Context): Promise<string> {
+  if (!ctx.io.stdinIsTTY) {
+    throw new UsageError('no terminal to type the token in: pipe it with `convx auth login --with-token < token.txt`');
+  }
+  const { password } = await import('@inquirer/prompts');
+  return password({ message: 'API token', mask: '*' }, { input: ctx.io.stdin, output: ctx.io.stderr });
+}
+
+export const authLogin = defineCommand<{ withToken?: boolean; verify: boolean }>({
+  name: 'auth login',
+  createsProfile: true,
+  summary: 'store an API URL and token in the config profile',
+  options: [
+    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
+    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
+  ],
+  examples: [
+    'convx auth login --api https://reports.example.com/v1          # prompts for the token',
+    'convx auth login --api http://127.0.0.1:8080/v1 --with-token < token.txt',
+    'convx token --plugin shop | convx auth login --api http://127.0.0.1:8080/v1 --with-token --profile dev',
+  ],
+  async run(ctx, _args, flags) {
+    const api = ctx.settings.api;
+    if (!api) throw new UsageError('pass --api URL (the reporting base URL, e.g. https://host/v1), or set CONVX_API_URL');
+    const token = (flags.withToken ? await readStdin(ctx) : await promptToken(ctx)).trim();
+    if (!token) throw new UsageError('the token is empty');
+    if (flags.verify) {
+      const result = await probe(api, token, 15_000);
+      if (result instanceof AuthError) throw new AuthError(`not stored: ${result.message}`, result.hint);
+      if (result !== 'accepted') ctx.log.warn(`could not check the token (${result.message}); storing it anyway`);
+    }
+    const deliveryApi = ctx.settings.deliveryApi;
+    const file = saveProfile(ctx, ctx.settings.profile, (profile) => ({
+      ...profile,
+      mode: 'api',
+      api,
+      ...(deliveryApi ? { deliveryApi } : {}),
+      token,
+    }));
+    const facts = tokenFacts(token, ctx.io.now());
+    ctx.log.info(
+      `logged in to ${api} as profile "${ctx.settings.profile}"${facts.plugin ? `, plugin ${facts.plugin}` : ''}${facts.expires ? `, token expires ${facts.expires}` : ''} (saved in ${file})`,
+    );
+  },
+});
+
+async function readStdin(ctx: Context): Promise<string> {
+  let text = '';
+  for await (const chunk of ctx.io.stdin) text += chunk.toString();
+  return text;
+}
+
+export const authStatus = defineCommand<Record<string, never>>({
+  name: 'auth status',
+  summary: 'show the profile, the token (masked), its plugin and expiry, and whether the API accepts it',
+  examples: ['convx auth status', 'convx auth status --profile dev -o json'],
+  async run(ctx) {
+    const { settings } = ctx;
+    const status: Record<string, unknown> = { profile: settings.profile, mode: settings.mode };
+    if (settings.mode === 'local') {
+      status.data = settings.data ?? null;
+      await print(ctx, status);
+      return 0;
+    }
+    status.api = settings.api;
+    let token: string | undefined;
+    try {
+      token = await ctx.token();
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+    }
+    if (!token) {
+      status.token = null;
+      status.accepted = false;
+      await print(ctx, status);
+      return 4;
+    }
+    const facts = tokenFacts(token, ctx.io.now());
+    status.token = maskToken(token);
+    status.plugin = facts.plugin ?? null;
+    status.expires = facts.expires ?? null;
+    if (facts.expired) status.expired = true;
+    const result = await probe(settings.api!, token, 15_000);
+    status.accepted = result === 'accepted';
+    if (result !== 'accepted') status.problem = result.message;
+    await print(ctx, status);
+    if (result === 'accepted') return 0;
+    return result instanceof AuthError ? 4 : result instanceof ApiError ? 5 : result.exitCode;
+  },
+});
+
+async function print(ctx: Context, status: Record<string, unknown>): Promise<void> {
+  if (ctx.format === 'json' || ctx.format === 'jsonl') return ctx.output.json(status);
+  const width = Math.max(...Object.keys(status).map((k) => k.length));
+  const lines = Object.entries(status).map(([k, v]) => {
+    const text = v === null ? '-' : String(v);
+    const shown = k === 'accepted' ? (v ? ctx.chalk.green('yes') : ctx.chalk.red('no')) : text;
+    return `${ctx.chalk.dim(k.padEnd(width))}  ${shown}`;
+  });
+  await ctx.output.text(`${lines.join('\n')}\n`);
+}
+
+export const authLogout = defineCommand<Record<string, never>>({
+  name: 'auth logout',
+  summary: 'remove the stored token of the profile',
+  examples: ['convx auth logout', 'convx auth logout --profile dev'],
+  async run(ctx) {
+    const profile = ctx.config.profiles[ctx.settings.profile];
+    if (!profile?.token) {
+      ctx.log.info(`profile "${ctx.settings.profile}" has no stored token`);
+      return;
+    }
+    saveProfile(ctx, ctx.settings.profile, ({ token: _dropped, ...rest }) => rest);
+    ctx.log.info(`removed the token of profile "${ctx.settings.profile}"`);
+    if (ctx.io.env.CONVX_TOKEN) ctx.log.warn('CONVX_TOKEN is still set in the environment');
+  },
+});

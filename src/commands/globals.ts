@@ -1,0 +1,18 @@
+import { FORMATS } from '../output/format.js';
+import type { OptionDefinition } from './registry.js';
+
+/** Options every command takes (commander reads them before or after the command name). */
+export const GLOBAL_OPTIONS: OptionDefinition[] = [
+  { flags: '--data <dir>', description: 'local mode: the dataset directory (env CONVX_DATA)' },
+  { flags: '--api <url>', description: 'API mode: the reporting base URL, e.g. https://host/v1 (env CONVX_API_URL)' },
+  { flags: '--delivery-api <url>', description: 'API mode: the delivery base URL, e.g. https://host/v4 (env CONVX_DELIVERY_API_URL)' },
+  { flags: '--token-file <file>', description: 'API mode: read the bearer token from a file, or - for stdin (else CONVX_TOKEN or the profile)' },
+  { flags: '--timeout <seconds>', description: 'API mode: connect and answer timeout (default 30)' },
+  { flags: '--profile <name>', description: 'the config profile to use (env CONVX_PROFILE)' },
+  { flags: '--plugin <id>', description: 'the plugin (tenant) of a dataset that holds several' },
+  { flags: '--reference-currency <code>', description: 'local mode: report amounts in this currency (default: from the dataset)' },
+  { flags: '-o, --format <format>', description: `output format: ${FORMATS.join(', ')}` },
+  { flags: '--fields <list>', description: 'only these fields, comma-separated (dotted for nested: source.name)' },
+  { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
+  { flags: '--quiet', description: 'no summaries or progress on stderr' },
+];

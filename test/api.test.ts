@@ -1,0 +1,405 @@
+/** API mode: parity with local mode against a real `convx serve`, faults from scripted servers, configuration. */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveSettings } from '../src/config.js';
+import { generateDataset } from '../src/local/generate.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
+import { cli, type CliResult, SAMPLES, tempDir } from './helpers.js';
+
+const SECRET = 'api-test-secret';
+
+async function serve(dir: string): Promise<RunningServer> {
+  return startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+}
+
+function expectNoToken(result: CliResult, token: string): void {
+  expect(result.stdout).not.toContain(token);
+  expect(result.stderr).not.toContain(token);
+}
+
+describe('parity: API mode against convx serve prints what local mode prints', () => {
+  let server: RunningServer;
+  let twoPlugins: RunningServer;
+  let generated = '';
+  const tokens: Record<string, string> = {};
+  beforeAll(async () => {
+    generated = join(tempDir(), 'gen');
+    await generateDataset({ out: generated, seed: 3, contacts: 600, orders: 2500, touches: 15000, from: '2024-01-01', to: '2024-06-30', format: 'csv', plugins: 2 });
+    [server, twoPlugins] = await Promise.all([serve(SAMPLES), serve(generated)]);
+    for (const plugin of ['shop', 'shop-1', 'shop-2']) tokens[plugin] = await signDevelopmentToken(SECRET, plugin, '1h');
+  });
+  afterAll(async () => {
+    await server?.close();
+    await twoPlugins?.close();
+  });
+
+  async function compare(dir: string, running: RunningServer, plugin: string | undefined, argv: string[]): Promise<void> {
+    const local = await cli([...argv, '--data', dir, ...(plugin && plugin !== 'shop' ? ['--plugin', plugin] : [])]);
+    const token = tokens[plugin ?? 'shop']!;
+    const api = await cli([...argv, '--api', `${running.url}/v1`], { env: { CONVX_TOKEN: token } });
+    expect(local.code, `${argv.join(' ')}: ${local.stderr}`).toBe(0);
+    expect(api.code, `${argv.join(' ')}: ${api.stderr}`).toBe(0);
+    expect(api.stdout, argv.join(' ')).toBe(local.stdout);
+    expect(local.stdout.length).toBeGreaterThan(0);
+    expectNoToken(api, token);
+  }
+
+  const period = ['--from', '2024-01-01', '--to', '2024-04-30'];
+  const cases: string[][] = [
+    ['report', ...period, '-o', 'json'],
+    ['report', ...period, '-o', 'jsonl'],
+    ['report', ...period, '-o', 'csv'],
+    ['report', ...period, '-o', 'tsv'],
+    ['report', ...period, '-o', 'table'],
+    ['report', '--from', '2024-03-01', '--to', '2024-03-31', '--country', 'CZ,SK', '--currency', 'EUR,PLN', '-o', 'json'],
+    ['report', ...period, '-q', 'welcome', '--sort', 'name', '-o', 'csv'],
+    ['report', ...period, '--sort', '-refundsAmountWTax,id', '--limit', '4', '--offset', '3', '-o', 'json'],
+    ['report', ...period, '--breakdown', '-o', 'tsv'],
+    ['report', ...period, '--all', '--fields', 'id,source.type,conversionsAmountWTax', '-o', 'json'],
+    ['items', ...period, '-o', 'json'],
+    ['items', ...period, '--all', '-o', 'jsonl'],
+    ['items', ...period, '--all', '-o', 'json'],
+    ['items', ...period, '--source', 'k-1', '--source-type', 'campaign', '--sort', 'conversionsAmount', '-o', 'csv'],
+    ['items', ...period, '--smartflow', 'sf-1', '--delivery', 'd-2', '-o', 'tsv'],
+    ['items', ...period, '--contact', 'c-140', '--currency', 'EUR', '-o', 'json'],
+    ['items', '--from', '2024-02-01', '--to', '2024-02-29', '--limit', '7', '--offset', '21', '--sort', '-orderId', '-o', 'table'],
+    ['order', 'o-2', ...period, '-o', 'json'],
+    ['order', 'o-2', ...period, '-o', 'table'],
+    ['drill', '/v1/campaigns/k-1/conversions', ...period, '--all', '-o', 'json'],
+    ['drill', '/v1/deliveries/sf-2/conversions', ...period, '-o', 'csv'],
+    ['drill', 'a-1', ...period, '-o', 'jsonl'],
+  ];
+
+  it.each(cases)('samples: %s', async (...argv) => {
+    await compare(SAMPLES, server, undefined, argv);
+  });
+
+  it('a generated two-plugin dataset, each plugin, walking more than one page concurrently', async () => {
+    for (const plugin of ['shop-1', 'shop-2']) {
+      for (const argv of [
+        ['items', '--from', '2024-01-01', '--to', '2024-06-30', '--all', '-o', 'jsonl'],
+        ['items', '--from', '2024-01-01', '--to', '2024-06-30', '--all', '--offset', '5', '-o', 'json'],
+        ['report', '--from', '2024-02-01', '--to', '2024-05-31', '--breakdown', '-o', 'csv'],
+        ['report', '--from', '2024-06-01', '--to', '2024-06-30', '-o', 'json'],
+      ]) {
+        await compare(generated, twoPlugins, plugin, argv);
+      }
+    }
+    const lines = (await cli(['items', '--from', '2024-01-01', '--to', '2024-06-30', '--all', '-o', 'jsonl', '--api', `${twoPlugins.url}/v1`], { env: { CONVX_TOKEN: tokens['shop-1']! } })).stdout.split('\n').length;
+    expect(lines).toBeGreaterThan(1001); // more than one page of 1000
+  });
+
+  it('order says which period it searched in API mode, and that it cannot tell why', async () => {
+    const run = await cli(['order', 'o-37', '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: tokens.shop! } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/searching 2023-05-03\.\.2024-05-01 \(the last 365 days/);
+    expect(run.stderr).toMatch(/order o-37 is not among the conversions of 2023-05-03\.\.2024-05-01/);
+  });
+});
+
+interface Scripted {
+  url: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/** A loopback server answering with a script, for the faults the real server cannot produce. */
+async function scripted(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<Scripted> {
+  const requests: string[] = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    handler(req, res, requests.length);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const REPORT_BODY = JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } });
+const json = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(body);
+};
+
+describe('faults', () => {
+  const token = 'fault-test-token-0123456789';
+  const run = (url: string, argv: string[] = ['report', '-o', 'json']) =>
+    cli([...argv, '--api', url, '--timeout', '1'], { env: { CONVX_TOKEN: token } });
+
+  it('retries a 503 and succeeds', async () => {
+    const s = await scripted((_req, res, n) => (n === 1 ? json(res, 503, '{"detail":"busy"}') : json(res, 200, REPORT_BODY)));
+    const result = await run(s.url);
+    await s.close();
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).paging.totalCount).toBe(0);
+    expect(result.stderr).toMatch(/retrying in .* \(HTTP 503: busy; attempt 2\)/);
+    expect(s.requests).toHaveLength(2);
+    expectNoToken(result, token);
+  });
+
+  it('waits as long as Retry-After says on a 429', async () => {
+    const s = await scripted((_req, res, n) => (n === 1 ? json(res, 429, '{}', { 'retry-after': '1' }) : json(res, 200, REPORT_BODY)));
+    const started = Date.now();
+    const result = await run(s.url);
+    await s.close();
+    expect(result.code).toBe(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(result.stderr).toMatch(/retrying in 1\.0 s \(HTTP 429/);
+  });
+
+  it('retries a connection dropped mid-body, and gives up with exit 5 when it keeps dropping', async () => {
+    const drop = (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+      res.write('{"conversions":[{"id":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    const once = await scripted((_req, res, n) => (n === 1 ? drop(res) : json(res, 200, REPORT_BODY)));
+    expect((await run(once.url)).code).toBe(0);
+    await once.close();
+
+    const always = await scripted((_req, res) => drop(res));
+    const result = await run(always.url);
+    await always.close();
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/the connection was dropped \(after 4 attempts\)/);
+    expect(result.stdout).toBe('');
+    expect(always.requests).toHaveLength(4);
+  });
+
+  it('times out on a slow server with exit 5', async () => {
+    const s = await scripted((_req, res) => setTimeout(() => json(res, 200, REPORT_BODY), 5000));
+    const result = await cli(['report', '--api', s.url, '--timeout', '0.3'], { env: { CONVX_TOKEN: token } });
+    await s.close();
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/the answer timed out/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('refuses a 200 that is not the interface’s shape, saying what is wrong', async () => {
+    const bad = JSON.stringify({ conversions: [{ id: 'k', name: 'x' }], paging: { start: 0, count: 1, totalCount: 1 } });
+    const s = await scripted((_req, res) => json(res, 200, bad));
+    const result = await run(s.url);
+    const html = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>login</html>');
+    });
+    const htmlResult = await run(html.url);
+    await s.close();
+    await html.close();
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/is not a conversions response: conversions\[0\] must have required property 'source'/);
+    expect(result.stdout).toBe('');
+    expect(htmlResult.code).toBe(5);
+    expect(htmlResult.stderr).toMatch(/is not JSON/);
+  });
+
+  it('exits 4 on a 403 with a hint about the token, and 2 on a 400, without retrying', async () => {
+    const forbidden = await scripted((_req, res) => json(res, 403, '{"detail":"the token has expired"}'));
+    const result = await run(forbidden.url);
+    await forbidden.close();
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/refused the request \(403\): the token has expired\nhint: check the token with `convx auth status`/);
+    expect(forbidden.requests).toHaveLength(1);
+
+    const badRequest = await scripted((_req, res) => json(res, 400, '{"detail":"limit: must be <= 1000"}'));
+    const bad = await run(badRequest.url);
+    await badRequest.close();
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/the API rejected the request: limit: must be <= 1000/);
+    expect(badRequest.requests).toHaveLength(1);
+  });
+
+  it('exits 5 when nothing listens, and 4 when there is no token', async () => {
+    const gone = await scripted(() => undefined);
+    const url = gone.url;
+    await gone.close();
+    const result = await run(url);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/connection refused \(after 4 attempts\)/);
+    const noToken = await cli(['report', '--api', url]);
+    expect(noToken.code).toBe(4);
+    expect(noToken.stderr).toMatch(/no API token/);
+  });
+
+  it('does not pass off a walk that failed on a later page as complete', async () => {
+    const page = (start: number, count: number) =>
+      JSON.stringify({
+        conversions: Array.from({ length: count }, () => ({
+          id: 'k', name: 'k', source: { type: 'campaign', id: 'k', name: 'k', campaignId: 'k', smartflowId: null, smartflowName: null, deliveryId: null, deliveryName: null, detailUrl: '/v1/campaigns/k/conversions' },
+          sourceStartedAt: null, firstConversionAt: null, lastConversionAt: null, conversionsAmountWoTax: 1, conversionsAmountWTax: 1, conversionsNumber: 1,
+          referenceCurrency: 'EUR', uniqueContacts: 1, averageConversion: 1, averageUniqueConversion: 1, refundsAmountWoTax: 0, refundsAmountWTax: 0, refundsNumber: 0,
+          grossConversionsAmountWoTax: 1, grossConversionsAmountWTax: 1, grossConversionsNumber: 1, breakdown: [],
+        })),
+        paging: { start, count, totalCount: 2500 },
+      });
+    const s = await scripted((req, res) => {
+      const offset = Number(new URL(req.url!, 'http://x').searchParams.get('offset'));
+      if (offset === 0) json(res, 200, page(0, 1000));
+      else if (offset === 1000) json(res, 500, '{"detail":"disk on fire"}');
+      else json(res, 200, page(offset, 500));
+    });
+    const result = await run(s.url, ['report', '--all', '-o', 'json']);
+    await s.close();
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/HTTP 500: disk on fire \(after 4 attempts\)/);
+    expect(() => JSON.parse(result.stdout)).toThrow(); // an unfinished document, not a short one
+  });
+
+  it('stops on Ctrl-C with exit 130', async () => {
+    const s = await scripted(() => undefined); // never answers
+    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
+    const child = spawn(process.execPath, [bin, 'report', '--api', s.url], { env: { ...process.env, CONVX_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    await s.close();
+  });
+});
+
+describe('configuration', () => {
+  it('takes flags over environment over the config profile', () => {
+    const profile = { mode: 'api' as const, api: 'https://config/v1', token: 'config-token', format: 'json' };
+    const env = { CONVX_API_URL: 'https://env/v1', CONVX_TOKEN: 'env-token' };
+    expect(resolveSettings({ flags: {}, env: {}, profile, profileName: 'p' })).toMatchObject({ mode: 'api', api: 'https://config/v1', token: 'config-token', format: 'json' });
+    expect(resolveSettings({ flags: {}, env, profile, profileName: 'p' })).toMatchObject({ mode: 'api', api: 'https://env/v1', token: 'env-token' });
+    expect(resolveSettings({ flags: { api: 'https://flag/v1', token: 'flag-token', format: 'csv' }, env, profile, profileName: 'p' })).toMatchObject({
+      api: 'https://flag/v1',
+      token: 'flag-token',
+      format: 'csv',
+    });
+    // a dataset in the environment beats an API in the config, and a flag beats both
+    expect(resolveSettings({ flags: {}, env: { CONVX_DATA: '/data' }, profile, profileName: 'p' })).toMatchObject({ mode: 'local', data: '/data' });
+    expect(resolveSettings({ flags: { api: 'https://flag/v1' }, env: { CONVX_DATA: '/data' }, profile, profileName: 'p' })).toMatchObject({ mode: 'api' });
+    expect(() => resolveSettings({ flags: { data: 'd', api: 'a' }, env: {}, profile: {}, profileName: 'p' })).toThrow(/--data and --api both set/);
+  });
+
+  describe('with a server', () => {
+    let server: RunningServer;
+    let token = '';
+    beforeAll(async () => {
+      server = await serve(SAMPLES);
+      token = await signDevelopmentToken(SECRET, 'shop', '1h');
+    });
+    afterAll(async () => server?.close());
+
+    it('auth login stores the token 0600 in a 0700 directory; status masks it; logout removes it', async () => {
+      const home = tempDir();
+      const env = { XDG_CONFIG_HOME: home };
+      const api = `${server.url}/v1`;
+      const login = await cli(['auth', 'login', '--api', api, '--with-token'], { env, stdin: `${token}\n` });
+      expect(login.code, login.stderr).toBe(0);
+      expect(login.stderr).toMatch(/logged in to .* as profile "default", plugin shop, token expires/);
+      const file = join(home, 'convx', 'config.json');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(join(home, 'convx')).mode & 0o777).toBe(0o700);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ defaultProfile: 'default', profiles: { default: { mode: 'api', api, token } } });
+      expectNoToken(login, token);
+
+      // the stored profile is used without flags, and gives the same report as local mode
+      const viaConfig = await cli(['report', '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'], { env });
+      expect(viaConfig.stdout).toBe((await cli(['report', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'])).stdout);
+
+      const status = await cli(['auth', 'status', '-o', 'json'], { env });
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ profile: 'default', mode: 'api', api, plugin: 'shop', accepted: true, token: `****${token.slice(-4)} (${token.length} characters)` });
+      expectNoToken(status, token);
+
+      const logout = await cli(['auth', 'logout'], { env });
+      expect(logout.code).toBe(0);
+      expect(JSON.parse(readFileSync(file, 'utf8')).profiles.default.token).toBeUndefined();
+      const after = await cli(['auth', 'status', '-o', 'json'], { env });
+      expect(after.code).toBe(4);
+      expect(JSON.parse(after.stdout)).toMatchObject({ token: null, accepted: false });
+    });
+
+    it('auth login refuses a token the server rejects, and stores nothing', async () => {
+      const home = tempDir();
+      const bad = await signDevelopmentToken('another-secret', 'shop', '1h');
+      const login = await cli(['auth', 'login', '--api', `${server.url}/v1`, '--with-token'], { env: { XDG_CONFIG_HOME: home }, stdin: bad });
+      expect(login.code).toBe(4);
+      expect(login.stderr).toMatch(/not stored: the API refused the request \(403\): the token signature does not verify/);
+      expect(existsSync(join(home, 'convx', 'config.json'))).toBe(false);
+      expectNoToken(login, bad);
+    });
+
+    it('profiles: --profile and CONVX_PROFILE choose, an unknown one is an error', async () => {
+      const home = tempDir();
+      const env = { XDG_CONFIG_HOME: home };
+      await cli(['auth', 'login', '--api', `${server.url}/v1`, '--with-token', '--profile', 'dev'], { env, stdin: token });
+      const config = JSON.parse(readFileSync(join(home, 'convx', 'config.json'), 'utf8'));
+      config.profiles.local = { mode: 'local', data: SAMPLES, format: 'csv' };
+      writeFileSync(join(home, 'convx', 'config.json'), JSON.stringify(config));
+      const dev = await cli(['auth', 'status', '-o', 'json', '--profile', 'dev'], { env });
+      expect(JSON.parse(dev.stdout)).toMatchObject({ profile: 'dev', mode: 'api', accepted: true });
+      const local = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31'], { env: { ...env, CONVX_PROFILE: 'local' } });
+      expect(local.stdout.split('\n')[0]).toMatch(/^id,name,source\.type/); // the profile's csv
+      const unknown = await cli(['report', '--profile', 'nope'], { env });
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toMatch(/no profile "nope" in .*; profiles: dev, local/);
+    });
+
+    it('reads the token from --token-file FILE or stdin', async () => {
+      const file = join(tempDir(), 'token.txt');
+      writeFileSync(file, `${token}\n`);
+      const argv = ['report', '--api', `${server.url}/v1`, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
+      const fromFile = await cli([...argv, '--token-file', file]);
+      const fromStdin = await cli([...argv, '--token-file', '-'], { stdin: token });
+      expect(fromFile.code).toBe(0);
+      expect(fromStdin.stdout).toBe(fromFile.stdout);
+      expectNoToken(fromFile, token);
+      const missing = await cli([...argv, '--token-file', '/nonexistent/token']);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/--token-file: cannot read \/nonexistent\/token: ENOENT/);
+    });
+  });
+
+  it('init refuses without a terminal and names the flags to use', async () => {
+    const run = await cli(['init']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/needs a terminal.*convx auth login --api URL --with-token < token.txt.*CONVX_API_URL and CONVX_TOKEN/);
+  });
+});
+
+describe('convx completion', () => {
+  const complete = async (words: string[]) => {
+    const script = (await cli(['completion', 'bash'])).stdout;
+    const file = join(tempDir(), 'c.bash');
+    writeFileSync(file, `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
+    const child = spawn('bash', [file]);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise((r) => child.on('exit', r));
+    return out.trim().split('\n');
+  };
+
+  it('bash completes commands, subcommands and flags', async () => {
+    expect(await complete(['convx', 'rep'])).toEqual(['report']);
+    expect(await complete(['convx', 'data', 'ge'])).toEqual(['generate']);
+    expect(await complete(['convx', 'report', '--bre'])).toEqual(['--breakdown']);
+    expect(await complete(['convx', 'auth', 'login', '--with'])).toEqual(['--with-token']);
+  });
+
+  it('prints zsh and fish scripts, and rejects other shells', async () => {
+    expect((await cli(['completion', 'zsh'])).stdout).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*complete -o default -F _convx convx/);
+    const fish = (await cli(['completion', 'fish'])).stdout;
+    expect(fish).toContain("complete -c convx -n '__fish_use_subcommand' -a 'report'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from auth' -a 'login'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -l 'breakdown'");
+    const bad = await cli(['completion', 'tcsh']);
+    expect(bad.code).toBe(2);
+  });
+});
