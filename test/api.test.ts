@@ -367,6 +367,41 @@ describe('configuration', () => {
     });
   });
 
+  it('init asks for the mode, the URLs or dataset, a hidden token and a format, and saves the profile', async () => {
+    const { run } = await import('../src/cli.js');
+    const { Capture } = await import('./helpers.js');
+    const { PassThrough } = await import('node:stream');
+    const answer = async (keys: string[], profileArgs: string[] = []) => {
+      const home = tempDir();
+      const stdin = new PassThrough();
+      const stderr = new Capture();
+      const typing = (async () => {
+        for (const key of keys) {
+          await new Promise((r) => setTimeout(r, 60));
+          stdin.write(key);
+        }
+      })();
+      const io = { stdin, stdinIsTTY: true, stdout: new Capture(), stderr, stdoutIsTTY: false, stderrIsTTY: false, env: { XDG_CONFIG_HOME: home }, cwd: process.cwd(), now: () => new Date(), onSignal: () => () => undefined };
+      const code = await run(['init', ...profileArgs], io);
+      await typing;
+      return { code, stderr: stderr.text, file: join(home, 'convx', 'config.json') };
+    };
+    const DOWN = '\x1b[B';
+    // API mode, default format, a delivery URL, a token
+    const api = await answer([DOWN, '\r', '\r', 'http://127.0.0.1:9/v1\r', 'http://127.0.0.1:9/v4\r', 'typed-secret-token\r']);
+    expect(api.code).toBe(0);
+    expect(JSON.parse(readFileSync(api.file, 'utf8'))).toEqual({
+      defaultProfile: 'default',
+      profiles: { default: { mode: 'api', api: 'http://127.0.0.1:9/v1', deliveryApi: 'http://127.0.0.1:9/v4', token: 'typed-secret-token' } },
+    });
+    expect(statSync(api.file).mode & 0o777).toBe(0o600);
+    expect(api.stderr).not.toContain('typed-secret-token');
+    // local mode with csv as the default format, into a new named profile
+    const local = await answer(['\r', `${DOWN}${DOWN}${DOWN}${DOWN}\r`, `${SAMPLES}\r`], ['--profile', 'mine']);
+    expect(local.code).toBe(0);
+    expect(JSON.parse(readFileSync(local.file, 'utf8')).profiles.mine).toEqual({ mode: 'local', data: SAMPLES, format: 'csv' });
+  });
+
   it('init refuses without a terminal and names the flags to use', async () => {
     const run = await cli(['init']);
     expect(run.code).toBe(2);
