@@ -1,3 +1,4 @@
+import type { ValidateResponse } from './model/validation.js';
 import type {
   AggregateRow,
   ConversionRecord,
@@ -30,6 +31,8 @@ export interface Backend {
   /** Every row from query.offset on, in sort order, streamed; limit is the page size used underneath. */
   allReport(query: ReportQuery): Promise<RowStream<AggregateRow>>;
   allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>>;
+  /** The dry run of an e-mail delivery; findings are in the response, never thrown. */
+  validateEmail(request: unknown): Promise<ValidateResponse>;
   /** Explains an order that the items query did not find; absent where the backend cannot tell. */
   diagnoseOrder?(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis>;
   close(): Promise<void>;

@@ -62,6 +62,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
       const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
       const ctx = createContext(io, {
         newProfile: definition.createsProfile ?? false,
+        ...(definition.formats ? { formats: definition.formats } : {}),
         data: globals.data,
         api: globals.api,
         deliveryApi: globals.deliveryApi,

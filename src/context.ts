@@ -39,6 +39,8 @@ export interface GlobalOptions {
   quiet?: boolean;
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
+  /** The formats the command prints (validate has its own). */
+  formats?: readonly string[];
 }
 
 export interface Logger {
@@ -69,7 +71,8 @@ export interface Context {
   dataDir(): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
-  openBackend(): Promise<Backend>;
+  /** validation: the dataset needs contacts, not orders and touches. */
+  openBackend(options?: { validation?: boolean }): Promise<Backend>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -92,7 +95,7 @@ function colorLevel(isTTY: boolean, env: Io['env'], enabled: boolean): 0 | 1 | 2
 }
 
 export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly string[] = FORMATS): Format {
-  if (value === undefined) return isTTY ? 'table' : 'tsv';
+  if (value === undefined) return isTTY ? 'table' : allowed.includes('tsv') ? 'tsv' : 'json';
   if (!allowed.includes(value)) {
     throw new UsageError(`--format: "${value}" is not one of ${allowed.join(', ')}`);
   }
@@ -120,7 +123,7 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
     profile: config.profiles[name] ?? {},
     profileName: name,
   });
-  const format = parseFormat(settings.format, io.stdoutIsTTY);
+  const format = parseFormat(settings.format, io.stdoutIsTTY, globals.formats);
   const fields = globals.fields
     ?.split(',')
     .map((f) => f.trim())
@@ -185,7 +188,7 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
     resolvePath,
     dataDir,
     token,
-    async openBackend() {
+    async openBackend(options = {}) {
       if (settings.mode === 'api') {
         if (globals.plugin !== undefined) {
           throw new UsageError('--plugin works in local mode only: in API mode the token names the plugin');
@@ -194,19 +197,23 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
           throw new UsageError('--reference-currency works in local mode only: the API reports in the plugin\'s reference currency');
         }
         const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
-        const client = new ApiClient(settings.api!, {
+        const clientOptions = {
           token: await token(),
           timeoutMs: Number(timeout) * 1000,
           retries: 3,
-          onRetry: ({ attempt, delayMs, reason }) => log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
-        });
+          onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
+            log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
+        };
+        const client = new ApiClient(settings.api!, clientOptions);
         return new ApiBackend(client, {
           concurrency: 4,
+          ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
           onPage: (fetched, total) => log.progress(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`),
         });
       }
       const { openLocalBackend } = await import('./local/backend.js');
       return openLocalBackend(dataDir(), {
+        ...(options.validation ? { require: ['contacts'] as const } : {}),
         ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
         ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),
       });

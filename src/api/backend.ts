@@ -1,6 +1,7 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
 import type { Backend, RowStream } from '../backend.js';
-import { ApiError } from '../errors.js';
+import { ApiError, UsageError } from '../errors.js';
+import type { ValidateResponse } from '../model/validation.js';
 import { MAX_LIMIT } from '../model/query.js';
 import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery, SortKey } from '../model/types.js';
 import type { ApiClient } from './client.js';
@@ -40,6 +41,8 @@ function itemsRequest(q: ItemsQuery): { path: string; params: Params } {
 export interface ApiBackendOptions {
   /** Pages fetched at once when walking every page. */
   concurrency: number;
+  /** The client of the delivery area (v4), when --delivery-api is known. */
+  delivery?: ApiClient;
   onPage?: (fetched: number, total: number) => void;
 }
 
@@ -132,7 +135,17 @@ export class ApiBackend implements Backend {
     return { totalCount: total, rows: rows() };
   }
 
+  async validateEmail(request: unknown): Promise<ValidateResponse> {
+    const delivery = this.options.delivery;
+    if (!delivery) {
+      throw new UsageError('validation in API mode needs the delivery base URL: --delivery-api URL (e.g. https://host/v4) or CONVX_DELIVERY_API_URL');
+    }
+    const path = 'delivery/e-mail/validate';
+    return checkShape('ValidateResponse', await delivery.postJson(path, request), delivery.url(path));
+  }
+
   async close(): Promise<void> {
     await this.client.close();
+    await this.options.delivery?.close();
   }
 }

@@ -3,8 +3,9 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { ApiError } from '../errors.js';
 import { COMPONENT_SCHEMAS } from '../model/schemas.js';
 import type { ItemsResponse, ReportResponse } from '../model/types.js';
+import type { ValidateResponse } from '../model/validation.js';
 
-type ResponseName = 'ItemsResponse' | 'ReportResponse';
+type ResponseName = 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse';
 
 let ajv: Ajv | undefined;
 const compiled = new Map<ResponseName, ValidateFunction>();
@@ -29,6 +30,7 @@ function where(instancePath: string): string {
 
 export function checkShape(name: 'ItemsResponse', body: unknown, url: string): ItemsResponse;
 export function checkShape(name: 'ReportResponse', body: unknown, url: string): ReportResponse;
+export function checkShape(name: 'ValidateResponse', body: unknown, url: string): ValidateResponse;
 export function checkShape(name: ResponseName, body: unknown, url: string): unknown {
   const validate = validator(name);
   if (validate(body)) return body;
@@ -36,7 +38,8 @@ export function checkShape(name: ResponseName, body: unknown, url: string): unkn
   const detail = error
     ? `${where(error.instancePath)} ${error.message ?? 'is invalid'}${error.keyword === 'required' ? '' : ` (got ${JSON.stringify(valueAt(body, error.instancePath))?.slice(0, 60)})`}`
     : 'unknown problem';
-  throw new ApiError(`the API's answer to ${url} is not a ${name === 'ItemsResponse' ? 'conversions/items' : 'conversions'} response: ${detail}`);
+  const what = { ItemsResponse: 'conversions/items', ReportResponse: 'conversions', ValidateResponse: 'delivery validation' }[name];
+  throw new ApiError(`the API's answer to ${url} is not a ${what} response: ${detail}`);
 }
 
 function valueAt(body: unknown, instancePath: string): unknown {

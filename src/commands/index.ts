@@ -8,6 +8,7 @@ import order from './order.js';
 import report from './report.js';
 import serve from './serve.js';
 import token from './token.js';
+import validate from './validate.js';
 import type { CommandDefinition } from './registry.js';
 
 /** Every command, in the order `convx --help` lists them. */
@@ -16,6 +17,7 @@ export const COMMANDS: CommandDefinition<never>[] = [
   items,
   order,
   drill,
+  validate,
   serve,
   token,
   init,

@@ -15,6 +15,8 @@ export interface CommandDefinition<Options = Record<string, unknown>> {
   args?: string;
   options?: OptionDefinition[];
   examples?: string[];
+  /** The output formats it takes, when not the reporting ones. */
+  formats?: readonly string[];
   /** It writes the profile that --profile names, so that profile need not exist yet. */
   createsProfile?: boolean;
   /** Returns the exit code (0 when nothing is returned). */

@@ -1,4 +1,5 @@
 import type { Backend, OrderDiagnosis, RowStream } from '../backend.js';
+import type { ValidateResponse } from '../model/validation.js';
 import { DataError } from '../errors.js';
 import {
   ATTRIBUTION_MODEL,
@@ -42,7 +43,7 @@ const REPORT_TIE_BREAK = ['source_type', '"id"'];
 
 export interface LocalOpenOptions extends OpenOptions {
   /** Needed for reporting; validation only needs contacts. */
-  require?: ('orders' | 'touches' | 'contacts')[];
+  require?: readonly ('orders' | 'touches' | 'contacts')[];
 }
 
 /** Opens, checks and types a dataset, failing with a DataError that names every problem. */
@@ -107,6 +108,9 @@ export class LocalBackend implements Backend {
   }
 
   private conv(): string {
+    if (!this.scope.reports) {
+      throw new DataError(`the dataset at ${this.scope.dataset.dir} has no orders or no touches, so it cannot report conversions`);
+    }
     return this.scope.table('conv');
   }
 
@@ -286,6 +290,11 @@ export class LocalBackend implements Backend {
 
   async allReport(query: ReportQuery): Promise<RowStream<AggregateRow>> {
     return this.streamAll(this.reportSelect(query), query, REPORT_TIE_BREAK, toAggregate);
+  }
+
+  async validateEmail(request: unknown): Promise<ValidateResponse> {
+    const { validateDelivery } = await import('./validate.js');
+    return validateDelivery(this.scope, this.db, request);
   }
 
   /** Says why an order is not among the conversions of a period. */

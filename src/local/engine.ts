@@ -65,6 +65,8 @@ export class Scope {
     readonly schema: string,
     readonly plugin: string | null,
     readonly referenceCurrency: string,
+    /** False for a dataset without orders or touches: it can validate deliveries but not report. */
+    readonly reports: boolean,
   ) {}
 
   get db(): Database {
@@ -78,16 +80,18 @@ export class Scope {
   static async build(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions): Promise<Scope> {
     const db = dataset.db;
     await db.exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-    for (const name of ['orders', 'touches', 'sources', 'fx', 'plugins', 'contacts'] as TableName[]) {
+    for (const name of ['orders', 'touches', 'sources', 'fx', 'plugins', 'contacts', 'assets'] as TableName[]) {
       const target = `${ident(schema)}.${ident(name)}`;
       if (!dataset.has(name)) continue;
       // plugin was checked against the plugins the dataset holds; the view cannot take a parameter.
       const where = dataset.tables.get(name)!.hasPluginId && plugin !== null ? `WHERE plugin_id = ${sqlLiteral(plugin)}` : '';
       await db.exec(`CREATE OR REPLACE VIEW ${target} AS SELECT * FROM ${ident(`t_${name}`)} ${where}`);
     }
-    const reference = await resolveReferenceCurrency(dataset, schema, plugin, options.referenceCurrency);
-    const scope = new Scope(dataset, schema, plugin, reference);
-    await scope.materialise();
+    // Without orders and touches there is nothing to attribute: such a scope serves validation only.
+    const reports = dataset.has('orders') && dataset.has('touches');
+    const reference = reports ? await resolveReferenceCurrency(dataset, schema, plugin, options.referenceCurrency) : '';
+    const scope = new Scope(dataset, schema, plugin, reference, reports);
+    if (reports) await scope.materialise();
     return scope;
   }
 

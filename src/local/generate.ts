@@ -200,6 +200,22 @@ async function writeTables(db: Database, dir: string, o: GenerateOptions): Promi
     WHERE isodow(d.date) < 6 AND c.currency <> r.currency AND r.currency IN (${refs.map(literal).join(', ')})
     ORDER BY d.date, r.currency, c.currency`);
 
+  const page = (lang: string, greeting: string, body: string, unsubscribe: string) =>
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${greeting}</title></head><body>` +
+    `<h1>${greeting}, {{ contact.firstName | default: "friend" }}!</h1><p>${body}</p>` +
+    `<p><a href="https://shop.convx.dev/new?utm_source=email">Shop now</a></p>` +
+    `<img src="https://shop.convx.dev/banner.png" alt="${greeting}" width="600">` +
+    `<p><a href="https://shop.convx.dev/unsubscribe?contact={{ contact.contactId }}">${unsubscribe}</a></p></body></html>`;
+  const assets: [string, string | null, string, string, string, string][] = [
+    ['welcome-cs', 'cs', 'Vítejte, {{ contact.firstName | default: "příteli" }}', page('cs', 'Vítejte', 'Děkujeme za registraci.', 'Odhlásit odběr'), 'Vítejte! Děkujeme za registraci.', 'Novinky pro vás'],
+    ['welcome-en', 'en', 'Welcome, {{ contact.firstName | default: "friend" }}', page('en', 'Welcome', 'Thanks for signing up.', 'Unsubscribe'), 'Welcome! Thanks for signing up.', 'News for you'],
+    ['welcome', null, 'Welcome / Vítejte', page('en', 'Welcome', 'Thanks for signing up. Děkujeme za registraci.', 'Unsubscribe'), 'Welcome! Thanks for signing up.', ''],
+  ];
+  await db.exec(`
+    CREATE TABLE assets AS SELECT * FROM (VALUES ${assets
+      .map((a) => `(${a.map((v) => (v === null ? 'NULL' : literal(v))).join(', ')})`)
+      .join(', ')}) v(asset_id, language, subject, html, text, preheader)`);
+
   const tsFormat = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ') AS ${column}`;
   const exports: { table: string; select: string }[] = [
     { table: 'plugins', select: 'SELECT * FROM plugins' },
@@ -211,6 +227,7 @@ async function writeTables(db: Database, dir: string, o: GenerateOptions): Promi
     { table: 'touches', select: format(o.format, 'SELECT * REPLACE (STARTED) FROM touches', tsFormat('datetime')) },
     { table: 'orders', select: format(o.format, 'SELECT * REPLACE (STARTED) FROM orders', tsFormat('datetime')) },
     { table: 'fx', select: 'SELECT * FROM fx' },
+    { table: 'assets', select: 'SELECT * FROM assets' },
   ];
   const files: { table: string; file: string; rows: number }[] = [];
   for (const { table, select } of exports) {

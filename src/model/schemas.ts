@@ -146,6 +146,35 @@ export const COMPONENT_SCHEMAS = {
   }),
   ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') }, paging: ref('Paging') }),
   ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') }, paging: ref('Paging') }),
+  Finding: {
+    type: 'object',
+    required: ['code', 'message'],
+    properties: {
+      code: str,
+      message: str,
+      assetRef: str,
+      language: str,
+      field: str,
+      count: int,
+      contactId: str,
+      line: int,
+    },
+  },
+  ValidateResponse: object({
+    channel: { type: 'string', enum: ['email'] },
+    audience: object({
+      intended: int,
+      suppressed: int,
+      deliverable: int,
+      suppressionBreakdown: object({ unsubscribed: int, invalidEmail: int, noConsent: int }),
+    }),
+    languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
+    render: object({
+      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
+      warnings: { type: 'array', items: ref('Finding') },
+      errors: { type: 'array', items: ref('Finding') },
+    }),
+  }),
   Problem: {
     type: 'object',
     required: ['type', 'title', 'status', 'detail'],
@@ -165,9 +194,12 @@ const problemResponse = (description: string) => ({
 });
 
 /** Documentation of responses, added to the OpenAPI document only (serialisation stays JSON.stringify). */
-export function responsesFor(schemaName: 'ItemsResponse' | 'ReportResponse' | null) {
+export function responsesFor(schemaName: 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse') {
   return {
-    ...(schemaName ? { 200: { description: 'OK', content: { 'application/json': { schema: ref(schemaName) } } } } : {}),
+    200: {
+      description: schemaName === 'ValidateResponse' ? 'the dry run; findings are in render.errors and render.warnings' : 'OK',
+      content: { 'application/json': { schema: ref(schemaName) } },
+    },
     400: problemResponse('an invalid parameter; errors[] names each'),
     403: problemResponse('missing, invalid or expired token, or a plugin the data does not hold'),
   };

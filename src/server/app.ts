@@ -68,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const docs = new Map<string, 'ItemsResponse' | 'ReportResponse' | null>();
+  const docs = new Map<string, 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse'>();
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -160,12 +160,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     (p) => ({ smartflowId: p.smartflowId, deliveryId: p.deliveryId }),
   );
 
-  docs.set('/v4/delivery/e-mail/validate', null);
+  docs.set('/v4/delivery/e-mail/validate', 'ValidateResponse');
   app.post(
     '/v4/delivery/e-mail/validate',
-    { onRequest: authenticate, schema: secured({ summary: 'Dry run of an e-mail delivery (not available yet)' }) },
-    async (_request, reply) =>
-      sendProblem(reply, problem('notImplemented', 'delivery validation is not available on this server yet')),
+    {
+      onRequest: authenticate,
+      schema: secured({
+        summary: 'Dry run of an e-mail delivery: audience, suppression, languages, rendered samples and findings',
+        description: 'Findings, including an invalid request body, are in render.errors and render.warnings of a 200 answer.',
+      }),
+    },
+    async (request) => withBackend(request, (b) => b.validateEmail(request.body)),
   );
 
   app.get('/healthz', { schema: { summary: 'Liveness and the time the dataset was loaded' } }, async () => ({

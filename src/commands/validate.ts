@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { MAX_SAMPLE_SIZE, type ValidateResponse } from '../model/validation.js';
+import { jsonDocument } from '../output/format.js';
+import { defineCommand } from './registry.js';
+
+interface ValidateFlags {
+  sampleSize?: string;
+  resolveOnly?: boolean;
+  maxWarnings?: string;
+}
+
+export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
+/** Without -o: a summary on a terminal, the JSON body when piped. */
+
+function readRequest(text: string, source: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${source} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UsageError(`${source} must hold a JSON object (the request body)`);
+  return body as Record<string, unknown>;
+}
+
+/** 0 ready; 1 errors, or warnings beyond --max-warnings; 2 a request that could not be read. */
+export function exitCode(response: ValidateResponse, maxWarnings: number | undefined): number {
+  if (response.render.errors.some((f) => f.code === 'invalid_request')) return 2;
+  if (response.render.errors.length) return 1;
+  return maxWarnings !== undefined && response.render.warnings.length > maxWarnings ? 1 : 0;
+}
+
+export default defineCommand<ValidateFlags>({
+  name: 'validate',
+  summary: 'dry-run an e-mail delivery: audience, suppression, languages, samples and findings',
+  args: '<request>',
+  formats: VALIDATE_FORMATS,
+  options: [
+    { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
+    { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
+    { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+  ],
+  examples: [
+    'convx validate samples/deliveries/welcome.json --data samples/shop',
+    'convx validate request.json -o github --max-warnings 0     # in a CI job',
+    'convx validate request.json -o junit > validation.xml',
+    'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
+  ],
+  async run(ctx, args, flags) {
+    const source = args[0]!;
+    const format = ctx.format as string as (typeof VALIDATE_FORMATS)[number];
+    let text: string;
+    if (source === '-') {
+      text = '';
+      for await (const chunk of ctx.io.stdin) text += chunk.toString();
+    } else {
+      try {
+        text = readFileSync(ctx.resolvePath(source), 'utf8');
+      } catch (error) {
+        throw new UsageError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      }
+    }
+    const body = readRequest(text, source === '-' ? 'stdin' : source);
+    const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
+    if (flags.sampleSize !== undefined) {
+      if (!/^\d+$/.test(flags.sampleSize)) throw new UsageError(`--sample-size: "${flags.sampleSize}" is not a whole number`);
+      options.sampleSize = Number(flags.sampleSize);
+    }
+    if (flags.resolveOnly) options.resolveOnly = true;
+    if (Object.keys(options).length) body.options = options;
+    let maxWarnings: number | undefined;
+    if (flags.maxWarnings !== undefined) {
+      if (!/^\d+$/.test(flags.maxWarnings)) throw new UsageError(`--max-warnings: "${flags.maxWarnings}" is not a whole number`);
+      maxWarnings = Number(flags.maxWarnings);
+    }
+
+    const backend = await ctx.openBackend({ validation: true });
+    let response: ValidateResponse;
+    try {
+      response = await backend.validateEmail(body);
+    } finally {
+      await backend.close();
+    }
+    const { githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
+    const label = source === '-' ? 'stdin' : source;
+    const output = {
+      table: () => validationSummary(response, ctx.chalk, maxWarnings),
+      json: () => jsonDocument(response),
+      github: () => githubAnnotations(response, source === '-' ? undefined : source),
+      junit: () => junitReport(response, label, maxWarnings),
+    }[format]();
+    await ctx.output.text(output);
+    return exitCode(response, maxWarnings);
+  },
+});

@@ -1,0 +1,195 @@
+/** The delivery validation request and response (interface 2.6, 2.7; inner shapes from DESIGN.md section 5). */
+
+export interface AudienceInput {
+  lists?: string[];
+  contactIds?: string[];
+  excludeLists?: string[];
+  languages?: string[];
+  countries?: string[];
+}
+
+export interface InlineAsset {
+  language?: string;
+  subject?: string;
+  html?: string;
+  text?: string;
+  preheader?: string;
+}
+
+export type AssetInput = { assetId: string } | InlineAsset;
+
+export interface ValidateRequest {
+  audience?: AudienceInput;
+  assets?: AssetInput[];
+  variables?: Record<string, unknown>;
+  permId?: string;
+  name?: string;
+  tags?: string[];
+  options?: { sampleSize?: number; resolveOnly?: boolean };
+}
+
+export interface Finding {
+  code: string;
+  message: string;
+  assetRef?: string;
+  language?: string;
+  field?: string;
+  count?: number;
+  contactId?: string;
+  line?: number;
+}
+
+export interface ValidateResponse {
+  channel: 'email';
+  audience: {
+    intended: number;
+    suppressed: number;
+    deliverable: number;
+    suppressionBreakdown: { unsubscribed: number; invalidEmail: number; noConsent: number };
+  };
+  languages: { language: string; recipients: number; assetRef: string }[];
+  render: {
+    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string }[];
+    warnings: Finding[];
+    errors: Finding[];
+  };
+}
+
+export const DEFAULT_SAMPLE_SIZE = 1;
+export const MAX_SAMPLE_SIZE = 20;
+/** Gmail clips messages whose HTML is larger than this. */
+export const GMAIL_CLIP_BYTES = 102 * 1024;
+/** The language reported for recipients without one. */
+export const NO_LANGUAGE = 'und';
+
+/** Every check, for CI reports that list passed checks too (junit). */
+export const CHECKS = {
+  errors: [
+    'invalid_request',
+    'asset_not_found',
+    'duplicate_asset_language',
+    'template_syntax',
+    'missing_subject',
+    'no_asset_for_language',
+    'no_recipients',
+    'render_failed',
+  ],
+  warnings: [
+    'unresolved_variable',
+    'missing_unsubscribe_link',
+    'image_missing_alt',
+    'insecure_link',
+    'empty_link',
+    'placeholder_link',
+    'relative_link',
+    'html_too_large',
+    'missing_text_part',
+    'language_fallback',
+    'duplicate_email',
+  ],
+} as const;
+
+export interface NormalizedRequest {
+  audience: Required<Pick<AudienceInput, 'lists' | 'contactIds' | 'excludeLists'>> & Pick<AudienceInput, 'languages' | 'countries'>;
+  assets: AssetInput[];
+  variables: Record<string, unknown>;
+  sampleSize: number;
+  resolveOnly: boolean;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** Checks a request body; every problem becomes an invalid_request finding naming the field. */
+export function normalizeRequest(body: unknown): { request?: NormalizedRequest; problems: Finding[] } {
+  const problems: Finding[] = [];
+  const bad = (field: string, message: string) => problems.push({ code: 'invalid_request', message: `${field}: ${message}`, field });
+  if (!isObject(body)) {
+    bad('body', 'the request must be a JSON object');
+    return { problems };
+  }
+  const audience = body.audience;
+  const lists: Record<string, string[] | undefined> = {};
+  if (!isObject(audience)) bad('audience', 'is required: an object with lists or contactIds');
+  else {
+    for (const key of ['lists', 'contactIds', 'excludeLists', 'languages', 'countries']) {
+      const value = audience[key];
+      if (value === undefined) continue;
+      if (!isStringArray(value)) bad(`audience.${key}`, 'must be an array of strings');
+      else lists[key] = value;
+    }
+    for (const key of Object.keys(audience)) {
+      if (!['lists', 'contactIds', 'excludeLists', 'languages', 'countries'].includes(key)) bad(`audience.${key}`, 'is not a field of audience');
+    }
+    if (!lists.lists?.length && !lists.contactIds?.length) bad('audience', 'needs at least one of lists or contactIds');
+  }
+  const assets = body.assets;
+  if (!Array.isArray(assets) || assets.length === 0) bad('assets', 'is required: a non-empty array');
+  else {
+    assets.forEach((asset, i) => {
+      const at = `assets[${i}]`;
+      if (!isObject(asset)) return bad(at, 'must be an object');
+      if ('assetId' in asset) {
+        if (typeof asset.assetId !== 'string' || asset.assetId === '') bad(`${at}.assetId`, 'must be a non-empty string');
+        if (Object.keys(asset).length > 1) bad(at, 'an asset by id has only assetId');
+        return;
+      }
+      for (const key of Object.keys(asset)) {
+        if (!['language', 'subject', 'html', 'text', 'preheader'].includes(key)) bad(`${at}.${key}`, 'is not a field of an inline asset');
+        else if (asset[key] !== null && typeof asset[key] !== 'string') bad(`${at}.${key}`, 'must be a string');
+      }
+      if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
+    });
+  }
+  if (body.variables !== undefined && !isObject(body.variables)) bad('variables', 'must be an object');
+  if (body.tags !== undefined && !isStringArray(body.tags)) bad('tags', 'must be an array of strings');
+  for (const key of ['permId', 'name'] as const) {
+    if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
+  }
+  const options = body.options;
+  let sampleSize = DEFAULT_SAMPLE_SIZE;
+  let resolveOnly = false;
+  if (options !== undefined) {
+    if (!isObject(options)) bad('options', 'must be an object');
+    else {
+      if (options.sampleSize !== undefined) {
+        if (!Number.isInteger(options.sampleSize) || (options.sampleSize as number) < 1 || (options.sampleSize as number) > MAX_SAMPLE_SIZE) {
+          bad('options.sampleSize', `must be a whole number from 1 to ${MAX_SAMPLE_SIZE}`);
+        } else sampleSize = options.sampleSize as number;
+      }
+      if (options.resolveOnly !== undefined) {
+        if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
+        else resolveOnly = options.resolveOnly;
+      }
+    }
+  }
+  const known = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options'];
+  for (const key of Object.keys(body)) if (!known.includes(key)) bad(key, 'is not a field of the request');
+  if (problems.length) return { problems };
+  return {
+    request: {
+      audience: {
+        lists: lists.lists ?? [],
+        contactIds: lists.contactIds ?? [],
+        excludeLists: lists.excludeLists ?? [],
+        ...(lists.languages ? { languages: lists.languages } : {}),
+        ...(lists.countries ? { countries: lists.countries } : {}),
+      },
+      assets: assets as AssetInput[],
+      variables: (body.variables as Record<string, unknown>) ?? {},
+      sampleSize,
+      resolveOnly,
+    },
+    problems,
+  };
+}
+
+/** The response to a request that could not be read: nothing counted, the problems as errors. */
+export function invalidResponse(problems: Finding[]): ValidateResponse {
+  return {
+    channel: 'email',
+    audience: { intended: 0, suppressed: 0, deliverable: 0, suppressionBreakdown: { unsubscribed: 0, invalidEmail: 0, noConsent: 0 } },
+    languages: [],
+    render: { samples: [], warnings: [], errors: problems },
+  };
+}

@@ -1,0 +1,107 @@
+/** Pure formatters of a validation response: a terminal summary, GitHub annotations, JUnit XML. */
+import type { ChalkInstance } from 'chalk';
+import { CHECKS, type Finding, type ValidateResponse } from '../model/validation.js';
+
+const where = (f: Finding) =>
+  [f.assetRef, f.language ? `language ${f.language}` : undefined, f.field, f.contactId ? `contact ${f.contactId}` : undefined]
+    .filter(Boolean)
+    .join(', ');
+
+export function validationSummary(response: ValidateResponse, chalk: ChalkInstance, maxWarnings?: number): string {
+  const { audience, languages, render } = response;
+  const lines: string[] = [];
+  const b = audience.suppressionBreakdown;
+  lines.push(chalk.bold('Audience'));
+  lines.push(`  intended     ${audience.intended}`);
+  lines.push(`  suppressed   ${audience.suppressed}  (unsubscribed ${b.unsubscribed}, invalid e-mail ${b.invalidEmail}, no consent ${b.noConsent})`);
+  lines.push(`  deliverable  ${chalk.bold(String(audience.deliverable))}`);
+  if (languages.length) {
+    lines.push('', chalk.bold('Languages'));
+    const width = Math.max(...languages.map((l) => l.language.length));
+    for (const l of languages) lines.push(`  ${l.language.padEnd(width)}  ${String(l.recipients).padStart(7)}  ${l.assetRef}`);
+  }
+  if (render.samples.length) {
+    lines.push('', chalk.bold('Samples'));
+    for (const s of render.samples) {
+      lines.push(`  ${s.language} ${chalk.dim(s.contactId)}  ${s.subject}`);
+      lines.push(`    ${chalk.dim(s.htmlExcerpt.slice(0, 160))}`);
+    }
+  }
+  const block = (title: string, findings: Finding[], color: (t: string) => string) => {
+    if (!findings.length) return;
+    lines.push('', color(`${title} (${findings.length})`));
+    for (const f of findings) lines.push(`  ${color(f.code)}  ${f.message}${where(f) ? chalk.dim(`  [${where(f)}]`) : ''}`);
+  };
+  block('Errors', render.errors, chalk.red);
+  block('Warnings', render.warnings, chalk.yellow);
+  lines.push('', verdict(response, maxWarnings, chalk));
+  return `${lines.join('\n')}\n`;
+}
+
+export function verdict(response: ValidateResponse, maxWarnings: number | undefined, chalk: ChalkInstance): string {
+  const { errors, warnings } = response.render;
+  const tooMany = maxWarnings !== undefined && warnings.length > maxWarnings;
+  if (!errors.length && !tooMany) {
+    return chalk.green(`OK: ${response.audience.deliverable} deliverable, ${errors.length} errors, ${warnings.length} warnings`);
+  }
+  const reasons = [errors.length ? `${errors.length} error${errors.length > 1 ? 's' : ''}` : '', tooMany ? `${warnings.length} warnings (more than --max-warnings ${maxWarnings})` : '']
+    .filter(Boolean)
+    .join(' and ');
+  return chalk.red(`NOT READY: ${reasons}`);
+}
+
+/** GitHub workflow commands: the message and properties escaped as the runner expects. */
+const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+export function githubAnnotations(response: ValidateResponse, file: string | undefined): string {
+  const line = (kind: 'error' | 'warning', f: Finding) => {
+    const props = [file ? `file=${escapeProperty(file)}` : '', `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
+    return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
+  };
+  const { audience } = response;
+  return [
+    ...response.render.errors.map((f) => line('error', f)),
+    ...response.render.warnings.map((f) => line('warning', f)),
+    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${response.render.errors.length} errors, ${response.render.warnings.length} warnings`)}`,
+  ].join('\n') + '\n';
+}
+
+const xml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+
+/** One test case per check: errors fail; warnings fail only beyond --max-warnings, else they are reported as output. */
+export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number): string {
+  const tooMany = maxWarnings !== undefined && response.render.warnings.length > maxWarnings;
+  const cases: string[] = [];
+  let failures = 0;
+  const findings = (code: string, list: Finding[]) => list.filter((f) => f.code === code);
+  for (const code of CHECKS.errors) {
+    const found = findings(code, response.render.errors);
+    if (found.length) failures++;
+    cases.push(
+      `    <testcase classname="convx.validate.errors" name="${code}">${
+        found.length
+          ? `\n      <failure type="error" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `
+          : ''
+      }</testcase>`,
+    );
+  }
+  for (const code of CHECKS.warnings) {
+    const found = findings(code, response.render.warnings);
+    let body = '';
+    if (found.length && tooMany) {
+      failures++;
+      body = `\n      <failure type="warning" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
+    } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
+    cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
+  }
+  const total = CHECKS.errors.length + CHECKS.warnings.length;
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="convx validate" tests="${total}" failures="${failures}">
+  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
+${cases.join('\n')}
+  </testsuite>
+</testsuites>
+`;
+}
