@@ -296,7 +296,7 @@ describe('data generate', () => {
     expect((await cli(args('b', '5'))).code).toBe(0);
     expect((await cli(args('c', '6'))).code).toBe(0);
     const files = readdirSync(join(root, 'a')).sort();
-    expect(files).toEqual(['contacts.csv', 'fx.csv', 'orders.csv', 'plugins.csv', 'sources.csv', 'touches.csv']);
+    expect(files).toEqual(['assets.csv', 'contacts.csv', 'fx.csv', 'orders.csv', 'plugins.csv', 'sources.csv', 'touches.csv']);
     for (const f of files) expect(readFileSync(join(root, 'b', f), 'utf8')).toBe(readFileSync(join(root, 'a', f), 'utf8'));
     expect(readFileSync(join(root, 'c', 'orders.csv'), 'utf8')).not.toBe(readFileSync(join(root, 'a', 'orders.csv'), 'utf8'));
     const again = await cli(args('a', '5'));

@@ -136,12 +136,13 @@ describe('reporting routes on samples/shop', () => {
     expect(named?.message).toMatch(message);
   });
 
-  it('answers unknown routes with 404, validation with 501, and health and OpenAPI without a token', async () => {
+  it('answers unknown routes with 404, and health and OpenAPI without a token', async () => {
     const missing = await get('/v1/nothing');
     expect(missing.statusCode).toBe(404);
     expect(JSON.parse(missing.body).type).toBe('urn:convx:problem:not-found');
     const validate = await ctx.app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: {} });
-    expect(validate.statusCode).toBe(501);
+    expect(validate.statusCode).toBe(200); // an invalid request is a finding, in a 200
+    expect(JSON.parse(validate.body).render.errors[0].code).toBe('invalid_request');
     const health = await ctx.app.inject({ method: 'GET', url: '/healthz' });
     expect(JSON.parse(health.body).status).toBe('ok');
     const openapi = JSON.parse((await ctx.app.inject({ method: 'GET', url: '/openapi.json' })).body);
@@ -160,6 +161,7 @@ describe('reporting routes on samples/shop', () => {
     expect(itemParams.find((p: { name: string }) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000 });
     expect(openapi.paths['/v1/conversions'].get.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/ReportResponse');
     expect(openapi.components.schemas.AggregateRow.required).toContain('grossConversionsAmountWTax');
+    expect(openapi.paths['/v4/delivery/e-mail/validate'].post.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/ValidateResponse');
   });
 
   it('answers concurrent requests, each on its own connection, with the same bodies as one by one', async () => {

@@ -136,7 +136,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       }
       for (const key of Object.keys(asset)) {
         if (!['language', 'subject', 'html', 'text', 'preheader'].includes(key)) bad(`${at}.${key}`, 'is not a field of an inline asset');
-        else if (asset[key] !== null && typeof asset[key] !== 'string') bad(`${at}.${key}`, 'must be a string');
+        else if (asset[key] !== null && asset[key] !== undefined && typeof asset[key] !== 'string') bad(`${at}.${key}`, 'must be a string');
       }
       if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
     });

@@ -9,8 +9,6 @@ export const PROBLEM_TYPES = {
   expiredToken: { type: 'urn:convx:problem:expired-token', title: 'Expired token', status: 403 },
   unknownPlugin: { type: 'urn:convx:problem:unknown-plugin', title: 'Unknown plugin', status: 403 },
   notFound: { type: 'urn:convx:problem:not-found', title: 'Not found', status: 404 },
-  methodNotAllowed: { type: 'urn:convx:problem:method-not-allowed', title: 'Method not allowed', status: 405 },
-  notImplemented: { type: 'urn:convx:problem:not-implemented', title: 'Not implemented', status: 501 },
   dataError: { type: 'urn:convx:problem:data-error', title: 'The dataset cannot answer this query', status: 500 },
   internal: { type: 'urn:convx:problem:internal', title: 'Internal server error', status: 500 },
 } as const;
