@@ -77,7 +77,8 @@ export interface Context {
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
-async function readAll(stream: Readable): Promise<string> {
+/** All of a stream as text (stdin for --token-file -, validate -, auth login --with-token). */
+export async function readAll(stream: Readable): Promise<string> {
   let text = '';
   for await (const chunk of stream) text += chunk.toString();
   return text;

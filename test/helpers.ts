@@ -196,3 +196,24 @@ export async function cli(
 }
 
 export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');
+
+/** Plugins A and B with one order each (o-a in EUR, o-b in CZK), both attributed to campaign "shared". */
+export function twoPluginFiles(): Record<string, string> {
+  return {
+    'orders.csv': csv(
+      ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'],
+      [
+        ['A', 'oa', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+        ['B', 'ob', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242],
+      ],
+    ),
+    'touches.csv': csv(
+      ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
+      [
+        ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
+        ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
+        ['B', 'c2', '2024-03-01T00:00:00Z', 'click', 'smartflow', 'n1'],
+      ],
+    ),
+  };
+}

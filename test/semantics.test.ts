@@ -1,7 +1,7 @@
 /** DESIGN.md section 4, one rule at a time, each on a dataset built here. */
 import { describe, expect, it } from 'vitest';
 import { DataError, UsageError } from '../src/errors.js';
-import { csv, dataset, itemsQuery, reportQuery, shop, withBackend } from './helpers.js';
+import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
 
 const click = (at: string, source = 'k1', extra: { contact?: string; type?: string } = {}) => ({
   at,
@@ -652,22 +652,7 @@ describe('4.12 paging and sort', () => {
 });
 
 describe('plugins (section 3)', () => {
-  const dir = dataset({
-    'orders.csv': csv(
-      ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'],
-      [
-        ['A', 'o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
-        ['B', 'o1', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242],
-      ],
-    ),
-    'touches.csv': csv(
-      ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
-      [
-        ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'ka'],
-        ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'kb'],
-      ],
-    ),
-  });
+  const dir = dataset(twoPluginFiles());
 
   it('needs --plugin when there are several, and lists them', async () => {
     const error = await withBackend(dir, async () => undefined).catch((e: unknown) => e);
@@ -677,9 +662,9 @@ describe('plugins (section 3)', () => {
   });
 
   it('keeps each plugin to its own rows', async () => {
-    for (const [plugin, source, currency] of [['A', 'ka', 'EUR'], ['B', 'kb', 'CZK']] as const) {
+    for (const [plugin, order, currency] of [['A', 'oa', 'EUR'], ['B', 'ob', 'CZK']] as const) {
       const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows, { plugin });
-      expect(items.map((i) => [i.source.id, i.conversionsCurrency, i.referenceCurrency])).toEqual([[source, currency, currency]]);
+      expect(items.map((i) => [i.orderId, i.conversionsCurrency, i.referenceCurrency])).toEqual([[order, currency, currency]]);
     }
   });
 });

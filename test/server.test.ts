@@ -10,7 +10,7 @@ import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/tenants.js';
-import { cli, csv, dataset, SAMPLES, shop, tempDir } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -284,21 +284,7 @@ describe('authentication', () => {
 
 describe('tenant scoping with two plugins', () => {
   const dir = dataset({
-    'orders.csv': csv(
-      ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'],
-      [
-        ['A', 'oa', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
-        ['B', 'ob', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242],
-      ],
-    ),
-    'touches.csv': csv(
-      ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
-      [
-        ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
-        ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared'],
-        ['B', 'c2', '2024-03-01T00:00:00Z', 'click', 'smartflow', 'n1'],
-      ],
-    ),
+    ...twoPluginFiles(),
     'sources.csv': csv(
       ['plugin_id', 'source_type', 'source_id', 'name', 'smartflow_id', 'delivery_id'],
       [

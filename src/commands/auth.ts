@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { maskToken, readConfig, writeConfig, type Profile } from '../config.js';
-import type { Context } from '../context.js';
+import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, UsageError } from '../errors.js';
 import { defineCommand } from './registry.js';
 
@@ -79,7 +79,7 @@ export const authLogin = defineCommand<{ withToken?: boolean; verify: boolean }>
   async run(ctx, _args, flags) {
     const api = ctx.settings.api;
     if (!api) throw new UsageError('pass --api URL (the reporting base URL, e.g. https://host/v1), or set CONVX_API_URL');
-    const token = (flags.withToken ? await readStdin(ctx) : await promptToken(ctx)).trim();
+    const token = (flags.withToken ? await readAll(ctx.io.stdin) : await promptToken(ctx)).trim();
     if (!token) throw new UsageError('the token is empty');
     if (flags.verify) {
       const result = await probe(api, token, 15_000);
@@ -100,12 +100,6 @@ export const authLogin = defineCommand<{ withToken?: boolean; verify: boolean }>
     );
   },
 });
-
-async function readStdin(ctx: Context): Promise<string> {
-  let text = '';
-  for await (const chunk of ctx.io.stdin) text += chunk.toString();
-  return text;
-}
 
 export const authStatus = defineCommand<Record<string, never>>({
   name: 'auth status',

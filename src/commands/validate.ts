@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readAll } from '../context.js';
 import { UsageError } from '../errors.js';
 import { MAX_SAMPLE_SIZE, type ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
@@ -51,10 +52,8 @@ export default defineCommand<ValidateFlags>({
     const source = args[0]!;
     const format = ctx.format as string as (typeof VALIDATE_FORMATS)[number];
     let text: string;
-    if (source === '-') {
-      text = '';
-      for await (const chunk of ctx.io.stdin) text += chunk.toString();
-    } else {
+    if (source === '-') text = await readAll(ctx.io.stdin);
+    else {
       try {
         text = readFileSync(ctx.resolvePath(source), 'utf8');
       } catch (error) {
