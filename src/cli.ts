@@ -23,12 +23,14 @@ Examples:
   convx report --data samples/shop --from 2024-03-01 --to 2024-03-31
   convx items --data samples/shop --from 2024-03-01 --to 2024-03-31 -o json
   convx order o-17 --data samples/shop
+  convx validate samples/deliveries/welcome.json --data samples/shop
+  CONVX_JWT_SECRET=dev convx serve --data samples/shop
   convx data check samples/shop`;
 
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
 export function createProgram(io: Io, state: { exitCode: number }): Command {
   const program = new Command('convx')
-    .description('E-mail marketing conversion reports, from exported data (DuckDB) or a running service')
+    .description('E-mail marketing conversion reports and delivery checks, from exported data (DuckDB) or a running service')
     .version(packageVersion(), '-V, --version')
     .addHelpText('after', GLOBAL_HELP)
     .showSuggestionAfterError()

@@ -151,6 +151,16 @@ describe('templates and variables', () => {
     expect(find(r, 'unresolved_variable')).toEqual([]);
   });
 
+  it('does not count names the template binds itself (for, assign, capture)', async () => {
+    const r = await run(
+      { html: `${HTML}{% for p in products %}{{ p.name }} {{ forloop.index }}{% endfor %}{% assign who = contact.email %}{{ who }}{% capture x %}y{% endcapture %}{{ x }}` },
+      { products: [{ name: 'A' }] },
+    );
+    expect(find(r, 'unresolved_variable')).toEqual([]);
+    const missing = await run({ html: `${HTML}{% for p in products %}{{ p.name }}{% endfor %}{{ products.size }}` });
+    expect(find(missing, 'unresolved_variable').map((f) => f.message.split(' ')[1])).toEqual(['products.size']);
+  });
+
   it('reports a syntax error with its field and line, and renders nothing from that asset', async () => {
     const r = await run({ html: 'line one\nline two\n{% if contact.firstName %}never closed' });
     expect(r.render.errors).toEqual([

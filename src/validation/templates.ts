@@ -25,6 +25,14 @@ export function syntaxProblem(template: string): SyntaxProblem | undefined {
  * {% if %} or given `| default:` are fine without a value.
  */
 export function printedVariables(template: string): string[][] {
+  // Names the template binds itself: {% for x in … %}, {% assign x = … %}, {% capture x %}, {% increment x %}.
+  const local = new Set(
+    [...template.matchAll(/{%-?\s*(?:for|tablerow)\s+([A-Za-z_][\w-]*)\s+in\b|{%-?\s*(?:assign|capture|increment|decrement)\s+([A-Za-z_][\w-]*)/g)].map(
+      (m) => m[1] ?? m[2]!,
+    ),
+  );
+  local.add('forloop');
+  local.add('tablerowloop');
   const paths: string[][] = [];
   for (const match of template.matchAll(/{{-?([\s\S]*?)-?}}/g)) {
     const expression = match[1]!.trim();
@@ -34,6 +42,7 @@ export function printedVariables(template: string): string[][] {
     const path = initial[1]!
       .split(/\.|\[\s*['"]|['"]\s*\]/)
       .filter(Boolean);
+    if (local.has(path[0]!)) continue;
     if (!paths.some((p) => p.join('.') === path.join('.'))) paths.push(path);
   }
   return paths;
