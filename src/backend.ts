@@ -28,7 +28,7 @@ export interface OrderDiagnosis {
 export interface Backend {
   report(query: ReportQuery): Promise<Page<AggregateRow>>;
   items(query: ItemsQuery): Promise<Page<ConversionRecord>>;
-  /** Every row from query.offset on, in sort order, streamed; limit is the page size used underneath. */
+  /** Every row from query.offset on, in sort order, streamed (query.limit does not apply). */
   allReport(query: ReportQuery): Promise<RowStream<AggregateRow>>;
   allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>>;
   /** The dry run of an e-mail delivery; findings are in the response, never thrown. */

@@ -93,10 +93,11 @@ function orderBy(sort: SortKey[], tieBreak: string[]): string {
 }
 
 export class LocalBackend implements Backend {
-  /** db: the connection to query on; closing the backend closes it. */
+  /** db: the connection to query on; closing the backend closes it, then calls onClose. */
   constructor(
     readonly scope: Scope,
     private readonly db: Database,
+    private readonly onClose?: () => void,
   ) {}
 
   get referenceCurrency(): string {
@@ -343,6 +344,7 @@ export class LocalBackend implements Backend {
 
   async close(): Promise<void> {
     this.db.close();
+    this.onClose?.();
   }
 }
 

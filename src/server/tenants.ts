@@ -55,14 +55,7 @@ export class ServedDataset {
     if (!scope) throw new Error(`plugin ${plugin} is not served`);
     this.inFlight++;
     try {
-      const db = await scope.db.connect();
-      const backend = new LocalBackend(scope, db);
-      const close = backend.close.bind(backend);
-      backend.close = async () => {
-        await close();
-        this.release();
-      };
-      return backend;
+      return new LocalBackend(scope, await scope.db.connect(), () => this.release());
     } catch (error) {
       this.release();
       throw error;
