@@ -16,7 +16,7 @@ import {
 } from '../model/types.js';
 import { Database, ident, inList, type Row, type SqlParams } from './db.js';
 import { Dataset } from './dataset.js';
-import { choosePlugin, Scope, type OpenOptions } from './engine.js';
+import { activityUrlSql, choosePlugin, detailUrlSql, Scope, type OpenOptions } from './engine.js';
 import { CANCELLED_STATUSES } from './schema.js';
 
 const TS = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
@@ -169,8 +169,8 @@ export class LocalBackend implements Backend {
         ${D('ref_w')} AS "conversionsReferenceAmount", CAST($reference AS VARCHAR) AS "referenceCurrency",
         country AS "country", is_refund AS "isRefund",
         ${TS('touch_datetime')} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
-        source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name, detail_url,
-        activity_url AS "activityUrl"
+        source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
+        ${detailUrlSql()} AS detail_url, ${activityUrlSql()} AS "activityUrl"
       FROM ${this.conv()} WHERE ${filter.where}`;
     return { filter, select, params: { ...filter.params, reference: this.referenceCurrency } };
   }
@@ -267,9 +267,7 @@ export class LocalBackend implements Backend {
         FROM t GROUP BY source_type, source_id)
       SELECT g.source_type, i.source_id AS "id", i.name AS "name",
         i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-        CASE WHEN g.source_type = 'smartflow'
-             THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
-             ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END AS detail_url,
+        ${detailUrlSql('i.')} AS detail_url,
         ${TS('i.started_at')} AS "sourceStartedAt", ${TS('u.first_at')} AS "firstConversionAt", ${TS('u.last_at')} AS "lastConversionAt",
         ${D('g.wo')} AS "conversionsAmountWoTax", ${D('g.w')} AS "conversionsAmountWTax",
         CAST(g.n AS INTEGER) AS "conversionsNumber", CAST($reference AS VARCHAR) AS "referenceCurrency",
@@ -319,8 +317,9 @@ export class LocalBackend implements Backend {
     if (CANCELLED_STATUSES.includes(status)) reasons.push(`the order is cancelled (status "${head.status}"), so neither it nor its refunds count`);
     if (Number(String(head.amount_wo_tax)) === 0) reasons.push('the order has zero net revenue (amount_wo_tax = 0), which is not a conversion');
     const click = await this.db.one<{ datetime: Date; source_type: string; source_id: string }>(
-      `SELECT datetime, src.t AS source_type, src.i AS source_id FROM ${t('clicks')}
-       WHERE contact_id = $contact AND datetime <= CAST($at AS TIMESTAMP) ORDER BY datetime DESC LIMIT 1`,
+      `SELECT datetime, source_type, source_id FROM ${t('clicks')}
+       WHERE contact_id = $contact AND datetime <= CAST($at AS TIMESTAMP)
+       ORDER BY datetime DESC, source_type DESC, source_id DESC LIMIT 1`,
       { contact: head.contact_id, at: head.datetime.toISOString() },
     );
     const orderAt = head.datetime.toISOString();

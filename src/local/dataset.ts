@@ -308,7 +308,8 @@ export class Dataset {
       if (col.required) {
         checks.push({
           column: found.name,
-          condition: `${v} IS NULL OR trim(CAST(${v} AS VARCHAR)) = ''`,
+          // Only text can be blank; casting typed Parquet columns to text would cost a scan's worth of strings.
+          condition: found.rawType === 'VARCHAR' ? `${v} IS NULL OR trim(${v}) = ''` : `${v} IS NULL`,
           message: () => 'the value is empty, and the column is required',
         });
       }
@@ -378,8 +379,11 @@ export class Dataset {
     for (const loaded of this.tables.values()) {
       const spec = TABLES[loaded.source.table];
       const known = new Set(spec.columns.map((c) => c.name));
+      // A table whose row order never matters, read from Parquet, stays a typed view over the files:
+      // no copy in memory, and Parquet is cheap to scan again.
+      const asView = spec.unordered === true && loaded.source.format === 'parquet';
       const select = [
-        'row_number() OVER () AS row_id',
+        ...(asView ? [] : ['row_number() OVER () AS row_id']),
         loaded.hasPluginId
           ? `CAST(${ident(loaded.columns.get('plugin_id')!.name)} AS VARCHAR) AS plugin_id`
           : 'CAST(NULL AS VARCHAR) AS plugin_id',
@@ -394,9 +398,9 @@ export class Dataset {
       }
       try {
         await this.db.exec(
-          `CREATE OR REPLACE TABLE ${ident(`t_${spec.name}`)} AS SELECT ${select.join(', ')} FROM ${ident(`raw_${spec.name}`)}`,
+          `CREATE OR REPLACE ${asView ? 'VIEW' : 'TABLE'} ${ident(`t_${spec.name}`)} AS SELECT ${select.join(', ')} FROM ${ident(`raw_${spec.name}`)}`,
         );
-        await this.db.exec(`DROP ${loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE'} ${ident(`raw_${spec.name}`)}`);
+        if (!asView) await this.db.exec(`DROP ${loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE'} ${ident(`raw_${spec.name}`)}`);
       } catch (error) {
         throw new DataError(`cannot load ${loaded.source.display}: ${firstLine(error)}`);
       }

@@ -108,23 +108,29 @@ export class Scope {
         FROM ${t('orders')} WHERE NOT coalesce(is_refund, false))
       WHERE k = 1`);
 
-    // One click per contact and instant; ties go to the greatest (source_type, source_id).
     await db.exec(`
-      CREATE OR REPLACE TABLE ${t('clicks')} AS
-      SELECT contact_id, datetime, max(struct_pack(t := source_type, i := source_id)) AS src
-      FROM ${t('touches')} WHERE lower(trim(touch)) = 'click'
-      GROUP BY contact_id, datetime`);
+      CREATE OR REPLACE VIEW ${t('clicks')} AS
+      SELECT contact_id, datetime, source_type, source_id FROM ${t('touches')} WHERE lower(trim(touch)) = 'click'`);
 
-    // Last click within the window, for orders that are not cancelled and have net revenue.
+    // The instant of the last click within the window, for orders that are not cancelled and have
+    // net revenue; then, of the clicks at that instant, the greatest (source_type, source_id), so
+    // ties never depend on scan order. Only matched instants are grouped, not every click.
     await db.exec(`
       CREATE OR REPLACE TABLE ${t('attr')} AS
-      SELECT h.order_id, h.row_id AS head_row_id, h.datetime AS order_datetime,
-             c.datetime AS touch_datetime, c.src.t AS source_type, c.src.i AS source_id
-      FROM ${t('order_head')} h
-      ASOF JOIN ${t('clicks')} c ON h.contact_id = c.contact_id AND h.datetime >= c.datetime
-      WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW_DAYS} DAY
-        AND h.amount_wo_tax <> 0
-        AND lower(trim(coalesce(h.status, ''))) NOT IN (${cancelledList})`);
+      WITH matched AS (
+        SELECT h.order_id, h.row_id AS head_row_id, h.contact_id, h.datetime AS order_datetime, c.datetime AS touch_datetime
+        FROM ${t('order_head')} h
+        ASOF JOIN ${t('clicks')} c ON h.contact_id = c.contact_id AND h.datetime >= c.datetime
+        WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW_DAYS} DAY
+          AND h.amount_wo_tax <> 0
+          AND lower(trim(coalesce(h.status, ''))) NOT IN (${cancelledList})),
+      winners AS (
+        SELECT c.contact_id, c.datetime, max(struct_pack(t := c.source_type, i := c.source_id)) AS src
+        FROM ${t('clicks')} c
+        WHERE (c.contact_id, c.datetime) IN (SELECT (contact_id, touch_datetime) FROM matched)
+        GROUP BY c.contact_id, c.datetime)
+      SELECT m.order_id, m.head_row_id, m.order_datetime, m.touch_datetime, w.src.t AS source_type, w.src.i AS source_id
+      FROM matched m JOIN winners w ON w.contact_id = m.contact_id AND w.datetime = m.touch_datetime`);
 
     const sources = has('sources')
       ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k
@@ -196,21 +202,30 @@ export class Scope {
              (2 * (epoch_ms(p.order_datetime) - epoch_ms(p.touch_datetime)) + 36000) // 72000 AS centi_hours,
              p.source_type, p.source_id,
              i.name, i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name, i.started_at,
-             c.client_contact_id, c.first_name, c.surname,
-             CASE WHEN p.source_type = 'smartflow'
-                  THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
-                  ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END AS detail_url,
-             CASE WHEN p.source_type = 'smartflow'
-                  THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '')
-                       || '/recipients/' || url_encode(p.contact_id) || '/activity'
-                  ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/recipients/' || url_encode(p.contact_id) || '/activity' END
-               AS activity_url
+             c.client_contact_id, c.first_name, c.surname
       FROM priced p
       JOIN ${t('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
       LEFT JOIN ${contacts} c ON c.contact_id = p.contact_id`,
       { reference: this.referenceCurrency },
     );
   }
+}
+
+/** A source's detailUrl (DESIGN.md 4.10), from columns source_type, campaign_id, smartflow_id, delivery_id. */
+export function detailUrlSql(prefix = ''): string {
+  const c = (name: string) => `${prefix}${name}`;
+  return `CASE WHEN ${c('source_type')} = 'smartflow'
+    THEN '/v1/deliveries/' || url_encode(${c('smartflow_id')}) || coalesce('/' || url_encode(${c('delivery_id')}), '') || '/conversions'
+    ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/conversions' END`;
+}
+
+/** A record's activityUrl (DESIGN.md 4.10): the recipient's activity in the delivery. */
+export function activityUrlSql(prefix = ''): string {
+  const c = (name: string) => `${prefix}${name}`;
+  return `CASE WHEN ${c('source_type')} = 'smartflow'
+    THEN '/v1/deliveries/' || url_encode(${c('smartflow_id')}) || coalesce('/' || url_encode(${c('delivery_id')}), '')
+         || '/recipients/' || url_encode(${c('contact_id')}) || '/activity'
+    ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/recipients/' || url_encode(${c('contact_id')}) || '/activity' END`;
 }
 
 function sqlLiteral(value: string): string {

@@ -13,6 +13,8 @@ export interface TableSpec {
   columns: ColumnSpec[];
   /** Keep the columns not listed (contacts: merge fields). */
   keepOtherColumns?: boolean;
+  /** Nothing depends on its rows' file order (no row_id), so Parquet files can be read in place. */
+  unordered?: boolean;
 }
 
 export const TABLE_NAMES = ['orders', 'touches', 'sources', 'fx', 'plugins', 'contacts', 'assets'] as const;
@@ -37,6 +39,7 @@ export const TABLES: Record<TableName, TableSpec> = {
   },
   touches: {
     name: 'touches',
+    unordered: true,
     columns: [
       col('contact_id', 'string', true),
       col('datetime', 'timestamp', true),
