@@ -8,5 +8,10 @@ export function csvHeader(columns: string[]): string {
 }
 
 export function csvRow(record: unknown, columns: string[]): string {
-  return stringify([columns.map((c) => cellText(getPath(record, c)))]);
+  return csvRows([record], columns);
+}
+
+/** Many rows in one call: csv-stringify's cost is mostly per call, not per row. */
+export function csvRows(records: unknown[], columns: string[]): string {
+  return stringify(records.map((record) => columns.map((c) => cellText(getPath(record, c)))));
 }

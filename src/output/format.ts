@@ -33,7 +33,10 @@ export function cellText(value: unknown): string {
   return String(value);
 }
 
+const TSV_SPECIAL = /[\\\t\n\r]/;
+
 function tsvCell(text: string): string {
+  if (!TSV_SPECIAL.test(text)) return text;
   return text.replace(/[\\\t\n\r]/g, (ch) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[ch]!);
 }
 

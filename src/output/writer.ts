@@ -108,15 +108,25 @@ export class ResultWriter {
           count++;
         }
         break;
-      case 'csv':
-      case 'tsv': {
-        const { header, row } =
-          format === 'csv'
-            ? await import('./csv.js').then((m) => ({ header: m.csvHeader, row: m.csvRow }))
-            : { header: tsvHeader, row: tsvRow };
-        await this.sink.write(header(columns));
+      case 'csv': {
+        const { csvHeader, csvRows } = await import('./csv.js');
+        await this.sink.write(csvHeader(columns));
+        let batch: unknown[] = [];
         for await (const record of rows) {
-          for (const line of flat(record)) await this.sink.write(row(line, columns));
+          batch.push(...flat(record));
+          count++;
+          if (batch.length >= CSV_BATCH) {
+            await this.sink.write(csvRows(batch, columns));
+            batch = [];
+          }
+        }
+        if (batch.length) await this.sink.write(csvRows(batch, columns));
+        break;
+      }
+      case 'tsv': {
+        await this.sink.write(tsvHeader(columns));
+        for await (const record of rows) {
+          for (const line of flat(record)) await this.sink.write(tsvRow(line, columns));
           count++;
         }
         break;
@@ -147,6 +157,8 @@ export class ResultWriter {
 }
 
 export const PROGRESS_EVERY = 10_000;
+/** CSV rows stringified per call. */
+const CSV_BATCH = 1000;
 
 async function* withProgress<T>(rows: AsyncIterable<T>, report: (count: number) => void): AsyncGenerator<T> {
   let count = 0;
