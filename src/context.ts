@@ -124,7 +124,10 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
     profile: config.profiles[name] ?? {},
     profileName: name,
   });
-  const format = parseFormat(settings.format, io.stdoutIsTTY, globals.formats);
+  // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
+  const allowed = globals.formats ?? FORMATS;
+  const configured = globals.format ?? (settings.format && allowed.includes(settings.format) ? settings.format : undefined);
+  const format = parseFormat(configured, io.stdoutIsTTY, allowed);
   const fields = globals.fields
     ?.split(',')
     .map((f) => f.trim())

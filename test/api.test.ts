@@ -347,6 +347,10 @@ describe('configuration', () => {
       expect(JSON.parse(dev.stdout)).toMatchObject({ profile: 'dev', mode: 'api', accepted: true });
       const local = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31'], { env: { ...env, CONVX_PROFILE: 'local' } });
       expect(local.stdout.split('\n')[0]).toMatch(/^id,name,source\.type/); // the profile's csv
+      // validate prints no csv: the profile's default does not apply there, a flag would be refused
+      const validate = await cli(['validate', join(SAMPLES, '..', 'deliveries', 'welcome.json')], { env: { ...env, CONVX_PROFILE: 'local' } });
+      expect(validate.code).toBe(0);
+      expect(JSON.parse(validate.stdout).channel).toBe('email');
       const unknown = await cli(['report', '--profile', 'nope'], { env });
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toMatch(/no profile "nope" in .*; profiles: dev, local/);

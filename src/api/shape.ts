@@ -1,7 +1,7 @@
 /** Checks that a response has the interface's shape before anything is printed from it. */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { ApiError } from '../errors.js';
-import { COMPONENT_SCHEMAS } from '../model/schemas.js';
+import { COMPONENT_SCHEMAS } from '../model/shapes.js';
 import type { ItemsResponse, ReportResponse } from '../model/types.js';
 import type { ValidateResponse } from '../model/validation.js';
 

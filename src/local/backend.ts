@@ -104,10 +104,6 @@ export class LocalBackend implements Backend {
     return this.scope.referenceCurrency;
   }
 
-  get plugin(): string | null {
-    return this.scope.plugin;
-  }
-
   private conv(): string {
     if (!this.scope.reports) {
       throw new DataError(`the dataset at ${this.scope.dataset.dir} has no orders or no touches, so it cannot report conversions`);

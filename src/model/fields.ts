@@ -1,75 +1,13 @@
-/** The field names of the interface's objects, in the interface's order (tables 2.1 to 2.4). */
+/** The field names of the interface's objects, in the interface's order (tables 2.1 to 2.4), from their schemas. */
+import { COMPONENT_SCHEMAS } from './shapes.js';
 
-export const SOURCE_FIELDS = [
-  'type',
-  'id',
-  'name',
-  'campaignId',
-  'smartflowId',
-  'smartflowName',
-  'deliveryId',
-  'deliveryName',
-  'detailUrl',
-] as const;
+const fieldsOf = (name: keyof typeof COMPONENT_SCHEMAS): string[] => Object.keys(COMPONENT_SCHEMAS[name].properties);
 
-export const ATTRIBUTION_FIELDS = ['touch', 'datetime', 'hoursToConversion', 'model', 'windowDays'] as const;
-
-export const RECORD_FIELDS = [
-  'contactId',
-  'clientContactId',
-  'datetime',
-  'orderId',
-  'firstName',
-  'surname',
-  'conversionsAmount',
-  'conversionsCurrency',
-  'conversionsReferenceAmount',
-  'referenceCurrency',
-  'country',
-  'isRefund',
-  'attribution',
-  'source',
-  'activityUrl',
-] as const;
-
-export const AGGREGATE_FIELDS = [
-  'id',
-  'name',
-  'source',
-  'sourceStartedAt',
-  'firstConversionAt',
-  'lastConversionAt',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'referenceCurrency',
-  'uniqueContacts',
-  'averageConversion',
-  'averageUniqueConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-  'breakdown',
-] as const;
-
-export const BREAKDOWN_FIELDS = [
-  'currency',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'averageConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-  'conversionAmountWoTaxReference',
-  'conversionAmountWTaxReference',
-] as const;
+export const SOURCE_FIELDS = fieldsOf('Source');
+export const ATTRIBUTION_FIELDS = fieldsOf('Attribution');
+export const RECORD_FIELDS = fieldsOf('ConversionRecord');
+export const AGGREGATE_FIELDS = fieldsOf('AggregateRow');
+export const BREAKDOWN_FIELDS = fieldsOf('BreakdownRow');
 
 const NESTED: Record<string, readonly string[]> = { attribution: ATTRIBUTION_FIELDS, source: SOURCE_FIELDS };
 

@@ -1,9 +1,9 @@
 /**
- * JSON Schemas of the interface: the query parameters the server validates, and
- * the response shapes API mode checks what it receives against. The server's
- * /openapi.json is generated from the same objects.
+ * JSON Schemas of the query parameters the server validates (and documents in
+ * /openapi.json), and the documented responses of each route.
  */
 import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from './query.js';
+import { ref } from './shapes.js';
 import { SOURCE_TYPES } from './types.js';
 
 const date = (what: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${what} (YYYY-MM-DD, UTC, inclusive)` });
@@ -62,131 +62,6 @@ export const ALIAS_QUERY = {
   required: ['dateFrom', 'dateTo'],
   properties: { dateFrom: date('first day'), dateTo: date('last day'), ...itemsFilters },
 } as const;
-
-const str = { type: 'string' };
-const nullableStr = { type: ['string', 'null'] };
-const timestamp = { type: 'string', format: 'date-time' };
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
-const num = { type: 'number' };
-const int = { type: 'integer' };
-const object = (properties: Record<string, unknown>) => ({
-  type: 'object',
-  required: Object.keys(properties),
-  properties,
-});
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-export const COMPONENT_SCHEMAS = {
-  Paging: object({ start: int, count: int, totalCount: int }),
-  Source: object({
-    type: { type: 'string', enum: [...SOURCE_TYPES] },
-    id: str,
-    name: str,
-    campaignId: str,
-    smartflowId: nullableStr,
-    smartflowName: nullableStr,
-    deliveryId: nullableStr,
-    deliveryName: nullableStr,
-    detailUrl: str,
-  }),
-  Attribution: object({ touch: str, datetime: timestamp, hoursToConversion: num, model: str, windowDays: int }),
-  ConversionRecord: object({
-    contactId: str,
-    clientContactId: nullableStr,
-    datetime: timestamp,
-    orderId: str,
-    firstName: nullableStr,
-    surname: nullableStr,
-    conversionsAmount: num,
-    conversionsCurrency: str,
-    conversionsReferenceAmount: num,
-    referenceCurrency: str,
-    country: nullableStr,
-    isRefund: { type: 'boolean' },
-    attribution: ref('Attribution'),
-    source: ref('Source'),
-    activityUrl: str,
-  }),
-  BreakdownRow: object({
-    currency: str,
-    conversionsAmountWoTax: num,
-    conversionsAmountWTax: num,
-    conversionsNumber: int,
-    averageConversion: num,
-    refundsAmountWoTax: num,
-    refundsAmountWTax: num,
-    refundsNumber: int,
-    grossConversionsAmountWoTax: num,
-    grossConversionsAmountWTax: num,
-    grossConversionsNumber: int,
-    conversionAmountWoTaxReference: num,
-    conversionAmountWTaxReference: num,
-  }),
-  AggregateRow: object({
-    id: str,
-    name: str,
-    source: ref('Source'),
-    sourceStartedAt: nullableTimestamp,
-    firstConversionAt: nullableTimestamp,
-    lastConversionAt: nullableTimestamp,
-    conversionsAmountWoTax: num,
-    conversionsAmountWTax: num,
-    conversionsNumber: int,
-    referenceCurrency: str,
-    uniqueContacts: int,
-    averageConversion: num,
-    averageUniqueConversion: num,
-    refundsAmountWoTax: num,
-    refundsAmountWTax: num,
-    refundsNumber: int,
-    grossConversionsAmountWoTax: num,
-    grossConversionsAmountWTax: num,
-    grossConversionsNumber: int,
-    breakdown: { type: 'array', items: ref('BreakdownRow') },
-  }),
-  ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') }, paging: ref('Paging') }),
-  ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') }, paging: ref('Paging') }),
-  Finding: {
-    type: 'object',
-    required: ['code', 'message'],
-    properties: {
-      code: str,
-      message: str,
-      assetRef: str,
-      language: str,
-      field: str,
-      count: int,
-      contactId: str,
-      line: int,
-    },
-  },
-  ValidateResponse: object({
-    channel: { type: 'string', enum: ['email'] },
-    audience: object({
-      intended: int,
-      suppressed: int,
-      deliverable: int,
-      suppressionBreakdown: object({ unsubscribed: int, invalidEmail: int, noConsent: int }),
-    }),
-    languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
-    render: object({
-      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
-      warnings: { type: 'array', items: ref('Finding') },
-      errors: { type: 'array', items: ref('Finding') },
-    }),
-  }),
-  Problem: {
-    type: 'object',
-    required: ['type', 'title', 'status', 'detail'],
-    properties: {
-      type: str,
-      title: str,
-      status: int,
-      detail: str,
-      errors: { type: 'array', items: object({ parameter: str, message: str }) },
-    },
-  },
-};
 
 const problemResponse = (description: string) => ({
   description,

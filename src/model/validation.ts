@@ -16,17 +16,8 @@ export interface InlineAsset {
   preheader?: string;
 }
 
+/** An element of the request's `assets`: a stored asset by id, or one given inline. */
 export type AssetInput = { assetId: string } | InlineAsset;
-
-export interface ValidateRequest {
-  audience?: AudienceInput;
-  assets?: AssetInput[];
-  variables?: Record<string, unknown>;
-  permId?: string;
-  name?: string;
-  tags?: string[];
-  options?: { sampleSize?: number; resolveOnly?: boolean };
-}
 
 export interface Finding {
   code: string;

@@ -9,7 +9,8 @@ import { DataError, UsageError } from '../errors.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import type { Verifier } from './auth.js';
 import { problem, ProblemError, PROBLEM_TYPES, type Problem } from './problem.js';
-import { ALIAS_QUERY, COMPONENT_SCHEMAS, ITEMS_QUERY, REPORT_QUERY, responsesFor } from '../model/schemas.js';
+import { ALIAS_QUERY, ITEMS_QUERY, REPORT_QUERY, responsesFor } from '../model/schemas.js';
+import { COMPONENT_SCHEMAS } from '../model/shapes.js';
 import type { ServedDataset } from './tenants.js';
 
 export interface AppOptions {

@@ -1,0 +1,132 @@
+/**
+ * The interface's response shapes as JSON Schema (interface tables 2.1 to 2.7), in field
+ * order. API mode checks responses against them, the server documents them in
+ * /openapi.json, and model/fields.ts takes the field names from them.
+ */
+import { SOURCE_TYPES } from './types.js';
+
+const str = { type: 'string' };
+const nullableStr = { type: ['string', 'null'] };
+const timestamp = { type: 'string', format: 'date-time' };
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
+const num = { type: 'number' };
+const int = { type: 'integer' };
+const object = (properties: Record<string, unknown>) => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+});
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+export const COMPONENT_SCHEMAS = {
+  Paging: object({ start: int, count: int, totalCount: int }),
+  Source: object({
+    type: { type: 'string', enum: [...SOURCE_TYPES] },
+    id: str,
+    name: str,
+    campaignId: str,
+    smartflowId: nullableStr,
+    smartflowName: nullableStr,
+    deliveryId: nullableStr,
+    deliveryName: nullableStr,
+    detailUrl: str,
+  }),
+  Attribution: object({ touch: str, datetime: timestamp, hoursToConversion: num, model: str, windowDays: int }),
+  ConversionRecord: object({
+    contactId: str,
+    clientContactId: nullableStr,
+    datetime: timestamp,
+    orderId: str,
+    firstName: nullableStr,
+    surname: nullableStr,
+    conversionsAmount: num,
+    conversionsCurrency: str,
+    conversionsReferenceAmount: num,
+    referenceCurrency: str,
+    country: nullableStr,
+    isRefund: { type: 'boolean' },
+    attribution: ref('Attribution'),
+    source: ref('Source'),
+    activityUrl: str,
+  }),
+  BreakdownRow: object({
+    currency: str,
+    conversionsAmountWoTax: num,
+    conversionsAmountWTax: num,
+    conversionsNumber: int,
+    averageConversion: num,
+    refundsAmountWoTax: num,
+    refundsAmountWTax: num,
+    refundsNumber: int,
+    grossConversionsAmountWoTax: num,
+    grossConversionsAmountWTax: num,
+    grossConversionsNumber: int,
+    conversionAmountWoTaxReference: num,
+    conversionAmountWTaxReference: num,
+  }),
+  AggregateRow: object({
+    id: str,
+    name: str,
+    source: ref('Source'),
+    sourceStartedAt: nullableTimestamp,
+    firstConversionAt: nullableTimestamp,
+    lastConversionAt: nullableTimestamp,
+    conversionsAmountWoTax: num,
+    conversionsAmountWTax: num,
+    conversionsNumber: int,
+    referenceCurrency: str,
+    uniqueContacts: int,
+    averageConversion: num,
+    averageUniqueConversion: num,
+    refundsAmountWoTax: num,
+    refundsAmountWTax: num,
+    refundsNumber: int,
+    grossConversionsAmountWoTax: num,
+    grossConversionsAmountWTax: num,
+    grossConversionsNumber: int,
+    breakdown: { type: 'array', items: ref('BreakdownRow') },
+  }),
+  ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') }, paging: ref('Paging') }),
+  ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') }, paging: ref('Paging') }),
+  Finding: {
+    type: 'object',
+    required: ['code', 'message'],
+    properties: {
+      code: str,
+      message: str,
+      assetRef: str,
+      language: str,
+      field: str,
+      count: int,
+      contactId: str,
+      line: int,
+    },
+  },
+  ValidateResponse: object({
+    channel: { type: 'string', enum: ['email'] },
+    audience: object({
+      intended: int,
+      suppressed: int,
+      deliverable: int,
+      suppressionBreakdown: object({ unsubscribed: int, invalidEmail: int, noConsent: int }),
+    }),
+    languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
+    render: object({
+      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
+      warnings: { type: 'array', items: ref('Finding') },
+      errors: { type: 'array', items: ref('Finding') },
+    }),
+  }),
+  Problem: {
+    type: 'object',
+    required: ['type', 'title', 'status', 'detail'],
+    properties: {
+      type: str,
+      title: str,
+      status: int,
+      detail: str,
+      errors: { type: 'array', items: object({ parameter: str, message: str }) },
+    },
+  },
+};
+
