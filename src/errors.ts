@@ -46,6 +46,20 @@ export class DataError extends ConvxError {
   }
 }
 
+/**
+ * A request or input over one of the documented limits (for example the
+ * audience list size of a validation request): exit 2, HTTP 413 on the server.
+ */
+export class TooLargeError extends ConvxError {
+  constructor(
+    message: string,
+    /** The limit's name as the README and SECURITY.md list it, e.g. "maxAudienceIds". */
+    readonly limit: string,
+  ) {
+    super(message, ExitCode.usage);
+  }
+}
+
 /** Something the user should hear about that is not a crash, e.g. "order not found" (exit 1). */
 export class NotFoundError extends ConvxError {
   constructor(message: string, hint?: string) {
