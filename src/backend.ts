@@ -1,4 +1,5 @@
 import type { ValidateResponse } from './model/validation.js';
+import type { RenderLimits } from './validation/limits.js';
 import type {
   AggregateRow,
   ConversionRecord,
@@ -31,8 +32,12 @@ export interface Backend {
   /** Every row from query.offset on, in sort order, streamed (query.limit does not apply). */
   allReport(query: ReportQuery): Promise<RowStream<AggregateRow>>;
   allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>>;
-  /** The dry run of an e-mail delivery; findings are in the response, never thrown. */
-  validateEmail(request: unknown): Promise<ValidateResponse>;
+  /**
+   * The dry run of an e-mail delivery; findings are in the response, never
+   * thrown (a request over a size limit is a TooLargeError). renderLimits:
+   * local mode only; a server applies its own.
+   */
+  validateEmail(request: unknown, renderLimits?: RenderLimits): Promise<ValidateResponse>;
   /** Explains an order that the items query did not find; absent where the backend cannot tell. */
   diagnoseOrder?(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis>;
   close(): Promise<void>;

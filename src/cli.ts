@@ -77,6 +77,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
         fields: globals.fields,
         color: globals.color !== false,
         quiet: globals.quiet,
+        formulaEscape: globals.formulaEscape !== false,
       } as GlobalOptions);
       const code = await definition.run(ctx, cmd.args, cmd.opts());
       state.exitCode = code ?? 0;

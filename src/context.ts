@@ -37,6 +37,8 @@ export interface GlobalOptions {
   fields?: string;
   color: boolean;
   quiet?: boolean;
+  /** csv/tsv defuse formula text (the default); false with --no-formula-escape. */
+  formulaEscape?: boolean;
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
   /** The formats the command prints (validate has its own). */
@@ -185,7 +187,12 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
     errChalk,
     log,
     format,
-    output: new ResultWriter(streamSink(io.stdout), { format, chalk, ...(fields?.length ? { fields } : {}) }),
+    output: new ResultWriter(streamSink(io.stdout), {
+      format,
+      chalk,
+      formulaEscape: globals.formulaEscape !== false,
+      ...(fields?.length ? { fields } : {}),
+    }),
     settings,
     configFile: file,
     config,

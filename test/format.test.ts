@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Chalk } from 'chalk';
-import { csvRow } from '../src/output/csv.js';
-import { jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
+import { csvRow, csvRows } from '../src/output/csv.js';
+import { cellText, isFormulaText, jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
 import { renderTable } from '../src/output/table.js';
+import { cli, csv, dataset, ORDER_HEADER, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
 
 describe('formatters', () => {
   it('streams JSON byte-identical to JSON.stringify(value, null, 2)', () => {
@@ -17,6 +18,42 @@ describe('formatters', () => {
     const record = { a: 'tab\there', b: 'line\nbreak', c: 'back\\slash', d: null, e: 'x,"y"' };
     expect(tsvRow(record, ['a', 'b', 'c', 'd'])).toBe('tab\\there\tline\\nbreak\tback\\\\slash\t\n');
     expect(csvRow(record, ['e', 'd', 'b'])).toBe('"x,""y""",,"line\nbreak"\n');
+  });
+
+  it('defuses formula text in csv and tsv by type: strings, never numbers', () => {
+    const record = {
+      eq: '=HYPERLINK("http://evil","x")',
+      plus: '+1',
+      minus: '-o1',
+      at: '@SUM(A1)',
+      tab: '\tx',
+      cr: '\rx',
+      amount: -12.5,
+      big: 1e21,
+      ok: 'a=b',
+      quote: "'=already",
+      empty: '',
+      nil: null,
+      flag: false,
+      obj: { a: '=x' },
+    };
+    const columns = Object.keys(record);
+    expect(tsvRow(record, columns)).toBe(
+      ["'=HYPERLINK(\"http://evil\",\"x\")", "'+1", "'-o1", "'@SUM(A1)", "'\\tx", "'\\rx", '-12.5', '1e+21', 'a=b', "'=already", '', '', 'false', '{"a":"=x"}'].join('\t') +
+        '\n',
+    );
+    // csv: the escaped cells are quoted as well (OWASP), the rest as before
+    expect(csvRow(record, columns)).toBe(
+      `"'=HYPERLINK(""http://evil"",""x"")","'+1","'-o1","'@SUM(A1)","'\tx","'\rx",-12.5,1e+21,a=b,'=already,,,false,"{""a"":""=x""}"\n`,
+    );
+    // off: exactly the text of before
+    expect(tsvRow(record, columns, false)).toBe(
+      ['=HYPERLINK("http://evil","x")', '+1', '-o1', '@SUM(A1)', '\\tx', '\\rx', '-12.5', '1e+21', 'a=b', "'=already", '', '', 'false', '{"a":"=x"}'].join('\t') + '\n',
+    );
+    expect(csvRow(record, columns, false)).toBe(`"=HYPERLINK(""http://evil"",""x"")",+1,-o1,@SUM(A1),\tx,"\rx",-12.5,1e+21,a=b,'=already,,,false,"{""a"":""=x""}"\n`);
+    // the same rule for every row of a batch
+    expect(csvRows([{ n: '-1' }, { n: -1 }, { n: '1' }], ['n'])).toBe(`"'-1"\n-1\n1\n`);
+    expect([0, -0.5, '-', '=', '', ' =x', 'x', null, undefined, true].map(isFormulaText)).toEqual([false, false, true, true, false, false, false, false, false, false]);
   });
 
   it('projects dotted fields into nested objects', () => {
@@ -47,5 +84,53 @@ describe('ResultWriter', () => {
       [20_000, 25_000],
     ]);
     expect(text.split('\n')).toHaveLength(25_001);
+  });
+});
+
+describe('formula escaping through the CLI', () => {
+  const dir = dataset({
+    'orders.csv': csv(ORDER_HEADER, [
+      ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12.5, 'CZ', false, ''],
+      ['o1', 'c1', '2024-03-03T10:00:00Z', 'EUR', -10, -12.5, 'CZ', true, ''],
+      ['-o2', 'c1', '2024-03-04T10:00:00Z', 'EUR', 20, 24, 'CZ', false, ''],
+    ]),
+    'touches.csv': csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]),
+    'sources.csv': csv(SOURCE_HEADER, [['campaign', 'k1', '=HYPERLINK("http://evil.example","click")', '', '', '', '', '', '']]),
+  });
+  const period = ['--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
+  const fields = ['--fields', 'orderId,isRefund,conversionsAmount,source.name', '--sort', 'datetime'];
+
+  it('escapes a source name =HYPERLINK(...) in csv and tsv, keeps it raw with --no-formula-escape, never touches a negative amount', async () => {
+    const csvOut = await cli(['items', ...period, ...fields, '-o', 'csv']);
+    expect(csvOut.code, csvOut.stderr).toBe(0);
+    expect(csvOut.stdout).toBe(
+      [
+        'orderId,isRefund,conversionsAmount,source.name',
+        `o1,false,12.5,"'=HYPERLINK(""http://evil.example"",""click"")"`,
+        `o1,true,-12.5,"'=HYPERLINK(""http://evil.example"",""click"")"`,
+        `"'-o2",false,24,"'=HYPERLINK(""http://evil.example"",""click"")"`,
+        '',
+      ].join('\n'),
+    );
+    const tsvOut = await cli(['items', ...period, ...fields, '-o', 'tsv']);
+    expect(tsvOut.stdout.split('\n').slice(1, 4)).toEqual([
+      `o1\tfalse\t12.5\t'=HYPERLINK("http://evil.example","click")`,
+      `o1\ttrue\t-12.5\t'=HYPERLINK("http://evil.example","click")`,
+      `'-o2\tfalse\t24\t'=HYPERLINK("http://evil.example","click")`,
+    ]);
+    const raw = await cli(['items', ...period, ...fields, '-o', 'csv', '--no-formula-escape']);
+    expect(raw.stdout.split('\n').slice(1, 4)).toEqual([
+      `o1,false,12.5,"=HYPERLINK(""http://evil.example"",""click"")"`,
+      `o1,true,-12.5,"=HYPERLINK(""http://evil.example"",""click"")"`,
+      `-o2,false,24,"=HYPERLINK(""http://evil.example"",""click"")"`,
+    ]);
+    const rawTsv = await cli(['--no-formula-escape', 'report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
+    expect(rawTsv.stdout).toBe('name\trefundsAmountWTax\n=HYPERLINK("http://evil.example","click")\t-12.5\n');
+    const report = await cli(['report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
+    expect(report.stdout).toBe(`name\trefundsAmountWTax\n'=HYPERLINK("http://evil.example","click")\t-12.5\n`);
+    // json and tables are not spreadsheet input: unchanged
+    const json = JSON.parse((await cli(['items', ...period, '-o', 'json'])).stdout);
+    expect(json.conversions[0].source.name).toBe('=HYPERLINK("http://evil.example","click")');
+    expect((await cli(['--help'])).stdout).toMatch(/--no-formula-escape/);
   });
 });

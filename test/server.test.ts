@@ -236,10 +236,10 @@ describe('authentication', () => {
     ['garbage', async () => 'Bearer garbage', 'invalid-token', /not a JWT/],
     ['wrong secret', async () => `Bearer ${await sign({ plugin: 'shop' }, secretKey('another-secret'))}`, 'invalid-token', /signature/],
     ['expired', async () => `Bearer ${await sign({ plugin: 'shop', exp: now() - 120 })}`, 'expired-token', /expired/],
-    ['not yet valid', async () => `Bearer ${await sign({ plugin: 'shop', nbf: now() + 600 })}`, 'invalid-token', /not valid yet/],
+    ['not yet valid', async () => `Bearer ${await sign({ plugin: 'shop', nbf: now() + 600, exp: now() + 1200 })}`, 'invalid-token', /not valid yet/],
     ['alg none', async () => `Bearer ${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(`{"plugin":"shop","exp":${now() + 600}}`).toString('base64url')}.`, 'invalid-token', /none are not accepted/],
     ['an algorithm not configured', async () => `Bearer ${await new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'ES256' }).sign(keys.privateKey)}`, 'invalid-token', /ES256 are not accepted/],
-    ['no plugin claim', async () => `Bearer ${await sign({ sub: 'x' })}`, 'invalid-token', /no "plugin" claim/],
+    ['no plugin claim', async () => `Bearer ${await sign({ sub: 'x', exp: now() + 600 })}`, 'invalid-token', /no "plugin" claim/],
     ['a plugin the data does not hold', async () => (await bearer('other')).authorization, 'unknown-plugin', /"other" has no data/],
   ])('403 for %s', async (_name, header, type, detail) => {
     const res = await call(await header());
@@ -325,7 +325,7 @@ describe('tenant scoping with two plugins', () => {
 });
 
 describe('failures', () => {
-  it('answers a missing FX rate with a data-error problem, and hides unexpected failures', async () => {
+  it('answers a missing FX rate with a 422 data-error problem naming the currency and day, and hides unexpected failures', async () => {
     const dir = shop({
       touches: [{ at: '2024-03-01T00:00:00Z' }],
       fx: [['2024-03-01', 'CZK', '0.04']],
@@ -334,8 +334,13 @@ describe('failures', () => {
     const { app, served, logs } = await appFor(dir);
     const headers = await bearer('default');
     const res = await app.inject({ method: 'GET', url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', headers });
-    expect(res.statusCode).toBe(500);
-    expect(JSON.parse(res.body)).toMatchObject({ type: 'urn:convx:problem:data-error', detail: expect.stringMatching(/CZK on 2024-03-20/) });
+    expect(res.statusCode).toBe(422);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(res.body)).toMatchObject({
+      type: 'urn:convx:problem:data-error',
+      status: 422,
+      detail: expect.stringMatching(/exchange rates are missing.*CZK on 2024-03-20: no rate in fx.*1 transaction needs it/),
+    });
     await app.close();
     await served.retire();
 
@@ -441,7 +446,8 @@ describe('convx serve end to end', () => {
       expect((await fetch(`${url}${query}`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(stderr).toMatch(/"msg":"shutting down","signal":"SIGTERM"/);
+      expect(stderr).toMatch(/"msg":"shutting down: draining requests in flight","signal":"SIGTERM"/);
+      expect(stderr).toMatch(/"msg":"drained and stopped"/);
       expect(stderr).not.toContain(token);
     } finally {
       child.kill('SIGKILL');

@@ -13,6 +13,10 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
   { flags: '--reference-currency <code>', description: 'local mode: report amounts in this currency (default: from the dataset)' },
   { flags: '-o, --format <format>', description: `output format: ${FORMATS.join(', ')}` },
   { flags: '--fields <list>', description: 'only these fields, comma-separated (dotted for nested: source.name)' },
+  {
+    flags: '--no-formula-escape',
+    description: "csv/tsv: print text cells as they are; by default text beginning with = + - @ tab or CR gets a leading ' (quoted in csv) so spreadsheets do not run it as a formula (numbers are never changed)",
+  },
   { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
   { flags: '--quiet', description: 'no summaries or progress on stderr' },
 ];

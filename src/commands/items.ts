@@ -9,6 +9,7 @@ import {
   pageSummary,
   pagingParams,
   parseFlags,
+  printDatasetWarnings,
   withBackend,
   writeAll,
   type PagingFlags,
@@ -31,6 +32,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean): Pro
   ctx.output.check(ITEM_KIND);
   const period = `${query.dateFrom}..${query.dateTo}`;
   await withBackend(ctx, async (backend) => {
+    printDatasetWarnings(ctx, backend);
     if (all) {
       const stream = await backend.allItems(query);
       const count = await writeAll(ctx, ITEM_KIND, stream, query.offset);

@@ -9,6 +9,7 @@ import {
   pageSummary,
   pagingParams,
   parseFlags,
+  printDatasetWarnings,
   withBackend,
   writeAll,
   type PagingFlags,
@@ -46,6 +47,7 @@ export default defineCommand<ReportFlags>({
     ctx.output.check(kind);
     const period = `${query.dateFrom}..${query.dateTo}`;
     await withBackend(ctx, async (backend) => {
+      printDatasetWarnings(ctx, backend);
       if (flags.all) {
         const stream = await backend.allReport(query);
         const count = await writeAll(ctx, kind, stream, query.offset);

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../server/limits.js';
 import { packageVersion } from '../version.js';
 import { defineCommand } from './registry.js';
 
@@ -7,6 +8,34 @@ interface ServeFlags {
   port: string;
   jwtPublicKey?: string;
   jwks?: string;
+  jwtIssuer?: string;
+  jwtAudience?: string;
+  allowTokensWithoutExp?: boolean;
+  bodyLimit: string;
+  rateLimit: string;
+  queryTimeout: string;
+}
+
+const UNIT_BYTES: Record<string, number> = { '': 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };
+
+/** The limit flags as ServerLimits, each checked (decimal digits only). */
+function parseLimits(flags: ServeFlags): ServerLimits {
+  const body = /^(\d+)\s*([a-z]*)$/i.exec(flags.bodyLimit.trim());
+  const unit = body ? UNIT_BYTES[body[2]!.toLowerCase()] : undefined;
+  if (!body || unit === undefined || Number(body[1]) <= 0) {
+    throw new UsageError(`--body-limit: "${flags.bodyLimit}" is not a size such as 1048576, 512k or 2m (bytes, KiB, MiB)`);
+  }
+  if (!/^\d+$/.test(flags.rateLimit)) {
+    throw new UsageError(`--rate-limit: "${flags.rateLimit}" is not a whole number of requests per minute (0: no limit)`);
+  }
+  if (!/^\d+(\.\d+)?$/.test(flags.queryTimeout)) {
+    throw new UsageError(`--query-timeout: "${flags.queryTimeout}" is not a number of seconds (0: no limit)`);
+  }
+  return {
+    bodyLimit: Number(body[1]) * unit,
+    rateLimitPerMinute: Number(flags.rateLimit),
+    queryTimeoutMs: Math.round(Number(flags.queryTimeout) * 1000),
+  };
 }
 
 export default defineCommand<ServeFlags>({
@@ -17,6 +46,20 @@ export default defineCommand<ServeFlags>({
     { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
     { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
     { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
+    { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
+    { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
+    { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
+    { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
+    {
+      flags: '--rate-limit <n>',
+      description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
+      defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
+    },
+    {
+      flags: '--query-timeout <seconds>',
+      description: 'time budget of a report or items request (over it: 503 with Retry-After; 0: no limit)',
+      defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
+    },
   ],
   examples: [
     'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
@@ -27,6 +70,7 @@ export default defineCommand<ServeFlags>({
     if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
       throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
     }
+    const limits = parseLimits(flags);
     const { startServer } = await import('../server/start.js');
     const log = (entry: Record<string, unknown>) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
     const began = Date.now();
@@ -38,10 +82,14 @@ export default defineCommand<ServeFlags>({
         ...(ctx.io.env.CONVX_JWT_SECRET ? { secret: ctx.io.env.CONVX_JWT_SECRET } : {}),
         ...(flags.jwtPublicKey ? { publicKeyFile: ctx.resolvePath(flags.jwtPublicKey) } : {}),
         ...(flags.jwks ? { jwksFile: ctx.resolvePath(flags.jwks) } : {}),
+        ...(flags.jwtIssuer !== undefined ? { issuer: flags.jwtIssuer } : {}),
+        ...(flags.jwtAudience !== undefined ? { audience: flags.jwtAudience } : {}),
+        ...(flags.allowTokensWithoutExp ? { allowNoExpiry: true } : {}),
       },
       ...(ctx.globals.referenceCurrency ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
       log,
       version: packageVersion(),
+      limits,
     });
     log({
       time: new Date().toISOString(),
@@ -55,17 +103,30 @@ export default defineCommand<ServeFlags>({
       const unsubscribe: (() => void)[] = [];
       const stop = (signal: string) => {
         unsubscribe.forEach((u) => u());
-        log({ time: new Date().toISOString(), msg: 'shutting down', signal });
-        server.close().then(resolve, (error: unknown) => {
+        const inFlight = server.holder.current.requestsInFlight;
+        log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
+        server.close().then(() => {
+          log({ time: new Date().toISOString(), msg: 'drained and stopped', drained: inFlight });
+          resolve();
+        }, (error: unknown) => {
           log({ time: new Date().toISOString(), msg: 'shutdown failed', error: String(error) });
           resolve();
         });
       };
       const reload = () => {
-        log({ time: new Date().toISOString(), msg: 'reloading' });
+        if (server.holder.busy) {
+          log({ time: new Date().toISOString(), msg: 'reload requested during a reload: one more runs after it' });
+        } else log({ time: new Date().toISOString(), msg: 'reloading' });
         const t = Date.now();
         server.reload().then(
-          () => log({ time: new Date().toISOString(), msg: 'reloaded', ms: Date.now() - t, plugins: server.holder.current.plugins }),
+          () =>
+            log({
+              time: new Date().toISOString(),
+              msg: 'reloaded',
+              ms: Date.now() - t,
+              generation: server.holder.generation,
+              plugins: server.holder.current.plugins,
+            }),
           (error: unknown) =>
             log({
               time: new Date().toISOString(),

@@ -104,6 +104,13 @@ export async function withBackend<T>(ctx: Context, work: (backend: Backend) => P
   }
 }
 
+/** Prints the backend's dataset warnings (local mode) on stderr, unless --quiet; stdout never changes. */
+export function printDatasetWarnings(ctx: Context, backend: Backend): void {
+  if (ctx.globals.quiet) return;
+  const warnings = (backend as Backend & { warnings?: () => string[] }).warnings?.() ?? [];
+  for (const warning of warnings) ctx.log.warn(warning);
+}
+
 /** Streams every row of a query to the output, with progress on a terminal's stderr. */
 export async function writeAll<T>(ctx: Context, kind: RecordKind, stream: RowStream<T>, start: number): Promise<number> {
   try {

@@ -1,5 +1,6 @@
 import type { Backend, OrderDiagnosis, RowStream } from '../backend.js';
 import type { ValidateResponse } from '../model/validation.js';
+import type { RenderLimits } from '../validation/limits.js';
 import { DataError } from '../errors.js';
 import {
   ATTRIBUTION_MODEL,
@@ -93,15 +94,21 @@ function orderBy(sort: SortKey[], tieBreak: string[]): string {
 }
 
 export class LocalBackend implements Backend {
-  /** db: the connection to query on; closing the backend closes it, then calls onClose. */
+  /** db: the connection to query on; closing the backend closes it, then calls onClose. renderLimits: of validateEmail. */
   constructor(
     readonly scope: Scope,
     private readonly db: Database,
     private readonly onClose?: () => void,
+    private readonly renderLimits?: RenderLimits,
   ) {}
 
   get referenceCurrency(): string {
     return this.scope.referenceCurrency;
+  }
+
+  /** Findings about the dataset that do not stop a report (DESIGN.md 4.14), one line each. */
+  warnings(): string[] {
+    return this.scope.dataset.warnings();
   }
 
   private conv(): string {
@@ -287,9 +294,9 @@ export class LocalBackend implements Backend {
     return this.streamAll(this.reportSelect(query), query, REPORT_TIE_BREAK, toAggregate);
   }
 
-  async validateEmail(request: unknown): Promise<ValidateResponse> {
+  async validateEmail(request: unknown, renderLimits: RenderLimits | undefined = this.renderLimits): Promise<ValidateResponse> {
     const { validateDelivery } = await import('./validate.js');
-    return validateDelivery(this.scope, this.db, request);
+    return validateDelivery(this.scope, this.db, request, renderLimits);
   }
 
   /** Says why an order is not among the conversions of a period. */

@@ -5,7 +5,14 @@ import { Dataset, formatProblem, type Problem } from './dataset.js';
 import { listPlugins } from './engine.js';
 
 export interface Finding {
-  code: 'missing_table' | 'duplicate_order' | 'refund_without_order' | 'unknown_source' | 'currency_without_fx' | 'fx_gap';
+  code:
+    | 'missing_table'
+    | 'duplicate_order'
+    | 'refund_without_order'
+    | 'negative_amount'
+    | 'unknown_source'
+    | 'currency_without_fx'
+    | 'fx_gap';
   message: string;
   count: number;
   examples: string[];
@@ -45,6 +52,8 @@ export async function checkDataset(dir: string): Promise<CheckReport> {
       plugins = await listPlugins(dataset);
       findings.push(...(await integrityFindings(dataset)));
     }
+    // Found while reading the files (with the line of each), so known even when other problems stop the rest.
+    findings.push(...dataset.findings);
     return {
       dataset: dir,
       tables,

@@ -5,7 +5,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataError } from '../errors.js';
-import { Database, ident, type Row } from './db.js';
+import { Database, ident, type Row, type SqlParams } from './db.js';
+import { csvRecordLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
 import {
   SQL_TYPES,
   TABLES,
@@ -23,6 +24,8 @@ export interface TableSource {
   patterns: string[];
   /** How the table is named in messages: a path relative to the dataset. */
   display: string;
+  /** The files themselves, in name order. */
+  files: string[];
   format: FileFormat;
   /** JSON arrays have no line numbers; JSON Lines and CSV do. */
   jsonLines: boolean;
@@ -42,6 +45,15 @@ export interface LoadedTable {
   /** Raw columns by lower-cased name. */
   columns: Map<string, SourceColumn>;
   hasPluginId: boolean;
+}
+
+/** Something in the data that is not an error but deserves a look (DESIGN.md 4.14). */
+export interface DataFinding {
+  code: 'negative_amount';
+  message: string;
+  count: number;
+  /** Where, e.g. "orders.csv, line 5 (order o7)"; the first few in file order. */
+  examples: string[];
 }
 
 export interface Problem {
@@ -111,6 +123,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
           table,
           patterns: suffixes.map((suffix) => join(path, '**', `*${suffix}`)),
           display: `${table}/`,
+          files: files.sort(),
           format,
           jsonLines: files.every((f) => matchExtension(f)!.jsonLines),
           hive: files.some((f) => relative(path, f).split(/[\\/]/).some((seg) => seg.includes('='))),
@@ -123,6 +136,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
             table,
             patterns: [path],
             display: entry.name,
+            files: [path],
             format: ext.format,
             jsonLines: ext.jsonLines,
             hive: false,
@@ -219,11 +233,34 @@ function typedValue(spec: ColumnSpec, column: SourceColumn | undefined): string 
   }
 }
 
-function lineLabel(source: TableSource, rowNumber: number): string {
-  if (source.format === 'csv') return `line ${rowNumber + 1}`;
-  if (source.format === 'json') return source.jsonLines ? `line ${rowNumber}` : `record ${rowNumber}`;
-  return `row ${rowNumber}`;
+/** SQL that is true where a raw amount is below zero (NULL where it cannot tell). */
+function negativeCondition(column: SourceColumn | undefined): string | undefined {
+  if (!column) return undefined;
+  const v = ident(column.name);
+  if (column.rawType === 'VARCHAR') return `(ltrim(${v}) LIKE '-%' AND TRY_CAST(trim(${v}) AS DOUBLE) < 0)`;
+  return NUMERIC_TYPE.test(column.rawType) ? `${v} < 0` : undefined;
 }
+
+/** SQL that is true where a raw is_refund reads as true (absent and empty mean false). */
+function refundCondition(column: SourceColumn | undefined): string {
+  if (!column) return 'false';
+  const v = ident(column.name);
+  if (column.rawType === 'VARCHAR') return `coalesce(lower(trim(${v})) IN ('true', '1'), false)`;
+  if (column.rawType === 'BOOLEAN') return `coalesce(${v}, false)`;
+  return INTEGER_TYPE.test(column.rawType) ? `coalesce(${v} = 1, false)` : 'false';
+}
+
+/** Line breaks in a text value as SQL: CRLF, LF and a lone CR count once each. */
+const lineBreaks = (v: string) => `coalesce(len(regexp_extract_all(${v}, '\\r\\n|\\r|\\n')), 0)`;
+const countBreaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
+
+/** A record as DuckDB read it: its file and its 0-based position in the table (rowid) or the file (Parquet). */
+interface Located {
+  file: string;
+  position: number;
+}
+
+const locationKey = (file: string, position: number) => `${file}\n${position}`;
 
 function fileLabel(datasetDir: string, source: TableSource, file: unknown): string {
   if (!source.multiFile || typeof file !== 'string') return source.display;
@@ -242,6 +279,8 @@ function describeValue(value: unknown): string {
  */
 export class Dataset {
   readonly tables = new Map<TableName, LoadedTable>();
+  /** Findings about the data that are not errors, known once problems() has run. */
+  readonly findings: DataFinding[] = [];
 
   private constructor(
     readonly dir: string,
@@ -260,14 +299,23 @@ export class Dataset {
     return this.tables.has(table);
   }
 
+  /** The findings as one line each, for a warning on stderr. */
+  warnings(): string[] {
+    return this.findings.map(
+      (f) => `${f.message}: ${f.examples.join('; ')}${f.count > f.examples.length ? `; … (run \`convx data check ${this.dir}\` for more)` : ''}`,
+    );
+  }
+
   private async describe(source: TableSource): Promise<LoadedTable> {
     let rows: Row[];
     try {
       // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
+      // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
       const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
       await this.db.exec(`CREATE OR REPLACE ${kind} ${ident(`raw_${source.table}`)} AS SELECT * FROM ${readExpression(source)}`);
       rows = await this.db.all(`DESCRIBE SELECT * FROM ${ident(`raw_${source.table}`)}`);
     } catch (error) {
+      if (source.format === 'csv') await this.rejectMixedLineEndings(source);
       throw new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
     }
     const columns = new Map<string, SourceColumn>();
@@ -279,11 +327,49 @@ export class Dataset {
     return { source, columns, hasPluginId: columns.has('plugin_id') };
   }
 
+  /**
+   * DuckDB's CSV reader cannot read a file whose lines end partly in CRLF and
+   * partly in LF (its sniffer gives up). Reading it leniently (strict_mode off)
+   * would silently drop surplus fields of malformed rows, so such a file is
+   * refused with the line where the ending changes.
+   */
+  private async rejectMixedLineEndings(source: TableSource): Promise<void> {
+    for (const file of source.files) {
+      let change: Awaited<ReturnType<typeof firstLineEndingChange>>;
+      try {
+        change = await firstLineEndingChange(file);
+      } catch {
+        continue;
+      }
+      if (!change) continue;
+      throw new DataError(
+        `cannot read ${fileLabel(this.dir, source, file)}: it mixes line endings, and the CSV reader needs one kind:`,
+        [
+          `${fileLabel(this.dir, source, file)}, line ${change.line}: this line ends in ${change.to}, the lines before it in ${change.from}`,
+          `convert the file to one kind of line ending (for example \`dos2unix\` for LF) and run the command again`,
+        ],
+      );
+    }
+  }
+
   /** Every problem of every loaded table: missing columns, values of the wrong type, empty required values. */
   async problems(): Promise<Problem[]> {
     const problems: Problem[] = [];
+    this.findings.length = 0;
     for (const loaded of this.tables.values()) problems.push(...(await this.tableProblems(loaded)));
     return problems;
+  }
+
+  /**
+   * The raw rows of a table with __pos, each record's 0-based place: its rowid in
+   * the table (file order), or its row number within its Parquet file.
+   */
+  private positioned(loaded: LoadedTable): string {
+    if (loaded.source.format === 'parquet') return `(SELECT *, file_row_number AS __pos FROM ${readExpression(loaded.source)})`;
+    const raw = ident(`raw_${loaded.source.table}`);
+    // A column of the file named rowid hides the table's own; the streaming row_number() keeps the table's order too.
+    if (loaded.columns.has('rowid')) return `(SELECT *, row_number() OVER () - 1 AS __pos FROM ${raw})`;
+    return `(SELECT *, rowid AS __pos FROM ${raw})`;
   }
 
   private async tableProblems(loaded: LoadedTable): Promise<Problem[]> {
@@ -322,45 +408,181 @@ export class Dataset {
         });
       }
     }
-    if (checks.length === 0) return problems;
+    // DESIGN.md 4.14: a non-refund order with a negative amount is a finding (it still counts as it stands).
+    let negative: string | undefined;
+    if (source.table === 'orders') {
+      const amounts = [negativeCondition(columns.get('amount_wo_tax')), negativeCondition(columns.get('amount_w_tax'))].filter(Boolean);
+      if (amounts.length) negative = `NOT ${refundCondition(columns.get('is_refund'))} AND (${amounts.join(' OR ')})`;
+    }
+    const counted = [...checks.map((c) => c.condition), ...(negative ? [negative] : [])];
+    if (counted.length === 0) return problems;
     const raw = ident(`raw_${source.table}`);
     let counts: Row | undefined;
     try {
-      counts = await this.db.one(
-        `SELECT ${checks.map((c, i) => `count(*) FILTER (WHERE ${c.condition}) AS c${i}`).join(', ')} FROM ${raw}`,
-      );
+      counts = await this.db.one(`SELECT ${counted.map((c, i) => `count(*) FILTER (WHERE ${c}) AS c${i}`).join(', ')} FROM ${raw}`);
     } catch (error) {
       problems.push({ table: source.table, file: source.display, message: `cannot read the file: ${firstLine(error)}` });
       return problems;
     }
+    const count = (i: number) => Number(counts?.[`c${i}`] ?? 0);
+
+    // Only now, with something to show, the examples: the first few in file order, then their lines.
+    const positioned = this.positioned(loaded);
+    const examples = new Map<number, Row[]>();
     for (const [i, check] of checks.entries()) {
-      const count = Number(counts?.[`c${i}`] ?? 0);
-      if (count === 0) continue;
-      const examples = await this.db.all(
-        `SELECT __file, rn, v FROM (
-           SELECT __file, row_number() OVER (PARTITION BY __file) AS rn, ${ident(check.column)} AS v, (${check.condition}) AS bad
-           FROM ${raw})
-         WHERE bad ORDER BY __file, rn LIMIT 3`,
+      if (count(i) === 0) continue;
+      examples.set(
+        i,
+        await this.db.all(
+          `SELECT __file, __pos, ${ident(check.column)} AS v FROM ${positioned} WHERE ${check.condition} ORDER BY __file, __pos LIMIT 3`,
+        ),
       );
-      for (const example of examples) {
+    }
+    const negatives = negative ? count(checks.length) : 0;
+    let negativeRows: Row[] = [];
+    if (negatives > 0) {
+      const id = columns.get('order_id');
+      const plugin = columns.get('plugin_id');
+      negativeRows = await this.db.all(
+        `SELECT __file, __pos, ${id ? `CAST(${ident(id.name)} AS VARCHAR)` : 'NULL'} AS id,
+           ${plugin ? `CAST(${ident(plugin.name)} AS VARCHAR)` : 'NULL'} AS plugin
+         FROM ${positioned} WHERE ${negative} ORDER BY __file, __pos LIMIT 5`,
+      );
+    }
+    const located = [...[...examples.values()].flat(), ...negativeRows].map((r) => ({ file: String(r.__file), position: Number(r.__pos) }));
+    const labels = await this.lineLabels(loaded, located);
+    const where = (row: Row) => {
+      const file = String(row.__file);
+      return { file: fileLabel(this.dir, source, file), line: labels.get(locationKey(file, Number(row.__pos))) };
+    };
+
+    for (const [i, check] of checks.entries()) {
+      const rows = examples.get(i);
+      if (!rows) continue;
+      for (const example of rows) {
+        const { file, line } = where(example);
         problems.push({
           table: source.table,
-          file: fileLabel(this.dir, source, example.__file),
-          line: lineLabel(source, Number(example.rn)),
+          file,
+          ...(line ? { line } : {}),
           column: check.column,
           message: check.message(example.v),
         });
       }
-      if (count > examples.length) {
+      if (count(i) > rows.length) {
+        const more = count(i) - rows.length;
         problems.push({
           table: source.table,
           file: source.display,
           column: check.column,
-          message: `${count - examples.length} more ${count - examples.length === 1 ? 'row has' : 'rows have'} this problem`,
+          message: `${more} more ${more === 1 ? 'row has' : 'rows have'} this problem`,
         });
       }
     }
+    if (negatives > 0) {
+      this.findings.push({
+        code: 'negative_amount',
+        message:
+          negatives === 1
+            ? 'an order row (is_refund false) has a negative amount_wo_tax or amount_w_tax; it counts as it stands'
+            : `${negatives} order rows (is_refund false) have a negative amount_wo_tax or amount_w_tax; they count as they stand`,
+        count: negatives,
+        examples: negativeRows.map((row) => {
+          const { file, line } = where(row);
+          const id = row.id === null ? 'no order_id' : `order ${row.plugin === null ? '' : `${String(row.plugin)}/`}${String(row.id)}`;
+          return `${[file, line].filter(Boolean).join(', ')} (${id})`;
+        }),
+      });
+    }
     return problems;
+  }
+
+  /**
+   * "line N" (CSV, JSON Lines: the physical line, counting the header, blank
+   * and comment lines and the lines of values that span several), "row N"
+   * (Parquet) or "record N" (JSON arrays) for each record, by locationKey.
+   */
+  private async lineLabels(loaded: LoadedTable, records: Located[]): Promise<Map<string, string>> {
+    const labels = new Map<string, string>();
+    if (records.length === 0) return labels;
+    const { source } = loaded;
+    if (source.format === 'parquet') {
+      for (const r of records) labels.set(locationKey(r.file, r.position), `row ${r.position + 1}`);
+      return labels;
+    }
+    const byFile = new Map<string, Set<number>>();
+    for (const r of records) {
+      if (!byFile.has(r.file)) byFile.set(r.file, new Set());
+      byFile.get(r.file)!.add(r.position);
+    }
+    // A table of several files holds them one after another: a record's place in its file counts from the file's first rowid.
+    const starts = new Map<string, number>();
+    if (source.multiFile) {
+      const params: SqlParams = {};
+      const names = [...byFile.keys()].map((file, i) => {
+        params[`f${i}`] = file;
+        return `$f${i}`;
+      });
+      const rows = await this.db.all<{ f: string; s: bigint }>(
+        `SELECT __file AS f, min(__pos) AS s FROM ${this.positioned(loaded)} WHERE __file IN (${names.join(', ')}) GROUP BY __file`,
+        params,
+      );
+      for (const row of rows) starts.set(row.f, Number(row.s));
+    }
+    for (const [file, positions] of byFile) {
+      const start = starts.get(file) ?? 0;
+      const wanted = [...positions].map((p) => p - start);
+      let lines = new Map<number, number>();
+      if (source.format === 'json' && !source.jsonLines) {
+        // A JSON array has no meaningful lines: its records are numbered.
+      } else {
+        try {
+          lines = source.format === 'json' ? await jsonRecordLines(file, wanted) : await this.csvLines(loaded, file, start, wanted);
+        } catch {
+          // An unreadable file falls back to record numbers.
+        }
+      }
+      for (const position of positions) {
+        const index = position - start;
+        const line = lines.get(index);
+        labels.set(locationKey(file, position), line === undefined ? `record ${index + 1}` : `line ${line}`);
+      }
+    }
+    return labels;
+  }
+
+  /** The physical lines of CSV records, given how DuckDB parsed the file. */
+  private async csvLines(loaded: LoadedTable, file: string, start: number, wanted: number[]): Promise<Map<number, number>> {
+    let skipRows = 0;
+    let comment: number | undefined;
+    try {
+      const sniff = await this.db.one<{ skip: number | bigint; comment: string }>(
+        `SELECT SkipRows AS skip, Comment AS comment FROM sniff_csv(${sqlString(file)}, header = true)`,
+      );
+      skipRows = Number(sniff?.skip ?? 0);
+      if (sniff && typeof sniff.comment === 'string' && Buffer.byteLength(sniff.comment) === 1) comment = sniff.comment.charCodeAt(0);
+    } catch {
+      // Without the sniffer's view, assume no preamble and no comments.
+    }
+    const text = [...loaded.columns.values()].filter((c) => c.rawType === 'VARCHAR').map((c) => ident(c.name));
+    const breaks = new Map<number, number>();
+    const last = Math.max(...wanted);
+    if (text.length > 0 && last > 0) {
+      // Values that span lines (quoted line breaks), in the records before the last wanted one.
+      const rows = await this.db.all<{ k: bigint; n: bigint }>(
+        `SELECT __pos - $start AS k, ${text.map(lineBreaks).join(' + ')} AS n FROM ${this.positioned(loaded)}
+         WHERE __file = $file AND __pos >= $start AND __pos < $start + $last
+           AND (${text.map((v) => `contains(${v}, chr(10)) OR contains(${v}, chr(13))`).join(' OR ')})`,
+        { file, start, last },
+      );
+      for (const row of rows) breaks.set(Number(row.k), Number(row.n));
+    }
+    const headerBreaks = [...loaded.columns.values()].reduce((sum, c) => sum + countBreaks(c.name), 0);
+    return csvRecordLines(
+      file,
+      { skipRows, ...(comment !== undefined ? { comment } : {}), headerBreaks, blankIsRecord: loaded.columns.size === 1, breaks },
+      wanted,
+    );
   }
 
   /** Raises a DataError naming every problem, if there is any. */

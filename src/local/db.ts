@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection } from '@duckdb/node-api';
 
 export type SqlValue = string | number | boolean | null;
@@ -17,6 +18,32 @@ export function inList(params: SqlParams, prefix: string, values: readonly strin
     return `$${key}`;
   });
   return `(${names.join(', ')})`;
+}
+
+/** A query (or a run of queries under one budget) took longer than its time budget and was interrupted. */
+export class QueryTimeoutError extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`the query took longer than its time budget of ${budgetMs / 1000} s and was interrupted`);
+    this.name = 'QueryTimeoutError';
+  }
+}
+
+interface Budget {
+  deadline: number;
+  budgetMs: number;
+}
+
+const budgets = new AsyncLocalStorage<Budget>();
+
+/**
+ * Runs work under a time budget: every query a Database runs inside it (on any
+ * connection, awaited from work) is interrupted when the budget is spent, and
+ * fails with QueryTimeoutError; a query that would start after that fails at
+ * once. A budget of 0 or less means none. The connection stays usable.
+ */
+export function withQueryBudget<T>(budgetMs: number, work: () => Promise<T>): Promise<T> {
+  if (!(budgetMs > 0)) return work();
+  return budgets.run({ deadline: performance.now() + budgetMs, budgetMs }, work);
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -42,12 +69,37 @@ export class Database {
     return new Database(this.instance, connection, false);
   }
 
+  /** Stops the query running on this connection, if any; it fails with DuckDB's interrupt error. */
+  interrupt(): void {
+    this.connection.interrupt();
+  }
+
+  /** Runs one step of a query under the current budget (see withQueryBudget), interrupting it when the budget runs out. */
+  private async bounded<T>(step: () => Promise<T>): Promise<T> {
+    const budget = budgets.getStore();
+    if (!budget) return step();
+    const left = budget.deadline - performance.now();
+    if (left <= 0) throw new QueryTimeoutError(budget.budgetMs);
+    let fired = false;
+    const timer = setTimeout(() => {
+      fired = true;
+      this.interrupt();
+    }, left);
+    try {
+      return await step();
+    } catch (error) {
+      throw fired ? new QueryTimeoutError(budget.budgetMs) : error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async exec(sql: string, params?: SqlParams): Promise<void> {
-    await this.connection.run(sql, params);
+    await this.bounded(() => this.connection.run(sql, params));
   }
 
   async all<T = Row>(sql: string, params?: SqlParams): Promise<T[]> {
-    const reader = await this.connection.runAndReadAll(sql, params);
+    const reader = await this.bounded(() => this.connection.runAndReadAll(sql, params));
     return reader.getRowObjectsJS() as T[];
   }
 
@@ -58,10 +110,10 @@ export class Database {
 
   /** Streams a query chunk by chunk (about 2048 rows each), never holding the whole result. */
   async *stream<T = Row>(sql: string, params?: SqlParams): AsyncGenerator<T> {
-    const result = await this.connection.stream(sql, params);
+    const result = await this.bounded(() => this.connection.stream(sql, params));
     const names = result.deduplicatedColumnNames();
     for (;;) {
-      const chunk = await result.fetchChunk();
+      const chunk = await this.bounded(() => result.fetchChunk());
       if (!chunk || chunk.rowCount === 0) return;
       for (const values of chunk.convertRows(JSDuckDBValueConverter)) {
         const row: Row = {};

@@ -2,9 +2,13 @@
  * The dry run of an e-mail delivery over a dataset's contacts and assets
  * (DESIGN.md section 5). The audience, its deduplication and suppression are
  * SQL over every contact; templates and HTML are checked once per asset.
+ * Templates are parsed and rendered in the sandbox, within the render limits.
  */
+import { TooLargeError } from '../errors.js';
 import {
   invalidResponse,
+  MAX_ASSETS,
+  MAX_AUDIENCE_IDS,
   normalizeRequest,
   NO_LANGUAGE,
   type AssetInput,
@@ -14,8 +18,10 @@ import {
   type ValidateResponse,
 } from '../model/validation.js';
 import { checkHtml, excerpt } from '../validation/html.js';
-import { printedVariables, render, syntaxProblem } from '../validation/templates.js';
-import { ident, inList, type Database, type Row, type SqlParams } from './db.js';
+import { DEFAULT_RENDER_LIMITS, limitFlag, limitValue, type RenderLimitName, type RenderLimits } from '../validation/limits.js';
+import { TemplateSandbox } from '../validation/sandbox.js';
+import { printedVariables, templateMessage } from '../validation/templates.js';
+import { ident, type Database, type Row, type SqlParams } from './db.js';
 import type { Scope } from './engine.js';
 
 /**
@@ -36,13 +42,44 @@ interface ResolvedAsset {
 
 const AUDIENCE = 'convx_validation_audience';
 
+/**
+ * A list of strings as one parameter: a JSON array that DuckDB reads into a
+ * list, as a subquery for IN. One value however long the list (a parameter per
+ * value makes the statement grow with it, and its preparation worse than linear).
+ */
+function listParam(params: SqlParams, name: string, values: readonly string[]): string {
+  params[name] = JSON.stringify(values);
+  return `(SELECT unnest(from_json(CAST($${name} AS JSON), '["VARCHAR"]')))`;
+}
+
+/** Refuses a request over the documented sizes before any work is done. */
+export function checkRequestSize(request: NormalizedRequest): void {
+  const { lists, contactIds, excludeLists, languages = [], countries = [] } = request.audience;
+  const entries = lists.length + contactIds.length + excludeLists.length + languages.length + countries.length;
+  if (entries > MAX_AUDIENCE_IDS) {
+    throw new TooLargeError(
+      `the audience lists ${entries.toLocaleString('en-US')} entries (lists, contactIds, excludeLists, languages and countries together); at most ${MAX_AUDIENCE_IDS.toLocaleString('en-US')} are allowed: validate a list, or split the ids`,
+      'maxAudienceIds',
+    );
+  }
+  if (request.assets.length > MAX_ASSETS) {
+    throw new TooLargeError(`the request gives ${request.assets.length} assets; at most ${MAX_ASSETS} are allowed (one per language)`, 'maxAssets');
+  }
+}
+
 const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-export async function validateDelivery(scope: Scope, db: Database, body: unknown): Promise<ValidateResponse> {
+export async function validateDelivery(
+  scope: Scope,
+  db: Database,
+  body: unknown,
+  limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+): Promise<ValidateResponse> {
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
+  checkRequestSize(request);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
@@ -132,12 +169,19 @@ export async function validateDelivery(scope: Scope, db: Database, body: unknown
 
     const samples: ValidateResponse['render']['samples'] = [];
     if (!request.resolveOnly) {
-      const contactColumns = await audienceColumns(db);
-      for (const asset of assets) {
-        const langs = recipientsOf.get(asset) ?? [];
-        const ok = checkAsset(asset, errors, warnings);
-        await checkVariables(db, asset, langs, request, contactColumns, warnings);
-        if (ok && langs.length) samples.push(...(await renderSamples(db, asset, langs, request, errors)));
+      const work = new TemplateWork(new TemplateSandbox(limits), errors);
+      try {
+        const contactColumns = await audienceColumns(db);
+        for (const asset of assets) {
+          const langs = recipientsOf.get(asset) ?? [];
+          const parsed = await checkTemplates(asset, work);
+          checkAsset(asset, errors, warnings);
+          const ok = FIELDS.every((f) => asset.content[f] === undefined || parsed.has(f));
+          await checkVariables(db, asset, langs, request, contactColumns, warnings, parsed);
+          if (ok && langs.length) samples.push(...(await renderSamples(db, asset, langs, request, work)));
+        }
+      } finally {
+        work.sandbox.close();
       }
     }
     return {
@@ -164,24 +208,24 @@ export async function validateDelivery(scope: Scope, db: Database, body: unknown
 async function selectAudience(scope: Scope, db: Database, request: NormalizedRequest): Promise<void> {
   const { audience } = request;
   const params: SqlParams = { emailPattern: EMAIL_PATTERN, noLanguage: NO_LANGUAGE };
-  const listsOf = `string_split(coalesce(c.lists, ''), ';')`;
+  // Every list is one parameter joined as a table, so the time grows with the ids linearly.
+  const inLists = (name: string, values: string[]) => `c.row_id IN (SELECT row_id FROM memberships WHERE list IN ${listParam(params, name, values)})`;
   const selected: string[] = [];
-  if (audience.contactIds.length) selected.push(`c.contact_id IN ${inList(params, 'id', audience.contactIds)}`);
-  if (audience.lists.length) selected.push(`list_has_any(${listsOf}, [${inList(params, 'list', audience.lists).slice(1, -1)}])`);
+  if (audience.contactIds.length) selected.push(`c.contact_id IN ${listParam(params, 'ids', audience.contactIds)}`);
+  if (audience.lists.length) selected.push(inLists('lists', audience.lists));
   const where = [`(${selected.join(' OR ')})`];
-  if (audience.excludeLists.length) {
-    where.push(`NOT list_has_any(${listsOf}, [${inList(params, 'exclude', audience.excludeLists).slice(1, -1)}])`);
-  }
+  if (audience.excludeLists.length) where.push(`NOT ${inLists('excluded', audience.excludeLists)}`);
   if (audience.languages) {
-    where.push(`coalesce(nullif(lower(trim(c.language)), ''), $noLanguage) IN ${inList(params, 'lang', audience.languages.map((l) => l.toLowerCase()))}`);
+    where.push(`coalesce(nullif(lower(trim(c.language)), ''), $noLanguage) IN ${listParam(params, 'langs', audience.languages.map((l) => l.toLowerCase()))}`);
   }
-  if (audience.countries) where.push(`upper(trim(c.country)) IN ${inList(params, 'country', audience.countries.map((c) => c.toUpperCase()))}`);
+  if (audience.countries) where.push(`upper(trim(c.country)) IN ${listParam(params, 'countries', audience.countries.map((c) => c.toUpperCase()))}`);
   await db.exec(
     `CREATE OR REPLACE TEMP TABLE ${AUDIENCE} AS
      WITH c AS (
        SELECT * EXCLUDE (k) FROM (
          SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.table('contacts')})
        WHERE k = 1),
+     memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
      selected AS (SELECT c.* FROM c WHERE ${where.join(' AND ')}),
      ranked AS (
        SELECT *,
@@ -208,7 +252,7 @@ async function resolveAssets(scope: Scope, db: Database, inputs: AssetInput[], e
     const params: SqlParams = {};
     const rows = await db.all<Row>(
       `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${scope.table('assets')})
-       WHERE k = 1 AND asset_id IN ${inList(params, 'asset', ids)}`,
+       WHERE k = 1 AND asset_id IN ${listParam(params, 'assets', ids)}`,
       params,
     );
     for (const row of rows) stored.set(String(row.asset_id), row);
@@ -239,32 +283,81 @@ async function resolveAssets(scope: Scope, db: Database, inputs: AssetInput[], e
   return resolved;
 }
 
-/** Syntax, subject, text part and HTML checks; false when the asset cannot be rendered. */
-function checkAsset(asset: ResolvedAsset, errors: Finding[], warnings: Finding[]): boolean {
-  const at = { assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}) };
-  let renderable = true;
+const where = (asset: ResolvedAsset) => ({ assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}) });
+
+/** The sandbox of one validation, and the limit findings said so far (each once). */
+class TemplateWork {
+  private readonly said = new Set<string>();
+
+  constructor(
+    readonly sandbox: TemplateSandbox,
+    readonly errors: Finding[],
+  ) {}
+
+  /** A render_limit_exceeded error naming the part and the limit; the request's time budget is said once. */
+  limitExceeded(limit: RenderLimitName, asset: ResolvedAsset, field: Field, contactId?: string): void {
+    const key = limit === 'requestTimeMs' ? limit : `${limit} ${asset.ref} ${field}`;
+    if (this.said.has(key)) return;
+    this.said.add(key);
+    const { limits } = this.sandbox;
+    const bound = `${limitValue(limits, limit)}, ${limitFlag(limit)}`;
+    const part = `${field} of ${asset.ref}`;
+    const who = contactId === undefined ? '' : ` for contact ${contactId}`;
+    const message = {
+      renderTimeMs: `${part} takes longer than the render time limit (${bound})${who}; the asset is not rendered further`,
+      requestTimeMs: `template checks and renders stopped at ${part}: the validation used up its time limit (${bound}); what comes after was not checked or rendered`,
+      templateChars: `${part} is longer than the template size limit (${bound}); the asset is not rendered`,
+      renderMemory: `${part} allocates more than the render memory limit (${bound})${who}; the asset is not rendered further`,
+      outputBytes: `${part} renders to more than the output size limit (${bound})${who}; the asset is not rendered further`,
+      heapMb: `${part} needs more memory than the renderer's heap limit (${bound})${who}; the asset is not rendered further`,
+    }[limit];
+    this.errors.push({
+      code: 'render_limit_exceeded',
+      message,
+      ...where(asset),
+      field,
+      ...(contactId === undefined ? {} : { contactId }),
+    });
+  }
+}
+
+/** Parses each part in the sandbox; the parts that parse. Syntax, file access and limits are errors. */
+async function checkTemplates(asset: ResolvedAsset, work: TemplateWork): Promise<Set<Field>> {
+  const parsed = new Set<Field>();
   for (const field of FIELDS) {
     const template = asset.content[field];
     if (template === undefined) continue;
-    const problem = syntaxProblem(template);
-    if (problem) {
-      renderable = false;
-      errors.push({
-        code: 'template_syntax',
-        message: `${field}${problem.line ? ` line ${problem.line}` : ''}: ${problem.message}`,
-        ...at,
+    const outcome = await work.sandbox.check(template);
+    const line = 'line' in outcome && outcome.line ? { line: outcome.line } : {};
+    const at = `${field}${line.line ? ` line ${line.line}` : ''}`;
+    if (outcome.kind === 'ok') parsed.add(field);
+    else if (outcome.kind === 'limit') work.limitExceeded(outcome.limit, asset, field);
+    else if (outcome.kind === 'fileAccess') {
+      work.errors.push({
+        code: 'template_file_access',
+        message: `${at}: {% ${outcome.tag} %} would read a template file; templates here have no files, so write the content inline`,
+        ...where(asset),
         field,
-        ...(problem.line ? { line: problem.line } : {}),
+        ...line,
       });
+    } else {
+      work.errors.push({ code: 'template_syntax', message: `${at}: ${templateMessage(outcome.message)}`, ...where(asset), field, ...line });
     }
   }
+  return parsed;
+}
+
+/** Subject, text part and HTML checks. */
+function checkAsset(asset: ResolvedAsset, errors: Finding[], warnings: Finding[]): void {
+  const at = where(asset);
   if (!asset.content.subject?.trim()) errors.push({ code: 'missing_subject', message: `${asset.ref} has no subject`, ...at, field: 'subject' });
   if (!asset.content.text?.trim()) {
     warnings.push({ code: 'missing_text_part', message: `${asset.ref} has no plain-text part; some clients and spam filters want one`, ...at, field: 'text' });
   }
   const html = asset.content.html ?? '';
   const report = checkHtml(html);
-  const list = (items: string[]) => `${items.slice(0, 3).join(', ')}${items.length > 3 ? ', …' : ''}`;
+  const short = (item: string) => (item.length > 120 ? `${item.slice(0, 120)}…` : item);
+  const list = (items: string[]) => `${items.slice(0, 3).map(short).join(', ')}${items.length > 3 ? ', …' : ''}`;
   if (!report.hasUnsubscribe) {
     warnings.push({ code: 'missing_unsubscribe_link', message: `${asset.ref} has no unsubscribe link`, ...at, field: 'html' });
   }
@@ -316,7 +409,6 @@ function checkAsset(asset: ResolvedAsset, errors: Finding[], warnings: Finding[]
       count: report.bytes,
     });
   }
-  return renderable;
 }
 
 async function audienceColumns(db: Database): Promise<Set<string>> {
@@ -341,12 +433,13 @@ async function checkVariables(
   request: NormalizedRequest,
   columns: Set<string>,
   warnings: Finding[],
+  parsed: Set<Field>,
 ): Promise<void> {
   if (!langs.length) return;
   const used = new Map<string, { path: string[]; fields: Field[] }>();
   for (const field of FIELDS) {
     const template = asset.content[field];
-    if (!template || syntaxProblem(template)) continue;
+    if (!template || !parsed.has(field)) continue;
     for (const path of printedVariables(template)) {
       const key = path.join('.');
       used.set(key, { path, fields: [...(used.get(key)?.fields ?? []), field] });
@@ -354,7 +447,7 @@ async function checkVariables(
   }
   if (!used.size) return;
   const params: SqlParams = {};
-  const langList = inList(params, 'lang', langs);
+  const langList = listParam(params, 'langs', langs);
   const filters: string[] = [];
   const keys: string[] = [];
   for (const [key, { path }] of used) {
@@ -397,13 +490,13 @@ async function renderSamples(
   asset: ResolvedAsset,
   langs: string[],
   request: NormalizedRequest,
-  errors: Finding[],
+  work: TemplateWork,
 ): Promise<ValidateResponse['render']['samples']> {
   const params: SqlParams = { size: request.sampleSize };
   const rows = await db.all<Row>(
     `SELECT * FROM (
        SELECT *, row_number() OVER (PARTITION BY lang ORDER BY hash(contact_id), contact_id) AS sample_rank
-       FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${inList(params, 'lang', langs)})
+       FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(params, 'langs', langs)})
      WHERE sample_rank <= $size ORDER BY lang, sample_rank`,
     params,
   );
@@ -413,22 +506,32 @@ async function renderSamples(
     for (const [column, value] of Object.entries(row)) {
       if (!['suppression', 'lang', 'duplicates', 'sample_rank'].includes(column)) contact[camel(column)] = value;
     }
+    const contactId = String(row.contact_id);
     const scope = { ...request.variables, contact };
-    try {
-      samples.push({
-        language: String(row.lang),
-        contactId: String(row.contact_id),
-        subject: render(asset.content.subject ?? '', scope),
-        htmlExcerpt: excerpt(render(asset.content.html ?? '', scope)),
-      });
-    } catch (error) {
-      errors.push({
-        code: 'render_failed',
-        message: `${asset.ref} failed to render for contact ${String(row.contact_id)}: ${(error as Error).message}`,
-        assetRef: asset.ref,
-        contactId: String(row.contact_id),
-      });
+    const rendered: Partial<Record<Field, string>> = {};
+    for (const field of ['subject', 'html'] as const) {
+      const template = asset.content[field] ?? '';
+      const outcome = template === '' ? ({ kind: 'ok', output: '' } as const) : await work.sandbox.render(template, scope);
+      if (outcome.kind === 'limit') {
+        // The same template would hit the limit again: one finding, and the asset's other samples are left out.
+        work.limitExceeded(outcome.limit, asset, field, contactId);
+        return samples;
+      }
+      if (outcome.kind === 'error') {
+        work.errors.push({
+          code: 'render_failed',
+          message: `${asset.ref} failed to render for contact ${contactId}: ${field}${outcome.line ? ` line ${outcome.line}` : ''}: ${templateMessage(outcome.message)}`,
+          assetRef: asset.ref,
+          field,
+          contactId,
+          ...(outcome.line ? { line: outcome.line } : {}),
+        });
+        break;
+      }
+      rendered[field] = outcome.output;
     }
+    if (rendered.subject === undefined || rendered.html === undefined) continue;
+    samples.push({ language: String(row.lang), contactId, subject: rendered.subject, htmlExcerpt: excerpt(rendered.html) });
   }
   return samples;
 }

@@ -2,6 +2,7 @@
  * JSON Schemas of the query parameters the server validates (and documents in
  * /openapi.json), and the documented responses of each route.
  */
+import type { ParameterProblem } from '../errors.js';
 import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from './query.js';
 import { ref } from './shapes.js';
 import { SOURCE_TYPES } from './types.js';
@@ -63,19 +64,83 @@ export const ALIAS_QUERY = {
   properties: { dateFrom: date('first day'), dateTo: date('last day'), ...itemsFilters },
 } as const;
 
-const problemResponse = (description: string) => ({
+/** Response headers in fastify's form (@fastify/swagger turns each into an OpenAPI header object). */
+const retryAfter = {
+  'Retry-After': { type: 'integer', minimum: 1, description: 'seconds to wait before trying again' },
+};
+
+const problemResponse = (description: string, headers?: Record<string, unknown>) => ({
   description,
+  ...(headers ? { headers } : {}),
   content: { 'application/problem+json': { schema: ref('Problem') } },
 });
 
-/** Documentation of responses, added to the OpenAPI document only (serialisation stays JSON.stringify). */
-export function responsesFor(schemaName: 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse') {
+/** What each route does, for its documented responses. */
+export type OperationKind = 'report' | 'items' | 'validate' | 'health';
+
+const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', validate: 'ValidateResponse' } as const;
+
+/**
+ * Documentation of every status a route can answer, added to the OpenAPI
+ * document only (serialisation stays JSON.stringify). Every error is a problem.
+ */
+export function responsesFor(kind: OperationKind): Record<string, unknown> {
+  const authenticated = kind !== 'health';
+  const queries = kind === 'report' || kind === 'items';
+  const ok =
+    kind === 'health'
+      ? { description: 'the server is up', content: { 'application/json': { schema: ref('Health') } } }
+      : {
+          description: kind === 'validate' ? 'the dry run; findings, an invalid request included, are in render.errors and render.warnings' : 'OK',
+          content: { 'application/json': { schema: ref(RESPONSE_SCHEMA[kind]) } },
+        };
   return {
-    200: {
-      description: schemaName === 'ValidateResponse' ? 'the dry run; findings are in render.errors and render.warnings' : 'OK',
-      content: { 'application/json': { schema: ref(schemaName) } },
-    },
-    400: problemResponse('an invalid parameter; errors[] names each'),
-    403: problemResponse('missing, invalid or expired token, or a plugin the data does not hold'),
+    200: ok,
+    400: problemResponse(
+      kind === 'validate'
+        ? 'the body is not JSON, a token was sent in the query string, or the URL is malformed'
+        : kind === 'health'
+          ? 'a token was sent in the query string, or the URL is malformed'
+          : 'an invalid parameter (errors[] names each), a token sent in the query string, or a malformed URL',
+    ),
+    ...(authenticated ? { 403: problemResponse('missing, invalid or expired token, or a plugin the data does not hold') } : {}),
+    ...(kind === 'validate'
+      ? {
+          413: problemResponse('the body is over the body size limit, or the request over a limit such as the audience size'),
+          415: problemResponse('the body is not application/json'),
+        }
+      : {}),
+    414: problemResponse('the URL is too long'),
+    ...(authenticated ? { 422: problemResponse('the dataset cannot answer, e.g. exchange rates are missing for days of the period (the detail names the currency and days)') } : {}),
+    ...(authenticated ? { 429: problemResponse("over the token's request rate limit", retryAfter) } : {}),
+    431: problemResponse('the request headers are too large'),
+    500: problemResponse('an unexpected failure; the server log has the details'),
+    503: problemResponse(queries ? 'the server is shutting down, or the query ran over its time budget' : 'the server is shutting down', retryAfter),
+    default: problemResponse('any other error, e.g. 404 for a path no operation serves or 405 for a method the path does not allow'),
   };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Integer query parameters accept decimal digits only: the schema validator
+ * would coerce "0x10", "1e3" or "1.0" to numbers. One problem per parameter
+ * of `querySchema` typed integer whose value in `query` is any other text.
+ */
+export function nonDecimalIntegers(querySchema: unknown, query: unknown): ParameterProblem[] {
+  if (!isRecord(querySchema) || !isRecord(querySchema.properties) || !isRecord(query)) return [];
+  const problems: ParameterProblem[] = [];
+  for (const [name, property] of Object.entries(querySchema.properties)) {
+    const value = query[name];
+    if (!isRecord(property) || property.type !== 'integer' || typeof value !== 'string' || /^[0-9]+$/.test(value)) continue;
+    const { minimum, maximum } = property;
+    const range =
+      typeof minimum === 'number' && typeof maximum === 'number'
+        ? ` from ${minimum} to ${maximum}`
+        : typeof minimum === 'number'
+          ? ` >= ${minimum}`
+          : '';
+    problems.push({ parameter: name, message: `must be a whole number${range} written in decimal digits (got ${JSON.stringify(value.slice(0, 40))})` });
+  }
+  return problems;
 }

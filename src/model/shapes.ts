@@ -11,6 +11,7 @@ const timestamp = { type: 'string', format: 'date-time' };
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
 const num = { type: 'number' };
 const int = { type: 'integer' };
+const strings = { type: 'array', items: { type: 'string' } };
 const object = (properties: Record<string, unknown>) => ({
   type: 'object',
   required: Object.keys(properties),
@@ -117,8 +118,50 @@ export const COMPONENT_SCHEMAS = {
       errors: { type: 'array', items: ref('Finding') },
     }),
   }),
+  Health: object({ status: { type: 'string', enum: ['ok'] }, loadedAt: timestamp }),
+  ValidateRequest: {
+    type: 'object',
+    description: 'A dry run of an e-mail delivery (DESIGN.md section 5). A body that does not match is answered 200 with invalid_request findings in render.errors.',
+    required: ['audience', 'assets'],
+    additionalProperties: false,
+    properties: {
+      audience: {
+        type: 'object',
+        description: 'at least one of lists or contactIds',
+        additionalProperties: false,
+        properties: {
+          lists: strings,
+          contactIds: strings,
+          excludeLists: strings,
+          languages: strings,
+          countries: strings,
+        },
+      },
+      assets: { type: 'array', minItems: 1, items: { oneOf: [ref('AssetById'), ref('InlineAsset')] } },
+      variables: { type: 'object', description: 'merge values available to templates beside contact', additionalProperties: true },
+      permId: str,
+      name: str,
+      tags: strings,
+      options: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
+          resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
+        },
+      },
+    },
+  },
+  AssetById: { type: 'object', required: ['assetId'], additionalProperties: false, properties: { assetId: { type: 'string', minLength: 1 } } },
+  InlineAsset: {
+    type: 'object',
+    required: ['html'],
+    additionalProperties: false,
+    properties: { language: nullableStr, subject: nullableStr, html: { type: 'string', minLength: 1 }, text: nullableStr, preheader: nullableStr },
+  },
   Problem: {
     type: 'object',
+    description: 'RFC 9457 problem details; type is a stable urn:convx:problem:* URN',
     required: ['type', 'title', 'status', 'detail'],
     properties: {
       type: str,
@@ -126,6 +169,7 @@ export const COMPONENT_SCHEMAS = {
       status: int,
       detail: str,
       errors: { type: 'array', items: object({ parameter: str, message: str }) },
+      limit: { type: 'string', description: 'for urn:convx:problem:limit-exceeded: the name of the limit' },
     },
   },
 };

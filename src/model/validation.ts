@@ -52,6 +52,14 @@ export const MAX_SAMPLE_SIZE = 20;
 export const GMAIL_CLIP_BYTES = 102 * 1024;
 /** The language reported for recipients without one. */
 export const NO_LANGUAGE = 'und';
+/**
+ * The most entries a request's audience may list, counted over lists,
+ * contactIds, excludeLists, languages and countries together; above it the
+ * request is refused (TooLargeError: HTTP 413, exit 2).
+ */
+export const MAX_AUDIENCE_IDS = 100_000;
+/** The most assets a request may give (one per language is the use). */
+export const MAX_ASSETS = 100;
 
 /** Every check, for CI reports that list passed checks too (junit). */
 export const CHECKS = {
@@ -64,6 +72,8 @@ export const CHECKS = {
     'no_asset_for_language',
     'no_recipients',
     'render_failed',
+    'template_file_access',
+    'render_limit_exceeded',
   ],
   warnings: [
     'unresolved_variable',

@@ -27,8 +27,22 @@ export function jsonListClose(paging: unknown, empty: boolean): string {
   return `${empty ? ']' : '\n  ]'},\n  "paging": ${pagingText}\n}\n`;
 }
 
-export function cellText(value: unknown): string {
+/**
+ * Text that a spreadsheet would read as a formula: a string (never a number, whatever
+ * its sign) that begins with =, +, -, @, a tab or a carriage return (OWASP, CSV injection).
+ * Decided on the value's type before it becomes text, so -12.5 the number is data.
+ */
+export function isFormulaText(value: unknown): value is string {
+  if (typeof value !== 'string' || value === '') return false;
+  const first = value.charCodeAt(0);
+  // = + - @ \t \r
+  return first === 61 || first === 43 || first === 45 || first === 64 || first === 9 || first === 13;
+}
+
+/** The text of one csv/tsv cell; with formulaEscape, formula text gets a leading single quote. */
+export function cellText(value: unknown, formulaEscape = false): string {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return formulaEscape && isFormulaText(value) ? `'${value}` : value;
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
@@ -44,8 +58,9 @@ export function tsvHeader(columns: string[]): string {
   return `${columns.map(tsvCell).join('\t')}\n`;
 }
 
-export function tsvRow(record: unknown, columns: string[]): string {
-  return `${columns.map((c) => tsvCell(cellText(getPath(record, c)))).join('\t')}\n`;
+/** One TSV line; formulaEscape (the default) defuses formula text as cellText does. */
+export function tsvRow(record: unknown, columns: string[], formulaEscape = true): string {
+  return `${columns.map((c) => tsvCell(cellText(getPath(record, c), formulaEscape))).join('\t')}\n`;
 }
 
 /** Keeps only the named (dotted) paths of a record, nested as they were. */

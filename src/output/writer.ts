@@ -41,6 +41,11 @@ export interface WriterOptions {
   format: Format;
   fields?: string[];
   chalk: ChalkInstance;
+  /**
+   * csv/tsv: text cells that begin with = + - @ tab or CR get a leading ' (and quotes in csv)
+   * so a spreadsheet does not run them as formulas. Default true; --no-formula-escape turns it off.
+   */
+  formulaEscape?: boolean;
 }
 
 export class ResultWriter {
@@ -90,6 +95,7 @@ export class ResultWriter {
     const columns = this.columns(kind);
     const { format } = this.options;
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
+    const formulaEscape = this.options.formulaEscape ?? true;
     let count = 0;
     const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
     switch (format) {
@@ -116,17 +122,17 @@ export class ResultWriter {
           batch.push(...flat(record));
           count++;
           if (batch.length >= CSV_BATCH) {
-            await this.sink.write(csvRows(batch, columns));
+            await this.sink.write(csvRows(batch, columns, formulaEscape));
             batch = [];
           }
         }
-        if (batch.length) await this.sink.write(csvRows(batch, columns));
+        if (batch.length) await this.sink.write(csvRows(batch, columns, formulaEscape));
         break;
       }
       case 'tsv': {
         await this.sink.write(tsvHeader(columns));
         for await (const record of rows) {
-          for (const line of flat(record)) await this.sink.write(tsvRow(line, columns));
+          for (const line of flat(record)) await this.sink.write(tsvRow(line, columns, formulaEscape));
           count++;
         }
         break;

@@ -1,16 +1,29 @@
 /**
  * The HTTP interface over a served dataset. Routes are thin: parse the query
  * into the model's types, call a plugin-scoped Backend, send what it returns.
+ * Every answer that is not a 2xx is an RFC 9457 problem (see problem.ts), the
+ * framework's and the HTTP parser's own included.
  */
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type ConnectionError,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Backend } from '../backend.js';
-import { DataError, UsageError } from '../errors.js';
+import { DataError, TooLargeError, UsageError } from '../errors.js';
+import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
+import { ALIAS_QUERY, ITEMS_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
+import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
+import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
-import { problem, ProblemError, PROBLEM_TYPES, type Problem } from './problem.js';
-import { ALIAS_QUERY, ITEMS_QUERY, REPORT_QUERY, responsesFor } from '../model/schemas.js';
-import { COMPONENT_SCHEMAS } from '../model/shapes.js';
+import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
+import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater, type Problem } from './problem.js';
+import { RateLimiter, rateKey } from './ratelimit.js';
 import type { ServedDataset } from './tenants.js';
 
 export interface AppOptions {
@@ -21,6 +34,10 @@ export interface AppOptions {
   log: (entry: Record<string, unknown>) => void;
   now?: () => Date;
   version: string;
+  /** Limits; any left out take DEFAULT_LIMITS. */
+  limits?: Partial<ServerLimits>;
+  /** The rate limiter's clock in milliseconds (tests). */
+  clock?: () => number;
 }
 
 declare module 'fastify' {
@@ -38,8 +55,8 @@ function rawParams(query: unknown, fixed: RawParams = {}): RawParams {
   return { ...raw, ...fixed };
 }
 
-function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
-  return reply.code(body.status).type('application/problem+json').send(body);
+function sendProblem(reply: FastifyReply, failure: ProblemError): FastifyReply {
+  return reply.code(failure.problem.status).headers(failure.headers).type(PROBLEM_CONTENT_TYPE).send(failure.problem);
 }
 
 interface AjvError {
@@ -61,59 +78,184 @@ function validationProblems(errors: AjvError[]) {
   });
 }
 
+/** The problem for an error the framework raised itself (body limit, media type, bad URL...), by its status. */
+function frameworkProblem(error: FastifyError, bodyLimit: number): ProblemError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError(problem('bodyTooLarge', `the request body is over the limit of ${bodyLimit} bytes`));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProblemError(problem('unsupportedMediaType', 'send the request body as application/json'));
+    case 'FST_ERR_BAD_URL':
+      return new ProblemError(problem('badRequest', 'the URL is not valid (bad percent-encoding)'));
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ProblemError(problem('uriTooLong', 'a path segment of the URL is too long'));
+  }
+  switch (error.statusCode) {
+    case 400:
+      return new ProblemError(problem('invalidBody', error.message));
+    case 404:
+      return new ProblemError(problem('notFound', error.message));
+    case 413:
+      return new ProblemError(problem('bodyTooLarge', error.message));
+    case 414:
+      return new ProblemError(problem('uriTooLong', error.message));
+    case 415:
+      return new ProblemError(problem('unsupportedMediaType', error.message));
+    default:
+      return new ProblemError(problem('badRequest', error.message));
+  }
+}
+
+/** The problem for what Node's HTTP parser rejected before any request existed. */
+function connectionProblem(error: ConnectionError): Problem {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    // The packet the parser gave up on: a request line that is itself over the URL limit (or never ends) is a 414.
+    const raw: unknown = error.rawPacket; // a Buffer at run time, whatever the type declarations say
+    const packet = Buffer.isBuffer(raw) ? raw.toString('latin1') : '';
+    const lineEnd = packet.indexOf('\r\n');
+    return packet !== '' && (lineEnd < 0 || lineEnd > MAX_URL_LENGTH)
+      ? problem('uriTooLong', `the URL is too long (at most ${MAX_URL_LENGTH} characters are answered)`)
+      : problem('headersTooLarge', 'the request headers are larger than the server accepts');
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return problem('requestTimeout', 'the request did not arrive in time');
+  return problem('badRequest', 'the request is not valid HTTP');
+}
+
+function hasSentHeaders(socket: Socket): boolean {
+  const message: unknown = Reflect.get(socket, '_httpMessage');
+  return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date());
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limiter = limits.rateLimitPerMinute > 0 ? new RateLimiter(limits.rateLimitPerMinute, options.clock) : undefined;
+  let draining = false;
+
+  const logRequest = (method: string, url: string, status: number, begun?: bigint, plugin?: string) =>
+    options.log({
+      time: now().toISOString(),
+      msg: 'request',
+      method,
+      path: redactUrl(url),
+      status,
+      ms: begun === undefined ? null : Math.round(Number(process.hrtime.bigint() - begun) / 1e5) / 10,
+      ...(plugin ? { plugin } : {}),
+    });
+
   const app = Fastify({
     logger: false,
+    bodyLimit: limits.bodyLimit,
+    // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
+    return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: true } },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(reply, frameworkProblem(error, limits.bodyLimit));
+      logRequest(request.method, request.url, reply.statusCode);
+    },
+    clientErrorHandler: (error, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const body = connectionProblem(error);
+      if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body));
+      else socket.destroy();
+      options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code });
+    },
   });
+  // Only JSON bodies: fastify would otherwise also take text/plain.
+  app.removeContentTypeParser('text/plain');
 
-  const docs = new Map<string, 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse'>();
+  const docs = new Map<string, OperationKind>();
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
       info: {
         title: 'convx conversion reporting and delivery validation',
         version: options.version,
-        description: 'Served by `convx serve` from a local dataset. Every path but /openapi.json and /healthz needs a bearer JWT whose "plugin" claim names the tenant.',
+        license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+        description:
+          'Served by `convx serve` from a local dataset. Every path but /openapi.json and /healthz needs a bearer JWT, ' +
+          'in the Authorization header only, whose "plugin" claim names the tenant. Every error is an RFC 9457 ' +
+          'application/problem+json body with a stable urn:convx:problem:* type, including 404 for a path no operation ' +
+          'serves and 405 (with Allow) for a method a path does not allow.',
       },
+      servers: [{ url: '/', description: 'the server that serves this document' }],
       components: {
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
         schemas: COMPONENT_SCHEMAS as never,
       },
     },
     transform: ({ schema, url }) => {
-      const documented = docs.has(url) ? { ...schema, response: responsesFor(docs.get(url)!) } : schema;
+      const kind = docs.get(url);
+      // The validate body is documented only: the validation checks it and answers with findings, not a 400.
+      const body = kind === 'validate' ? { body: ref('ValidateRequest') } : {};
+      const documented = kind ? { ...schema, ...body, response: responsesFor(kind) } : schema;
       return { schema: documented as never, url };
     },
   });
 
-  app.decorateRequest('plugin', '');
-  const started = new WeakMap<FastifyRequest, bigint>();
-  app.addHook('onRequest', async (request) => {
-    started.set(request, process.hrtime.bigint());
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    const begun = started.get(request);
-    options.log({
-      time: now().toISOString(),
-      msg: 'request',
-      method: request.method,
-      path: request.url,
-      status: reply.statusCode,
-      ms: begun === undefined ? null : Math.round(Number(process.hrtime.bigint() - begun) / 1e5) / 10,
-      ...(request.plugin ? { plugin: request.plugin } : {}),
-    });
+  // Known paths and their methods, so an unsupported method is a 405 rather than a 404.
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/\/$/, '').replace(/:[^/]+/g, '[^/]+')}/?$`);
+    const methods = [route.method].flat();
+    const known = routes.find((r) => r.pattern.source === pattern.source);
+    if (known) known.methods.push(...methods);
+    else routes.push({ pattern, methods: [...methods] });
   });
 
-  /** Auth runs before parameter validation, so an anonymous caller learns nothing about parameters. */
+  app.decorateRequest('plugin', '');
+  const started = new WeakMap<FastifyRequest, bigint>();
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onRequest', async (request) => {
+    started.set(request, process.hrtime.bigint());
+    if (draining) {
+      throw retryLater('shuttingDown', 'the server is shutting down; send the request again', RETRY_AFTER_UNAVAILABLE_SECONDS);
+    }
+    if (request.url.length > MAX_URL_LENGTH) {
+      throw new ProblemError(problem('uriTooLong', `the URL is ${request.url.length} characters long; at most ${MAX_URL_LENGTH} are answered`));
+    }
+    const credentials = credentialParameters(request.url);
+    if (credentials.length) {
+      throw new ProblemError(
+        problem(
+          'credentialsInQuery',
+          `tokens are accepted only in the Authorization: Bearer header, never in the query string (found ${credentials.join(', ')}); ` +
+            'the request was not authenticated, and a token sent this way may have been recorded by proxies: replace it',
+        ),
+      );
+    }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    logRequest(request.method, request.url, reply.statusCode, started.get(request), request.plugin || undefined);
+  });
+  app.addHook('preValidation', async (request) => {
+    const problems = nonDecimalIntegers(request.routeOptions.schema?.querystring, request.query);
+    if (problems.length) {
+      throw new UsageError(`invalid parameters: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, problems);
+    }
+  });
+
+  /** Auth runs before parameter validation, so an anonymous caller learns nothing about parameters; then the token's rate. */
   const authenticate = async (request: FastifyRequest) => {
-    const { plugin } = await options.verify(request.headers.authorization);
+    const authorization = request.headers.authorization;
+    const { plugin, subject } = await options.verify(authorization);
     if (!options.dataset().has(plugin)) {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${plugin}" has no data on this server`));
     }
     request.plugin = plugin;
+    if (limiter) {
+      const decision = limiter.take(rateKey(plugin, subject, (authorization ?? '').replace(/^Bearer\s+/i, '').trim()));
+      if (!decision.allowed) {
+        throw retryLater(
+          'rateLimited',
+          `over the limit of ${limiter.perMinute} requests a minute for this token; try again in ${decision.retryAfterSeconds} s`,
+          decision.retryAfterSeconds,
+        );
+      }
+    }
   };
 
   async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>): Promise<T> {
@@ -125,97 +267,131 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   }
 
+  /** A report or items query, interrupted when it runs over the query time budget. */
+  const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>) =>
+    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work));
+
   const secured = (schema: Record<string, unknown>) => ({ ...schema, security: [{ bearer: [] }] });
 
-  docs.set('/v1/conversions', 'ReportResponse');
+  docs.set('/v1/conversions', 'report');
   app.get(
     '/v1/conversions',
-    { onRequest: authenticate, schema: secured({ summary: 'One aggregate row per attributing source', querystring: REPORT_QUERY }) },
+    {
+      onRequest: authenticate,
+      schema: secured({ operationId: 'getConversions', summary: 'One aggregate row per attributing source', querystring: REPORT_QUERY }),
+    },
     async (request) => {
-      const query = parseReportQuery(rawParams(request.query), now());
-      const page = await withBackend(request, (b) => b.report(query));
+      const parsed = parseReportQuery(rawParams(request.query), now());
+      const page = await query(request, (b) => b.report(parsed));
       return { conversions: page.rows, paging: page.paging };
     },
   );
 
-  const itemsRoute = (url: string, summary: string, querystring: object, fixed: (params: Record<string, string>) => RawParams) => {
-    docs.set(url, 'ItemsResponse');
-    app.get(url, { onRequest: authenticate, schema: secured({ summary, querystring }) }, async (request) => {
+  const itemsRoute = (
+    url: string,
+    operationId: string,
+    summary: string,
+    querystring: object,
+    fixed: (params: Record<string, string>) => RawParams,
+  ) => {
+    docs.set(url, 'items');
+    app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring }) }, async (request) => {
       const raw = rawParams(request.query, fixed(request.params as Record<string, string>));
-      const query = parseItemsQuery(raw, { allowCampaignId: true });
-      const page = await withBackend(request, (b) => b.items(query));
+      const parsed = parseItemsQuery(raw, { allowCampaignId: true });
+      const page = await query(request, (b) => b.items(parsed));
       return { conversions: page.rows, paging: page.paging };
     });
   };
-  itemsRoute('/v1/conversions/items', 'Individual conversion records', ITEMS_QUERY, () => ({}));
-  itemsRoute('/v1/campaigns/:campaignId/conversions', 'Conversions of a campaign or automation', ALIAS_QUERY, (p) => ({
+  itemsRoute('/v1/conversions/items', 'listConversionItems', 'Individual conversion records', ITEMS_QUERY, () => ({}));
+  itemsRoute('/v1/campaigns/:campaignId/conversions', 'listCampaignConversions', 'Conversions of a campaign or automation', ALIAS_QUERY, (p) => ({
     campaignId: p.campaignId,
   }));
-  itemsRoute('/v1/deliveries/:smartflowId/conversions', 'Conversions of a smartflow', ALIAS_QUERY, (p) => ({
+  itemsRoute('/v1/deliveries/:smartflowId/conversions', 'listSmartflowConversions', 'Conversions of a smartflow', ALIAS_QUERY, (p) => ({
     smartflowId: p.smartflowId,
   }));
   itemsRoute(
     '/v1/deliveries/:smartflowId/:deliveryId/conversions',
+    'listDeliveryConversions',
     'Conversions of one delivery of a smartflow',
     ALIAS_QUERY,
     (p) => ({ smartflowId: p.smartflowId, deliveryId: p.deliveryId }),
   );
 
-  docs.set('/v4/delivery/e-mail/validate', 'ValidateResponse');
+  docs.set('/v4/delivery/e-mail/validate', 'validate');
   app.post(
     '/v4/delivery/e-mail/validate',
     {
       onRequest: authenticate,
       schema: secured({
+        operationId: 'validateEmailDelivery',
         summary: 'Dry run of an e-mail delivery: audience, suppression, languages, rendered samples and findings',
         description: 'Findings, including an invalid request body, are in render.errors and render.warnings of a 200 answer.',
       }),
+      // A request without a JSON content type never reaches the handler (fastify answers 415 for other types).
+      preValidation: async (request) => {
+        if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
+          throw new ProblemError(problem('unsupportedMediaType', 'send the request body as application/json'));
+        }
+      },
     },
     async (request) => withBackend(request, (b) => b.validateEmail(request.body)),
   );
 
-  app.get('/healthz', { schema: { summary: 'Liveness and the time the dataset was loaded' } }, async () => ({
-    status: 'ok',
-    loadedAt: options.dataset().loadedAt.toISOString(),
-  }));
+  docs.set('/healthz', 'health');
+  app.get(
+    '/healthz',
+    { schema: { operationId: 'getHealth', summary: 'Liveness and the time the dataset was loaded', security: [] } },
+    async () => ({ status: 'ok', loadedAt: options.dataset().loadedAt.toISOString() }),
+  );
+
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problem('notFound', `no route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.find((r) => r.pattern.test(path))?.methods;
+    if (allowed?.length) {
+      const allow = [...new Set(allowed)].sort().join(', ');
+      return sendProblem(reply, new ProblemError(problem('methodNotAllowed', `${path} answers ${allow}, not ${request.method}`), { allow }));
+    }
+    return sendProblem(reply, new ProblemError(problem('notFound', `no route for ${request.method} ${redactUrl(path)}`)));
+  });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
       const errors = validationProblems(error.validation as unknown as AjvError[]);
       const kind = error.validationContext === 'body' ? 'invalidBody' : 'invalidParameters';
-      return sendProblem(reply, problem(kind, errors.map((e) => `${e.parameter}: ${e.message}`).join('; '), errors));
+      return sendProblem(reply, new ProblemError(problem(kind, errors.map((e) => `${e.parameter}: ${e.message}`).join('; '), errors)));
     }
-    if (error instanceof ProblemError) return sendProblem(reply, error.problem);
+    if (error instanceof ProblemError) return sendProblem(reply, error);
     if (error instanceof UsageError) {
-      return sendProblem(reply, problem('invalidParameters', error.message, error.problems));
+      return sendProblem(reply, new ProblemError(problem('invalidParameters', error.message, error.problems)));
+    }
+    if (error instanceof TooLargeError) {
+      return sendProblem(reply, new ProblemError({ ...problem('limitExceeded', error.message), limit: error.limit }));
     }
     if (error instanceof DataError) {
-      options.log({ time: now().toISOString(), msg: 'data error', path: request.url, error: error.message });
-      return sendProblem(reply, problem('dataError', error.message));
+      options.log({ time: now().toISOString(), msg: 'data error', path: redactUrl(request.url), error: error.message });
+      return sendProblem(reply, new ProblemError(problem('dataError', error.message.replace(/\n\s*/g, '; '))));
+    }
+    if (error instanceof QueryTimeoutError) {
+      options.log({ time: now().toISOString(), msg: 'query timeout', path: redactUrl(request.url), budgetMs: error.budgetMs });
+      return sendProblem(
+        reply,
+        retryLater('queryTimeout', `${error.message}; narrow the period or the filters, or try again later`, RETRY_AFTER_UNAVAILABLE_SECONDS),
+      );
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      const status = error.statusCode;
-      return sendProblem(reply, {
-        type: status === 400 ? PROBLEM_TYPES.invalidBody.type : 'about:blank',
-        title: status === 400 ? PROBLEM_TYPES.invalidBody.title : (error.name ?? 'Client error'),
-        status,
-        detail: error.message,
-      });
+      return sendProblem(reply, frameworkProblem(error, limits.bodyLimit));
     }
     options.log({
       time: now().toISOString(),
       msg: 'unexpected error',
       method: request.method,
-      path: request.url,
+      path: redactUrl(request.url),
       error: error.message,
       stack: error.stack,
     });
-    return sendProblem(reply, problem('internal', 'the server failed to answer; its log has the details'));
+    return sendProblem(reply, new ProblemError(problem('internal', 'the server failed to answer; its log has the details')));
   });
 
   return app;

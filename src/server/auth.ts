@@ -26,6 +26,12 @@ export interface AuthConfig {
   publicKeyFile?: string;
   /** A JSON Web Key Set file. */
   jwksFile?: string;
+  /** When set, the token's `iss` claim must equal it. */
+  issuer?: string;
+  /** When set, the token's `aud` claim must hold it. */
+  audience?: string;
+  /** Accept tokens without an `exp` claim (they never expire: off by default). */
+  allowNoExpiry?: boolean;
 }
 
 export interface Credentials {
@@ -110,7 +116,13 @@ export function createVerifier(config: AuthConfig): Verifier {
     }
     let payload: JWTPayload;
     try {
-      const options = { algorithms: choice.algorithms, clockTolerance: CLOCK_TOLERANCE_SECONDS };
+      const options = {
+        algorithms: choice.algorithms,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        requiredClaims: config.allowNoExpiry ? [] : ['exp'],
+        ...(config.issuer !== undefined ? { issuer: config.issuer } : {}),
+        ...(config.audience !== undefined ? { audience: config.audience } : {}),
+      };
       ({ payload } =
         typeof choice.key === 'function'
           ? await jwtVerify(token, choice.key, options)
@@ -128,6 +140,10 @@ export function createVerifier(config: AuthConfig): Verifier {
 function tokenProblem(error: unknown) {
   if (error instanceof joseErrors.JWTExpired) return problem('expiredToken', 'the token has expired');
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.reason === 'missing') {
+      const why = error.claim === 'exp' ? ' (tokens must expire; the server can be started to allow otherwise)' : '';
+      return problem('invalidToken', `the token has no "${error.claim}" claim${why}`);
+    }
     return problem('invalidToken', error.claim === 'nbf' ? 'the token is not valid yet (nbf)' : `the token's ${error.claim} claim is not acceptable`);
   }
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return problem('invalidToken', 'the token signature does not verify');
@@ -135,14 +151,27 @@ function tokenProblem(error: unknown) {
   return problem('invalidToken', 'the bearer token is malformed');
 }
 
+export interface DevelopmentClaims {
+  issuer?: string;
+  audience?: string;
+}
+
 /** A development token for `convx serve` (HS256 with the shared secret). */
-export async function signDevelopmentToken(secret: string, plugin: string, expires: string, now = new Date()): Promise<string> {
-  return new SignJWT({ plugin })
+export async function signDevelopmentToken(
+  secret: string,
+  plugin: string,
+  expires: string,
+  now = new Date(),
+  claims: DevelopmentClaims = {},
+): Promise<string> {
+  const jwt = new SignJWT({ plugin })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt(Math.floor(now.getTime() / 1000))
     .setSubject('convx-dev')
-    .setExpirationTime(Math.floor(now.getTime() / 1000) + parseDuration(expires))
-    .sign(secretKey(secret));
+    .setExpirationTime(Math.floor(now.getTime() / 1000) + parseDuration(expires));
+  if (claims.issuer !== undefined) jwt.setIssuer(claims.issuer);
+  if (claims.audience !== undefined) jwt.setAudience(claims.audience);
+  return jwt.sign(secretKey(secret));
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };

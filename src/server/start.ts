@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { createVerifier, type AuthConfig } from './auth.js';
+import type { ServerLimits } from './limits.js';
 import { DatasetHolder, ServedDataset, type ServeOptions } from './tenants.js';
 
 export interface ServerOptions extends ServeOptions {
@@ -10,6 +11,8 @@ export interface ServerOptions extends ServeOptions {
   auth: AuthConfig;
   log: (entry: Record<string, unknown>) => void;
   version: string;
+  /** Body size, rate and query time limits; any left out take their defaults. */
+  limits?: Partial<ServerLimits>;
 }
 
 export interface RunningServer {
@@ -26,7 +29,13 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const verify = createVerifier(options.auth);
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
-  const app = await buildApp({ dataset: () => holder.current, verify, log: options.log, version: options.version });
+  const app = await buildApp({
+    dataset: () => holder.current,
+    verify,
+    log: options.log,
+    version: options.version,
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
   try {
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {

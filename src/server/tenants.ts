@@ -5,12 +5,15 @@
 import { LocalBackend, openDataset } from '../local/backend.js';
 import type { Dataset } from '../local/dataset.js';
 import { listPlugins, Scope } from '../local/engine.js';
+import type { RenderLimits } from '../validation/limits.js';
 
 /** The plugin id under which a dataset without plugin_id is served. */
 export const SINGLE_TENANT_ID = 'default';
 
 export interface ServeOptions {
   referenceCurrency?: string;
+  /** Bounds of template rendering in delivery validation; the defaults when left out. */
+  renderLimits?: RenderLimits;
 }
 
 export class ServedDataset {
@@ -23,6 +26,7 @@ export class ServedDataset {
     private readonly dataset: Dataset,
     private readonly scopes: Map<string, Scope>,
     readonly loadedAt: Date,
+    private readonly renderLimits?: RenderLimits,
   ) {}
 
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
@@ -34,7 +38,7 @@ export class ServedDataset {
       for (const [i, id] of ids.entries()) {
         scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, options));
       }
-      return new ServedDataset(dir, dataset, scopes, new Date());
+      return new ServedDataset(dir, dataset, scopes, new Date(), options.renderLimits);
     } catch (error) {
       dataset.db.close();
       throw error;
@@ -55,11 +59,16 @@ export class ServedDataset {
     if (!scope) throw new Error(`plugin ${plugin} is not served`);
     this.inFlight++;
     try {
-      return new LocalBackend(scope, await scope.db.connect(), () => this.release());
+      return new LocalBackend(scope, await scope.db.connect(), () => this.release(), this.renderLimits);
     } catch (error) {
       this.release();
       throw error;
     }
+  }
+
+  /** Requests holding a backend of this dataset right now. */
+  get requestsInFlight(): number {
+    return this.inFlight;
   }
 
   private release(): void {
@@ -75,31 +84,71 @@ export class ServedDataset {
   }
 }
 
-/** The dataset being served now; reload() swaps in a fresh one without dropping requests in flight. */
+/**
+ * The dataset being served now. reload() loads a fresh copy beside it and swaps
+ * it in when complete, without dropping requests in flight; a failed load
+ * keeps the current one. A reload asked for while one runs is not folded into
+ * it (files may have changed after it began reading them): exactly one more
+ * reload is scheduled to run after it, however many signals arrive meanwhile.
+ */
 export class DatasetHolder {
-  private reloading?: Promise<void>;
+  private running?: Promise<void>;
+  private queued?: Promise<void>;
+  private readonly retiring = new Set<Promise<void>>();
+  /** How many loads have completed and been swapped in (the first one included). */
+  generation = 1;
 
   constructor(
     public current: ServedDataset,
     private readonly options: ServeOptions,
+    /** How a dataset is loaded (a test may wrap the real load to hold it at a known point). */
+    private readonly load: (dir: string, options: ServeOptions) => Promise<ServedDataset> = (dir, o) => ServedDataset.load(dir, o),
   ) {}
 
-  async reload(): Promise<void> {
-    this.reloading ??= (async () => {
-      try {
-        const next = await ServedDataset.load(this.current.dir, this.options);
-        const previous = this.current;
-        this.current = next;
-        await previous.retire();
-      } finally {
-        this.reloading = undefined;
-      }
-    })();
-    return this.reloading;
+  reload(): Promise<void> {
+    if (this.queued) return this.queued;
+    if (this.running) {
+      const after = this.running;
+      this.queued = after
+        .catch(() => undefined)
+        .then(() => {
+          this.queued = undefined;
+          return this.start();
+        });
+      return this.queued;
+    }
+    return this.start();
+  }
+
+  /** True while a reload runs or is scheduled. */
+  get busy(): boolean {
+    return this.running !== undefined || this.queued !== undefined;
+  }
+
+  private start(): Promise<void> {
+    const tracked: Promise<void> = this.loadAndSwap().finally(() => {
+      if (this.running === tracked) this.running = undefined;
+    });
+    this.running = tracked;
+    return tracked;
+  }
+
+  private async loadAndSwap(): Promise<void> {
+    const next = await this.load(this.current.dir, this.options);
+    const previous = this.current;
+    this.current = next;
+    this.generation++;
+    // The old data closes once its requests finish; the next reload need not wait for that.
+    const retired: Promise<void> = previous
+      .retire()
+      .catch(() => undefined)
+      .finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
   }
 
   async close(): Promise<void> {
-    await this.reloading?.catch(() => undefined);
+    while (this.running || this.queued) await (this.queued ?? this.running)!.catch(() => undefined);
+    await Promise.all([...this.retiring]);
     await this.current.retire();
   }
 }

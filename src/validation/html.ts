@@ -13,7 +13,14 @@ export interface HtmlReport {
   relativeLinks: string[];
 }
 
-const TEMPLATE_VALUE = /{{[\s\S]*?}}|{%[\s\S]*?%}/;
+/** A {{ … }} or {% … %} in a value (indexOf, not a lazy regex: that is quadratic on many unclosed "{{"). */
+function hasTemplateValue(value: string): boolean {
+  const closed = (open: string, close: string) => {
+    const at = value.indexOf(open);
+    return at >= 0 && value.indexOf(close, at + 2) >= 0;
+  };
+  return closed('{{', '}}') || closed('{%', '%}');
+}
 /** Merge tags of other systems and obvious stand-ins: [Unsubscribe], <%url%>, *|URL|*, example.com. */
 const PLACEHOLDER = /^\[[^\]]*\]$|^<%.*%>$|^\*\|.*\|\*$|^%%.*%%$|\bexample\.(com|org|net)\b|^https?:\/\/(www\.)?$/i;
 
@@ -57,7 +64,7 @@ export function checkHtml(html: string): HtmlReport {
 }
 
 function classify(href: string, report: HtmlReport): void {
-  if (TEMPLATE_VALUE.test(href)) return; // filled in per recipient
+  if (hasTemplateValue(href)) return; // filled in per recipient
   if (href === '' || href === '#') {
     report.emptyLinks++;
     return;
@@ -78,13 +85,47 @@ function classify(href: string, report: HtmlReport): void {
   report.relativeLinks.push(href); // "facebook.com" or "/page": no base URL in an inbox
 }
 
-/** The body of rendered HTML as a short fragment for a sample. */
+/** The body of rendered HTML as a short fragment for a sample. Linear in the HTML, which a template can make large. */
 export function excerpt(html: string, length = 400): string {
-  const body = /<body[^>]*>([\s\S]*?)(<\/body>|$)/i.exec(html)?.[1] ?? html;
-  const compact = body
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/gi, '')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const compact = withoutHidden(bodyOf(html)).replace(/\s+/g, ' ').trim();
   return compact.length > length ? `${compact.slice(0, length)}…` : compact;
+}
+
+/** Where `needle` (ASCII, lower case) is in `text` from `from` on, in any case; -1 if nowhere. */
+function indexOfAnyCase(text: string, needle: string, from = 0): number {
+  const pattern = new RegExp(needle.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'gi');
+  pattern.lastIndex = from;
+  return pattern.exec(text)?.index ?? -1;
+}
+
+/** What is between <body …> and </body> (or the end); the whole HTML without a <body> tag. */
+function bodyOf(html: string): string {
+  const open = indexOfAnyCase(html, '<body');
+  const start = open < 0 ? -1 : html.indexOf('>', open);
+  if (start < 0) return html;
+  const close = indexOfAnyCase(html, '</body>', start);
+  return html.slice(start + 1, close < 0 ? undefined : close);
+}
+
+/** The HTML without comments, <style> and <script> elements; an opener never closed stays, as text. */
+function withoutHidden(html: string): string {
+  const opener = /<!--|<style|<script/gi;
+  const unclosed = new Set<string>();
+  const kept: string[] = [];
+  let at = 0;
+  for (let match = opener.exec(html); match; match = opener.exec(html)) {
+    const kind = match[0].toLowerCase();
+    if (unclosed.has(kind)) continue;
+    const closer = kind === '<!--' ? '-->' : `</${kind.slice(1)}>`;
+    const end = indexOfAnyCase(html, closer, match.index + kind.length);
+    if (end < 0) {
+      unclosed.add(kind); // no closer after this one, so none after a later one either
+      continue;
+    }
+    kept.push(html.slice(at, match.index));
+    at = end + closer.length;
+    opener.lastIndex = at;
+  }
+  kept.push(html.slice(at));
+  return kept.join('');
 }

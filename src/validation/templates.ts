@@ -1,23 +1,10 @@
-/** Liquid templates: syntax, the variables an output needs, rendering. */
-import { Liquid } from 'liquidjs';
-
-const engine = new Liquid({ strictVariables: false, strictFilters: true, cache: false });
-
-export interface SyntaxProblem {
-  message: string;
-  line?: number;
-}
-
-export function syntaxProblem(template: string): SyntaxProblem | undefined {
-  try {
-    engine.parse(template);
-    return undefined;
-  } catch (error) {
-    const message = (error as Error).message;
-    const line = /line:(\d+)/.exec(message);
-    return { message: message.replace(/,?\s*line:\d+, col:\d+.*$/s, ''), ...(line ? { line: Number(line[1]) } : {}) };
-  }
-}
+/**
+ * Liquid templates on the main thread: the variables an output needs, and the
+ * messages of the renderer made fit to show. Parsing and rendering happen in
+ * the sandbox (sandbox.ts), never here: both can take unbounded time.
+ *
+ * Every function here is linear in its input: a template comes from a request.
+ */
 
 /**
  * Variables whose value is printed ({{ x }}) without a default filter: a
@@ -34,8 +21,8 @@ export function printedVariables(template: string): string[][] {
   local.add('forloop');
   local.add('tablerowloop');
   const paths: string[][] = [];
-  for (const match of template.matchAll(/{{-?([\s\S]*?)-?}}/g)) {
-    const expression = match[1]!.trim();
+  for (const output of outputs(template)) {
+    const expression = output.trim();
     if (/\|\s*default\b/.test(expression)) continue;
     const initial = /^([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\s*(?:'[^']*'|"[^"]*")\s*\])*)/.exec(expression);
     if (!initial || /^(true|false|nil|null|empty|blank)$/.test(initial[1]!)) continue;
@@ -48,6 +35,41 @@ export function printedVariables(template: string): string[][] {
   return paths;
 }
 
-export function render(template: string, scope: Record<string, unknown>): string {
-  return engine.parseAndRenderSync(template, scope);
+/** The inside of each {{ … }} (without whitespace-control dashes), found with indexOf so an unclosed {{ costs one scan. */
+function* outputs(template: string): Generator<string> {
+  let at = 0;
+  for (;;) {
+    const open = template.indexOf('{{', at);
+    if (open < 0) return;
+    const close = template.indexOf('}}', open + 2);
+    if (close < 0) return;
+    let inside = template.slice(open + 2, close);
+    if (inside.startsWith('-')) inside = inside.slice(1);
+    if (inside.endsWith('-')) inside = inside.slice(0, -1);
+    yield inside;
+    at = close + 2;
+  }
+}
+
+/** Absolute file paths and file URLs (POSIX and Windows); a URL's path after its host is not one. */
+const ABSOLUTE_PATH = /file:\/\/\S+|\b[A-Za-z]:\\[^\s"'`]+|(?<![\w.:/~-])\/(?:[\w.@+~-]+\/)+[\w.@+~-]*/g;
+const MAX_MESSAGE = 300;
+
+/** A message without any absolute path in it: a response never shows where the server keeps its files. */
+export function stripPaths(message: string): string {
+  return message.replace(ABSOLUTE_PATH, '<path>');
+}
+
+/**
+ * A liquidjs error message for a finding: without its ", line:3, col:1"
+ * suffix (the line is a field of its own), without paths, and short.
+ */
+export function templateMessage(raw: string): string {
+  let message = raw.slice(0, 2 * MAX_MESSAGE);
+  const position = message.search(/line:\d+, col:\d+/);
+  if (position >= 0) message = message.slice(0, position);
+  message = message.trimEnd();
+  if (message.endsWith(',')) message = message.slice(0, -1);
+  message = stripPaths(message);
+  return message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message;
 }

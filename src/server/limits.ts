@@ -1,0 +1,23 @@
+/**
+ * The server's limits, each an option of `convx serve` with a default. Kept
+ * apart from the server code so the CLI can show defaults without loading it.
+ */
+export interface ServerLimits {
+  /** Largest request body in bytes; a larger one is a 413 problem. */
+  bodyLimit: number;
+  /** Requests per minute per token (also the burst); 0 turns the limit off. Over it: 429 with Retry-After. */
+  rateLimitPerMinute: number;
+  /** Time budget of one report or items request in milliseconds; 0 turns it off. Over it: 503 with Retry-After. */
+  queryTimeoutMs: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  bodyLimit: 1024 * 1024,
+  rateLimitPerMinute: 600,
+  queryTimeoutMs: 30_000,
+};
+
+/** Longest request target (path and query) answered; a longer one is a 414 problem. */
+export const MAX_URL_LENGTH = 8192;
+/** Seconds a client is asked to wait after a 503 (shutdown drain, query over its budget). */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;

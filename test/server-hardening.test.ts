@@ -1,0 +1,427 @@
+/**
+ * convx serve's HTTP surface under abuse: every non-2xx answer a problem (the
+ * framework's and the HTTP parser's own included), limits on body size, rate
+ * and query time, strict integer parameters, tokens only in the header and
+ * never in the log, and the 503 of a draining server.
+ */
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { TooLargeError } from '../src/errors.js';
+import { LocalBackend } from '../src/local/backend.js';
+import { Database, QueryTimeoutError, withQueryBudget } from '../src/local/db.js';
+import { credentialParameters, redactUrl } from '../src/server/accesslog.js';
+import { buildApp, type AppOptions } from '../src/server/app.js';
+import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
+import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
+import { ServedDataset } from '../src/server/tenants.js';
+import { SAMPLES, shop } from './helpers.js';
+
+const SECRET = 'test-secret-that-is-long-enough';
+const NOW = new Date('2024-05-01T12:00:00Z');
+const REPORT = '/v1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30';
+const ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30';
+const VALIDATE = '/v4/delivery/e-mail/validate';
+const VALID_REQUEST = { audience: { contactIds: ['c-1'] }, assets: [{ html: '<p>Hi</p>', subject: 'Hi' }], options: { resolveOnly: true } };
+
+const token = (plugin = 'shop') => signDevelopmentToken(SECRET, plugin, '1h');
+const bearer = async (plugin = 'shop') => ({ authorization: `Bearer ${await token(plugin)}` });
+
+let served: ServedDataset;
+beforeAll(async () => {
+  served = await ServedDataset.load(SAMPLES);
+});
+afterAll(async () => {
+  await served.retire();
+});
+
+async function appWith(extra: Partial<AppOptions> = {}, dataset = () => served) {
+  const logs: Record<string, unknown>[] = [];
+  const app = await buildApp({
+    dataset,
+    verify: createVerifier({ secret: SECRET }),
+    log: (e) => logs.push(e),
+    now: () => NOW,
+    version: 'test',
+    ...extra,
+  });
+  return { app, logs };
+}
+
+interface Answer {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+}
+
+/** A problem+json answer with a stable type; returns the parsed problem. */
+function expectProblem(res: Answer, status: number, type: string) {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(res.body);
+  expect(body).toMatchObject({ type: `urn:convx:problem:${type}`, status });
+  expect(typeof body.title).toBe('string');
+  expect(typeof body.detail).toBe('string');
+  return body as { type: string; title: string; status: number; detail: string; errors?: { parameter: string; message: string }[]; limit?: string };
+}
+
+describe('framework errors as problems (inject)', () => {
+  let ctx: Awaited<ReturnType<typeof appWith>>;
+  let headers: Record<string, string>;
+  beforeAll(async () => {
+    ctx = await appWith();
+    headers = await bearer();
+  });
+  afterAll(async () => {
+    await ctx.app.close();
+  });
+
+  it('answers an unknown path 404 and a method the path does not allow 405 with Allow', async () => {
+    expectProblem(await ctx.app.inject({ method: 'GET', url: '/v1/nothing', headers }), 404, 'not-found');
+    const del = await ctx.app.inject({ method: 'DELETE', url: REPORT, headers });
+    expectProblem(del, 405, 'method-not-allowed');
+    expect(del.headers.allow).toBe('GET, HEAD');
+    const get = await ctx.app.inject({ method: 'GET', url: VALIDATE, headers });
+    expectProblem(get, 405, 'method-not-allowed');
+    expect(get.headers.allow).toBe('POST');
+    expectProblem(await ctx.app.inject({ method: 'PUT', url: '/v1/campaigns/k-1/conversions/', headers }), 405, 'method-not-allowed');
+  });
+
+  it('answers a body over the default 1 MiB limit 413, before reading it', async () => {
+    const big = JSON.stringify({ ...VALID_REQUEST, variables: { pad: 'x'.repeat(1024 * 1024) } });
+    const body = expectProblem(
+      await ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': 'application/json' }, payload: big }),
+      413,
+      'body-too-large',
+    );
+    expect(body.detail).toMatch(/1048576 bytes/);
+  });
+
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['application/xml', 'application/xml'],
+    ['form data', 'application/x-www-form-urlencoded'],
+    ['JSON-ish vendor type', 'application/vnd.api+json'],
+  ])('answers a validation body sent as %s 415', async (_name, type) => {
+    const res = await ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': type }, payload: JSON.stringify(VALID_REQUEST) });
+    expectProblem(res, 415, 'unsupported-media-type');
+  });
+
+  it('answers a validation request without a content type 415, and JSON with a charset 200', async () => {
+    expectProblem(await ctx.app.inject({ method: 'POST', url: VALIDATE, headers }), 415, 'unsupported-media-type');
+    const ok = await ctx.app.inject({
+      method: 'POST',
+      url: VALIDATE,
+      headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+      payload: JSON.stringify(VALID_REQUEST),
+    });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it('answers malformed JSON with the invalid-body problem', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': 'application/json' }, payload: '{"audience":' });
+    expectProblem(res, 400, 'invalid-body');
+  });
+
+  it('answers a path segment over the parameter length 414, and a URL over 8 KiB 414', async () => {
+    expectProblem(await ctx.app.inject({ method: 'GET', url: `/v1/campaigns/${'k'.repeat(1100)}/conversions`, headers }), 414, 'uri-too-long');
+    expectProblem(await ctx.app.inject({ method: 'GET', url: `${REPORT}&q=${'a'.repeat(9000)}`, headers }), 414, 'uri-too-long');
+  });
+
+  it('maps TooLargeError from the validation to a 413 problem naming the limit', async () => {
+    const spy = vi.spyOn(LocalBackend.prototype, 'validateEmail').mockRejectedValue(new TooLargeError('the audience lists 200001 contact ids; at most 100000 are validated', 'maxAudienceIds'));
+    try {
+      const res = await ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': 'application/json' }, payload: VALID_REQUEST });
+      const body = expectProblem(res, 413, 'limit-exceeded');
+      expect(body).toMatchObject({ limit: 'maxAudienceIds', detail: expect.stringMatching(/at most 100000/) });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('integer parameters accept decimal digits only', () => {
+  let ctx: Awaited<ReturnType<typeof appWith>>;
+  let headers: Record<string, string>;
+  beforeAll(async () => {
+    ctx = await appWith();
+    headers = await bearer();
+  });
+  afterAll(async () => {
+    await ctx.app.close();
+  });
+
+  it.each([
+    ['limit', '0x10'],
+    ['limit', '1e3'],
+    ['limit', '1.0'],
+    ['limit', '+5'],
+    ['limit', ' 5'],
+    ['limit', '0b11'],
+    ['limit', ''],
+    ['offset', '1e1'],
+    ['offset', '0x0'],
+    ['offset', '2.5'],
+  ])('400 for %s=%j, naming it', async (parameter, value) => {
+    for (const base of [REPORT, ITEMS, '/v1/campaigns/k-1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30']) {
+      const res = await ctx.app.inject({ method: 'GET', url: `${base}&${parameter}=${encodeURIComponent(value)}`, headers });
+      const body = expectProblem(res, 400, 'invalid-parameters');
+      expect(body.errors?.find((e) => e.parameter === parameter)?.message).toMatch(/whole number/);
+    }
+  });
+
+  it('still takes plain digits, leading zeros included, and rejects offsets past the largest safe integer', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: `${ITEMS}&limit=016&offset=00`, headers });
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body).paging).toMatchObject({ start: 0, count: 16 });
+    const huge = await ctx.app.inject({ method: 'GET', url: `${ITEMS}&offset=99999999999999999999`, headers });
+    expect(expectProblem(huge, 400, 'invalid-parameters').errors?.[0]?.parameter).toBe('offset');
+  });
+});
+
+describe('tokens only in the Authorization header, never in the log', () => {
+  it('refuses a token in the query string with a problem saying to use the header, without authenticating', async () => {
+    const { app, logs } = await appWith();
+    try {
+      const jwt = await token();
+      for (const name of ['access_token', 'token', 'jwt', 'key', 'Access_Token', 'TOKEN', 'access%5Ftoken']) {
+        const res = await app.inject({ method: 'GET', url: `${REPORT}&${name}=${jwt}` });
+        const body = expectProblem(res, 400, 'credentials-in-query');
+        expect(body.detail).toMatch(/Authorization: Bearer header/);
+      }
+      // also with a valid header: a token in the query is refused, never used
+      const both = await app.inject({ method: 'GET', url: `${REPORT}&access_token=${jwt}`, headers: await bearer() });
+      expectProblem(both, 400, 'credentials-in-query');
+      const lines = logs.filter((l) => l.msg === 'request');
+      expect(lines).toHaveLength(8);
+      expect(lines.every((l) => l.plugin === undefined)).toBe(true);
+      expect(lines[0]!.path).toBe('/v1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30&access_token=[REDACTED]');
+      expect(JSON.stringify(logs)).not.toContain(jwt);
+      expect(JSON.stringify(logs)).not.toContain(jwt.split('.')[1]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('redacts credential parameters and JWT-shaped text from logged URLs, unknown paths and failures included', async () => {
+    expect(redactUrl('/v1/x?a=1&access_token=abc&B=2&Key=k&jwt&token=')).toBe('/v1/x?a=1&access_token=[REDACTED]&B=2&Key=[REDACTED]&jwt&token=[REDACTED]');
+    expect(redactUrl('/v1/campaigns/eyJhbGciOi.eyJwbHVnaW4iOi.c2lnbmF0dXJl/conversions')).toBe('/v1/campaigns/[REDACTED]/conversions');
+    expect(credentialParameters('/v1/x?q=token&tokens=1&sort=key')).toEqual([]);
+    expect(credentialParameters('/v1/x?id_token=1&API_KEY=2')).toEqual(['id_token', 'API_KEY']);
+
+    const jwt = await token();
+    const { app, logs } = await appWith({}, () => {
+      throw new Error('boom');
+    });
+    try {
+      await app.inject({ method: 'GET', url: `/v1/campaigns/${jwt}/conversions?dateFrom=2024-01-01&dateTo=2024-01-31`, headers: await bearer() });
+      await app.inject({ method: 'GET', url: `/nowhere/${jwt}` });
+      expect(logs.some((l) => l.msg === 'unexpected error')).toBe(true);
+      expect(JSON.stringify(logs)).not.toContain(jwt.split('.')[1]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('per-token rate limit', () => {
+  it('answers 429 with Retry-After past the limit, per token subject, and lets the bucket refill', async () => {
+    let clock = 1_000_000;
+    const { app, logs } = await appWith({ limits: { rateLimitPerMinute: 3 }, clock: () => clock });
+    try {
+      const shopHeaders = await bearer('shop');
+      const call = (h: Record<string, string>) => app.inject({ method: 'GET', url: `${REPORT}&limit=1`, headers: h });
+      for (let i = 0; i < 3; i++) expect((await call(shopHeaders)).statusCode).toBe(200);
+      const limited = await call(shopHeaders);
+      const body = expectProblem(limited, 429, 'rate-limited');
+      expect(limited.headers['retry-after']).toBe('20');
+      expect(body.detail).toMatch(/3 requests a minute/);
+      // another token of the same plugin and subject shares the bucket (a new token is no way around it)
+      expect((await call(await bearer('shop'))).statusCode).toBe(429);
+      // anonymous and refused requests never reach the limiter
+      expect((await app.inject({ method: 'GET', url: REPORT })).statusCode).toBe(403);
+      clock += 20_000;
+      expect((await call(shopHeaders)).statusCode).toBe(200);
+      expect((await call(shopHeaders)).statusCode).toBe(429);
+      expect(JSON.stringify(logs)).not.toContain(shopHeaders.authorization!.slice(7));
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keys tokens without a subject by a digest, and forgets buckets that have refilled', () => {
+    const key = rateKey('shop', undefined, 'eyJ.secret.token');
+    expect(key).not.toContain('secret');
+    expect(key).toBe(rateKey('shop', undefined, 'eyJ.secret.token'));
+    expect(key).not.toBe(rateKey('shop', undefined, 'eyJ.other.token'));
+    expect(rateKey('shop', 'alice', 'a')).toBe(rateKey('shop', 'alice', 'b'));
+    expect(rateKey('shop', 'alice', 'a')).not.toBe(rateKey('other', 'alice', 'a'));
+
+    let now = 0;
+    const limiter = new RateLimiter(60, () => now);
+    for (let i = 0; i < 60; i++) expect(limiter.take('a').allowed).toBe(true);
+    expect(limiter.take('a')).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    for (let i = 0; i < 100; i++) limiter.take(`k${i}`);
+    expect(limiter.size).toBe(101);
+    now += 61_000;
+    limiter.take('b');
+    expect(limiter.size).toBe(1);
+  });
+});
+
+describe('query time budget', () => {
+  it('interrupts a DuckDB query that runs over its budget, leaving the connection usable', async () => {
+    const db = await Database.open();
+    try {
+      const began = Date.now();
+      await expect(withQueryBudget(50, () => db.all('SELECT sum(i) FROM range(100000000000) t(i)'))).rejects.toBeInstanceOf(QueryTimeoutError);
+      expect(Date.now() - began).toBeLessThan(5000);
+      expect(await db.all('SELECT 42 AS x')).toEqual([{ x: 42 }]);
+      expect(await withQueryBudget(5000, () => db.all('SELECT 1 AS y'))).toEqual([{ y: 1 }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('answers a report or items request over a tiny budget 503 with Retry-After, and keeps serving', async () => {
+    const tiny = await appWith({ limits: { queryTimeoutMs: 1 } });
+    const normal = await appWith();
+    try {
+      const headers = await bearer();
+      for (const url of [REPORT, ITEMS]) {
+        const res = await tiny.app.inject({ method: 'GET', url, headers });
+        const body = expectProblem(res, 503, 'query-timeout');
+        expect(res.headers['retry-after']).toBe('5');
+        expect(body.detail).toMatch(/time budget of 0.001 s/);
+      }
+      expect(tiny.logs.filter((l) => l.msg === 'query timeout')).toHaveLength(2);
+      // the same server still answers, on DuckDB too, and the same data answers in full without the budget
+      expect((await tiny.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      const validated = await tiny.app.inject({ method: 'POST', url: VALIDATE, headers, payload: VALID_REQUEST });
+      expect(validated.statusCode).toBe(200);
+      const report = await normal.app.inject({ method: 'GET', url: REPORT, headers });
+      expect(report.statusCode).toBe(200);
+      expect(JSON.parse(report.body).paging.totalCount).toBe(16);
+      expect(served.requestsInFlight).toBe(0);
+    } finally {
+      await tiny.app.close();
+      await normal.app.close();
+    }
+  });
+});
+
+describe('data the request cannot be answered from', () => {
+  it('answers items and report over a period without FX 422, naming the currency and days, never 500', async () => {
+    const dir = shop({
+      touches: [{ at: '2024-03-01T00:00:00Z' }],
+      fx: [['2024-03-01', 'CZK', '0.04']],
+      orders: [
+        { id: 'o', at: '2024-03-20T10:00:00Z', currency: 'CZK' },
+        { id: 'p', at: '2024-03-21T10:00:00Z', currency: 'CZK' },
+      ],
+    });
+    const data = await ServedDataset.load(dir);
+    const { app, logs } = await appWith({}, () => data);
+    try {
+      const headers = await bearer('default');
+      for (const url of ['/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', '/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-31']) {
+        const body = expectProblem(await app.inject({ method: 'GET', url, headers }), 422, 'data-error');
+        expect(body.detail).toMatch(/CZK on 2024-03-20.*CZK on 2024-03-21/);
+        expect(body.detail).not.toContain('\n');
+      }
+      expect(logs.filter((l) => l.msg === 'data error')).toHaveLength(2);
+      // a period the rates cover answers
+      expect((await app.inject({ method: 'GET', url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-10', headers })).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await data.retire();
+    }
+  });
+});
+
+/** One HTTP/1.1 exchange over a raw socket, for requests no HTTP client would send. */
+function rawExchange(url: string, request: string): Promise<Answer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(parseAnswer(data)));
+    socket.write(request);
+  });
+}
+
+function parseAnswer(data: string): Answer {
+  const end = data.indexOf('\r\n\r\n');
+  const [statusLine, ...lines] = data.slice(0, end).split('\r\n');
+  const headers: Answer['headers'] = {};
+  for (const line of lines) {
+    const at = line.indexOf(':');
+    headers[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
+  }
+  return { statusCode: Number(statusLine?.split(' ')[1]), headers, body: data.slice(end + 4) };
+}
+
+describe('errors of the HTTP parser and of a draining server, on a real loopback server', () => {
+  let server: RunningServer;
+  const logs: Record<string, unknown>[] = [];
+  beforeAll(async () => {
+    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: (e) => logs.push(e), version: 'test' });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('answers headers over 16 KB 431 as a problem', async () => {
+    const res = await rawExchange(server.url, `GET ${REPORT} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expectProblem(res, 431, 'headers-too-large');
+    expect(res.headers.connection).toBe('close');
+  });
+
+  it('answers a URL too long for the parser 414, and one under it but over 8 KiB 414, both as problems', async () => {
+    expectProblem(await rawExchange(server.url, `GET /v1/conversions?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 414, 'uri-too-long');
+    const res = await fetch(`${server.url}${REPORT}&q=${'a'.repeat(10_000)}`, { headers: await bearer() });
+    expect(res.status).toBe(414);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers a malformed URL and a request that is not HTTP 400 as problems', async () => {
+    const bad = await rawExchange(server.url, 'GET /v1/% HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(expectProblem(bad, 400, 'bad-request').detail).toMatch(/not valid/);
+    expectProblem(await rawExchange(server.url, 'HELLO\r\n\r\n'), 400, 'bad-request');
+    expect(logs.some((l) => l.msg === 'request' && l.status === 400 && l.path === '/v1/%')).toBe(true);
+  });
+
+  it('answers requests that arrive while it drains 503 with Retry-After, and finishes the one in flight', async () => {
+    const draining = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+    const { hostname, port } = new URL(draining.url);
+    const open = () =>
+      new Promise<{ send: (text: string) => void; answer: Promise<string> }>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => resolve({ send: (text) => socket.write(text), answer }));
+        let data = '';
+        const answer = new Promise<string>((done) => socket.on('close', () => done(data)));
+        socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+        socket.on('error', reject);
+      });
+    const body = JSON.stringify(VALID_REQUEST);
+    const inFlight = await open();
+    inFlight.send(
+      `POST ${VALIDATE} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${await token()}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+    );
+    const late = await open();
+    late.send(`GET ${REPORT} HTTP/1.1\r\nHost: x\r\n`); // a request begun, not yet complete
+    await new Promise((r) => setTimeout(r, 150));
+    const closed = draining.close();
+    await new Promise((r) => setTimeout(r, 150));
+    late.send(`Authorization: Bearer ${await token()}\r\n\r\n`);
+    const refused = parseAnswer(await late.answer);
+    expectProblem(refused, 503, 'shutting-down');
+    expect(refused.headers['retry-after']).toBe('5');
+    inFlight.send(body.slice(10));
+    const finished = parseAnswer(await inFlight.answer);
+    expect(finished.statusCode).toBe(200);
+    await closed;
+  });
+});
