@@ -39,10 +39,11 @@ export class UsageError extends ConvxError {
 /** The dataset is missing, unreadable or holds values it should not (exit 2). */
 export class DataError extends ConvxError {
   constructor(
-    message: string,
+    /** The first line of the message; details follow it, one per line. */
+    readonly summary: string,
     readonly details: string[] = [],
   ) {
-    super(details.length ? `${message}\n  ${details.join('\n  ')}` : message, ExitCode.usage);
+    super(details.length ? `${summary}\n  ${details.join('\n  ')}` : summary, ExitCode.usage);
   }
 }
 

@@ -9,7 +9,7 @@ import { resolveSettings } from '../src/config.js';
 import { generateDataset } from '../src/local/generate.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, type CliResult, SAMPLES, tempDir } from './helpers.js';
+import { cli, type CliResult, SAMPLES, shop, tempDir } from './helpers.js';
 
 const SECRET = 'api-test-secret';
 
@@ -133,6 +133,30 @@ const json = (res: ServerResponse, status: number, body: string, headers: Record
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(body);
 };
+
+describe('a period the data cannot answer', () => {
+  it('prints the same data error and exits 2 in API mode as in local mode (the server answers 422)', async () => {
+    const dir = shop({
+      touches: [{ at: '2024-03-01T00:00:00Z' }],
+      fx: [['2024-03-01', 'CZK', '0.04']],
+      orders: [{ id: 'o', at: '2024-03-20T10:00:00Z', currency: 'CZK' }, { id: 'e', at: '2024-03-20T11:00:00Z', currency: 'EUR' }],
+    });
+    const running = await serve(dir);
+    try {
+      const token = await signDevelopmentToken(SECRET, 'default', '1h');
+      const argv = ['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
+      const local = await cli([...argv, '--data', dir]);
+      const api = await cli([...argv, '--api', `${running.url}/v1`], { env: { CONVX_TOKEN: token } });
+      expect(local.code).toBe(2);
+      expect(api.code).toBe(2);
+      expect(api.stdout).toBe('');
+      expect(local.stderr).toMatch(/CZK on 2024-03-20/);
+      expect(api.stderr).toBe(local.stderr);
+    } finally {
+      await running.close();
+    }
+  });
+});
 
 describe('faults', () => {
   const token = 'fault-test-token-0123456789';

@@ -31,14 +31,17 @@ const REFERENCE = 'EUR';
 const FOREIGN = ['CZK', 'PLN'] as const;
 const CURRENCIES = [REFERENCE, ...FOREIGN];
 const CONTACTS = ['c1', 'c2', 'c3', 'c4'];
-/** The same id under two types (k1) and names that sort differently by locale and by code point. */
+/**
+ * Ids shared between types (k1, a2) and ids that order differently from their types (z9, a2),
+ * so a tie-break on (source_type, source_id) differs from one on the id alone.
+ */
 const SOURCES: [SourceType, string][] = [
   ['campaign', 'k1'],
-  ['campaign', 'k2'],
+  ['campaign', 'z9'],
   ['automation', 'k1'],
   ['automation', 'a2'],
   ['smartflow', 'n1'],
-  ['smartflow', 'n2'],
+  ['smartflow', 'a2'],
 ];
 const NAMES = ['', 'Spring sale', 'alpha', 'Zeta', 'Émile', 'zeta'];
 const statusArb = fc.oneof(
@@ -139,9 +142,15 @@ const orderArb = fc.record({
   /** Clicks (and opens) of the order's contact shortly before it: window edges and ties between sources. */
   near: fc.array(
     fc.record({
-      hoursBefore: fc.oneof(fc.constantFrom(0, 12, 24 * 30, 24 * 30 + 1, -1), fc.integer({ min: 0, max: 24 * 31 })),
+      // exactly 30 days back is inside the window, a minute more is not; -1: an hour after the order
+      hoursBefore: fc.oneof(
+        { weight: 2, arbitrary: fc.constantFrom(0, 12, 24 * 30, 24 * 30 + 1 / 60, -1) },
+        { weight: 1, arbitrary: fc.integer({ min: 0, max: 24 * 31 }) },
+      ),
       touch: fc.constantFrom('click', 'click', 'click', 'open'),
       source: fc.integer({ min: 0, max: SOURCES.length - 1 }),
+      /** Another click at the same instant on other sources: a tie that goes to the greatest (type, id). */
+      twins: fc.array(fc.integer({ min: 0, max: SOURCES.length - 1 }), { maxLength: 2 }),
       style: styleArb,
     }),
     { minLength: 1, maxLength: 3 },
@@ -189,6 +198,10 @@ function specArb(options: { sparse?: boolean } = {}): fc.Arbitrary<Spec> {
         for (const n of o.near) {
           const [type, id] = SOURCES[n.source]!;
           allTouches.push({ contact: o.contact, at: at - n.hoursBefore * HOUR, style: n.style, touch: n.touch, type, id });
+          for (const twin of n.twins) {
+            const [twinType, twinId] = SOURCES[twin]!;
+            allTouches.push({ contact: o.contact, at: at - n.hoursBefore * HOUR, style: n.style, touch: 'click', type: twinType, id: twinId });
+          }
         }
         if (o.duplicate) {
           const d = o.duplicate;

@@ -28,6 +28,13 @@ describe('4.12 and 4.13 parameters', () => {
     });
   });
 
+  it('reads years 0001-0099 as written, and keeps a default end within the four-digit years', () => {
+    expect(parseReportQuery({ dateFrom: '0050-02-01', dateTo: '0050-02-28' }, today).dateFrom).toBe('0050-02-01');
+    expect(problems(() => parseReportQuery({ dateFrom: '0050-02-29', dateTo: '0050-03-01' }, today))[0]!.parameter).toBe('dateFrom');
+    expect(parseReportQuery({ dateFrom: '9999-12-31' }, today)).toMatchObject({ dateFrom: '9999-12-31', dateTo: '9999-12-31' });
+    expect(parseReportQuery({ dateTo: '0001-01-05' }, today)).toMatchObject({ dateFrom: '0001-01-01', dateTo: '0001-01-05' });
+  });
+
   it('requires both dates on items and sorts them by -datetime', () => {
     expect(problems(() => parseItemsQuery({ dateTo: '2024-01-01' }))).toEqual([{ parameter: 'dateFrom', message: 'is required (YYYY-MM-DD)' }]);
     expect(parseItemsQuery({ dateFrom: '2024-01-01', dateTo: '2024-01-31' }).sort).toEqual([{ field: 'datetime', descending: true }]);

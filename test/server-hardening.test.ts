@@ -4,18 +4,21 @@
  * and query time, strict integer parameters, tokens only in the header and
  * never in the log, and the 503 of a draining server.
  */
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TooLargeError } from '../src/errors.js';
 import { LocalBackend } from '../src/local/backend.js';
 import { Database, QueryTimeoutError, withQueryBudget } from '../src/local/db.js';
+import { MAX_ASSETS, MAX_AUDIENCE_IDS } from '../src/model/validation.js';
 import { credentialParameters, redactUrl } from '../src/server/accesslog.js';
 import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/tenants.js';
-import { SAMPLES, shop } from './helpers.js';
+import { cli, SAMPLES, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -128,12 +131,21 @@ describe('framework errors as problems (inject)', () => {
     expectProblem(await ctx.app.inject({ method: 'GET', url: `${REPORT}&q=${'a'.repeat(9000)}`, headers }), 414, 'uri-too-long');
   });
 
-  it('maps TooLargeError from the validation to a 413 problem naming the limit', async () => {
-    const spy = vi.spyOn(LocalBackend.prototype, 'validateEmail').mockRejectedValue(new TooLargeError('the audience lists 200001 contact ids; at most 100000 are validated', 'maxAudienceIds'));
+  it('answers a validation request over the audience or asset limits 413, naming the limit', async () => {
+    const post = (payload: unknown) =>
+      ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
+    const ids = Array.from({ length: MAX_AUDIENCE_IDS + 1 }, (_, i) => String(i));
+    const audience = expectProblem(await post({ ...VALID_REQUEST, audience: { contactIds: ids } }), 413, 'limit-exceeded');
+    expect(audience).toMatchObject({ limit: 'maxAudienceIds', detail: expect.stringMatching(/at most 100,000/) });
+    const assets = Array.from({ length: MAX_ASSETS + 1 }, (_, i) => ({ language: `l${i}`, subject: 's', html: '<p>x</p>' }));
+    expect(expectProblem(await post({ ...VALID_REQUEST, assets }), 413, 'limit-exceeded').limit).toBe('maxAssets');
+  });
+
+  it('maps any TooLargeError of the backend to a 413 problem', async () => {
+    const spy = vi.spyOn(LocalBackend.prototype, 'validateEmail').mockRejectedValue(new TooLargeError('over a limit', 'maxSomething'));
     try {
       const res = await ctx.app.inject({ method: 'POST', url: VALIDATE, headers: { ...headers, 'content-type': 'application/json' }, payload: VALID_REQUEST });
-      const body = expectProblem(res, 413, 'limit-exceeded');
-      expect(body).toMatchObject({ limit: 'maxAudienceIds', detail: expect.stringMatching(/at most 100000/) });
+      expect(expectProblem(res, 413, 'limit-exceeded')).toMatchObject({ limit: 'maxSomething', detail: 'over a limit' });
     } finally {
       spy.mockRestore();
     }
@@ -393,6 +405,12 @@ describe('errors of the HTTP parser and of a draining server, on a real loopback
     expect(logs.some((l) => l.msg === 'request' && l.status === 400 && l.path === '/v1/%')).toBe(true);
   });
 
+  it('answers an HTTP/1.1 request without Host 400 and an unsupported Expect 417, as problems', async () => {
+    expect(expectProblem(await rawExchange(server.url, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 400, 'bad-request').detail).toMatch(/Host/);
+    expectProblem(await rawExchange(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n'), 417, 'expectation-failed');
+    expect((await rawExchange(server.url, 'GET /healthz HTTP/1.0\r\n\r\n')).statusCode).toBe(200);
+  });
+
   it('answers requests that arrive while it drains 503 with Retry-After, and finishes the one in flight', async () => {
     const draining = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
     const { hostname, port } = new URL(draining.url);
@@ -423,5 +441,47 @@ describe('errors of the HTTP parser and of a draining server, on a real loopback
     const finished = parseAnswer(await inFlight.answer);
     expect(finished.statusCode).toBe(200);
     await closed;
+  });
+});
+
+describe('convx serve limit flags', () => {
+  it.each([
+    [['--body-limit', 'lots'], /--body-limit: "lots" is not a size/],
+    [['--body-limit', '0'], /--body-limit/],
+    [['--rate-limit', '1e3'], /--rate-limit: "1e3" is not a whole number/],
+    [['--query-timeout', '-1'], /--query-timeout: "-1" is not a number of seconds/],
+  ])('exits 2 for %j', async (flags, message) => {
+    const run = await cli(['serve', '--data', SAMPLES, '--port', '0', ...flags], { env: { CONVX_JWT_SECRET: SECRET } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+  });
+
+  it('passes --body-limit, --rate-limit and --query-timeout to the server', async () => {
+    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
+    const argv = [bin, 'serve', '--data', SAMPLES, '--port', '0', '--body-limit', '1k', '--rate-limit', '3', '--query-timeout', '0.001'];
+    const child = spawn(process.execPath, argv, { env: { ...process.env, CONVX_JWT_SECRET: SECRET }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    try {
+      const began = Date.now();
+      while (!/"msg":"listening"/.test(stderr)) {
+        if (Date.now() - began > 20_000 || child.exitCode !== null) throw new Error(`server did not start: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const url = /"url":"([^"]+)"/.exec(stderr)![1]!;
+      const headers = { ...(await bearer()), 'content-type': 'application/json' };
+      const big = await fetch(`${url}${VALIDATE}`, { method: 'POST', headers, body: JSON.stringify({ ...VALID_REQUEST, name: 'x'.repeat(2000) }) });
+      expect(big.status).toBe(413);
+      expect(((await big.json()) as { detail: string }).detail).toMatch(/1024 bytes/);
+      const slow = await fetch(`${url}${REPORT}`, { headers });
+      expect(slow.status).toBe(503);
+      expect(slow.headers.get('retry-after')).toBe('5');
+      expect((await fetch(`${url}${REPORT}`, { headers })).status).toBe(503); // the third request of the token
+      const limited = await fetch(`${url}${REPORT}`, { headers });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

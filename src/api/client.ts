@@ -4,7 +4,7 @@
  * on other 4xx; every failure becomes an error with the right exit code.
  */
 import { Agent, request } from 'undici';
-import { ApiError, AuthError, UsageError } from '../errors.js';
+import { ApiError, AuthError, DataError, UsageError } from '../errors.js';
 
 export interface ClientOptions {
   token: string;
@@ -173,6 +173,9 @@ export class ApiClient {
       );
     }
     if (status === 400) throw new UsageError(`the API rejected the request: ${problemDetail(text) ?? text.slice(0, 200)}`);
+    // The data cannot answer (e.g. no FX rate for a day): the same message and exit code as local mode.
+    if (status === 422) throw dataErrorOf(text, url);
+    if (status === 413) throw new UsageError(`the API refused the request as too large: ${problemDetail(text) ?? text.slice(0, 200)}`);
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
     }
@@ -189,6 +192,19 @@ export class ApiClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** A 422 problem as the DataError local mode raises for the same data, summary and details apart. */
+function dataErrorOf(text: string, url: string): DataError {
+  try {
+    const body = JSON.parse(text) as Problem & { summary?: unknown; details?: unknown };
+    if (typeof body.summary === 'string' && Array.isArray(body.details) && body.details.every((d) => typeof d === 'string')) {
+      return new DataError(body.summary, body.details as string[]);
+    }
+  } catch {
+    // not JSON: the generic message below
+  }
+  return new DataError(problemDetail(text) ?? `the API cannot answer ${url} from its data (422)`);
 }
 
 function problemDetail(text: string): string | undefined {

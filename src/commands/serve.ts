@@ -1,9 +1,10 @@
 import { UsageError } from '../errors.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../server/limits.js';
+import { RENDER_LIMIT_OPTIONS, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
 import { defineCommand } from './registry.js';
 
-interface ServeFlags {
+interface ServeFlags extends RenderLimitFlags {
   host: string;
   port: string;
   jwtPublicKey?: string;
@@ -60,6 +61,7 @@ export default defineCommand<ServeFlags>({
       description: 'time budget of a report or items request (over it: 503 with Retry-After; 0: no limit)',
       defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
     },
+    ...RENDER_LIMIT_OPTIONS,
   ],
   examples: [
     'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
@@ -71,6 +73,7 @@ export default defineCommand<ServeFlags>({
       throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
     }
     const limits = parseLimits(flags);
+    const renderLimits = renderLimitsFromFlags(flags);
     const { startServer } = await import('../server/start.js');
     const log = (entry: Record<string, unknown>) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
     const began = Date.now();
@@ -90,6 +93,7 @@ export default defineCommand<ServeFlags>({
       log,
       version: packageVersion(),
       limits,
+      renderLimits,
     });
     log({
       time: new Date().toISOString(),

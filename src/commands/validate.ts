@@ -3,9 +3,10 @@ import { readAll } from '../context.js';
 import { UsageError } from '../errors.js';
 import { MAX_SAMPLE_SIZE, type ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
+import { givenRenderLimitFlag, RENDER_LIMIT_OPTIONS, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { defineCommand } from './registry.js';
 
-interface ValidateFlags {
+interface ValidateFlags extends RenderLimitFlags {
   sampleSize?: string;
   resolveOnly?: boolean;
   maxWarnings?: string;
@@ -41,6 +42,7 @@ export default defineCommand<ValidateFlags>({
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
     { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+    ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode` })),
   ],
   examples: [
     'convx validate samples/deliveries/welcome.json --data samples/shop',
@@ -74,10 +76,16 @@ export default defineCommand<ValidateFlags>({
       maxWarnings = Number(flags.maxWarnings);
     }
 
+    const limitFlag = givenRenderLimitFlag(flags);
+    if (limitFlag && ctx.settings.mode === 'api') {
+      throw new UsageError(`${limitFlag} works in local mode only: a server applies its own limits (the same flags of convx serve)`);
+    }
+    const renderLimits = renderLimitsFromFlags(flags);
+
     const backend = await ctx.openBackend({ validation: true });
     let response: ValidateResponse;
     try {
-      response = await backend.validateEmail(body);
+      response = await backend.validateEmail(body, renderLimits);
     } finally {
       await backend.close();
     }

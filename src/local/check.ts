@@ -51,9 +51,9 @@ export async function checkDataset(dir: string): Promise<CheckReport> {
       }
       plugins = await listPlugins(dataset);
       findings.push(...(await integrityFindings(dataset)));
+      // Found while typing the tables, with the line of each (negative orders).
+      findings.push(...dataset.findings);
     }
-    // Found while reading the files (with the line of each), so known even when other problems stop the rest.
-    findings.push(...dataset.findings);
     return {
       dataset: dir,
       tables,

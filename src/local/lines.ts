@@ -120,10 +120,14 @@ export async function jsonRecordLines(path: string, wanted: Iterable<number>): P
   let escaped = false;
   let recordDepth = -1; // 0: records are top-level values; 1: elements of a top-level array
   let record = 0;
+  let first = true;
   const stream = open(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (let i = 0; i < chunk.length; i++) {
+      // A byte order mark is not a value.
+      const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+      first = false;
+      for (let i = bom; i < chunk.length; i++) {
         const b = chunk[i]!;
         if (b === LF) {
           if (!afterCR) line++;

@@ -58,7 +58,9 @@ export function isValidDate(value: string): boolean {
   const m = DATE_RE.exec(value);
   if (!m) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
+  // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
 }
 
@@ -219,8 +221,10 @@ export function defaultPeriod(
     const to = formatDate(today);
     return { dateFrom: addDays(to, -span), dateTo: to };
   }
-  if (dateFrom === undefined && isValidDate(dateTo!)) return { dateFrom: addDays(dateTo!, -span), dateTo };
-  if (dateTo === undefined && isValidDate(dateFrom!)) return { dateFrom, dateTo: addDays(dateFrom!, span) };
+  // A default end never leaves the four-digit years: the period is cut at the calendar's edge.
+  const within = (date: string, edge: string) => (isValidDate(date) && date >= '0001-01-01' ? date : edge);
+  if (dateFrom === undefined && isValidDate(dateTo!)) return { dateFrom: within(addDays(dateTo!, -span), '0001-01-01'), dateTo };
+  if (dateTo === undefined && isValidDate(dateFrom!)) return { dateFrom, dateTo: within(addDays(dateFrom!, span), '9999-12-31') };
   return { dateFrom, dateTo };
 }
 

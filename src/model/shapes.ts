@@ -170,6 +170,8 @@ export const COMPONENT_SCHEMAS = {
       detail: str,
       errors: { type: 'array', items: object({ parameter: str, message: str }) },
       limit: { type: 'string', description: 'for urn:convx:problem:limit-exceeded: the name of the limit' },
+      summary: { type: 'string', description: 'for urn:convx:problem:data-error: what the data cannot answer, without the list in details' },
+      details: { type: 'array', items: str, description: 'for urn:convx:problem:data-error: each missing rate or bad value, one per entry' },
     },
   },
 };

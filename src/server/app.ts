@@ -4,25 +4,21 @@
  * Every answer that is not a 2xx is an RFC 9457 problem (see problem.ts), the
  * framework's and the HTTP parser's own included.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import Fastify, {
-  type ConnectionError,
-  type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Backend } from '../backend.js';
-import { DataError, TooLargeError, UsageError } from '../errors.js';
-import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
+import { UsageError } from '../errors.js';
+import { withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { ALIAS_QUERY, ITEMS_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
-import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater, type Problem } from './problem.js';
+import { connectionProblem, problemFor } from './failures.js';
+import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
 import { RateLimiter, rateKey } from './ratelimit.js';
 import type { ServedDataset } from './tenants.js';
 
@@ -59,68 +55,6 @@ function sendProblem(reply: FastifyReply, failure: ProblemError): FastifyReply {
   return reply.code(failure.problem.status).headers(failure.headers).type(PROBLEM_CONTENT_TYPE).send(failure.problem);
 }
 
-interface AjvError {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-function validationProblems(errors: AjvError[]) {
-  return errors.map((e) => {
-    const parameter = String(e.params.missingProperty ?? e.params.additionalProperty ?? e.instancePath.replace(/^\//, '')) || 'query';
-    let message = e.message ?? 'is invalid';
-    if (e.keyword === 'required') message = 'is required';
-    else if (e.keyword === 'additionalProperties') message = 'is not a parameter of this operation';
-    else if (e.keyword === 'pattern' && /^date/.test(parameter)) message = 'is not a date of the form YYYY-MM-DD';
-    else if (e.keyword === 'type' && e.params.type === 'integer') message = 'must be a whole number';
-    return { parameter, message };
-  });
-}
-
-/** The problem for an error the framework raised itself (body limit, media type, bad URL...), by its status. */
-function frameworkProblem(error: FastifyError, bodyLimit: number): ProblemError {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ProblemError(problem('bodyTooLarge', `the request body is over the limit of ${bodyLimit} bytes`));
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ProblemError(problem('unsupportedMediaType', 'send the request body as application/json'));
-    case 'FST_ERR_BAD_URL':
-      return new ProblemError(problem('badRequest', 'the URL is not valid (bad percent-encoding)'));
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ProblemError(problem('uriTooLong', 'a path segment of the URL is too long'));
-  }
-  switch (error.statusCode) {
-    case 400:
-      return new ProblemError(problem('invalidBody', error.message));
-    case 404:
-      return new ProblemError(problem('notFound', error.message));
-    case 413:
-      return new ProblemError(problem('bodyTooLarge', error.message));
-    case 414:
-      return new ProblemError(problem('uriTooLong', error.message));
-    case 415:
-      return new ProblemError(problem('unsupportedMediaType', error.message));
-    default:
-      return new ProblemError(problem('badRequest', error.message));
-  }
-}
-
-/** The problem for what Node's HTTP parser rejected before any request existed. */
-function connectionProblem(error: ConnectionError): Problem {
-  if (error.code === 'HPE_HEADER_OVERFLOW') {
-    // The packet the parser gave up on: a request line that is itself over the URL limit (or never ends) is a 414.
-    const raw: unknown = error.rawPacket; // a Buffer at run time, whatever the type declarations say
-    const packet = Buffer.isBuffer(raw) ? raw.toString('latin1') : '';
-    const lineEnd = packet.indexOf('\r\n');
-    return packet !== '' && (lineEnd < 0 || lineEnd > MAX_URL_LENGTH)
-      ? problem('uriTooLong', `the URL is too long (at most ${MAX_URL_LENGTH} characters are answered)`)
-      : problem('headersTooLarge', 'the request headers are larger than the server accepts');
-  }
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return problem('requestTimeout', 'the request did not arrive in time');
-  return problem('badRequest', 'the request is not valid HTTP');
-}
-
 function hasSentHeaders(socket: Socket): boolean {
   const message: unknown = Reflect.get(socket, '_httpMessage');
   return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
@@ -146,17 +80,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: limits.bodyLimit,
+    // Node would answer a missing Host header with an empty 400; the onRequest hook answers it with a problem.
+    http: { requireHostHeader: false },
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: (error, request, reply) => {
-      sendProblem(reply, frameworkProblem(error, limits.bodyLimit));
+      sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
       logRequest(request.method, request.url, reply.statusCode);
     },
     clientErrorHandler: (error, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
-      const body = connectionProblem(error);
+      const body = connectionProblem(error.code, error.rawPacket);
       if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body));
       else socket.destroy();
       options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code });
@@ -164,6 +100,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // Only JSON bodies: fastify would otherwise also take text/plain.
   app.removeContentTypeParser('text/plain');
+  // An Expect header other than 100-continue: Node would answer an empty 417.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const body = JSON.stringify(problem('expectationFailed', `this server supports no expectation but 100-continue (got ${JSON.stringify(String(request.headers.expect ?? ''))})`));
+    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    logRequest(request.method ?? '', request.url ?? '', 417);
+  });
 
   const docs = new Map<string, OperationKind>();
   await app.register(swagger, {
@@ -197,7 +139,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Known paths and their methods, so an unsupported method is a 405 rather than a 404.
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   app.addHook('onRoute', (route) => {
-    const pattern = new RegExp(`^${route.url.replace(/\/$/, '').replace(/:[^/]+/g, '[^/]+')}/?$`);
+    const segments = route.url.replace(/\/$/, '').split('/');
+    const pattern = new RegExp(`^${segments.map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
     const methods = [route.method].flat();
     const known = routes.find((r) => r.pattern.source === pattern.source);
     if (known) known.methods.push(...methods);
@@ -213,6 +156,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     started.set(request, process.hrtime.bigint());
     if (draining) {
       throw retryLater('shuttingDown', 'the server is shutting down; send the request again', RETRY_AFTER_UNAVAILABLE_SECONDS);
+    }
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      throw new ProblemError(problem('badRequest', 'an HTTP/1.1 request needs a Host header'));
     }
     if (request.url.length > MAX_URL_LENGTH) {
       throw new ProblemError(problem('uriTooLong', `the URL is ${request.url.length} characters long; at most ${MAX_URL_LENGTH} are answered`));
@@ -351,47 +297,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const allowed = routes.find((r) => r.pattern.test(path))?.methods;
     if (allowed?.length) {
       const allow = [...new Set(allowed)].sort().join(', ');
-      return sendProblem(reply, new ProblemError(problem('methodNotAllowed', `${path} answers ${allow}, not ${request.method}`), { allow }));
+      return sendProblem(reply, new ProblemError(problem('methodNotAllowed', `${redactUrl(path)} answers ${allow}, not ${request.method}`), { allow }));
     }
     return sendProblem(reply, new ProblemError(problem('notFound', `no route for ${request.method} ${redactUrl(path)}`)));
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.validation) {
-      const errors = validationProblems(error.validation as unknown as AjvError[]);
-      const kind = error.validationContext === 'body' ? 'invalidBody' : 'invalidParameters';
-      return sendProblem(reply, new ProblemError(problem(kind, errors.map((e) => `${e.parameter}: ${e.message}`).join('; '), errors)));
+  app.setErrorHandler((error, request, reply) => {
+    const { failure, report } = problemFor(error, limits.bodyLimit);
+    if (report) {
+      options.log({
+        time: now().toISOString(),
+        msg: report,
+        method: request.method,
+        path: redactUrl(request.url),
+        error: error instanceof Error ? error.message : String(error),
+        ...(report === 'unexpected error' && error instanceof Error ? { stack: error.stack } : {}),
+      });
     }
-    if (error instanceof ProblemError) return sendProblem(reply, error);
-    if (error instanceof UsageError) {
-      return sendProblem(reply, new ProblemError(problem('invalidParameters', error.message, error.problems)));
-    }
-    if (error instanceof TooLargeError) {
-      return sendProblem(reply, new ProblemError({ ...problem('limitExceeded', error.message), limit: error.limit }));
-    }
-    if (error instanceof DataError) {
-      options.log({ time: now().toISOString(), msg: 'data error', path: redactUrl(request.url), error: error.message });
-      return sendProblem(reply, new ProblemError(problem('dataError', error.message.replace(/\n\s*/g, '; '))));
-    }
-    if (error instanceof QueryTimeoutError) {
-      options.log({ time: now().toISOString(), msg: 'query timeout', path: redactUrl(request.url), budgetMs: error.budgetMs });
-      return sendProblem(
-        reply,
-        retryLater('queryTimeout', `${error.message}; narrow the period or the filters, or try again later`, RETRY_AFTER_UNAVAILABLE_SECONDS),
-      );
-    }
-    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendProblem(reply, frameworkProblem(error, limits.bodyLimit));
-    }
-    options.log({
-      time: now().toISOString(),
-      msg: 'unexpected error',
-      method: request.method,
-      path: redactUrl(request.url),
-      error: error.message,
-      stack: error.stack,
-    });
-    return sendProblem(reply, new ProblemError(problem('internal', 'the server failed to answer; its log has the details')));
+    return sendProblem(reply, failure);
   });
 
   return app;

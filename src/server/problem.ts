@@ -18,6 +18,7 @@ export const PROBLEM_TYPES = {
   notFound: { type: 'urn:convx:problem:not-found', title: 'Not found', status: 404 },
   methodNotAllowed: { type: 'urn:convx:problem:method-not-allowed', title: 'Method not allowed', status: 405 },
   requestTimeout: { type: 'urn:convx:problem:request-timeout', title: 'Request timeout', status: 408 },
+  expectationFailed: { type: 'urn:convx:problem:expectation-failed', title: 'Expectation failed', status: 417 },
   bodyTooLarge: { type: 'urn:convx:problem:body-too-large', title: 'Request body too large', status: 413 },
   limitExceeded: { type: 'urn:convx:problem:limit-exceeded', title: 'Request over a limit', status: 413 },
   uriTooLong: { type: 'urn:convx:problem:uri-too-long', title: 'URI too long', status: 414 },
@@ -40,6 +41,9 @@ export interface Problem {
   errors?: ParameterProblem[];
   /** For limit-exceeded: the limit's name as the documentation lists it. */
   limit?: string;
+  /** For data-error: the message's first line, and each item it lists (detail joins them). */
+  summary?: string;
+  details?: string[];
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';

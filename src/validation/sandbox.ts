@@ -41,6 +41,8 @@ const WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { Liquid, Tag } = require(workerData.liquidjs);
+// Nothing here may print: the CLI's stdout is its result (and the worker's streams are not read).
+for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[method] = () => undefined;
 
 const noFiles = () => { throw new Error('templates have no files'); };
 const NO_FS = {
@@ -184,9 +186,6 @@ function spawn(heapMb: number): Promise<Pooled> {
   });
   // Without a listener an 'error' event would throw in the main thread; each job listens too.
   worker.on('error', () => undefined);
-  // Nothing a template does should print, and nothing it prints reaches the CLI's output.
-  worker.stdout.resume();
-  worker.stderr.resume();
   return new Promise((resolve, reject) => {
     const fail = (error: unknown) => {
       clearTimeout(timer);
@@ -222,14 +221,16 @@ export class TemplateSandbox {
 
   async check(template: string): Promise<CheckOutcome> {
     const reply = await this.run({ op: 'check', template });
-    if (reply.kind === 'ok' || reply.kind === 'limit' || reply.kind === 'fileAccess') return reply as CheckOutcome;
+    if (reply.kind === 'ok') return { kind: 'ok' };
+    if (reply.kind === 'limit') return { kind: 'limit', limit: reply.limit! };
+    if (reply.kind === 'fileAccess') return { kind: 'fileAccess', tag: reply.tag ?? 'include', ...(reply.line ? { line: reply.line } : {}) };
     return { kind: 'syntax', message: reply.message ?? 'the template cannot be parsed', ...(reply.line ? { line: reply.line } : {}) };
   }
 
   async render(template: string, scope: Record<string, unknown>): Promise<RenderOutcome> {
     const reply = await this.run({ op: 'render', template, scope });
     if (reply.kind === 'ok') return { kind: 'ok', output: reply.output ?? '' };
-    if (reply.kind === 'limit') return reply as LimitOutcome;
+    if (reply.kind === 'limit') return { kind: 'limit', limit: reply.limit! };
     return { kind: 'error', message: reply.message ?? 'the template cannot be rendered', ...(reply.line ? { line: reply.line } : {}) };
   }
 
