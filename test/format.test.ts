@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Chalk } from 'chalk';
 import { csvRow, csvRows } from '../src/output/csv.js';
-import { cellText, isFormulaText, jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
+import { isFormulaText, jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
 import { renderTable } from '../src/output/table.js';
 import { cli, csv, dataset, ORDER_HEADER, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
 

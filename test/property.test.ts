@@ -43,7 +43,8 @@ const SOURCES: [SourceType, string][] = [
   ['smartflow', 'n1'],
   ['smartflow', 'a2'],
 ];
-const NAMES = ['', 'Spring sale', 'alpha', 'Zeta', 'Émile', 'zeta'];
+const NAMES = ['', 'Spring sale', 'alpha', 'Zeta', 'Émile', 'zeta', '=SUM(1+1)', '-minus'];
+const COUNTRIES = ['CZ', 'SK', 'DE'];
 const statusArb = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('', 'completed', 'paid') },
   { weight: 1, arbitrary: fc.constantFrom('Cancelled', ' STORNO ', 'void', 'Voided', 'canceled') },
@@ -86,8 +87,12 @@ interface Spec {
   touches: Touch[];
   fx: { currency: string; day: number; rate: number }[];
   sources: { type: SourceType; id: string; name: string; startedDay: number | null }[];
+  contacts: { id: string; clientId: string; firstName: string; country: string }[];
   from: number;
   to: number;
+  /** The country and currency parameters (rule 11): both narrow, on the transactions. */
+  country?: string[];
+  currency?: string[];
 }
 
 const styleArb = fc.constantFrom<TimeStyle>('Z', 'ms', 'naive', 'offset');
@@ -132,7 +137,7 @@ const orderArb = fc.record({
   wo: amountArb,
   tax: fc.integer({ min: 0, max: 1_000_000 }),
   status: statusArb,
-  country: fc.constantFrom('CZ', 'SK', ''),
+  country: fc.constantFrom('', ...COUNTRIES),
   text: fc.constantFrom('false', '0', ''),
   refunds: fc.array(refundArb, { maxLength: 2 }),
   duplicate: fc.option(fc.record({ laterHours: fc.integer({ min: 0, max: 48 }), wo: amountArb, status: statusArb, key: fc.nat() }), {
@@ -170,7 +175,7 @@ const sourcesArb = fc.array(
   { minLength: SOURCES.length, maxLength: SOURCES.length },
 );
 
-function specArb(options: { sparse?: boolean } = {}): fc.Arbitrary<Spec> {
+function specArb(options: { sparse?: boolean; filters?: boolean } = {}): fc.Arbitrary<Spec> {
   return fc
     .record({
       orders: fc.array(orderArb, { minLength: 3, maxLength: 14 }),
@@ -179,8 +184,14 @@ function specArb(options: { sparse?: boolean } = {}): fc.Arbitrary<Spec> {
       fx: fc.tuple(...FOREIGN.map(() => fxArb(options.sparse ?? false))),
       sources: sourcesArb,
       period: fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 70 })),
+      contacts: fc.array(
+        fc.option(fc.record({ clientId: fc.constantFrom('', 'x-1', 'x-2'), firstName: fc.constantFrom('', 'Ann', 'Émile'), country: fc.constantFrom('', ...COUNTRIES) })),
+        { minLength: CONTACTS.length, maxLength: CONTACTS.length },
+      ),
+      country: options.filters ? fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, fc.subarray(COUNTRIES, { minLength: 1 })) : fc.constant(null),
+      currency: options.filters ? fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, fc.subarray(CURRENCIES, { minLength: 1 })) : fc.constant(null),
     })
-    .map(({ orders, touches, orphan, fx, sources, period }) => {
+    .map(({ orders, touches, orphan, fx, sources, period, contacts, country, currency }) => {
       const lines: OrderLine[] = [];
       const allTouches: Touch[] = touches.map((t) => ({
         contact: t.contact,
@@ -232,16 +243,17 @@ function specArb(options: { sparse?: boolean } = {}): fc.Arbitrary<Spec> {
         touches: allTouches,
         fx: fxRows,
         sources: sources.flatMap((s, i) => (s ? [{ type: SOURCES[i]![0], id: SOURCES[i]![1], name: s.name, startedDay: s.startedDay }] : [])),
+        contacts: contacts.flatMap((c, i) => (c ? [{ id: CONTACTS[i]!, ...c }] : [])),
         from: period[0],
         to: period[0] + period[1],
+        ...(country ? { country } : {}),
+        ...(currency ? { currency } : {}),
       };
     });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Writing the files
-
-const pad = (n: number) => String(n).padStart(2, '0');
 
 /** An instant as the file writes it: the same instant in several ISO 8601 spellings. */
 function timeText(at: number, style: TimeStyle): string {
@@ -276,6 +288,10 @@ function writeDataset(spec: Spec): string {
     'fx.csv': csv(
       FX_HEADER,
       spec.fx.map((f) => [dayText(f.day), f.currency, units(f.rate), REFERENCE]),
+    ),
+    'contacts.csv': csv(
+      ['contact_id', 'client_contact_id', 'first_name', 'country'],
+      spec.contacts.map((c) => [c.id, c.clientId, c.firstName, c.country]),
     ),
     'sources.csv': csv(
       SOURCE_HEADER,
@@ -317,6 +333,8 @@ interface ExpectedTx {
   type: SourceType;
   id: string;
   country: string | null;
+  clientContactId: string | null;
+  firstName: string | null;
   at: number;
 }
 
@@ -360,6 +378,10 @@ function reference(spec: Spec): Expected {
     if (!line.refund && heads.get(line.orderId) !== line) continue;
     const day = Math.floor((line.at - BASE) / DAY);
     if (day < spec.from || day > spec.to) continue;
+    const contact = spec.contacts.find((c) => c.id === line.contact);
+    const country = line.country || contact?.country || null; // the order's country, else the contact's
+    if (spec.country && !(country && spec.country.includes(country))) continue;
+    if (spec.currency && !spec.currency.includes(line.currency)) continue;
     const rate = rateOf(spec, line.currency, day);
     if (rate === null) {
       missing.push({ currency: line.currency, day: dayText(day) });
@@ -383,7 +405,9 @@ function reference(spec: Spec): Expected {
       centiHours: Number(divRound(BigInt(orderAt - touch.at), 36_000n)),
       type: touch.type,
       id: touch.id,
-      country: line.country === '' ? null : line.country,
+      country,
+      clientContactId: contact?.clientId || null,
+      firstName: contact?.firstName || null,
       at: line.at,
     });
   }
@@ -405,12 +429,14 @@ function itemView(i: ConversionRecord) {
     type: i.source.type,
     id: i.source.id,
     country: i.country,
+    clientContactId: i.clientContactId,
+    firstName: i.firstName,
   };
 }
 
 function expectedItemView(t: ExpectedTx): ReturnType<typeof itemView> {
-  const { orderId, contactId, datetime, isRefund, amount, currency, ref, touch, centiHours, type, id, country } = t;
-  return { orderId, contactId, datetime, isRefund, amount, currency, ref, touch, centiHours, type, id, country };
+  const { orderId, contactId, datetime, isRefund, amount, currency, ref, touch, centiHours, type, id, country, clientContactId, firstName } = t;
+  return { orderId, contactId, datetime, isRefund, amount, currency, ref, touch, centiHours, type, id, country, clientContactId, firstName };
 }
 
 const sortedJson = <T>(values: T[]) => values.map((v) => JSON.stringify(v)).sort();
@@ -526,6 +552,8 @@ const byKey = <T extends { type: string; id: string }>(rows: T[]) => [...rows].s
 // ---------------------------------------------------------------------------------------------
 // Helpers over the product
 
+const filtersOf = (spec: Spec) => ({ ...(spec.country ? { country: spec.country } : {}), ...(spec.currency ? { currency: spec.currency } : {}) });
+
 async function all<T>(stream: Promise<{ totalCount: number; rows: AsyncIterable<T> }>): Promise<T[]> {
   const { totalCount, rows } = await stream;
   const out: T[] = [];
@@ -621,14 +649,14 @@ describe('properties on random datasets', () => {
   it('reports and items follow DESIGN.md section 4 (against a reference implementation)', async () => {
     let withRows = 0;
     await fc.assert(
-      fc.asyncProperty(specArb(), async (spec) => {
+      fc.asyncProperty(specArb({ filters: true }), async (spec) => {
         const expected = reference(spec);
         expect(expected.missing).toEqual([]); // dense FX: every day has a rate at most 7 days back
         const dir = writeDataset(spec);
         await withLocal(dir, async (backend) => {
           const period = [dayText(spec.from), dayText(spec.to)] as const;
-          const rows = await all(backend.allReport(reportQuery(...period)));
-          const items = await all(backend.allItems(itemsQuery(...period)));
+          const rows = await all(backend.allReport(reportQuery(...period, filtersOf(spec))));
+          const items = await all(backend.allItems(itemsQuery(...period, filtersOf(spec))));
           const context = describeSpec(spec);
           checkInvariants(spec, expected, rows, items);
           expect(sortedJson(items.map(itemView)), context).toEqual(sortedJson(expected.txs.map(expectedItemView)));
@@ -639,7 +667,7 @@ describe('properties on random datasets', () => {
       runs(25),
     );
     // the generator is not vacuous: most datasets have conversions
-    expect(withRows).toBeGreaterThan(10);
+    expect(withRows).toBeGreaterThan(runs(25).numRuns * 0.4);
   });
 
   it('a period that needs a rate more than 7 days back is a data error naming the currency and day', async () => {
@@ -669,7 +697,8 @@ describe('properties on random datasets', () => {
       }),
       runs(12),
     );
-    expect(errors).toBeGreaterThan(2);
+    // and some of the sparse ones do need a rate that is too old
+    expect(errors).toBeGreaterThan(runs(12).numRuns * 0.15);
   });
 
   it('pages in any sort order hold every record exactly once, sorted, with a stable totalCount', async () => {
@@ -711,7 +740,7 @@ describe('properties on random datasets', () => {
     const token = await signDevelopmentToken(secret, SINGLE_TENANT_ID, '1h');
     await fc.assert(
       fc.asyncProperty(
-        specArb(),
+        specArb({ filters: true }),
         fc.constantFrom(...ITEMS_SORT_FIELDS),
         fc.boolean(),
         fc.integer({ min: 1, max: 5 }),
@@ -720,7 +749,11 @@ describe('properties on random datasets', () => {
           const dir = writeDataset(spec);
           const server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
           try {
-            const period = ['--from', dayText(spec.from), '--to', dayText(spec.to)];
+            const period = [
+              '--from', dayText(spec.from), '--to', dayText(spec.to),
+              ...(spec.country ? ['--country', spec.country.join(',')] : []),
+              ...(spec.currency ? ['--currency', spec.currency.join(',')] : []),
+            ];
             const sort = `${descending ? '-' : ''}${sortField}`;
             for (const argv of [
               ['report', ...period, '--all', '-o', 'json'],

@@ -41,6 +41,8 @@ interface ResolvedAsset {
 }
 
 const AUDIENCE = 'convx_validation_audience';
+/** The most distinct printed variables of one asset counted for unresolved_variable (one SQL column each). */
+const MAX_CHECKED_VARIABLES = 500;
 
 /**
  * A list of strings as one parameter: a JSON array that DuckDB reads into a
@@ -442,6 +444,7 @@ async function checkVariables(
     if (!template || !parsed.has(field)) continue;
     for (const path of printedVariables(template)) {
       const key = path.join('.');
+      if (!used.has(key) && used.size >= MAX_CHECKED_VARIABLES) break;
       used.set(key, { path, fields: [...(used.get(key)?.fields ?? []), field] });
     }
   }

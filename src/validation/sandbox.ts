@@ -203,7 +203,9 @@ function spawn(heapMb: number): Promise<Pooled> {
   });
 }
 
-const pool = new WorkerPool(Math.max(2, availableParallelism()), 2);
+/** At most this many validations render at once (each worker may use up to heapMb); the others wait for one. */
+export const MAX_RENDER_WORKERS = Math.min(4, Math.max(2, availableParallelism() - 1));
+const pool = new WorkerPool(MAX_RENDER_WORKERS, 2);
 
 /**
  * The template work of one validation: parse checks and renders, one at a

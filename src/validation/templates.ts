@@ -20,7 +20,7 @@ export function printedVariables(template: string): string[][] {
   );
   local.add('forloop');
   local.add('tablerowloop');
-  const paths: string[][] = [];
+  const paths = new Map<string, string[]>();
   for (const output of outputs(template)) {
     const expression = output.trim();
     if (/\|\s*default\b/.test(expression)) continue;
@@ -30,9 +30,10 @@ export function printedVariables(template: string): string[][] {
       .split(/\.|\[\s*['"]|['"]\s*\]/)
       .filter(Boolean);
     if (local.has(path[0]!)) continue;
-    if (!paths.some((p) => p.join('.') === path.join('.'))) paths.push(path);
+    const key = path.join('.');
+    if (!paths.has(key)) paths.set(key, path);
   }
-  return paths;
+  return [...paths.values()];
 }
 
 /** The inside of each {{ … }} (without whitespace-control dashes), found with indexOf so an unclosed {{ costs one scan. */

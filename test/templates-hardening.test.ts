@@ -1,0 +1,376 @@
+/**
+ * Issue 9, findings 1, 2 and 11: templates have no file system, rendering is
+ * bounded in time, work and output (a finding, never a stalled server), and a
+ * large audience is linear and never blocks the event loop.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TooLargeError } from '../src/errors.js';
+import { openLocalBackend } from '../src/local/backend.js';
+import { MAX_AUDIENCE_IDS, type Finding, type ValidateResponse } from '../src/model/validation.js';
+import { buildApp } from '../src/server/app.js';
+import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
+import { startServer } from '../src/server/start.js';
+import { ServedDataset } from '../src/server/tenants.js';
+import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type RenderLimits } from '../src/validation/limits.js';
+import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
+import { checkHtml, excerpt } from '../src/validation/html.js';
+import { cli, csv, dataset, tempDir, twoPluginFiles } from './helpers.js';
+
+const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
+const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
+const HTML = `<html><body><p>Hi</p>${UNSUBSCRIBE}</body></html>`;
+const SECRET = 'templates-hardening-secret';
+
+/** Two contacts in Czech, one in English, all on list "l". */
+const contactsDir = () =>
+  dataset({
+    'contacts.csv': csv(CONTACT_HEADER, [
+      ['c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+      ['c2', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+      ['c3', 'c@x.dev', 'Cy', 'en', 'GB', true, false, 'l'],
+    ]),
+  });
+
+async function validate(dir: string, body: unknown, limits?: Partial<RenderLimits>): Promise<ValidateResponse> {
+  const backend = await openLocalBackend(dir, { require: ['contacts'] });
+  try {
+    return await backend.validateEmail(body, limits ? resolveRenderLimits(limits) : undefined);
+  } finally {
+    await backend.close();
+  }
+}
+
+const request = (asset: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  audience: { lists: ['l'] },
+  assets: [{ subject: 'Hello', html: HTML, text: 'Hi', ...asset }],
+  ...extra,
+});
+const errorsOf = (r: ValidateResponse, code: string): Finding[] => r.render.errors.filter((f) => f.code === code);
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const began = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - began };
+}
+
+describe('templates have no file system', () => {
+  const dir = contactsDir();
+
+  it.each([
+    ['include', 'subject', '{% include "package.json" %}'],
+    ['render', 'subject', '{% render "package.json" %}'],
+    ['layout', 'html', '{% layout "README.md" %}' + HTML],
+    ['include', 'html', `{% assign file = "package.json" %}{% include file %}${HTML}`], // a dynamic name
+    ['include', 'text', '{% if true %}{% for x in (1..2) %}{% liquid\n  include "package.json" %}{% endfor %}{% endif %}'], // nested, in {% liquid %}
+    ['render', 'preheader', '{%- render "test/helpers.ts", x: 1 -%}'],
+  ])('the %s tag in %s is a template_file_access error, and no file is read', async (tag, field, template) => {
+    const r = await validate(dir, request({ [field]: template }));
+    const findings = errorsOf(r, 'template_file_access');
+    expect(findings).toEqual([
+      expect.objectContaining({ assetRef: 'inline:0', field, message: expect.stringContaining(`{% ${tag} %} would read a template file`) }),
+    ]);
+    expect(r.render.samples).toEqual([]);
+    const body = JSON.stringify(r);
+    expect(body).not.toContain('"name": "convx"'); // package.json
+    expect(body).not.toContain('# convx'); // README.md
+    expect(body).not.toContain(process.cwd());
+  });
+
+  it('the tags as text in a raw block are no file access', async () => {
+    const r = await validate(dir, request({ subject: '{% raw %}{% include "package.json" %}{% endraw %}' }));
+    expect(r.render.errors).toEqual([]);
+    expect(r.render.samples.map((s) => s.subject)).toContain('{% include "package.json" %}');
+  });
+
+  it('the server answers with the finding, and no message shows a server path', async () => {
+    const files = {
+      ...twoPluginFiles(),
+      'contacts.csv': csv(['plugin_id', ...CONTACT_HEADER], [['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l']]),
+    };
+    const served = await ServedDataset.load(dataset(files));
+    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
+    try {
+      const headers = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'A', '1h')}` };
+      for (const subject of ['{% layout "README.md" %}', `{% include "${join(process.cwd(), 'package.json')}" %}`, '{{ x | nosuchfilter }}']) {
+        const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: request({ subject }) });
+        expect(res.statusCode).toBe(200);
+        expect(JSON.parse(res.body).render.errors.length).toBeGreaterThan(0);
+        expect(res.body).not.toContain(process.cwd());
+        expect(res.body).not.toMatch(/"message":"[^"]*(\/work\/|\/home\/|\/tmp\/)/);
+      }
+    } finally {
+      await app.close();
+      await served.retire();
+    }
+  });
+
+  it('messages lose absolute paths and the position suffix, and stay short; URLs stay', () => {
+    expect(stripPaths('ENOENT: Failed to lookup "x" in "/srv/app/templates,/etc/passwd"')).toBe('ENOENT: Failed to lookup "x" in "<path>,<path>"');
+    expect(stripPaths('see C:\\Users\\app\\README.md and file:///srv/x.liquid')).toBe('see <path> and <path>');
+    expect(stripPaths('a link https://x.dev/a/b/c and /unsubscribe')).toBe('a link https://x.dev/a/b/c and /unsubscribe');
+    expect(templateMessage('tag {% if x %} not closed, line:3, col:1')).toBe('tag {% if x %} not closed');
+    expect(templateMessage('x'.repeat(5000)).length).toBeLessThanOrEqual(301);
+  });
+});
+
+describe('rendering is bounded in time, work and output', () => {
+  const dir = contactsDir();
+  const NESTED_LOOP = '{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}';
+  const DOUBLING = '{% assign s = "x" %}{% for i in (1..28) %}{% assign s = s | append: s %}{% endfor %}{{ s }}';
+
+  it('a nested loop stops at the render time limit: a finding naming the part and the limit', async () => {
+    const { value: r, ms } = await timed(() => validate(dir, request({ subject: NESTED_LOOP }), { renderTimeMs: 200 }));
+    expect(ms).toBeLessThan(3000);
+    const [finding, ...more] = errorsOf(r, 'render_limit_exceeded');
+    expect(more).toEqual([]); // one finding: the asset is not rendered again for the other recipients
+    expect(finding).toMatchObject({ assetRef: 'inline:0', field: 'subject', message: expect.stringMatching(/subject of inline:0 .*render time limit \(200 ms, --render-time-limit\)/) });
+    expect(r.render.samples).toEqual([]);
+  });
+
+  it('a string doubled 28 times stops at the memory limit, and the response stays small', async () => {
+    const { value: r, ms } = await timed(() => validate(dir, request({ html: `${HTML}${DOUBLING}` })));
+    expect(ms).toBeLessThan(3000);
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ field: 'html', message: expect.stringContaining(`render memory limit (${DEFAULT_RENDER_LIMITS.renderMemory} allocations, --render-memory-limit)`) }),
+    ]);
+    expect(JSON.stringify(r).length).toBeLessThan(10_000);
+  });
+
+  it('a part rendered larger than the output limit is a finding, not a sample', async () => {
+    const big = '{% for i in (1..200) %}0123456789{% endfor %}';
+    const r = await validate(dir, request({ html: `${HTML}${big}` }), { outputBytes: 1000 });
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ field: 'html', message: expect.stringContaining('output size limit (1000 bytes, --render-output-limit)') }),
+    ]);
+    expect(r.render.samples).toEqual([]);
+    expect((await validate(dir, request({ html: `${HTML}${big}` }), { outputBytes: 10_000 })).render.errors).toEqual([]);
+  });
+
+  it('a template longer than the size limit is not parsed', async () => {
+    const r = await validate(dir, request({ text: 'x'.repeat(2000) }), { templateChars: 1000 });
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ field: 'text', message: expect.stringContaining('template size limit (1000 characters, --template-size-limit)') }),
+    ]);
+  });
+
+  it('work liquidjs does not count (parsing 30,000 tags takes seconds) is stopped by ending the worker', async () => {
+    const slow = '{% if x %}y{% endif %}'.repeat(30_000);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const { value: r, ms } = await timed(() => validate(dir, request({ html: `${HTML}${slow}` }), { renderTimeMs: 200 }));
+    delay.disable();
+    expect(ms).toBeLessThan(3000);
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([expect.objectContaining({ field: 'html', message: expect.stringContaining('--render-time-limit') })]);
+    expect(delay.max / 1e6).toBeLessThan(250); // the main thread never parsed it
+    // The next validation gets a fresh worker.
+    const after = await validate(dir, request({ subject: 'Hi {{ contact.firstName }}' }));
+    expect(after.render.errors).toEqual([]);
+    expect(after.render.samples.map((s) => s.subject)).toEqual([expect.stringMatching(/^Hi (Ann|Bob)$/), 'Hi Cy']);
+  });
+
+  it('the time limit of a validation bounds sampleSize × languages × parts renders, said once', async () => {
+    const slowish = '{% for a in (1..20000) %}x{% endfor %}';
+    const { value: r, ms } = await timed(() =>
+      validate(dir, request({ subject: slowish, html: `${HTML}${slowish}` }, { options: { sampleSize: 20 } }), { requestTimeMs: 50 }),
+    );
+    expect(ms).toBeLessThan(3000);
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('time limit (50 ms, --validation-time-limit)') }),
+    ]);
+    expect(r.render.samples.length).toBeLessThan(3);
+  });
+
+  it('a render over the heap limit stops the worker, not the process', async () => {
+    const limits = { heapMb: 32, renderMemory: 1e12, outputBytes: 1e12, renderTimeMs: 20_000, requestTimeMs: 30_000 };
+    const r = await validate(dir, request({ text: 't', html: `${HTML}{% for i in (1..30000000) %}{{ i }}-{% endfor %}` }), limits);
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ field: 'html', message: expect.stringContaining("renderer's heap limit (32 MB, --render-heap-limit)") }),
+    ]);
+  });
+
+  it('checks on the main thread are linear in the template (no backtracking regular expressions)', () => {
+    const n = 200_000;
+    const { ms } = (() => {
+      const began = performance.now();
+      checkHtml(`<a href="${'{{'.repeat(n)}">x</a>`);
+      excerpt(`<body>${'<!--'.repeat(n)}${'<style'.repeat(n)}`);
+      excerpt('<body'.repeat(n));
+      printedVariables(`{% raw %}${'{{'.repeat(n)}{% endraw %}`);
+      printedVariables(Array.from({ length: 20_000 }, (_, i) => `{{ v${i} }}`).join(''));
+      return { ms: performance.now() - began };
+    })();
+    expect(ms).toBeLessThan(1000);
+    expect(excerpt('<html><BODY class="x"><!-- c --><p>Hi</p><STYLE>p{}</style> <script>x</SCRIPT>\n<b>yo</b></Body></html>')).toBe('<p>Hi</p> <b>yo</b>');
+  });
+
+  it('the limits are options of convx validate: checked, applied, and for local mode only', async () => {
+    const file = join(tempDir(), 'hostile.json');
+    writeFileSync(file, JSON.stringify(request({ subject: NESTED_LOOP })));
+    const run = await cli(['validate', file, '--data', dir, '-o', 'github', '--render-time-limit', '150']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/::error [^\n]*title=convx render_limit_exceeded::subject of inline:0 takes longer than the render time limit \(150 ms, --render-time-limit\)/);
+    for (const bad of ['0', '1.5', 'abc', '-1']) {
+      const refused = await cli(['validate', file, '--data', dir, '--render-time-limit', bad]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--render-time-limit: ".*" is not a positive whole number of ms/);
+    }
+    const api = await cli(['validate', file, '--api', 'http://127.0.0.1:9/v1', '--delivery-api', 'http://127.0.0.1:9/v4', '--render-heap-limit', '64'], {
+      env: { CONVX_TOKEN: 'x' },
+    });
+    expect(api.code).toBe(2);
+    expect(api.stderr).toMatch(/--render-heap-limit works in local mode only/);
+    expect(renderLimitsFromFlags({ renderTimeLimit: '250', renderOutputLimit: '2048' })).toEqual({ ...DEFAULT_RENDER_LIMITS, renderTimeMs: 250, outputBytes: 2048 });
+  });
+});
+
+describe('the server under a hostile template', () => {
+  let server: Awaited<ReturnType<typeof startServer>>;
+  beforeAll(async () => {
+    const files = {
+      ...twoPluginFiles(),
+      'contacts.csv': csv(
+        ['plugin_id', ...CONTACT_HEADER],
+        [
+          ['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+          ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+        ],
+      ),
+    };
+    server = await startServer({
+      dir: dataset(files),
+      host: '127.0.0.1',
+      port: 0,
+      auth: { secret: SECRET },
+      log: () => undefined,
+      version: 'test',
+      renderLimits: resolveRenderLimits({ renderTimeMs: 2000 }),
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it('a report of another tenant answers in well under a second while a nested loop renders', async () => {
+    const post = async (plugin: string, body: unknown) =>
+      fetch(`${server.url}/v4/delivery/e-mail/validate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const reportHeaders = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'B', '1h')}` };
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const began = performance.now();
+    let hostileDone = 0;
+    const hostile = post('A', request({ subject: '{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}' })).then(async (res) => {
+      hostileDone = performance.now() - began;
+      return { status: res.status, body: (await res.json()) as ValidateResponse };
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { value: report, ms } = await timed(() => fetch(`${server.url}/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31`, { headers: reportHeaders }));
+    const { value: health, ms: healthMs } = await timed(() => fetch(`${server.url}/healthz`));
+    const reportDone = performance.now() - began;
+    const answer = await hostile;
+    delay.disable();
+    expect(report.status).toBe(200);
+    expect(health.status).toBe(200);
+    expect(ms).toBeLessThan(500);
+    expect(healthMs).toBeLessThan(500);
+    expect(reportDone).toBeLessThan(hostileDone); // answered while the hostile validation still ran
+    expect(delay.max / 1e6).toBeLessThan(250);
+    expect(answer.status).toBe(200);
+    // The limit given to startServer reached the validation.
+    expect(answer.body.render.errors).toEqual([
+      expect.objectContaining({ code: 'render_limit_exceeded', message: expect.stringContaining('(2000 ms, --render-time-limit)') }),
+    ]);
+  });
+});
+
+describe('a large audience', () => {
+  const N = 50_000;
+  const rows = Array.from({ length: N }, (_, i) => [`c${i}`, `u${i}@x.dev`, `N${i}`, i % 2 ? 'cs' : 'en', 'CZ', true, false, `l${i % 10}`]);
+  const dir = dataset({
+    'contacts.csv': csv(CONTACT_HEADER, rows),
+    'orders.csv': csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12]]),
+    'touches.csv': csv(['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]),
+  });
+  const asset = { subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' };
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+
+  it('50,000 contact ids take well under 5 s, grow about linearly from 5,000, and never block the event loop', async () => {
+    const backend = await openLocalBackend(dir, { require: ['contacts'] });
+    try {
+      const run = (n: number) => timed(() => backend.validateEmail({ audience: { contactIds: ids(n) }, assets: [asset] }));
+      await run(1000); // warm up
+      const small = await run(5000);
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+      const large = await run(N);
+      delay.disable();
+      expect(small.value.audience.intended).toBe(5000);
+      expect(large.value.audience.intended).toBe(N);
+      expect(large.ms).toBeLessThan(2500);
+      expect(large.ms).toBeLessThan(20 * Math.max(small.ms, 25)); // ten times the ids; worse than linear was 45 times the time
+      expect(delay.max / 1e6).toBeLessThan(250);
+      // Lists and excluded lists go the same way.
+      const lists = Array.from({ length: N }, (_, i) => `l${i}`);
+      const byLists = await timed(() => backend.validateEmail({ audience: { lists, excludeLists: lists.slice(5) }, assets: [asset] }));
+      expect(byLists.value.audience.intended).toBe(N / 2); // l0 to l4 of the ten lists
+      expect(byLists.ms).toBeLessThan(2500);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('the server answers /healthz at once while it selects 50,000 ids', async () => {
+    const served = await ServedDataset.load(dir);
+    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
+    try {
+      const headers = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'default', '1h')}` };
+      const validation = app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: { audience: { contactIds: ids(N) }, assets: [asset] } });
+      await new Promise((resolve) => setImmediate(resolve));
+      const health = await timed(() => app.inject({ method: 'GET', url: '/healthz' }));
+      expect(health.value.statusCode).toBe(200);
+      expect(health.ms).toBeLessThan(500);
+      const res = await validation;
+      expect(res.statusCode).toBe(200);
+      expect(JSON.parse(res.body).audience.intended).toBe(N);
+    } finally {
+      await app.close();
+      await served.retire();
+    }
+  });
+
+  it(`more than ${MAX_AUDIENCE_IDS.toLocaleString('en-US')} entries is a TooLargeError: 413 on the server, exit 2 in the CLI`, async () => {
+    const half = MAX_AUDIENCE_IDS / 2;
+    const over = { audience: { contactIds: Array.from({ length: half }, (_, i) => String(i)), lists: Array.from({ length: half + 1 }, (_, i) => String(i)) }, assets: [asset] };
+    const error = await validate(dir, over).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TooLargeError);
+    expect(error).toMatchObject({ limit: 'maxAudienceIds', message: expect.stringContaining('at most 100,000') });
+    const atMax = { ...over, audience: { ...over.audience, lists: over.audience.lists.slice(1) } };
+    expect((await validate(dir, atMax)).audience.intended).toBe(0); // at the limit: answered (no such ids)
+
+    const tooManyAssets = { audience: { lists: ['l1'] }, assets: Array.from({ length: 101 }, () => asset) };
+    expect(await validate(dir, tooManyAssets).catch((e: unknown) => e)).toMatchObject({ limit: 'maxAssets' });
+
+    const served = await ServedDataset.load(dir);
+    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
+    try {
+      const headers = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'default', '1h')}` };
+      const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: over });
+      expect(res.statusCode).toBe(413);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(res.body).detail).toMatch(/at most 100,000/);
+    } finally {
+      await app.close();
+      await served.retire();
+    }
+
+    const file = join(tempDir(), 'too-large.json');
+    writeFileSync(file, JSON.stringify(over));
+    const run = await cli(['validate', file, '--data', dir]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/at most 100,000 are allowed/);
+  });
+});
