@@ -12,6 +12,26 @@ export interface RowStream<T> {
   /** All matches of the query, as paging.totalCount reports it. */
   totalCount: number;
   rows: AsyncIterable<T>;
+  /**
+   * The same rows already written as csv or tsv lines by the engine (local mode),
+   * byte for byte what the formatters would write for `columns`; undefined when
+   * the backend cannot (an unknown column, a value it cannot write exactly).
+   * Using it, rows is never read.
+   */
+  text?: (request: TextRequest) => Promise<AsyncIterable<TextChunk> | undefined>;
+}
+
+export interface TextRequest {
+  format: 'csv' | 'tsv';
+  /** Flat (dotted) columns, in order. */
+  columns: string[];
+  formulaEscape: boolean;
+}
+
+/** Some lines of output, each ending in a newline, and how many records they hold. */
+export interface TextChunk {
+  text: string;
+  rows: number;
 }
 
 /** Why an order is, or is not, a conversion (the `order` command's explanation). */

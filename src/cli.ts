@@ -1,9 +1,15 @@
+/**
+ * The commander program. Start-up stays cheap: this module loads commander, the
+ * command registry (metadata only) and the global options; a command's handler,
+ * the context (config, output writers, chalk) and everything heavy behind them
+ * (DuckDB, the server, jose ...) are imported when a command runs, so `--help`
+ * never loads them (test/startup.test.ts pins that).
+ */
 import { Command, CommanderError, Option } from 'commander';
-import { Chalk } from 'chalk';
 import { GLOBAL_OPTIONS } from './commands/globals.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
-import type { CommandDefinition } from './commands/registry.js';
-import { createContext, type GlobalOptions, type Io } from './context.js';
+import type { CommandHandler } from './commands/registry.js';
+import type { GlobalOptions, Io } from './context.js';
 import { ConvxError, ExitCode } from './errors.js';
 import { packageVersion } from './version.js';
 
@@ -43,7 +49,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
   for (const option of GLOBAL_OPTIONS) program.addOption(new Option(option.flags, option.description));
 
   const groups = new Map<string, Command>();
-  for (const definition of COMMANDS as CommandDefinition<Record<string, unknown>>[]) {
+  for (const definition of COMMANDS) {
     const words = definition.name.split(' ');
     let parent = program;
     if (words.length === 2) {
@@ -62,6 +68,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
     command.action(async (...params: unknown[]) => {
       const cmd = params.at(-1) as Command;
       const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+      const { createContext } = await import('./context.js');
       const ctx = createContext(io, {
         newProfile: definition.createsProfile ?? false,
         ...(definition.formats ? { formats: definition.formats } : {}),
@@ -79,7 +86,8 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
         quiet: globals.quiet,
         formulaEscape: globals.formulaEscape !== false,
       } as GlobalOptions);
-      const code = await definition.run(ctx, cmd.args, cmd.opts());
+      const handler = (await definition.load()) as CommandHandler;
+      const code = await handler.run(ctx, cmd.args, cmd.opts());
       state.exitCode = code ?? 0;
     });
   }
@@ -87,8 +95,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
 }
 
 /** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
-export function reportError(error: unknown, io: Io): number {
-  const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
+export async function reportError(error: unknown, io: Io): Promise<number> {
   if (error instanceof CommanderError) {
     // commander has printed its own message already
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
@@ -96,6 +103,8 @@ export function reportError(error: unknown, io: Io): number {
     }
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
+  const { Chalk } = await import('chalk');
+  const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
   if (error instanceof ConvxError) {
     io.stderr.write(`${chalk.red('convx: error:')} ${error.message}\n`);
     if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${error.hint}`)}\n`);
@@ -137,6 +146,6 @@ export async function run(argv: string[], io: Io): Promise<number> {
     await program.parseAsync(joinSortValues(argv), { from: 'user' });
     return state.exitCode;
   } catch (error) {
-    return reportError(error, io);
+    return await reportError(error, io);
   }
 }

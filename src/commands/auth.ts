@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { maskToken, readConfig, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, UsageError } from '../errors.js';
-import { defineCommand } from './registry.js';
+import { defineHandler } from './registry.js';
 
 function requireConfigFile(ctx: Context): string {
   if (!ctx.configFile) throw new UsageError('cannot tell where the config file goes: set XDG_CONFIG_HOME or HOME');
@@ -63,19 +63,7 @@ async function promptToken(ctx: Context): Promise<string> {
   return password({ message: 'API token', mask: '*' }, { input: ctx.io.stdin, output: ctx.io.stderr });
 }
 
-export const authLogin = defineCommand<{ withToken?: boolean; verify: boolean }>({
-  name: 'auth login',
-  createsProfile: true,
-  summary: 'store an API URL and token in the config profile',
-  options: [
-    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-  ],
-  examples: [
-    'convx auth login --api https://reports.example.com/v1          # prompts for the token',
-    'convx auth login --api http://127.0.0.1:8080/v1 --with-token < token.txt',
-    'convx token --plugin shop | convx auth login --api http://127.0.0.1:8080/v1 --with-token --profile dev',
-  ],
+export const authLogin = defineHandler<{ withToken?: boolean; verify: boolean }>({
   async run(ctx, _args, flags) {
     const api = ctx.settings.api;
     if (!api) throw new UsageError('pass --api URL (the reporting base URL, e.g. https://host/v1), or set CONVX_API_URL');
@@ -101,10 +89,7 @@ export const authLogin = defineCommand<{ withToken?: boolean; verify: boolean }>
   },
 });
 
-export const authStatus = defineCommand<Record<string, never>>({
-  name: 'auth status',
-  summary: 'show the profile, the token (masked), its plugin and expiry, and whether the API accepts it',
-  examples: ['convx auth status', 'convx auth status --profile dev -o json'],
+export const authStatus = defineHandler<Record<string, never>>({
   async run(ctx) {
     const { settings } = ctx;
     const status: Record<string, unknown> = { profile: settings.profile, mode: settings.mode };
@@ -151,10 +136,7 @@ async function print(ctx: Context, status: Record<string, unknown>): Promise<voi
   await ctx.output.text(`${lines.join('\n')}\n`);
 }
 
-export const authLogout = defineCommand<Record<string, never>>({
-  name: 'auth logout',
-  summary: 'remove the stored token of the profile',
-  examples: ['convx auth logout', 'convx auth logout --profile dev'],
+export const authLogout = defineHandler<Record<string, never>>({
   async run(ctx) {
     const profile = ctx.config.profiles[ctx.settings.profile];
     if (!profile?.token) {

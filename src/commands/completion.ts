@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import { GLOBAL_OPTIONS } from './globals.js';
-import type { CommandDefinition } from './registry.js';
-import { defineCommand } from './registry.js';
+import { COMMANDS } from './index.js';
+import { defineHandler, type CommandDefinition } from './registry.js';
 
 interface Spec {
   /** "report", or "data check" */
@@ -12,7 +12,7 @@ interface Spec {
 
 const longFlags = (flags: string) => flags.split(/[ ,|]+/).filter((f) => f.startsWith('--'));
 
-function specs(commands: CommandDefinition<never>[]): Spec[] {
+function specs(commands: CommandDefinition[]): Spec[] {
   return commands.map((c) => ({ name: c.name, summary: c.summary, options: (c.options ?? []).flatMap((o) => longFlags(o.flags)) }));
 }
 
@@ -82,19 +82,13 @@ export function fishScript(all: Spec[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The registry is passed in by commands/index.ts, which also lists this command. */
-export function completionCommand(commands: () => CommandDefinition<never>[]) {
-  return defineCommand<Record<string, never>>({
-    name: 'completion',
-    summary: 'print a shell completion script',
-    args: '<shell>',
-    examples: ['eval "$(convx completion bash)"   # in ~/.bashrc', 'eval "$(convx completion zsh)"    # in ~/.zshrc', 'convx completion fish > ~/.config/fish/completions/convx.fish'],
-    async run(ctx, args) {
-      const all = specs(commands());
-      const scripts: Record<string, (s: Spec[]) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
-      const make = scripts[args[0]!];
-      if (!make) throw new UsageError(`completion: "${args[0]}" is not one of bash, zsh, fish`);
-      await ctx.output.text(make(all));
-    },
-  });
-}
+/** Completion for every command of the registry (commands/index.ts), this one included. */
+export default defineHandler<Record<string, never>>({
+  async run(ctx, args) {
+    const all = specs(COMMANDS);
+    const scripts: Record<string, (s: Spec[]) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
+    const make = scripts[args[0]!];
+    if (!make) throw new UsageError(`completion: "${args[0]}" is not one of bash, zsh, fish`);
+    await ctx.output.text(make(all));
+  },
+});

@@ -1,12 +1,8 @@
 import { isValidDate } from '../model/query.js';
 import { UsageError } from '../errors.js';
-import { defineCommand } from './registry.js';
+import { defineHandler } from './registry.js';
 
-export const dataCheck = defineCommand<Record<string, never>>({
-  name: 'data check',
-  summary: 'report every problem and integrity finding of a dataset, without computing a report',
-  args: '<dir>',
-  examples: ['convx data check samples/shop', 'convx data check exports/2024-06 -o json'],
+export const dataCheck = defineHandler<Record<string, never>>({
   async run(ctx, args) {
     const { checkDataset } = await import('../local/check.js');
     const report = await checkDataset(ctx.resolvePath(args[0]!));
@@ -52,26 +48,7 @@ function count(flag: string, value: string, min: number, max: number): number {
   return Number(value);
 }
 
-export const dataGenerate = defineCommand<GenerateFlags>({
-  name: 'data generate',
-  summary: 'write a deterministic synthetic dataset (for demos, tests and benchmarks)',
-  options: [
-    { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
-    { flags: '--seed <n>', description: 'random seed; the same flags give the same files', defaultValue: '1' },
-    { flags: '--contacts <n>', description: 'number of contacts', defaultValue: '1000' },
-    { flags: '--orders <n>', description: 'number of orders (refunds come on top)', defaultValue: '2000' },
-    { flags: '--touches <n>', description: 'number of touches (clicks and opens)', defaultValue: '20000' },
-    { flags: '--from <date>', description: 'first day of orders', defaultValue: '2024-01-01' },
-    { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
-    { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
-    { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
-    { flags: '--force', description: 'replace a non-empty --out directory' },
-  ],
-  examples: [
-    'convx data generate --out /tmp/shop',
-    'convx data generate --out /tmp/big --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
-    'convx data generate --out /tmp/tenants --plugins 3 --seed 42',
-  ],
+export const dataGenerate = defineHandler<GenerateFlags>({
   async run(ctx, _args, flags) {
     const f = flags as GenerateFlags & { fileFormat: string };
     if (!f.out) throw new UsageError('--out <dir> is required');

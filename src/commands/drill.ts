@@ -1,9 +1,9 @@
 import { UsageError } from '../errors.js';
 import { defaultPeriod, type RawParams } from '../model/query.js';
 import { SOURCE_TYPES } from '../model/types.js';
-import { ITEM_FILTER_OPTIONS, listItems, type ItemsFlags } from './items.js';
-import { defineCommand } from './registry.js';
-import { PAGING_OPTIONS, PERIOD_OPTIONS, pagingParams } from './shared.js';
+import { listItems, type ItemsFlags } from './items.js';
+import { defineHandler } from './registry.js';
+import { pagingParams } from './shared.js';
 
 /**
  * The items filter behind an aggregate row: its detailUrl (one of the three
@@ -41,16 +41,7 @@ export function drillTarget(target: string): RawParams {
   return { sourceId: target };
 }
 
-export default defineCommand<ItemsFlags>({
-  name: 'drill',
-  summary: 'the conversion records behind a report row',
-  args: '<detailUrl|sourceId>',
-  options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS.filter((o) => !/--(source|source-type|smartflow|delivery) /.test(o.flags)), ...PAGING_OPTIONS],
-  examples: [
-    'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
-    'convx drill /v1/deliveries/sf-1/d-2/conversions',
-    'convx drill automation:a-2 --all -o csv',
-  ],
+export default defineHandler<ItemsFlags>({
   async run(ctx, args, flags) {
     const target = drillTarget(args[0] ?? '');
     // Without dates, the period of a default report: the 30 days ending today.

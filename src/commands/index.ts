@@ -1,33 +1,213 @@
-import { authLogin, authLogout, authStatus } from './auth.js';
-import { completionCommand } from './completion.js';
-import { dataCheck, dataGenerate } from './data.js';
-import drill from './drill.js';
-import init from './init.js';
-import items from './items.js';
-import order from './order.js';
-import report from './report.js';
-import serve from './serve.js';
-import token from './token.js';
-import validate from './validate.js';
+/**
+ * Every command's metadata (name, summary, arguments, flags, examples), in the
+ * order `convx --help` lists them, and how to load its handler. `--help`, a
+ * command's `--help` and shell completion read only this; a command's module
+ * (and through it DuckDB, the server, jose ...) is imported when it runs.
+ */
+import { MAX_SAMPLE_SIZE } from '../model/validation.js';
+import { DEFAULT_LIMITS } from '../server/limits.js';
+import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
+import {
+  API_ORDER_DAYS,
+  FILTER_OPTIONS,
+  ITEM_FILTER_OPTIONS,
+  PAGING_OPTIONS,
+  PERIOD_OPTIONS,
+  VALIDATE_FORMATS,
+} from './options.js';
 import type { CommandDefinition } from './registry.js';
 
-/** Every command, in the order `convx --help` lists them. */
-export const COMMANDS: CommandDefinition<never>[] = [
-  report,
-  items,
-  order,
-  drill,
-  validate,
-  serve,
-  token,
-  init,
-  authLogin,
-  authStatus,
-  authLogout,
-  dataCheck,
-  dataGenerate,
-] as CommandDefinition<never>[];
-COMMANDS.push(completionCommand(() => COMMANDS) as CommandDefinition<never>);
+export const COMMANDS: CommandDefinition[] = [
+  {
+    name: 'report',
+    summary: 'conversions per attributing source (GET /conversions)',
+    options: [
+      ...PERIOD_OPTIONS,
+      ...FILTER_OPTIONS,
+      { flags: '-q, --query <text>', description: 'only sources whose name or smartflow name contains the text' },
+      ...PAGING_OPTIONS,
+      { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
+    ],
+    examples: [
+      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx report --country CZ,SK --currency EUR -q spring',
+      'convx report --sort -refundsAmountWTax,name --limit 10',
+      'convx report --all -o csv > sources.csv',
+      'convx report --breakdown -o tsv',
+    ],
+    load: async () => (await import('./report.js')).default,
+  },
+  {
+    name: 'items',
+    summary: 'individual conversion records (GET /conversions/items)',
+    options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS, ...PAGING_OPTIONS],
+    examples: [
+      'convx items --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx items --from 2024-03-01 --to 2024-03-31 --source-type smartflow --smartflow sf-2',
+      'convx items --from 2024-01-01 --to 2024-12-31 --contact c-17 -o json',
+      'convx items --from 2024-01-01 --to 2024-12-31 --all -o csv > conversions.csv',
+    ],
+    load: async () => (await import('./items.js')).default,
+  },
+  {
+    name: 'order',
+    summary: 'which source produced an order, or why none did',
+    args: '<orderId>',
+    options: PERIOD_OPTIONS.map((o) => ({
+      ...o,
+      description: `${o.description}; default: the whole dataset (API mode: the last ${API_ORDER_DAYS} days)`,
+    })),
+    examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json'],
+    load: async () => (await import('./order.js')).default,
+  },
+  {
+    name: 'drill',
+    summary: 'the conversion records behind a report row',
+    args: '<detailUrl|sourceId>',
+    options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS.filter((o) => !/--(source|source-type|smartflow|delivery) /.test(o.flags)), ...PAGING_OPTIONS],
+    examples: [
+      'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
+      'convx drill /v1/deliveries/sf-1/d-2/conversions',
+      'convx drill automation:a-2 --all -o csv',
+    ],
+    load: async () => (await import('./drill.js')).default,
+  },
+  {
+    name: 'validate',
+    summary: 'dry-run an e-mail delivery: audience, suppression, languages, samples and findings',
+    args: '<request>',
+    formats: VALIDATE_FORMATS,
+    options: [
+      { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
+      { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
+      { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+      ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode` })),
+    ],
+    examples: [
+      'convx validate samples/deliveries/welcome.json --data samples/shop',
+      'convx validate request.json -o github --max-warnings 0     # in a CI job',
+      'convx validate request.json -o junit > validation.xml',
+      'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
+    ],
+    load: async () => (await import('./validate.js')).default,
+  },
+  {
+    name: 'serve',
+    summary: 'serve the reporting interface over HTTP from a local dataset',
+    options: [
+      { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
+      { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
+      { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
+      { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
+      { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
+      { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
+      { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
+      { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
+      {
+        flags: '--rate-limit <n>',
+        description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
+        defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
+      },
+      {
+        flags: '--query-timeout <seconds>',
+        description: 'time budget of a report or items request (over it: 503 with Retry-After; 0: no limit)',
+        defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
+      },
+      ...RENDER_LIMIT_OPTIONS,
+    ],
+    examples: [
+      'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
+      'convx serve --data exports/ --port 9000 --jwks keys.json',
+      'curl -H "Authorization: Bearer $(CONVX_JWT_SECRET=dev-secret convx token --plugin shop)" \\\n    "http://127.0.0.1:8080/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31"',
+    ],
+    load: async () => (await import('./serve.js')).default,
+  },
+  {
+    name: 'token',
+    summary: 'print a signed development token for `convx serve` (HS256 with CONVX_JWT_SECRET)',
+    options: [
+      { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
+      { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
+      { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
+    ],
+    examples: [
+      'CONVX_JWT_SECRET=dev-secret convx token --plugin shop',
+      'convx token --plugin shop --expires 7d > token.txt',
+      'convx token --plugin shop --issuer https://id.example.com --audience convx',
+    ],
+    load: async () => (await import('./token.js')).default,
+  },
+  {
+    name: 'init',
+    createsProfile: true,
+    summary: 'set up a config profile interactively: mode, dataset or API, token, default format',
+    examples: ['convx init', 'convx init --profile staging'],
+    load: async () => (await import('./init.js')).default,
+  },
+  {
+    name: 'auth login',
+    createsProfile: true,
+    summary: 'store an API URL and token in the config profile',
+    options: [
+      { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
+      { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
+    ],
+    examples: [
+      'convx auth login --api https://reports.example.com/v1          # prompts for the token',
+      'convx auth login --api http://127.0.0.1:8080/v1 --with-token < token.txt',
+      'convx token --plugin shop | convx auth login --api http://127.0.0.1:8080/v1 --with-token --profile dev',
+    ],
+    load: async () => (await import('./auth.js')).authLogin,
+  },
+  {
+    name: 'auth status',
+    summary: 'show the profile, the token (masked), its plugin and expiry, and whether the API accepts it',
+    examples: ['convx auth status', 'convx auth status --profile dev -o json'],
+    load: async () => (await import('./auth.js')).authStatus,
+  },
+  {
+    name: 'auth logout',
+    summary: 'remove the stored token of the profile',
+    examples: ['convx auth logout', 'convx auth logout --profile dev'],
+    load: async () => (await import('./auth.js')).authLogout,
+  },
+  {
+    name: 'data check',
+    summary: 'report every problem and integrity finding of a dataset, without computing a report',
+    args: '<dir>',
+    examples: ['convx data check samples/shop', 'convx data check exports/2024-06 -o json'],
+    load: async () => (await import('./data.js')).dataCheck,
+  },
+  {
+    name: 'data generate',
+    summary: 'write a deterministic synthetic dataset (for demos, tests and benchmarks)',
+    options: [
+      { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
+      { flags: '--seed <n>', description: 'random seed; the same flags give the same files', defaultValue: '1' },
+      { flags: '--contacts <n>', description: 'number of contacts', defaultValue: '1000' },
+      { flags: '--orders <n>', description: 'number of orders (refunds come on top)', defaultValue: '2000' },
+      { flags: '--touches <n>', description: 'number of touches (clicks and opens)', defaultValue: '20000' },
+      { flags: '--from <date>', description: 'first day of orders', defaultValue: '2024-01-01' },
+      { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
+      { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
+      { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
+      { flags: '--force', description: 'replace a non-empty --out directory' },
+    ],
+    examples: [
+      'convx data generate --out /tmp/shop',
+      'convx data generate --out /tmp/big --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
+      'convx data generate --out /tmp/tenants --plugins 3 --seed 42',
+    ],
+    load: async () => (await import('./data.js')).dataGenerate,
+  },
+  {
+    name: 'completion',
+    summary: 'print a shell completion script',
+    args: '<shell>',
+    examples: ['eval "$(convx completion bash)"   # in ~/.bashrc', 'eval "$(convx completion zsh)"    # in ~/.zshrc', 'convx completion fish > ~/.config/fish/completions/convx.fish'],
+    load: async () => (await import('./completion.js')).default,
+  },
+];
 
 export const GROUPS: Record<string, string> = {
   data: 'dataset tools: check, generate',

@@ -2,13 +2,9 @@ import { existsSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
 import { saveProfile } from './auth.js';
-import { defineCommand } from './registry.js';
+import { defineHandler } from './registry.js';
 
-export default defineCommand<Record<string, never>>({
-  name: 'init',
-  createsProfile: true,
-  summary: 'set up a config profile interactively: mode, dataset or API, token, default format',
-  examples: ['convx init', 'convx init --profile staging'],
+export default defineHandler<Record<string, never>>({
   async run(ctx) {
     if (!ctx.io.stdinIsTTY) {
       throw new UsageError(

@@ -1,11 +1,8 @@
 import type { Context } from '../context.js';
 import { parseItemsQuery, type RawParams } from '../model/query.js';
-import { defineCommand, type OptionDefinition } from './registry.js';
+import { defineHandler } from './registry.js';
 import {
-  FILTER_OPTIONS,
   ITEM_KIND,
-  PAGING_OPTIONS,
-  PERIOD_OPTIONS,
   pageSummary,
   pagingParams,
   parseFlags,
@@ -45,26 +42,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean): Pro
   });
 }
 
-export const ITEM_FILTER_OPTIONS: OptionDefinition[] = [
-  { flags: '--source <id>', description: 'only this source id' },
-  { flags: '--source-type <type>', description: 'only this source type: campaign, automation or smartflow' },
-  { flags: '--smartflow <id>', description: 'only this smartflow' },
-  { flags: '--delivery <id>', description: 'only this delivery' },
-  { flags: '--contact <id>', description: 'only this contact' },
-  { flags: '--order <id>', description: 'only this order id' },
-  ...FILTER_OPTIONS,
-];
-
-export default defineCommand<ItemsFlags>({
-  name: 'items',
-  summary: 'individual conversion records (GET /conversions/items)',
-  options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS, ...PAGING_OPTIONS],
-  examples: [
-    'convx items --data samples/shop --from 2024-03-01 --to 2024-03-31',
-    'convx items --from 2024-03-01 --to 2024-03-31 --source-type smartflow --smartflow sf-2',
-    'convx items --from 2024-01-01 --to 2024-12-31 --contact c-17 -o json',
-    'convx items --from 2024-01-01 --to 2024-12-31 --all -o csv > conversions.csv',
-  ],
+export default defineHandler<ItemsFlags>({
   async run(ctx, _args, flags) {
     await listItems(
       ctx,

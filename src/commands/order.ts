@@ -3,8 +3,9 @@ import { NotFoundError } from '../errors.js';
 import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
-import { defineCommand } from './registry.js';
-import { ITEM_KIND, PERIOD_OPTIONS, parseFlags, withBackend } from './shared.js';
+import { API_ORDER_DAYS } from './options.js';
+import { defineHandler } from './registry.js';
+import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 interface OrderFlags {
   from?: string;
@@ -13,9 +14,6 @@ interface OrderFlags {
 
 /** Local mode can search the whole dataset; these bounds stand for "any date". */
 export const ALL_TIME = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
-/** What API mode searches without --from/--to. */
-export const API_ORDER_DAYS = 365;
-
 function money(amount: number, currency: string): string {
   return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
 }
@@ -47,15 +45,7 @@ export function orderCard(ctx: Context, records: ConversionRecord[]): string {
   return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
 }
 
-export default defineCommand<OrderFlags>({
-  name: 'order',
-  summary: 'which source produced an order, or why none did',
-  args: '<orderId>',
-  options: PERIOD_OPTIONS.map((o) => ({
-    ...o,
-    description: `${o.description}; default: the whole dataset (API mode: the last ${API_ORDER_DAYS} days)`,
-  })),
-  examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json'],
+export default defineHandler<OrderFlags>({
   async run(ctx, args, flags) {
     const orderId = args[0]!;
     let period =

@@ -6,8 +6,18 @@ export interface OptionDefinition {
   defaultValue?: string | boolean;
 }
 
-/** One command: its flags and a handler that gets parsed options and a context. */
-export interface CommandDefinition<Options = Record<string, unknown>> {
+/** What a command does once its flags are parsed: the module a command loads only when it runs. */
+export interface CommandHandler<Options = Record<string, unknown>> {
+  /** Returns the exit code (0 when nothing is returned). */
+  run(ctx: Context, args: string[], options: Options): Promise<number | void>;
+}
+
+/**
+ * One command as `--help` and shell completion see it: plain metadata, cheap to
+ * load, and `load()`, which imports the handler (and through it DuckDB, the
+ * server, jose ...) only when the command runs.
+ */
+export interface CommandDefinition {
   /** "report", or "data check" for a subcommand of a group. */
   name: string;
   summary: string;
@@ -19,10 +29,9 @@ export interface CommandDefinition<Options = Record<string, unknown>> {
   formats?: readonly string[];
   /** It writes the profile that --profile names, so that profile need not exist yet. */
   createsProfile?: boolean;
-  /** Returns the exit code (0 when nothing is returned). */
-  run(ctx: Context, args: string[], options: Options): Promise<number | void>;
+  load(): Promise<CommandHandler<never>>;
 }
 
-export function defineCommand<Options>(definition: CommandDefinition<Options>): CommandDefinition<Options> {
-  return definition;
+export function defineHandler<Options>(handler: CommandHandler<Options>): CommandHandler<Options> {
+  return handler;
 }

@@ -1,9 +1,6 @@
 import { parseReportQuery } from '../model/query.js';
-import { defineCommand } from './registry.js';
+import { defineHandler } from './registry.js';
 import {
-  FILTER_OPTIONS,
-  PAGING_OPTIONS,
-  PERIOD_OPTIONS,
   REPORT_BREAKDOWN_KIND,
   REPORT_KIND,
   pageSummary,
@@ -22,23 +19,7 @@ interface ReportFlags extends PagingFlags {
   breakdown?: boolean;
 }
 
-export default defineCommand<ReportFlags>({
-  name: 'report',
-  summary: 'conversions per attributing source (GET /conversions)',
-  options: [
-    ...PERIOD_OPTIONS,
-    ...FILTER_OPTIONS,
-    { flags: '-q, --query <text>', description: 'only sources whose name or smartflow name contains the text' },
-    ...PAGING_OPTIONS,
-    { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
-  ],
-  examples: [
-    'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31',
-    'convx report --country CZ,SK --currency EUR -q spring',
-    'convx report --sort -refundsAmountWTax,name --limit 10',
-    'convx report --all -o csv > sources.csv',
-    'convx report --breakdown -o tsv',
-  ],
+export default defineHandler<ReportFlags>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() =>
       parseReportQuery({ dateFrom: flags.from, dateTo: flags.to, q: flags.query, ...pagingParams(flags) }, ctx.io.now()),

@@ -1,8 +1,8 @@
 import { UsageError } from '../errors.js';
-import { DEFAULT_LIMITS, type ServerLimits } from '../server/limits.js';
-import { RENDER_LIMIT_OPTIONS, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
+import type { ServerLimits } from '../server/limits.js';
+import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
-import { defineCommand } from './registry.js';
+import { defineHandler } from './registry.js';
 
 interface ServeFlags extends RenderLimitFlags {
   host: string;
@@ -39,35 +39,7 @@ function parseLimits(flags: ServeFlags): ServerLimits {
   };
 }
 
-export default defineCommand<ServeFlags>({
-  name: 'serve',
-  summary: 'serve the reporting interface over HTTP from a local dataset',
-  options: [
-    { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
-    { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
-    { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
-    { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
-    { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
-    { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
-    { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
-    { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
-    {
-      flags: '--rate-limit <n>',
-      description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
-      defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
-    },
-    {
-      flags: '--query-timeout <seconds>',
-      description: 'time budget of a report or items request (over it: 503 with Retry-After; 0: no limit)',
-      defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
-    },
-    ...RENDER_LIMIT_OPTIONS,
-  ],
-  examples: [
-    'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
-    'convx serve --data exports/ --port 9000 --jwks keys.json',
-    'curl -H "Authorization: Bearer $(CONVX_JWT_SECRET=dev-secret convx token --plugin shop)" \\\n    "http://127.0.0.1:8080/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31"',
-  ],
+export default defineHandler<ServeFlags>({
   async run(ctx, _args, flags) {
     if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
       throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);

@@ -12,7 +12,6 @@ import {
   REPORT_TABLE_COLUMNS,
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
-import type { OptionDefinition } from './registry.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -58,23 +57,6 @@ export function parseFlags<T>(parse: () => T): T {
     throw error;
   }
 }
-
-export const PERIOD_OPTIONS: OptionDefinition[] = [
-  { flags: '--from <date>', description: 'first day, inclusive (YYYY-MM-DD, UTC)' },
-  { flags: '--to <date>', description: 'last day, inclusive (YYYY-MM-DD, UTC)' },
-];
-
-export const PAGING_OPTIONS: OptionDefinition[] = [
-  { flags: '--sort <fields>', description: 'sort fields, "-" for descending' },
-  { flags: '--limit <n>', description: 'rows per page, 1 to 1000 (default 50)' },
-  { flags: '--offset <n>', description: 'rows to skip (default 0)' },
-  { flags: '--all', description: 'every row from --offset on, streamed' },
-];
-
-export const FILTER_OPTIONS: OptionDefinition[] = [
-  { flags: '--country <codes>', description: 'only these countries, comma-separated (CZ,SK)' },
-  { flags: '--currency <codes>', description: 'only these order currencies, comma-separated' },
-];
 
 export interface PagingFlags {
   sort?: string;

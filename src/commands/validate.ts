@@ -1,19 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
 import { UsageError } from '../errors.js';
-import { MAX_SAMPLE_SIZE, type ValidateResponse } from '../model/validation.js';
+import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
-import { givenRenderLimitFlag, RENDER_LIMIT_OPTIONS, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
-import { defineCommand } from './registry.js';
+import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
+import type { VALIDATE_FORMATS } from './options.js';
+import { defineHandler } from './registry.js';
 
 interface ValidateFlags extends RenderLimitFlags {
   sampleSize?: string;
   resolveOnly?: boolean;
   maxWarnings?: string;
 }
-
-export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
-/** Without -o: a summary on a terminal, the JSON body when piped. */
 
 function readRequest(text: string, source: string): Record<string, unknown> {
   let body: unknown;
@@ -33,23 +31,7 @@ export function exitCode(response: ValidateResponse, maxWarnings: number | undef
   return maxWarnings !== undefined && response.render.warnings.length > maxWarnings ? 1 : 0;
 }
 
-export default defineCommand<ValidateFlags>({
-  name: 'validate',
-  summary: 'dry-run an e-mail delivery: audience, suppression, languages, samples and findings',
-  args: '<request>',
-  formats: VALIDATE_FORMATS,
-  options: [
-    { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
-    { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
-    { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
-    ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode` })),
-  ],
-  examples: [
-    'convx validate samples/deliveries/welcome.json --data samples/shop',
-    'convx validate request.json -o github --max-warnings 0     # in a CI job',
-    'convx validate request.json -o junit > validation.xml',
-    'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
-  ],
+export default defineHandler<ValidateFlags>({
   async run(ctx, args, flags) {
     const source = args[0]!;
     const format = ctx.format as string as (typeof VALIDATE_FORMATS)[number];

@@ -2,7 +2,7 @@
 import { DataError } from '../errors.js';
 import { Database, ident, inList, type SqlParams } from './db.js';
 import { Dataset, formatProblem, type Problem } from './dataset.js';
-import { listPlugins } from './engine.js';
+import { listPlugins } from './attribution.js';
 
 export interface Finding {
   code:

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataError } from '../errors.js';
-import { Database, ident, type Row, type SqlParams } from './db.js';
+import { Database, ident, sqlString, type Row, type SqlParams } from './db.js';
 import { csvRecordLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
 import {
   SQL_TYPES,
@@ -153,10 +153,6 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
   }
   if (problems.length) throw new DataError(`the dataset at ${dir} is ambiguous or incomplete:`, problems);
   return found;
-}
-
-function sqlString(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
 }
 
 /** The table function that reads a source with every column as found, plus the file name. */

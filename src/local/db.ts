@@ -10,6 +10,14 @@ export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
+/**
+ * The one SQL string literal of convx, for the few values that cannot be parameters
+ * (paths of table functions, a view's plugin, a period bound that Parquet statistics must see as a constant).
+ */
+export function sqlString(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
 /** Builds "IN ($p0, $p1)" placeholders for a list, adding the values to params. */
 export function inList(params: SqlParams, prefix: string, values: readonly string[]): string {
   const names = values.map((value, i) => {
@@ -120,6 +128,19 @@ export class Database {
         names.forEach((name, i) => (row[name] = values[i]));
         yield row as T;
       }
+    }
+  }
+
+  /**
+   * Streams the first column of a query, a text per row, as one string per chunk
+   * (about 2048 rows): no row objects, one conversion per value.
+   */
+  async *streamText(sql: string, params?: SqlParams): AsyncGenerator<{ text: string; rows: number }> {
+    const result = await this.bounded(() => this.connection.stream(sql, params));
+    for (;;) {
+      const chunk = await this.bounded(() => result.fetchChunk());
+      if (!chunk || chunk.rowCount === 0) return;
+      yield { text: (chunk.getColumnValues(0) as string[]).join(''), rows: chunk.rowCount };
     }
   }
 

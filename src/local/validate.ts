@@ -22,7 +22,7 @@ import { DEFAULT_RENDER_LIMITS, limitFlag, limitValue, type RenderLimitName, typ
 import { TemplateSandbox } from '../validation/sandbox.js';
 import { printedVariables, templateMessage } from '../validation/templates.js';
 import { ident, type Database, type Row, type SqlParams } from './db.js';
-import type { Scope } from './engine.js';
+import type { Scope } from './attribution.js';
 
 /**
  * An address as the HTML standard's e-mail input accepts it, with a dot in the

@@ -97,6 +97,23 @@ export class ResultWriter {
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
     const formulaEscape = this.options.formulaEscape ?? true;
     let count = 0;
+    if ((format === 'csv' || format === 'tsv') && !kind.expand && stream.text) {
+      // The engine writes the lines itself (byte for byte what the formatters write): no object per row.
+      const chunks = await stream.text({ format, columns, formulaEscape });
+      if (chunks) {
+        await this.sink.write(format === 'csv' ? (await import('./csv.js')).csvHeader(columns) : tsvHeader(columns));
+        for await (const chunk of chunks) {
+          await this.sink.write(chunk.text);
+          const before = count;
+          count += chunk.rows;
+          if (progress && Math.floor(count / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) {
+            progress(count - (count % PROGRESS_EVERY), stream.totalCount);
+          }
+        }
+        await this.sink.flush();
+        return count;
+      }
+    }
     const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
     switch (format) {
       case 'json': {

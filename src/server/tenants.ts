@@ -4,7 +4,7 @@
  */
 import { LocalBackend, openDataset } from '../local/backend.js';
 import type { Dataset } from '../local/dataset.js';
-import { listPlugins, Scope } from '../local/engine.js';
+import { listPlugins, Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
 
 /** The plugin id under which a dataset without plugin_id is served. */

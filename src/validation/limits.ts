@@ -49,6 +49,8 @@ interface LimitFlag {
   flag: string;
   unit: string;
   description: string;
+  /** The smallest value that works (a worker needs some heap to start at all). */
+  min?: number;
 }
 
 const LIMIT_FLAGS: readonly LimitFlag[] = [
@@ -69,7 +71,7 @@ const LIMIT_FLAGS: readonly LimitFlag[] = [
     description: 'characters and array elements one render may allocate (liquidjs memoryLimit)',
   },
   { name: 'outputBytes', key: 'renderOutputLimit', flag: 'render-output-limit', unit: 'bytes', description: 'size of one rendered part' },
-  { name: 'heapMb', key: 'renderHeapLimit', flag: 'render-heap-limit', unit: 'MB', description: 'heap of the template renderer (a worker thread)' },
+  { name: 'heapMb', key: 'renderHeapLimit', flag: 'render-heap-limit', unit: 'MB', description: 'heap of the template renderer (a worker thread)', min: 16 },
 ];
 
 /** The flag that sets a limit, e.g. "--render-time-limit", for messages. */
@@ -103,6 +105,7 @@ export function renderLimitsFromFlags(flags: RenderLimitFlags): RenderLimits {
     if (!/^\d+$/.test(value) || Number(value) === 0 || !Number.isSafeInteger(Number(value))) {
       throw new UsageError(`--${f.flag}: "${value}" is not a positive whole number of ${f.unit}`);
     }
+    if (f.min !== undefined && Number(value) < f.min) throw new UsageError(`--${f.flag}: at least ${f.min} ${f.unit}`);
     limits[f.name] = Number(value);
   }
   return limits;

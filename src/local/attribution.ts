@@ -1,17 +1,46 @@
 /**
- * The attribution of DESIGN.md section 4, computed once per dataset and plugin
- * and kept in DuckDB: afterwards a query only filters and aggregates.
+ * The attribution of DESIGN.md section 4, kept in DuckDB: afterwards a query
+ * only filters and aggregates. One SQL for two uses: the served dataset
+ * attributes every transaction once per load (no bound); a CLI command
+ * attributes only the transactions of its period (a bound), reading only the
+ * orders that can touch the period and the clicks their 30-day windows need.
  */
 import { DataError, UsageError } from '../errors.js';
 import { WINDOW_DAYS } from '../model/types.js';
-import { Database, ident, type SqlParams } from './db.js';
+import { Database, ident, sqlString, type SqlParams } from './db.js';
 import { Dataset } from './dataset.js';
 import { CANCELLED_STATUSES, type TableName } from './schema.js';
 
 export interface OpenOptions {
   plugin?: string;
   referenceCurrency?: string;
+  /**
+   * Build only the views and the reference currency; the attribution waits for
+   * the first query (Scope.attribute), which bounds it by that query's period.
+   */
+  deferAttribution?: boolean;
 }
+
+/** Inclusive UTC calendar days, YYYY-MM-DD. */
+export interface Period {
+  dateFrom: string;
+  dateTo: string;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A period as SQL bounds on a datetime: [lo, hi), constants so that Parquet statistics and hive partitions prune. */
+function bounds(period: Period): { lo: string; hi: string } {
+  for (const day of [period.dateFrom, period.dateTo]) {
+    if (!DAY.test(day)) throw new Error(`internal: bad period day ${JSON.stringify(day)}`);
+  }
+  return {
+    lo: `CAST(DATE ${sqlString(period.dateFrom)} AS TIMESTAMP)`,
+    hi: `CAST(DATE ${sqlString(period.dateTo)} + INTERVAL 1 DAY AS TIMESTAMP)`,
+  };
+}
+
+const covers = (outer: Period, inner: Period) => outer.dateFrom <= inner.dateFrom && inner.dateTo <= outer.dateTo;
 
 /** The plugins a dataset holds: none named when no table has plugin_id. */
 export async function listPlugins(dataset: Dataset): Promise<string[]> {
@@ -69,6 +98,9 @@ export class Scope {
     readonly reports: boolean,
   ) {}
 
+  /** What the attributed tables hold: every transaction ('all'), one period's, or nothing yet. */
+  private extent: 'all' | Period | undefined;
+
   get db(): Database {
     return this.dataset.db;
   }
@@ -84,33 +116,77 @@ export class Scope {
       const target = `${ident(schema)}.${ident(name)}`;
       if (!dataset.has(name)) continue;
       // plugin was checked against the plugins the dataset holds; the view cannot take a parameter.
-      const where = dataset.tables.get(name)!.hasPluginId && plugin !== null ? `WHERE plugin_id = ${sqlLiteral(plugin)}` : '';
+      const where = dataset.tables.get(name)!.hasPluginId && plugin !== null ? `WHERE plugin_id = ${sqlString(plugin)}` : '';
       await db.exec(`CREATE OR REPLACE VIEW ${target} AS SELECT * FROM ${ident(`t_${name}`)} ${where}`);
     }
     // Without orders and touches there is nothing to attribute: such a scope serves validation only.
     const reports = dataset.has('orders') && dataset.has('touches');
     const reference = reports ? await resolveReferenceCurrency(dataset, schema, plugin, options.referenceCurrency) : '';
     const scope = new Scope(dataset, schema, plugin, reference, reports);
-    if (reports) await scope.materialise();
+    if (reports && !options.deferAttribution) await scope.attribute();
     return scope;
   }
 
-  private async materialise(): Promise<void> {
+  /**
+   * Makes conv hold every attributed transaction of the period (of the whole
+   * dataset without one). A scope that holds more already (every transaction,
+   * or a period around this one) is left as it is: attribution is per order,
+   * so a transaction's row never depends on the period asked.
+   */
+  async attribute(period?: Period): Promise<void> {
+    if (!this.reports) return;
+    const extent = this.extent;
+    if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period))) return;
+    await this.materialise(period);
+    this.extent = period ?? 'all';
+  }
+
+  private async materialise(period: Period | undefined): Promise<void> {
     const t = (name: string) => this.table(name);
     const db = this.db;
     const has = (name: TableName) => this.dataset.has(name);
+    const bound = period ? bounds(period) : undefined;
+    const inPeriod = (column: string) => (bound ? `${column} >= ${bound.lo} AND ${column} < ${bound.hi}` : 'true');
 
-    // The order row that counts for each order_id: the earliest (then first in file).
+    // The order row that counts for each order_id: the earliest (then first in file). With a period,
+    // only for the order ids that have a transaction in it (a refund's order may lie before it).
+    const wanted = bound
+      ? `AND order_id IN (SELECT order_id FROM ${t('orders')} WHERE ${inPeriod('datetime')})`
+      : '';
     await db.exec(`
       CREATE OR REPLACE TABLE ${t('order_head')} AS
       SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status FROM (
-        SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
-        FROM ${t('orders')} WHERE NOT coalesce(is_refund, false))
+        SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status,
+               row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+        FROM ${t('orders')} WHERE NOT coalesce(is_refund, false) ${wanted})
       WHERE k = 1`);
 
+    // The clicks the heads' windows can see: every click in [from - 30 days, to] for the heads in the
+    // period, and for the heads outside it (orders of refunds in the period) their contacts' clicks in
+    // [earliest such head - 30 days, latest such head]. Without a period: every click.
+    let clickFilter = '';
+    if (bound) {
+      const near = `datetime >= ${bound.lo} - INTERVAL ${WINDOW_DAYS} DAY AND datetime < ${bound.hi}`;
+      const outside = await db.one<{ lo: Date | null; hi: Date | null }>(
+        `SELECT min(datetime) AS lo, max(datetime) AS hi FROM ${t('order_head')} WHERE NOT (${inPeriod('datetime')})`,
+      );
+      let far = '';
+      if (outside?.lo && outside.hi) {
+        const at = (d: Date) => `TIMESTAMP ${sqlString(d.toISOString().replace('T', ' ').replace('Z', ''))}`;
+        far = ` OR (datetime >= ${at(outside.lo)} - INTERVAL ${WINDOW_DAYS} DAY AND datetime <= ${at(outside.hi)}
+                   AND contact_id IN (SELECT contact_id FROM ${t('order_head')} WHERE NOT (${inPeriod('datetime')})))`;
+      }
+      clickFilter = `AND ((${near})${far})`;
+    }
+    const existing = await db.one<{ kind: string }>(
+      `SELECT table_type AS kind FROM information_schema.tables WHERE table_schema = $schema AND table_name = 'clicks'`,
+      { schema: this.schema },
+    );
+    if (existing) await db.exec(`DROP ${existing.kind === 'VIEW' ? 'VIEW' : 'TABLE'} ${t('clicks')}`);
     await db.exec(`
-      CREATE OR REPLACE VIEW ${t('clicks')} AS
-      SELECT contact_id, datetime, source_type, source_id FROM ${t('touches')} WHERE lower(trim(touch)) = 'click'`);
+      CREATE ${bound ? 'TABLE' : 'VIEW'} ${t('clicks')} AS
+      SELECT contact_id, datetime, source_type, source_id FROM ${t('touches')}
+      WHERE lower(trim(touch)) = 'click' ${clickFilter}`);
 
     // The instant of the last click within the window, for orders that are not cancelled and have
     // net revenue; then, of the clicks at that instant, the greatest (source_type, source_id), so
@@ -138,21 +214,18 @@ export class Scope {
       : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name,
            NULL::VARCHAR AS campaign_id, NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS smartflow_name,
            NULL::VARCHAR AS delivery_id, NULL::VARCHAR AS delivery_name, NULL::TIMESTAMP AS started_at WHERE false)`;
+    // Source identities of the attributed sources; sourceStartedAt falls back to the source's earliest
+    // touch in the whole dataset, looked up only for the sources that lack sources.started_at.
     await db.exec(`
       CREATE OR REPLACE TABLE ${t('source_info')} AS
       WITH used AS (SELECT DISTINCT source_type, source_id FROM ${t('attr')}),
-      first_touch AS (
-        SELECT source_type, source_id, min(datetime) AS first_touch FROM ${t('touches')}
-        WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM used)
-        GROUP BY source_type, source_id),
       ids AS (
         SELECT u.source_type, u.source_id, s.name, s.smartflow_name, s.delivery_id, s.delivery_name,
-               coalesce(s.started_at, f.first_touch) AS started_at,
+               s.started_at,
                CASE WHEN u.source_type = 'smartflow' THEN coalesce(s.smartflow_id, u.source_id) END AS smartflow_id,
                s.campaign_id
         FROM used u
-        LEFT JOIN ${sources} s ON s.source_type = u.source_type AND s.source_id = u.source_id
-        LEFT JOIN first_touch f ON f.source_type = u.source_type AND f.source_id = u.source_id)
+        LEFT JOIN ${sources} s ON s.source_type = u.source_type AND s.source_id = u.source_id)
       SELECT source_type, source_id,
              coalesce(name, source_id) AS name,
              coalesce(campaign_id, CASE WHEN source_type = 'smartflow' THEN smartflow_id ELSE source_id END) AS campaign_id,
@@ -162,6 +235,16 @@ export class Scope {
              CASE WHEN delivery_id IS NOT NULL THEN coalesce(delivery_name, delivery_id) END AS delivery_name,
              started_at
       FROM ids`);
+    const unstarted = await db.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${t('source_info')} WHERE started_at IS NULL`);
+    if (Number(unstarted?.n ?? 0) > 0) {
+      await db.exec(`
+        UPDATE ${t('source_info')} i SET started_at = f.first_touch
+        FROM (
+          SELECT source_type, source_id, min(datetime) AS first_touch FROM ${t('touches')}
+          WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM ${t('source_info')} WHERE started_at IS NULL)
+          GROUP BY source_type, source_id) f
+        WHERE i.started_at IS NULL AND f.source_type = i.source_type AND f.source_id = i.source_id`);
+    }
 
     const contacts = has('contacts')
       ? `(SELECT contact_id, client_contact_id, first_name, surname, country FROM (
@@ -185,7 +268,7 @@ export class Scope {
                CAST(o.datetime AS DATE) AS day,
                a.order_datetime, a.touch_datetime, a.source_type, a.source_id
         FROM ${t('orders')} o JOIN ${t('attr')} a ON o.order_id = a.order_id
-        WHERE o.amount_wo_tax <> 0 AND (coalesce(o.is_refund, false) OR o.row_id = a.head_row_id)),
+        WHERE o.amount_wo_tax <> 0 AND (coalesce(o.is_refund, false) OR o.row_id = a.head_row_id) AND ${inPeriod('o.datetime')}),
       priced AS (
         SELECT tx.*, fx.date AS fx_date,
                CASE WHEN tx.currency = $reference THEN CAST(1 AS DECIMAL(18,10))
@@ -226,10 +309,6 @@ export function activityUrlSql(prefix = ''): string {
     THEN '/v1/deliveries/' || url_encode(${c('smartflow_id')}) || coalesce('/' || url_encode(${c('delivery_id')}), '')
          || '/recipients/' || url_encode(${c('contact_id')}) || '/activity'
     ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/recipients/' || url_encode(${c('contact_id')}) || '/activity' END`;
-}
-
-function sqlLiteral(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
 }
 
 async function distinctValues(db: Database, sql: string, params: SqlParams = {}): Promise<string[]> {

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// The bare DuckDB counterpart of a convx case (bench/run.js): the hand-written SQL of
+// bench/sql/ over the dataset's files, in the same engine (@duckdb/node-api), with
+// nothing of convx. Usage:
+//   node bench/bare.js report --data DIR --from YYYY-MM-DD --to YYYY-MM-DD
+//       the aggregate per source as one JSON document on stdout (convx report -o json)
+//   node bench/bare.js items --data DIR --from D --to D --out FILE
+//       every conversion record, COPY ... TO FILE as CSV (convx items --all -o csv)
+//   node bench/bare.js sql report|items --data DIR --from D --to D
+//       prints the SQL it would run
+// A table is NAME.parquet, NAME.csv, or a folder NAME/ of Parquet (hive partitions) or CSV files.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+
+const here = new URL('.', import.meta.url);
+const sqlFile = (name) => readFileSync(new URL(`sql/${name}.sql`, here), 'utf8');
+
+/** CSV columns read with the type the files mean (Parquet carries its own). */
+const CSV_TYPES = {
+  orders: { order_id: 'VARCHAR', contact_id: 'VARCHAR', datetime: 'TIMESTAMP', currency: 'VARCHAR', country: 'VARCHAR', status: 'VARCHAR' },
+  touches: { contact_id: 'VARCHAR', datetime: 'TIMESTAMP', touch: 'VARCHAR', source_type: 'VARCHAR', source_id: 'VARCHAR' },
+  fx: { date: 'DATE', currency: 'VARCHAR', rate: 'DECIMAL(18,10)' },
+  sources: { source_type: 'VARCHAR', source_id: 'VARCHAR', started_at: 'TIMESTAMP' },
+  plugins: { plugin_id: 'VARCHAR', reference_currency: 'VARCHAR' },
+  contacts: { contact_id: 'VARCHAR', client_contact_id: 'VARCHAR', country: 'VARCHAR' },
+};
+
+const literal = (text) => `'${text.replaceAll("'", "''")}'`;
+
+function tableExpression(dir, name) {
+  const types = `types = {${Object.entries(CSV_TYPES[name] ?? {}).map(([c, t]) => `${literal(c)}: ${literal(t)}`).join(', ')}}`;
+  const file = (suffix) => join(dir, `${name}${suffix}`);
+  if (existsSync(file('.parquet'))) return `read_parquet(${literal(file('.parquet'))})`;
+  if (existsSync(file('.csv'))) return `read_csv(${literal(file('.csv'))}, header = true, ${types})`;
+  const folder = join(dir, name);
+  if (existsSync(folder) && statSync(folder).isDirectory()) {
+    const parquet = readdirSync(folder, { recursive: true }).some((f) => String(f).endsWith('.parquet'));
+    return parquet
+      ? `read_parquet(${literal(`${folder}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`
+      : `read_csv(${literal(`${folder}/**/*.csv`)}, header = true, hive_partitioning = true, union_by_name = true, ${types})`;
+  }
+  throw new Error(`${dir}: no ${name}.parquet, ${name}.csv or folder ${name}/`);
+}
+
+/** The statements of a case: its SQL file with transactions.sql and the tables put in. */
+export function statements(kind, { data, from, to }) {
+  const dir = resolve(data);
+  let text = sqlFile(kind).replace('{{transactions}}', sqlFile('transactions'));
+  text = text.replace(/\{\{(\w+)\}\}/g, (_, key) => {
+    if (key === 'from') return from;
+    if (key === 'to') return to;
+    return tableExpression(dir, key);
+  });
+  return text
+    .split(/;\s*\n/)
+    .map((s) => s.trim())
+    .filter((s) => s.replace(/--.*$/gm, '').trim() !== '');
+}
+
+function parseArgs(argv) {
+  const options = {};
+  const positional = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith('--')) options[argv[i].slice(2)] = argv[++i];
+    else positional.push(argv[i]);
+  }
+  return { positional, options };
+}
+
+async function main() {
+  const { positional, options } = parseArgs(process.argv.slice(2));
+  const [kind, sub] = positional;
+  for (const required of ['data', 'from', 'to']) {
+    if (!options[required]) throw new Error(`--${required} is required`);
+  }
+  if (kind === 'sql') {
+    process.stdout.write(`${statements(sub, options).join(';\n\n')};\n`);
+    return;
+  }
+  if (kind !== 'report' && kind !== 'items') throw new Error(`unknown case "${kind}": report, items or sql`);
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  await connection.run("SET TimeZone = 'UTC'");
+  const all = statements(kind, options);
+  for (const statement of all.slice(0, -1)) await connection.run(statement);
+  const query = all.at(-1);
+  if (kind === 'report') {
+    const reader = await connection.runAndReadAll(query);
+    const rows = reader.getRowObjectsJson();
+    const paging = { start: 0, count: Math.min(rows.length, 50), totalCount: rows.length };
+    process.stdout.write(`${JSON.stringify({ conversions: rows.slice(0, 50), paging }, null, 2)}\n`);
+  } else {
+    if (!options.out) throw new Error('--out FILE is required for items');
+    await connection.run(`COPY (${query}) TO ${literal(resolve(options.out))} (FORMAT csv, HEADER true)`);
+  }
+  connection.closeSync();
+  instance.closeSync();
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+  main().catch((error) => {
+    process.stderr.write(`bare: ${error.message}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,63 @@
+-- The aggregate per source of DESIGN.md 4.7 (GET /conversions) as convx prints it with
+-- -o json: the rows in the default sort, -conversionsAmountWTax, name.
+
+-- An average to 2 decimals, half away from zero, 0 for no orders (4.7): from whole cents.
+CREATE OR REPLACE TEMP MACRO average(amount, n) AS
+  CASE WHEN n = 0 THEN 0.0
+       ELSE CAST(sign(amount) * ((2 * abs(CAST(amount * 100 AS HUGEINT)) + n) // (2 * n)) AS DOUBLE) / 100 END;
+
+{{transactions}}
+per_currency AS (
+  SELECT source_type, source_id, currency,
+         count(*) FILTER (WHERE NOT is_refund) AS n,
+         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
+         coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
+         count(*) FILTER (WHERE is_refund) AS rn,
+         coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
+         coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
+         coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
+         coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
+         coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
+         coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
+  FROM priced GROUP BY ALL),
+per_source AS (
+  SELECT source_type, source_id,
+         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
+         list(struct_pack(
+           currency := currency,
+           conversionsAmountWoTax := CAST(wo AS DOUBLE), conversionsAmountWTax := CAST(w AS DOUBLE),
+           conversionsNumber := CAST(n AS INTEGER), averageConversion := average(w, n),
+           refundsAmountWoTax := CAST(rwo AS DOUBLE), refundsAmountWTax := CAST(rw AS DOUBLE), refundsNumber := CAST(rn AS INTEGER),
+           grossConversionsAmountWoTax := CAST(wo + rwo AS DOUBLE), grossConversionsAmountWTax := CAST(w + rw AS DOUBLE),
+           grossConversionsNumber := CAST(n + rn AS INTEGER),
+           conversionAmountWoTaxReference := CAST(ref_wo AS DOUBLE), conversionAmountWTaxReference := CAST(ref_w AS DOUBLE)
+         ) ORDER BY currency) AS breakdown
+  FROM per_currency GROUP BY ALL),
+contacts_and_times AS (
+  SELECT source_type, source_id,
+         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
+         min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
+         max(datetime) FILTER (WHERE NOT is_refund) AS last_at
+  FROM priced GROUP BY ALL)
+SELECT i.source_id AS "id", i.name AS "name",
+       struct_pack(type := i.source_type, id := i.source_id, name := i.name, campaignId := i.campaign_id,
+                   smartflowId := i.smartflow_id, smartflowName := i.smartflow_name,
+                   deliveryId := i.delivery_id, deliveryName := i.delivery_name,
+                   detailUrl := CASE WHEN i.source_type = 'smartflow'
+                     THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
+                     ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END) AS "source",
+       strftime(i.started_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "sourceStartedAt",
+       strftime(c.first_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "firstConversionAt",
+       strftime(c.last_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "lastConversionAt",
+       CAST(g.wo AS DOUBLE) AS "conversionsAmountWoTax", CAST(g.w AS DOUBLE) AS "conversionsAmountWTax",
+       CAST(g.n AS INTEGER) AS "conversionsNumber", (SELECT currency FROM ref) AS "referenceCurrency",
+       CAST(c.uc AS INTEGER) AS "uniqueContacts",
+       average(g.w, g.n) AS "averageConversion", average(g.w, c.uc) AS "averageUniqueConversion",
+       CAST(g.rwo AS DOUBLE) AS "refundsAmountWoTax", CAST(g.rw AS DOUBLE) AS "refundsAmountWTax", CAST(g.rn AS INTEGER) AS "refundsNumber",
+       CAST(g.wo + g.rwo AS DOUBLE) AS "grossConversionsAmountWoTax", CAST(g.w + g.rw AS DOUBLE) AS "grossConversionsAmountWTax",
+       CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
+       g.breakdown AS "breakdown"
+FROM per_source g
+JOIN contacts_and_times c USING (source_type, source_id)
+JOIN info i USING (source_type, source_id)
+ORDER BY g.w DESC, i.name, i.source_type, i.source_id

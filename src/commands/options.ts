@@ -1,0 +1,38 @@
+/**
+ * Flag definitions that several commands share, and the constants their help
+ * texts and handlers both use. Plain data: `convx --help` loads this module.
+ */
+import type { OptionDefinition } from './registry.js';
+
+export const PERIOD_OPTIONS: OptionDefinition[] = [
+  { flags: '--from <date>', description: 'first day, inclusive (YYYY-MM-DD, UTC)' },
+  { flags: '--to <date>', description: 'last day, inclusive (YYYY-MM-DD, UTC)' },
+];
+
+export const PAGING_OPTIONS: OptionDefinition[] = [
+  { flags: '--sort <fields>', description: 'sort fields, "-" for descending' },
+  { flags: '--limit <n>', description: 'rows per page, 1 to 1000 (default 50)' },
+  { flags: '--offset <n>', description: 'rows to skip (default 0)' },
+  { flags: '--all', description: 'every row from --offset on, streamed' },
+];
+
+export const FILTER_OPTIONS: OptionDefinition[] = [
+  { flags: '--country <codes>', description: 'only these countries, comma-separated (CZ,SK)' },
+  { flags: '--currency <codes>', description: 'only these order currencies, comma-separated' },
+];
+
+export const ITEM_FILTER_OPTIONS: OptionDefinition[] = [
+  { flags: '--source <id>', description: 'only this source id' },
+  { flags: '--source-type <type>', description: 'only this source type: campaign, automation or smartflow' },
+  { flags: '--smartflow <id>', description: 'only this smartflow' },
+  { flags: '--delivery <id>', description: 'only this delivery' },
+  { flags: '--contact <id>', description: 'only this contact' },
+  { flags: '--order <id>', description: 'only this order id' },
+  ...FILTER_OPTIONS,
+];
+
+/** What `convx order` searches in API mode without --from/--to. */
+export const API_ORDER_DAYS = 365;
+
+/** The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped. */
+export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;

@@ -1,0 +1,159 @@
+/**
+ * The named query builders of local mode: SQL over the attributed tables of a
+ * Scope (attribution.ts), before sorting and paging. Each returns the rows'
+ * SELECT and, apart, the filter that picks its transactions (for the rate check).
+ */
+import type { ItemsQuery, ReportQuery, SortKey } from '../model/types.js';
+import { activityUrlSql, detailUrlSql } from './attribution.js';
+import { ident, inList, type SqlParams } from './db.js';
+
+/** Where a query reads: the attributed transactions, the source identities, and the reference currency. */
+export interface QueryTables {
+  conv: string;
+  sourceInfo: string;
+  referenceCurrency: string;
+}
+
+export const TS = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
+/** Rounds a/b half away from zero to a whole number (exact integer arithmetic). */
+const ROUND_DIV = (a: string, b: string) => `(sign(${a}) * ((2 * abs(${a}) + ${b}) // (2 * ${b})))`;
+/** An average to 2 decimals as an exact double: amount (DECIMAL) / count. */
+const AVERAGE = (amount: string, count: string) =>
+  `CASE WHEN ${count} = 0 THEN 0.0 ELSE CAST(${ROUND_DIV(`CAST(${amount} * 10000 AS HUGEINT)`, `(100 * CAST(${count} AS HUGEINT))`)} AS DOUBLE) / 100 END`;
+const D = (expr: string) => `CAST(${expr} AS DOUBLE)`;
+
+export interface Filter {
+  where: string;
+  params: SqlParams;
+}
+
+/** A query's rows before sorting and paging, with the filter alone for the rate check. */
+export interface Selection {
+  filter: Filter;
+  select: string;
+  params: SqlParams;
+}
+
+export const REPORT_TIE_BREAK = ['source_type', '"id"'];
+
+export function periodFilter(params: SqlParams, period: { dateFrom: string; dateTo: string }): string {
+  params.dayFrom = period.dateFrom;
+  params.dayTo = period.dateTo;
+  return `day BETWEEN CAST($dayFrom AS DATE) AND CAST($dayTo AS DATE)`;
+}
+
+export function orderBy(sort: SortKey[], tieBreak: string[]): string {
+  // Field names come from the fixed lists of model/query.ts; they are quoted as identifiers.
+  const keys = sort.map((k) => `${ident(k.field)} ${k.descending ? 'DESC' : 'ASC'} NULLS LAST`);
+  return [...keys, ...tieBreak].join(', ');
+}
+
+export function itemsFilter(query: ItemsQuery): Filter {
+  const params: SqlParams = {};
+  const where = [periodFilter(params, query)];
+  const eq = (column: string, key: keyof ItemsQuery) => {
+    const value = query[key];
+    if (typeof value === 'string') {
+      params[key] = value;
+      where.push(`${column} = $${key}`);
+    }
+  };
+  eq('source_id', 'sourceId');
+  eq('source_type', 'sourceType');
+  eq('smartflow_id', 'smartflowId');
+  eq('delivery_id', 'deliveryId');
+  eq('contact_id', 'contactId');
+  eq('order_id', 'orderId');
+  if (query.campaignId !== undefined) {
+    params.campaignId = query.campaignId;
+    where.push(`campaign_id = $campaignId AND source_type IN ('campaign', 'automation')`);
+  }
+  if (query.country) where.push(`country IN ${inList(params, 'country', query.country)}`);
+  if (query.currency) where.push(`currency IN ${inList(params, 'currency', query.currency)}`);
+  return { where: where.join(' AND '), params };
+}
+
+/** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
+export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
+  const filter = itemsFilter(query);
+  const select = `
+    SELECT row_id,
+      contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS('datetime')} AS "datetime",
+      order_id AS "orderId", first_name AS "firstName", surname AS "surname",
+      ${D('amount_w_tax')} AS "conversionsAmount", currency AS "conversionsCurrency",
+      ${D('ref_w')} AS "conversionsReferenceAmount", CAST($reference AS VARCHAR) AS "referenceCurrency",
+      country AS "country", is_refund AS "isRefund",
+      ${TS('touch_datetime')} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
+      -- the exact values behind the doubles, for the lines text.ts writes
+      amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
+      source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
+      ${detailUrlSql()} AS detail_url, ${activityUrlSql()} AS "activityUrl"
+    FROM ${tables.conv} WHERE ${filter.where}`;
+  return { filter, select, params: { ...filter.params, reference: tables.referenceCurrency } };
+}
+
+/** The report of a query: one row per attributing source, with its breakdown per order currency. */
+export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
+  const filterParams: SqlParams = {};
+  const where = [periodFilter(filterParams, query)];
+  if (query.country) where.push(`country IN ${inList(filterParams, 'country', query.country)}`);
+  if (query.currency) where.push(`currency IN ${inList(filterParams, 'currency', query.currency)}`);
+  const filter: Filter = { where: where.join(' AND '), params: filterParams };
+  const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
+  let nameFilter = '';
+  if (query.q !== undefined) {
+    params.q = query.q.toLowerCase();
+    nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
+  }
+  const select = `
+    WITH period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
+    per_currency AS (
+      SELECT source_type, source_id, currency,
+        count(*) FILTER (WHERE NOT is_refund) AS n,
+        coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
+        coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
+        count(*) FILTER (WHERE is_refund) AS rn,
+        coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
+        coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
+        coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
+        coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
+        coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
+        coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
+      FROM period_tx GROUP BY source_type, source_id, currency),
+    per_source AS (
+      SELECT source_type, source_id,
+        sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
+        list(struct_pack(
+          currency := currency,
+          conversionsAmountWoTax := ${D('wo')}, conversionsAmountWTax := ${D('w')},
+          conversionsNumber := CAST(n AS INTEGER), averageConversion := ${AVERAGE('w', 'n')},
+          refundsAmountWoTax := ${D('rwo')}, refundsAmountWTax := ${D('rw')}, refundsNumber := CAST(rn AS INTEGER),
+          grossConversionsAmountWoTax := ${D('wo + rwo')}, grossConversionsAmountWTax := ${D('w + rw')},
+          grossConversionsNumber := CAST(n + rn AS INTEGER),
+          conversionAmountWoTaxReference := ${D('ref_wo')}, conversionAmountWTaxReference := ${D('ref_w')}
+        ) ORDER BY currency) AS breakdown
+      FROM per_currency GROUP BY source_type, source_id),
+    contacts_and_times AS (
+      SELECT source_type, source_id,
+        count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
+        min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
+        max(datetime) FILTER (WHERE NOT is_refund) AS last_at
+      FROM period_tx GROUP BY source_type, source_id)
+    SELECT g.source_type, i.source_id AS "id", i.name AS "name",
+      i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
+      ${detailUrlSql('i.')} AS detail_url,
+      ${TS('i.started_at')} AS "sourceStartedAt", ${TS('u.first_at')} AS "firstConversionAt", ${TS('u.last_at')} AS "lastConversionAt",
+      ${D('g.wo')} AS "conversionsAmountWoTax", ${D('g.w')} AS "conversionsAmountWTax",
+      CAST(g.n AS INTEGER) AS "conversionsNumber", CAST($reference AS VARCHAR) AS "referenceCurrency",
+      CAST(u.uc AS INTEGER) AS "uniqueContacts",
+      ${AVERAGE('g.w', 'g.n')} AS "averageConversion", ${AVERAGE('g.w', 'u.uc')} AS "averageUniqueConversion",
+      ${D('g.rwo')} AS "refundsAmountWoTax", ${D('g.rw')} AS "refundsAmountWTax", CAST(g.rn AS INTEGER) AS "refundsNumber",
+      ${D('g.wo + g.rwo')} AS "grossConversionsAmountWoTax", ${D('g.w + g.rw')} AS "grossConversionsAmountWTax",
+      CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
+      g.breakdown
+    FROM per_source g JOIN contacts_and_times u USING (source_type, source_id)
+    JOIN ${tables.sourceInfo} i ON i.source_type = g.source_type AND i.source_id = g.source_id
+    ${nameFilter}`;
+  return { filter, select, params };
+}
+

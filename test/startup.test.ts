@@ -1,0 +1,92 @@
+/**
+ * Start-up stays cheap: `convx --help` and a command's `--help` load commander,
+ * the command registry and the global options, and nothing heavy. A command's
+ * handler (and through it DuckDB, the server, jose, the output libraries) is
+ * imported only when that command runs. Each case runs the built CLI
+ * (bin/convx.js, as `npm test` builds it) under a module resolve hook that
+ * records every module imported.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = join(root, 'bin', 'convx.js');
+
+/** Packages that must load only where a command needs them. */
+const HEAVY = ['@duckdb/node-api', 'fastify', 'jose', 'liquidjs', 'undici', 'ajv', 'csv-stringify', 'chalk', 'cli-table3', '@inquirer/prompts', 'htmlparser2'];
+
+/** The modules of src/commands that --help may load: metadata only; every other one is a command's handler. */
+const REGISTRY_MODULES = ['index.js', 'registry.js', 'globals.js', 'options.js'];
+const HANDLER_MODULES = readdirSync(join(root, 'src', 'commands'))
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.replace(/\.ts$/, '.js'))
+  .filter((f) => !REGISTRY_MODULES.includes(f));
+
+const dir = tempDir('convx-startup-');
+const trace = join(dir, 'hooks.mjs');
+writeFileSync(
+  trace,
+  `import { appendFileSync } from 'node:fs';
+let file;
+export function initialize(data) { file = data.file; }
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(file, result.url + '\\n');
+  return result;
+}
+`,
+);
+const register = join(dir, 'register.mjs');
+writeFileSync(
+  register,
+  `import { register } from 'node:module';
+register(${JSON.stringify(pathToFileURL(trace).href)}, { data: { file: process.env.CONVX_TRACE_FILE } });
+`,
+);
+
+let runs = 0;
+/** Runs the CLI and returns the package names and the dist/ modules it imported. */
+function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; modules: string[] } {
+  const file = join(dir, `trace-${++runs}.txt`);
+  writeFileSync(file, '');
+  const child = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', CONVX_TRACE_FILE: file, ...env },
+  });
+  const urls = [...new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean))];
+  const paths = urls.filter((u) => u.startsWith('file:')).map((u) => fileURLToPath(u));
+  const packages = new Set<string>();
+  for (const path of paths) {
+    const match = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(path);
+    if (match) packages.add(match[1]!.replace('\\', '/'));
+  }
+  const dist = join(root, 'dist');
+  const modules = paths.filter((p) => p.startsWith(dist)).map((p) => p.slice(dist.length + 1).replaceAll('\\', '/'));
+  return { status: child.status, packages: [...packages].sort(), modules };
+}
+
+describe('start-up', () => {
+  it('the trace sees what a command imports when it runs (the control for the cases below)', () => {
+    const run = imported(['token', '--plugin', 'shop'], { CONVX_JWT_SECRET: 'startup-test-secret' });
+    expect(run.status).toBe(0);
+    expect(run.packages).toContain('jose');
+    expect(run.modules).toContain('commands/token.js');
+  });
+
+  for (const args of [['--help'], [], ['report', '--help'], ['serve', '--help'], ['validate', '--help'], ['data', 'generate', '--help'], ['auth', 'login', '--help']]) {
+    it(`convx ${args.join(' ') || '(no arguments)'} loads commander and the registry, nothing heavy`, () => {
+      const run = imported(args);
+      expect(run.status).toBe(args.length ? 0 : 2);
+      expect(run.packages.filter((p) => HEAVY.includes(p))).toEqual([]);
+      expect(run.packages).toEqual(['commander']);
+      expect(run.modules.filter((m) => HANDLER_MODULES.some((h) => m === `commands/${h}`))).toEqual([]);
+      // the context (config, output writers) and the local, API and server back ends come with a command's handler
+      expect(run.modules.filter((m) => m === 'context.js' || /^(local|api)\//.test(m) || (m.startsWith('server/') && m !== 'server/limits.js'))).toEqual([]);
+    });
+  }
+});
