@@ -22,7 +22,8 @@ export interface RowStream<T> {
 }
 
 export interface TextRequest {
-  format: 'csv' | 'tsv';
+  /** jsonl: whole records (no --fields). */
+  format: 'csv' | 'tsv' | 'jsonl';
   /** Flat (dotted) columns, in order. */
   columns: string[];
   formulaEscape: boolean;

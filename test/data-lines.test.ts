@@ -188,3 +188,17 @@ describe('a non-refund order with a negative amount', () => {
     expect(run.stderr).toBe('');
   });
 });
+
+describe('TSV files', () => {
+  it('read a cell that begins with a bare double quote as text (CSV quoting is not forced on TSV)', async () => {
+    const tsv = (rows: string[][]) => `${rows.map((r) => r.join('\t')).join('\n')}\n`;
+    const dir = dataset({
+      'orders.tsv': tsv([['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10', '12']]),
+      'touches.tsv': tsv([['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], ['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k']]),
+      'sources.tsv': tsv([['source_type', 'source_id', 'name'], ['campaign', 'k', '"Best" deal']]),
+    });
+    const run = await cli(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json']);
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout).conversions[0]).toMatchObject({ id: 'k', name: '"Best" deal', conversionsNumber: 1 });
+  });
+});

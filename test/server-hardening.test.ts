@@ -218,7 +218,18 @@ describe('tokens only in the Authorization header, never in the log', () => {
   it('redacts credential parameters and JWT-shaped text from logged URLs, unknown paths and failures included', async () => {
     expect(redactUrl('/v1/x?a=1&access_token=abc&B=2&Key=k&jwt&token=')).toBe('/v1/x?a=1&access_token=[REDACTED]&B=2&Key=[REDACTED]&jwt&token=[REDACTED]');
     expect(redactUrl('/v1/campaigns/eyJhbGciOi.eyJwbHVnaW4iOi.c2lnbmF0dXJl/conversions')).toBe('/v1/campaigns/[REDACTED]/conversions');
-    expect(credentialParameters('/v1/x?q=token&tokens=1&sort=key')).toEqual([]);
+    expect(credentialParameters('/v1/x?q=token&sort=key&dateFrom=2024-01-01&orderId=o-1')).toEqual([]);
+    // names spelled otherwise, and JWTs hidden by percent-encoding
+    expect(credentialParameters('/v1/x?accessToken=1&x-api-key=2&auth=3&Secret_Key=4&sessionToken=5')).toEqual([
+      'accessToken',
+      'x-api-key',
+      'auth',
+      'Secret_Key',
+      'sessionToken',
+    ]);
+    expect(redactUrl('/v1/x?accessToken=opaque&auth=zzz&q=1')).toBe('/v1/x?accessToken=[REDACTED]&auth=[REDACTED]&q=1');
+    expect(redactUrl('/v1/x?q=eyJhbGciOi%2EeyJwbHVnaW4iOi%2Ec2lnbmF0dXJl&limit=5')).toBe('/v1/x?q=[REDACTED]&limit=5');
+    expect(redactUrl('/v1/campaigns/eyJhbGciOi%2EeyJwbHVnaW4iOi%2Ec2lnbmF0dXJl/conversions')).toBe('/v1/campaigns/[REDACTED]/conversions');
     expect(credentialParameters('/v1/x?id_token=1&API_KEY=2')).toEqual(['id_token', 'API_KEY']);
 
     const jwt = await token();
@@ -266,6 +277,8 @@ describe('per-token rate limit', () => {
     expect(key).not.toContain('secret');
     expect(key).toBe(rateKey('shop', undefined, 'eyJ.secret.token'));
     expect(key).not.toBe(rateKey('shop', undefined, 'eyJ.other.token'));
+    // the same token with its signature spelled another way (base64url's spare bits) shares the bucket
+    expect(rateKey('shop', undefined, 'eyJ.secret.sigA')).toBe(rateKey('shop', undefined, 'eyJ.secret.sigB'));
     expect(rateKey('shop', 'alice', 'a')).toBe(rateKey('shop', 'alice', 'b'));
     expect(rateKey('shop', 'alice', 'a')).not.toBe(rateKey('other', 'alice', 'a'));
 
@@ -309,7 +322,9 @@ describe('query time budget', () => {
       expect(tiny.logs.filter((l) => l.msg === 'query timeout')).toHaveLength(2);
       // the same server still answers, on DuckDB too, and the same data answers in full without the budget
       expect((await tiny.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-      const validated = await tiny.app.inject({ method: 'POST', url: VALIDATE, headers, payload: VALID_REQUEST });
+      // the validation's SQL (its audience) runs under the same budget
+      expectProblem(await tiny.app.inject({ method: 'POST', url: VALIDATE, headers, payload: VALID_REQUEST }), 503, 'query-timeout');
+      const validated = await normal.app.inject({ method: 'POST', url: VALIDATE, headers, payload: VALID_REQUEST });
       expect(validated.statusCode).toBe(200);
       const report = await normal.app.inject({ method: 'GET', url: REPORT, headers });
       expect(report.statusCode).toBe(200);
@@ -318,6 +333,24 @@ describe('query time budget', () => {
     } finally {
       await tiny.app.close();
       await normal.app.close();
+    }
+  });
+});
+
+describe('a reload between authentication and the query', () => {
+  it('answers 403 unknown-plugin, not 500, when the new data no longer holds the token\'s plugin', async () => {
+    const { twoPluginFiles, dataset } = await import('./helpers.js');
+    const without = await ServedDataset.load(dataset(twoPluginFiles()));
+    let calls = 0;
+    // the first look (authentication) sees the samples; every later one the reloaded data, without plugin "shop"
+    const { app, logs } = await appWith({}, () => (calls++ === 0 ? served : without));
+    try {
+      const res = await app.inject({ method: 'GET', url: REPORT, headers: await bearer('shop') });
+      expectProblem(res, 403, 'unknown-plugin');
+      expect(logs.some((l) => l.msg === 'unexpected error')).toBe(false);
+    } finally {
+      await app.close();
+      await without.retire();
     }
   });
 });

@@ -7,11 +7,11 @@
  * records every module imported.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { tempDir } from './helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'convx.js');
@@ -26,7 +26,8 @@ const HANDLER_MODULES = readdirSync(join(root, 'src', 'commands'))
   .map((f) => f.replace(/\.ts$/, '.js'))
   .filter((f) => !REGISTRY_MODULES.includes(f));
 
-const dir = tempDir('convx-startup-');
+const dir = mkdtempSync(join(tmpdir(), 'convx-startup-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const trace = join(dir, 'hooks.mjs');
 writeFileSync(
   trace,

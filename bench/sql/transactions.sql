@@ -51,11 +51,12 @@ attributed AS (
   FROM tx JOIN conversions a USING (order_id)
   WHERE tx.is_refund OR tx.datetime = a.order_datetime),
 -- FX (4.6): the rate of the transaction's UTC day, else the latest earlier one at most
--- 7 days back; the reference currency at 1; rounded half away from zero per transaction.
+-- 7 days back; the reference currency at 1; rounded half away from zero per transaction
+-- (DECIMAL(18,4) x DECIMAL(18,10): exact, no overflow).
 priced AS (
   SELECT t.*,
-         CAST(round(CAST(t.amount_wo_tax AS DECIMAL(38,4)) * t.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
-         CAST(round(CAST(t.amount_w_tax AS DECIMAL(38,4)) * t.rate, 2) AS DECIMAL(18,2)) AS ref_w
+         CAST(round(t.amount_wo_tax * t.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
+         CAST(round(t.amount_w_tax * t.rate, 2) AS DECIMAL(18,2)) AS ref_w
   FROM (
     SELECT t.*, CASE WHEN t.currency = (SELECT currency FROM ref) THEN CAST(1 AS DECIMAL(18,10))
                      WHEN fx.date >= t.day - INTERVAL 7 DAY THEN CAST(fx.rate AS DECIMAL(18,10)) END AS rate

@@ -81,7 +81,7 @@ export async function choosePlugin(dataset: Dataset, requested: string | undefin
   return plugins[0]!;
 }
 
-const cancelledList = CANCELLED_STATUSES.map((s) => `'${s}'`).join(', ');
+const cancelledList = CANCELLED_STATUSES.map(sqlString).join(', ');
 
 /**
  * One plugin's data in its own DuckDB schema: views over the typed tables

@@ -17,7 +17,7 @@ import {
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
 import { diagnoseOrder } from './diagnose.js';
-import { EXACT_AMOUNT_LIMIT, itemLineSql } from './text.js';
+import { EXACT_AMOUNT_LIMIT, itemLineSql, textGuardSql } from './text.js';
 import { itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 
 export { openDataset, openLocalBackend, type LocalOpenOptions } from './open.js';
@@ -126,11 +126,13 @@ export class LocalBackend implements Backend {
   private async itemLines(selection: Selection, query: PageRequest, request: TextRequest): Promise<AsyncIterable<TextChunk> | undefined> {
     const line = await itemLineSql(request);
     if (!line) return undefined;
-    const largest = await this.db.one<{ a: unknown; r: unknown }>(
-      `SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r FROM (${selection.select})`,
+    const guard = await this.db.one<{ a: unknown; r: unknown; odd: boolean | null }>(
+      `SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r,
+              bool_or(${textGuardSql(request)}) AS odd
+       FROM (${selection.select})`,
       selection.params,
     );
-    if (Number(largest?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(largest?.r ?? 0) >= EXACT_AMOUNT_LIMIT) return undefined;
+    if (Number(guard?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(guard?.r ?? 0) >= EXACT_AMOUNT_LIMIT || guard?.odd) return undefined;
     return this.db.streamText(
       `SELECT ${line} AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ['row_id'])} OFFSET $offset`,
       { ...selection.params, offset: query.offset },

@@ -155,14 +155,22 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
   return found;
 }
 
+/**
+ * How read_csv is told the dialect of a file. CSV: RFC 4180's double quote (sniffed, it would be
+ * "none" for a file whose first quoted value lies past the sniffer's sample). TSV: the tab, with
+ * quoting as sniffed, since TSV rarely quotes and a cell may well begin with a bare quote.
+ */
+function csvDialect(files: readonly string[]): string {
+  return files.every((f) => f.toLowerCase().endsWith('.tsv')) ? `delim = '\t'` : `quote = '"'`;
+}
+
 /** The table function that reads a source with every column as found, plus the file name. */
 export function readExpression(source: TableSource): string {
   const path = `[${source.patterns.map(sqlString).join(', ')}]`;
   const hive = source.hive ? ', hive_partitioning = true' : '';
   switch (source.format) {
     case 'csv':
-      // The quote is RFC 4180's: sniffed, it would be "none" for a file whose first quoted value lies past the sniffer's sample.
-      return `read_csv(${path}, header = true, all_varchar = true, quote = '"', filename = '__file'${hive})`;
+      return `read_csv(${path}, header = true, all_varchar = true, ${csvDialect(source.patterns)}, filename = '__file'${hive})`;
     case 'parquet':
       return `read_parquet(${path}, filename = '__file'${hive})`;
     case 'json':
@@ -564,7 +572,7 @@ export class Dataset {
     let comment: number | undefined;
     try {
       const sniff = await this.db.one<{ skip: number | bigint; comment: string }>(
-        `SELECT SkipRows AS skip, Comment AS comment FROM sniff_csv(${sqlString(file)}, header = true, quote = '"')`,
+        `SELECT SkipRows AS skip, Comment AS comment FROM sniff_csv(${sqlString(file)}, header = true, ${csvDialect([file])})`,
       );
       skipRows = Number(sniff?.skip ?? 0);
       if (sniff && typeof sniff.comment === 'string' && Buffer.byteLength(sniff.comment) === 1) comment = sniff.comment.charCodeAt(0);

@@ -107,8 +107,66 @@ function cellSql(cell: Cell, request: TextRequest, constant: string | undefined)
   }
 }
 
+/** A record's JSON value of a cell, as JSON.stringify writes it (see textGuardSql for the exceptions). */
+function jsonSql(cell: Cell): string {
+  switch (cell.kind) {
+    case 'text': {
+      const v = cell.str ? `coalesce(CAST(${cell.column} AS VARCHAR), 'null')` : `CAST(${cell.column} AS VARCHAR)`;
+      return `coalesce(CAST(to_json(${v}) AS VARCHAR), 'null')`;
+    }
+    case 'decimal':
+    case 'centi':
+      // Numbers print alike in csv and JSON; NULL is null.
+      return cellSql(cell, { format: 'tsv', columns: [], formulaEscape: false }, undefined).replace(/, ''\)$/, ", 'null')");
+    case 'boolean':
+      return `CASE WHEN ${cell.column} IS NULL THEN 'null' WHEN ${cell.column} THEN 'true' ELSE 'false' END`;
+    case 'const':
+      return sqlString(JSON.stringify(cell.value));
+  }
+}
+
+/**
+ * A JSON line of the whole record (jsonl without --fields): the keys of toRecord
+ * (backend.ts), nested as there, in its order.
+ */
+export function itemJsonSql(): string {
+  const groups: [string | undefined, string[]][] = [];
+  for (const column of Object.keys(ITEM_CELLS)) {
+    const dot = column.indexOf('.');
+    const group = dot === -1 ? undefined : column.slice(0, dot);
+    const last = groups.at(-1);
+    if (last && last[0] === group && group !== undefined) last[1].push(column);
+    else groups.push([group, [column]]);
+  }
+  const parts: string[] = [];
+  for (const [group, columns] of groups) {
+    const members = columns.map((c, i) => {
+      const key = group === undefined ? c : c.slice(group.length + 1);
+      return `${sqlString(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`)} || ${jsonSql(ITEM_CELLS[c]!)}`;
+    });
+    if (group === undefined) parts.push(...members);
+    else parts.push(`${sqlString(`${JSON.stringify(group)}:{`)} || ${members.join(' || ')} || '}'`);
+  }
+  return `'{' || ${parts.join(` || ',' || `)} || '}' || chr(10)`;
+}
+
+/**
+ * SQL true for a row whose text the engine cannot write as the row path does, so
+ * the command takes the row path: a value with U+FEFF (the driver's decoder drops
+ * a leading one from each value it reads), and for JSON a control character that
+ * DuckDB escapes with upper-case hex where JSON.stringify writes lower-case.
+ */
+export function textGuardSql(request: TextRequest): string {
+  const columns = Object.entries(ITEM_CELLS)
+    .filter(([name, cell]) => cell.kind === 'text' && (request.format === 'jsonl' || request.columns.includes(name)))
+    .map(([, cell]) => (cell as { column: string }).column);
+  const pattern = request.format === 'jsonl' ? `'[\\x{FEFF}\\x{0B}\\x{0E}-\\x{1F}]'` : `'\\x{FEFF}'`;
+  return columns.map((c) => `coalesce(regexp_matches(CAST(${c} AS VARCHAR), ${pattern}), false)`).join(' OR ') || 'false';
+}
+
 /** SQL of one item's output line (with its newline), or undefined when a column has no SQL form. */
 export async function itemLineSql(request: TextRequest): Promise<string | undefined> {
+  if (request.format === 'jsonl') return itemJsonSql();
   const cells: string[] = [];
   for (const column of request.columns) {
     const cell = ITEM_CELLS[column];

@@ -86,7 +86,7 @@ const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', vali
  */
 export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const authenticated = kind !== 'health';
-  const queries = kind === 'report' || kind === 'items';
+  const queries = kind === 'report' || kind === 'items' || kind === 'validate';
   const ok =
     kind === 'health'
       ? { description: 'the server is up', content: { 'application/json': { schema: ref('Health') } } }

@@ -97,11 +97,13 @@ export class ResultWriter {
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
     const formulaEscape = this.options.formulaEscape ?? true;
     let count = 0;
-    if ((format === 'csv' || format === 'tsv') && !kind.expand && stream.text) {
+    const engineText = format === 'csv' || format === 'tsv' || (format === 'jsonl' && !this.options.fields);
+    if (engineText && !kind.expand && stream.text) {
       // The engine writes the lines itself (byte for byte what the formatters write): no object per row.
       const chunks = await stream.text({ format, columns, formulaEscape });
       if (chunks) {
-        await this.sink.write(format === 'csv' ? (await import('./csv.js')).csvHeader(columns) : tsvHeader(columns));
+        if (format === 'csv') await this.sink.write((await import('./csv.js')).csvHeader(columns));
+        if (format === 'tsv') await this.sink.write(tsvHeader(columns));
         for await (const chunk of chunks) {
           await this.sink.write(chunk.text);
           const before = count;

@@ -20,17 +20,31 @@ export const CREDENTIAL_PARAMETERS = [
   'secret',
 ] as const;
 
-const CREDENTIALS = new Set<string>(CREDENTIAL_PARAMETERS);
+/** Parts of a parameter name that make it a credential, whatever surrounds them (`accessToken`, `x-api-key`, `auth`). */
+const CREDENTIAL_PARTS = ['token', 'jwt', 'secret', 'password', 'passwd', 'auth', 'bearer', 'credential', 'apikey', 'signature'] as const;
+
+const CREDENTIALS = new Set<string>(CREDENTIAL_PARAMETERS.map((name) => squash(name)));
 export const REDACTED = '[REDACTED]';
 /** Anything shaped like a JWT (header.payload.signature, base64url), wherever it appears. */
-const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
+const JWT_SHAPES = new RegExp(JWT_SHAPE.source, 'g');
 
-function decodeName(raw: string): string {
+function decode(raw: string): string {
   try {
-    return decodeURIComponent(raw.replaceAll('+', ' ')).trim().toLowerCase();
+    return decodeURIComponent(raw.replaceAll('+', ' '));
   } catch {
-    return raw.trim().toLowerCase();
+    return raw;
   }
+}
+
+/** A name lower-cased without separators: `Access-Token`, `access_token` and `accessToken` are one name. */
+function squash(name: string): string {
+  return name.trim().toLowerCase().replace(/[-_.\s]/g, '');
+}
+
+function isCredentialName(raw: string): boolean {
+  const name = squash(decode(raw));
+  return CREDENTIALS.has(name) || name.endsWith('key') || CREDENTIAL_PARTS.some((part) => name.includes(part));
 }
 
 /** The names of credential parameters present in a URL's query string, as the client spelled them. */
@@ -41,24 +55,30 @@ export function credentialParameters(url: string): string[] {
     .slice(at + 1)
     .split('&')
     .map((pair) => pair.split('=', 1)[0]!)
-    .filter((name) => CREDENTIALS.has(decodeName(name)));
+    .filter((name) => name !== '' && isCredentialName(name));
 }
 
-/** The URL as it may be logged: credential parameter values and JWT-shaped text replaced. */
+/**
+ * The URL as it may be logged: the values of credential parameters, and any
+ * parameter value or path segment that holds a JWT (percent-encoded or not),
+ * replaced by [REDACTED].
+ */
 export function redactUrl(url: string): string {
   const at = url.indexOf('?');
-  let out = url;
-  if (at >= 0) {
-    const query = url
-      .slice(at + 1)
-      .split('&')
-      .map((pair) => {
-        const eq = pair.indexOf('=');
-        const name = eq < 0 ? pair : pair.slice(0, eq);
-        return CREDENTIALS.has(decodeName(name)) && eq >= 0 ? `${name}=${REDACTED}` : pair;
-      })
-      .join('&');
-    out = `${url.slice(0, at)}?${query}`;
-  }
-  return out.replace(JWT_SHAPE, REDACTED);
+  const path = (at < 0 ? url : url.slice(0, at))
+    .split('/')
+    .map((segment) => (JWT_SHAPE.test(decode(segment)) ? REDACTED : segment))
+    .join('/');
+  if (at < 0) return path.replace(JWT_SHAPES, REDACTED);
+  const query = url
+    .slice(at + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      if (eq >= 0 && (isCredentialName(name) || JWT_SHAPE.test(decode(pair.slice(eq + 1))))) return `${name}=${REDACTED}`;
+      return JWT_SHAPE.test(decode(pair)) ? REDACTED : pair;
+    })
+    .join('&');
+  return `${path}?${query}`.replace(JWT_SHAPES, REDACTED);
 }

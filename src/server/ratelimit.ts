@@ -60,9 +60,13 @@ export class RateLimiter {
 
 /**
  * The rate-limit key of a verified token: its plugin and subject when it has a
- * subject, else a digest of the token itself. Only a SHA-256 digest is kept.
+ * subject, else a digest of the token's signed part (header and payload). The
+ * signature is left out: base64url lets a signature be spelled several ways
+ * that all verify, and each spelling must not get a bucket of its own. Only a
+ * SHA-256 digest is kept.
  */
 export function rateKey(plugin: string, subject: string | undefined, token: string): string {
-  const identity = subject === undefined ? `token\u0000${token}` : `sub\u0000${plugin}\u0000${subject}`;
+  const signed = token.split('.').slice(0, 2).join('.');
+  const identity = subject === undefined ? `token\u0000${signed}` : `sub\u0000${plugin}\u0000${subject}`;
   return createHash('sha256').update(identity).digest('base64url');
 }

@@ -1,11 +1,13 @@
 /**
  * A dataset served to several plugins: attribution computed once per plugin at
- * load time, each request on its own DuckDB connection.
+ * load time, each request on a DuckDB connection lent by the dataset's pool.
  */
+import { randomUUID } from 'node:crypto';
 import { LocalBackend, openDataset } from '../local/backend.js';
 import type { Dataset } from '../local/dataset.js';
 import { listPlugins, Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
+import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './pool.js';
 
 /** The plugin id under which a dataset without plugin_id is served. */
 export const SINGLE_TENANT_ID = 'default';
@@ -14,22 +16,33 @@ export interface ServeOptions {
   referenceCurrency?: string;
   /** Bounds of template rendering in delivery validation; the defaults when left out. */
   renderLimits?: RenderLimits;
+  /** DuckDB connections the requests share (see pool.ts); one per core when left out. */
+  poolSize?: number;
 }
 
 export class ServedDataset {
   private inFlight = 0;
   private retired = false;
   private drained?: () => void;
+  private readonly pool: ConnectionPool;
+  private readonly leases = new WeakMap<LocalBackend, Lease>();
+  /** Names this load of the data: a reload, even of unchanged files, gets another (the ETags change with it). */
+  readonly version = randomUUID();
 
   private constructor(
     readonly dir: string,
     private readonly dataset: Dataset,
     private readonly scopes: Map<string, Scope>,
     readonly loadedAt: Date,
+    poolSize: number,
     private readonly renderLimits?: RenderLimits,
-  ) {}
+  ) {
+    this.pool = new ConnectionPool(() => dataset.db.connect(), poolSize);
+  }
 
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
+    const poolSize = options.poolSize ?? defaultPoolSize();
+    if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
     const dataset = await openDataset(dir);
     try {
       const plugins = await listPlugins(dataset);
@@ -38,7 +51,7 @@ export class ServedDataset {
       for (const [i, id] of ids.entries()) {
         scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, options));
       }
-      return new ServedDataset(dir, dataset, scopes, new Date(), options.renderLimits);
+      return new ServedDataset(dir, dataset, scopes, new Date(), poolSize, options.renderLimits);
     } catch (error) {
       dataset.db.close();
       throw error;
@@ -53,22 +66,40 @@ export class ServedDataset {
     return this.scopes.has(plugin);
   }
 
-  /** A backend scoped to one plugin on a connection of its own; close() it when the request ends. */
+  /**
+   * A backend scoped to one plugin on a connection lent by the pool (waiting
+   * for one when all are lent); close() it when the request ends, which gives
+   * the connection back. Queries of one request run in turn on its connection.
+   */
   async backend(plugin: string): Promise<LocalBackend> {
     const scope = this.scopes.get(plugin);
     if (!scope) throw new Error(`plugin ${plugin} is not served`);
     this.inFlight++;
     try {
-      return new LocalBackend(scope, await scope.db.connect(), () => this.release(), this.renderLimits);
+      const lease = await this.pool.acquire();
+      // LocalBackend.close() closes its db (here: gives the connection back), then calls onClose.
+      const backend = new LocalBackend(scope, lease.db, () => this.release(), this.renderLimits);
+      this.leases.set(backend, lease);
+      return backend;
     } catch (error) {
       this.release();
       throw error;
     }
   }
 
+  /** Says that a backend's request failed: its connection is closed and replaced rather than lent again. */
+  discard(backend: LocalBackend): void {
+    this.leases.get(backend)?.discard();
+  }
+
   /** Requests holding a backend of this dataset right now. */
   get requestsInFlight(): number {
     return this.inFlight;
+  }
+
+  /** The connection pool's figures (for tests and diagnostics). */
+  get poolStats(): PoolStats {
+    return this.pool.stats;
   }
 
   private release(): void {
@@ -80,6 +111,7 @@ export class ServedDataset {
   async retire(): Promise<void> {
     this.retired = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.pool.close();
     this.dataset.db.close();
   }
 }
