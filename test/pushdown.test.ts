@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { choosePlugin, Scope } from '../src/local/attribution.js';
 import { LocalBackend, openDataset } from '../src/local/backend.js';
-import type { Dataset } from '../src/local/dataset.js';
 import { generateDataset } from '../src/local/generate.js';
 import type { ItemsQuery, ReportQuery } from '../src/model/types.js';
 import { csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, tempDir, TOUCH_HEADER } from './helpers.js';

@@ -15,6 +15,7 @@ import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/tenants.js';
 import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type RenderLimits } from '../src/validation/limits.js';
+import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
 import { checkHtml, excerpt } from '../src/validation/html.js';
 import { cli, csv, dataset, tempDir, twoPluginFiles } from './helpers.js';
@@ -164,7 +165,7 @@ describe('rendering is bounded in time, work and output', () => {
     delay.disable();
     expect(ms).toBeLessThan(3000);
     expect(errorsOf(r, 'render_limit_exceeded')).toEqual([expect.objectContaining({ field: 'html', message: expect.stringContaining('--render-time-limit') })]);
-    expect(delay.max / 1e6).toBeLessThan(250); // the main thread never parsed it
+    expect(delay.max / 1e6).toBeLessThan(1000); // the main thread never parsed it (that stalled it for seconds)
     // The next validation gets a fresh worker.
     const after = await validate(dir, request({ subject: 'Hi {{ contact.firstName }}' }));
     expect(after.render.errors).toEqual([]);
@@ -276,15 +277,141 @@ describe('the server under a hostile template', () => {
     delay.disable();
     expect(report.status).toBe(200);
     expect(health.status).toBe(200);
-    expect(ms).toBeLessThan(500);
-    expect(healthMs).toBeLessThan(500);
+    // Generous for a loaded 2-core machine; a report or /healthz stalled by the render took seconds.
+    expect(ms).toBeLessThan(1500);
+    expect(healthMs).toBeLessThan(1500);
     expect(reportDone).toBeLessThan(hostileDone); // answered while the hostile validation still ran
-    expect(delay.max / 1e6).toBeLessThan(250);
+    expect(delay.max / 1e6).toBeLessThan(1000);
     expect(answer.status).toBe(200);
     // The limit given to startServer reached the validation.
     expect(answer.body.render.errors).toEqual([
       expect.objectContaining({ code: 'render_limit_exceeded', message: expect.stringContaining('(2000 ms, --render-time-limit)') }),
     ]);
+  });
+});
+
+describe('render workers are shared fairly, and waiting for one counts against the time limit', () => {
+  const NESTED_LOOP = '{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}';
+
+  it("a tenant's hostile validations delay another tenant's by about one render, and their waiters get a finding", async () => {
+    const files = {
+      ...twoPluginFiles(),
+      'contacts.csv': csv(
+        ['plugin_id', ...CONTACT_HEADER],
+        [
+          ['A', 'c1', 'a1@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+          ['A', 'c2', 'a2@x.dev', 'Al', 'en', 'GB', true, false, 'l'],
+          ['A', 'c3', 'a3@x.dev', 'Ada', 'de', 'DE', true, false, 'l'],
+          ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+        ],
+      ),
+    };
+    // DuckDB connections are a bound of their own (a request holds one throughout, server/pool.ts):
+    // enough of them here that this test sees the render workers only.
+    const server = await startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', poolSize: 16 });
+    try {
+      const post = async (plugin: string, body: unknown) => {
+        const began = performance.now();
+        const res = await fetch(`${server.url}/v4/delivery/e-mail/validate`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as ValidateResponse, ms: performance.now() - began };
+      };
+      // Three renders of a second each per validation: 18 seconds of renders on 2 to 4 workers.
+      const hostileBody = { audience: { lists: ['l'] }, assets: ['cs', 'en', 'de'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
+      const hostile = Array.from({ length: 6 }, () => post('A', hostileBody));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const normal = await post('B', request({ subject: 'Hi {{ contact.firstName }}' }));
+      expect(normal.status).toBe(200);
+      expect(normal.body.render.errors).toEqual([]);
+      expect(normal.body.render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
+      // At most one render of A (1 s) before B's turn, and B's own work; behind A's queue it took 10 s.
+      expect(normal.ms).toBeLessThan(3000);
+
+      const answers = await Promise.all(hostile);
+      const { requestTimeMs } = DEFAULT_RENDER_LIMITS;
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(answer.ms).toBeLessThan(requestTimeMs + 2500); // never an unbounded wait
+        expect(errorsOf(answer.body, 'render_limit_exceeded').length).toBeGreaterThan(0);
+      }
+      const busy = answers.flatMap((a) => errorsOf(a.body, 'render_limit_exceeded')).filter((f) => /renderer was busy/.test(f.message));
+      expect(busy.length).toBeGreaterThan(0);
+      expect(busy[0]!.message).toContain(`time limit (${requestTimeMs} ms, --validation-time-limit)`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a validation waiting for a busy renderer stops at its time limit, which runs from its start', async () => {
+    const dir = contactsDir();
+    // As many validations as there are workers, each holding one for 4 s.
+    const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>
+      validate(dir, request({ subject: NESTED_LOOP }), { renderTimeMs: 4000, requestTimeMs: 10_000 }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { value: r, ms } = await timed(() => validate(dir, request({ subject: 'Hi {{ contact.firstName }}' }), { requestTimeMs: 1000 }));
+    expect(ms).toBeLessThan(1000 + 2000); // it waited 3.5 s for a worker, then rendered
+    expect(r.render.errors).toEqual([
+      expect.objectContaining({
+        code: 'render_limit_exceeded',
+        message: expect.stringMatching(/renderer was busy with other validations .*time limit \(1000 ms, --validation-time-limit\)/),
+      }),
+    ]);
+    expect(r.render.samples).toEqual([]);
+    for (const answer of await Promise.all(hostile)) {
+      expect(errorsOf(answer, 'render_limit_exceeded')).toEqual([expect.objectContaining({ message: expect.stringContaining('(4000 ms, --render-time-limit)') })]);
+    }
+  });
+});
+
+describe('the answer stays small', () => {
+  const MEGABYTE_SUBJECT = '{% for i in (1..100000) %}0123456789{% endfor %}';
+
+  it('a 150-byte request rendering 1 MB subjects for 60 samples answers in under 1 MB, with one finding', async () => {
+    const languages = ['cs', 'en', 'de'];
+    const rows = Array.from({ length: 60 }, (_, i) => [`c${i}`, `u${i}@x.dev`, `N${i}`, languages[i % 3], 'CZ', true, false, `l-${(i % 3) + 1}`]);
+    const dir = dataset({ 'contacts.csv': csv(CONTACT_HEADER, rows) });
+    const body = { audience: { lists: ['l-1', 'l-2', 'l-3'] }, assets: [{ subject: MEGABYTE_SUBJECT, html: 'x' }], options: { sampleSize: 20 } };
+    expect(JSON.stringify(body).length).toBeLessThan(160);
+    // Time enough that the output limit, not the time limit, stops it on a slow machine.
+    const r = await validate(dir, body, { requestTimeMs: 60_000 });
+    const size = JSON.stringify(r).length;
+    expect(size).toBeLessThan(1_000_000); // was 52 MB
+    const limits = errorsOf(r, 'render_limit_exceeded');
+    expect(limits).toEqual([
+      expect.objectContaining({
+        field: 'subject',
+        message: expect.stringContaining(`validation output limit (${DEFAULT_RENDER_LIMITS.validationOutputBytes} bytes, --validation-output-limit); no more samples are rendered`),
+      }),
+    ]);
+    // 16 MiB holds 16 subjects of 1,000,000 bytes (and their HTML); the 17th passes it.
+    expect(r.render.samples.length).toBe(16);
+    for (const sample of r.render.samples) expect(sample.subject).toBe(`${'0123456789'.repeat(99)}01234567…`);
+  });
+
+  it('a subject is cut at 998 characters, as the HTML excerpt is, and the output limit is an option', async () => {
+    const dir = contactsDir();
+    const r = await validate(dir, request({ subject: '{% for i in (1..300) %}0123456789{% endfor %}' }), { validationOutputBytes: 5000 });
+    expect(r.render.samples).toEqual([expect.objectContaining({ subject: `${'0123456789'.repeat(99)}01234567…` })]);
+    expect(r.render.samples[0]!.subject).toHaveLength(999);
+    expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
+      expect.objectContaining({ field: 'subject', message: expect.stringContaining('validation output limit (5000 bytes, --validation-output-limit)') }),
+    ]);
+    const short = await validate(dir, request({ subject: 'x'.repeat(998) }));
+    expect(short.render.samples.map((s) => s.subject)).toEqual(['x'.repeat(998), 'x'.repeat(998)]); // not cut
+    expect(excerpt(`<body>${'y'.repeat(500)}</body>`)).toBe(`${'y'.repeat(400)}…`);
+
+    expect(DEFAULT_RENDER_LIMITS.validationOutputBytes).toBe(16 * 1024 * 1024);
+    expect(renderLimitsFromFlags({ validationOutputLimit: '2048' })).toEqual({ ...DEFAULT_RENDER_LIMITS, validationOutputBytes: 2048 });
+    const file = join(tempDir(), 'big.json');
+    writeFileSync(file, JSON.stringify(request({ subject: '{% for i in (1..300) %}0123456789{% endfor %}' })));
+    const run = await cli(['validate', file, '--data', dir, '-o', 'github', '--validation-output-limit', '5000']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('validation output limit (5000 bytes, --validation-output-limit)');
+    for (const command of ['validate', 'serve']) expect((await cli([command, '--help'])).stdout).toContain('--validation-output-limit');
   });
 });
 
@@ -311,9 +438,10 @@ describe('a large audience', () => {
       delay.disable();
       expect(small.value.audience.intended).toBe(5000);
       expect(large.value.audience.intended).toBe(N);
-      expect(large.ms).toBeLessThan(2500);
-      expect(large.ms).toBeLessThan(20 * Math.max(small.ms, 25)); // ten times the ids; worse than linear was 45 times the time
-      expect(delay.max / 1e6).toBeLessThan(250);
+      expect(large.ms).toBeLessThan(4000);
+      // Ten times the ids: linear is about 10 times the time, worse than linear was 45 times; the floor absorbs a loaded machine's noise.
+      expect(large.ms).toBeLessThan(30 * Math.max(small.ms, 100));
+      expect(delay.max / 1e6).toBeLessThan(1000);
       // Lists and excluded lists go the same way.
       const lists = Array.from({ length: N }, (_, i) => `l${i}`);
       const byLists = await timed(() => backend.validateEmail({ audience: { lists, excludeLists: lists.slice(5) }, assets: [asset] }));
@@ -348,7 +476,7 @@ describe('a large audience', () => {
       expect(res.statusCode).toBe(200);
       expect(JSON.parse(res.body).audience.intended).toBe(N);
       expect(polls).toBeGreaterThan(1);
-      expect(longest).toBeLessThan(300);
+      expect(longest).toBeLessThan(1000); // a blocked event loop held it for seconds
     } finally {
       await app.close();
       await served.retire();

@@ -15,6 +15,8 @@ interface ServeFlags extends RenderLimitFlags {
   bodyLimit: string;
   rateLimit: string;
   queryTimeout: string;
+  /** --pool-size: DuckDB connections the requests share (default: one per core). */
+  poolSize?: string;
 }
 
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };
@@ -39,12 +41,22 @@ function parseLimits(flags: ServeFlags): ServerLimits {
   };
 }
 
+/** --pool-size as a number, undefined when not given (one per core). */
+function parsePoolSize(flags: ServeFlags): number | undefined {
+  if (flags.poolSize === undefined) return undefined;
+  if (!/^\d+$/.test(flags.poolSize) || Number(flags.poolSize) < 1 || Number(flags.poolSize) > 256) {
+    throw new UsageError(`--pool-size: "${flags.poolSize}" is not a number of connections from 1 to 256`);
+  }
+  return Number(flags.poolSize);
+}
+
 export default defineHandler<ServeFlags>({
   async run(ctx, _args, flags) {
     if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
       throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
     }
     const limits = parseLimits(flags);
+    const poolSize = parsePoolSize(flags);
     const renderLimits = renderLimitsFromFlags(flags);
     const { startServer } = await import('../server/start.js');
     const log = (entry: Record<string, unknown>) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
@@ -66,12 +78,14 @@ export default defineHandler<ServeFlags>({
       version: packageVersion(),
       limits,
       renderLimits,
+      ...(poolSize !== undefined ? { poolSize } : {}),
     });
     log({
       time: new Date().toISOString(),
       msg: 'listening',
       url: server.url,
       plugins: server.holder.current.plugins,
+      poolSize: server.holder.current.poolStats.size,
       startupMs: Date.now() - began,
     });
 

@@ -26,7 +26,6 @@ export { openDataset, openLocalBackend, type LocalOpenOptions } from './open.js'
  * Local mode's answers: the named queries of queries.ts over a Scope's attributed
  * tables, paged or streamed, and the rows mapped to the interface's records.
  */
-
 export class LocalBackend implements Backend {
   /** db: the connection to query on; closing the backend closes it, then calls onClose. renderLimits: of validateEmail. */
   constructor(

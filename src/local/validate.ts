@@ -6,20 +6,22 @@
  */
 import { TooLargeError } from '../errors.js';
 import {
+  HTML_EXCERPT_CHARS,
   invalidResponse,
   MAX_ASSETS,
   MAX_AUDIENCE_IDS,
   normalizeRequest,
   NO_LANGUAGE,
+  SAMPLE_SUBJECT_CHARS,
   type AssetInput,
   type Finding,
   type InlineAsset,
   type NormalizedRequest,
   type ValidateResponse,
 } from '../model/validation.js';
-import { checkHtml, excerpt } from '../validation/html.js';
-import { DEFAULT_RENDER_LIMITS, limitFlag, limitValue, type RenderLimitName, type RenderLimits } from '../validation/limits.js';
-import { TemplateSandbox } from '../validation/sandbox.js';
+import { checkHtml, cut, excerpt } from '../validation/html.js';
+import { DEFAULT_RENDER_LIMITS, limitFlag, limitValue, type RenderLimits } from '../validation/limits.js';
+import { TemplateSandbox, type LimitOutcome } from '../validation/sandbox.js';
 import { printedVariables, templateMessage } from '../validation/templates.js';
 import { ident, type Database, type Row, type SqlParams } from './db.js';
 import type { Scope } from './attribution.js';
@@ -78,7 +80,9 @@ export async function validateDelivery(
   db: Database,
   body: unknown,
   limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+  tenant: string | undefined = scope.plugin ?? undefined,
 ): Promise<ValidateResponse> {
+  const startedAt = Date.now();
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
   checkRequestSize(request);
@@ -87,6 +91,8 @@ export async function validateDelivery(
   }
   const errors: Finding[] = [];
   const warnings: Finding[] = [];
+  // Opened now: the time limit runs from the start, and the tenant is owed a renderer from now on.
+  const sandbox = request.resolveOnly ? undefined : new TemplateSandbox(limits, { startedAt, ...(tenant === undefined ? {} : { key: tenant }) });
   try {
     await selectAudience(scope, db, request);
     const counts = (await db.one<Row>(`
@@ -170,20 +176,16 @@ export async function validateDelivery(
     }
 
     const samples: ValidateResponse['render']['samples'] = [];
-    if (!request.resolveOnly) {
-      const work = new TemplateWork(new TemplateSandbox(limits), errors);
-      try {
-        const contactColumns = await audienceColumns(db);
-        for (const asset of assets) {
-          const langs = recipientsOf.get(asset) ?? [];
-          const parsed = await checkTemplates(asset, work);
-          checkAsset(asset, errors, warnings);
-          const ok = FIELDS.every((f) => asset.content[f] === undefined || parsed.has(f));
-          await checkVariables(db, asset, langs, request, contactColumns, warnings, parsed);
-          if (ok && langs.length) samples.push(...(await renderSamples(db, asset, langs, request, work)));
-        }
-      } finally {
-        work.sandbox.close();
+    if (sandbox) {
+      const work = new TemplateWork(sandbox, errors);
+      const contactColumns = await audienceColumns(db);
+      for (const asset of assets) {
+        const langs = recipientsOf.get(asset) ?? [];
+        const parsed = await checkTemplates(asset, work);
+        checkAsset(asset, errors, warnings);
+        const ok = FIELDS.every((f) => asset.content[f] === undefined || parsed.has(f));
+        await checkVariables(db, asset, langs, request, contactColumns, warnings, parsed);
+        if (ok && langs.length) samples.push(...(await renderSamples(db, asset, langs, request, work)));
       }
     }
     return {
@@ -202,6 +204,7 @@ export async function validateDelivery(
       },
     };
   } finally {
+    sandbox?.close();
     await db.exec(`DROP TABLE IF EXISTS ${AUDIENCE}`);
   }
 }
@@ -296,9 +299,9 @@ class TemplateWork {
     readonly errors: Finding[],
   ) {}
 
-  /** A render_limit_exceeded error naming the part and the limit; the request's time budget is said once. */
-  limitExceeded(limit: RenderLimitName, asset: ResolvedAsset, field: Field, contactId?: string): void {
-    const key = limit === 'requestTimeMs' ? limit : `${limit} ${asset.ref} ${field}`;
+  /** A render_limit_exceeded error naming the part and the limit; the validation's own limits are said once. */
+  limitExceeded({ limit, busy }: LimitOutcome, asset: ResolvedAsset, field: Field, contactId?: string): void {
+    const key = limit === 'requestTimeMs' || limit === 'validationOutputBytes' ? limit : `${limit} ${asset.ref} ${field}`;
     if (this.said.has(key)) return;
     this.said.add(key);
     const { limits } = this.sandbox;
@@ -307,10 +310,13 @@ class TemplateWork {
     const who = contactId === undefined ? '' : ` for contact ${contactId}`;
     const message = {
       renderTimeMs: `${part} takes longer than the render time limit (${bound})${who}; the asset is not rendered further`,
-      requestTimeMs: `template checks and renders stopped at ${part}: the validation used up its time limit (${bound}); what comes after was not checked or rendered`,
+      requestTimeMs: busy
+        ? `template checks and renders stopped at ${part}: the template renderer was busy with other validations until this one used up its time limit (${bound}); what comes after was not checked or rendered, try again later`
+        : `template checks and renders stopped at ${part}: the validation used up its time limit (${bound}); what comes after was not checked or rendered`,
       templateChars: `${part} is longer than the template size limit (${bound}); the asset is not rendered`,
       renderMemory: `${part} allocates more than the render memory limit (${bound})${who}; the asset is not rendered further`,
       outputBytes: `${part} renders to more than the output size limit (${bound})${who}; the asset is not rendered further`,
+      validationOutputBytes: `samples stopped at ${part}${who}: the parts rendered in this validation together are larger than the validation output limit (${bound}); no more samples are rendered`,
       heapMb: `${part} needs more memory than the renderer's heap limit (${bound})${who}; the asset is not rendered further`,
     }[limit];
     this.errors.push({
@@ -333,7 +339,7 @@ async function checkTemplates(asset: ResolvedAsset, work: TemplateWork): Promise
     const line = 'line' in outcome && outcome.line ? { line: outcome.line } : {};
     const at = `${field}${line.line ? ` line ${line.line}` : ''}`;
     if (outcome.kind === 'ok') parsed.add(field);
-    else if (outcome.kind === 'limit') work.limitExceeded(outcome.limit, asset, field);
+    else if (outcome.kind === 'limit') work.limitExceeded(outcome, asset, field);
     else if (outcome.kind === 'fileAccess') {
       work.errors.push({
         code: 'template_file_access',
@@ -517,7 +523,7 @@ async function renderSamples(
       const outcome = template === '' ? ({ kind: 'ok', output: '' } as const) : await work.sandbox.render(template, scope);
       if (outcome.kind === 'limit') {
         // The same template would hit the limit again: one finding, and the asset's other samples are left out.
-        work.limitExceeded(outcome.limit, asset, field, contactId);
+        work.limitExceeded(outcome, asset, field, contactId);
         return samples;
       }
       if (outcome.kind === 'error') {
@@ -534,7 +540,12 @@ async function renderSamples(
       rendered[field] = outcome.output;
     }
     if (rendered.subject === undefined || rendered.html === undefined) continue;
-    samples.push({ language: String(row.lang), contactId, subject: rendered.subject, htmlExcerpt: excerpt(rendered.html) });
+    samples.push({
+      language: String(row.lang),
+      contactId,
+      subject: cut(rendered.subject, SAMPLE_SUBJECT_CHARS),
+      htmlExcerpt: excerpt(rendered.html, HTML_EXCERPT_CHARS),
+    });
   }
   return samples;
 }

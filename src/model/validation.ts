@@ -46,6 +46,14 @@ export interface ValidateResponse {
   };
 }
 
+/**
+ * Characters of a sample's subject (RFC 5322's line limit); a longer one is cut
+ * and ends in "…", as the HTML excerpt of a sample (HTML_EXCERPT_CHARS) is.
+ */
+export const SAMPLE_SUBJECT_CHARS = 998;
+/** Characters of a sample's HTML excerpt. */
+export const HTML_EXCERPT_CHARS = 400;
+
 export const DEFAULT_SAMPLE_SIZE = 1;
 export const MAX_SAMPLE_SIZE = 20;
 /** Gmail clips messages whose HTML is larger than this. */

@@ -16,6 +16,7 @@ import { ALIAS_QUERY, ITEMS_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFo
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
+import { entityTag, noneMatch } from './etag.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
@@ -204,15 +205,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   };
 
-  async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>): Promise<T> {
+  /** Runs work on a backend of the dataset (the one served now), on a pooled connection; one whose work failed is replaced. */
+  async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset = options.dataset()): Promise<T> {
     // A reload between authentication and here may have swapped in data without this plugin.
-    const dataset = options.dataset();
     if (!dataset.has(request.plugin)) {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
     }
     const backend = await dataset.backend(request.plugin);
     try {
       return await work(backend);
+    } catch (error) {
+      dataset.discard(backend);
+      throw error;
     } finally {
       await backend.close();
     }
@@ -221,6 +225,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   /** A report or items query, interrupted when it runs over the query time budget. */
   const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>) =>
     withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work));
+
+  /**
+   * A report or items query (see query) whose answer carries an ETag of the data
+   * version, the plugin and the request; a matching If-None-Match is a 304, sent
+   * without querying. The tag and the answer come from the same data even when a
+   * reload swaps it meanwhile.
+   */
+  const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
+    const dataset = options.dataset();
+    const tag = entityTag(dataset.version, request.plugin, request.url, parsed);
+    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).header('etag', tag).send();
+    const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset));
+    reply.header('etag', tag);
+    return body;
+  };
 
   const secured = (schema: Record<string, unknown>) => ({ ...schema, security: [{ bearer: [] }] });
 
@@ -231,10 +250,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onRequest: authenticate,
       schema: secured({ operationId: 'getConversions', summary: 'One aggregate row per attributing source', querystring: REPORT_QUERY }),
     },
-    async (request) => {
+    async (request, reply) => {
       const parsed = parseReportQuery(rawParams(request.query), now());
-      const page = await query(request, (b) => b.report(parsed));
-      return { conversions: page.rows, paging: page.paging };
+      return taggedQuery(request, reply, parsed, async (b) => {
+        const page = await b.report(parsed);
+        return { conversions: page.rows, paging: page.paging };
+      });
     },
   );
 
@@ -246,11 +267,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     fixed: (params: Record<string, string>) => RawParams,
   ) => {
     docs.set(url, 'items');
-    app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring }) }, async (request) => {
+    app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring }) }, async (request, reply) => {
       const raw = rawParams(request.query, fixed(request.params as Record<string, string>));
       const parsed = parseItemsQuery(raw, { allowCampaignId: true });
-      const page = await query(request, (b) => b.items(parsed));
-      return { conversions: page.rows, paging: page.paging };
+      return taggedQuery(request, reply, parsed, async (b) => {
+        const page = await b.items(parsed);
+        return { conversions: page.rows, paging: page.paging };
+      });
     });
   };
   itemsRoute('/v1/conversions/items', 'listConversionItems', 'Individual conversion records', ITEMS_QUERY, () => ({}));

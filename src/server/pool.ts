@@ -100,8 +100,17 @@ export class ConnectionPool {
       return db;
     } catch (error) {
       this.count--;
+      // A request waiting for a connection must not wait for one that will never come.
+      this.openForWaiter();
       throw error;
     }
+  }
+
+  /** Opens a connection for the first waiter, when there is room for one more. */
+  private openForWaiter(): void {
+    if (this.closed || this.count >= this.size) return;
+    const waiter = this.waiters.shift();
+    if (waiter) this.openOne().then(waiter.resolve, waiter.reject);
   }
 
   private waitForOne(): Promise<Database> {
@@ -145,8 +154,7 @@ export class ConnectionPool {
       if (unfit) this.replaced++;
       this.closeOne(db);
       // The waiter that would have had this connection gets a fresh one.
-      const waiter = this.closed ? undefined : this.waiters.shift();
-      if (waiter) this.openOne().then(waiter.resolve, waiter.reject);
+      this.openForWaiter();
       return;
     }
     const waiter = this.waiters.shift();

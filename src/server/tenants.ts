@@ -3,11 +3,17 @@
  * load time, each request on a DuckDB connection lent by the dataset's pool.
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { LocalBackend, openDataset } from '../local/backend.js';
 import type { Dataset } from '../local/dataset.js';
 import { listPlugins, Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './pool.js';
+
+/** DuckDB threads of a served dataset: the cores shared among the pooled connections, at least one. */
+export function threadsPerQuery(poolSize: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.floor(cores / poolSize));
+}
 
 /** The plugin id under which a dataset without plugin_id is served. */
 export const SINGLE_TENANT_ID = 'default';
@@ -51,6 +57,10 @@ export class ServedDataset {
       for (const [i, id] of ids.entries()) {
         scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, options));
       }
+      // The attribution above ran on every core. Requests now run side by side, one per pooled
+      // connection, so each query gets its share of the cores: with a pool of one per core, one
+      // thread each, which spends less CPU per request than splitting every small query.
+      await dataset.db.exec(`SET threads = ${threadsPerQuery(poolSize)}`);
       return new ServedDataset(dir, dataset, scopes, new Date(), poolSize, options.renderLimits);
     } catch (error) {
       dataset.db.close();

@@ -87,8 +87,12 @@ function classify(href: string, report: HtmlReport): void {
 
 /** The body of rendered HTML as a short fragment for a sample. Linear in the HTML, which a template can make large. */
 export function excerpt(html: string, length = 400): string {
-  const compact = withoutHidden(bodyOf(html)).replace(/\s+/g, ' ').trim();
-  return compact.length > length ? `${compact.slice(0, length)}…` : compact;
+  return cut(withoutHidden(bodyOf(html)).replace(/\s+/g, ' ').trim(), length);
+}
+
+/** The first `length` characters of a text, and "…" when there was more. */
+export function cut(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length)}…` : text;
 }
 
 /** Where `needle` (ASCII, lower case) is in `text` from `from` on, in any case; -1 if nowhere. */

@@ -9,7 +9,10 @@ import type { OptionDefinition } from '../commands/registry.js';
 export interface RenderLimits {
   /** Milliseconds one template part may take to parse or render (liquidjs renderLimit; the renderer is stopped shortly after). */
   renderTimeMs: number;
-  /** Milliseconds all template checks and renders of one validation may take together. */
+  /**
+   * Milliseconds from the start of a validation within which its template checks
+   * and renders must be done, waiting for a renderer included.
+   */
   requestTimeMs: number;
   /** Characters of one template part (liquidjs parseLimit). */
   templateChars: number;
@@ -17,6 +20,8 @@ export interface RenderLimits {
   renderMemory: number;
   /** Bytes (UTF-8) of one rendered part. */
   outputBytes: number;
+  /** Bytes (UTF-8) of all parts rendered in one validation together; past it no more samples are rendered. */
+  validationOutputBytes: number;
   /** Megabytes of heap of the renderer (a worker thread); above it the render is stopped. */
   heapMb: number;
 }
@@ -29,6 +34,7 @@ export const DEFAULT_RENDER_LIMITS: Readonly<RenderLimits> = Object.freeze({
   templateChars: 1_000_000,
   renderMemory: 10_000_000,
   outputBytes: 1_048_576,
+  validationOutputBytes: 16_777_216,
   heapMb: 256,
 });
 
@@ -39,6 +45,7 @@ export interface RenderLimitFlags {
   templateSizeLimit?: string;
   renderMemoryLimit?: string;
   renderOutputLimit?: string;
+  validationOutputLimit?: string;
   renderHeapLimit?: string;
 }
 
@@ -60,7 +67,7 @@ const LIMIT_FLAGS: readonly LimitFlag[] = [
     key: 'validationTimeLimit',
     flag: 'validation-time-limit',
     unit: 'ms',
-    description: 'time all template checks and renders of one validation may take',
+    description: 'time from the start of a validation within which its template checks and renders must be done, waiting for a renderer included',
   },
   { name: 'templateChars', key: 'templateSizeLimit', flag: 'template-size-limit', unit: 'characters', description: 'size of one template part' },
   {
@@ -71,6 +78,13 @@ const LIMIT_FLAGS: readonly LimitFlag[] = [
     description: 'characters and array elements one render may allocate (liquidjs memoryLimit)',
   },
   { name: 'outputBytes', key: 'renderOutputLimit', flag: 'render-output-limit', unit: 'bytes', description: 'size of one rendered part' },
+  {
+    name: 'validationOutputBytes',
+    key: 'validationOutputLimit',
+    flag: 'validation-output-limit',
+    unit: 'bytes',
+    description: 'size of all parts rendered in one validation together; past it no more samples are rendered',
+  },
   { name: 'heapMb', key: 'renderHeapLimit', flag: 'render-heap-limit', unit: 'MB', description: 'heap of the template renderer (a worker thread)', min: 16 },
 ];
 

@@ -2,8 +2,10 @@
  * Where templates are parsed and rendered: a worker thread with a Liquid engine
  * that has no file system, liquidjs's own limits, a heap limit, and a hard stop
  * (the worker is terminated) when a part or the whole validation runs out of
- * time. The main thread only waits for messages, so a hostile template never
- * holds up another request; the worst it can do is use up its own budget.
+ * time. The main thread only waits for messages, and a worker is held for one
+ * parse or render at a time, shared fairly between tenants, so a hostile
+ * template never holds up another request for more than one render; the worst
+ * it can do is use up its own budget.
  */
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
@@ -92,7 +94,8 @@ parentPort.on('message', (job) => {
     if (job.op === 'check') reply = { kind: 'ok' };
     else {
       const output = liquid.renderSync(templates, job.scope, { renderLimit: job.renderLimit, memoryLimit: job.memoryLimit });
-      reply = Buffer.byteLength(output) > job.outputBytes ? { kind: 'limit', limit: 'outputBytes' } : { kind: 'ok', output };
+      const bytes = Buffer.byteLength(output);
+      reply = bytes > job.outputBytes ? { kind: 'limit', limit: 'outputBytes' } : { kind: 'ok', output, bytes };
     }
   } catch (error) {
     reply = failure(error);
@@ -102,7 +105,8 @@ parentPort.on('message', (job) => {
 parentPort.postMessage({ ready: true });
 `;
 
-export type LimitOutcome = { kind: 'limit'; limit: RenderLimitName };
+/** A limit the work ran into; `busy`: the time ran out waiting for a renderer that other validations were using. */
+export type LimitOutcome = { kind: 'limit'; limit: RenderLimitName; busy?: boolean };
 export type CheckOutcome =
   | { kind: 'ok' }
   | { kind: 'syntax'; message: string; line?: number }
@@ -120,6 +124,8 @@ interface Reply {
   line?: number;
   limit?: RenderLimitName;
   tag?: string;
+  bytes?: number;
+  busy?: boolean;
 }
 
 interface Pooled {
@@ -127,52 +133,139 @@ interface Pooled {
   heapMb: number;
 }
 
-/** Workers kept between validations (each takes ~40 ms to start), and at most `max` at once: the rest wait. */
+/** A validation waiting for a worker; it gets one, or 'busy' when its time budget runs out first. */
+interface Waiter {
+  key: string;
+  heapMb: number;
+  resolve: (grant: Pooled | 'busy') => void;
+  reject: (error: Error) => void;
+  timer?: NodeJS.Timeout;
+  settled?: boolean;
+}
+
+/**
+ * Workers kept between jobs (each takes ~40 ms to start), and at most `max` at
+ * once. A job holds a worker for one parse or render only; the other jobs wait
+ * in a queue per key (a tenant), served round-robin between the keys. A key
+ * that holds a worker gets another only while every other open key (a
+ * validation in progress) that holds none still has one left for it: one
+ * tenant's renders can delay another's by at most one render, not a queue of
+ * them. A waiter leaves the queue when its validation's time runs out.
+ */
 class WorkerPool {
-  private live = 0;
+  /** Workers given to jobs (or starting for one). */
+  private held = 0;
   private readonly idle: Pooled[] = [];
-  private readonly waiting: (() => void)[] = [];
+  /** The waiters of each key, the keys in round-robin order: a served key goes to the back. */
+  private readonly queues = new Map<string, Waiter[]>();
+  /** Workers held per key. */
+  private readonly holding = new Map<string, number>();
+  /** Validations in progress per key. */
+  private readonly open = new Map<string, number>();
 
   constructor(
     private readonly max: number,
     private readonly maxIdle: number,
   ) {}
 
-  async acquire(heapMb: number): Promise<Pooled> {
-    for (;;) {
-      const same = this.idle.findIndex((p) => p.heapMb === heapMb);
-      if (same >= 0) {
-        const [pooled] = this.idle.splice(same, 1);
-        pooled!.worker.ref();
-        return pooled!;
-      }
-      if (this.live >= this.max && this.idle.length) this.discard(this.idle.shift()!);
-      if (this.live < this.max) {
-        this.live++;
-        try {
-          return await spawn(heapMb);
-        } catch (error) {
-          this.live--;
-          this.waiting.shift()?.();
-          throw error;
-        }
-      }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** A validation of `key` began: the key is owed a worker from now on. */
+  begin(key: string): void {
+    this.open.set(key, (this.open.get(key) ?? 0) + 1);
+  }
+
+  /** A validation of `key` ended. */
+  end(key: string): void {
+    const left = (this.open.get(key) ?? 1) - 1;
+    if (left > 0) this.open.set(key, left);
+    else this.open.delete(key);
+    this.dispatch();
+  }
+
+  /** A worker for one job of `key`; 'busy' when none came free before `deadline` (ms since the epoch). */
+  acquire(key: string, heapMb: number, deadline: number): Promise<Pooled | 'busy'> {
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { key, heapMb, resolve, reject };
+      const queue = this.queues.get(key);
+      if (queue) queue.push(waiter);
+      else this.queues.set(key, [waiter]);
+      this.dispatch();
+      if (waiter.settled) return;
+      waiter.timer = setTimeout(() => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        const waiting = this.queues.get(key) ?? [];
+        waiting.splice(waiting.indexOf(waiter), 1);
+        if (!waiting.length) this.queues.delete(key);
+        resolve('busy');
+      }, Math.max(0, deadline - Date.now()));
+    });
+  }
+
+  /** Gives a job's worker back: to the pool when it finished its job, terminated when it was stopped or failed (or never started). */
+  release(key: string, pooled: Pooled | undefined, healthy: boolean): void {
+    this.held--;
+    const holds = (this.holding.get(key) ?? 1) - 1;
+    if (holds > 0) this.holding.set(key, holds);
+    else this.holding.delete(key);
+    if (pooled) {
+      if (healthy && this.idle.length < this.maxIdle) {
+        pooled.worker.unref();
+        this.idle.push(pooled);
+      } else void pooled.worker.terminate();
+    }
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    while (this.held < this.max) {
+      const key = this.next();
+      if (key === undefined) return;
+      this.grant(key);
     }
   }
 
-  /** A worker that finished its jobs goes back to the pool; one that was stopped or failed is terminated. */
-  release(pooled: Pooled, healthy: boolean): void {
-    if (healthy && this.idle.length < this.maxIdle) {
-      pooled.worker.unref();
-      this.idle.push(pooled);
-    } else this.discard(pooled);
-    this.waiting.shift()?.();
+  /** The key whose first waiter is served next: the fewest workers held, then round-robin; undefined when none may be. */
+  private next(): string | undefined {
+    const free = this.max - this.held;
+    const keys = new Set([...this.open.keys(), ...this.queues.keys()]);
+    let without = 0;
+    for (const key of keys) if (!this.holding.get(key)) without++;
+    let best: string | undefined;
+    let fewest = Infinity;
+    for (const key of this.queues.keys()) {
+      const holds = this.holding.get(key) ?? 0;
+      // A key with a worker takes another only if one is still left for each other key without one.
+      if (holds > 0 && free - 1 < without) continue;
+      if (holds < fewest) {
+        best = key;
+        fewest = holds;
+      }
+    }
+    return best;
   }
 
-  private discard(pooled: Pooled): void {
-    this.live--;
-    void pooled.worker.terminate();
+  private grant(key: string): void {
+    const queue = this.queues.get(key)!;
+    const waiter = queue.shift()!;
+    this.queues.delete(key);
+    if (queue.length) this.queues.set(key, queue);
+    waiter.settled = true;
+    clearTimeout(waiter.timer);
+    this.held++;
+    this.holding.set(key, (this.holding.get(key) ?? 0) + 1);
+    const same = this.idle.findIndex((p) => p.heapMb === waiter.heapMb);
+    if (same >= 0) {
+      const [pooled] = this.idle.splice(same, 1);
+      pooled!.worker.ref();
+      waiter.resolve(pooled!);
+      return;
+    }
+    // Workers of another heap size make room for this one.
+    if (this.held + this.idle.length > this.max) void this.idle.shift()!.worker.terminate();
+    spawn(waiter.heapMb).then(waiter.resolve, (error: Error) => {
+      this.release(key, undefined, false);
+      waiter.reject(error);
+    });
   }
 }
 
@@ -203,56 +296,91 @@ function spawn(heapMb: number): Promise<Pooled> {
   });
 }
 
-/** At most this many validations render at once (each worker may use up to heapMb); the others wait for one. */
+/** At most this many templates are parsed or rendered at once (each worker may use up to heapMb); the other jobs wait for one. */
 export const MAX_RENDER_WORKERS = Math.min(4, Math.max(2, availableParallelism() - 1));
 const pool = new WorkerPool(MAX_RENDER_WORKERS, 2);
 
+export interface SandboxOptions {
+  /** Whose validation this is (a plugin): workers are shared fairly between keys. */
+  key?: string;
+  /** When the validation began (ms since the epoch): the clock of `requestTimeMs`. Now when not given. */
+  startedAt?: number;
+}
+
 /**
  * The template work of one validation: parse checks and renders, one at a
- * time on one worker, within the limits. The clock of `requestTimeMs` starts
- * when the first job gets a worker. close() when done.
+ * time, each on a worker of the pool held for that job only, within the
+ * limits. The clock of `requestTimeMs` runs from the start of the validation,
+ * waiting for a worker included. close() when done.
  */
 export class TemplateSandbox {
-  private pooled?: Pooled;
-  private deadline?: number;
+  private readonly key: string;
+  private readonly deadline: number;
+  private closed = false;
   private nextId = 0;
+  /** Bytes of the parts rendered so far (`validationOutputBytes`). */
+  private renderedBytes = 0;
   /** Set once `requestTimeMs` ran out: every later job answers with that limit at once. */
   budgetExceeded = false;
+  /** Set once the rendered parts passed `validationOutputBytes`: every later render answers with that limit at once. */
+  outputExceeded = false;
 
-  constructor(readonly limits: RenderLimits) {}
+  constructor(
+    readonly limits: RenderLimits,
+    options: SandboxOptions = {},
+  ) {
+    this.key = options.key ?? '';
+    this.deadline = (options.startedAt ?? Date.now()) + limits.requestTimeMs;
+    pool.begin(this.key);
+  }
 
   async check(template: string): Promise<CheckOutcome> {
     const reply = await this.run({ op: 'check', template });
     if (reply.kind === 'ok') return { kind: 'ok' };
-    if (reply.kind === 'limit') return { kind: 'limit', limit: reply.limit! };
+    if (reply.kind === 'limit') return limitOutcome(reply);
     if (reply.kind === 'fileAccess') return { kind: 'fileAccess', tag: reply.tag ?? 'include', ...(reply.line ? { line: reply.line } : {}) };
     return { kind: 'syntax', message: reply.message ?? 'the template cannot be parsed', ...(reply.line ? { line: reply.line } : {}) };
   }
 
   async render(template: string, scope: Record<string, unknown>): Promise<RenderOutcome> {
+    if (this.outputExceeded) return { kind: 'limit', limit: 'validationOutputBytes' };
     const reply = await this.run({ op: 'render', template, scope });
-    if (reply.kind === 'ok') return { kind: 'ok', output: reply.output ?? '' };
-    if (reply.kind === 'limit') return { kind: 'limit', limit: reply.limit! };
+    if (reply.kind === 'ok') {
+      const output = reply.output ?? '';
+      this.renderedBytes += typeof reply.bytes === 'number' ? reply.bytes : Buffer.byteLength(output);
+      if (this.renderedBytes > this.limits.validationOutputBytes) {
+        this.outputExceeded = true;
+        return { kind: 'limit', limit: 'validationOutputBytes' };
+      }
+      return { kind: 'ok', output };
+    }
+    if (reply.kind === 'limit') return limitOutcome(reply);
     return { kind: 'error', message: reply.message ?? 'the template cannot be rendered', ...(reply.line ? { line: reply.line } : {}) };
   }
 
-  /** Gives the worker back (or stops it when a job left it busy). */
+  /** The validation is over: its key is owed no worker any more. */
   close(): void {
-    if (this.pooled) pool.release(this.pooled, true);
-    this.pooled = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    pool.end(this.key);
   }
 
   private async run(job: { op: 'check' | 'render'; template: string; scope?: Record<string, unknown> }): Promise<Reply> {
-    const { limits } = this;
+    const { limits, key } = this;
     if (job.template.length > limits.templateChars) return { kind: 'limit', limit: 'templateChars' };
-    if (this.budgetExceeded || (this.deadline !== undefined && Date.now() >= this.deadline)) return this.outOfBudget();
-    const pooled = (this.pooled ??= await pool.acquire(limits.heapMb));
-    this.deadline ??= Date.now() + limits.requestTimeMs;
+    if (this.budgetExceeded || Date.now() >= this.deadline) return this.outOfBudget();
+    // A worker that cannot start is the server's failure, not the template's: it throws.
+    const pooled = await pool.acquire(key, limits.heapMb, this.deadline);
+    if (pooled === 'busy') return { ...this.outOfBudget(), busy: true };
     const left = this.deadline - Date.now();
-    if (left <= 0) return this.outOfBudget();
+    if (left <= 0) {
+      pool.release(key, pooled, true);
+      return this.outOfBudget();
+    }
     const wait = Math.min(limits.renderTimeMs + GRACE_MS, left);
     const id = ++this.nextId;
-    const { worker } = pooled;
+    const granted = pooled;
+    const { worker } = granted;
     return new Promise<Reply>((resolve) => {
       let done = false;
       const finish = (reply: Reply, healthy: boolean) => {
@@ -262,10 +390,7 @@ export class TemplateSandbox {
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
-        if (!healthy) {
-          pool.release(pooled, false);
-          this.pooled = undefined;
-        }
+        pool.release(key, granted, healthy);
         resolve(reply);
       };
       const onMessage = (reply: Reply) => {
@@ -306,4 +431,8 @@ export class TemplateSandbox {
     this.budgetExceeded = true;
     return { kind: 'limit', limit: 'requestTimeMs' };
   }
+}
+
+function limitOutcome(reply: Reply): LimitOutcome {
+  return { kind: 'limit', limit: reply.limit!, ...(reply.busy ? { busy: true } : {}) };
 }
