@@ -63,7 +63,7 @@ function runOnce(command, { stdout, env = {}, ok = [0] } = {}) {
   if (fd !== 'ignore') closeSync(fd);
   if (!ok.includes(run.status)) throw new Error(`${command.join(' ')} exited with ${run.status ?? run.signal}:\n${run.stderr.slice(-2000)}`);
   const kb = hasTime ? Number(readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)) : NaN;
-  return { ms, kb };
+  return { ms, kb, status: run.status };
 }
 
 const median = (values) => {
@@ -180,8 +180,10 @@ function measureAlone({ id, label, convx, target, runs = RUNS, env, ok }) {
   for (let i = 0; i < runs; i++) samples.push(runOnce(convx, { env, ok }));
   const s = summary(samples);
   const met = target.check(s);
-  console.log(`convx ${seconds(s.ms).padStart(8)} ${megabytes(s.kb).padStart(7)}  (${target.text}: ${met ? 'met' : 'not met'})  [spread ${seconds(s.minMs)}-${seconds(s.maxMs)}, n=${s.runs}]`);
-  results.push({ id, label, convx: `${seconds(s.ms)}, ${megabytes(s.kb)}`, bare: '', ratio: '', target: `${target.text}${met ? '' : ' (not met)'}`, raw: { convx: samples } });
+  const codes = [...new Set(samples.map((r) => r.status))].filter((c) => c !== 0);
+  const exits = codes.length ? ` (exit ${codes.join(', ')} in ${samples.filter((r) => r.status !== 0).length} of ${samples.length} runs)` : '';
+  console.log(`convx ${seconds(s.ms).padStart(8)} ${megabytes(s.kb).padStart(7)}${exits}  (${target.text}: ${met ? 'met' : 'not met'})  [spread ${seconds(s.minMs)}-${seconds(s.maxMs)}, n=${s.runs}]`);
+  results.push({ id, label, convx: `${seconds(s.ms)}, ${megabytes(s.kb)}${exits}`, bare: '', ratio: '', target: `${target.text}${met ? '' : ' (not met)'}`, raw: { convx: samples } });
 }
 
 const within = (limit, what = 'time and memory') => ({
@@ -253,7 +255,12 @@ const deferred = (fn) => {
     const cb = `${b}.checked`;
     renameSync(a, ca);
     renameSync(b, cb);
-    pending.push(fn(ca, cb).then((problem) => ({ file: a, problem })));
+    pending.push(
+      fn(ca, cb).then((problem) => {
+        for (const file of [ca, cb]) rmSync(file, { force: true });
+        return { file: a, problem };
+      }),
+    );
   };
   check.deferred = true;
   return check;
@@ -618,6 +625,7 @@ if (!verifyOnly) {
   writeFileSync(join(work, `${name}.json`), `${JSON.stringify({ machine: machineLine, end: endLine, full, runs: RUNS, results }, null, 2)}\n`);
   console.log(`written to .bench/${name}.md and .json`);
 }
+rmSync(join(work, `time-${process.pid}.txt`), { force: true });
 if (failures) {
   console.error(`\n${failures} case(s) failed, or their bare query and convx disagree (their figures mean nothing until fixed)`);
   process.exitCode = 1;

@@ -15,7 +15,7 @@ interface ServeFlags extends RenderLimitFlags {
   bodyLimit: string;
   rateLimit: string;
   queryTimeout: string;
-  /** --pool-size: DuckDB connections the requests share (default: one per core). */
+  /** --pool-size: DuckDB connections the requests share (default: four per core). */
   poolSize?: string;
 }
 
@@ -41,7 +41,7 @@ function parseLimits(flags: ServeFlags): ServerLimits {
   };
 }
 
-/** --pool-size as a number, undefined when not given (one per core). */
+/** --pool-size as a number, undefined when not given (four per core). */
 function parsePoolSize(flags: ServeFlags): number | undefined {
   if (flags.poolSize === undefined) return undefined;
   if (!/^\d+$/.test(flags.poolSize) || Number(flags.poolSize) < 1 || Number(flags.poolSize) > 256) {

@@ -288,7 +288,9 @@ export class Scope {
              c.client_contact_id, c.first_name, c.surname
       FROM priced p
       JOIN ${t('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
-      LEFT JOIN ${contacts} c ON c.contact_id = p.contact_id`,
+      LEFT JOIN ${contacts} c ON c.contact_id = p.contact_id
+      -- every transaction (a served dataset): stored in time order, so that a period's zonemaps skip the rest
+      ${bound ? '' : 'ORDER BY p.datetime'}`,
       { reference: this.referenceCurrency },
     );
   }

@@ -206,12 +206,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   };
 
   /** Runs work on a backend of the dataset (the one served now), on a pooled connection; one whose work failed is replaced. */
-  async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset = options.dataset()): Promise<T> {
+  async function withBackend<T>(
+    request: FastifyRequest,
+    work: (backend: Backend) => Promise<T>,
+    dataset = options.dataset(),
+    connection: { pooled?: boolean } = {},
+  ): Promise<T> {
     // A reload between authentication and here may have swapped in data without this plugin.
     if (!dataset.has(request.plugin)) {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
     }
-    const backend = await dataset.backend(request.plugin);
+    const backend = await dataset.backend(request.plugin, connection);
     try {
       return await work(backend);
     } catch (error) {
@@ -222,9 +227,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   }
 
-  /** A report or items query, interrupted when it runs over the query time budget. */
-  const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>) =>
-    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work));
+  /** Work on the data, interrupted when its queries run over the query time budget. */
+  const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, connection: { pooled?: boolean } = {}) =>
+    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection));
 
   /**
    * A report or items query (see query) whose answer carries an ETag of the data
@@ -309,7 +314,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
     },
     // Its SQL (the audience) runs under the same time budget as a report; templates have their own limits.
-    async (request) => query(request, (b) => b.validateEmail(request.body)),
+    // A validation holds its connection while it waits for template renders (bounded, fair between
+    // tenants): it gets a connection of its own, so it never keeps the pool from reports.
+    async (request) => query(request, (b) => b.validateEmail(request.body), { pooled: false }),
   );
 
   docs.set('/healthz', 'health');

@@ -8,9 +8,15 @@
 import { availableParallelism } from 'node:os';
 import type { Database } from '../local/db.js';
 
-/** Connections per served dataset when not told: one per core, so reads use every core. */
+/**
+ * Connections per served dataset when not told: four per core. A request holds
+ * its connection while Node does its share of the work between queries (and
+ * the few-ms queries run one thread each), so fewer connections than that
+ * leave cores idle: measured on 2 cores, 2 connections served 77 reports/s,
+ * 8 served 104 and 16 served 107.
+ */
 export function defaultPoolSize(): number {
-  return Math.max(1, availableParallelism());
+  return 4 * Math.max(1, availableParallelism());
 }
 
 /** A connection lent to one request: close() gives it back (once); interrupt() marks it for replacement. */

@@ -22,7 +22,7 @@ export interface ServeOptions {
   referenceCurrency?: string;
   /** Bounds of template rendering in delivery validation; the defaults when left out. */
   renderLimits?: RenderLimits;
-  /** DuckDB connections the requests share (see pool.ts); one per core when left out. */
+  /** DuckDB connections the requests share (see pool.ts); four per core when left out. */
   poolSize?: number;
 }
 
@@ -58,8 +58,8 @@ export class ServedDataset {
         scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, options));
       }
       // The attribution above ran on every core. Requests now run side by side, one per pooled
-      // connection, so each query gets its share of the cores: with a pool of one per core, one
-      // thread each, which spends less CPU per request than splitting every small query.
+      // connection, so each query gets its share of the cores: with the default pool (four per
+      // core), one thread each, which spends less CPU per request than splitting every small query.
       await dataset.db.exec(`SET threads = ${threadsPerQuery(poolSize)}`);
       return new ServedDataset(dir, dataset, scopes, new Date(), poolSize, options.renderLimits);
     } catch (error) {
@@ -80,12 +80,18 @@ export class ServedDataset {
    * A backend scoped to one plugin on a connection lent by the pool (waiting
    * for one when all are lent); close() it when the request ends, which gives
    * the connection back. Queries of one request run in turn on its connection.
+   * With pooled false it gets a connection of its own instead.
    */
-  async backend(plugin: string): Promise<LocalBackend> {
+  async backend(plugin: string, { pooled = true }: { pooled?: boolean } = {}): Promise<LocalBackend> {
     const scope = this.scopes.get(plugin);
     if (!scope) throw new Error(`plugin ${plugin} is not served`);
     this.inFlight++;
     try {
+      if (!pooled) {
+        // A connection of its own, closed with the backend: for work that may hold it long
+        // (a validation waits on template renders), so that it never keeps reports waiting.
+        return new LocalBackend(scope, await scope.db.connect(), () => this.release(), this.renderLimits);
+      }
       const lease = await this.pool.acquire();
       // LocalBackend.close() closes its db (here: gives the connection back), then calls onClose.
       const backend = new LocalBackend(scope, lease.db, () => this.release(), this.renderLimits);
