@@ -102,7 +102,7 @@ export const COMMANDS: CommandDefinition[] = [
       { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
       { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
       { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
-      { flags: '--pool-size <n>', description: 'DuckDB connections the requests share (default: one per core); each query runs on cores/n threads' },
+      { flags: '--pool-size <n>', description: 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one' },
       { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
       {
         flags: '--rate-limit <n>',

@@ -94,8 +94,12 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
           description: kind === 'validate' ? 'the dry run; findings, an invalid request included, are in render.errors and render.warnings' : 'OK',
           content: { 'application/json': { schema: ref(RESPONSE_SCHEMA[kind]) } },
         };
+  const tagged = kind === 'report' || kind === 'items';
   return {
-    200: ok,
+    200: tagged
+      ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' } } }
+      : ok,
+    ...(tagged ? { 304: { description: 'Not Modified: the If-None-Match ETag still matches (the data has not been reloaded)' } } : {}),
     400: problemResponse(
       kind === 'validate'
         ? 'the body is not JSON, a token was sent in the query string, or the URL is malformed'
