@@ -81,7 +81,7 @@ export const COMMANDS: CommandDefinition[] = [
       { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
       { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
       { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
-      ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode` })),
+      ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
     ],
     examples: [
       'convx validate samples/deliveries/welcome.json --data samples/shop',
@@ -111,7 +111,7 @@ export const COMMANDS: CommandDefinition[] = [
       },
       {
         flags: '--query-timeout <seconds>',
-        description: 'time budget of a report or items request (over it: 503 with Retry-After; 0: no limit)',
+        description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
         defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
       },
       ...RENDER_LIMIT_OPTIONS,
