@@ -180,6 +180,21 @@ export const COMMANDS: CommandDefinition[] = [
     load: async () => (await import('./data.js')).dataCheck,
   },
   {
+    name: 'data import',
+    summary: 'check a dataset once and write it as one .duckdb file, attributed, that every command reads with --data',
+    args: '<dir>',
+    options: [
+      { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
+      { flags: '--force', description: 'replace an existing --into file' },
+    ],
+    examples: [
+      'convx data import samples/shop --into shop.duckdb',
+      'convx report --data shop.duckdb --from 2024-03-01 --to 2024-03-31',
+      'convx serve --data shop.duckdb   # ready at once, even for millions of orders',
+    ],
+    load: async () => (await import('./data.js')).dataImport,
+  },
+  {
     name: 'data generate',
     summary: 'write a deterministic synthetic dataset (for demos, tests and benchmarks)',
     options: [
@@ -211,6 +226,6 @@ export const COMMANDS: CommandDefinition[] = [
 ];
 
 export const GROUPS: Record<string, string> = {
-  data: 'dataset tools: check, generate',
+  data: 'dataset tools: check, import, generate',
   auth: 'API credentials: login, status, logout',
 };

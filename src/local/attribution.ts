@@ -19,6 +19,14 @@ export interface OpenOptions {
    * the first query (Scope.attribute), which bounds it by that query's period.
    */
   deferAttribution?: boolean;
+  /**
+   * Where this plugin's attribution already lies (an imported file, imported.ts): given the
+   * reference currency resolved, the qualified schema holding its conv and source_info, or
+   * undefined when it was computed for another currency (then it is computed afresh).
+   */
+  attributed?: (plugin: string | null, referenceCurrency: string) => string | undefined;
+  /** With attributed: copy the per-day sums into memory (a server, which reads them on every report). */
+  keepSumsInMemory?: boolean;
 }
 
 /** Inclusive UTC calendar days, YYYY-MM-DD. */
@@ -81,6 +89,26 @@ export async function choosePlugin(dataset: Dataset, requested: string | undefin
   return plugins[0]!;
 }
 
+/** The plugin id under which a dataset without plugin_id is served or imported. */
+export const SINGLE_TENANT_ID = 'default';
+
+/**
+ * A scope per plugin of the dataset (one, SINGLE_TENANT_ID, for a dataset without plugin_id),
+ * each attributed for every transaction: what a server serves and an import stores.
+ */
+export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): Promise<Map<string, Scope>> {
+  const plugins = await listPlugins(dataset);
+  const scopes = new Map<string, Scope>();
+  const ids = plugins.length ? plugins : [SINGLE_TENANT_ID];
+  for (const [i, id] of ids.entries()) {
+    scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, { keepSumsInMemory: true, ...options, deferAttribution: false }));
+  }
+  return scopes;
+}
+
+/** What a scope's attribution of every transaction consists of (an import stores these). */
+export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day'] as const;
+
 const cancelledList = CANCELLED_STATUSES.map(sqlString).join(', ');
 
 /**
@@ -101,12 +129,20 @@ export class Scope {
   /** What the attributed tables hold: every transaction ('all'), one period's, or nothing yet. */
   private extent: 'all' | Period | undefined;
 
+  /** True when conv holds every transaction, and with it the per-day sums report_day and contact_day. */
+  get summarised(): boolean {
+    return this.extent === 'all';
+  }
+
   get db(): Database {
     return this.dataset.db;
   }
 
+  /** Tables of this scope that lie elsewhere (an imported file's), by name. */
+  private readonly located = new Map<string, string>();
+
   table(name: string): string {
-    return `${ident(this.schema)}.${ident(name)}`;
+    return this.located.get(name) ?? `${ident(this.schema)}.${ident(name)}`;
   }
 
   static async build(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions): Promise<Scope> {
@@ -123,7 +159,24 @@ export class Scope {
     const reports = dataset.has('orders') && dataset.has('touches');
     const reference = reports ? await resolveReferenceCurrency(dataset, schema, plugin, options.referenceCurrency) : '';
     const scope = new Scope(dataset, schema, plugin, reference, reports);
-    if (reports && !options.deferAttribution) await scope.attribute();
+    const stored = reports ? options.attributed?.(plugin, reference) : undefined;
+    if (stored) {
+      // Computed once by the import, for every transaction: read where it lies (through a view,
+      // DuckDB would not use the index on order_id). The per-day sums are small, and scanned
+      // several times faster from memory than decompressed from the file on every query: a
+      // server (keepSumsInMemory) copies them.
+      for (const name of ATTRIBUTED_TABLES) {
+        const where = `${stored}.${ident(name)}`;
+        if (options.keepSumsInMemory && (name === 'report_day' || name === 'contact_day')) {
+          await db.exec(`CREATE OR REPLACE TABLE ${scope.table(name)} AS SELECT * FROM ${where}`);
+        } else {
+          scope.located.set(name, where);
+        }
+      }
+      scope.extent = 'all';
+    } else if (reports && !options.deferAttribution) {
+      await scope.attribute();
+    }
     return scope;
   }
 
@@ -293,6 +346,42 @@ export class Scope {
       ${bound ? '' : 'ORDER BY p.datetime'}`,
       { reference: this.referenceCurrency },
     );
+    if (!bound) await this.summarise();
+  }
+
+  /**
+   * The per-day sums that let a report of any period read a few rows per day instead of every
+   * transaction (queries.ts): report_day, the sums of each day, source and order currency, exact
+   * decimals, with the day's first and last conversion; contact_day, each day a contact converted
+   * through a source, with the previous such day (prev_day). A contact counts once in a period:
+   * on the one day of it in the period whose previous day lies before the period, so unique
+   * contacts are a count of rows, never a DISTINCT over the period's transactions.
+   */
+  private async summarise(): Promise<void> {
+    const t = (name: string) => this.table(name);
+    await this.db.exec(`
+      CREATE OR REPLACE TABLE ${t('report_day')} AS
+      SELECT day, source_type, source_id, currency,
+        count(*) FILTER (WHERE NOT is_refund) AS n,
+        sum(amount_wo_tax) FILTER (WHERE NOT is_refund) AS wo,
+        sum(amount_w_tax) FILTER (WHERE NOT is_refund) AS w,
+        count(*) FILTER (WHERE is_refund) AS rn,
+        sum(amount_wo_tax) FILTER (WHERE is_refund) AS rwo,
+        sum(amount_w_tax) FILTER (WHERE is_refund) AS rw,
+        sum(ref_wo) FILTER (WHERE NOT is_refund) AS ref_wo,
+        sum(ref_w) FILTER (WHERE NOT is_refund) AS ref_w,
+        sum(ref_wo) FILTER (WHERE is_refund) AS ref_rwo,
+        sum(ref_w) FILTER (WHERE is_refund) AS ref_rw,
+        min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
+        max(datetime) FILTER (WHERE NOT is_refund) AS last_at
+      FROM ${t('conv')} GROUP BY day, source_type, source_id, currency
+      ORDER BY day, source_type, source_id, currency`);
+    await this.db.exec(`
+      CREATE OR REPLACE TABLE ${t('contact_day')} AS
+      WITH converted AS (SELECT DISTINCT day, source_type, source_id, contact_id FROM ${t('conv')} WHERE NOT is_refund)
+      SELECT day, source_type, source_id,
+        lag(day) OVER (PARTITION BY source_type, source_id, contact_id ORDER BY day) AS prev_day
+      FROM converted ORDER BY day, source_type, source_id`);
   }
 }
 

@@ -55,13 +55,18 @@ export class LocalBackend implements Backend {
   private async tables(period: Period): Promise<QueryTables> {
     const conv = this.conv();
     await this.scope.attribute({ dateFrom: period.dateFrom, dateTo: period.dateTo });
-    return { conv, sourceInfo: this.scope.table('source_info'), referenceCurrency: this.referenceCurrency };
+    return {
+      conv,
+      sourceInfo: this.scope.table('source_info'),
+      referenceCurrency: this.referenceCurrency,
+      ...(this.scope.summarised ? { daily: { sums: this.scope.table('report_day'), contacts: this.scope.table('contact_day') } } : {}),
+    };
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (DESIGN.md 4.6). */
-  private async assertRates({ where, params }: Filter): Promise<void> {
+  private async assertRates({ from, where, params }: Filter): Promise<void> {
     const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
-      `SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${this.conv()}
+      `SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
        WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency LIMIT 21`,
       params,
     );

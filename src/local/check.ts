@@ -3,6 +3,7 @@ import { DataError } from '../errors.js';
 import { Database, ident, inList, type SqlParams } from './db.js';
 import { Dataset, formatProblem, type Problem } from './dataset.js';
 import { listPlugins } from './attribution.js';
+import { isDuckDbFile, openImported } from './imported.js';
 
 export interface Finding {
   code:
@@ -32,7 +33,8 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export async function checkDataset(dir: string): Promise<CheckReport> {
   const db = await Database.open();
   try {
-    const dataset = await Dataset.open(dir, db);
+    // An imported file was checked when imported: its problems are none, its findings stored.
+    const dataset = isDuckDbFile(dir) ? (await openImported(dir, db)).dataset : await Dataset.open(dir, db);
     const problems = await dataset.problems();
     const findings: Finding[] = [];
     for (const table of ['orders', 'touches'] as const) {

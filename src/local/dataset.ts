@@ -286,11 +286,25 @@ export class Dataset {
   readonly tables = new Map<TableName, LoadedTable>();
   /** Findings about the data that are not errors, known once createTypedTables() has run. */
   readonly findings: DataFinding[] = [];
+  /**
+   * A convx .duckdb file written by `convx data import` (imported.ts): its typed tables were
+   * checked when imported, so there is nothing to check or type again.
+   */
+  imported = false;
 
   private constructor(
     readonly dir: string,
     readonly db: Database,
   ) {}
+
+  /** A dataset whose typed tables t_<name> already exist (an imported file): no files to read or check. */
+  static typed(dir: string, db: Database, tables: Iterable<[TableName, LoadedTable]>, findings: DataFinding[]): Dataset {
+    const dataset = new Dataset(dir, db);
+    for (const [name, loaded] of tables) dataset.tables.set(name, loaded);
+    dataset.findings.push(...findings);
+    dataset.imported = true;
+    return dataset;
+  }
 
   static async open(dir: string, db: Database): Promise<Dataset> {
     const dataset = new Dataset(dir, db);
@@ -360,6 +374,7 @@ export class Dataset {
   /** Every problem of every loaded table: missing columns, values of the wrong type, empty required values. */
   async problems(): Promise<Problem[]> {
     const problems: Problem[] = [];
+    if (this.imported) return problems;
     for (const loaded of this.tables.values()) problems.push(...(await this.tableProblems(loaded)));
     return problems;
   }
@@ -615,16 +630,18 @@ export class Dataset {
    * Creates t_<name> for each table (typed columns, plugin_id, a row id in file order) and drops the raw copy;
    * notes the findings (negative orders) on the way.
    */
-  async createTypedTables(): Promise<void> {
+  async createTypedTables(options: { materialise?: boolean } = {}): Promise<void> {
+    if (this.imported) return;
     this.findings.length = 0;
     for (const loaded of this.tables.values()) {
       const spec = TABLES[loaded.source.table];
       const known = new Set(spec.columns.map((c) => c.name));
       // A table whose row order never matters, read from Parquet, stays a typed view over the files:
       // no copy in memory, and Parquet is cheap to scan again.
-      const asView = spec.unordered === true && loaded.source.format === 'parquet';
+      // An import (materialise) copies everything, so that the file stands on its own.
+      const asView = spec.unordered === true && loaded.source.format === 'parquet' && !options.materialise;
       const select = [
-        ...(asView ? [] : ['row_number() OVER () AS row_id']),
+        ...(asView || (spec.unordered && options.materialise) ? [] : ['row_number() OVER () AS row_id']),
         loaded.hasPluginId
           ? `CAST(${ident(loaded.columns.get('plugin_id')!.name)} AS VARCHAR) AS plugin_id`
           : 'CAST(NULL AS VARCHAR) AS plugin_id',

@@ -4,27 +4,60 @@ import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
 import { Database } from './db.js';
 import { Dataset } from './dataset.js';
+import { isDuckDbFile, openImported } from './imported.js';
 
 export interface LocalOpenOptions extends OpenOptions {
   /** Needed for reporting; validation only needs contacts. */
   require?: readonly ('orders' | 'touches' | 'contacts')[];
 }
 
-/** Opens, checks and types a dataset, failing with a DataError that names every problem. */
-export async function openDataset(dir: string, require: LocalOpenOptions['require'] = ['orders', 'touches']): Promise<Dataset> {
+/** A dataset ready to query, and where its attribution already lies (an imported file). */
+export interface OpenedDataset {
+  dataset: Dataset;
+  attributed?: OpenOptions['attributed'];
+}
+
+/**
+ * Opens a dataset, failing with a DataError that names every problem: a directory of
+ * files (read, checked and typed; materialise copies even what could stay a view over
+ * Parquet, for an import) or a file written by `convx data import` (attached as it is).
+ */
+export async function openDataset(
+  path: string,
+  require: LocalOpenOptions['require'] = ['orders', 'touches'],
+  options: { materialise?: boolean } = {},
+): Promise<Dataset> {
+  return (await open(path, require, options)).dataset;
+}
+
+/** openDataset, with the attribution an imported file holds. */
+export async function open(
+  path: string,
+  require: LocalOpenOptions['require'] = ['orders', 'touches'],
+  options: { materialise?: boolean } = {},
+): Promise<OpenedDataset> {
   const db = await Database.open();
   try {
-    const dataset = await Dataset.open(dir, db);
+    let opened: OpenedDataset;
+    if (isDuckDbFile(path)) {
+      opened = await openImported(path, db);
+    } else {
+      const dataset = await Dataset.open(path, db);
+      opened = { dataset };
+    }
+    const { dataset } = opened;
     for (const table of require) {
       if (!dataset.has(table)) {
         throw new DataError(
-          `the dataset at ${dir} has no ${table} table: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`,
+          dataset.imported
+            ? `the dataset in ${path} has no ${table} table (its source had none when it was imported)`
+            : `the dataset at ${path} has no ${table} table: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`,
         );
       }
     }
     await dataset.validate();
-    await dataset.createTypedTables();
-    return dataset;
+    await dataset.createTypedTables(options);
+    return opened;
   } catch (error) {
     db.close();
     throw error;
@@ -32,16 +65,16 @@ export async function openDataset(dir: string, require: LocalOpenOptions['requir
 }
 
 /** Local mode of the CLI: one dataset, one plugin. */
-export async function openLocalBackend(dir: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const dataset = await openDataset(dir, options.require);
+export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
+  const { dataset, attributed } = await open(path, options.require);
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
-    // The attribution waits for the first query, which bounds it by its period (only what the period needs is read).
-    const scope = await Scope.build(dataset, 'scope_0', plugin, { ...options, deferAttribution: true });
+    // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);
+    // an imported file holds it for every transaction already.
+    const scope = await Scope.build(dataset, 'scope_0', plugin, { ...options, deferAttribution: true, ...(attributed ? { attributed } : {}) });
     return new LocalBackend(scope, scope.db);
   } catch (error) {
     dataset.db.close();
     throw error;
   }
 }
-

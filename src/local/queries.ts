@@ -12,6 +12,11 @@ export interface QueryTables {
   conv: string;
   sourceInfo: string;
   referenceCurrency: string;
+  /**
+   * The per-day sums of conv (attribution.ts), where every transaction is attributed (a served
+   * dataset, an imported file): a report without country or currency filters reads these.
+   */
+  daily?: { sums: string; contacts: string };
 }
 
 export const TS = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
@@ -22,7 +27,9 @@ const AVERAGE = (amount: string, count: string) =>
   `CASE WHEN ${count} = 0 THEN 0.0 ELSE CAST(${ROUND_DIV(`CAST(${amount} * 10000 AS HUGEINT)`, `(100 * CAST(${count} AS HUGEINT))`)} AS DOUBLE) / 100 END`;
 const D = (expr: string) => `CAST(${expr} AS DOUBLE)`;
 
+/** The transactions a query covers: a relation over conv and a condition on it. */
 export interface Filter {
+  from: string;
   where: string;
   params: SqlParams;
 }
@@ -48,9 +55,16 @@ export function orderBy(sort: SortKey[], tieBreak: string[]): string {
   return [...keys, ...tieBreak].join(', ');
 }
 
-export function itemsFilter(query: ItemsQuery): Filter {
+export function itemsFilter(conv: string, query: ItemsQuery): Filter {
   const params: SqlParams = {};
   const where = [periodFilter(params, query)];
+  let from = conv;
+  if (query.orderId !== undefined) {
+    // An order's transactions first, alone in their scan, so that the index on order_id
+    // (an imported file's) answers it; the other conditions then filter those few rows.
+    params.orderId = query.orderId;
+    from = `(SELECT * FROM ${conv} WHERE order_id = $orderId OFFSET 0)`;
+  }
   const eq = (column: string, key: keyof ItemsQuery) => {
     const value = query[key];
     if (typeof value === 'string') {
@@ -63,19 +77,18 @@ export function itemsFilter(query: ItemsQuery): Filter {
   eq('smartflow_id', 'smartflowId');
   eq('delivery_id', 'deliveryId');
   eq('contact_id', 'contactId');
-  eq('order_id', 'orderId');
   if (query.campaignId !== undefined) {
     params.campaignId = query.campaignId;
     where.push(`campaign_id = $campaignId AND source_type IN ('campaign', 'automation')`);
   }
   if (query.country) where.push(`country IN ${inList(params, 'country', query.country)}`);
   if (query.currency) where.push(`currency IN ${inList(params, 'currency', query.currency)}`);
-  return { where: where.join(' AND '), params };
+  return { from, where: where.join(' AND '), params };
 }
 
 /** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
 export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
-  const filter = itemsFilter(query);
+  const filter = itemsFilter(tables.conv, query);
   const select = `
     SELECT row_id,
       contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS('datetime')} AS "datetime",
@@ -88,39 +101,12 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
       source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
       ${detailUrlSql()} AS detail_url, ${activityUrlSql()} AS "activityUrl"
-    FROM ${tables.conv} WHERE ${filter.where}`;
+    FROM ${filter.from} WHERE ${filter.where}`;
   return { filter, select, params: { ...filter.params, reference: tables.referenceCurrency } };
 }
 
-/** The report of a query: one row per attributing source, with its breakdown per order currency. */
-export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
-  const filterParams: SqlParams = {};
-  const where = [periodFilter(filterParams, query)];
-  if (query.country) where.push(`country IN ${inList(filterParams, 'country', query.country)}`);
-  if (query.currency) where.push(`currency IN ${inList(filterParams, 'currency', query.currency)}`);
-  const filter: Filter = { where: where.join(' AND '), params: filterParams };
-  const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
-  let nameFilter = '';
-  if (query.q !== undefined) {
-    params.q = query.q.toLowerCase();
-    nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
-  }
-  const select = `
-    WITH period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
-    per_currency AS (
-      SELECT source_type, source_id, currency,
-        count(*) FILTER (WHERE NOT is_refund) AS n,
-        coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
-        coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
-        count(*) FILTER (WHERE is_refund) AS rn,
-        coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
-        coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
-        coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
-        coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
-        coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
-        coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
-      FROM period_tx GROUP BY source_type, source_id, currency),
-    per_source AS (
+/** Per source: the totals in the reference currency, and the breakdown per order currency. */
+const PER_SOURCE = `per_source AS (
       SELECT source_type, source_id,
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
         list(struct_pack(
@@ -132,13 +118,79 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
           grossConversionsNumber := CAST(n + rn AS INTEGER),
           conversionAmountWoTaxReference := ${D('ref_wo')}, conversionAmountWTaxReference := ${D('ref_w')}
         ) ORDER BY currency) AS breakdown
-      FROM per_currency GROUP BY source_type, source_id),
+      FROM per_currency GROUP BY source_type, source_id)`;
+
+/** The sums of one source and order currency, from the period's transactions (conv path). */
+const PER_CURRENCY_FROM_TRANSACTIONS = `
+      SELECT source_type, source_id, currency,
+        count(*) FILTER (WHERE NOT is_refund) AS n,
+        coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
+        coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
+        count(*) FILTER (WHERE is_refund) AS rn,
+        coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
+        coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
+        coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
+        coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
+        coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
+        coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
+      FROM period_tx GROUP BY source_type, source_id, currency`;
+
+/**
+ * The same sums from the per-day sums (attribution.ts, report_day), with the first and last
+ * conversion: sums of exact decimals and counts, so the same values as from the transactions.
+ */
+const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
+      SELECT source_type, source_id, currency,
+        sum(n) AS n, coalesce(sum(wo), 0) AS wo, coalesce(sum(w), 0) AS w,
+        sum(rn) AS rn, coalesce(sum(rwo), 0) AS rwo, coalesce(sum(rw), 0) AS rw,
+        coalesce(sum(ref_wo), 0) AS ref_wo, coalesce(sum(ref_w), 0) AS ref_w,
+        coalesce(sum(ref_rwo), 0) AS ref_rwo, coalesce(sum(ref_rw), 0) AS ref_rw,
+        min(first_at) AS first_at, max(last_at) AS last_at
+      FROM ${sums} WHERE ${where} GROUP BY source_type, source_id, currency`;
+
+/**
+ * The report of a query: one row per attributing source, with its breakdown per order currency.
+ * Two ways to the same rows: from the period's transactions, or, without country or currency
+ * filters and where they exist, from the per-day sums (a few thousand rows for a month instead
+ * of every transaction, and unique contacts counted without a DISTINCT: see contact_day).
+ */
+export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
+  const filterParams: SqlParams = {};
+  const where = [periodFilter(filterParams, query)];
+  if (query.country) where.push(`country IN ${inList(filterParams, 'country', query.country)}`);
+  if (query.currency) where.push(`currency IN ${inList(filterParams, 'currency', query.currency)}`);
+  const filter: Filter = { from: tables.conv, where: where.join(' AND '), params: filterParams };
+  const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
+  let nameFilter = '';
+  if (query.q !== undefined) {
+    params.q = query.q.toLowerCase();
+    nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
+  }
+  const daily = !query.country && !query.currency ? tables.daily : undefined;
+  const sources = daily
+    ? `per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, filter.where)}),
+    ${PER_SOURCE},
+    -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)
+    unique_contacts AS (
+      SELECT source_type, source_id, count(*) AS uc FROM ${daily.contacts}
+      WHERE ${filter.where} AND (prev_day IS NULL OR prev_day < CAST($dayFrom AS DATE))
+      GROUP BY source_type, source_id),
+    contacts_and_times AS (
+      SELECT c.source_type, c.source_id, coalesce(any_value(u.uc), 0) AS uc,
+        min(c.first_at) AS first_at, max(c.last_at) AS last_at
+      FROM per_currency c LEFT JOIN unique_contacts u USING (source_type, source_id)
+      GROUP BY c.source_type, c.source_id)`
+    : `period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
+    per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
+    ${PER_SOURCE},
     contacts_and_times AS (
       SELECT source_type, source_id,
         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
         min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
         max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-      FROM period_tx GROUP BY source_type, source_id)
+      FROM period_tx GROUP BY source_type, source_id)`;
+  const select = `
+    WITH ${sources}
     SELECT g.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
       ${detailUrlSql('i.')} AS detail_url,
@@ -156,4 +208,3 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
     ${nameFilter}`;
   return { filter, select, params };
 }
-

@@ -4,9 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { LocalBackend, openDataset } from '../local/backend.js';
+import { LocalBackend } from '../local/backend.js';
+import { open } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
-import { listPlugins, Scope } from '../local/attribution.js';
+import { buildScopes, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './pool.js';
 
@@ -15,8 +16,7 @@ export function threadsPerQuery(poolSize: number, cores = availableParallelism()
   return Math.max(1, Math.floor(cores / poolSize));
 }
 
-/** The plugin id under which a dataset without plugin_id is served. */
-export const SINGLE_TENANT_ID = 'default';
+export { SINGLE_TENANT_ID } from '../local/attribution.js';
 
 export interface ServeOptions {
   referenceCurrency?: string;
@@ -49,14 +49,9 @@ export class ServedDataset {
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
     const poolSize = options.poolSize ?? defaultPoolSize();
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
-    const dataset = await openDataset(dir);
+    const { dataset, attributed } = await open(dir);
     try {
-      const plugins = await listPlugins(dataset);
-      const scopes = new Map<string, Scope>();
-      const ids = plugins.length ? plugins : [SINGLE_TENANT_ID];
-      for (const [i, id] of ids.entries()) {
-        scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, options));
-      }
+      const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
