@@ -174,6 +174,7 @@ export class Scope {
         }
       }
       scope.extent = 'all';
+      await scope.noteUnpricedDays();
     } else if (reports && !options.deferAttribution) {
       await scope.attribute();
     }
@@ -286,7 +287,9 @@ export class Scope {
              CASE WHEN source_type = 'smartflow' THEN coalesce(smartflow_name, smartflow_id) END AS smartflow_name,
              delivery_id,
              CASE WHEN delivery_id IS NOT NULL THEN coalesce(delivery_name, delivery_id) END AS delivery_name,
-             started_at
+             started_at,
+             -- a small number per source, which the per-day sums are keyed by
+             CAST(row_number() OVER (ORDER BY source_type, source_id) AS INTEGER) AS source_key
       FROM ids`);
     const unstarted = await db.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${t('source_info')} WHERE started_at IS NULL`);
     if (Number(unstarted?.n ?? 0) > 0) {
@@ -346,7 +349,10 @@ export class Scope {
       ${bound ? '' : 'ORDER BY p.datetime'}`,
       { reference: this.referenceCurrency },
     );
-    if (!bound) await this.summarise();
+    if (!bound) {
+      await this.summarise();
+      await this.noteUnpricedDays();
+    }
   }
 
   /**
@@ -361,27 +367,45 @@ export class Scope {
     const t = (name: string) => this.table(name);
     await this.db.exec(`
       CREATE OR REPLACE TABLE ${t('report_day')} AS
-      SELECT day, source_type, source_id, currency,
-        count(*) FILTER (WHERE NOT is_refund) AS n,
-        sum(amount_wo_tax) FILTER (WHERE NOT is_refund) AS wo,
-        sum(amount_w_tax) FILTER (WHERE NOT is_refund) AS w,
-        count(*) FILTER (WHERE is_refund) AS rn,
-        sum(amount_wo_tax) FILTER (WHERE is_refund) AS rwo,
-        sum(amount_w_tax) FILTER (WHERE is_refund) AS rw,
-        sum(ref_wo) FILTER (WHERE NOT is_refund) AS ref_wo,
-        sum(ref_w) FILTER (WHERE NOT is_refund) AS ref_w,
-        sum(ref_wo) FILTER (WHERE is_refund) AS ref_rwo,
-        sum(ref_w) FILTER (WHERE is_refund) AS ref_rw,
-        min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
-        max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-      FROM ${t('conv')} GROUP BY day, source_type, source_id, currency
-      ORDER BY day, source_type, source_id, currency`);
+      SELECT c.day, i.source_key, c.currency,
+        count(*) FILTER (WHERE NOT c.is_refund) AS n,
+        sum(c.amount_wo_tax) FILTER (WHERE NOT c.is_refund) AS wo,
+        sum(c.amount_w_tax) FILTER (WHERE NOT c.is_refund) AS w,
+        count(*) FILTER (WHERE c.is_refund) AS rn,
+        sum(c.amount_wo_tax) FILTER (WHERE c.is_refund) AS rwo,
+        sum(c.amount_w_tax) FILTER (WHERE c.is_refund) AS rw,
+        sum(c.ref_wo) FILTER (WHERE NOT c.is_refund) AS ref_wo,
+        sum(c.ref_w) FILTER (WHERE NOT c.is_refund) AS ref_w,
+        sum(c.ref_wo) FILTER (WHERE c.is_refund) AS ref_rwo,
+        sum(c.ref_w) FILTER (WHERE c.is_refund) AS ref_rw,
+        min(c.datetime) FILTER (WHERE NOT c.is_refund) AS first_at,
+        max(c.datetime) FILTER (WHERE NOT c.is_refund) AS last_at,
+        -- transactions without a usable exchange rate (a report of the day is then a data error)
+        count(*) FILTER (WHERE c.ref_w IS NULL) AS unpriced
+      FROM ${t('conv')} c JOIN ${t('source_info')} i ON i.source_type = c.source_type AND i.source_id = c.source_id
+      GROUP BY c.day, i.source_key, c.currency
+      ORDER BY c.day, i.source_key, c.currency`);
     await this.db.exec(`
       CREATE OR REPLACE TABLE ${t('contact_day')} AS
-      WITH converted AS (SELECT DISTINCT day, source_type, source_id, contact_id FROM ${t('conv')} WHERE NOT is_refund)
-      SELECT day, source_type, source_id,
-        lag(day) OVER (PARTITION BY source_type, source_id, contact_id ORDER BY day) AS prev_day
-      FROM converted ORDER BY day, source_type, source_id`);
+      WITH converted AS (
+        SELECT DISTINCT c.day, i.source_key, c.contact_id
+        FROM ${t('conv')} c JOIN ${t('source_info')} i ON i.source_type = c.source_type AND i.source_id = c.source_id
+        WHERE NOT c.is_refund)
+      SELECT day, source_key, lag(day) OVER (PARTITION BY source_key, contact_id ORDER BY day) AS prev_day
+      FROM converted ORDER BY day, source_key`);
+  }
+
+  /**
+   * Where summarised: the days (YYYY-MM-DD, ascending) with a transaction that has no usable
+   * exchange rate, so that a query of a period without one need not look (usually none).
+   */
+  unpricedDays?: string[];
+
+  private async noteUnpricedDays(): Promise<void> {
+    const rows = await this.db.all<{ day: string }>(
+      `SELECT DISTINCT strftime(day, '%Y-%m-%d') AS day FROM ${this.table('report_day')} WHERE unpriced > 0 ORDER BY 1`,
+    );
+    this.unpricedDays = rows.map((r) => r.day);
   }
 }
 

@@ -64,7 +64,10 @@ export class LocalBackend implements Backend {
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (DESIGN.md 4.6). */
-  private async assertRates({ from, where, params }: Filter): Promise<void> {
+  private async assertRates({ from, where, params }: Filter, period: Period): Promise<void> {
+    // Where the scope knows the days without a rate (usually none), a period without one needs no look.
+    const unpriced = this.scope.unpricedDays;
+    if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
     const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
       `SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
        WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency LIMIT 21`,
@@ -94,11 +97,11 @@ export class LocalBackend implements Backend {
 
   private async page<T>(
     selection: Selection,
-    query: PageRequest,
+    query: PageRequest & Period,
     tieBreak: string[],
     map: (row: Row) => T,
   ): Promise<Page<T>> {
-    await this.assertRates(selection.filter);
+    await this.assertRates(selection.filter, query);
     const rows = await this.db.all(
       `SELECT *, count(*) OVER () AS total FROM (${selection.select})
        ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT $limit OFFSET $offset`,
@@ -110,11 +113,11 @@ export class LocalBackend implements Backend {
 
   private async streamAll<T>(
     selection: Selection,
-    query: PageRequest,
+    query: PageRequest & Period,
     tieBreak: string[],
     map: (row: Row) => T,
   ): Promise<RowStream<T>> {
-    await this.assertRates(selection.filter);
+    await this.assertRates(selection.filter, query);
     const totalCount = await this.count(selection);
     const stream = this.db.stream(
       `SELECT * FROM (${selection.select}) ORDER BY ${orderBy(query.sort, tieBreak)} OFFSET $offset`,

@@ -105,9 +105,9 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
   return { filter, select, params: { ...filter.params, reference: tables.referenceCurrency } };
 }
 
-/** Per source: the totals in the reference currency, and the breakdown per order currency. */
-const PER_SOURCE = `per_source AS (
-      SELECT source_type, source_id,
+/** Per source (by its key columns): the totals in the reference currency, and the breakdown per order currency. */
+const PER_SOURCE = (key: string) => `per_source AS (
+      SELECT ${key},
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
         list(struct_pack(
           currency := currency,
@@ -118,7 +118,7 @@ const PER_SOURCE = `per_source AS (
           grossConversionsNumber := CAST(n + rn AS INTEGER),
           conversionAmountWoTaxReference := ${D('ref_wo')}, conversionAmountWTaxReference := ${D('ref_w')}
         ) ORDER BY currency) AS breakdown
-      FROM per_currency GROUP BY source_type, source_id)`;
+      FROM per_currency GROUP BY ${key})`;
 
 /** The sums of one source and order currency, from the period's transactions (conv path). */
 const PER_CURRENCY_FROM_TRANSACTIONS = `
@@ -140,13 +140,13 @@ const PER_CURRENCY_FROM_TRANSACTIONS = `
  * conversion: sums of exact decimals and counts, so the same values as from the transactions.
  */
 const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
-      SELECT source_type, source_id, currency,
+      SELECT source_key, currency,
         sum(n) AS n, coalesce(sum(wo), 0) AS wo, coalesce(sum(w), 0) AS w,
         sum(rn) AS rn, coalesce(sum(rwo), 0) AS rwo, coalesce(sum(rw), 0) AS rw,
         coalesce(sum(ref_wo), 0) AS ref_wo, coalesce(sum(ref_w), 0) AS ref_w,
         coalesce(sum(ref_rwo), 0) AS ref_rwo, coalesce(sum(ref_rw), 0) AS ref_rw,
         min(first_at) AS first_at, max(last_at) AS last_at
-      FROM ${sums} WHERE ${where} GROUP BY source_type, source_id, currency`;
+      FROM ${sums} WHERE ${where} GROUP BY source_key, currency`;
 
 /**
  * The report of a query: one row per attributing source, with its breakdown per order currency.
@@ -167,22 +167,23 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
     nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
   }
   const daily = !query.country && !query.currency ? tables.daily : undefined;
+  // The per-day sums are keyed by source_key (source_info's number for a source).
+  const key = daily ? ['source_key'] : ['source_type', 'source_id'];
   const sources = daily
     ? `per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, filter.where)}),
-    ${PER_SOURCE},
+    ${PER_SOURCE('source_key')},
     -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)
     unique_contacts AS (
-      SELECT source_type, source_id, count(*) AS uc FROM ${daily.contacts}
-      WHERE ${filter.where} AND (prev_day IS NULL OR prev_day < CAST($dayFrom AS DATE))
-      GROUP BY source_type, source_id),
+      SELECT source_key, count(*) AS uc FROM ${daily.contacts}
+      WHERE ${filter.where} AND coalesce(prev_day, DATE '0001-01-01') < CAST($dayFrom AS DATE)
+      GROUP BY source_key),
     contacts_and_times AS (
-      SELECT c.source_type, c.source_id, coalesce(any_value(u.uc), 0) AS uc,
-        min(c.first_at) AS first_at, max(c.last_at) AS last_at
-      FROM per_currency c LEFT JOIN unique_contacts u USING (source_type, source_id)
-      GROUP BY c.source_type, c.source_id)`
+      SELECT c.source_key, coalesce(any_value(u.uc), 0) AS uc, min(c.first_at) AS first_at, max(c.last_at) AS last_at
+      FROM per_currency c LEFT JOIN unique_contacts u USING (source_key)
+      GROUP BY c.source_key)`
     : `period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
     per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
-    ${PER_SOURCE},
+    ${PER_SOURCE('source_type, source_id')},
     contacts_and_times AS (
       SELECT source_type, source_id,
         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
@@ -191,7 +192,7 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
       FROM period_tx GROUP BY source_type, source_id)`;
   const select = `
     WITH ${sources}
-    SELECT g.source_type, i.source_id AS "id", i.name AS "name",
+    SELECT i.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
       ${detailUrlSql('i.')} AS detail_url,
       ${TS('i.started_at')} AS "sourceStartedAt", ${TS('u.first_at')} AS "firstConversionAt", ${TS('u.last_at')} AS "lastConversionAt",
@@ -203,8 +204,8 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
       ${D('g.wo + g.rwo')} AS "grossConversionsAmountWoTax", ${D('g.w + g.rw')} AS "grossConversionsAmountWTax",
       CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
       g.breakdown
-    FROM per_source g JOIN contacts_and_times u USING (source_type, source_id)
-    JOIN ${tables.sourceInfo} i ON i.source_type = g.source_type AND i.source_id = g.source_id
+    FROM per_source g JOIN contacts_and_times u USING (${key.join(', ')})
+    JOIN ${tables.sourceInfo} i ON ${key.map((k) => `i.${k} = g.${k}`).join(' AND ')}
     ${nameFilter}`;
   return { filter, select, params };
 }

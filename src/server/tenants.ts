@@ -18,6 +18,9 @@ export function threadsPerQuery(poolSize: number, cores = availableParallelism()
 
 export { SINGLE_TENANT_ID } from '../local/attribution.js';
 
+/** Prepared statements a pooled connection keeps for reuse (a few query shapes per route and sort). */
+const STATEMENTS_PER_CONNECTION = 32;
+
 export interface ServeOptions {
   referenceCurrency?: string;
   /** Bounds of template rendering in delivery validation; the defaults when left out. */
@@ -43,7 +46,12 @@ export class ServedDataset {
     poolSize: number,
     private readonly renderLimits?: RenderLimits,
   ) {
-    this.pool = new ConnectionPool(() => dataset.db.connect(), poolSize);
+    this.pool = new ConnectionPool(async () => {
+      const db = await dataset.db.connect();
+      // The served tables never change under a connection (a reload is another dataset): reuse statements.
+      db.keepStatements(STATEMENTS_PER_CONNECTION);
+      return db;
+    }, poolSize);
   }
 
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
