@@ -300,6 +300,20 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(row!.conversionsAmountWoTax).toBe(2515940901); // 2515940899.9974… rounds to …900.00, plus 1 CZK (the reference) from the other order
   });
 
+  it('rounds ties away from zero on both sides of 9,000 and 10,000 (the 64-bit and the 128-bit product)', async () => {
+    // amount x rate is computed in 64 bits where the product is surely under 9,000, in 128 bits
+    // elsewhere (DECIMAL(18,14) would overflow from 10,000): both must round the same way. The ties
+    // 8999.985 and 9000.005 would round down to even.
+    const amounts = ['17999.9700', '17999.9900', '18000.0100', '19999.9990', '20000.0010', '-17999.9900'];
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      fx: [['2024-03-01', 'CZK', '0.5000000000']],
+      orders: amounts.map((amount, i) => ({ id: `o${i}`, at: `2024-03-01T1${i}:00:00Z`, currency: 'CZK', net: amount, gross: amount })),
+    });
+    const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { sort: [{ field: 'datetime', descending: false }] })))).rows;
+    expect(items.map((i) => i.conversionsReferenceAmount)).toEqual([8999.99, 9000, 9000.01, 10000, 10000, -9000]);
+  });
+
   it('ignores rates to another reference currency', async () => {
     const dir = shop({
       touches: [click('2024-03-01T00:00:00Z')],

@@ -52,11 +52,12 @@ attributed AS (
   WHERE tx.is_refund OR tx.datetime = a.order_datetime),
 -- FX (4.6): the rate of the transaction's UTC day, else the latest earlier one at most
 -- 7 days back; the reference currency at 1; rounded half away from zero per transaction
--- (DECIMAL(18,4) x DECIMAL(18,10): exact, no overflow).
+-- (exact: DECIMAL(18,4) x DECIMAL(18,10) is DECIMAL(18,14) in DuckDB, which overflows from
+-- 10,000 on, so the amount is widened to DECIMAL(38,4) first).
 priced AS (
   SELECT t.*,
-         CAST(round(t.amount_wo_tax * t.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
-         CAST(round(t.amount_w_tax * t.rate, 2) AS DECIMAL(18,2)) AS ref_w
+         CAST(round(CAST(t.amount_wo_tax AS DECIMAL(38,4)) * t.rate, 2) AS DECIMAL(18,2)) AS ref_wo,
+         CAST(round(CAST(t.amount_w_tax AS DECIMAL(38,4)) * t.rate, 2) AS DECIMAL(18,2)) AS ref_w
   FROM (
     SELECT t.*, CASE WHEN t.currency = (SELECT currency FROM ref) THEN CAST(1 AS DECIMAL(18,10))
                      WHEN fx.date >= t.day - INTERVAL 7 DAY THEN CAST(fx.rate AS DECIMAL(18,10)) END AS rate

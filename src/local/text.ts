@@ -107,27 +107,26 @@ function cellSql(cell: Cell, request: TextRequest, constant: string | undefined)
   }
 }
 
-/** A record's JSON value of a cell, as JSON.stringify writes it (see textGuardSql for the exceptions). */
-function jsonSql(cell: Cell): string {
+/** A record's value of a cell as a SQL value that to_json writes as JSON.stringify does (see textGuardSql for the exceptions). */
+function jsonValueSql(cell: Cell): string {
   switch (cell.kind) {
-    case 'text': {
-      const v = cell.str ? `coalesce(CAST(${cell.column} AS VARCHAR), 'null')` : `CAST(${cell.column} AS VARCHAR)`;
-      return `coalesce(CAST(to_json(${v}) AS VARCHAR), 'null')`;
-    }
+    case 'text':
+      return cell.str ? `coalesce(CAST(${cell.column} AS VARCHAR), 'null')` : `CAST(${cell.column} AS VARCHAR)`;
     case 'decimal':
     case 'centi':
-      // Numbers print alike in csv and JSON; NULL is null.
-      return cellSql(cell, { format: 'tsv', columns: [], formulaEscape: false }, undefined).replace(/, ''\)$/, ", 'null')");
+      // The number's text as csv writes it, taken by to_json as it stands (NULL is null).
+      return `CAST(${cellSql(cell, { format: 'tsv', columns: [], formulaEscape: false }, undefined).replace(/, ''\)$/, ', NULL)')} AS JSON)`;
     case 'boolean':
-      return `CASE WHEN ${cell.column} IS NULL THEN 'null' WHEN ${cell.column} THEN 'true' ELSE 'false' END`;
+      return `CAST(${cell.column} AS BOOLEAN)`;
     case 'const':
-      return sqlString(JSON.stringify(cell.value));
+      return typeof cell.value === 'number' ? `CAST(${sqlString(JSON.stringify(cell.value))} AS JSON)` : sqlString(cell.value);
   }
 }
 
 /**
  * A JSON line of the whole record (jsonl without --fields): the keys of toRecord
- * (backend.ts), nested as there, in its order.
+ * (backend.ts), nested as there, in its order. One to_json of a struct per row:
+ * the engine writes the object in one go instead of concatenating a text per cell.
  */
 export function itemJsonSql(): string {
   const groups: [string | undefined, string[]][] = [];
@@ -138,16 +137,14 @@ export function itemJsonSql(): string {
     if (last && last[0] === group && group !== undefined) last[1].push(column);
     else groups.push([group, [column]]);
   }
-  const parts: string[] = [];
+  const key = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const members: string[] = [];
   for (const [group, columns] of groups) {
-    const members = columns.map((c, i) => {
-      const key = group === undefined ? c : c.slice(group.length + 1);
-      return `${sqlString(`${i === 0 ? '' : ','}${JSON.stringify(key)}:`)} || ${jsonSql(ITEM_CELLS[c]!)}`;
-    });
-    if (group === undefined) parts.push(...members);
-    else parts.push(`${sqlString(`${JSON.stringify(group)}:{`)} || ${members.join(' || ')} || '}'`);
+    const values = columns.map((c) => `${key(group === undefined ? c : c.slice(group.length + 1))} := ${jsonValueSql(ITEM_CELLS[c]!)}`);
+    if (group === undefined) members.push(...values);
+    else members.push(`${key(group)} := struct_pack(${values.join(', ')})`);
   }
-  return `'{' || ${parts.join(` || ',' || `)} || '}' || chr(10)`;
+  return `CAST(to_json(struct_pack(${members.join(', ')})) AS VARCHAR) || chr(10)`;
 }
 
 /**
@@ -161,7 +158,8 @@ export function textGuardSql(request: TextRequest): string {
     .filter(([name, cell]) => cell.kind === 'text' && (request.format === 'jsonl' || request.columns.includes(name)))
     .map(([, cell]) => (cell as { column: string }).column);
   const pattern = request.format === 'jsonl' ? `'[\\x{FEFF}\\x{0B}\\x{0E}-\\x{1F}]'` : `'\\x{FEFF}'`;
-  return columns.map((c) => `coalesce(regexp_matches(CAST(${c} AS VARCHAR), ${pattern}), false)`).join(' OR ') || 'false';
+  // One match over the row's texts joined (concat skips NULLs) instead of one per column.
+  return columns.length ? `regexp_matches(concat(${columns.map((c) => `CAST(${c} AS VARCHAR)`).join(', ')}), ${pattern})` : 'false';
 }
 
 /** SQL of one item's output line (with its newline), or undefined when a column has no SQL form. */
