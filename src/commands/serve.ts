@@ -89,18 +89,33 @@ export default defineHandler<ServeFlags>({
       startupMs: Date.now() - began,
     });
 
-    await new Promise<void>((resolve) => {
+    return new Promise<number>((resolve) => {
       const unsubscribe: (() => void)[] = [];
       const stop = (signal: string) => {
         unsubscribe.forEach((u) => u());
         const inFlight = server.holder.current.requestsInFlight;
         log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
+        // The drain is bounded: every request has a time budget, so waiting longer than the
+        // longest budget plus a margin means something is stuck; then stop anyway (exit 1).
+        const limitMs = drainLimitMs(limits.queryTimeoutMs, renderLimits.requestTimeMs);
+        const timer = setTimeout(() => {
+          log({
+            time: new Date().toISOString(),
+            msg: 'drain timed out: stopping with requests still in flight',
+            afterMs: limitMs,
+            inFlight: server.holder.current.requestsInFlight,
+          });
+          server.app.server.closeAllConnections();
+          resolve(1);
+        }, limitMs);
         server.close().then(() => {
+          clearTimeout(timer);
           log({ time: new Date().toISOString(), msg: 'drained and stopped', drained: inFlight });
-          resolve();
+          resolve(0);
         }, (error: unknown) => {
+          clearTimeout(timer);
           log({ time: new Date().toISOString(), msg: 'shutdown failed', error: String(error) });
-          resolve();
+          resolve(1);
         });
       };
       const reload = () => {
@@ -131,3 +146,8 @@ export default defineHandler<ServeFlags>({
     });
   },
 });
+
+/** How long a shutdown waits for requests in flight: the longest request budget, and a margin. */
+export function drainLimitMs(queryTimeoutMs: number, validationMs: number): number {
+  return Math.max(queryTimeoutMs || 30_000, validationMs || 0) + 10_000;
+}
