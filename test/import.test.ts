@@ -9,7 +9,8 @@
  * 0.05 s. So the sweep over many periods compares the two local backends (one open each, the
  * same objects the commands print), and the CLI is compared on a chosen set of commands.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
@@ -24,24 +25,11 @@ import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop
 
 const root = tempDir('convx-import-');
 
-/** The tables and columns of samples/shop imported, per format version of the file (IMPORT_VERSION). */
+/**
+ * The tables and columns of samples/shop imported, per format version of the file (IMPORT_VERSION;
+ * version 1 keyed the per-day sums by source type and id and had no unpriced count).
+ */
 const LAYOUTS: Record<number, string[]> = {
-  // as written by 3112e8b
-  1: [
-    'main.convx_dataset: key value',
-    'main.t_assets: row_id plugin_id asset_id language subject html text preheader',
-    'main.t_contacts: row_id plugin_id contact_id client_contact_id email first_name surname language country consent unsubscribed lists',
-    'main.t_fx: row_id plugin_id date currency rate reference_currency',
-    'main.t_orders: row_id plugin_id order_id contact_id datetime currency amount_wo_tax amount_w_tax country is_refund status',
-    'main.t_plugins: row_id plugin_id plugin_id_1 reference_currency name',
-    'main.t_sources: row_id plugin_id source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at',
-    'main.t_touches: plugin_id contact_id datetime touch source_type source_id',
-    'scope_0.contact_day: day source_type source_id prev_day',
-    'scope_0.conv: row_id order_id contact_id datetime is_refund currency country amount_wo_tax amount_w_tax day fx_date ref_wo ref_w touch_datetime order_datetime centi_hours source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at client_contact_id first_name surname',
-    'scope_0.report_day: day source_type source_id currency n wo w rn rwo rw ref_wo ref_w ref_rwo ref_rw first_at last_at',
-    'scope_0.source_info: source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at',
-  ],
-
   // the per-day sums keyed by source_info.source_key, with report_day.unpriced
   2: [
     'main.convx_dataset: key value',
@@ -563,6 +551,20 @@ describe('data import: failures leave nothing half-written', () => {
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toMatch(/cannot write .*missing\/x\.duckdb/);
     expect(readdirSync(out)).toEqual([]);
+  });
+
+  it('removes the staging file a killed import left behind, not one of an import still running', async () => {
+    const out = join(root, 'abandoned');
+    mkdirSync(out);
+    const file = join(out, 'data.duckdb');
+    // A process that has ended: its pid names a staging file nobody will finish.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    writeFileSync(`${file}.tmp-${dead}`, 'half');
+    writeFileSync(`${file}.tmp-${dead}.wal`, 'half');
+    // pid 1 is alive: its import may still be writing.
+    writeFileSync(`${file}.tmp-1`, 'busy');
+    await importInto(good(), file);
+    expect(leftovers(out)).toEqual(['data.duckdb.tmp-1']);
   });
 
   it('--into is required and must not be a directory', async () => {

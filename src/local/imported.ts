@@ -6,7 +6,8 @@
  * place (attached read-only): nothing to parse, check or attribute, so a
  * command or a server starts at once and answers as it would from the files.
  */
-import { closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
@@ -98,6 +99,7 @@ export async function importDataset(dir: string, into: string, options: ImportOp
     for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
   };
   removeStaging();
+  removeAbandonedStaging(into);
   const { openDataset } = await import('./open.js');
   phase('reading and checking the files');
   const dataset = await openDataset(dir, [], { materialise: true });
@@ -152,6 +154,32 @@ export async function importDataset(dir: string, into: string, options: ImportOp
     throw error;
   } finally {
     db.close();
+  }
+}
+
+/** Staging files of imports into the same target whose process is gone (killed, crashed). */
+function removeAbandonedStaging(into: string): void {
+  const prefix = `${basename(into)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(into));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^(\d+)(\.wal)?$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '')?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    rmSync(join(dirname(into), name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
