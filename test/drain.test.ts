@@ -1,0 +1,69 @@
+/**
+ * `convx serve` stops promptly on SIGTERM even when a client keeps its
+ * connection alive: a connection busy when the drain begins falls idle once
+ * its response is sent, and must then be closed rather than kept for the
+ * keep-alive timeout (72 s) while the process waits.
+ */
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cli, SAMPLES } from './helpers.js';
+
+const SECRET = 'drain-secret';
+const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
+
+/** A validation whose template renders until the render time limit: a request that stays in flight. */
+const SLOW = {
+  audience: { lists: ['l-1'] },
+  assets: [{ subject: 'Hi', html: '<p>{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}</p>' }],
+};
+
+describe('convx serve: the shutdown drain', () => {
+  it('ends as soon as a keep-alive request in flight is answered', async () => {
+    const env = { ...process.env, CONVX_JWT_SECRET: SECRET };
+    const child = spawn(process.execPath, [bin, 'serve', '--data', SAMPLES, '--port', '0', '--render-time-limit', '1500'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const started = Date.now();
+      while (!/"msg":"listening"/.test(stderr)) {
+        if (Date.now() - started > 20_000) throw new Error(`server did not start: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const url = new URL(`${/"url":"([^"]+)"/.exec(stderr)![1]!}/v4/delivery/e-mail/validate`);
+      const token = (await cli(['token', '--plugin', 'shop'], { env: { CONVX_JWT_SECRET: SECRET }, now: new Date().toISOString() })).stdout.trim();
+      const body = Buffer.from(JSON.stringify(SLOW));
+      const answered = new Promise<{ status: number; at: number }>((resolve, reject) => {
+        const request = http.request(
+          url,
+          { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': body.length } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, at: Date.now() }));
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+      // The request is rendering when the signal comes (it renders for about 1.5 s).
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGTERM');
+      const response = await answered;
+      expect(response.status).toBe(200);
+      expect(await exited).toBe(0);
+      // Stopped right after the answer, not after the keep-alive timeout or the drain limit.
+      expect(Date.now() - response.at).toBeLessThan(3000);
+      expect(stderr).toMatch(/"msg":"shutting down: draining requests in flight","signal":"SIGTERM","inFlight":1/);
+      expect(stderr).toMatch(/"msg":"drained and stopped","drained":1/);
+    } finally {
+      agent.destroy();
+      child.kill('SIGKILL');
+    }
+  }, 30_000);
+});
