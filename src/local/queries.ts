@@ -106,8 +106,8 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
 }
 
 /** Per source (by its key columns): the totals in the reference currency, and the breakdown per order currency. */
-const PER_SOURCE = (key: string) => `per_source AS (
-      SELECT ${key},
+const PER_SOURCE = (key: string, extra = '') => `per_source AS (
+      SELECT ${key},${extra}
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
         list(struct_pack(
           currency := currency,
@@ -171,16 +171,15 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const key = daily ? ['source_key'] : ['source_type', 'source_id'];
   const sources = daily
     ? `per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, filter.where)}),
-    ${PER_SOURCE('source_key')},
+    ${PER_SOURCE('source_key', ' min(first_at) AS first_at, max(last_at) AS last_at,')},
     -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)
     unique_contacts AS (
       SELECT source_key, count(*) AS uc FROM ${daily.contacts}
       WHERE ${filter.where} AND coalesce(prev_day, DATE '0001-01-01') < CAST($dayFrom AS DATE)
       GROUP BY source_key),
     contacts_and_times AS (
-      SELECT c.source_key, coalesce(any_value(u.uc), 0) AS uc, min(c.first_at) AS first_at, max(c.last_at) AS last_at
-      FROM per_currency c LEFT JOIN unique_contacts u USING (source_key)
-      GROUP BY c.source_key)`
+      SELECT g.source_key, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
+      FROM per_source g LEFT JOIN unique_contacts u USING (source_key))`
     : `period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
     per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
     ${PER_SOURCE('source_type, source_id')},
