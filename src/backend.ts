@@ -43,6 +43,93 @@ export interface OrderDiagnosis {
   reasons: string[];
 }
 
+/** An order looked up by id over the whole dataset (`convx order`, GET /v1/conversions/orders/{orderId}). */
+export interface OrderLookup {
+  orderId: string;
+  /** The order's attributed transactions (the order and its refunds), oldest first; empty when it is not a conversion. */
+  conversions: ConversionRecord[];
+  /** Why it is not a conversion (empty when it is one). */
+  reasons: string[];
+}
+
+/** A click of a contact and what it did (`convx contact`). */
+export interface ContactClick {
+  datetime: string;
+  source: { type: string; id: string; name: string };
+  /** It decided these orders (empty: it did not count). */
+  orderIds: string[];
+  /** Why it did not count; null when it decided an order. */
+  reason: string | null;
+}
+
+/** A contact's conversions and clicks (`convx contact`, GET /v1/contacts/{contact}/conversions). */
+export interface ContactReport {
+  contact: {
+    contactId: string;
+    clientContactId: string | null;
+    email: string | null;
+    firstName: string | null;
+    surname: string | null;
+  };
+  /** How the given key was matched. */
+  matchedBy: 'contactId' | 'email' | 'clientContactId';
+  /** Every order of the contact, oldest first: a conversion or not, and why not. */
+  orders: ContactOrder[];
+  conversions: ConversionRecord[];
+  clicks: ContactClick[];
+}
+
+/** An order of a contact (`convx contact`). */
+export interface ContactOrder {
+  orderId: string;
+  /** Its first row's time (the order row, else its first refund). */
+  datetime: string;
+  conversion: boolean;
+  /** Why it is not a conversion (empty when it is one). */
+  reasons: string[];
+}
+
+/** The source of an activityUrl: a campaign or automation, or a smartflow (and delivery). */
+export interface ActivityTarget {
+  campaignId?: string;
+  smartflowId?: string;
+  deliveryId?: string;
+}
+
+/** A contact's touches (clicks and opens) of one source: what an activityUrl answers. */
+export interface ActivityResponse {
+  contactId: string;
+  touches: { datetime: string; touch: string; source: { type: string; id: string; name: string } }[];
+}
+
+/** A source id the data holds, with the ids a detailUrl may name it by. */
+export interface KnownSource {
+  type: string;
+  id: string;
+  campaignId: string | null;
+  smartflowId: string | null;
+  deliveryId: string | null;
+}
+
+/** The first and last instant of a table or of the conversions, as YYYY-MM-DDTHH:MM:SSZ. */
+export interface DateRange {
+  from: string;
+  to: string;
+}
+
+/**
+ * What dates the data holds, for the hint under an empty result. Each field is
+ * absent where the backend cannot tell, and null for a table without rows.
+ */
+export interface DataCoverage {
+  /** Every order row (refunds and cancelled ones too) of the plugin. */
+  orders?: DateRange | null;
+  /** Every touch of the plugin. */
+  touches?: DateRange | null;
+  /** The first and last attributed transaction (API mode, where the tables are out of sight). */
+  conversions?: DateRange | null;
+}
+
 /**
  * One interface, two implementations (DESIGN.md section 2). Both return the
  * interface's JSON shapes; neither prints anything.
@@ -61,5 +148,15 @@ export interface Backend {
   validateEmail(request: unknown, renderLimits?: RenderLimits): Promise<ValidateResponse>;
   /** Explains an order that the items query did not find; absent where the backend cannot tell. */
   diagnoseOrder?(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis>;
+  /** The order by id over every date; undefined when the data does not hold that order id. */
+  findOrder?(orderId: string): Promise<OrderLookup | undefined>;
+  /** A contact by contact id, e-mail (case-insensitive) or client contact id; undefined when unknown. */
+  contact?(key: string): Promise<ContactReport | undefined>;
+  /** A contact's touches of one source; undefined when there are none. */
+  activity?(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined>;
+  /** Every source id the data holds (clicks and sources), for suggestions. */
+  knownSources?(): Promise<KnownSource[]>;
+  /** The date range the data holds (empty results explain themselves); absent where unknown. */
+  coverage?(): Promise<DataCoverage>;
   close(): Promise<void>;
 }

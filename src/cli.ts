@@ -6,11 +6,11 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { GLOBAL_OPTIONS } from './commands/globals.js';
+import { COMMAND_FORMATS, COMMAND_GLOBALS, GLOBAL_OPTIONS } from './commands/globals.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
-import type { CommandHandler } from './commands/registry.js';
+import type { CommandDefinition, CommandHandler, OptionDefinition } from './commands/registry.js';
 import type { GlobalOptions, Io } from './context.js';
-import { ConvxError, ExitCode } from './errors.js';
+import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
 
 const GLOBAL_HELP = `
@@ -44,9 +44,12 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // commander's own errors ("error: unknown option ...") read like the rest: "convx: error: ..."
+      outputError: (text, write) => write(`${text.replace(/^error:/, errorLabel(io))}${elsewhere(text, io)}`),
     });
 
-  for (const option of GLOBAL_OPTIONS) program.addOption(new Option(option.flags, option.description));
+  const globalOptions = GLOBAL_OPTIONS.map(toOption);
+  for (const option of globalOptions) program.addOption(option);
 
   const groups = new Map<string, Command>();
   for (const definition of COMMANDS) {
@@ -59,15 +62,39 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
     }
     const command = parent.command(`${words.at(-1)!}${definition.args ? ` ${definition.args}` : ''}`);
     command.description(definition.summary);
-    for (const option of definition.options ?? []) {
-      command.option(option.flags, option.description, option.defaultValue as string | boolean | undefined);
-    }
+    for (const option of definition.options ?? []) command.addOption(toOption(option));
+    const honoured = honouredGlobals(definition);
+    const honours = (option: Option) => honoured === undefined || honoured.includes(option.long ?? '');
+    // Its --help lists the global flags it honours, under "Global Options", -o with the formats it prints.
+    const formats = definition.formats ?? COMMAND_FORMATS[definition.name];
+    const shown = globalOptions
+      .filter((o) => !o.hidden && honours(o))
+      .map((o) => (o.long === '--format' && formats ? new Option(o.flags, `output format: ${formats.join(', ')}`) : o));
+    command.configureHelp({ showGlobalOptions: true, visibleGlobalOptions: () => shown });
     if (definition.examples?.length) {
       command.addHelpText('after', `\nExamples:\n${definition.examples.map((e) => `  ${e}`).join('\n')}`);
     }
     command.action(async (...params: unknown[]) => {
       const cmd = params.at(-1) as Command;
       const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+      const formatFlag = typedFormatFlag((program as Command & { rawArgs: string[] }).rawArgs);
+      const typed = (option: Option) => (option.long === '--format' ? formatFlag : option.long!);
+      // A global flag the command does not honour is an error, not silently ignored.
+      const own = (o: Option) => cmd.options.some((mine) => mine.attributeName() === o.attributeName());
+      const unused = globalOptions.filter((o) => !honours(o) && !own(o) && cmd.getOptionValueSourceWithGlobals(o.attributeName()) === 'cli');
+      if (unused.length) {
+        const names = unused.map(typed);
+        const takes = globalOptions.filter(honours).map(typed);
+        throw new UsageError(
+          `${names.length === 1 ? `${names[0]} does` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} do`} not apply to convx ${definition.name}`,
+          [],
+          `convx ${definition.name} takes ${takes.length ? takes.join(', ') : 'no global flags'} (see convx ${definition.name} --help)`,
+        );
+      }
+      const textFormats = COMMAND_FORMATS[definition.name];
+      if (textFormats && globals.format !== undefined && !textFormats.includes(globals.format)) {
+        throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
+      }
       const { createContext } = await import('./context.js');
       const ctx = createContext(io, {
         newProfile: definition.createsProfile ?? false,
@@ -81,6 +108,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
         plugin: globals.plugin,
         referenceCurrency: globals.referenceCurrency,
         format: globals.format,
+        formatFlag,
         fields: globals.fields,
         color: globals.color !== false,
         quiet: globals.quiet,
@@ -92,6 +120,65 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
     });
   }
   return program;
+}
+
+/** A commander option from its definition; a list flag accumulates its values over repeats. */
+function toOption(definition: OptionDefinition): Option {
+  const option = new Option(definition.flags, definition.description);
+  if (definition.defaultValue !== undefined) option.default(definition.defaultValue);
+  if (definition.list) option.argParser((value: string, previous: string | undefined) => (previous === undefined ? value : `${previous},${value}`));
+  return option;
+}
+
+/** The global flags a command honours (undefined: all of them). */
+function honouredGlobals(definition: CommandDefinition): readonly string[] | undefined {
+  return definition.globals ?? COMMAND_GLOBALS[definition.name];
+}
+
+/** How the format flag was typed, -o or --format (the last one given), for messages. */
+export function typedFormatFlag(argv: readonly string[]): string {
+  let typed = '--format';
+  for (const arg of argv) {
+    if (arg === '--') break;
+    if (arg === '--format' || arg.startsWith('--format=')) typed = '--format';
+    else if (/^-o/.test(arg)) typed = '-o';
+  }
+  return typed;
+}
+
+/** For "unknown option '--breakdown'": a hint naming the commands that take it, if any. */
+function elsewhere(text: string, io: Io): string {
+  const flag = /^error: unknown option '(--[^'=]+)/.exec(text)?.[1];
+  if (!flag) return '';
+  const takers = COMMANDS.filter((c) => c.options?.some((o) => o.flags.split(/[ ,|]+/).includes(flag))).map((c) => `convx ${c.name}`);
+  if (!takers.length) return '';
+  const hint = `hint: ${flag} is a flag of ${takers.join(', ')}`;
+  return `${colours(io) ? `\x1b[2m${hint}\x1b[22m` : hint}\n`;
+}
+
+/** "convx: error:", red where stderr is a terminal that takes colours (as reportError writes it). */
+function errorLabel(io: Io): string {
+  const plain = 'convx: error:';
+  return colours(io) ? `\x1b[31m${plain}\x1b[39m` : plain;
+}
+
+function colours(io: Io): boolean {
+  return io.stderrIsTTY && !io.env.NO_COLOR;
+}
+
+/**
+ * The message in the CLI's words: a query problem that names another interface
+ * parameter ("is after dateTo ...", as the server says it) names the flag instead.
+ */
+async function cliMessage(error: ConvxError): Promise<string> {
+  if (!(error instanceof UsageError) || error.problems.length === 0) return error.message;
+  const { cliWording } = await import('./model/query.js');
+  let message = error.message;
+  for (const problem of error.problems) {
+    const wording = cliWording(problem);
+    if (wording !== undefined) message = message.replace(problem.message, wording);
+  }
+  return message;
 }
 
 /** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
@@ -106,7 +193,7 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
   const { Chalk } = await import('chalk');
   const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
   if (error instanceof ConvxError) {
-    io.stderr.write(`${chalk.red('convx: error:')} ${error.message}\n`);
+    io.stderr.write(`${chalk.red('convx: error:')} ${await cliMessage(error)}\n`);
     if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${error.hint}`)}\n`);
     if (io.env.CONVX_DEBUG) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;

@@ -1,7 +1,8 @@
 /**
  * The configuration file ($XDG_CONFIG_HOME/convx/config.json, mode 0600 in a
- * 0700 directory) and how flags, environment and config combine:
- * flags beat environment beats config.
+ * 0700 directory), the credentials file beside it (credentials.json, mode 0600:
+ * the only place a token is written) and how flags, environment and config
+ * combine: flags beat environment beats config.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -30,8 +31,17 @@ export function configPath(env: Record<string, string | undefined>): string | un
   return base ? join(base, 'convx', 'config.json') : undefined;
 }
 
-export function readConfig(path: string | undefined): ConfigFile {
-  if (!path || !existsSync(path)) return { profiles: {} };
+/** credentials.json beside the config file: the profiles' tokens, and nothing else. */
+export function credentialsPath(configFile: string): string {
+  return join(dirname(configFile), 'credentials.json');
+}
+
+/** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
+export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format'] as const;
+export type ProfileKey = (typeof PROFILE_KEYS)[number];
+
+function readJsonObject(path: string): Record<string, unknown> | undefined {
+  if (!existsSync(path)) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
@@ -41,24 +51,62 @@ export function readConfig(path: string | undefined): ConfigFile {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new UsageError(`${path} should hold a JSON object`);
   }
-  const file = parsed as Partial<ConfigFile>;
-  return { ...(file.defaultProfile ? { defaultProfile: file.defaultProfile } : {}), profiles: file.profiles ?? {} };
+  return parsed as Record<string, unknown>;
 }
 
-/** Writes the file whole (temporary file, then rename), readable by its owner only. */
-export function writeConfig(path: string, config: ConfigFile): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+/**
+ * The config with each profile's token merged in from the credentials file (a
+ * token still found in config.json, written by an older convx, is read too and
+ * moves to the credentials file on the next write).
+ */
+export function readConfig(path: string | undefined): ConfigFile {
+  if (!path) return { profiles: {} };
+  const file = (readJsonObject(path) ?? {}) as Partial<ConfigFile>;
+  const profiles: Record<string, Profile> = {};
+  for (const [name, profile] of Object.entries(file.profiles ?? {})) profiles[name] = { ...profile };
+  const credentials = (readJsonObject(credentialsPath(path)) ?? {}) as { profiles?: Record<string, { token?: unknown }> };
+  for (const [name, entry] of Object.entries(credentials.profiles ?? {})) {
+    if (typeof entry?.token === 'string' && entry.token) profiles[name] = { ...profiles[name], token: entry.token };
+  }
+  return { ...(file.defaultProfile ? { defaultProfile: file.defaultProfile } : {}), profiles };
+}
+
+function writeWhole(path: string, content: string): void {
   const temporary = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    writeFileSync(temporary, content, { mode: 0o600 });
     chmodSync(temporary, 0o600);
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * Writes the config whole (temporary file, then rename), readable by its owner
+ * only, with the tokens split off into the credentials file (also 0600; removed
+ * when no profile has a token). The credentials are written first, so a token
+ * is never only in memory.
+ */
+export function writeConfig(path: string, config: ConfigFile): void {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  const tokens: Record<string, { token: string }> = {};
+  const profiles: Record<string, Profile> = {};
+  for (const [name, { token, ...rest }] of Object.entries(config.profiles)) {
+    // the settings in one order (mode, data, api ...), whatever order they were set in; unknown keys kept after them
+    const ordered: Record<string, unknown> = {};
+    for (const key of PROFILE_KEYS) if (rest[key] !== undefined) ordered[key] = rest[key];
+    profiles[name] = { ...ordered, ...rest } as Profile;
+    if (token) tokens[name] = { token };
+  }
+  const secrets = credentialsPath(path);
+  if (Object.keys(tokens).length) writeWhole(secrets, `${JSON.stringify({ profiles: tokens }, null, 2)}\n`);
+  else rmSync(secrets, { force: true });
+  const file: ConfigFile = { ...(config.defaultProfile ? { defaultProfile: config.defaultProfile } : {}), profiles };
+  writeWhole(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 
 export function profileName(flag: string | undefined, env: Record<string, string | undefined>, config: ConfigFile): string {

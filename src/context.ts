@@ -34,6 +34,8 @@ export interface GlobalOptions {
   plugin?: string;
   referenceCurrency?: string;
   format?: string;
+  /** How the format flag was typed (-o or --format), for messages; default --format. */
+  formatFlag?: string;
   fields?: string;
   color: boolean;
   quiet?: boolean;
@@ -97,15 +99,24 @@ function colorLevel(isTTY: boolean, env: Io['env'], enabled: boolean): 0 | 1 | 2
   return isTTY ? 1 : 0;
 }
 
-export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly string[] = FORMATS): Format {
+export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly string[] = FORMATS, flag = '--format'): Format {
   if (value === undefined) return isTTY ? 'table' : allowed.includes('tsv') ? 'tsv' : 'json';
   if (!allowed.includes(value)) {
-    throw new UsageError(`--format: "${value}" is not one of ${allowed.join(', ')}`);
+    throw new UsageError(`${flag}: "${value}" is not one of ${allowed.join(', ')}`);
   }
   return value as Format;
 }
 
-export function createContext(io: Io, globals: GlobalOptions): Context {
+/** --reference-currency in any case, upper-cased; a usage error unless three letters. */
+export function parseReferenceCurrency(value: string): string {
+  const code = value.trim();
+  if (!/^[A-Za-z]{3}$/.test(code)) throw new UsageError(`--reference-currency: "${value}" is not a three-letter currency code (e.g. EUR)`);
+  return code.toUpperCase();
+}
+
+export function createContext(io: Io, given: GlobalOptions): Context {
+  const globals: GlobalOptions =
+    given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
   const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
   const errChalk = new Chalk({ level: colorLevel(io.stderrIsTTY, io.env, globals.color) });
   const file = configPath(io.env);
@@ -129,7 +140,7 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
   // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
   const allowed = globals.formats ?? FORMATS;
   const configured = globals.format ?? (settings.format && allowed.includes(settings.format) ? settings.format : undefined);
-  const format = parseFormat(configured, io.stdoutIsTTY, allowed);
+  const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
   const fields = globals.fields
     ?.split(',')
     .map((f) => f.trim())
@@ -221,6 +232,19 @@ export function createContext(io: Io, globals: GlobalOptions): Context {
           ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
           onPage: (fetched, total) => log.progress(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`),
         });
+      }
+      // API-mode flags given on the command line would change nothing here: say so.
+      const apiOnly = [
+        ['--delivery-api', globals.deliveryApi],
+        ['--token-file', globals.tokenFile],
+        ['--timeout', globals.timeout],
+      ].filter(([, value]) => value !== undefined).map(([flag]) => flag!);
+      if (apiOnly.length) {
+        throw new UsageError(
+          `${apiOnly.length === 1 ? `${apiOnly[0]} works` : `${apiOnly.slice(0, -1).join(', ')} and ${apiOnly.at(-1)} work`} in API mode only, and this runs in local mode on ${settings.data ?? 'a dataset'}`,
+          [],
+          'for API mode pass --api URL (and not --data)',
+        );
       }
       const { openLocalBackend } = await import('./local/backend.js');
       return openLocalBackend(dataDir(), {

@@ -48,6 +48,12 @@ export class DataError extends ConvxError {
 }
 
 /**
+ * A conversion report asked of a dataset without orders and touches (one that
+ * serves delivery validation only): exit 2 like any data error; HTTP 404 on the server.
+ */
+export class NoOrdersError extends DataError {}
+
+/**
  * A request or input over one of the documented limits (for example the
  * audience list size of a validation request): exit 2, HTTP 413 on the server.
  */

@@ -256,7 +256,7 @@ describe('order', () => {
     expect(why.code).toBe(1);
     expect(why.stderr).toMatch(new RegExp(`order ${cancelled} is not a conversion:\\n.*cancelled \\(status "cancelled"\\)`));
     const missing = await cli(['order', 'no-such-order', '--data', SAMPLES]);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/order no-such-order is not in the dataset/);
     const outside = await cli(['order', 'o-2', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-01-02']);
     expect(outside.stderr).toMatch(/is a conversion, but none of its transactions falls within 2024-01-01\.\.2024-01-02/);
@@ -319,12 +319,12 @@ describe('bad input: exit code and a message naming the problem, never a stack t
     ['non-numeric amount', () => ['report', '--data', dataset({ ...good, 'orders.csv': csv(ORDER_HEADER, [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 'abc', '1', '', '', '']]) })], 2, /line 2, column amount_wo_tax: "abc" is not a decimal number/],
     ['unknown source_type', () => ['report', '--data', dataset({ ...good, 'touches.csv': csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'sms', 'k1']]) })], 2, /column source_type: "sms" is not one of/],
     ['malformed date', () => ['report', '--data', SAMPLES, '--from', '2024-02-31'], 2, /--from: "2024-02-31" is not a date/],
-    ['from after to', () => ['items', '--data', SAMPLES, '--from', '2024-03-02', '--to', '2024-03-01'], 2, /--from: 2024-03-02 is after dateTo 2024-03-01/],
+    ['from after to', () => ['items', '--data', SAMPLES, '--from', '2024-03-02', '--to', '2024-03-01'], 2, /--from: 2024-03-02 is after --to 2024-03-01/],
     ['unknown sort', () => ['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-02', '--sort', 'revenue'], 2, /--sort: unknown field "revenue"/],
     ['unknown plugin', () => ['report', '--data', SAMPLES, '--plugin', 'other'], 2, /plugin "other" not found in .*plugins found: shop/],
     ['no dataset', () => ['report'], 2, /no dataset: pass --data DIR or set CONVX_DATA/],
     ['missing directory', () => ['report', '--data', '/nonexistent/convx'], 2, /no dataset at \/nonexistent\/convx/],
-    ['bad format', () => ['report', '--data', SAMPLES, '-o', 'xml'], 2, /--format: "xml" is not one of table, json, jsonl, csv, tsv/],
+    ['bad format', () => ['report', '--data', SAMPLES, '-o', 'xml'], 2, /-o: "xml" is not one of table, json, jsonl, csv, tsv/],
     ['unknown flag', () => ['report', '--bogus'], 2, /unknown option '--bogus'/],
     ['bad limit', () => ['report', '--data', SAMPLES, '--limit', '0'], 2, /--limit: "0" must be a whole number from 1 to 1000/],
   ];

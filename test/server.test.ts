@@ -149,10 +149,15 @@ describe('reporting routes on samples/shop', () => {
     expect(Object.keys(openapi.paths).sort()).toEqual([
       '/healthz',
       '/v1/campaigns/{campaignId}/conversions',
+      '/v1/campaigns/{campaignId}/recipients/{contactId}/activity',
+      '/v1/contacts/{contact}/conversions',
       '/v1/conversions',
       '/v1/conversions/items',
+      '/v1/conversions/orders/{orderId}',
       '/v1/deliveries/{smartflowId}/conversions',
+      '/v1/deliveries/{smartflowId}/recipients/{contactId}/activity',
       '/v1/deliveries/{smartflowId}/{deliveryId}/conversions',
+      '/v1/deliveries/{smartflowId}/{deliveryId}/recipients/{contactId}/activity',
       '/v4/delivery/e-mail/validate',
     ]);
     const itemParams = openapi.paths['/v1/conversions/items'].get.parameters;

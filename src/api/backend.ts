@@ -1,8 +1,11 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
-import type { Backend, RowStream } from '../backend.js';
-import { ApiError, UsageError } from '../errors.js';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
+import { ApiError, ConvxError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
-import { MAX_LIMIT } from '../model/query.js';
+import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
+import { COMPONENT_SCHEMAS } from '../model/shapes.js';
 import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery, SortKey } from '../model/types.js';
 import type { ApiClient } from './client.js';
 import { checkShape } from './shape.js';
@@ -38,12 +41,35 @@ function itemsRequest(q: ItemsQuery): { path: string; params: Params } {
   return { path: `campaigns/${encodeURIComponent(q.campaignId)}/conversions`, params };
 }
 
+/** How far back `order` searches, a year at a time, a server that has no look-up by order id. */
+export const ORDER_SEARCH_YEARS = 10;
+
+let lookupAjv: Ajv | undefined;
+const lookupValidators = new Map<object, ValidateFunction>();
+
+/** Checks a look-up's answer against its schema (model/schemas.ts) before anything is printed from it. */
+function checkLookup<T>(schema: object, what: string, body: unknown, url: string): T {
+  lookupAjv ??= new Ajv({ strict: false, validateFormats: false, allErrors: false });
+  let validate = lookupValidators.get(schema);
+  if (!validate) {
+    validate = lookupAjv.compile({ ...schema, components: { schemas: COMPONENT_SCHEMAS } });
+    lookupValidators.set(schema, validate);
+  }
+  if (validate(body)) return body as T;
+  const error = validate.errors?.[0];
+  throw new ApiError(`the API's answer to ${url} is not ${what}: ${error ? `${error.instancePath || 'the body'} ${error.message ?? 'is invalid'}` : 'unknown problem'}`);
+}
+
 export interface ApiBackendOptions {
   /** Pages fetched at once when walking every page. */
   concurrency: number;
   /** The client of the delivery area (v4), when --delivery-api is known. */
   delivery?: ApiClient;
   onPage?: (fetched: number, total: number) => void;
+  /** Today, for searching a server without the order look-up route (default: the clock). */
+  now?: () => Date;
+  /** Notes for a person on stderr (how far an order search went). */
+  info?: (message: string) => void;
 }
 
 export class ApiBackend implements Backend {
@@ -135,6 +161,54 @@ export class ApiBackend implements Backend {
     return { totalCount: total, rows: rows() };
   }
 
+  /**
+   * GET conversions/orders/{orderId}: the order over every date. A server without that route
+   * (an older convx serve, another implementation) is searched a year at a time backwards
+   * through the items endpoint, ORDER_SEARCH_YEARS years at most.
+   */
+  async findOrder(orderId: string): Promise<OrderLookup | undefined> {
+    const path = `conversions/orders/${encodeURIComponent(orderId)}`;
+    const answer = await this.client.lookupJson(path);
+    if (answer.found) return checkLookup<OrderLookup>(ORDER_RESPONSE, 'an order look-up', answer.body, this.client.url(path));
+    if (!answer.routeMissing) return undefined;
+    return this.searchOrder(orderId);
+  }
+
+  private async searchOrder(orderId: string): Promise<OrderLookup> {
+    const today = formatDate((this.options.now ?? (() => new Date()))());
+    const query = (dateFrom: string, dateTo: string) =>
+      parseItemsQuery({ dateFrom, dateTo, orderId, sort: 'datetime', limit: String(MAX_LIMIT) });
+    let dateTo = today;
+    for (let year = 1; year <= ORDER_SEARCH_YEARS; year++) {
+      const dateFrom = addDays(dateTo, -364);
+      const page = await this.fetchItems(query(dateFrom, dateTo), { limit: MAX_LIMIT, offset: 0 });
+      if (page.rows.length) {
+        // The order lies at most 30 days after its click: from that day on, every transaction of it.
+        const from = page.rows.reduce((min, r) => (r.attribution.datetime < min ? r.attribution.datetime : min), page.rows[0]!.attribution.datetime).slice(0, 10);
+        const all = await this.fetchItems(query(from, today), { limit: MAX_LIMIT, offset: 0 });
+        return { orderId, conversions: all.rows, reasons: [] };
+      }
+      this.options.info?.(`order ${orderId}: not in ${dateFrom}..${dateTo}; searching the year before`);
+      dateTo = addDays(dateFrom, -1);
+    }
+    throw new ConvxError(
+      `order ${orderId} is not among the API's conversions of ${addDays(dateTo, 1)}..${today} (the API has no look-up by order id, so convx searched ${ORDER_SEARCH_YEARS} years back, a year at a time)`,
+      3,
+      'pass --from and --to to search an older period; the API does not say why an order is not a conversion',
+    );
+  }
+
+  /** GET contacts/{contact}/conversions: a contact's conversions and clicks. */
+  async contact(key: string): Promise<ContactReport | undefined> {
+    const path = `contacts/${encodeURIComponent(key)}/conversions`;
+    const answer = await this.client.lookupJson(path);
+    if (answer.found) return checkLookup<ContactReport>(CONTACT_RESPONSE, 'a contact look-up', answer.body, this.client.url(path));
+    if (answer.routeMissing) {
+      throw new UsageError(`the API at ${this.client.base} has no contact look-up (GET contacts/{contact}/conversions); convx contact works in local mode: --data DIR`);
+    }
+    return undefined;
+  }
+
   async validateEmail(request: unknown): Promise<ValidateResponse> {
     const delivery = this.options.delivery;
     if (!delivery) {
@@ -142,6 +216,24 @@ export class ApiBackend implements Backend {
     }
     const path = 'delivery/e-mail/validate';
     return checkShape('ValidateResponse', await delivery.postJson(path, request), delivery.url(path));
+  }
+
+  /**
+   * The interface shows no tables, only conversions: the first and last attributed
+   * transaction over every date (two one-row items requests), not the orders' or touches' range.
+   */
+  async coverage(): Promise<DataCoverage> {
+    const edge = async (descending: boolean) => {
+      const page = await this.fetchItems(
+        { dateFrom: '0001-01-01', dateTo: '9999-12-31', sort: [{ field: 'datetime', descending }], limit: 1, offset: 0 },
+        { limit: 1, offset: 0 },
+      );
+      return page.rows[0]?.datetime;
+    };
+    const first = await edge(false);
+    const last = first === undefined ? undefined : await edge(true);
+    const instant = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
+    return { conversions: first && last ? { from: instant(first), to: instant(last) } : null };
   }
 
   async close(): Promise<void> {

@@ -63,6 +63,11 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** A 404 that a look-up takes as its answer (lookupJson). */
+class NotFoundAnswer {
+  constructor(readonly detail: string) {}
+}
+
 class Retryable extends Error {
   constructor(
     readonly reason: string,
@@ -107,17 +112,28 @@ export class ApiClient {
     return this.send('GET', this.url(path, params));
   }
 
+  /**
+   * A GET whose 404 is an answer, not a failure: a look-up by id (an order, a contact)
+   * answers 404 with a problem when the data does not hold the id. `routeMissing` tells
+   * that from a server without the route (its 404 says "no route for ...").
+   */
+  async lookupJson(path: string, params: Record<string, string | undefined> = {}): Promise<{ found: true; body: unknown } | { found: false; detail: string; routeMissing: boolean }> {
+    const answer = await this.send('GET', this.url(path, params), undefined, true);
+    if (answer instanceof NotFoundAnswer) return { found: false, detail: answer.detail, routeMissing: /^no route for /.test(answer.detail) };
+    return { found: true, body: answer };
+  }
+
   async postJson(path: string, body: unknown): Promise<unknown> {
     return this.send('POST', this.url(path), JSON.stringify(body));
   }
 
-  private async send(method: 'GET' | 'POST', url: string, body?: string): Promise<unknown> {
+  private async send(method: 'GET' | 'POST', url: string, body?: string, answers404 = false): Promise<unknown> {
     const { retries } = this.options;
     const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     const random = this.options.random ?? Math.random;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, url, body);
+        return await this.once(method, url, body, answers404);
       } catch (error) {
         if (!(error instanceof Retryable)) throw error;
         if (attempt >= retries) {
@@ -134,7 +150,7 @@ export class ApiClient {
     }
   }
 
-  private async once(method: 'GET' | 'POST', url: string, body?: string): Promise<unknown> {
+  private async once(method: 'GET' | 'POST', url: string, body?: string, answers404 = false): Promise<unknown> {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let text: string;
@@ -176,6 +192,7 @@ export class ApiClient {
     // The data cannot answer (e.g. no FX rate for a day): the same message and exit code as local mode.
     if (status === 422) throw dataErrorOf(text, url);
     if (status === 413) throw new UsageError(`the API refused the request as too large: ${problemDetail(text) ?? text.slice(0, 200)}`);
+    if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '');
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
     }

@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { maskToken, readConfig, writeConfig, type Profile } from '../config.js';
+import { credentialsPath, maskToken, readConfig, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, UsageError } from '../errors.js';
 import { defineHandler } from './registry.js';
@@ -84,7 +84,7 @@ export const authLogin = defineHandler<{ withToken?: boolean; verify: boolean }>
     }));
     const facts = tokenFacts(token, ctx.io.now());
     ctx.log.info(
-      `logged in to ${api} as profile "${ctx.settings.profile}"${facts.plugin ? `, plugin ${facts.plugin}` : ''}${facts.expires ? `, token expires ${facts.expires}` : ''} (saved in ${file})`,
+      `logged in to ${api} as profile "${ctx.settings.profile}"${facts.plugin ? `, plugin ${facts.plugin}` : ''}${facts.expires ? `, token expires ${facts.expires}` : ''} (saved in ${file}, the token in ${credentialsPath(file)})`,
     );
   },
 });

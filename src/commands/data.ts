@@ -4,15 +4,26 @@ import { defineHandler } from './registry.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({
   async run(ctx, args) {
-    const { checkDataset } = await import('../local/check.js');
-    const report = await checkDataset(ctx.resolvePath(args[0]!));
+    const [{ checkDataset }, { startProgress }] = await Promise.all([import('../local/check.js'), import('./shared.js')]);
+    // A line on a terminal's stderr while a large dataset is checked (after a second; not with -o json, --quiet or CI).
+    const progress = startProgress(ctx);
+    let report;
+    try {
+      report = await checkDataset(ctx.resolvePath(args[0]!), (phase) => progress.phase(phase));
+    } finally {
+      progress.done();
+    }
     if (ctx.format === 'json' || ctx.format === 'jsonl') {
       await ctx.output.json(report);
       return report.ok ? 0 : 1;
     }
     const { chalk } = ctx;
     const lines: string[] = [];
-    for (const t of report.tables) lines.push(`${chalk.dim('table')}  ${t.table.padEnd(8)} ${t.file} (${t.rows} row${t.rows === 1 ? '' : 's'})`);
+    for (const t of report.tables) {
+      // orders and touches: first and last datetime; fx: first and last date (UTC).
+      const range = t.from && t.to ? `, ${t.from} to ${t.to}` : '';
+      lines.push(`${chalk.dim('table')}  ${t.table.padEnd(8)} ${t.file} (${t.rows} row${t.rows === 1 ? '' : 's'}${range})`);
+    }
     if (report.plugins.length) lines.push(`${chalk.dim('plugins')} ${report.plugins.join(', ')}`);
     for (const p of report.problems) lines.push(`${chalk.red('error')}  ${p.text}`);
     for (const f of report.findings) {

@@ -1,7 +1,9 @@
+import type { Backend, KnownSource } from '../backend.js';
 import { UsageError } from '../errors.js';
-import { defaultPeriod, type RawParams } from '../model/query.js';
+import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import { listItems, type ItemsFlags } from './items.js';
+import { unknownId } from './order.js';
 import { defineHandler } from './registry.js';
 import { pagingParams } from './shared.js';
 
@@ -41,15 +43,106 @@ export function drillTarget(target: string): RawParams {
   return { sourceId: target };
 }
 
+/** Levenshtein distance, for suggesting the closest known ids. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The known ids closest to an unknown one (at most three, the nearest first). */
+export function closest(id: string, known: string[]): string[] {
+  const lower = id.toLowerCase();
+  return [...new Set(known)]
+    .map((k) => ({ k, d: k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()) ? 0.5 : distance(lower, k.toLowerCase()) }))
+    .filter(({ d }) => d <= Math.max(2, Math.ceil(id.length / 2)))
+    .sort((x, y) => x.d - y.d || x.k.localeCompare(y.k))
+    .slice(0, 3)
+    .map(({ k }) => k);
+}
+
+const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' };
+
+/**
+ * "Not found" (exit 3) with the closest known ids, when the drill target names an id that no
+ * click and no source of the data holds (local mode), or that no conversion of any date has
+ * (API mode, where the interface shows conversions only).
+ */
+async function checkTarget(target: RawParams, backend: Backend, now: Date): Promise<void> {
+  let sources: KnownSource[];
+  let where = 'in the data (no click and no row of sources has it)';
+  if (backend.knownSources) {
+    sources = await backend.knownSources();
+    // A dataset without orders or touches: the listing says that it cannot report.
+    if (sources.length === 0) return;
+  } else {
+    // API mode: the interface shows conversions only. An id with a conversion at some date is
+    // known (one row asked); else the sources of every date's report are the known ones.
+    const any = await backend.items(parseItemsQuery({ ...target, ...EVERY_DATE, limit: '1' }, { allowCampaignId: true }));
+    if (any.paging.totalCount > 0) return;
+    const report = await backend.report(parseReportQuery({ ...EVERY_DATE, limit: String(MAX_LIMIT) }, now));
+    sources = report.rows.map((r) => ({
+      type: r.source.type,
+      id: r.source.id,
+      campaignId: r.source.type === 'smartflow' ? null : r.source.campaignId,
+      smartflowId: r.source.smartflowId,
+      deliveryId: r.source.deliveryId,
+    }));
+    where = "among the API's conversions of any date";
+  }
+  const checks: [keyof RawParams, string, (s: KnownSource) => string | null][] = [
+    ['sourceId', 'source', (s) => (target.sourceType === undefined || s.type === target.sourceType ? s.id : null)],
+    ['campaignId', 'campaign', (s) => s.campaignId],
+    ['smartflowId', 'smartflow', (s) => s.smartflowId],
+    ['deliveryId', 'delivery', (s) => (target.smartflowId === undefined || s.smartflowId === target.smartflowId ? s.deliveryId : null)],
+  ];
+  for (const [key, noun, idOf] of checks) {
+    const id = target[key];
+    if (id === undefined) continue;
+    const known = sources.map(idOf).filter((k): k is string => k !== null);
+    if (known.includes(id)) continue;
+    const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
+    if (other.length) throw unknownId(`no ${target.sourceType} ${id} ${where.replace(/ \(.*\)$/, '')}`, `it is ${other.join(', ')}`);
+    const near = closest(id, known);
+    const what = key === 'sourceId' && target.sourceType ? `${target.sourceType} ${id}` : `${noun} ${id}`;
+    throw unknownId(
+      `no ${what} ${where}`,
+      near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
+    );
+  }
+}
+
 export default defineHandler<ItemsFlags>({
   async run(ctx, args, flags) {
     const target = drillTarget(args[0] ?? '');
     // Without dates, the period of a default report: the 30 days ending today.
     const { dateFrom, dateTo } = defaultPeriod(flags.from, flags.to, ctx.io.now());
-    await listItems(
-      ctx,
-      { ...target, dateFrom, dateTo, contactId: flags.contact, orderId: flags.order, ...pagingParams(flags) },
-      flags.all ?? false,
-    );
+    // One backend for the check and the listing: the listing's close() is left to this one.
+    const backend = await ctx.openBackend();
+    try {
+      await checkTarget(target, backend, ctx.io.now());
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    const shared = Object.assign(Object.create(backend) as Backend, { close: async () => undefined });
+    const listing = { ...ctx, openBackend: async () => shared };
+    try {
+      await listItems(
+        listing,
+        { ...target, dateFrom, dateTo, contactId: flags.contact, orderId: flags.order, ...pagingParams(flags) },
+        flags.all ?? false,
+      );
+    } finally {
+      await backend.close();
+    }
   },
 });

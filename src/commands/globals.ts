@@ -12,7 +12,7 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
   { flags: '--plugin <id>', description: 'the plugin (tenant) of a dataset that holds several' },
   { flags: '--reference-currency <code>', description: 'local mode: report amounts in this currency (default: from the dataset)' },
   { flags: '-o, --format <format>', description: `output format: ${FORMATS.join(', ')}` },
-  { flags: '--fields <list>', description: 'only these fields, comma-separated (dotted for nested: source.name)' },
+  { flags: '--fields <list>', description: 'only these fields, comma-separated or repeated (dotted for nested: source.name)', list: true },
   {
     flags: '--no-formula-escape',
     description: "csv/tsv: print text cells as they are; by default text beginning with = + - @ tab or CR gets a leading ' (quoted in csv) so spreadsheets do not run it as a formula (numbers are never changed)",
@@ -20,3 +20,41 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
   { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
   { flags: '--quiet', description: 'no summaries or progress on stderr' },
 ];
+
+/** Flags that change nothing but how messages look; every command takes them. */
+const ALWAYS = ['--no-color', '--quiet'];
+
+const MODE = ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin'];
+const REPORTING = [...MODE, '--reference-currency', '--format', '--fields', '--no-formula-escape', ...ALWAYS];
+
+/**
+ * The global flags each command honours (its --help lists them; any other one
+ * given on the command line is a usage error). A command not named here, and
+ * without `globals` in its definition, takes them all (completion, say: its
+ * --values reads whatever dataset or API the global flags name).
+ */
+export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
+  report: REPORTING,
+  items: REPORTING,
+  order: REPORTING,
+  drill: REPORTING,
+  validate: [...MODE, '--delivery-api', '--format', ...ALWAYS],
+  serve: ['--data', '--profile', '--reference-currency', ...ALWAYS],
+  token: ['--plugin', ...ALWAYS],
+  init: ['--profile', ...ALWAYS],
+  'auth login': ['--api', '--delivery-api', '--profile', ...ALWAYS],
+  'auth status': ['--data', '--api', '--token-file', '--profile', '--format', ...ALWAYS],
+  'auth logout': ['--profile', ...ALWAYS],
+  'data check': ['--format', ...ALWAYS],
+  'data import': ['--reference-currency', ...ALWAYS],
+  'data generate': [...ALWAYS],
+};
+
+/**
+ * The formats -o may name for commands that print text or one JSON document
+ * rather than rows (their default stays as it is: text unless -o json).
+ */
+export const COMMAND_FORMATS: Record<string, readonly string[]> = {
+  'auth status': ['table', 'json', 'jsonl'],
+  'data check': ['table', 'json', 'jsonl'],
+};

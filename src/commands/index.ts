@@ -30,10 +30,8 @@ export const COMMANDS: CommandDefinition[] = [
     ],
     examples: [
       'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31',
-      'convx report --country CZ,SK --currency EUR -q spring',
-      'convx report --sort -refundsAmountWTax,name --limit 10',
-      'convx report --all -o csv > sources.csv',
-      'convx report --breakdown -o tsv',
+      'convx report --country cz --country sk --currency EUR -q spring --sort -refundsAmountWTax,name',
+      'convx report --breakdown --all -o csv > sources.csv',
     ],
     load: async () => (await import('./report.js')).default,
   },
@@ -43,8 +41,7 @@ export const COMMANDS: CommandDefinition[] = [
     options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS, ...PAGING_OPTIONS],
     examples: [
       'convx items --data samples/shop --from 2024-03-01 --to 2024-03-31',
-      'convx items --from 2024-03-01 --to 2024-03-31 --source-type smartflow --smartflow sf-2',
-      'convx items --from 2024-01-01 --to 2024-12-31 --contact c-17 -o json',
+      'convx items --from 2024-01-01 --to 2024-04-30 --smartflow sf-1 --country cz,sk --fields orderId,datetime -o json',
       'convx items --from 2024-01-01 --to 2024-12-31 --all -o csv > conversions.csv',
     ],
     load: async () => (await import('./items.js')).default,
@@ -55,10 +52,22 @@ export const COMMANDS: CommandDefinition[] = [
     args: '<orderId>',
     options: PERIOD_OPTIONS.map((o) => ({
       ...o,
-      description: `${o.description}; default: the whole dataset (API mode: the last ${API_ORDER_DAYS} days)`,
+      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
     })),
-    examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json'],
+    examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json', 'convx order o-1042 --api https://host/v1 --token-file token.txt'],
     load: async () => (await import('./order.js')).default,
+  },
+  {
+    name: 'contact',
+    summary: "a contact's conversions, the clicks that decided them and those that did not count (and why)",
+    args: '<contact>',
+    examples: [
+      'convx contact c-11 --data samples/shop',
+      'convx contact Greta.Prochazka2@example.com        # by e-mail, any case',
+      'convx contact CL0000011 -o json                   # by client contact id',
+      'convx contact c-11 -o csv > clicks.csv            # one row per click',
+    ],
+    load: async () => (await import('./contact.js')).default,
   },
   {
     name: 'drill',
@@ -85,8 +94,7 @@ export const COMMANDS: CommandDefinition[] = [
     ],
     examples: [
       'convx validate samples/deliveries/welcome.json --data samples/shop',
-      'convx validate request.json -o github --max-warnings 0     # in a CI job',
-      'convx validate request.json -o junit > validation.xml',
+      'convx validate request.json -o github --max-warnings 0     # in a CI job; -o junit > validation.xml for test reports',
       'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
     ],
     load: async () => (await import('./validate.js')).default,
@@ -218,14 +226,67 @@ export const COMMANDS: CommandDefinition[] = [
   },
   {
     name: 'completion',
-    summary: 'print a shell completion script',
-    args: '<shell>',
-    examples: ['eval "$(convx completion bash)"   # in ~/.bashrc', 'eval "$(convx completion zsh)"    # in ~/.zshrc', 'convx completion fish > ~/.config/fish/completions/convx.fish'],
+    summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
+    args: '[shell]',
+    // --values reads the dataset or API that these name, as a report would
+    globals: ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin', '--no-color', '--quiet'],
+    options: [
+      {
+        flags: '--values <kind>',
+        description: 'what the scripts call: print the plugins, currencies, countries, sources, smartflows or profiles of the configured dataset or API, one a line (nothing on any error, within 2 s)',
+      },
+    ],
+    examples: [
+      'eval "$(convx completion bash)"   # in ~/.bashrc',
+      'eval "$(convx completion zsh)"    # in ~/.zshrc',
+      'convx completion fish > ~/.config/fish/completions/convx.fish',
+      'convx completion --values currencies --data samples/shop',
+    ],
     load: async () => (await import('./completion.js')).default,
+  },
+  {
+    name: 'config list',
+    summary: "print the profile's settings (key=value; the token masked)",
+    examples: ['convx config list', 'convx config list --profile shop -o json'],
+    globals: ['--profile', '--format', '--no-color', '--quiet'],
+    load: async () => (await import('./config.js')).configList,
+  },
+  {
+    name: 'config get',
+    summary: 'print one setting of the profile (when it is not set: nothing on stdout, an error and the not-found exit code)',
+    args: '<key>',
+    examples: ['convx config get data', 'convx config get api --profile staging'],
+    globals: ['--profile', '--no-color', '--quiet'],
+    load: async () => (await import('./config.js')).configGet,
+  },
+  {
+    name: 'config set',
+    createsProfile: true,
+    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, or defaultProfile (tokens: convx auth login)',
+    args: '<key> <value>',
+    examples: ['convx config set data samples/shop', 'convx config set format csv --profile shop', 'convx config set defaultProfile shop'],
+    globals: ['--profile', '--no-color', '--quiet'],
+    load: async () => (await import('./config.js')).configSet,
+  },
+  {
+    name: 'config unset',
+    summary: 'remove a setting of the profile',
+    args: '<key>',
+    examples: ['convx config unset plugin', 'convx config unset format --profile shop'],
+    globals: ['--profile', '--no-color', '--quiet'],
+    load: async () => (await import('./config.js')).configUnset,
+  },
+  {
+    name: 'config profiles',
+    summary: 'list the profiles: mode, dataset or API, whether a token is stored; * marks the one in use',
+    examples: ['convx config profiles', 'convx config profiles -o json'],
+    globals: ['--profile', '--format', '--no-color', '--quiet'],
+    load: async () => (await import('./config.js')).configProfiles,
   },
 ];
 
 export const GROUPS: Record<string, string> = {
   data: 'dataset tools: check, import, generate',
   auth: 'API credentials: login, status, logout',
+  config: 'settings of a profile: list, get, set, unset, profiles',
 };

@@ -33,15 +33,22 @@ export default defineHandler<Record<string, never>>({
     );
     const name = ctx.settings.profile;
     if (mode === 'local') {
-      const data = await input(
-        {
-          message: 'Dataset directory',
-          validate: (value) => (existsSync(ctx.resolvePath(value)) ? true : `${value} does not exist`),
-        },
-        io,
+      // No default: an empty answer saves no dataset (never the directory convx happens to run in).
+      const data = (
+        await input(
+          {
+            message: 'Dataset directory or .duckdb file (empty: none, pass --data each time)',
+            validate: (value) => (!value.trim() || existsSync(ctx.resolvePath(value.trim())) ? true : `${value.trim()} does not exist`),
+          },
+          io,
+        )
+      ).trim();
+      const file = saveProfile(ctx, name, () => ({ mode, ...(data ? { data: ctx.resolvePath(data) } : {}), ...(format ? { format } : {}) }));
+      ctx.log.info(
+        data
+          ? `saved profile "${name}" in ${file}; try: convx report`
+          : `saved profile "${name}" in ${file}, without a dataset: pass --data DIR, or save one with: convx config set data DIR${name === 'default' ? '' : ` --profile ${name}`}`,
       );
-      const file = saveProfile(ctx, name, () => ({ mode, data: ctx.resolvePath(data), ...(format ? { format } : {}) }));
-      ctx.log.info(`saved profile "${name}" in ${file}; try: convx report`);
       return;
     }
     const api = await input(
@@ -52,7 +59,7 @@ export default defineHandler<Record<string, never>>({
       io,
     );
     const deliveryApi = await input({ message: 'Delivery base URL (v4; empty to skip)' }, io);
-    const token = await password({ message: 'API token', mask: '*' }, io);
+    const token = await password({ message: 'API token (stored in the 0600 credentials file; empty to skip)', mask: '*' }, io);
     const file = saveProfile(ctx, name, () => ({
       mode,
       api,

@@ -10,15 +10,15 @@ export const PERIOD_OPTIONS: OptionDefinition[] = [
 ];
 
 export const PAGING_OPTIONS: OptionDefinition[] = [
-  { flags: '--sort <fields>', description: 'sort fields, "-" for descending' },
+  { flags: '--sort <fields>', description: 'sort fields, comma-separated or repeated, "-" for descending', list: true },
   { flags: '--limit <n>', description: 'rows per page, 1 to 1000 (default 50)' },
   { flags: '--offset <n>', description: 'rows to skip (default 0)' },
   { flags: '--all', description: 'every row from --offset on, streamed' },
 ];
 
 export const FILTER_OPTIONS: OptionDefinition[] = [
-  { flags: '--country <codes>', description: 'only these countries, comma-separated (CZ,SK)' },
-  { flags: '--currency <codes>', description: 'only these order currencies, comma-separated' },
+  { flags: '--country <codes>', description: 'only these countries: two-letter codes, comma-separated or repeated, any case (CZ,SK)', list: true },
+  { flags: '--currency <codes>', description: 'only these order currencies: three-letter codes, comma-separated or repeated, any case (EUR,CZK)', list: true },
 ];
 
 export const ITEM_FILTER_OPTIONS: OptionDefinition[] = [

@@ -1,9 +1,8 @@
 import type { Context } from '../context.js';
-import { NotFoundError } from '../errors.js';
-import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { ConvxError, NotFoundError } from '../errors.js';
+import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
-import { API_ORDER_DAYS } from './options.js';
 import { defineHandler } from './registry.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
@@ -45,45 +44,73 @@ export function orderCard(ctx: Context, records: ConversionRecord[]): string {
   return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
 }
 
+/**
+ * "Not found" (exit 3, DESIGN.md section 7): an order, contact or source id the data does not hold.
+ * (errors.ts's NotFoundError exits 1, which is "not a conversion" here.)
+ */
+export function unknownId(message: string, hint?: string): ConvxError {
+  return new ConvxError(message, 3, hint);
+}
+
+function notAConversion(orderId: string, reasons: string[]): NotFoundError {
+  return new NotFoundError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`);
+}
+
 export default defineHandler<OrderFlags>({
   async run(ctx, args, flags) {
     const orderId = args[0]!;
-    let period =
-      flags.from === undefined && flags.to === undefined
-        ? ALL_TIME
-        : { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo };
-    if (period === ALL_TIME && ctx.settings.mode === 'api') {
-      // A service is asked for a bounded period; a year back covers most support questions.
-      const dateTo = formatDate(ctx.io.now());
-      period = { dateFrom: addDays(dateTo, -(API_ORDER_DAYS - 1)), dateTo };
-      ctx.log.info(`searching ${period.dateFrom}..${period.dateTo} (the last ${API_ORDER_DAYS} days; --from and --to search others)`);
-    }
-    const query = parseFlags(() =>
-      parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }),
-    );
-    const explicitPeriod = flags.from === undefined && flags.to === undefined ? undefined : period;
+    const explicit = flags.from !== undefined || flags.to !== undefined;
+    const print = async (rows: ConversionRecord[]) => {
+      if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, rows));
+      else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
+    };
     return withBackend(ctx, async (backend) => {
+      if (!explicit && backend.findOrder) {
+        // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
+        const found = await backend.findOrder(orderId);
+        if (!found) {
+          throw unknownId(
+            `order ${orderId} is not in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'}`,
+            'check the id; `convx items --order ID --from D --to D` lists the conversions of an order',
+          );
+        }
+        if (found.conversions.length) {
+          await print(found.conversions);
+          return 0;
+        }
+        if (ctx.format !== 'table') await print([]);
+        throw found.reasons.length ? notAConversion(orderId, found.reasons) : new NotFoundError(`order ${orderId} is not a conversion`);
+      }
+      const period = explicit ? { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo } : ALL_TIME;
+      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
       const page = await backend.items(query);
       if (page.rows.length > 0) {
-        if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, page.rows));
-        else await ctx.output.page(ITEM_KIND, page);
+        await print(page.rows);
         return 0;
       }
-      const diagnosis = await backend.diagnoseOrder?.(orderId, explicitPeriod);
+      const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
+      if (diagnosis && !diagnosis.found) throw unknownId(`order ${orderId} is not in the dataset`);
+      // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
+      const found = diagnosis ? undefined : await backend.findOrder?.(orderId);
+      if (!diagnosis && backend.findOrder && found === undefined) throw unknownId(`order ${orderId} is not in the API's data`);
       if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
       if (!diagnosis) {
+        // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
+        if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
+        if (found?.conversions.length) {
+          throw new NotFoundError(
+            `order ${orderId} is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${found.conversions[0]!.datetime.slice(0, 10)})`,
+          );
+        }
         throw new NotFoundError(
           `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
           'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
         );
       }
-      if (!diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
       if (diagnosis.reasons.length === 0) {
         throw new NotFoundError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
       }
-      throw new NotFoundError(
-        `order ${orderId} is not a conversion:\n  ${diagnosis.reasons.map((r) => `- ${r}`).join('\n  ')}`,
-      );
+      throw notAConversion(orderId, diagnosis.reasons);
     });
   },
 });

@@ -4,6 +4,11 @@ export interface OptionDefinition {
   flags: string;
   description: string;
   defaultValue?: string | boolean;
+  /**
+   * A list: each value may be comma-separated, and the flag may be repeated;
+   * the values accumulate (`--country CZ --country sk,at` is `CZ,sk,at`).
+   */
+  list?: boolean;
 }
 
 /** What a command does once its flags are parsed: the module a command loads only when it runs. */
@@ -27,6 +32,12 @@ export interface CommandDefinition {
   examples?: string[];
   /** The output formats it takes, when not the reporting ones. */
   formats?: readonly string[];
+  /**
+   * The global flags it honours, by long name ("--data", "--format", ...): its
+   * --help lists them, and giving another one on the command line is a usage
+   * error. Default: COMMAND_GLOBALS in globals.ts, else every global flag.
+   */
+  globals?: readonly string[];
   /** It writes the profile that --profile names, so that profile need not exist yet. */
   createsProfile?: boolean;
   load(): Promise<CommandHandler<never>>;

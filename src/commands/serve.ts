@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
 import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
@@ -37,7 +39,7 @@ function parseLimits(flags: ServeFlags): ServerLimits {
   return {
     bodyLimit: Number(body[1]) * unit,
     rateLimitPerMinute: Number(flags.rateLimit),
-    queryTimeoutMs: Math.round(Number(flags.queryTimeout) * 1000),
+    queryTimeoutMs: Number(flags.queryTimeout) * 1000,
   };
 }
 
@@ -50,6 +52,21 @@ function parsePoolSize(flags: ServeFlags): number | undefined {
   return Number(flags.poolSize);
 }
 
+/**
+ * The files the server is started with, each there before anything is loaded: a missing
+ * one is "not found: PATH" (exit 2), as typed, with the flag that named it in the hint.
+ */
+function assertFilesExist(ctx: Context, flags: ServeFlags): void {
+  const given: [string | undefined, string][] = [
+    [ctx.settings.mode === 'local' ? ctx.settings.data : undefined, '--data names a dataset directory or a .duckdb file written by `convx data import`'],
+    [flags.jwtPublicKey, '--jwt-public-key names a PEM public key file'],
+    [flags.jwks, '--jwks names a JSON Web Key Set file'],
+  ];
+  for (const [path, what] of given) {
+    if (path !== undefined && !existsSync(ctx.resolvePath(path))) throw new UsageError(`not found: ${path}`, [], what);
+  }
+}
+
 export default defineHandler<ServeFlags>({
   async run(ctx, _args, flags) {
     if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
@@ -58,11 +75,13 @@ export default defineHandler<ServeFlags>({
     const limits = parseLimits(flags);
     const poolSize = parsePoolSize(flags);
     const renderLimits = renderLimitsFromFlags(flags);
+    const dir = ctx.dataDir();
+    assertFilesExist(ctx, flags);
     const { startServer } = await import('../server/start.js');
     const log = (entry: Record<string, unknown>) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
     const began = Date.now();
     const server = await startServer({
-      dir: ctx.dataDir(),
+      dir,
       host: flags.host,
       port: Number(flags.port),
       auth: {
@@ -88,6 +107,12 @@ export default defineHandler<ServeFlags>({
       poolSize: server.holder.current.poolStats.size,
       startupMs: Date.now() - began,
     });
+    if (!server.holder.current.reports) {
+      log({
+        time: new Date().toISOString(),
+        msg: 'the dataset holds no orders: serving delivery validation only; the report routes answer 404 (urn:convx:problem:no-orders)',
+      });
+    }
 
     return new Promise<number>((resolve) => {
       const unsubscribe: (() => void)[] = [];

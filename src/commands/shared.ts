@@ -1,8 +1,9 @@
 /** Flags and helpers shared by the reporting commands. */
-import type { Backend, RowStream } from '../backend.js';
+import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import type { Paging } from '../model/types.js';
+import { DEFAULT_REPORT_DAYS } from '../model/query.js';
+import { WINDOW_DAYS, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
   BREAKDOWN_TABLE_COLUMNS,
@@ -77,13 +78,96 @@ export function pagingParams(flags: PagingFlags): Record<string, string | undefi
   };
 }
 
-export async function withBackend<T>(ctx: Context, work: (backend: Backend) => Promise<T>): Promise<T> {
-  const backend = await ctx.openBackend();
+/**
+ * Opens the backend, runs work and closes it. A progress line (startProgress) says "reading and checking the dataset"
+ * while it opens; with `progress: true`, work gets the line to name its own phases, else it is cleared
+ * before work runs (which may print anything).
+ */
+export async function withBackend<T>(
+  ctx: Context,
+  work: (backend: Backend, progress: Progress) => Promise<T>,
+  options: { progress?: boolean } = {},
+): Promise<T> {
+  const progress = startProgress(ctx);
   try {
-    return await work(backend);
+    if (ctx.settings.mode !== 'api') progress.phase('reading and checking the dataset');
+    const backend = await ctx.openBackend();
+    try {
+      if (!options.progress) progress.done();
+      return await work(backend, progress);
+    } finally {
+      await backend.close();
+    }
   } finally {
-    await backend.close();
+    progress.done();
   }
+}
+
+/** A progress line on stderr: the phase of the work and the seconds it has taken. */
+export interface Progress {
+  phase(message: string): void;
+  /** Removes the line, so that something else can be printed; the next phase brings it back. */
+  clear(): void;
+  /** Removes the line for good. */
+  done(): void;
+}
+
+/** Work that ends sooner than this shows no progress line at all. */
+export const PROGRESS_DELAY_MS = 1000;
+
+/** True where the environment says it is a CI job (CI set to anything but "", "0" or "false"). */
+export function isCI(env: Context['io']['env']): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
+}
+
+/**
+ * A progress line for a person at a terminal: only when stderr is a terminal, never with --quiet,
+ * in a CI job (CI set) or with -o json/jsonl, and only once the work has taken PROGRESS_DELAY_MS,
+ * so quick commands print nothing. It redraws every second with the time taken.
+ */
+export function startProgress(ctx: Context): Progress {
+  const { io, globals, format } = ctx;
+  if (globals.quiet || !io.stderrIsTTY || isCI(io.env) || format === 'json' || format === 'jsonl') {
+    return { phase: () => undefined, clear: () => undefined, done: () => undefined };
+  }
+  const started = Date.now();
+  let message: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let shown = false;
+  let finished = false;
+  const draw = () => {
+    if (finished || message === undefined) return;
+    ctx.log.progress(`${message} (${Math.floor((Date.now() - started) / 1000)} s)`);
+    shown = true;
+  };
+  const tick = () => {
+    draw();
+    timer = setTimeout(tick, 1000 - ((Date.now() - started) % 1000));
+    timer.unref?.();
+  };
+  return {
+    phase(next) {
+      if (finished) return;
+      message = next;
+      if (timer === undefined) {
+        timer = setTimeout(tick, Math.max(0, PROGRESS_DELAY_MS - (Date.now() - started)));
+        timer.unref?.();
+      } else if (Date.now() - started >= PROGRESS_DELAY_MS) draw();
+    },
+    clear() {
+      if (shown) ctx.log.done();
+      shown = false;
+      message = undefined;
+    },
+    done() {
+      finished = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      if (shown) ctx.log.done();
+      shown = false;
+    },
+  };
 }
 
 /** Prints the backend's dataset warnings (local mode) on stderr, unless --quiet; stdout never changes. */
@@ -93,14 +177,27 @@ export function printDatasetWarnings(ctx: Context, backend: Backend): void {
   for (const warning of warnings) ctx.log.warn(warning);
 }
 
-/** Streams every row of a query to the output, with progress on a terminal's stderr. */
-export async function writeAll<T>(ctx: Context, kind: RecordKind, stream: RowStream<T>, start: number): Promise<number> {
+/**
+ * Streams every row of a query to the output. With a progress line, it counts the records written
+ * ("writing 20,000 of 43,788 records"), unless stdout is the same terminal, where the line would
+ * land among the rows: there it is cleared before the first row.
+ */
+export async function writeAll<T>(
+  ctx: Context,
+  kind: RecordKind,
+  stream: RowStream<T>,
+  start: number,
+  progress: Progress = startProgress(ctx),
+): Promise<number> {
+  const total = Math.max(stream.totalCount - start, 0).toLocaleString('en-US');
+  if (ctx.io.stdoutIsTTY) progress.clear();
+  else progress.phase(`writing ${total} records`);
   try {
-    return await ctx.output.stream(kind, stream, start, (written, total) =>
-      ctx.log.progress(`${written.toLocaleString('en-US')} of ${Math.max(total - start, 0).toLocaleString('en-US')} rows`),
-    );
+    return await ctx.output.stream(kind, stream, start, (written) => {
+      if (!ctx.io.stdoutIsTTY) progress.phase(`writing ${written.toLocaleString('en-US')} of ${total} records`);
+    });
   } finally {
-    ctx.log.done();
+    progress.done();
   }
 }
 
@@ -119,4 +216,118 @@ export function pageSummary(ctx: Context, paging: Paging, noun: string, period: 
     ? `; next page: --offset ${paging.start + paging.count}, every row: --all`
     : '';
   if (ctx.format === 'table' || more) ctx.log.info(`${range}, ${period}${more}`);
+}
+
+/** A filter of a query as the command line names it; no flag for one the command takes positionally (drill's campaign). */
+export interface FilterFlag {
+  parameter: string;
+  flag?: string;
+  value: string;
+}
+
+/** The filters in force of a parsed query, in the order of `parameters`, named by their flags. */
+export function filtersOf(query: object, parameters: readonly string[]): FilterFlag[] {
+  const out: FilterFlag[] = [];
+  for (const parameter of parameters) {
+    const value = (query as Record<string, unknown>)[parameter];
+    if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
+    const flag = FLAG_FOR_PARAMETER[parameter];
+    out.push({ parameter, ...(flag ? { flag } : {}), value: Array.isArray(value) ? value.join(',') : String(value) });
+  }
+  return out;
+}
+
+/** What a listing asked for, to explain an empty result. */
+export interface ResultRequest {
+  /** The command and its positional arguments as the user would type them: "report", "drill k-1". */
+  command: string;
+  period: { dateFrom: string; dateTo: string };
+  /** --from and --to as given; undefined where the default applied. */
+  given: { from?: string | undefined; to?: string | undefined };
+  filters: FilterFlag[];
+}
+
+/** A word for the shell: as it is when safe, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+const day = (instant: string) => instant.slice(0, 10);
+
+/** The whole months around a range: the period a suggested command asks for. */
+function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
+  const [y, m] = range.to.slice(0, 7).split('-').map(Number) as [number, number];
+  const last = new Date(Date.UTC(y, m, 0)).toISOString().slice(0, 10);
+  return { dateFrom: `${range.from.slice(0, 7)}-01`, dateTo: last };
+}
+
+/**
+ * Says on stderr (unless --quiet) why a listing is empty: the period and how it was chosen, the
+ * filters, the dates the data holds (Backend.coverage) and a command that would find something.
+ * stdout is not touched: it holds what the format prints for no rows.
+ */
+export async function explainEmpty(ctx: Context, backend: Backend, noun: string, request: ResultRequest): Promise<void> {
+  if (ctx.globals.quiet) return;
+  const { period, given, filters } = request;
+  const span = `the ${DEFAULT_REPORT_DAYS} days`;
+  const how =
+    given.from === undefined && given.to === undefined
+      ? ` (no --from/--to: ${span} ending today, UTC)`
+      : given.from === undefined
+        ? ` (no --from: ${span} ending --to)`
+        : given.to === undefined
+          ? ` (no --to: ${span} from --from)`
+          : '';
+  const lines = [`No ${noun} in ${period.dateFrom}..${period.dateTo}${how}.`];
+  // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
+  const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
+  if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);
+  let coverage: DataCoverage = {};
+  try {
+    coverage = (await backend.coverage?.()) ?? {};
+  } catch {
+    // Only a hint: an API that cannot say leaves it out.
+  }
+  const held = (name: string, range: DateRange | null | undefined) =>
+    range === undefined ? undefined : range === null ? `no ${name}` : `${name} from ${day(range.from)} to ${day(range.to)}`;
+  const tables = [held('orders', coverage.orders), held('touches', coverage.touches)].filter((t): t is string => t !== undefined);
+  if (tables.length) lines.push(`  the dataset holds ${tables.join(' and ')} (UTC)`);
+  if (coverage.conversions !== undefined) {
+    lines.push(
+      coverage.conversions === null
+        ? '  the API holds no conversions at all'
+        : `  the API's conversions run from ${day(coverage.conversions.from)} to ${day(coverage.conversions.to)} (UTC)`,
+    );
+  }
+  const range = coverage.orders ?? coverage.conversions;
+  if (range) {
+    const overlaps = day(range.from) <= period.dateTo && day(range.to) >= period.dateFrom;
+    const command = (withFilters: boolean, p: { dateFrom: string; dateTo: string }) => {
+      const words = ['convx', request.command];
+      const g = ctx.globals;
+      for (const [flag, value] of [
+        ['--data', g.data],
+        ['--api', g.api],
+        ['--token-file', g.tokenFile],
+        ['--profile', g.profile],
+        ['--plugin', g.plugin],
+      ] as const) {
+        if (value !== undefined) words.push(flag, shellWord(value));
+      }
+      if (withFilters) for (const f of filters) words.push(f.flag!, shellWord(f.value));
+      words.push('--from', p.dateFrom, '--to', p.dateTo);
+      return words.join(' ');
+    };
+    const expressible = filters.every((f) => f.flag !== undefined);
+    if (!overlaps && expressible) {
+      lines.push(`  try: ${command(true, monthsAround(range))}`);
+    } else if (overlaps && filters.length) {
+      lines.push(`  without the filters: ${command(false, period)}`);
+    } else if (overlaps) {
+      lines.push(
+        `  no order in this period is attributed to a source (each needs a click in the ${WINDOW_DAYS} days before it; \`convx order ID\` says why one is not)`,
+      );
+    }
+  }
+  ctx.log.info(lines.join('\n'));
 }

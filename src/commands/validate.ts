@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
@@ -24,6 +24,19 @@ function readRequest(text: string, source: string): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+/** The request file's text; a missing file is "not found: PATH" (exit 2), as every other reason it cannot be read is a usage error. */
+function readRequestFile(path: string, typed: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UsageError(`not found: ${typed}`, [], 'name the request file (a JSON body of POST /delivery/e-mail/validate), or - for stdin');
+    if (code === 'EISDIR') throw new UsageError(`${typed} is a directory, not a request file`);
+    if (code === 'EACCES' || code === 'EPERM') throw new UsageError(`cannot read ${typed}: permission denied`);
+    throw new UsageError(`cannot read ${typed}: ${code ?? (error as Error).message}`);
+  }
+}
+
 /** 0 ready; 1 errors, or warnings beyond --max-warnings; 2 a request that could not be read. */
 export function exitCode(response: ValidateResponse, maxWarnings: number | undefined): number {
   if (response.render.errors.some((f) => f.code === 'invalid_request')) return 2;
@@ -38,11 +51,7 @@ export default defineHandler<ValidateFlags>({
     let text: string;
     if (source === '-') text = await readAll(ctx.io.stdin);
     else {
-      try {
-        text = readFileSync(ctx.resolvePath(source), 'utf8');
-      } catch (error) {
-        throw new UsageError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? error}`);
-      }
+      text = readRequestFile(ctx.resolvePath(source), source);
     }
     const body = readRequest(text, source === '-' ? 'stdin' : source);
     const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
@@ -64,6 +73,9 @@ export default defineHandler<ValidateFlags>({
     }
     const renderLimits = renderLimitsFromFlags(flags);
 
+    if (ctx.settings.mode === 'local' && ctx.settings.data !== undefined && !existsSync(ctx.resolvePath(ctx.settings.data))) {
+      throw new UsageError(`not found: ${ctx.settings.data}`, [], '--data names a dataset directory (contacts and assets suffice) or a .duckdb file written by `convx data import`');
+    }
     const backend = await ctx.openBackend({ validation: true });
     let response: ValidateResponse;
     try {
@@ -71,15 +83,19 @@ export default defineHandler<ValidateFlags>({
     } finally {
       await backend.close();
     }
-    const { githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
+    const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
     const label = source === '-' ? 'stdin' : source;
     const output = {
       table: () => validationSummary(response, ctx.chalk, maxWarnings),
       json: () => jsonDocument(response),
-      github: () => githubAnnotations(response, source === '-' ? undefined : source),
+      github: () => githubAnnotations(response, source === '-' ? undefined : source, maxWarnings),
       junit: () => junitReport(response, label, maxWarnings),
     }[format]();
     await ctx.output.text(output);
+    // Why the run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
+    // a table on a terminal ends with the same verdict already.
+    const reason = failureReason(response, maxWarnings);
+    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.io.stderr.write(`${ctx.errChalk.red('convx: not ready:')} ${reason}\n`);
     return exitCode(response, maxWarnings);
   },
 });

@@ -1,7 +1,7 @@
-import type { Backend, OrderDiagnosis, RowStream, TextChunk, TextRequest } from '../backend.js';
+import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, KnownSource, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
 import type { ValidateResponse } from '../model/validation.js';
 import type { RenderLimits } from '../validation/limits.js';
-import { DataError } from '../errors.js';
+import { DataError, NoOrdersError } from '../errors.js';
 import {
   ATTRIBUTION_MODEL,
   WINDOW_DAYS,
@@ -16,7 +16,7 @@ import {
 } from '../model/types.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
-import { diagnoseOrder } from './diagnose.js';
+import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { EXACT_AMOUNT_LIMIT, itemLineSql, textGuardSql } from './text.js';
 import { itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 
@@ -46,7 +46,7 @@ export class LocalBackend implements Backend {
 
   private conv(): string {
     if (!this.scope.reports) {
-      throw new DataError(`the dataset at ${this.scope.dataset.dir} has no orders or no touches, so it cannot report conversions`);
+      throw new NoOrdersError(`the dataset at ${this.scope.dataset.dir} holds no orders (or no touches), so it cannot report conversions`);
     }
     return this.scope.table('conv');
   }
@@ -74,6 +74,17 @@ export class LocalBackend implements Backend {
       params,
     );
     if (missing.length === 0) return;
+    // An fx table of rates to other reference currencies only is one fact, not a list of days.
+    if (this.scope.dataset.has('fx')) {
+      const held = await this.db.all<{ v: string | null }>(`SELECT DISTINCT reference_currency AS v FROM ${this.scope.table('fx')} ORDER BY 1`);
+      const others = held.map((r) => r.v).filter((v): v is string => v !== null);
+      if (others.length && others.length === held.length && !others.includes(this.referenceCurrency)) {
+        const to = this.referenceCurrency;
+        throw new DataError(
+          `fx holds rates to ${others.join(', ')} only; no rates to ${to}: pass --reference-currency ${others.length === 1 ? others[0] : `with one of them`}, or add fx rows with reference_currency ${to}`,
+        );
+      }
+    }
     const lines = missing.slice(0, 20).map((m) => {
       const day = m.day.toISOString().slice(0, 10);
       const latest = m.fx_date
@@ -167,6 +178,38 @@ export class LocalBackend implements Backend {
   /** Says why an order is not among the conversions of a period. */
   async diagnoseOrder(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis> {
     return diagnoseOrder(this.scope, this.db, orderId, period);
+  }
+
+  /** The order by id over every date (diagnose.ts). */
+  async findOrder(orderId: string): Promise<OrderLookup | undefined> {
+    return findOrder(this.scope, this.db, orderId, (q) => this.items(q));
+  }
+
+  /** A contact's conversions and clicks (diagnose.ts). */
+  async contact(key: string): Promise<ContactReport | undefined> {
+    return contactReport(this.scope, this.db, key, (q) => this.items(q));
+  }
+
+  /** A contact's touches of one source: what an activityUrl answers (diagnose.ts). */
+  async activity(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined> {
+    return sourceActivity(this.scope, this.db, target, contactId);
+  }
+
+  async knownSources(): Promise<KnownSource[]> {
+    return knownSources(this.scope, this.db);
+  }
+
+  /** The first and last datetime of the plugin's orders and touches (an imported file's too: the scope's views). */
+  async coverage(): Promise<DataCoverage> {
+    const range = async (table: 'orders' | 'touches'): Promise<DateRange | null> => {
+      if (!this.scope.dataset.has(table)) return null;
+      const row = await this.db.one<{ a: string | null; b: string | null }>(
+        `SELECT strftime(min(datetime), '%Y-%m-%dT%H:%M:%SZ') AS a, strftime(max(datetime), '%Y-%m-%dT%H:%M:%SZ') AS b
+         FROM ${this.scope.table(table)}`,
+      );
+      return row?.a && row.b ? { from: row.a, to: row.b } : null;
+    };
+    return { orders: await range('orders'), touches: await range('touches') };
   }
 
   async close(): Promise<void> {

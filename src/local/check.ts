@@ -21,18 +21,27 @@ export interface Finding {
 
 export interface CheckReport {
   dataset: string;
-  tables: { table: string; file: string; rows: number }[];
+  /**
+   * Each table with its rows; orders and touches with the first and last datetime
+   * (YYYY-MM-DDTHH:MM:SS.sssZ, as the interface's timestamps), fx with the first and last date (null when empty).
+   */
+  tables: { table: string; file: string; rows: number; from?: string | null; to?: string | null }[];
   plugins: string[];
   problems: (Problem & { text: string })[];
   findings: Finding[];
   ok: boolean;
 }
 
+/** The tables whose date range a check reports, and the column it is of. */
+const DATED: Partial<Record<string, string>> = { orders: 'datetime', touches: 'datetime', fx: 'date' };
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-export async function checkDataset(dir: string): Promise<CheckReport> {
+/** onPhase: says what the check is doing (a phase per call), for a progress line. */
+export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined): Promise<CheckReport> {
   const db = await Database.open();
   try {
+    onPhase('reading and checking the files');
     // An imported file was checked when imported: its problems are none, its findings stored.
     const dataset = isDuckDbFile(dir) ? (await openImported(dir, db)).dataset : await Dataset.open(dir, db);
     const problems = await dataset.problems();
@@ -46,12 +55,26 @@ export async function checkDataset(dir: string): Promise<CheckReport> {
     let plugins: string[] = [];
     // Integrity needs typed tables, which need clean files.
     if (problems.length === 0) {
+      onPhase('typing the tables');
       await dataset.createTypedTables();
       for (const [name, loaded] of dataset.tables) {
-        const row = await db.one<{ n: bigint }>(`SELECT count(*) AS n FROM ${ident(`t_${name}`)}`);
-        tables.push({ table: name, file: loaded.source.display, rows: Number(row?.n ?? 0) });
+        const column = DATED[name];
+        const range = column
+          ? `, strftime(min(${column}), $format) AS first, strftime(max(${column}), $format) AS last`
+          : '';
+        const row = await db.one<{ n: bigint; first?: string | null; last?: string | null }>(
+          `SELECT count(*) AS n${range} FROM ${ident(`t_${name}`)}`,
+          column ? { format: name === 'fx' ? '%Y-%m-%d' : '%Y-%m-%dT%H:%M:%S.%gZ' } : {},
+        );
+        tables.push({
+          table: name,
+          file: loaded.source.display,
+          rows: Number(row?.n ?? 0),
+          ...(column ? { from: row?.first ?? null, to: row?.last ?? null } : {}),
+        });
       }
       plugins = await listPlugins(dataset);
+      onPhase('checking integrity across tables');
       findings.push(...(await integrityFindings(dataset)));
       // Found while typing the tables, with the line of each (negative orders).
       findings.push(...dataset.findings);

@@ -1,5 +1,6 @@
-import type { OrderDiagnosis } from '../backend.js';
-import { WINDOW_DAYS } from '../model/types.js';
+import type { ActivityResponse, ActivityTarget, ContactClick, ContactReport, KnownSource, OrderDiagnosis, OrderLookup } from '../backend.js';
+import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { WINDOW_DAYS, type ConversionRecord, type ItemsQuery, type Page } from '../model/types.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { CANCELLED_STATUSES } from './schema.js';
@@ -58,4 +59,222 @@ export async function diagnoseOrder(
     );
   }
   return { orderId, found: true, reasons };
+}
+
+/** Every date: an order or a contact is looked up wherever it lies. */
+const ALL_DATES = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
+
+type ItemsOf = (query: ItemsQuery) => Promise<Page<ConversionRecord>>;
+
+/** Every attributed transaction of a filter over every date, oldest first, page by page. */
+async function everyItem(items: ItemsOf, filter: { orderId?: string; contactId?: string }): Promise<ConversionRecord[]> {
+  const rows: ConversionRecord[] = [];
+  for (let offset = 0; ; offset += MAX_LIMIT) {
+    const page = await items(parseItemsQuery({ ...ALL_DATES, ...filter, sort: 'datetime', limit: String(MAX_LIMIT), offset: String(offset) }));
+    rows.push(...page.rows);
+    if (page.rows.length < MAX_LIMIT || rows.length >= page.paging.totalCount) return rows;
+  }
+}
+
+/** An order by id over every date: its conversions, or why it has none; undefined when the data does not hold it. */
+export async function findOrder(scope: Scope, db: Database, orderId: string, items: ItemsOf): Promise<OrderLookup | undefined> {
+  const conversions = await everyItem(items, { orderId });
+  if (conversions.length) return { orderId, conversions, reasons: [] };
+  const diagnosis = await diagnoseOrder(scope, db, orderId);
+  if (!diagnosis.found) return undefined;
+  return { orderId, conversions: [], reasons: diagnosis.reasons };
+}
+
+const iso = (d: Date) => d.toISOString();
+const DAY_MS = 86_400_000;
+
+/** The first row of a source per (type, id) in sources, as a relation with its name (or none). */
+function sourcesRelation(scope: Scope): string {
+  return scope.dataset.has('sources')
+    ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k FROM ${scope.table('sources')}) WHERE k = 1)`
+    : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name, NULL::VARCHAR AS campaign_id,
+         NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS delivery_id WHERE false)`;
+}
+
+/**
+ * A contact by contact id, e-mail (case and surrounding spaces ignored) or client contact id,
+ * with its conversions over every date and each of its clicks: the orders it decided, or why
+ * it decided none (DESIGN.md 4: last click within the 30-day window at or before the order).
+ */
+export async function contactReport(scope: Scope, db: Database, key: string, items: ItemsOf): Promise<ContactReport | undefined> {
+  const t = (name: string) => scope.table(name);
+  type ContactRow = { contact_id: string; client_contact_id: string | null; email: string | null; first_name: string | null; surname: string | null; how: number };
+  let found: ContactRow | undefined;
+  if (scope.dataset.has('contacts')) {
+    found = await db.one<ContactRow>(
+      `SELECT contact_id, client_contact_id, email, first_name, surname,
+              CASE WHEN contact_id = $key THEN 0 WHEN lower(trim(email)) = lower(trim($key)) THEN 1 ELSE 2 END AS how
+       FROM ${t('contacts')}
+       WHERE contact_id = $key OR lower(trim(email)) = lower(trim($key)) OR client_contact_id = $key
+       ORDER BY how, row_id LIMIT 1`,
+      { key },
+    );
+  }
+  if (!found && scope.reports) {
+    // A contact that is in the orders or clicks only (no contacts table, or not in it).
+    const seen = await db.one<{ n: bigint }>(
+      `SELECT (SELECT count(*) FROM ${t('orders')} WHERE contact_id = $key) + (SELECT count(*) FROM ${t('touches')} WHERE contact_id = $key) AS n`,
+      { key },
+    );
+    if (Number(seen?.n ?? 0) > 0) found = { contact_id: key, client_contact_id: null, email: null, first_name: null, surname: null, how: 0 };
+  }
+  if (!found) return undefined;
+  const contactId = found.contact_id;
+  const report: ContactReport = {
+    contact: { contactId, clientContactId: found.client_contact_id, email: found.email, firstName: found.first_name, surname: found.surname },
+    matchedBy: (['contactId', 'email', 'clientContactId'] as const)[Number(found.how)]!,
+    orders: [],
+    conversions: [],
+    clicks: [],
+  };
+  if (!scope.reports) return report;
+  report.conversions = await everyItem(items, { contactId });
+
+  const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
+    `SELECT c.datetime, c.source_type, c.source_id, s.name
+     FROM ${t('touches')} c LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = c.source_type AND s.source_id = c.source_id
+     WHERE c.contact_id = $contactId AND lower(trim(c.touch)) = 'click'
+     ORDER BY c.datetime, c.source_type, c.source_id`,
+    { contactId },
+  );
+  // Each order's counting row: the earliest order row of its id (as the attribution takes it).
+  const heads = await db.all<{ order_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null }>(
+    `SELECT order_id, datetime, amount_wo_tax, status FROM (
+       SELECT order_id, datetime, amount_wo_tax, status, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+       FROM ${t('orders')} WHERE NOT coalesce(is_refund, false)
+         AND order_id IN (SELECT order_id FROM ${t('orders')} WHERE contact_id = $contactId))
+     WHERE k = 1 ORDER BY datetime, order_id`,
+    { contactId },
+  );
+  // The click that decided each converted order, by the click's instant and source.
+  const decided = new Map<string, string[]>();
+  const winner = new Map<string, ConversionRecord>();
+  for (const record of report.conversions) {
+    if (winner.has(record.orderId)) continue;
+    winner.set(record.orderId, record);
+    const k = `${record.attribution.datetime}|${record.source.type}|${record.source.id}`;
+    decided.set(k, [...(decided.get(k) ?? []), record.orderId]);
+  }
+  // Every order of the contact: a conversion, or why not (the order command's reasons).
+  const orders = await db.all<{ order_id: string; datetime: Date }>(
+    `SELECT order_id, min(datetime) FILTER (WHERE NOT coalesce(is_refund, false)) AS head, min(datetime) AS first,
+            coalesce(head, first) AS datetime
+     FROM ${t('orders')} WHERE contact_id = $contactId GROUP BY order_id ORDER BY datetime, order_id`,
+    { contactId },
+  );
+  for (const order of orders) {
+    const conversion = report.conversions.some((r) => r.orderId === order.order_id);
+    const reasons = conversion ? [] : (await diagnoseOrder(scope, db, order.order_id)).reasons;
+    report.orders.push({ orderId: order.order_id, datetime: iso(order.datetime), conversion, reasons });
+  }
+  const names = new Map<string, string>();
+  for (const record of report.conversions) names.set(`${record.source.type}|${record.source.id}`, record.source.name);
+  report.clicks = clicks.map((click): ContactClick => {
+    const at = iso(click.datetime);
+    const source = {
+      type: click.source_type,
+      id: click.source_id,
+      name: click.name ?? names.get(`${click.source_type}|${click.source_id}`) ?? click.source_id,
+    };
+    const orderIds = decided.get(`${at}|${click.source_type}|${click.source_id}`) ?? [];
+    if (orderIds.length) return { datetime: at, source, orderIds, reason: null };
+    return { datetime: at, source, orderIds, reason: whyNot(click.datetime, heads, winner) };
+  });
+  return report;
+}
+
+/** Why a click decided no order: the orders after it, their window and their deciding clicks. */
+function whyNot(
+  at: Date,
+  heads: { order_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null }[],
+  winner: Map<string, ConversionRecord>,
+): string {
+  if (heads.length === 0) return 'the contact has no orders';
+  const after = heads.filter((h) => h.datetime.getTime() >= at.getTime());
+  if (after.length === 0) {
+    const last = heads.at(-1)!;
+    return `after the order: the contact's last order, ${last.order_id}, was on ${iso(last.datetime)}`;
+  }
+  const within = after.filter((h) => h.datetime.getTime() - at.getTime() <= WINDOW_DAYS * DAY_MS);
+  if (within.length === 0) {
+    const next = after[0]!;
+    const days = (next.datetime.getTime() - at.getTime()) / DAY_MS;
+    return `outside the ${WINDOW_DAYS}-day window: the next order, ${next.order_id}, came ${days.toFixed(1)} days later`;
+  }
+  const notes: string[] = [];
+  for (const head of within) {
+    const won = winner.get(head.order_id);
+    if (won) {
+      const same = won.attribution.datetime === iso(at);
+      notes.push(
+        same
+          ? `another click at the same instant won order ${head.order_id} (${won.source.type} ${won.source.id})`
+          : `a later click won order ${head.order_id} (${won.attribution.datetime} on ${won.source.type} ${won.source.id})`,
+      );
+      continue;
+    }
+    const status = (head.status ?? '').trim().toLowerCase();
+    if (CANCELLED_STATUSES.includes(status)) notes.push(`order ${head.order_id} is cancelled (status "${head.status}")`);
+    else if (Number(String(head.amount_wo_tax)) === 0) notes.push(`order ${head.order_id} has zero net revenue`);
+    else notes.push(`order ${head.order_id} is not a conversion`);
+  }
+  return notes.join('; ');
+}
+
+/**
+ * A contact's touches (clicks and opens) of the source an activityUrl names: a campaign or
+ * automation by campaign id, a smartflow by its id (and a delivery). Undefined when none.
+ */
+export async function sourceActivity(scope: Scope, db: Database, target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined> {
+  if (!scope.reports) return undefined;
+  const params: Record<string, string> = { contactId };
+  let where: string;
+  if (target.campaignId !== undefined) {
+    params.campaignId = target.campaignId;
+    where = `t.source_type IN ('campaign', 'automation') AND coalesce(s.campaign_id, t.source_id) = $campaignId`;
+  } else {
+    params.smartflowId = target.smartflowId ?? '';
+    where = `t.source_type = 'smartflow' AND coalesce(s.smartflow_id, t.source_id) = $smartflowId`;
+    if (target.deliveryId !== undefined) {
+      params.deliveryId = target.deliveryId;
+      where += ' AND s.delivery_id = $deliveryId';
+    } else {
+      where += ' AND s.delivery_id IS NULL';
+    }
+  }
+  const rows = await db.all<{ datetime: Date; touch: string; source_type: string; source_id: string; name: string | null }>(
+    `SELECT t.datetime, lower(trim(t.touch)) AS touch, t.source_type, t.source_id, s.name
+     FROM ${scope.table('touches')} t LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = t.source_type AND s.source_id = t.source_id
+     WHERE t.contact_id = $contactId AND ${where}
+     ORDER BY t.datetime, t.source_type, t.source_id, 2`,
+    params,
+  );
+  if (rows.length === 0) return undefined;
+  return {
+    contactId,
+    touches: rows.map((r) => ({ datetime: iso(r.datetime), touch: r.touch, source: { type: r.source_type, id: r.source_id, name: r.name ?? r.source_id } })),
+  };
+}
+
+/** Every source the data holds (its clicks' sources and the sources table), with the ids a detailUrl names. */
+export async function knownSources(scope: Scope, db: Database): Promise<KnownSource[]> {
+  if (!scope.reports) return [];
+  const rows = await db.all<{ type: string; id: string; campaign_id: string | null; smartflow_id: string | null; delivery_id: string | null }>(
+    `WITH ids AS (
+       SELECT DISTINCT source_type, source_id FROM ${scope.table('touches')}
+       ${scope.dataset.has('sources') ? `UNION SELECT DISTINCT source_type, source_id FROM ${scope.table('sources')}` : ''})
+     SELECT i.source_type AS type, i.source_id AS id,
+            CASE WHEN i.source_type = 'smartflow' THEN NULL ELSE coalesce(s.campaign_id, i.source_id) END AS campaign_id,
+            CASE WHEN i.source_type = 'smartflow' THEN coalesce(s.smartflow_id, i.source_id) END AS smartflow_id,
+            s.delivery_id
+     FROM ids i LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = i.source_type AND s.source_id = i.source_id
+     WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL
+     ORDER BY 1, 2`,
+  );
+  return rows.map((r) => ({ type: r.type, id: r.id, campaignId: r.campaign_id, smartflowId: r.smartflow_id, deliveryId: r.delivery_id }));
 }

@@ -74,11 +74,25 @@ export function addDays(isoDate: string, days: number): string {
   return formatDate(d);
 }
 
+/**
+ * The CLI's wording of problems whose message names another parameter: the
+ * same text with flags (`--to`) where the server names parameters (`dateTo`).
+ */
+const CLI_WORDING = new WeakMap<ParameterProblem, string>();
+
+/** How the CLI words a problem of these parsers, where it differs from the server's message. */
+export function cliWording(problem: ParameterProblem): string | undefined {
+  return CLI_WORDING.get(problem);
+}
+
 /** Collects every problem before throwing, so one run names all of them. */
 class Problems {
   readonly list: ParameterProblem[] = [];
-  add(parameter: string, message: string): void {
-    this.list.push({ parameter, message });
+  /** cli: the message as the CLI words it, when it names another parameter. */
+  add(parameter: string, message: string, cli?: string): void {
+    const problem = { parameter, message };
+    if (cli !== undefined) CLI_WORDING.set(problem, cli);
+    this.list.push(problem);
   }
   throwIfAny(): void {
     if (this.list.length === 0) return;
@@ -141,6 +155,29 @@ function parseList(value: string | undefined): string[] | undefined {
   return items.length ? items : undefined;
 }
 
+/** What a code of a list parameter looks like: ISO 3166-1 alpha-2 countries, ISO 4217 currencies. */
+const CODES = {
+  country: { pattern: /^[A-Za-z]{2}$/, one: 'a two-letter country code', many: 'two-letter country codes', example: 'CZ' },
+  currency: { pattern: /^[A-Za-z]{3}$/, one: 'a three-letter currency code', many: 'three-letter currency codes', example: 'EUR' },
+} as const;
+
+/**
+ * A comma-separated list of country or currency codes, in any case: upper-cased,
+ * each once, in the order given. A code of the wrong shape is a problem.
+ */
+function parseCodes(problems: Problems, raw: RawParams, name: keyof typeof CODES): string[] | undefined {
+  const items = parseList(raw[name]);
+  if (!items) return undefined;
+  const rule = CODES[name];
+  const bad = items.filter((code) => !rule.pattern.test(code));
+  if (bad.length) {
+    const quoted = bad.map((code) => `"${code}"`).join(', ');
+    problems.add(name, `${quoted} ${bad.length === 1 ? `is not ${rule.one}` : `are not ${rule.many}`} (e.g. ${rule.example})`);
+    return undefined;
+  }
+  return [...new Set(items.map((code) => code.toUpperCase()))];
+}
+
 export function parseSort(
   problems: Problems,
   value: string,
@@ -170,7 +207,7 @@ export function parseSort(
 }
 
 function checkPeriod(problems: Problems, from?: string, to?: string): void {
-  if (from && to && from > to) problems.add('dateFrom', `${from} is after dateTo ${to}`);
+  if (from && to && from > to) problems.add('dateFrom', `${from} is after dateTo ${to}`, `${from} is after --to ${to}`);
 }
 
 function rejectUnknown(problems: Problems, raw: RawParams, known: readonly string[]): void {
@@ -192,6 +229,8 @@ export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boo
   if (sourceType !== undefined && !(SOURCE_TYPES as readonly string[]).includes(sourceType)) {
     problems.add('sourceType', `"${sourceType}" is not one of ${SOURCE_TYPES.join(', ')}`);
   }
+  const country = parseCodes(problems, raw, 'country');
+  const currency = parseCodes(problems, raw, 'currency');
   problems.throwIfAny();
   const query: ItemsQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
   if (sourceType !== undefined) query.sourceType = sourceType as SourceType;
@@ -199,9 +238,7 @@ export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boo
     const value = nonEmpty(raw[key]);
     if (value !== undefined) query[key] = value;
   }
-  const country = parseList(raw.country);
   if (country) query.country = country;
-  const currency = parseList(raw.currency);
   if (currency) query.currency = currency;
   return query;
 }
@@ -236,14 +273,14 @@ export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
   const limit = parseIntParam(problems, raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_REPORT_SORT, REPORT_SORT_FIELDS, true);
+  const country = parseCodes(problems, raw, 'country');
+  const currency = parseCodes(problems, raw, 'currency');
   problems.throwIfAny();
   ({ dateFrom, dateTo } = defaultPeriod(dateFrom, dateTo, today));
   checkPeriod(problems, dateFrom, dateTo);
   problems.throwIfAny();
   const query: ReportQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
-  const country = parseList(raw.country);
   if (country) query.country = country;
-  const currency = parseList(raw.currency);
   if (currency) query.currency = currency;
   const q = nonEmpty(raw.q);
   if (q !== undefined) query.q = q;

@@ -75,8 +75,99 @@ const problemResponse = (description: string, headers?: Record<string, unknown>)
   content: { 'application/problem+json': { schema: ref('Problem') } },
 });
 
+/** The look-ups by id take no query parameters. */
+export const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+const text = { type: 'string' };
+const nullableText = { type: 'string', nullable: true };
+const touchSource = {
+  type: 'object',
+  required: ['type', 'id', 'name'],
+  additionalProperties: false,
+  properties: { type: text, id: text, name: text },
+};
+
+/** GET /v1/conversions/orders/{orderId}: the order's conversions over every date, or why it has none. */
+export const ORDER_RESPONSE = {
+  type: 'object',
+  required: ['orderId', 'conversions', 'reasons'],
+  additionalProperties: false,
+  properties: {
+    orderId: text,
+    conversions: { type: 'array', items: ref('ConversionRecord'), description: 'the order and its refunds, oldest first; empty when it is not a conversion' },
+    reasons: { type: 'array', items: text, description: 'why the order is not a conversion (empty when it is one)' },
+  },
+} as const;
+
+/** GET /v1/contacts/{contact}/conversions: a contact's conversions and clicks. */
+export const CONTACT_RESPONSE = {
+  type: 'object',
+  required: ['contact', 'matchedBy', 'orders', 'conversions', 'clicks'],
+  additionalProperties: false,
+  properties: {
+    contact: {
+      type: 'object',
+      required: ['contactId', 'clientContactId', 'email', 'firstName', 'surname'],
+      additionalProperties: false,
+      properties: { contactId: text, clientContactId: nullableText, email: nullableText, firstName: nullableText, surname: nullableText },
+    },
+    matchedBy: { type: 'string', enum: ['contactId', 'email', 'clientContactId'] },
+    orders: {
+      type: 'array',
+      description: 'every order of the contact, oldest first, and why one is not a conversion',
+      items: {
+        type: 'object',
+        required: ['orderId', 'datetime', 'conversion', 'reasons'],
+        additionalProperties: false,
+        properties: { orderId: text, datetime: text, conversion: { type: 'boolean' }, reasons: { type: 'array', items: text } },
+      },
+    },
+    conversions: { type: 'array', items: ref('ConversionRecord') },
+    clicks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['datetime', 'source', 'orderIds', 'reason'],
+        additionalProperties: false,
+        properties: {
+          datetime: text,
+          source: touchSource,
+          orderIds: { type: 'array', items: text, description: 'the orders this click decided' },
+          reason: { ...nullableText, description: 'why it decided no order (null when it decided one)' },
+        },
+      },
+    },
+  },
+} as const;
+
+/** GET .../recipients/{contactId}/activity (a record's activityUrl): the contact's touches of that source. */
+export const ACTIVITY_RESPONSE = {
+  type: 'object',
+  required: ['contactId', 'touches'],
+  additionalProperties: false,
+  properties: {
+    contactId: text,
+    touches: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['datetime', 'touch', 'source'],
+        additionalProperties: false,
+        properties: { datetime: text, touch: text, source: touchSource },
+      },
+    },
+  },
+} as const;
+
 /** What each route does, for its documented responses. */
-export type OperationKind = 'report' | 'items' | 'validate' | 'health';
+export type OperationKind = 'report' | 'items' | 'validate' | 'health' | 'order' | 'contact' | 'activity';
+
+const LOOKUP_SCHEMA = { order: ORDER_RESPONSE, contact: CONTACT_RESPONSE, activity: ACTIVITY_RESPONSE } as const;
+const LOOKUP_MISSING = {
+  order: 'the data holds no order with this id',
+  contact: 'the data holds no contact with this id, e-mail or client contact id',
+  activity: 'the contact has no touches of this source',
+} as const;
 
 const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', validate: 'ValidateResponse' } as const;
 
@@ -86,14 +177,17 @@ const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', vali
  */
 export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const authenticated = kind !== 'health';
-  const queries = kind === 'report' || kind === 'items' || kind === 'validate';
+  const lookup = kind === 'order' || kind === 'contact' || kind === 'activity';
+  const queries = kind === 'report' || kind === 'items' || kind === 'validate' || lookup;
   const ok =
     kind === 'health'
       ? { description: 'the server is up', content: { 'application/json': { schema: ref('Health') } } }
-      : {
-          description: kind === 'validate' ? 'the dry run; findings, an invalid request included, are in render.errors and render.warnings' : 'OK',
-          content: { 'application/json': { schema: ref(RESPONSE_SCHEMA[kind]) } },
-        };
+      : lookup
+        ? { description: 'OK', content: { 'application/json': { schema: LOOKUP_SCHEMA[kind as keyof typeof LOOKUP_SCHEMA] } } }
+        : {
+            description: kind === 'validate' ? 'the dry run; findings, an invalid request included, are in render.errors and render.warnings' : 'OK',
+            content: { 'application/json': { schema: ref(RESPONSE_SCHEMA[kind as keyof typeof RESPONSE_SCHEMA]) } },
+          };
   const tagged = kind === 'report' || kind === 'items';
   return {
     200: tagged
@@ -114,6 +208,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
           415: problemResponse('the body is not application/json'),
         }
       : {}),
+    ...(lookup ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
     414: problemResponse('the URL is too long'),
     ...(authenticated ? { 422: problemResponse('the dataset cannot answer, e.g. exchange rates are missing for days of the period (the detail names the currency and days)') } : {}),
     ...(authenticated ? { 429: problemResponse("over the token's request rate limit", retryAfter) } : {}),

@@ -6,6 +6,15 @@ export const ITEM_COLUMNS = flatFields(RECORD_FIELDS);
 export const REPORT_COLUMNS = flatFields(AGGREGATE_FIELDS);
 export const BREAKDOWN_COLUMNS = BREAKDOWN_FIELDS.map((c) => `breakdown.${c}`);
 
+/**
+ * Columns of an aggregate row that describe its source rather than sum it up: the ones a
+ * --breakdown line (one per source and currency) repeats. The source's totals (amounts,
+ * counts, averages, first and last conversion) are left out of those lines.
+ */
+export function isSourceColumn(column: string): boolean {
+  return column === 'id' || column === 'name' || column.startsWith('source.') || column === 'sourceStartedAt' || column === 'referenceCurrency';
+}
+
 /** The columns shown in a terminal table when --fields is not given. */
 export const ITEM_TABLE_COLUMNS = [
   'datetime',
@@ -84,4 +93,31 @@ export function getPath(record: unknown, path: string): unknown {
 /** One flat row per aggregate and breakdown currency (the --breakdown view). */
 export function breakdownRows(row: AggregateRow): Record<string, unknown>[] {
   return row.breakdown.map((b: BreakdownRow) => ({ ...row, breakdown: b }));
+}
+
+/**
+ * The column that names the currency of a money column: amounts of a breakdown line are in
+ * its order currency, an item's amount in its own currency, everything else (the rows'
+ * totals, averages and every ...Reference amount) in the reference currency.
+ */
+export function currencyColumn(column: string): string | undefined {
+  if (!isAmountColumn(column)) return undefined;
+  if (column.endsWith('Reference')) return 'referenceCurrency';
+  if (column.startsWith('breakdown.')) return 'breakdown.currency';
+  if (column === 'conversionsAmount') return 'conversionsCurrency';
+  return 'referenceCurrency';
+}
+
+/** Columns that add up over rows (a totals row sums them); counts of contacts and averages do not. */
+export function isAdditiveColumn(column: string): boolean {
+  const field = column.startsWith('breakdown.') ? column.slice('breakdown.'.length) : column;
+  return /^(conversions|refunds|grossConversions)(AmountWoTax|AmountWTax|Number)$|^conversionAmountW(o)?TaxReference$/.test(field);
+}
+
+/**
+ * Text columns a terminal table may shorten with an ellipsis to fit: names and links. Dates,
+ * codes, ids and types keep their whole text (a cut id is worse than a hidden column).
+ */
+export function isShrinkableColumn(column: string): boolean {
+  return /(^|\.)name$|Name$|Url$/.test(column);
 }

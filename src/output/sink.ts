@@ -4,6 +4,17 @@ import type { Writable } from 'node:stream';
 export interface Sink {
   write(text: string): Promise<void>;
   flush(): Promise<void>;
+  /** The width of the terminal the text goes to, or undefined when it is not a terminal. */
+  columns?(): number | undefined;
+}
+
+/** Columns of a terminal stream: its size, else $COLUMNS (a pseudo-terminal without a size), else 80. */
+export function terminalColumns(stream: unknown, env: Record<string, string | undefined> = process.env): number | undefined {
+  const tty = stream as { isTTY?: boolean; columns?: number };
+  if (!tty.isTTY) return undefined;
+  if (typeof tty.columns === 'number' && tty.columns > 0) return tty.columns;
+  const columns = Number(env.COLUMNS);
+  return Number.isInteger(columns) && columns > 0 ? columns : 80;
 }
 
 const BUFFER_LIMIT = 64 * 1024;
@@ -31,6 +42,7 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
         await push(chunk);
       }
     },
+    columns: () => terminalColumns(stream),
     async flush() {
       if (buffer === '') return;
       const chunk = buffer;

@@ -1,25 +1,241 @@
-/** Terminal tables (cli-table3 is loaded only when a table is printed). */
-import Table from 'cli-table3';
+/**
+ * Terminal tables, pure: records, columns and a width in, text out.
+ *
+ * - Fits a width: names and links are shortened with an ellipsis (never wrapped), and
+ *   when even that is not enough columns are left out from the right, keeping the first,
+ *   the first money column and the first reference amount (`hidden` says which).
+ * - Money columns carry their currency in the header ("Revenue (EUR)") when every row
+ *   agrees on it; rows in several currencies show it in their own column (Cur).
+ * - With `totals`, rows that cover several sources close with a totals row (one per
+ *   currency, then the reference total, when the rows are per source and currency).
+ */
 import type { ChalkInstance } from 'chalk';
-import { COLUMN_TITLES, getPath } from './columns.js';
+import { COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
 
-export function renderTable(records: unknown[], columns: string[], chalk: ChalkInstance, titles = COLUMN_TITLES): string {
-  const table = new Table({
-    head: columns.map((c) => chalk.bold(titles[c] ?? c)),
-    style: { head: [], border: [] },
-    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-  });
-  for (const record of records) {
-    table.push(
-      columns.map((column) => {
-        const value = getPath(record, column);
-        const text = tableCell(value, column);
-        const colored = typeof value === 'number' && value < 0 ? chalk.red(text) : text;
-        return { content: colored, hAlign: typeof value === 'number' ? ('right' as const) : ('left' as const) };
-      }),
-    );
-  }
-  return `${table.toString()}\n`;
+export interface TableOptions {
+  titles?: Record<string, string>;
+  /** The terminal's width in characters; undefined: every column at its full width (--wide, pipes). */
+  width?: number;
+  /** Close with totals when the rows cover several sources. */
+  totals?: boolean;
+  /** The label of the totals rows; default "Total". */
+  totalLabel?: string;
 }
 
+export interface TableLayout {
+  text: string;
+  /** Titles of the columns left out to fit the width, in column order. */
+  hidden: string[];
+}
+
+/** A shortened name keeps at least this many characters (or its title's, or its whole text). */
+const MIN_SHRUNK = 16;
+/** ... and at least this many when otherwise the name, the revenue or the currency would go. */
+const LAST_RESORT = 8;
+
+interface Cell {
+  text: string;
+  right: boolean;
+  negative: boolean;
+}
+
+type Row = { cells: Cell[]; total: boolean };
+
+export function renderTable(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions = {}): string {
+  return layoutTable(records, columns, chalk, options).text;
+}
+
+export function layoutTable(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions = {}): TableLayout {
+  const titles = columns.map((column) => columnTitle(records, column, options.titles ?? COLUMN_TITLES));
+  const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(getPath(record, column), column)), total: false }));
+  if (options.totals) {
+    for (const total of totalRows(records, columns, options.totalLabel ?? 'Total')) {
+      rows.push({ cells: columns.map((column) => cell(total.get(column), column)), total: true });
+    }
+  }
+
+  const natural = columns.map((_, i) => rows.reduce((max, row) => Math.max(max, textWidth(row.cells[i]!.text)), textWidth(titles[i]!)));
+  // a shortened column keeps its title, MIN_SHRUNK characters and the totals' label whole
+  const minimum = columns.map((column, i) =>
+    isShrinkableColumn(column)
+      ? Math.min(natural[i]!, rows.reduce((max, row) => (row.total ? Math.max(max, textWidth(row.cells[i]!.text)) : max), Math.max(textWidth(titles[i]!), MIN_SHRUNK)))
+      : natural[i]!,
+  );
+  const lineWidth = (widths: number[]) => widths.reduce((sum, w) => sum + w + 3, 1);
+
+  // columns leave from the right, except the first, the first money column and the first amount
+  // in the reference currency (name, revenue, and the revenue that adds up across currencies)
+  // (with the column naming the currency of a kept amount); then, if need be, those too
+  const money = [columns.findIndex((c) => isAmountColumn(c)), columns.findIndex((c) => isAmountColumn(c) && c.endsWith('Reference'))];
+  const keep = new Set([0, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
+  let visible = columns.map((_, i) => i);
+  const widths = [...natural];
+  if (options.width !== undefined && options.width > 0) {
+    const available = options.width;
+    const fits = () => lineWidth(visible.map((v) => minimum[v]!)) <= available;
+    for (let i = columns.length - 1; i > 0 && !fits(); i--) {
+      if (!keep.has(i)) visible = visible.filter((v) => v !== i);
+    }
+    // a very narrow terminal: names shrink further before a kept column goes
+    if (!fits()) {
+      columns.forEach((column, i) => {
+        if (isShrinkableColumn(column)) minimum[i] = Math.min(natural[i]!, Math.max(textWidth(titles[i]!), LAST_RESORT));
+      });
+    }
+    for (let i = columns.length - 1; i > 0 && !fits(); i--) visible = visible.filter((v) => v !== i);
+    let excess = lineWidth(visible.map((v) => widths[v]!)) - available;
+    while (excess > 0) {
+      // the widest column that may still give a character
+      let pick = -1;
+      for (const i of visible) {
+        if (widths[i]! > minimum[i]! && (pick === -1 || widths[i]! > widths[pick]!)) pick = i;
+      }
+      if (pick === -1) break;
+      widths[pick]!--;
+      excess--;
+    }
+  }
+
+  const line = (left: string, mid: string, right: string) => `${left}${visible.map((i) => '─'.repeat(widths[i]! + 2)).join(mid)}${right}`;
+  const out: string[] = [line('┌', '┬', '┐')];
+  out.push(
+    `│${visible
+      .map((i) => {
+        const title = fit(titles[i]!, widths[i]!);
+        return ` ${chalk.bold(title)}${' '.repeat(widths[i]! - textWidth(title))} `;
+      })
+      .join('│')}│`,
+  );
+  let separated = false;
+  for (const row of rows) {
+    if (row.total && !separated) {
+      out.push(line('├', '┼', '┤'));
+      separated = true;
+    }
+    const cells = visible.map((i) => {
+      const c = row.cells[i]!;
+      const text = fit(c.text, widths[i]!);
+      const pad = ' '.repeat(widths[i]! - textWidth(text));
+      const shownText = c.negative ? chalk.red(text) : row.total && !c.right ? chalk.bold(text) : text;
+      return ` ${c.right ? pad + shownText : shownText + pad} `;
+    });
+    out.push(`│${cells.join('│')}│`);
+  }
+  out.push(line('└', '┴', '┘'));
+  return { text: `${out.join('\n')}\n`, hidden: titles.filter((_, i) => !visible.includes(i)) };
+}
+
+function cell(value: unknown, column: string): Cell {
+  return {
+    text: oneLine(tableCell(value, column)),
+    right: typeof value === 'number',
+    negative: typeof value === 'number' && value < 0,
+  };
+}
+
+/** The header of a column: money columns name their currency when all rows agree on one. */
+function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
+  const title = titles[column] ?? column;
+  const currencyPath = currencyColumn(column);
+  if (!currencyPath || records.length === 0) return title;
+  const currencies = new Set(records.map((record) => getPath(record, currencyPath)));
+  const [currency] = currencies;
+  if (currencies.size !== 1 || typeof currency !== 'string' || currency === '') return title;
+  return `${title.replace(/ \(ref\.\)$/, '')} (${currency})`;
+}
+
+/**
+ * Totals of the additive columns, when the rows cover more than one source. Top-level
+ * columns add up once per source (a --breakdown line repeats them); breakdown columns add
+ * up per line: in one row per currency when there are several (only the reference amounts
+ * then add up across currencies, in the last row).
+ */
+export function totalRows(records: unknown[], columns: string[], label: string): Map<string, unknown>[] {
+  const keys = records.map((record, i) => {
+    const id = getPath(record, 'id');
+    return id === undefined ? `#${i}` : `${String(getPath(record, 'source.type'))}:${String(id)}`;
+  });
+  const sources = new Set(keys);
+  if (sources.size < 2) return [];
+  const labelColumn = columns.find((c) => c === 'name') ?? columns.find((c) => !isAdditiveColumn(c) && !isAmountColumn(c) && c !== 'breakdown.currency');
+  const seen = new Set<string>();
+  const firstOfSource = records.filter((_, i) => !seen.has(keys[i]!) && seen.add(keys[i]!));
+  const currencies = [...new Set(records.map((r) => getPath(r, 'breakdown.currency')).filter((c): c is string => typeof c === 'string'))].sort();
+  const perCurrency = columns.includes('breakdown.currency') && currencies.length > 1;
+
+  const row = (currency?: string): Map<string, unknown> => {
+    const total = new Map<string, unknown>([['breakdown.currency', currency]]);
+    if (labelColumn) total.set(labelColumn, label);
+    return total;
+  };
+  const out: Map<string, unknown>[] = [];
+  if (perCurrency) {
+    for (const currency of currencies) {
+      const lines = records.filter((r) => getPath(r, 'breakdown.currency') === currency);
+      const total = row(currency);
+      for (const column of columns) {
+        if (column.startsWith('breakdown.') && isAdditiveColumn(column)) total.set(column, sum(lines, column));
+      }
+      out.push(total);
+    }
+  }
+  const grand = row(currencies.length === 1 ? currencies[0] : undefined);
+  for (const column of columns) {
+    if (!isAdditiveColumn(column)) continue;
+    if (!column.startsWith('breakdown.')) grand.set(column, sum(firstOfSource, column));
+    else if (column.endsWith('Reference') || column.endsWith('Number') || currencies.length <= 1) grand.set(column, sum(records, column));
+  }
+  out.push(grand);
+  return out;
+}
+
+/** A sum exact to the cent for money, plain for counts; undefined when no row has a number. */
+function sum(records: unknown[], column: string): number | undefined {
+  const values = records.map((r) => getPath(r, column)).filter((v): v is number => typeof v === 'number');
+  if (!values.length) return undefined;
+  if (!isAmountColumn(column)) return values.reduce((a, b) => a + b, 0);
+  return values.reduce((a, b) => a + Math.round(b * 100), 0) / 100;
+}
+
+/** Line breaks and tabs in a cell become spaces: a row is one line. */
+function oneLine(text: string): string {
+  return /[\x00-\x1f\x7f]/.test(text) ? text.replace(/[\x00-\x1f\x7f]/g, ' ') : text;
+}
+
+let segmenter: Intl.Segmenter | undefined;
+const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|\p{Extended_Pictographic}/u;
+const ZERO = /^\p{M}+$|^[\u200b-\u200f\u2060\ufeff]$/u;
+
+function graphemes(text: string): string[] {
+  segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
+  return Array.from(segmenter.segment(text), (s) => s.segment);
+}
+
+function graphemeWidth(g: string): number {
+  if (ZERO.test(g)) return 0;
+  return WIDE.test(g) ? 2 : 1;
+}
+
+/** Columns a text takes on a terminal (wide East Asian characters and emoji take two). */
+export function textWidth(text: string): number {
+  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
+  let width = 0;
+  for (const g of graphemes(text)) width += graphemeWidth(g);
+  return width;
+}
+
+/** The text cut to `width` columns, ending in an ellipsis when something was cut. */
+export function fit(text: string, width: number): string {
+  if (textWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let out = '';
+  let used = 0;
+  for (const g of graphemes(text)) {
+    const w = graphemeWidth(g);
+    if (used + w > width - 1) break;
+    out += g;
+    used += w;
+  }
+  return `${out.trimEnd()}…`;
+}

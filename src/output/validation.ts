@@ -38,13 +38,34 @@ export function validationSummary(response: ValidateResponse, chalk: ChalkInstan
   return `${lines.join('\n')}\n`;
 }
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+const tooManyWarnings = (response: ValidateResponse, maxWarnings: number | undefined) =>
+  maxWarnings !== undefined && response.render.warnings.length > maxWarnings;
+
+/** "6 warnings, more than --max-warnings 5" when the warnings fail the run, else undefined. */
+function warningsReason(response: ValidateResponse, maxWarnings: number | undefined): string | undefined {
+  return tooManyWarnings(response, maxWarnings) ? `${count(response.render.warnings.length, 'warning')}, more than --max-warnings ${maxWarnings}` : undefined;
+}
+
+/**
+ * Why a validation fails (exit 1 or 2), for stderr and CI logs: "2 errors (asset_not_found,
+ * template_syntax)", "6 warnings, more than --max-warnings 5", or both; undefined when it passes.
+ */
+export function failureReason(response: ValidateResponse, maxWarnings: number | undefined): string | undefined {
+  const { errors } = response.render;
+  const codes = [...new Set(errors.map((f) => f.code))].join(', ');
+  const reasons = [errors.length ? `${count(errors.length, 'error')} (${codes})` : undefined, warningsReason(response, maxWarnings)].filter(Boolean);
+  return reasons.length ? reasons.join(' and ') : undefined;
+}
+
 export function verdict(response: ValidateResponse, maxWarnings: number | undefined, chalk: ChalkInstance): string {
   const { errors, warnings } = response.render;
-  const tooMany = maxWarnings !== undefined && warnings.length > maxWarnings;
+  const tooMany = tooManyWarnings(response, maxWarnings);
   if (!errors.length && !tooMany) {
-    return chalk.green(`OK: ${response.audience.deliverable} deliverable, ${errors.length} errors, ${warnings.length} warnings`);
+    return chalk.green(`OK: ${response.audience.deliverable} deliverable, ${count(errors.length, 'error')}, ${count(warnings.length, 'warning')}`);
   }
-  const reasons = [errors.length ? `${errors.length} error${errors.length > 1 ? 's' : ''}` : '', tooMany ? `${warnings.length} warnings (more than --max-warnings ${maxWarnings})` : '']
+  const reasons = [errors.length ? count(errors.length, 'error') : '', tooMany ? `${count(warnings.length, 'warning')} (more than --max-warnings ${maxWarnings})` : '']
     .filter(Boolean)
     .join(' and ');
   return chalk.red(`NOT READY: ${reasons}`);
@@ -54,25 +75,36 @@ export function verdict(response: ValidateResponse, maxWarnings: number | undefi
 const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
-export function githubAnnotations(response: ValidateResponse, file: string | undefined): string {
+/**
+ * One workflow command per finding (errors as ::error, warnings as ::warning), an ::error
+ * saying so when the warnings are more than --max-warnings (the run fails on them, and
+ * GitHub reports a failure as an error annotation), then a ::notice with the counts.
+ */
+export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number): string {
   const line = (kind: 'error' | 'warning', f: Finding) => {
     const props = [file ? `file=${escapeProperty(file)}` : '', `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
   const { audience } = response;
+  const tooMany = warningsReason(response, maxWarnings);
   return [
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
-    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${response.render.errors.length} errors, ${response.render.warnings.length} warnings`)}`,
+    ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
+    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${count(response.render.errors.length, 'error')}, ${count(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
 }
 
 const xml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
-/** One test case per check: errors fail; warnings fail only beyond --max-warnings, else they are reported as output. */
+/**
+ * One test case per check: errors fail; warnings fail only beyond --max-warnings (each such
+ * failure's message begins with why: "6 warnings, more than --max-warnings 5: …"), else they
+ * are reported as output.
+ */
 export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number): string {
-  const tooMany = maxWarnings !== undefined && response.render.warnings.length > maxWarnings;
+  const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
   let failures = 0;
   const findings = (code: string, list: Finding[]) => list.filter((f) => f.code === code);
@@ -92,7 +124,8 @@ export function junitReport(response: ValidateResponse, name: string, maxWarning
     let body = '';
     if (found.length && tooMany) {
       failures++;
-      body = `\n      <failure type="warning" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
+      // The message says why a warning fails here: the run's warnings are more than --max-warnings.
+      body = `\n      <failure type="warning" message="${xml(`${tooMany}: ${found[0]!.message}`)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }

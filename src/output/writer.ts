@@ -3,7 +3,7 @@ import type { ChalkInstance } from 'chalk';
 import type { RowStream } from '../backend.js';
 import { UsageError } from '../errors.js';
 import type { Page } from '../model/types.js';
-import { breakdownRows } from './columns.js';
+import { breakdownRows, isSourceColumn } from './columns.js';
 import {
   jsonDocument,
   jsonLine,
@@ -20,6 +20,10 @@ import type { Sink } from './sink.js';
 export interface RecordKind {
   /** Every flat column, in order (csv, tsv). */
   columns: string[];
+  /** Flat columns --fields may also name that are not printed by default (--breakdown: the source's totals). */
+  moreColumns?: string[];
+  /** A terminal table of several sources closes with a totals row (default: records with a breakdown, i.e. per-source rows). */
+  totals?: boolean;
   /** The default columns of a terminal table. */
   tableColumns: string[];
   /** Names that --fields may also take in json/jsonl (whole nested objects). */
@@ -28,11 +32,19 @@ export interface RecordKind {
   expand?: (record: unknown) => unknown[];
 }
 
+/**
+ * --breakdown: one line per source and currency. csv/tsv lines carry the source's own columns
+ * (id, name, source.*, sourceStartedAt, referenceCurrency) and the currency's breakdown.*
+ * columns, not the source's totals (those are one per source; --fields may still name them).
+ * json and jsonl keep the interface's rows, with their breakdown arrays.
+ */
 export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[]): RecordKind {
   return {
     ...kind,
-    columns: [...kind.columns, ...breakdownColumns],
+    columns: [...kind.columns.filter(isSourceColumn), ...breakdownColumns],
+    moreColumns: kind.columns.filter((c) => !isSourceColumn(c)),
     tableColumns,
+    totals: true,
     expand: (record) => breakdownRows(record as never),
   };
 }
@@ -46,6 +58,15 @@ export interface WriterOptions {
    * so a spreadsheet does not run them as formulas. Default true; --no-formula-escape turns it off.
    */
   formulaEscape?: boolean;
+  /**
+   * table: the terminal's width. Undefined: the sink's (a terminal's columns, else none);
+   * null: none, every column at full width.
+   */
+  width?: number | null;
+  /** table: every column at full width, whatever the terminal (--wide). */
+  wide?: boolean;
+  /** table: where to say which columns were left out to fit (stderr); without it, a line under the table. */
+  notice?: (message: string) => void;
 }
 
 export class ResultWriter {
@@ -61,7 +82,8 @@ export class ResultWriter {
   private columns(kind: RecordKind): string[] {
     const { fields, format } = this.options;
     if (!fields) return format === 'table' ? kind.tableColumns : kind.columns;
-    const allowed = format === 'json' || format === 'jsonl' ? [...kind.columns, ...kind.objectFields] : kind.columns;
+    const flatColumns = [...kind.columns, ...(kind.moreColumns ?? [])];
+    const allowed = format === 'json' || format === 'jsonl' ? [...flatColumns, ...kind.objectFields] : flatColumns;
     const unknown = fields.filter((f) => !allowed.includes(f));
     if (unknown.length) {
       throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; fields: ${allowed.join(', ')}`);
@@ -157,13 +179,26 @@ export class ResultWriter {
         break;
       }
       case 'table': {
-        const { renderTable } = await import('./table.js');
+        const { layoutTable } = await import('./table.js');
         const lines: unknown[] = [];
         for await (const record of rows) {
           lines.push(...flat(record));
           count++;
         }
-        await this.sink.write(lines.length ? renderTable(lines, columns, this.options.chalk) : '');
+        if (!lines.length) break;
+        const width = this.options.wide ? undefined : this.options.width === undefined ? this.sink.columns?.() : (this.options.width ?? undefined);
+        const shown = start + count;
+        const layout = layoutTable(lines, columns, this.options.chalk, {
+          ...(width !== undefined ? { width } : {}),
+          totals: kind.totals ?? kind.objectFields.includes('breakdown'),
+          totalLabel: start > 0 || shown < stream.totalCount ? `Total (${start + 1}-${shown} of ${stream.totalCount})` : 'Total',
+        });
+        await this.sink.write(layout.text);
+        if (layout.hidden.length) {
+          const message = `${layout.hidden.length} column${layout.hidden.length > 1 ? 's' : ''} left out to fit the terminal (${layout.hidden.join(', ')}); --wide shows every column`;
+          if (this.options.notice) this.options.notice(message);
+          else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
+        }
         break;
       }
     }

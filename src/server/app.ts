@@ -12,7 +12,7 @@ import type { Backend } from '../backend.js';
 import { UsageError } from '../errors.js';
 import { withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
-import { ALIAS_QUERY, ITEMS_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
+import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
@@ -294,6 +294,67 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     'Conversions of one delivery of a smartflow',
     ALIAS_QUERY,
     (p) => ({ smartflowId: p.smartflowId, deliveryId: p.deliveryId }),
+  );
+
+  /** A look-up by id (issue 12): what the plugin's backend finds, else a 404 problem. */
+  const lookupRoute = (
+    url: string,
+    kind: OperationKind,
+    operationId: string,
+    summary: string,
+    find: (backend: Backend, params: Record<string, string>) => Promise<unknown> | undefined,
+    missing: (params: Record<string, string>) => string,
+  ) => {
+    docs.set(url, kind);
+    app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring: NO_QUERY }) }, async (request) => {
+      const params = request.params as Record<string, string>;
+      const found = await query(request, async (b) => find(b, params));
+      if (found === undefined) throw new ProblemError(problem('notFound', missing(params)));
+      return found;
+    });
+  };
+  lookupRoute(
+    '/v1/conversions/orders/:orderId',
+    'order',
+    'getOrderConversions',
+    'An order by id over every date: its conversions (the order and its refunds), or why it is not one',
+    (b, p) => b.findOrder?.(p.orderId!),
+    (p) => `order ${p.orderId} is not in the dataset`,
+  );
+  lookupRoute(
+    '/v1/contacts/:contact/conversions',
+    'contact',
+    'getContactConversions',
+    "A contact (by contact id, e-mail or client contact id): its conversions, and each click with the orders it decided or why it decided none",
+    (b, p) => b.contact?.(p.contact!),
+    (p) => `no contact ${p.contact} (by contact id, e-mail or client contact id) in the dataset`,
+  );
+  const activity = (target: (p: Record<string, string>) => { campaignId?: string; smartflowId?: string; deliveryId?: string }) =>
+    (b: Backend, p: Record<string, string>) => b.activity?.(target(p), p.contactId!);
+  const noActivity = (p: Record<string, string>) => `contact ${p.contactId} has no touches of this source`;
+  lookupRoute(
+    '/v1/campaigns/:campaignId/recipients/:contactId/activity',
+    'activity',
+    'getCampaignRecipientActivity',
+    "A contact's touches of a campaign or automation (a record's activityUrl)",
+    activity((p) => ({ campaignId: p.campaignId! })),
+    noActivity,
+  );
+  lookupRoute(
+    '/v1/deliveries/:smartflowId/recipients/:contactId/activity',
+    'activity',
+    'getSmartflowRecipientActivity',
+    "A contact's touches of a smartflow node without a delivery (a record's activityUrl)",
+    activity((p) => ({ smartflowId: p.smartflowId! })),
+    noActivity,
+  );
+  lookupRoute(
+    '/v1/deliveries/:smartflowId/:deliveryId/recipients/:contactId/activity',
+    'activity',
+    'getDeliveryRecipientActivity',
+    "A contact's touches of one delivery of a smartflow (a record's activityUrl)",
+    activity((p) => ({ smartflowId: p.smartflowId!, deliveryId: p.deliveryId! })),
+    noActivity,
   );
 
   docs.set('/v4/delivery/e-mail/validate', 'validate');

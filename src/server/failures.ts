@@ -3,7 +3,7 @@
  * or what Node's HTTP parser rejected before a request existed. Kept apart
  * from problem.ts, which auth.ts (and so `convx token`) loads without DuckDB.
  */
-import { DataError, TooLargeError, UsageError, type ParameterProblem } from '../errors.js';
+import { DataError, NoOrdersError, TooLargeError, UsageError, type ParameterProblem } from '../errors.js';
 import { QueryTimeoutError } from '../local/db.js';
 import { MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
 import { problem, ProblemError, retryLater, type Problem, type ProblemKind } from './problem.js';
@@ -49,6 +49,11 @@ export function problemFor(error: unknown, bodyLimit: number): { failure: Proble
   if (error instanceof ProblemError) return { failure: error };
   if (error instanceof UsageError) return { failure: new ProblemError(problem('invalidParameters', error.message, error.problems)) };
   if (error instanceof TooLargeError) return { failure: new ProblemError({ ...problem('limitExceeded', error.message), limit: error.limit }) };
+  if (error instanceof NoOrdersError) {
+    // A dataset for delivery validation only: no conversions here, and the server's paths stay its own.
+    const detail = 'the dataset this server serves holds no orders, so it has no conversions to report; it answers delivery validation only (POST /v4/delivery/e-mail/validate)';
+    return { failure: new ProblemError(problem('noOrders', detail)) };
+  }
   if (error instanceof DataError) {
     const detail = error.message.replace(/\n\s*/g, '; ');
     const parts = error.details.length ? { summary: error.summary, details: error.details } : {};

@@ -16,6 +16,7 @@ export const PROBLEM_TYPES = {
   expiredToken: { type: 'urn:convx:problem:expired-token', title: 'Expired token', status: 403 },
   unknownPlugin: { type: 'urn:convx:problem:unknown-plugin', title: 'Unknown plugin', status: 403 },
   notFound: { type: 'urn:convx:problem:not-found', title: 'Not found', status: 404 },
+  noOrders: { type: 'urn:convx:problem:no-orders', title: 'No orders in the dataset', status: 404 },
   methodNotAllowed: { type: 'urn:convx:problem:method-not-allowed', title: 'Method not allowed', status: 405 },
   requestTimeout: { type: 'urn:convx:problem:request-timeout', title: 'Request timeout', status: 408 },
   expectationFailed: { type: 'urn:convx:problem:expectation-failed', title: 'Expectation failed', status: 417 },

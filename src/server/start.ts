@@ -1,4 +1,6 @@
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { UsageError } from '../errors.js';
 import { buildApp } from './app.js';
 import { createVerifier, type AuthConfig } from './auth.js';
 import type { ServerLimits } from './limits.js';
@@ -25,9 +27,46 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * What a failed listen means to the person who started the server, as a usage error
+ * (exit 2) naming the port or host; anything else is returned as it is.
+ */
+export function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new UsageError(`port ${port} is already in use on ${host}`, [], 'stop what listens there, or choose another port with --port (--port 0: any free port)');
+    case 'EACCES':
+      return new UsageError(`no permission to listen on port ${port}`, [], 'ports below 1024 need privileges: choose another with --port, e.g. --port 8080');
+    case 'EADDRNOTAVAIL':
+      return new UsageError(`--host: ${host} is not an address of this machine`, [], 'use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)');
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return new UsageError(`--host: cannot resolve "${host}" to an address`);
+    default:
+      return error;
+  }
+}
+
+/**
+ * Fails fast, before a dataset is loaded (which may take long), when the port cannot be
+ * listened on: listens once on it and closes again. The real listen can still fail
+ * (another process may take the port meanwhile): it reports the same way.
+ */
+export async function assertCanListen(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error) => reject(listenError(error, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 /** Loads the dataset (attribution included), then listens. Fails before listening if either is wrong. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const verify = createVerifier(options.auth);
+  await assertCanListen(options.host, options.port);
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
   const app = await buildApp({
     dataset: () => holder.current,
@@ -40,7 +79,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
     await holder.close();
-    throw error;
+    throw listenError(error, options.host, options.port);
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
@@ -51,7 +90,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     holder,
     reload: () => holder.reload(),
     close: async () => {
-      await app.close();
+      // close() ends the connections idle at that moment; one busy then would stay open, idle,
+      // for the whole keep-alive timeout once its response is sent: end those as they fall idle.
+      const idle = setInterval(() => app.server.closeIdleConnections(), 250);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(idle);
+      }
       await holder.close();
     },
   };

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
 import { open } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
@@ -27,6 +28,30 @@ export interface ServeOptions {
   renderLimits?: RenderLimits;
   /** DuckDB connections the requests share (see pool.ts); four per core when left out. */
   poolSize?: number;
+}
+
+/**
+ * What a server needs of a dataset: orders and touches for the reports, or at
+ * least contacts for delivery validation (a pipeline that only validates ships
+ * contacts and assets). Orders without touches, or touches without orders, are
+ * a mistake rather than a validation-only dataset.
+ */
+function requireServable(dataset: Dataset, dir: string): void {
+  const where = dataset.imported ? `the dataset in ${dir}` : `the dataset at ${dir}`;
+  const expected = (table: string) =>
+    dataset.imported ? ' (its source had none when it was imported)' : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
+  const orders = dataset.has('orders');
+  const touches = dataset.has('touches');
+  if (orders !== touches) {
+    const missing = orders ? 'touches' : 'orders';
+    throw new DataError(`${where} has ${orders ? 'orders' : 'touches'} but no ${missing} table${expected(missing)}; reports need both`);
+  }
+  if (!orders && !dataset.has('contacts')) {
+    throw new DataError(
+      `${where} has nothing to serve: reports need orders and touches, delivery validation needs contacts` +
+        (dataset.imported ? ' (its source had none of them when it was imported)' : ' (orders.csv, touches.csv, contacts.csv, or the same as .csv.gz, .parquet, .json(l) or a folder)'),
+    );
+  }
 }
 
 export class ServedDataset {
@@ -57,8 +82,9 @@ export class ServedDataset {
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
     const poolSize = options.poolSize ?? defaultPoolSize();
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
-    const { dataset, attributed } = await open(dir);
+    const { dataset, attributed } = await open(dir, []);
     try {
+      requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
@@ -69,6 +95,11 @@ export class ServedDataset {
       dataset.db.close();
       throw error;
     }
+  }
+
+  /** False for a dataset of contacts and assets only: it answers delivery validation, and the report routes a 404. */
+  get reports(): boolean {
+    return this.dataset.has('orders') && this.dataset.has('touches');
   }
 
   get plugins(): string[] {

@@ -1,0 +1,218 @@
+/**
+ * `convx config get|set|unset|list` and `convx config profiles`: the settings of
+ * a profile in config.json. Tokens are not settings: `convx auth login` stores
+ * them, in the 0600 credentials file only.
+ */
+import { existsSync } from 'node:fs';
+import { maskToken, PROFILE_KEYS, profileName, readConfig, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import type { Context } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { FORMATS } from '../output/format.js';
+import { saveProfile } from './auth.js';
+import { defineHandler } from './registry.js';
+
+/** The keys `convx config` takes: a profile's settings, and defaultProfile (the file's, not a profile's). */
+export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
+type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+const SECRET_HINT = 'tokens are kept apart, in the 0600 credentials file';
+
+/** Accepts the file's spelling (deliveryApi) and the flag's (delivery-api), in any case. */
+function configKey(typed: string | undefined, verb: string): ConfigKey {
+  const wanted = (typed ?? '').toLowerCase().replaceAll(/[-_]/g, '');
+  if (wanted === 'token') {
+    const how = verb === 'unset' ? '`convx auth logout`' : verb === 'get' ? '`convx auth status` (it shows it masked)' : '`convx auth login`';
+    throw new UsageError(`config ${verb}: the token is not a config setting (${SECRET_HINT}); use ${how}`);
+  }
+  const key = CONFIG_KEYS.find((k) => k.toLowerCase() === wanted);
+  if (!key) throw new UsageError(`config ${verb}: "${typed ?? ''}" is not a setting; settings: ${CONFIG_KEYS.join(', ')}`);
+  return key;
+}
+
+function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
+  switch (key) {
+    case 'mode':
+      if (value !== 'local' && value !== 'api') throw new UsageError(`config set mode: "${value}" is not one of local, api`);
+      return value;
+    case 'format':
+      if (!(FORMATS as readonly string[]).includes(value)) throw new UsageError(`config set format: "${value}" is not one of ${FORMATS.join(', ')}`);
+      return value;
+    case 'api':
+    case 'deliveryApi':
+      if (!/^https?:\/\/\S+$/.test(value)) throw new UsageError(`config set ${key}: "${value}" is not an http(s) URL`);
+      return value.replace(/\/+$/, '');
+    case 'data': {
+      const path = ctx.resolvePath(value);
+      if (!existsSync(path)) ctx.log.warn(`${path} does not exist (yet)`);
+      return path;
+    }
+    case 'defaultProfile':
+      if (!ctx.config.profiles[value]) {
+        throw new UsageError(`config set defaultProfile: no profile "${value}"; profiles: ${Object.keys(ctx.config.profiles).join(', ') || 'none'}`);
+      }
+      return value;
+    case 'plugin':
+      return value;
+  }
+}
+
+function requireFile(ctx: Context): string {
+  if (!ctx.configFile) throw new UsageError('cannot tell where the config file goes: set XDG_CONFIG_HOME or HOME');
+  return ctx.configFile;
+}
+
+/** The profile's settings in the order of CONFIG_KEYS, with the token masked when one is stored. */
+function shownSettings(profile: Profile): [string, string][] {
+  const rows: [string, string][] = PROFILE_KEYS.filter((k) => profile[k] !== undefined && profile[k] !== '').map((k) => [k, String(profile[k])]);
+  if (profile.token) rows.push(['token', `${maskToken(profile.token)}, in the credentials file`]);
+  return rows;
+}
+
+export const configGet = defineHandler<Record<string, never>>({
+  async run(ctx, args) {
+    const key = configKey(args[0], 'get');
+    const name = ctx.settings.profile;
+    const value = key === 'defaultProfile' ? ctx.config.defaultProfile : ctx.config.profiles[name]?.[key];
+    if (value === undefined || value === '') {
+      throw new NotFoundError(
+        key === 'defaultProfile' ? 'defaultProfile is not set (commands use "default")' : `${key} is not set in profile "${name}"`,
+        `set it with: convx config set ${key} VALUE${name === 'default' || key === 'defaultProfile' ? '' : ` --profile ${name}`}`,
+      );
+    }
+    await ctx.output.text(`${value}\n`);
+  },
+});
+
+export const configSet = defineHandler<Record<string, never>>({
+  async run(ctx, args) {
+    const key = configKey(args[0], 'set');
+    if (args[1] === undefined) throw new UsageError(`config set ${key}: give the value too, e.g. convx config set ${key} ${example(key)}`);
+    const value = checkedValue(ctx, key, args[1]);
+    const name = ctx.settings.profile;
+    const file = requireFile(ctx);
+    if (key === 'defaultProfile') {
+      saveFile(ctx, (config) => {
+        config.defaultProfile = value;
+      });
+      ctx.log.info(`defaultProfile = ${value} (in ${file})`);
+      return;
+    }
+    let note = '';
+    saveProfile(ctx, name, (profile) => {
+      const next: Profile = { ...profile, [key]: value };
+      // A dataset or an API names the mode, as --data and --api do.
+      if (key === 'data' && profile.mode !== 'local') {
+        next.mode = 'local';
+        if (profile.api) note = '; mode is now local (its api stays, unused until: convx config set mode api)';
+      }
+      if (key === 'api' && profile.mode !== 'api') {
+        next.mode = 'api';
+        if (profile.data) note = '; mode is now api (its data stays, unused until: convx config set mode local)';
+      }
+      if (key === 'mode' && value === 'api' && !profile.api) note = '; it has no api yet: convx config set api URL';
+      if (key === 'mode' && value === 'local' && !profile.data) note = '; it has no dataset yet: convx config set data DIR';
+      return next;
+    });
+    ctx.log.info(`profile "${name}": ${key} = ${value} (in ${file})${note}`);
+  },
+});
+
+export const configUnset = defineHandler<Record<string, never>>({
+  async run(ctx, args) {
+    const key = configKey(args[0], 'unset');
+    const name = ctx.settings.profile;
+    if (key === 'defaultProfile') {
+      if (ctx.config.defaultProfile === undefined) {
+        ctx.log.info('defaultProfile was not set');
+        return;
+      }
+      saveFile(ctx, (config) => {
+        delete config.defaultProfile;
+      });
+      ctx.log.info('removed defaultProfile (commands use "default" unless --profile or CONVX_PROFILE say otherwise)');
+      return;
+    }
+    if (ctx.config.profiles[name]?.[key] === undefined) {
+      ctx.log.info(`${key} was not set in profile "${name}"`);
+      return;
+    }
+    saveProfile(ctx, name, ({ [key]: _dropped, ...rest }) => rest);
+    ctx.log.info(`profile "${name}": removed ${key}`);
+  },
+});
+
+export const configList = defineHandler<Record<string, never>>({
+  async run(ctx) {
+    const name = ctx.settings.profile;
+    const profile = ctx.config.profiles[name] ?? {};
+    const rows = shownSettings(profile);
+    if (explicitJson(ctx)) {
+      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k]) => [k, k === 'token' ? maskToken(profile.token!) : profile[k as ProfileKey]])) });
+      return;
+    }
+    if (rows.length === 0) {
+      ctx.log.info(`profile "${name}" has no settings${ctx.config.profiles[name] ? '' : ' (it does not exist yet)'}; try: convx config set data DIR, or convx init`);
+      return;
+    }
+    ctx.log.info(`profile "${name}" (${ctx.configFile})`);
+    await ctx.output.text(rows.map(([k, v]) => `${k}=${v}\n`).join(''));
+  },
+});
+
+export const configProfiles = defineHandler<Record<string, never>>({
+  async run(ctx) {
+    const config = ctx.config;
+    const active = ctx.settings.profile;
+    const fallback = profileName(undefined, {}, config);
+    const names = Object.keys(config.profiles).sort();
+    const entries = names.map((n) => {
+      const p = config.profiles[n]!;
+      const mode = p.mode ?? (p.api && !p.data ? 'api' : p.data ? 'local' : undefined);
+      return {
+        name: n,
+        default: n === fallback,
+        active: n === active,
+        mode: mode ?? null,
+        target: (mode === 'api' ? p.api : p.data) ?? null,
+        format: p.format ?? null,
+        plugin: p.plugin ?? null,
+        token: Boolean(p.token),
+      };
+    });
+    if (explicitJson(ctx)) {
+      await ctx.output.json(entries);
+      return;
+    }
+    if (entries.length === 0) {
+      ctx.log.info(`no profiles yet${ctx.configFile ? ` in ${ctx.configFile}` : ''}; create one with: convx init, or convx config set data DIR`);
+      return;
+    }
+    const width = Math.max(...entries.map((e) => e.name.length));
+    const modeWidth = Math.max(...entries.map((e) => (e.mode ?? '-').length));
+    const lines = entries.map((e) => {
+      const notes = [e.default ? 'default' : '', e.token ? 'token stored' : '', e.format ? `format ${e.format}` : '', e.plugin ? `plugin ${e.plugin}` : '']
+        .filter(Boolean)
+        .join(', ');
+      return `${e.active ? '*' : ' '} ${e.name.padEnd(width)}  ${(e.mode ?? '-').padEnd(modeWidth)}  ${e.target ?? '-'}${notes ? `  (${notes})` : ''}`.trimEnd();
+    });
+    await ctx.output.text(`${lines.join('\n')}\n`);
+    ctx.log.info('* the profile commands use now (--profile, else CONVX_PROFILE, else defaultProfile, else "default")');
+  },
+});
+
+/** JSON only when -o asks for it: a profile's default format is for reports, not for these listings. */
+function explicitJson(ctx: Context): boolean {
+  return ctx.globals.format === 'json' || ctx.globals.format === 'jsonl';
+}
+
+function example(key: ConfigKey): string {
+  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', defaultProfile: 'default' }[key];
+}
+
+/** Reads the file again (another convx may have written it) and writes it whole with the change. */
+function saveFile(ctx: Context, update: (config: ConfigFile) => void): void {
+  const file = requireFile(ctx);
+  const config = readConfig(file);
+  update(config);
+  writeConfig(file, config);
+}

@@ -1,0 +1,330 @@
+/**
+ * Issue 12, items 13-15: install (no EBADENGINE dependency on Node 20), `convx
+ * config` and where secrets go, `convx init` without a silent dataset, and
+ * shell completion with values from the configured dataset or API.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../src/cli.js';
+import { completionValues } from '../src/commands/completion.js';
+import { createContext } from '../src/context.js';
+import { NotFoundError } from '../src/errors.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
+import { Capture, SAMPLES, cli, csv, dataset, tempDir } from './helpers.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const configFile = (home: string) => join(home, 'convx', 'config.json');
+const credentialsFile = (home: string) => join(home, 'convx', 'credentials.json');
+const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
+
+describe('install (item 13)', () => {
+  it('every installed package supports Node 20 (no EBADENGINE: cookie 2 wants Node 22)', () => {
+    const lock = readJson(join(ROOT, 'package-lock.json')) as { packages: Record<string, { version?: string; engines?: { node?: string } | string[]; dev?: boolean }> };
+    const unsupported = Object.entries(lock.packages)
+      .filter(([path, p]) => path && !p.dev && typeof p.engines === 'object' && !Array.isArray(p.engines) && /^>=\s*2[1-9]/.test(p.engines.node ?? ''))
+      .map(([path, p]) => `${path}@${p.version} (node ${(p.engines as { node: string }).node})`);
+    expect(unsupported).toEqual([]);
+    // what fastify's inject() loads at run time is the hoisted Node 20 one
+    expect(existsSync(join(ROOT, 'node_modules', 'fastify', 'node_modules', 'light-my-request'))).toBe(false);
+    expect(readJson(join(ROOT, 'node_modules', 'light-my-request', 'package.json')).version).toBe('6.6.0');
+    expect(readJson(join(ROOT, 'node_modules', 'cookie', 'package.json')).engines?.node ?? '').not.toMatch(/>=\s*2[1-9]/);
+  });
+
+  it('the direct dependency pins the version a tarball install resolves too (overrides do not reach a global install)', () => {
+    const pkg = readJson(join(ROOT, 'package.json'));
+    expect(pkg.dependencies['light-my-request']).toBe('6.6.0');
+    expect(pkg.bin).toEqual({ convx: 'bin/convx.js' });
+    expect(pkg.files).toEqual(expect.arrayContaining(['bin', 'dist']));
+  });
+});
+
+describe('convx config (item 14)', () => {
+  it('set, get, list and unset a profile setting; a dataset path is stored absolute', async () => {
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    const set = await cli(['config', 'set', 'data', 'samples/shop'], { env, cwd: ROOT });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe('');
+    expect(set.stderr).toMatch(/profile "default": data = .*samples\/shop/);
+    expect(readJson(configFile(home))).toEqual({ defaultProfile: 'default', profiles: { default: { mode: 'local', data: SAMPLES } } });
+    expect(statSync(configFile(home)).mode & 0o777).toBe(0o600);
+
+    expect(await cli(['config', 'get', 'data'], { env })).toMatchObject({ code: 0, stdout: `${SAMPLES}\n` });
+    // the profile now works without --data
+    const report = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'], { env });
+    expect(report.stdout).toBe((await cli(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stdout);
+
+    await cli(['config', 'set', 'format', 'csv'], { env });
+    expect((await cli(['config', 'list'], { env })).stdout).toBe(`mode=local\ndata=${SAMPLES}\nformat=csv\n`);
+    expect(JSON.parse((await cli(['config', 'list', '-o', 'json'], { env })).stdout)).toEqual({ profile: 'default', mode: 'local', data: SAMPLES, format: 'csv' });
+
+    const unset = await cli(['config', 'unset', 'format'], { env });
+    expect(unset.code).toBe(0);
+    const missing = await cli(['config', 'get', 'format'], { env });
+    expect(missing.code).toBe(new NotFoundError('x').exitCode);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toMatch(/convx: error: format is not set in profile "default"/);
+  });
+
+  it('refuses a token, unknown keys and bad values, naming what to use instead', async () => {
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    const token = await cli(['config', 'set', 'token', 'secret-value-1234567890'], { env });
+    expect(token.code).toBe(2);
+    expect(token.stderr).toMatch(/convx: error: config set: the token is not a config setting .*credentials file.*convx auth login/);
+    expect(token.stderr).not.toContain('secret-value');
+    expect(existsSync(configFile(home))).toBe(false);
+    expect((await cli(['config', 'get', 'token'], { env })).stderr).toMatch(/convx auth status/);
+
+    const unknown = await cli(['config', 'set', 'colour', 'red'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/"colour" is not a setting; settings: mode, data, api, deliveryApi, plugin, format, defaultProfile/);
+    expect((await cli(['config', 'set', 'format', 'xml'], { env })).stderr).toMatch(/config set format: "xml" is not one of table, json, jsonl, csv, tsv/);
+    expect((await cli(['config', 'set', 'api', 'ftp://x'], { env })).stderr).toMatch(/not an http\(s\) URL/);
+    expect((await cli(['config', 'set', 'defaultProfile', 'nope'], { env })).stderr).toMatch(/no profile "nope"/);
+    expect(existsSync(configFile(home))).toBe(false);
+    // the flag's spelling works too
+    expect((await cli(['config', 'set', 'delivery-api', 'https://host/v4/'], { env })).code).toBe(0);
+    expect(readJson(configFile(home)).profiles.default).toEqual({ deliveryApi: 'https://host/v4' });
+  });
+
+  it('respects --profile and CONVX_PROFILE; profiles lists them and marks the one in use', async () => {
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    expect((await cli(['config', 'set', 'data', SAMPLES], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'api', 'https://reports.example.com/v1', '--profile', 'prod'], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'format', 'json', '--profile', 'prod'], { env })).code).toBe(0);
+    const config = readJson(configFile(home));
+    expect(config.profiles.prod).toEqual({ mode: 'api', api: 'https://reports.example.com/v1', format: 'json' });
+    expect(config.defaultProfile).toBe('default');
+
+    expect((await cli(['config', 'get', 'api', '--profile', 'prod'], { env })).stdout).toBe('https://reports.example.com/v1\n');
+    expect((await cli(['config', 'get', 'api'], { env: { ...env, CONVX_PROFILE: 'prod' } })).stdout).toBe('https://reports.example.com/v1\n');
+    expect((await cli(['config', 'get', 'api'], { env })).code).not.toBe(0);
+    const unknown = await cli(['config', 'get', 'api', '--profile', 'nope'], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no profile "nope"/);
+
+    const profiles = await cli(['config', 'profiles'], { env });
+    expect(profiles.stdout).toBe(`* default  local  ${SAMPLES}  (default)\n  prod     api    https://reports.example.com/v1  (format json)\n`);
+    const viaEnv = await cli(['config', 'profiles', '-o', 'json'], { env: { ...env, CONVX_PROFILE: 'prod' } });
+    expect(JSON.parse(viaEnv.stdout)).toEqual([
+      { name: 'default', default: true, active: false, mode: 'local', target: SAMPLES, format: null, plugin: null, token: false },
+      { name: 'prod', default: false, active: true, mode: 'api', target: 'https://reports.example.com/v1', format: 'json', plugin: null, token: false },
+    ]);
+    expect((await cli(['config', 'set', 'defaultProfile', 'prod'], { env })).code).toBe(0);
+    expect((await cli(['config', 'profiles'], { env })).stdout).toMatch(/^ {2}default .*\n\* prod .*\(default, format json\)\n$/);
+  });
+
+  it('tokens go only to credentials.json (0600), never to config.json; an old config.json token moves there', async () => {
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    const token = 'legacy-token-abcdefghijklmnop-WXYZ';
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(home, 'convx'), { recursive: true });
+    writeFileSync(configFile(home), JSON.stringify({ profiles: { default: { mode: 'api', api: 'https://h/v1', token } } }));
+    // read as before
+    const list = await cli(['config', 'list'], { env });
+    expect(list.stdout).toBe(`mode=api\napi=https://h/v1\ntoken=****WXYZ (${token.length} characters), in the credentials file\n`);
+    expect(list.stdout + list.stderr).not.toContain(token);
+    // any write moves it
+    expect((await cli(['config', 'set', 'format', 'json'], { env })).code).toBe(0);
+    expect(readFileSync(configFile(home), 'utf8')).not.toContain(token);
+    expect(readJson(credentialsFile(home))).toEqual({ profiles: { default: { token } } });
+    expect(statSync(credentialsFile(home)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(home, 'convx')).mode & 0o777).toBe(0o700);
+    // and the context still finds it
+    const ctx = createContext(
+      { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
+      { color: false },
+    );
+    expect(await ctx.token()).toBe(token);
+    // logout removes it, and the file with it
+    expect((await cli(['auth', 'logout'], { env })).code).toBe(0);
+    expect(existsSync(credentialsFile(home))).toBe(false);
+    expect(readJson(configFile(home)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'json' });
+  });
+
+  describe('init', () => {
+    const DOWN = '\x1b[B';
+    /** Answers each prompt once its question is on stderr (keys typed earlier would be lost). */
+    const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT) => {
+      const home = tempDir();
+      const stdin = new PassThrough();
+      // inquirer ends its output stream after each prompt; a terminal's stderr stays open, and so does this one
+      const stderr = new (class extends Capture {
+        override end(): this {
+          return this;
+        }
+      })();
+      const typing = (async () => {
+        let seen = 0;
+        for (const [question, key] of steps) {
+          for (let waited = 0; !question.test(stderr.text.slice(seen)); waited += 20) {
+            if (waited > 15_000) throw new Error(`no prompt ${question} in: ${stderr.text}`);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          seen = stderr.text.length;
+          await new Promise((r) => setTimeout(r, 30));
+          stdin.write(key);
+        }
+      })();
+      const io = { stdin, stdinIsTTY: true, stdout: new Capture(), stderr, stdoutIsTTY: false, stderrIsTTY: false, env: { XDG_CONFIG_HOME: home }, cwd, now: () => new Date(), onSignal: () => () => undefined };
+      const code = await run(['init', ...args], io);
+      await typing;
+      return { code, stderr: stderr.text, home };
+    };
+    const MODE = /Where does the data come from/;
+    const FORMAT = /Default output format/;
+
+    it('saves no dataset when the answer is empty (not the current directory)', async () => {
+      const local = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory or \.duckdb file \(empty: none/, '\r']], [], SAMPLES);
+      expect(local.code, local.stderr).toBe(0);
+      expect(readJson(configFile(local.home)).profiles.default).toEqual({ mode: 'local' });
+      expect(local.stderr).toMatch(/without a dataset: pass --data DIR, or save one with: convx config set data DIR/);
+    }, 20_000);
+
+    it('puts the typed token in credentials.json only', async () => {
+      const api = await answer(
+        [[MODE, `${DOWN}\r`], [FORMAT, '\r'], [/Reporting base URL/, 'http://127.0.0.1:9/v1\r'], [/Delivery base URL/, '\r'], [/API token/, 'typed-secret-token\r']],
+        ['--profile', 'staging'],
+      );
+      expect(api.code, api.stderr).toBe(0);
+      expect(readJson(configFile(api.home))).toEqual({ defaultProfile: 'staging', profiles: { staging: { mode: 'api', api: 'http://127.0.0.1:9/v1' } } });
+      expect(readJson(credentialsFile(api.home))).toEqual({ profiles: { staging: { token: 'typed-secret-token' } } });
+      expect(statSync(credentialsFile(api.home)).mode & 0o777).toBe(0o600);
+      expect(api.stderr).not.toContain('typed-secret-token');
+    }, 20_000);
+  });
+});
+
+describe('shell completion (item 15)', () => {
+  /** Plugins A and B, currencies EUR and CZK, countries CZ and SK, sources k1 and a1. */
+  const files = {
+    'orders.csv': csv(
+      ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax', 'country'],
+      [
+        ['A', 'oa', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12, 'CZ'],
+        ['B', 'ob', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242, 'sk'],
+      ],
+    ),
+    'touches.csv': csv(
+      ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
+      [
+        ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1'],
+        ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'automation', 'a1'],
+      ],
+    ),
+  };
+  let dir = '';
+  let bin = '';
+  beforeAll(() => {
+    dir = dataset(files);
+    // the scripts call the command they complete: a `convx` that runs the built binary
+    bin = join(tempDir(), 'convx');
+    writeFileSync(bin, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'bin', 'convx.js'))} "$@"\n`);
+    chmodSync(bin, 0o755);
+  });
+
+  /** Runs the bash script's _convx on the words (the last one is the word at the cursor). */
+  const complete = async (words: string[], env: Record<string, string> = {}) => {
+    const script = (await cli(['completion', 'bash'])).stdout;
+    const file = join(tempDir(), 'c.bash');
+    const quoted = [bin, ...words].map((w) => `'${w}'`).join(' ');
+    writeFileSync(file, `${script}\nCOMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
+    const child = spawn('bash', [file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...env } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise((r) => child.on('exit', r));
+    return out.trim().split('\n').filter(Boolean);
+  };
+
+  it('bash: commands after global flags, subcommands, flags and fixed values', async () => {
+    expect(await complete(['--data', dir, 'rep'])).toEqual(['report']);
+    expect(await complete(['config', ''])).toEqual(['list', 'get', 'set', 'unset', 'profiles']);
+    expect(await complete(['config', 'set', 'fo'])).toEqual(['format']);
+    expect(await complete(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
+    expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
+    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
+    expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit']);
+    expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);
+    expect(await complete(['report', '--bre'])).toEqual(['--breakdown']);
+  }, 30_000);
+
+  it('bash: plugins, currencies, countries and source ids of the dataset on the line (or configured)', async () => {
+    expect(await complete(['report', '--data', dir, '--plugin', ''])).toEqual(['A', 'B']);
+    expect(await complete(['report', '--data', dir, '--currency', ''])).toEqual(['CZK', 'EUR']);
+    // the last item of a comma list
+    expect(await complete(['report', '--data', dir, '--country', 'CZ,'])).toEqual(['CZ,CZ', 'CZ,SK']);
+    expect(await complete(['items', '--data', dir, '--source', 'k'])).toEqual(['k1']);
+    expect(await complete(['drill', '--data', dir, ''])).toEqual(['a1', 'k1']);
+    // from the environment, as any command would read it
+    expect(await complete(['report', '--plugin', ''], { CONVX_DATA: dir })).toEqual(['A', 'B']);
+    // no dataset, or a broken one: nothing, and no noise
+    expect(await complete(['report', '--data', '/nonexistent', '--plugin', ''])).toEqual([]);
+  }, 30_000);
+
+  it('--values reads a dataset directory or an imported .duckdb file, and prints nothing on any error', async () => {
+    const values = async (argv: string[]) => cli(['completion', '--values', ...argv]);
+    expect(await values(['currencies', '--data', dir])).toEqual({ code: 0, stdout: 'CZK\nEUR\n', stderr: '' });
+    expect((await values(['countries', '--data', dir])).stdout).toBe('CZ\nSK\n');
+    expect((await values(['sources', '--data', SAMPLES])).stdout).toMatch(/^a-1\n.*k-1\n/s);
+    const file = join(tempDir(), 'shop.duckdb');
+    expect((await cli(['data', 'import', SAMPLES, '--into', file])).code).toBe(0);
+    expect((await values(['sources', '--data', file])).stdout).toBe((await values(['sources', '--data', SAMPLES])).stdout);
+    expect((await values(['plugins', '--data', file])).stdout).toBe('shop\n');
+    for (const argv of [['plugins', '--data', '/nonexistent'], ['nonsense', '--data', dir], ['plugins']]) {
+      expect(await values(argv)).toEqual({ code: 0, stdout: '', stderr: '' });
+    }
+  }, 60_000);
+
+  it('--values gives up quietly when its time budget runs out', async () => {
+    const ctx = createContext(
+      { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env: { CONVX_DATA: SAMPLES, XDG_CONFIG_HOME: tempDir() }, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
+      { color: false },
+    );
+    expect(await completionValues(ctx, 'countries', 1)).toEqual([]);
+    expect(await completionValues(ctx, 'countries')).toEqual(['AT', 'CZ', 'DE', 'PL', 'SK']);
+  });
+
+  it('--values lists the profiles of the config', async () => {
+    const home = tempDir();
+    await cli(['config', 'set', 'format', 'csv', '--profile', 'zeta'], { env: { XDG_CONFIG_HOME: home } });
+    await cli(['config', 'set', 'format', 'csv', '--profile', 'alpha'], { env: { XDG_CONFIG_HOME: home } });
+    expect((await cli(['completion', '--values', 'profiles'], { env: { XDG_CONFIG_HOME: home } })).stdout).toBe('alpha\nzeta\n');
+  });
+
+  describe('in API mode', () => {
+    const SECRET = 'completion-secret';
+    let server: RunningServer;
+    beforeAll(async () => {
+      server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+    });
+    afterAll(async () => server?.close());
+
+    it('asks the API for the sources and currencies of the last year, and the token for the plugin', async () => {
+      const env = { CONVX_API_URL: `${server.url}/v1`, CONVX_TOKEN: await signDevelopmentToken(SECRET, 'shop', '1h') };
+      const now = '2024-12-31T12:00:00Z';
+      expect((await cli(['completion', '--values', 'plugins'], { env, now })).stdout).toBe('shop\n');
+      expect((await cli(['completion', '--values', 'currencies'], { env, now })).stdout).toBe((await cli(['completion', '--values', 'currencies', '--data', SAMPLES])).stdout);
+      expect((await cli(['completion', '--values', 'sources'], { env, now })).stdout).toMatch(/^a-1\n[\s\S]*k-1\n/);
+      expect(await cli(['completion', '--values', 'sources'], { env: { ...env, CONVX_TOKEN: 'wrong' }, now })).toEqual({ code: 0, stdout: '', stderr: '' });
+    });
+  });
+
+  it('zsh runs the bash functions with zero-based arrays; fish completes values through convx', async () => {
+    const zsh = (await cli(['completion', 'zsh'])).stdout;
+    expect(zsh).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*setopt localoptions ksharrays[\s\S]*complete -o default -F _convx convx/);
+    const fish = (await cli(['completion', 'fish'])).stdout;
+    expect(fish).toContain("complete -c convx -l 'plugin' -x -a '(__convx_values plugins)'");
+    expect(fish).toContain("-l 'currency' -x -a '(__convx_values currencies)'");
+    expect(fish).toContain("complete -c convx -n 'not __fish_seen_subcommand_from validate' -s o -l 'format' -x -a 'table json jsonl csv tsv'");
+    expect(fish).toContain("-s o -l format -x -a 'table json github junit'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset profiles' -a 'set'");
+    expect(fish).toContain('command $words[1] completion --values $argv[1] $args 2>/dev/null');
+  });
+});
