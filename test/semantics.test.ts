@@ -314,6 +314,21 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(items.map((i) => i.conversionsReferenceAmount)).toEqual([8999.99, 9000, 9000.01, 10000, 10000, -9000]);
   });
 
+  it('matches country and currency codes whatever their case in the data', async () => {
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      orders: [
+        { id: 'lower', at: '2024-03-01T10:00:00Z', country: 'cz' },
+        { id: 'upper', at: '2024-03-01T11:00:00Z', country: 'CZ' },
+        { id: 'other', at: '2024-03-01T12:00:00Z', country: 'sk' },
+      ],
+    });
+    const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { country: ['CZ'] })))).rows;
+    expect(items.map((i) => [i.orderId, i.country]).sort()).toEqual([['lower', 'cz'], ['upper', 'CZ']]);
+    const [row] = (await withBackend(dir, (b) => b.report({ ...reportQuery('2024-03-01', '2024-03-01'), country: ['SK'], currency: ['EUR'] }))).rows;
+    expect(row!.conversionsNumber).toBe(1);
+  });
+
   it('ignores rates to another reference currency', async () => {
     const dir = shop({
       touches: [click('2024-03-01T00:00:00Z')],

@@ -55,6 +55,17 @@ export function orderBy(sort: SortKey[], tieBreak: string[]): string {
   return [...keys, ...tieBreak].join(', ');
 }
 
+/**
+ * The country and currency filters. The codes asked come upper-cased (model/query.ts); the data's
+ * are compared upper-cased too, so a file that writes `cz` matches `--country CZ`.
+ */
+function codeFilters(params: SqlParams, query: { country?: string[] | undefined; currency?: string[] | undefined }): string[] {
+  const where: string[] = [];
+  if (query.country) where.push(`upper(country) IN ${inList(params, 'country', query.country)}`);
+  if (query.currency) where.push(`upper(currency) IN ${inList(params, 'currency', query.currency)}`);
+  return where;
+}
+
 export function itemsFilter(conv: string, query: ItemsQuery): Filter {
   const params: SqlParams = {};
   const where = [periodFilter(params, query)];
@@ -81,8 +92,7 @@ export function itemsFilter(conv: string, query: ItemsQuery): Filter {
     params.campaignId = query.campaignId;
     where.push(`campaign_id = $campaignId AND source_type IN ('campaign', 'automation')`);
   }
-  if (query.country) where.push(`country IN ${inList(params, 'country', query.country)}`);
-  if (query.currency) where.push(`currency IN ${inList(params, 'currency', query.currency)}`);
+  where.push(...codeFilters(params, query));
   return { from, where: where.join(' AND '), params };
 }
 
@@ -157,8 +167,7 @@ const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
 export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
   const filterParams: SqlParams = {};
   const where = [periodFilter(filterParams, query)];
-  if (query.country) where.push(`country IN ${inList(filterParams, 'country', query.country)}`);
-  if (query.currency) where.push(`currency IN ${inList(filterParams, 'currency', query.currency)}`);
+  where.push(...codeFilters(filterParams, query));
   const filter: Filter = { from: tables.conv, where: where.join(' AND '), params: filterParams };
   const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
   let nameFilter = '';
