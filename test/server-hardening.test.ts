@@ -218,6 +218,10 @@ describe('tokens only in the Authorization header, never in the log', () => {
   it('redacts credential parameters and JWT-shaped text from logged URLs, unknown paths and failures included', async () => {
     expect(redactUrl('/v1/x?a=1&access_token=abc&B=2&Key=k&jwt&token=')).toBe('/v1/x?a=1&access_token=[REDACTED]&B=2&Key=[REDACTED]&jwt&token=[REDACTED]');
     expect(redactUrl('/v1/campaigns/eyJhbGciOi.eyJwbHVnaW4iOi.c2lnbmF0dXJl/conversions')).toBe('/v1/campaigns/[REDACTED]/conversions');
+    // a contact looked up by e-mail: personal data stays out of the log, spelled either way
+    expect(redactUrl('/v1/contacts/Jana.Novak@example.com/conversions')).toBe('/v1/contacts/[E-MAIL]/conversions');
+    expect(redactUrl('/v1/contacts/jana%40example.com/conversions')).toBe('/v1/contacts/[E-MAIL]/conversions');
+    expect(redactUrl('/v1/contacts/c-12/conversions')).toBe('/v1/contacts/c-12/conversions');
     expect(credentialParameters('/v1/x?q=token&sort=key&dateFrom=2024-01-01&orderId=o-1')).toEqual([]);
     // names spelled otherwise, and JWTs hidden by percent-encoding
     expect(credentialParameters('/v1/x?accessToken=1&x-api-key=2&auth=3&Secret_Key=4&sessionToken=5')).toEqual([

@@ -45,16 +45,19 @@ export function credentialParameters(url: string): string[] {
     .filter((name) => name !== '' && isCredentialName(name));
 }
 
+/** A path segment that is an e-mail address (a contact looked up by e-mail): personal data, not logged. */
+const EMAIL_SHAPE = /^[^@\s/]+@[^@\s/]+$/;
+
 /**
  * The URL as it may be logged: the values of credential parameters, and any
  * parameter value or path segment that holds a JWT (percent-encoded or not),
- * replaced by [REDACTED].
+ * replaced by [REDACTED]; a path segment that is an e-mail address by [E-MAIL].
  */
 export function redactUrl(url: string): string {
   const at = url.indexOf('?');
   const path = (at < 0 ? url : url.slice(0, at))
     .split('/')
-    .map((segment) => (JWT_SHAPE.test(decode(segment)) ? REDACTED : segment))
+    .map((segment) => (JWT_SHAPE.test(decode(segment)) ? REDACTED : EMAIL_SHAPE.test(decode(segment)) ? '[E-MAIL]' : segment))
     .join('/');
   if (at < 0) return path.replace(JWT_SHAPES, REDACTED);
   const query = url
