@@ -345,6 +345,17 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
 });
 
 describe('reference currency resolution (section 3)', () => {
+  it('needs none when the orders table is empty: every answer is empty', async () => {
+    const dir = dataset({
+      'orders.csv': 'order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax\n',
+      'touches.csv': 'contact_id,datetime,touch,source_type,source_id\nc1,2024-03-01T00:00:00Z,click,campaign,k1\n',
+    });
+    const report = await withBackend(dir, (b) => b.report(reportQuery('2024-01-01', '2024-12-31')));
+    expect(report.paging.totalCount).toBe(0);
+    const items = await withBackend(dir, (b) => b.items(itemsQuery('2024-01-01', '2024-12-31')));
+    expect(items.rows).toEqual([]);
+  });
+
   const base = {
     touches: [click('2024-03-01T00:00:00Z')],
     orders: [

@@ -473,6 +473,8 @@ async function resolveReferenceCurrency(
   }
   const currencies = await distinctValues(db, `SELECT DISTINCT currency AS v FROM ${t('orders')} ORDER BY 1`);
   if (currencies.length === 1) return currencies[0]!;
+  // No orders at all: nothing to convert, so no currency to tell (every answer is empty).
+  if (currencies.length === 0) return '';
   throw new DataError(
     `cannot tell the reference currency${plugin ? ` of plugin ${plugin}` : ''}: no plugins.reference_currency, no single fx.reference_currency, and orders hold ${currencies.length} currencies (${currencies.slice(0, 8).join(', ')}); pass --reference-currency`,
   );
