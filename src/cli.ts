@@ -22,8 +22,8 @@ Modes:
 Output goes to stdout; messages and progress go to stderr. The default format is
 a table on a terminal and tab-separated values otherwise.
 
-Exit codes: 0 ok, 1 findings or not found, 2 usage or data error, 4 auth refused,
-5 API unreachable, 130 interrupted.
+Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage or data error,
+3 not found, 4 auth refused, 5 API unreachable, 130 interrupted.
 
 Examples:
   convx report --data samples/shop --from 2024-03-01 --to 2024-03-31
@@ -113,6 +113,7 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
         color: globals.color !== false,
         quiet: globals.quiet,
         formulaEscape: globals.formulaEscape !== false,
+        wide: globals.wide === true,
       } as GlobalOptions);
       const handler = (await definition.load()) as CommandHandler;
       const code = await handler.run(ctx, cmd.args, cmd.opts());

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
@@ -6,7 +6,7 @@ import type { Backend } from './backend.js';
 import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, type Format } from './output/format.js';
-import { streamSink } from './output/sink.js';
+import { streamSink, terminalColumns } from './output/sink.js';
 import { ResultWriter } from './output/writer.js';
 
 /** Everything a command may touch of the outside world; tests pass their own. */
@@ -41,6 +41,8 @@ export interface GlobalOptions {
   quiet?: boolean;
   /** csv/tsv defuse formula text (the default); false with --no-formula-escape. */
   formulaEscape?: boolean;
+  /** table: every column at full width, names uncut (--wide); else a table fits the terminal. */
+  wide?: boolean;
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
   /** The formats the command prints (validate has its own). */
@@ -75,8 +77,11 @@ export interface Context {
   dataDir(): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
-  /** validation: the dataset needs contacts, not orders and touches. */
-  openBackend(options?: { validation?: boolean }): Promise<Backend>;
+  /**
+   * validation: the dataset needs contacts, not orders and touches. onPage: API mode, the rows
+   * fetched so far of every page (--all), for the command's progress line.
+   */
+  openBackend(options?: { validation?: boolean; onPage?: (fetched: number, total: number) => void }): Promise<Backend>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -167,7 +172,12 @@ export function createContext(io: Io, given: GlobalOptions): Context {
     if (!settings.data) {
       throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], 'try: convx report --data samples/shop');
     }
-    return resolvePath(settings.data);
+    // A missing dataset (directory or .duckdb file) is "not found: PATH" as given, for every command.
+    const path = resolvePath(settings.data);
+    if (!existsSync(path)) {
+      throw new UsageError(`not found: ${settings.data}`, [], '--data names a dataset directory or a .duckdb file written by `convx data import`');
+    }
+    return path;
   };
   let tokenValue: Promise<string> | undefined;
   const token = () =>
@@ -178,7 +188,9 @@ export function createContext(io: Io, given: GlobalOptions): Context {
         try {
           value = readFileSync(resolvePath(globals.tokenFile), 'utf8');
         } catch (error) {
-          throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') throw new UsageError(`not found: ${globals.tokenFile}`, [], '--token-file names a file that holds the bearer token, or - for stdin');
+          throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${code ?? error}`);
         }
       } else value = settings.token;
       value = value?.trim();
@@ -203,6 +215,11 @@ export function createContext(io: Io, given: GlobalOptions): Context {
       chalk,
       formulaEscape: globals.formulaEscape !== false,
       ...(fields?.length ? { fields } : {}),
+      wide: globals.wide === true,
+      // The terminal's columns ($COLUMNS where it reports 0); none when stdout is not a terminal.
+      width: terminalColumns(io.stdout, io.env) ?? null,
+      // "N columns left out … --wide shows every column" is a note for a person: stderr, not stdout.
+      notice: (message) => log.info(message),
     }),
     settings,
     configFile: file,
@@ -230,7 +247,10 @@ export function createContext(io: Io, given: GlobalOptions): Context {
         return new ApiBackend(client, {
           concurrency: 4,
           ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
-          onPage: (fetched, total) => log.progress(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} rows`),
+          ...(options.onPage ? { onPage: options.onPage } : {}),
+          // A server without the look-up by order id is searched a year at a time, from today.
+          now: io.now,
+          info: (message: string) => log.info(message),
         });
       }
       // API-mode flags given on the command line would change nothing here: say so.

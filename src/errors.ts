@@ -4,6 +4,7 @@ export const ExitCode = {
   findings: 1,
   unexpected: 1,
   usage: 2,
+  notFound: 3,
   auth: 4,
   network: 5,
   interrupted: 130,
@@ -67,8 +68,18 @@ export class TooLargeError extends ConvxError {
   }
 }
 
-/** Something the user should hear about that is not a crash, e.g. "order not found" (exit 1). */
+/**
+ * An id or key the data does not hold: an order, a contact, a source id, a config
+ * setting that is not set (exit 3, DESIGN.md section 7). Nothing goes to stdout.
+ */
 export class NotFoundError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.notFound, hint);
+  }
+}
+
+/** A finding the user should hear about that is not a crash, e.g. "order o-1 is not a conversion" (exit 1). */
+export class FindingError extends ConvxError {
   constructor(message: string, hint?: string) {
     super(message, ExitCode.findings, hint);
   }

@@ -396,7 +396,9 @@ describe('configuration', () => {
       expectNoToken(fromFile, token);
       const missing = await cli([...argv, '--token-file', '/nonexistent/token']);
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toMatch(/--token-file: cannot read \/nonexistent\/token: ENOENT/);
+      expect(missing.stderr).toBe(
+        'convx: error: not found: /nonexistent/token\nhint: --token-file names a file that holds the bearer token, or - for stdin\n',
+      );
     });
   });
 

@@ -144,6 +144,36 @@ describe('item 10: convx serve on a dataset of contacts and assets only', () => 
   });
 });
 
+describe('API mode against a server of a validation-only dataset', () => {
+  it('a report, items, drill or order is a data error (exit 2) in the server\'s words, not "the API has no URL" (exit 5)', async () => {
+    const dir = validationOnly();
+    const server = spawnConvx(['serve', '--data', dir, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+    try {
+      const url = await until(server, () => /"msg":"listening","url":"([^"]+)"/.exec(server.stderr())?.[1]);
+      const env = { CONVX_TOKEN: await signDevelopmentToken(SECRET, 'default', '1h') };
+      const api = ['--api', `${url}/v1`];
+      for (const argv of [
+        ['report', ...api, '--from', '2024-01-01', '--to', '2024-04-30'],
+        ['items', ...api, '--from', '2024-01-01', '--to', '2024-04-30', '--all'],
+        ['drill', 'k-1', ...api],
+        ['order', 'o-2', ...api],
+      ]) {
+        const run = await cli(argv, { env });
+        expect(run.code, argv.join(' ')).toBe(2);
+        expect(run.stderr).toBe(
+          'convx: error: the dataset this server serves holds no orders, so it has no conversions to report; it answers delivery validation only (POST /v4/delivery/e-mail/validate)\n',
+        );
+        expect(run.stdout).toBe('');
+      }
+      // The validation route of the same server still answers.
+      const validate = await cli(['validate', join(DELIVERIES, 'welcome.json'), ...api, '--delivery-api', `${url}/v4`, '-o', 'json'], { env });
+      expect(validate.code).toBe(0);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+});
+
 describe('item 11: a failing validation says why', () => {
   const argv = (file: string, ...more: string[]) => ['validate', join(DELIVERIES, file), '--data', SAMPLES, ...more];
   const WHY = 'convx: not ready: 6 warnings, more than --max-warnings 5';

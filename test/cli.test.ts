@@ -323,7 +323,7 @@ describe('bad input: exit code and a message naming the problem, never a stack t
     ['unknown sort', () => ['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-02', '--sort', 'revenue'], 2, /--sort: unknown field "revenue"/],
     ['unknown plugin', () => ['report', '--data', SAMPLES, '--plugin', 'other'], 2, /plugin "other" not found in .*plugins found: shop/],
     ['no dataset', () => ['report'], 2, /no dataset: pass --data DIR or set CONVX_DATA/],
-    ['missing directory', () => ['report', '--data', '/nonexistent/convx'], 2, /no dataset at \/nonexistent\/convx/],
+    ['missing directory', () => ['report', '--data', '/nonexistent/convx'], 2, /^convx: error: not found: \/nonexistent\/convx\n/],
     ['bad format', () => ['report', '--data', SAMPLES, '-o', 'xml'], 2, /-o: "xml" is not one of table, json, jsonl, csv, tsv/],
     ['unknown flag', () => ['report', '--bogus'], 2, /unknown option '--bogus'/],
     ['bad limit', () => ['report', '--data', SAMPLES, '--limit', '0'], 2, /--limit: "0" must be a whole number from 1 to 1000/],

@@ -1,7 +1,7 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
-import { ApiError, ConvxError, UsageError } from '../errors.js';
+import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
@@ -129,7 +129,7 @@ export class ApiBackend implements Backend {
       const check = (page: Page<T>, offset: number) => {
         if (page.rows.length !== expected(offset) || page.paging.totalCount !== total) {
           throw new ApiError(
-            `the result changed while paging: at offset ${offset} the API returned ${page.rows.length} rows of ${page.paging.totalCount}, expected ${expected(offset)} of ${total}; run again`,
+            `the result changed while paging: at offset ${offset} the API returned ${page.rows.length} row${page.rows.length === 1 ? '' : 's'} of ${page.paging.totalCount}, expected ${expected(offset)} of ${total}; run again`,
           );
         }
       };
@@ -191,9 +191,8 @@ export class ApiBackend implements Backend {
       this.options.info?.(`order ${orderId}: not in ${dateFrom}..${dateTo}; searching the year before`);
       dateTo = addDays(dateFrom, -1);
     }
-    throw new ConvxError(
+    throw new NotFoundError(
       `order ${orderId} is not among the API's conversions of ${addDays(dateTo, 1)}..${today} (the API has no look-up by order id, so convx searched ${ORDER_SEARCH_YEARS} years back, a year at a time)`,
-      3,
       'pass --from and --to to search an older period; the API does not say why an order is not a conversion',
     );
   }

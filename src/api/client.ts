@@ -4,7 +4,7 @@
  * on other 4xx; every failure becomes an error with the right exit code.
  */
 import { Agent, request } from 'undici';
-import { ApiError, AuthError, DataError, UsageError } from '../errors.js';
+import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
 
 export interface ClientOptions {
   token: string;
@@ -23,9 +23,13 @@ export interface ClientOptions {
 }
 
 interface Problem {
+  type?: string;
   detail?: string;
   title?: string;
 }
+
+/** The problem a server answers (404) for a report asked of a dataset without orders: it serves validation only. */
+export const NO_ORDERS_PROBLEM = 'urn:convx:problem:no-orders';
 
 const RETRYABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -192,6 +196,10 @@ export class ApiClient {
     // The data cannot answer (e.g. no FX rate for a day): the same message and exit code as local mode.
     if (status === 422) throw dataErrorOf(text, url);
     if (status === 413) throw new UsageError(`the API refused the request as too large: ${problemDetail(text) ?? text.slice(0, 200)}`);
+    // A server of a validation-only dataset: a data error (exit 2), as local mode on that dataset, in the server's words.
+    if (status === 404 && problemType(text) === NO_ORDERS_PROBLEM) {
+      throw new NoOrdersError(problemDetail(text) ?? `the API's dataset holds no orders, so it has no conversions to report (${url})`);
+    }
     if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '');
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
@@ -222,6 +230,15 @@ function dataErrorOf(text: string, url: string): DataError {
     // not JSON: the generic message below
   }
   return new DataError(problemDetail(text) ?? `the API cannot answer ${url} from its data (422)`);
+}
+
+function problemType(text: string): string | undefined {
+  try {
+    const type = (JSON.parse(text) as Problem).type;
+    return typeof type === 'string' ? type : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function problemDetail(text: string): string | undefined {

@@ -1,9 +1,8 @@
 import type { ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../errors.js';
 import { tableCell } from '../output/format.js';
 import type { RecordKind } from '../output/writer.js';
-import { unknownId } from './order.js';
 import { defineHandler } from './registry.js';
 import { withBackend } from './shared.js';
 
@@ -79,7 +78,7 @@ export default defineHandler<Record<string, never>>({
       if (!backend.contact) throw new UsageError('convx contact works in local mode only: pass --data DIR');
       const report = await backend.contact(key);
       if (!report) {
-        throw unknownId(
+        throw new NotFoundError(
           `no contact ${key} in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'} (looked for a contact id, an e-mail address and a client contact id)`,
         );
       }

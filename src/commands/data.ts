@@ -109,6 +109,6 @@ export const dataGenerate = defineHandler<GenerateFlags>({
       plugins: count('plugins', f.plugins, 1, 1000),
       force: f.force ?? false,
     });
-    for (const file of result.files) ctx.log.info(`wrote ${file.file} (${file.rows} rows)`);
+    for (const file of result.files) ctx.log.info(`wrote ${file.file} (${file.rows} row${file.rows === 1 ? '' : 's'})`);
   },
 });

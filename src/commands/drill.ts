@@ -1,11 +1,10 @@
 import type { Backend, KnownSource } from '../backend.js';
-import { UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import { listItems, type ItemsFlags } from './items.js';
-import { unknownId } from './order.js';
 import { defineHandler } from './registry.js';
-import { pagingParams } from './shared.js';
+import { pagingParams, shellWord } from './shared.js';
 
 /**
  * The items filter behind an aggregate row: its detailUrl (one of the three
@@ -110,10 +109,10 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
     const known = sources.map(idOf).filter((k): k is string => k !== null);
     if (known.includes(id)) continue;
     const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
-    if (other.length) throw unknownId(`no ${target.sourceType} ${id} ${where.replace(/ \(.*\)$/, '')}`, `it is ${other.join(', ')}`);
+    if (other.length) throw new NotFoundError(`no ${target.sourceType} ${id} ${where.replace(/ \(.*\)$/, '')}`, `it is ${other.join(', ')}`);
     const near = closest(id, known);
     const what = key === 'sourceId' && target.sourceType ? `${target.sourceType} ${id}` : `${noun} ${id}`;
-    throw unknownId(
+    throw new NotFoundError(
       `no ${what} ${where}`,
       near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
     );
@@ -140,6 +139,8 @@ export default defineHandler<ItemsFlags>({
         listing,
         { ...target, dateFrom, dateTo, contactId: flags.contact, orderId: flags.order, ...pagingParams(flags) },
         flags.all ?? false,
+        // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
+        { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: ['contactId', 'orderId', 'country', 'currency'] },
       );
     } finally {
       await backend.close();

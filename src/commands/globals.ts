@@ -17,6 +17,7 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
     flags: '--no-formula-escape',
     description: "csv/tsv: print text cells as they are; by default text beginning with = + - @ tab or CR gets a leading ' (quoted in csv) so spreadsheets do not run it as a formula (numbers are never changed)",
   },
+  { flags: '--wide', description: 'table: every column at full width, names uncut (a table fits the terminal otherwise)' },
   { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
   { flags: '--quiet', description: 'no summaries or progress on stderr' },
 ];
@@ -25,19 +26,19 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
 const ALWAYS = ['--no-color', '--quiet'];
 
 const MODE = ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin'];
-const REPORTING = [...MODE, '--reference-currency', '--format', '--fields', '--no-formula-escape', ...ALWAYS];
+const REPORTING = [...MODE, '--reference-currency', '--format', '--fields', '--no-formula-escape', '--wide', ...ALWAYS];
 
 /**
  * The global flags each command honours (its --help lists them; any other one
  * given on the command line is a usage error). A command not named here, and
- * without `globals` in its definition, takes them all (completion, say: its
- * --values reads whatever dataset or API the global flags name).
+ * without `globals` in its definition, takes them all.
  */
 export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   report: REPORTING,
   items: REPORTING,
   order: REPORTING,
   drill: REPORTING,
+  contact: REPORTING,
   validate: [...MODE, '--delivery-api', '--format', ...ALWAYS],
   serve: ['--data', '--profile', '--reference-currency', ...ALWAYS],
   token: ['--plugin', ...ALWAYS],
@@ -48,6 +49,13 @@ export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   'data check': ['--format', ...ALWAYS],
   'data import': ['--reference-currency', ...ALWAYS],
   'data generate': [...ALWAYS],
+  'config list': ['--profile', '--format', ...ALWAYS],
+  'config get': ['--profile', ...ALWAYS],
+  'config set': ['--profile', ...ALWAYS],
+  'config unset': ['--profile', ...ALWAYS],
+  'config profiles': ['--profile', '--format', ...ALWAYS],
+  // --values reads the dataset or API that these name, as a report would
+  completion: ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin', ...ALWAYS],
 };
 
 /**
@@ -56,5 +64,7 @@ export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
  */
 export const COMMAND_FORMATS: Record<string, readonly string[]> = {
   'auth status': ['table', 'json', 'jsonl'],
+  'config list': ['table', 'json', 'jsonl'],
+  'config profiles': ['table', 'json', 'jsonl'],
   'data check': ['table', 'json', 'jsonl'],
 };

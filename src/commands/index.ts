@@ -29,7 +29,7 @@ export const COMMANDS: CommandDefinition[] = [
       { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
     ],
     examples: [
-      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --wide',
       'convx report --country cz --country sk --currency EUR -q spring --sort -refundsAmountWTax,name',
       'convx report --breakdown --all -o csv > sources.csv',
     ],
@@ -228,8 +228,6 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'completion',
     summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
     args: '[shell]',
-    // --values reads the dataset or API that these name, as a report would
-    globals: ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin', '--no-color', '--quiet'],
     options: [
       {
         flags: '--values <kind>',
@@ -248,7 +246,6 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'config list',
     summary: "print the profile's settings (key=value; the token masked)",
     examples: ['convx config list', 'convx config list --profile shop -o json'],
-    globals: ['--profile', '--format', '--no-color', '--quiet'],
     load: async () => (await import('./config.js')).configList,
   },
   {
@@ -256,7 +253,6 @@ export const COMMANDS: CommandDefinition[] = [
     summary: 'print one setting of the profile (when it is not set: nothing on stdout, an error and the not-found exit code)',
     args: '<key>',
     examples: ['convx config get data', 'convx config get api --profile staging'],
-    globals: ['--profile', '--no-color', '--quiet'],
     load: async () => (await import('./config.js')).configGet,
   },
   {
@@ -265,7 +261,6 @@ export const COMMANDS: CommandDefinition[] = [
     summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, or defaultProfile (tokens: convx auth login)',
     args: '<key> <value>',
     examples: ['convx config set data samples/shop', 'convx config set format csv --profile shop', 'convx config set defaultProfile shop'],
-    globals: ['--profile', '--no-color', '--quiet'],
     load: async () => (await import('./config.js')).configSet,
   },
   {
@@ -273,14 +268,12 @@ export const COMMANDS: CommandDefinition[] = [
     summary: 'remove a setting of the profile',
     args: '<key>',
     examples: ['convx config unset plugin', 'convx config unset format --profile shop'],
-    globals: ['--profile', '--no-color', '--quiet'],
     load: async () => (await import('./config.js')).configUnset,
   },
   {
     name: 'config profiles',
     summary: 'list the profiles: mode, dataset or API, whether a token is stored; * marks the one in use',
     examples: ['convx config profiles', 'convx config profiles -o json'],
-    globals: ['--profile', '--format', '--no-color', '--quiet'],
     load: async () => (await import('./config.js')).configProfiles,
   },
 ];

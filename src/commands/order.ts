@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { ConvxError, NotFoundError } from '../errors.js';
+import { FindingError, NotFoundError } from '../errors.js';
 import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
@@ -44,16 +44,9 @@ export function orderCard(ctx: Context, records: ConversionRecord[]): string {
   return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
 }
 
-/**
- * "Not found" (exit 3, DESIGN.md section 7): an order, contact or source id the data does not hold.
- * (errors.ts's NotFoundError exits 1, which is "not a conversion" here.)
- */
-export function unknownId(message: string, hint?: string): ConvxError {
-  return new ConvxError(message, 3, hint);
-}
-
-function notAConversion(orderId: string, reasons: string[]): NotFoundError {
-  return new NotFoundError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`);
+/** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3). */
+function notAConversion(orderId: string, reasons: string[]): FindingError {
+  return new FindingError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`);
 }
 
 export default defineHandler<OrderFlags>({
@@ -69,7 +62,7 @@ export default defineHandler<OrderFlags>({
         // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
         const found = await backend.findOrder(orderId);
         if (!found) {
-          throw unknownId(
+          throw new NotFoundError(
             `order ${orderId} is not in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'}`,
             'check the id; `convx items --order ID --from D --to D` lists the conversions of an order',
           );
@@ -79,7 +72,7 @@ export default defineHandler<OrderFlags>({
           return 0;
         }
         if (ctx.format !== 'table') await print([]);
-        throw found.reasons.length ? notAConversion(orderId, found.reasons) : new NotFoundError(`order ${orderId} is not a conversion`);
+        throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
       }
       const period = explicit ? { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo } : ALL_TIME;
       const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
@@ -89,26 +82,26 @@ export default defineHandler<OrderFlags>({
         return 0;
       }
       const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
-      if (diagnosis && !diagnosis.found) throw unknownId(`order ${orderId} is not in the dataset`);
+      if (diagnosis && !diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
       // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
       const found = diagnosis ? undefined : await backend.findOrder?.(orderId);
-      if (!diagnosis && backend.findOrder && found === undefined) throw unknownId(`order ${orderId} is not in the API's data`);
+      if (!diagnosis && backend.findOrder && found === undefined) throw new NotFoundError(`order ${orderId} is not in the API's data`);
       if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
       if (!diagnosis) {
         // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
         if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
         if (found?.conversions.length) {
-          throw new NotFoundError(
+          throw new FindingError(
             `order ${orderId} is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${found.conversions[0]!.datetime.slice(0, 10)})`,
           );
         }
-        throw new NotFoundError(
+        throw new FindingError(
           `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
           'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
         );
       }
       if (diagnosis.reasons.length === 0) {
-        throw new NotFoundError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
+        throw new FindingError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
       }
       throw notAConversion(orderId, diagnosis.reasons);
     });

@@ -54,11 +54,11 @@ function parsePoolSize(flags: ServeFlags): number | undefined {
 
 /**
  * The files the server is started with, each there before anything is loaded: a missing
- * one is "not found: PATH" (exit 2), as typed, with the flag that named it in the hint.
+ * one is "not found: PATH" (exit 2), as typed, with the flag that named it in the hint
+ * (a missing --data is ctx.dataDir()'s).
  */
 function assertFilesExist(ctx: Context, flags: ServeFlags): void {
   const given: [string | undefined, string][] = [
-    [ctx.settings.mode === 'local' ? ctx.settings.data : undefined, '--data names a dataset directory or a .duckdb file written by `convx data import`'],
     [flags.jwtPublicKey, '--jwt-public-key names a PEM public key file'],
     [flags.jwks, '--jwks names a JSON Web Key Set file'],
   ];

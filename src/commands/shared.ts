@@ -91,7 +91,12 @@ export async function withBackend<T>(
   const progress = startProgress(ctx);
   try {
     if (ctx.settings.mode !== 'api') progress.phase('reading and checking the dataset');
-    const backend = await ctx.openBackend();
+    const backend = await ctx.openBackend({
+      // API mode, --all: the pages fetched so far, on the same line (not where stdout is that terminal: the rows land there).
+      onPage: (fetched, total) => {
+        if (!ctx.io.stdoutIsTTY) progress.phase(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} row${total === 1 ? '' : 's'}`);
+      },
+    });
     try {
       if (!options.progress) progress.done();
       return await work(backend, progress);
@@ -189,12 +194,14 @@ export async function writeAll<T>(
   start: number,
   progress: Progress = startProgress(ctx),
 ): Promise<number> {
-  const total = Math.max(stream.totalCount - start, 0).toLocaleString('en-US');
+  const count = Math.max(stream.totalCount - start, 0);
+  const total = count.toLocaleString('en-US');
   if (ctx.io.stdoutIsTTY) progress.clear();
-  else progress.phase(`writing ${total} records`);
+  else progress.phase(`writing ${total} record${count === 1 ? '' : 's'}`);
   try {
     return await ctx.output.stream(kind, stream, start, (written) => {
-      if (!ctx.io.stdoutIsTTY) progress.phase(`writing ${written.toLocaleString('en-US')} of ${total} records`);
+      // API mode: the pages fetched (withBackend's onPage) already move the line, page by page.
+      if (!ctx.io.stdoutIsTTY && ctx.settings.mode !== 'api') progress.phase(`writing ${written.toLocaleString('en-US')} of ${total} records`);
     });
   } finally {
     progress.done();
@@ -207,11 +214,11 @@ export function pageSummary(ctx: Context, paging: Paging, noun: string, period: 
     ctx.log.info(
       paging.totalCount === 0
         ? `No ${noun} in ${period}.`
-        : `No ${noun} at offset ${paging.start}; there are ${paging.totalCount}.`,
+        : `No ${noun} at offset ${paging.start}; there ${paging.totalCount === 1 ? 'is' : 'are'} ${paging.totalCount}.`,
     );
     return;
   }
-  const range = `${paging.start + 1}-${paging.start + paging.count} of ${paging.totalCount} ${noun}`;
+  const range = `${paging.start + 1}-${paging.start + paging.count} of ${paging.totalCount} ${paging.totalCount === 1 ? noun.replace(/s$/, '') : noun}`;
   const more = !all && paging.start + paging.count < paging.totalCount
     ? `; next page: --offset ${paging.start + paging.count}, every row: --all`
     : '';

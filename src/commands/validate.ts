@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
@@ -73,9 +73,6 @@ export default defineHandler<ValidateFlags>({
     }
     const renderLimits = renderLimitsFromFlags(flags);
 
-    if (ctx.settings.mode === 'local' && ctx.settings.data !== undefined && !existsSync(ctx.resolvePath(ctx.settings.data))) {
-      throw new UsageError(`not found: ${ctx.settings.data}`, [], '--data names a dataset directory (contacts and assets suffice) or a .duckdb file written by `convx data import`');
-    }
     const backend = await ctx.openBackend({ validation: true });
     let response: ValidateResponse;
     try {

@@ -96,7 +96,7 @@ function listFiles(dir: string): string[] {
 
 /** Finds each table by base name: NAME.csv, NAME.csv.gz, NAME.parquet, NAME.json(l), NAME.ndjson or a folder NAME/. */
 export function discoverTables(dir: string): Map<TableName, TableSource> {
-  if (!existsSync(dir)) throw new DataError(`no dataset at ${dir}: the directory does not exist`);
+  if (!existsSync(dir)) throw new DataError(`not found: ${dir}`);
   if (!statSync(dir).isDirectory()) throw new DataError(`${dir} is not a directory of dataset files`);
   const entries = readdirSync(dir, { withFileTypes: true });
   const found = new Map<TableName, TableSource>();

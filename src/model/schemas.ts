@@ -21,8 +21,8 @@ export const REPORT_QUERY = {
   properties: {
     dateFrom: date('first day; default: 29 days before dateTo'),
     dateTo: date('last day; default: today'),
-    country: list('country codes of the transactions'),
-    currency: list('order currencies'),
+    country: list('two-letter country codes of the transactions, any case (e.g. CZ,sk)'),
+    currency: list('three-letter order currencies, any case (e.g. EUR,czk)'),
     ...paging,
     q: { type: 'string', description: 'case-insensitive text in the row name or its smartflow name' },
     sort: {
@@ -35,8 +35,8 @@ export const REPORT_QUERY = {
 const itemsFilters = {
   contactId: id('only this contact'),
   orderId: id('only this order'),
-  country: list('country codes'),
-  currency: list('order currencies'),
+  country: list('two-letter country codes, any case (e.g. CZ,sk)'),
+  currency: list('three-letter order currencies, any case (e.g. EUR,czk)'),
   ...paging,
   sort: { type: 'string', description: `one field, "-" for descending (default -datetime): ${ITEMS_SORT_FIELDS.join(', ')}` },
 };

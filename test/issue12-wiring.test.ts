@@ -1,0 +1,300 @@
+/**
+ * Issue 12: the cross-file wiring of the six parts. --wide and the terminal width reach the
+ * table writer (the "columns left out" note on stderr); the global flags of contact, config and
+ * completion; "not found" is exit 3; counts agree with their nouns; a missing --data is
+ * "not found: PATH"; drill suggests `convx drill …`; API mode's --all progress waits its second
+ * like every other progress line; the order search of an API without the look-up uses the clock
+ * and says how far it has got.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { Backend } from '../src/backend.js';
+import { run } from '../src/cli.js';
+import { withBackend } from '../src/commands/shared.js';
+import type { Context, Io } from '../src/context.js';
+import { ExitCode, NotFoundError } from '../src/errors.js';
+import { Capture, cli, SAMPLES, tempDir } from './helpers.js';
+
+const PERIOD = ['--from', '2024-01-01', '--to', '2024-04-30'];
+const strip = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
+
+/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`). */
+async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}) {
+  const stdout = Object.assign(new Capture(), { isTTY: true, columns });
+  const stderr = new Capture();
+  const io: Io = {
+    stdin: Readable.from([]),
+    stdinIsTTY: false,
+    stdout,
+    stderr,
+    stdoutIsTTY: true,
+    stderrIsTTY: false,
+    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', ...env },
+    cwd: process.cwd(),
+    now: () => new Date('2024-05-01T12:00:00Z'),
+    onSignal: () => () => undefined,
+  };
+  const code = await run(argv, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+const tableLines = (stdout: string) => strip(stdout).split('\n').filter((l) => /^[┌│├└]/.test(l));
+
+describe('--wide and the terminal width', () => {
+  it('a table fits the terminal; the note on left-out columns goes to stderr, not stdout', async () => {
+    const narrow = await onTerminal(['report', '--data', SAMPLES, ...PERIOD], 80);
+    expect(narrow.code, narrow.stderr).toBe(0);
+    for (const line of tableLines(narrow.stdout)) expect(line.length).toBeLessThanOrEqual(80);
+    expect(narrow.stdout).not.toMatch(/left out/);
+    expect(narrow.stderr).toMatch(/^\d+ columns? left out to fit the terminal \(.*\); --wide shows every column$/m);
+    // --quiet silences it, like any note for a person
+    expect((await onTerminal(['report', '--data', SAMPLES, ...PERIOD, '--quiet'], 80)).stderr).toBe('');
+  });
+
+  it('--wide shows every column at full width, for report, items and drill', async () => {
+    for (const argv of [
+      ['report', '--data', SAMPLES, ...PERIOD],
+      ['items', '--data', SAMPLES, ...PERIOD, '--limit', '5'],
+      ['drill', 'k-1', '--data', SAMPLES, ...PERIOD, '--limit', '5'],
+    ]) {
+      const fitted = await onTerminal(argv, 60);
+      const wide = await onTerminal([...argv, '--wide'], 60);
+      expect(wide.code, wide.stderr).toBe(0);
+      expect(Math.max(...tableLines(fitted.stdout).map((l) => l.length))).toBeLessThanOrEqual(60);
+      expect(Math.max(...tableLines(wide.stdout).map((l) => l.length))).toBeGreaterThan(60);
+      expect(wide.stderr).not.toMatch(/left out/);
+    }
+  });
+
+  it('falls back to $COLUMNS when the terminal reports 0 columns', async () => {
+    const zero = await onTerminal(['report', '--data', SAMPLES, ...PERIOD], 0, { COLUMNS: '70' });
+    for (const line of tableLines(zero.stdout)) expect(line.length).toBeLessThanOrEqual(70);
+    expect(zero.stderr).toMatch(/left out to fit the terminal/);
+  });
+
+  it('is a global flag that report, items, order, drill and contact honour, and other commands refuse', async () => {
+    for (const command of ['report', 'items', 'order', 'drill', 'contact']) {
+      const help = await cli([...command.split(' '), '--help']);
+      expect(help.stdout.split('Global Options:')[1], command).toMatch(/--wide +table: every column at full width/);
+    }
+    const serve = await cli(['serve', '--data', SAMPLES, '--wide']);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/^convx: error: --wide does not apply to convx serve\n/);
+    expect((await cli(['order', 'o-2', '--data', SAMPLES, '--wide', '-o', 'json'])).code).toBe(0);
+  });
+});
+
+describe('the global flags of contact, config and completion', () => {
+  const globalsOf = async (argv: string[]) => (await cli([...argv, '--help'])).stdout.split('Global Options:')[1] ?? '';
+
+  it('contact takes what order takes', async () => {
+    const help = await globalsOf(['contact']);
+    for (const flag of ['--data', '--api', '--token-file', '--profile', '--plugin', '--fields', '--wide', '--quiet']) expect(help).toContain(flag);
+    expect(help).not.toContain('--delivery-api');
+    const run = await cli(['contact', 'c-11', '--data', SAMPLES, '--delivery-api', 'http://127.0.0.1:1/v4']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^convx: error: --delivery-api does not apply to convx contact\n/);
+  });
+
+  it('config list and profiles take --profile and -o table, json or jsonl; get, set and unset take --profile', async () => {
+    const list = await globalsOf(['config', 'list']);
+    expect(list).toMatch(/--profile/);
+    expect(list).toMatch(/-o, --format <format> +output format: table, json, jsonl/);
+    expect(list).not.toMatch(/--data|--api|--fields|--wide/);
+    expect(await globalsOf(['config', 'get'])).not.toMatch(/--format|--data/);
+    const csv = await cli(['config', 'list', '-o', 'csv']);
+    expect(csv.code).toBe(2);
+    expect(csv.stderr).toMatch(/^convx: error: -o: "csv" is not one of table, json, jsonl\n/);
+    const data = await cli(['config', 'get', 'data', '--data', SAMPLES]);
+    expect(data.code).toBe(2);
+    expect(data.stderr).toMatch(/^convx: error: --data does not apply to convx config get\n/);
+  });
+
+  it('completion takes the flags that name a dataset or API, and no output flags', async () => {
+    const help = await globalsOf(['completion']);
+    for (const flag of ['--data', '--api', '--token-file', '--timeout', '--profile', '--plugin']) expect(help).toContain(flag);
+    expect(help).not.toMatch(/--fields|--format|--wide/);
+    const run = await cli(['completion', 'bash', '--fields', 'x']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^convx: error: --fields does not apply to convx completion\n/);
+  });
+});
+
+describe('"not found" is exit 3', () => {
+  it('NotFoundError exits 3, and the global help lists 3 not found', async () => {
+    expect(ExitCode.notFound).toBe(3);
+    expect(new NotFoundError('x').exitCode).toBe(3);
+    const help = await cli(['--help']);
+    expect(help.stdout).toMatch(/Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage or data error,\n3 not found, 4 auth refused/);
+  });
+
+  it('an unknown order, contact or drill target, and an unset config key, exit 3 with nothing on stdout', async () => {
+    for (const argv of [
+      ['order', 'o-nope', '--data', SAMPLES],
+      ['contact', 'nobody@example.com', '--data', SAMPLES],
+      ['drill', 'k-11', '--data', SAMPLES],
+      ['config', 'get', 'plugin'],
+    ]) {
+      const result = await cli(argv);
+      expect(result.code, argv.join(' ')).toBe(3);
+      expect(result.stdout).toBe('');
+    }
+    // An order that exists but is not a conversion is a finding: exit 1.
+    expect((await cli(['order', 'o-37', '--data', SAMPLES])).code).toBe(1);
+  });
+});
+
+describe('counts agree with their nouns', () => {
+  it('a page of one conversion says "1-1 of 1 conversion"', async () => {
+    const items = JSON.parse((await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--all', '-o', 'json'])).stdout) as {
+      conversions: { orderId: string }[];
+    };
+    const once = items.conversions.map((c) => c.orderId).find((id, _i, all) => all.filter((o) => o === id).length === 1)!;
+    const result = await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--order', once, '--no-color'], { tty: true });
+    expect(result.stderr).toMatch(/^1-1 of 1 conversion, 2024-03-01\.\.2024-03-31$/m);
+    const report = await cli(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true });
+    expect(report.stderr).toMatch(/^1-1 of 1 source, /m);
+  });
+
+  it('data generate says "(1 row)"', async () => {
+    const out = join(tempDir(), 'one');
+    const result = await cli(['data', 'generate', '--out', out, '--contacts', '1', '--orders', '1', '--touches', '1']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/\(1 row\)$/m);
+    expect(result.stderr).not.toMatch(/\(1 rows\)/);
+  });
+});
+
+describe('a missing --data is "not found: PATH", exit 2, for every command', () => {
+  it.each([
+    [['report', '--data', 'no-such-dir']],
+    [['items', '--data', 'no-such-dir', ...PERIOD]],
+    [['order', 'o-2', '--data', 'no-such.duckdb']],
+    [['contact', 'c-11', '--data', 'no-such.duckdb']],
+    [['drill', 'k-1', '--data', 'no-such-dir']],
+  ])('%j', async (argv) => {
+    const cwd = tempDir();
+    const result = await cli(argv, { cwd, env: { CONVX_JWT_SECRET: 'x'.repeat(32) } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `convx: error: not found: ${argv[argv.indexOf('--data') + 1]}\nhint: --data names a dataset directory or a .duckdb file written by \`convx data import\`\n`,
+    );
+    expect(result.stdout).toBe('');
+  });
+
+  it('also from CONVX_DATA, and for data check DIR', async () => {
+    const result = await cli(['report'], { env: { CONVX_DATA: '/no/such/dataset' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\n/);
+    const check = await cli(['data', 'check', '/no/such/dataset']);
+    expect(check.code).toBe(2);
+    expect(check.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\n/);
+  });
+});
+
+describe('drill explains an empty result in its own words', () => {
+  it('suggests convx drill TARGET with the period of the data', async () => {
+    const result = await cli(['drill', 'k-1', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`  try: convx drill k-1 --data ${SAMPLES} --from 2024-01-01 --to 2024-05-31\n`);
+    expect(result.stderr).not.toContain('convx items');
+    // without --from/--to drill's default period is named as such
+    const fallback = await cli(['drill', 'k-1', '--data', SAMPLES], { now: '2026-11-23T12:00:00Z' });
+    expect(fallback.stderr).toMatch(/\(no --from\/--to: the 30 days ending today, UTC\)/);
+  });
+});
+
+describe("API mode's --all progress", () => {
+  /** A context whose backend reports fetched pages through openBackend's onPage, as ApiBackend does. */
+  function fakeContext(env: Record<string, string>, format: string, progress: string[]) {
+    let onPage: ((fetched: number, total: number) => void) | undefined;
+    const ctx = {
+      io: { stderrIsTTY: true, stdoutIsTTY: false, env },
+      globals: { color: false },
+      format,
+      settings: { mode: 'api' },
+      log: { progress: (m: string) => progress.push(m), done: () => undefined, info: () => undefined, warn: () => undefined },
+      openBackend: async (options: { onPage?: (fetched: number, total: number) => void } = {}) => {
+        onPage = options.onPage;
+        return { close: async () => undefined } as unknown as Backend;
+      },
+    } as unknown as Context;
+    const page = (fetched: number, total: number) => onPage?.(fetched, total);
+    return { ctx, page };
+  }
+
+  it('shows the rows fetched on the delayed progress line: nothing in the first second, then "fetched N of M rows"', async () => {
+    const lines: string[] = [];
+    const { ctx, page } = fakeContext({}, 'csv', lines);
+    await withBackend(
+      ctx,
+      async () => {
+        page(1000, 5000);
+        expect(lines).toEqual([]);
+        await new Promise((r) => setTimeout(r, 1100));
+        page(2000, 5000);
+      },
+      { progress: true },
+    );
+    expect(lines.at(-1)).toBe('fetched 2,000 of 5,000 rows (1 s)');
+  });
+
+  it('never in CI or with -o json', async () => {
+    for (const [env, format] of [[{ CI: 'true' }, 'csv'], [{}, 'json']] as const) {
+      const lines: string[] = [];
+      const { ctx, page } = fakeContext(env, format, lines);
+      await withBackend(
+        ctx,
+        async () => {
+          await new Promise((r) => setTimeout(r, 1100));
+          page(2000, 5000);
+        },
+        { progress: true },
+      );
+      expect(lines).toEqual([]);
+    }
+  });
+
+  it('items --all against a server prints no "fetched" line at once on a terminal', async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    const secret = 'test-secret-that-is-long-enough';
+    const server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    try {
+      const env = { CONVX_TOKEN: await signDevelopmentToken(secret, 'shop', '1h') };
+      const result = await cli(['items', '--api', `${server.url}/v1`, ...PERIOD, '--all', '-o', 'csv'], { env, tty: true });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toMatch(/fetched/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the order search of an API without the look-up by id', () => {
+  it('counts back from the clock of the context, and says how far it has got', async () => {
+    const scripted = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const path = (req.url ?? '').split('?')[0]!;
+      if (path.startsWith('/v1/conversions/orders/')) {
+        res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ status: 404, detail: `no route for GET ${path}` }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } }));
+    });
+    await new Promise<void>((resolve) => scripted.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(scripted.address() as AddressInfo).port}/v1`;
+      const result = await cli(['order', 'o-9', '--api', url], { env: { CONVX_TOKEN: 'token' }, now: '2030-06-15T12:00:00Z' });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(/^order o-9: not in 2029-06-16\.\.2030-06-15; searching the year before$/m);
+      expect(result.stderr).toMatch(/order o-9 is not among the API's conversions of \d{4}-\d{2}-\d{2}\.\.2030-06-15 /);
+      const quiet = await cli(['order', 'o-9', '--api', url, '--quiet'], { env: { CONVX_TOKEN: 'token' }, now: '2030-06-15T12:00:00Z' });
+      expect(quiet.stderr).not.toMatch(/searching the year before/);
+    } finally {
+      await new Promise((resolve) => scripted.close(resolve));
+    }
+  });
+});
