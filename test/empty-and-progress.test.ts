@@ -95,7 +95,7 @@ describe('an empty result explains itself', () => {
     // Without orders, no currency says what to report in: --reference-currency does.
     const none = await cli(['report', '--data', noOrders, '--reference-currency', 'EUR', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json']);
     expect(none.stdout).toBe(EMPTY_JSON);
-    expect(none.stderr).toContain('the dataset holds no orders and touches from 2024-01-01 to 2024-01-01 (UTC)');
+    expect(none.stderr).toContain('the dataset holds no orders, and touches from 2024-01-01 to 2024-01-01 (UTC)');
     expect(none.stderr).not.toContain('try:');
   });
 

@@ -298,7 +298,8 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const held = (name: string, range: DateRange | null | undefined) =>
     range === undefined ? undefined : range === null ? `no ${name}` : `${name} from ${day(range.from)} to ${day(range.to)}`;
   const tables = [held('orders', coverage.orders), held('touches', coverage.touches)].filter((t): t is string => t !== undefined);
-  if (tables.length) lines.push(`  the dataset holds ${tables.join(' and ')} (UTC)`);
+  // "no orders, and touches from …": a comma, so that "no" does not read as covering both.
+  if (tables.length) lines.push(`  the dataset holds ${tables.join(tables.some((t) => t.startsWith('no ')) ? ', and ' : ' and ')} (UTC)`);
   if (coverage.conversions !== undefined) {
     lines.push(
       coverage.conversions === null
