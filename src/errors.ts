@@ -1,4 +1,4 @@
-/** Exit codes of DESIGN.md section 7. */
+/** The exit codes, the one list every command uses (README: Exit codes). */
 export const ExitCode = {
   ok: 0,
   findings: 1,

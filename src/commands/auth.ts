@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { credentialsPath, maskToken, readConfig, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
-import { ApiError, AuthError, ConvxError, UsageError } from '../errors.js';
+import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
 import { defineHandler } from './registry.js';
 
 function requireConfigFile(ctx: Context): string {
@@ -96,7 +96,7 @@ export const authStatus = defineHandler<Record<string, never>>({
     if (settings.mode === 'local') {
       status.data = settings.data ?? null;
       await print(ctx, status);
-      return 0;
+      return ExitCode.ok;
     }
     status.api = settings.api;
     let token: string | undefined;
@@ -109,7 +109,7 @@ export const authStatus = defineHandler<Record<string, never>>({
       status.token = null;
       status.accepted = false;
       await print(ctx, status);
-      return 4;
+      return ExitCode.auth;
     }
     const facts = tokenFacts(token, ctx.io.now());
     status.token = maskToken(token);
@@ -120,8 +120,8 @@ export const authStatus = defineHandler<Record<string, never>>({
     status.accepted = result === 'accepted';
     if (result !== 'accepted') status.problem = result.message;
     await print(ctx, status);
-    if (result === 'accepted') return 0;
-    return result instanceof AuthError ? 4 : result instanceof ApiError ? 5 : result.exitCode;
+    if (result === 'accepted') return ExitCode.ok;
+    return result instanceof AuthError ? ExitCode.auth : result instanceof ApiError ? ExitCode.network : result.exitCode;
   },
 });
 

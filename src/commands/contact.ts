@@ -1,6 +1,6 @@
 import type { ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { NotFoundError, UsageError } from '../errors.js';
+import { ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { tableCell } from '../output/format.js';
 import type { RecordKind } from '../output/writer.js';
 import { defineHandler } from './registry.js';
@@ -88,7 +88,7 @@ export default defineHandler<Record<string, never>>({
         const rows = clickRows(report);
         await ctx.output.page(CLICK_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
       }
-      return 0;
+      return ExitCode.ok;
     });
   },
 });

@@ -1,5 +1,5 @@
 import { isValidDate } from '../model/query.js';
-import { UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import { defineHandler } from './registry.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({
@@ -15,7 +15,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
     }
     if (ctx.format === 'json' || ctx.format === 'jsonl') {
       await ctx.output.json(report);
-      return report.ok ? 0 : 1;
+      return report.ok ? ExitCode.ok : ExitCode.findings;
     }
     const { chalk } = ctx;
     const lines: string[] = [];
@@ -35,7 +35,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
         : `${args[0]}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'}`,
     );
     await ctx.output.text(`${lines.join('\n')}\n`);
-    return report.ok ? 0 : 1;
+    return report.ok ? ExitCode.ok : ExitCode.findings;
   },
 });
 

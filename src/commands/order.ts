@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { FindingError, NotFoundError } from '../errors.js';
+import { ExitCode, FindingError, NotFoundError } from '../errors.js';
 import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
@@ -69,7 +69,7 @@ export default defineHandler<OrderFlags>({
         }
         if (found.conversions.length) {
           await print(found.conversions);
-          return 0;
+          return ExitCode.ok;
         }
         if (ctx.format !== 'table') await print([]);
         throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
@@ -79,7 +79,7 @@ export default defineHandler<OrderFlags>({
       const page = await backend.items(query);
       if (page.rows.length > 0) {
         await print(page.rows);
-        return 0;
+        return ExitCode.ok;
       }
       const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
       if (diagnosis && !diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);

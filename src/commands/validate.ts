@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
-import { UsageError } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
@@ -39,9 +39,9 @@ function readRequestFile(path: string, typed: string): string {
 
 /** 0 ready; 1 errors, or warnings beyond --max-warnings; 2 a request that could not be read. */
 export function exitCode(response: ValidateResponse, maxWarnings: number | undefined): number {
-  if (response.render.errors.some((f) => f.code === 'invalid_request')) return 2;
-  if (response.render.errors.length) return 1;
-  return maxWarnings !== undefined && response.render.warnings.length > maxWarnings ? 1 : 0;
+  if (response.render.errors.some((f) => f.code === 'invalid_request')) return ExitCode.usage;
+  if (response.render.errors.length) return ExitCode.findings;
+  return maxWarnings !== undefined && response.render.warnings.length > maxWarnings ? ExitCode.findings : ExitCode.ok;
 }
 
 export default defineHandler<ValidateFlags>({

@@ -2,7 +2,7 @@
 import type { ChalkInstance } from 'chalk';
 import type { RowStream } from '../backend.js';
 import { UsageError } from '../errors.js';
-import type { Page } from '../model/types.js';
+import type { AggregateRow, Page } from '../model/types.js';
 import { breakdownRows, isSourceColumn } from './columns.js';
 import {
   jsonDocument,
@@ -45,7 +45,8 @@ export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tabl
     moreColumns: kind.columns.filter((c) => !isSourceColumn(c)),
     tableColumns,
     totals: true,
-    expand: (record) => breakdownRows(record as never),
+    // a breakdown kind describes report rows only
+    expand: (record) => breakdownRows(record as AggregateRow),
   };
 }
 
