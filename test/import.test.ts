@@ -20,7 +20,7 @@ import { IMPORT_VERSION } from '../src/local/imported.js';
 import type { ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop, tempDir, type CliResult } from './helpers.js';
 
 const root = tempDir('convx-import-');

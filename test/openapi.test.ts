@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import type { ServerLimits } from '../src/server/limits.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { SAMPLES, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';

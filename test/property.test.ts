@@ -11,7 +11,7 @@ import { ITEMS_SORT_FIELDS, REPORT_SORT_FIELDS } from '../src/model/query.js';
 import type { AggregateRow, ConversionRecord, SourceType } from '../src/model/types.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
-import { SINGLE_TENANT_ID } from '../src/server/tenants.js';
+import { SINGLE_PLUGIN_ID } from '../src/server/plugins.js';
 import { cli, csv, dataset, FX_HEADER, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
 
 // Deterministic in CI: a fixed seed; the first failure ends the run (no long shrinking).
@@ -737,7 +737,7 @@ describe('properties on random datasets', () => {
 
   it('API mode against convx serve prints what local mode prints', async () => {
     const secret = 'property-secret';
-    const token = await signDevelopmentToken(secret, SINGLE_TENANT_ID, '1h');
+    const token = await signDevelopmentToken(secret, SINGLE_PLUGIN_ID, '1h');
     await fc.assert(
       fc.asyncProperty(
         specArb({ filters: true }),

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DatasetHolder, ServedDataset, type ServeOptions } from '../src/server/tenants.js';
+import { DatasetHolder, ServedDataset, type ServeOptions } from '../src/server/plugins.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import { csv, dataset } from './helpers.js';
 

@@ -13,7 +13,7 @@ import { parseReportQuery } from '../src/model/query.js';
 import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ConnectionPool } from '../src/server/pool.js';
-import { DatasetHolder, ServedDataset } from '../src/server/tenants.js';
+import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { dataset, SAMPLES, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';

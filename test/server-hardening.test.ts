@@ -17,7 +17,7 @@ import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { cli, SAMPLES, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';

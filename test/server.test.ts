@@ -9,7 +9,7 @@ import { openLocalBackend } from '../src/local/backend.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
@@ -373,7 +373,7 @@ describe('reload', () => {
       'orders.csv': orders([['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '1', '1']]),
       'touches.csv': csv(['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k']]),
     });
-    const { DatasetHolder } = await import('../src/server/tenants.js');
+    const { DatasetHolder } = await import('../src/server/plugins.js');
     const holder = new DatasetHolder(await ServedDataset.load(dir), {});
     const app = await buildApp({ dataset: () => holder.current, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
     const headers = await bearer('default');

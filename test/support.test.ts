@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';

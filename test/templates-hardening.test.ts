@@ -13,7 +13,7 @@ import { MAX_AUDIENCE_IDS, type Finding, type ValidateResponse } from '../src/mo
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type RenderLimits } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';

@@ -7,7 +7,7 @@ import { CHECKS, type Finding, type ValidateResponse } from '../src/model/valida
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
-import { ServedDataset } from '../src/server/tenants.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, SAMPLES } from './helpers.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];

@@ -22,7 +22,8 @@ export interface ClientOptions {
   userAgent?: string;
 }
 
-interface Problem {
+/** An application/problem+json body as a server answers it (RFC 9457). */
+interface ProblemDocument {
   type?: string;
   detail?: string;
   title?: string;
@@ -222,7 +223,7 @@ export class ApiClient {
 /** A 422 problem as the DataError local mode raises for the same data, summary and details apart. */
 function dataErrorOf(text: string, url: string): DataError {
   try {
-    const body = JSON.parse(text) as Problem & { summary?: unknown; details?: unknown };
+    const body = JSON.parse(text) as ProblemDocument & { summary?: unknown; details?: unknown };
     if (typeof body.summary === 'string' && Array.isArray(body.details) && body.details.every((d) => typeof d === 'string')) {
       return new DataError(body.summary, body.details as string[]);
     }
@@ -234,7 +235,7 @@ function dataErrorOf(text: string, url: string): DataError {
 
 function problemType(text: string): string | undefined {
   try {
-    const type = (JSON.parse(text) as Problem).type;
+    const type = (JSON.parse(text) as ProblemDocument).type;
     return typeof type === 'string' ? type : undefined;
   } catch {
     return undefined;
@@ -243,7 +244,7 @@ function problemType(text: string): string | undefined {
 
 function problemDetail(text: string): string | undefined {
   try {
-    const problem = JSON.parse(text) as Problem;
+    const problem = JSON.parse(text) as ProblemDocument;
     return problem.detail ?? problem.title;
   } catch {
     return undefined;

@@ -90,16 +90,16 @@ export async function choosePlugin(dataset: Dataset, requested: string | undefin
 }
 
 /** The plugin id under which a dataset without plugin_id is served or imported. */
-export const SINGLE_TENANT_ID = 'default';
+export const SINGLE_PLUGIN_ID = 'default';
 
 /**
- * A scope per plugin of the dataset (one, SINGLE_TENANT_ID, for a dataset without plugin_id),
+ * A scope per plugin of the dataset (one, SINGLE_PLUGIN_ID, for a dataset without plugin_id),
  * each attributed for every transaction: what a server serves and an import stores.
  */
 export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): Promise<Map<string, Scope>> {
   const plugins = await listPlugins(dataset);
   const scopes = new Map<string, Scope>();
-  const ids = plugins.length ? plugins : [SINGLE_TENANT_ID];
+  const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
   for (const [i, id] of ids.entries()) {
     scopes.set(id, await Scope.build(dataset, `scope_${i}`, plugins.length ? id : null, { keepSumsInMemory: true, ...options, deferAttribution: false }));
   }

@@ -1,23 +1,11 @@
 /** `convx data check`: every problem of the files, plus integrity findings across tables. */
 import { DataError } from '../errors.js';
 import { Database, ident, inList, type SqlParams } from './db.js';
-import { Dataset, formatProblem, type Problem } from './dataset.js';
+import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './dataset.js';
+
+export type { DataIssue };
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
-
-export interface Finding {
-  code:
-    | 'missing_table'
-    | 'duplicate_order'
-    | 'refund_without_order'
-    | 'negative_amount'
-    | 'unknown_source'
-    | 'currency_without_fx'
-    | 'fx_gap';
-  message: string;
-  count: number;
-  examples: string[];
-}
 
 export interface CheckReport {
   dataset: string;
@@ -27,8 +15,8 @@ export interface CheckReport {
    */
   tables: { table: string; file: string; rows: number; from?: string | null; to?: string | null }[];
   plugins: string[];
-  problems: (Problem & { text: string })[];
-  findings: Finding[];
+  problems: (FileProblem & { text: string })[];
+  findings: DataIssue[];
   ok: boolean;
 }
 
@@ -45,7 +33,7 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
     // An imported file was checked when imported: its problems are none, its findings stored.
     const dataset = isDuckDbFile(dir) ? (await openImported(dir, db)).dataset : await Dataset.open(dir, db);
     const problems = await dataset.problems();
-    const findings: Finding[] = [];
+    const findings: DataIssue[] = [];
     for (const table of ['orders', 'touches'] as const) {
       if (!dataset.has(table)) {
         findings.push({ code: 'missing_table', message: `no ${table} table: reports need one`, count: 1, examples: [] });
@@ -83,7 +71,7 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
       dataset: dir,
       tables,
       plugins,
-      problems: problems.map((p) => ({ ...p, text: formatProblem(p) })),
+      problems: problems.map((p) => ({ ...p, text: formatFileProblem(p) })),
       findings,
       ok: problems.length === 0 && findings.length === 0,
     };
@@ -97,11 +85,11 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
 
 async function finding(
   db: Database,
-  code: Finding['code'],
+  code: DataIssue['code'],
   sql: string,
   describe: (count: number) => string,
   params: SqlParams = {},
-): Promise<Finding | undefined> {
+): Promise<DataIssue | undefined> {
   const rows = await db.all<{ example: string; total: bigint }>(
     `SELECT example, count(*) OVER () AS total FROM (${sql}) ORDER BY example LIMIT 5`,
     params,
@@ -111,9 +99,9 @@ async function finding(
   return { code, message: describe(count), count, examples: rows.map((r) => r.example) };
 }
 
-async function integrityFindings(dataset: Dataset): Promise<Finding[]> {
+async function integrityFindings(dataset: Dataset): Promise<DataIssue[]> {
   const db = dataset.db;
-  const out: (Finding | undefined)[] = [];
+  const out: (DataIssue | undefined)[] = [];
   if (dataset.has('orders')) {
     out.push(
       await finding(
@@ -179,7 +167,7 @@ async function integrityFindings(dataset: Dataset): Promise<Finding[]> {
       }
     }
   }
-  return out.filter((f): f is Finding => f !== undefined);
+  return out.filter((f): f is DataIssue => f !== undefined);
 }
 
 async function referenceCandidates(dataset: Dataset): Promise<string[]> {

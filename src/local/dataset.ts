@@ -47,16 +47,27 @@ export interface LoadedTable {
   hasPluginId: boolean;
 }
 
-/** Something in the data that is not an error but deserves a look (DESIGN.md 4.14). */
-export interface DataFinding {
-  code: 'negative_amount';
+/**
+ * Something in the data that is not an error but deserves a look: found while typing the tables
+ * (negative_amount) or by `convx data check` across tables (the rest). Not a delivery validation
+ * Finding (model/validation.ts), which is about an e-mail.
+ */
+export interface DataIssue {
+  code:
+    | 'missing_table'
+    | 'duplicate_order'
+    | 'refund_without_order'
+    | 'negative_amount'
+    | 'unknown_source'
+    | 'currency_without_fx'
+    | 'fx_gap';
   message: string;
   count: number;
   /** Which and where, e.g. "order o7 (orders.csv, line 5)"; the first few in file order. */
   examples: string[];
 }
 
-export interface Problem {
+export interface FileProblem {
   table: TableName;
   file: string;
   column?: string;
@@ -64,7 +75,7 @@ export interface Problem {
   message: string;
 }
 
-export function formatProblem(p: Problem): string {
+export function formatFileProblem(p: FileProblem): string {
   const where = [p.file, p.line, p.column ? `column ${p.column}` : undefined].filter(Boolean).join(', ');
   return `${where}: ${p.message}`;
 }
@@ -285,7 +296,7 @@ function describeValue(value: unknown): string {
 export class Dataset {
   readonly tables = new Map<TableName, LoadedTable>();
   /** Findings about the data that are not errors, known once createTypedTables() has run. */
-  readonly findings: DataFinding[] = [];
+  readonly findings: DataIssue[] = [];
   /**
    * A convx .duckdb file written by `convx data import` (imported.ts): its typed tables were
    * checked when imported, so there is nothing to check or type again.
@@ -298,7 +309,7 @@ export class Dataset {
   ) {}
 
   /** A dataset whose typed tables t_<name> already exist (an imported file): no files to read or check. */
-  static typed(dir: string, db: Database, tables: Iterable<[TableName, LoadedTable]>, findings: DataFinding[]): Dataset {
+  static typed(dir: string, db: Database, tables: Iterable<[TableName, LoadedTable]>, findings: DataIssue[]): Dataset {
     const dataset = new Dataset(dir, db);
     for (const [name, loaded] of tables) dataset.tables.set(name, loaded);
     dataset.findings.push(...findings);
@@ -372,8 +383,8 @@ export class Dataset {
   }
 
   /** Every problem of every loaded table: missing columns, values of the wrong type, empty required values. */
-  async problems(): Promise<Problem[]> {
-    const problems: Problem[] = [];
+  async problems(): Promise<FileProblem[]> {
+    const problems: FileProblem[] = [];
     if (this.imported) return problems;
     for (const loaded of this.tables.values()) problems.push(...(await this.tableProblems(loaded)));
     return problems;
@@ -391,10 +402,10 @@ export class Dataset {
     return `(SELECT *, rowid AS __pos FROM ${raw})`;
   }
 
-  private async tableProblems(loaded: LoadedTable): Promise<Problem[]> {
+  private async tableProblems(loaded: LoadedTable): Promise<FileProblem[]> {
     const { source, columns } = loaded;
     const spec = TABLES[source.table];
-    const problems: Problem[] = [];
+    const problems: FileProblem[] = [];
     // `counts`: the same count as disjoint parts whose plain comparisons Parquet statistics can answer (see below).
     const checks: { column: string; condition: string; counts?: string[]; message: (value: unknown) => string }[] = [];
     for (const col of spec.columns) {
@@ -636,7 +647,7 @@ export class Dataset {
     if (problems.length) {
       throw new DataError(
         `the dataset at ${this.dir} has ${problems.length} problem${problems.length > 1 ? 's' : ''} (run \`convx data check ${this.dir}\` for integrity findings too):`,
-        problems.map(formatProblem),
+        problems.map(formatFileProblem),
       );
     }
   }

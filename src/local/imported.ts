@@ -12,7 +12,7 @@ import { DataError, UsageError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
 import { Database, ident, sqlString } from './db.js';
-import { Dataset, firstLine, type DataFinding, type LoadedTable } from './dataset.js';
+import { Dataset, firstLine, type DataIssue, type LoadedTable } from './dataset.js';
 import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
 
 /** Names the file's layout; a file of another version is refused with a word on importing again. */
@@ -46,7 +46,7 @@ export interface ImportMeta {
   source: string;
   importedAt: string;
   tables: ImportedTable[];
-  findings: DataFinding[];
+  findings: DataIssue[];
   scopes: ImportedScope[];
 }
 
@@ -55,7 +55,7 @@ export interface ImportSummary {
   bytes: number;
   tables: ImportedTable[];
   scopes: ImportedScope[];
-  findings: DataFinding[];
+  findings: DataIssue[];
 }
 
 /** True for a file that starts like a DuckDB database (its header says DUCK at byte 8). */

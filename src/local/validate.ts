@@ -80,7 +80,7 @@ export async function validateDelivery(
   db: Database,
   body: unknown,
   limits: RenderLimits = DEFAULT_RENDER_LIMITS,
-  tenant: string | undefined = scope.plugin ?? undefined,
+  plugin: string | undefined = scope.plugin ?? undefined,
 ): Promise<ValidateResponse> {
   const startedAt = Date.now();
   const { request, problems } = normalizeRequest(body);
@@ -91,8 +91,8 @@ export async function validateDelivery(
   }
   const errors: Finding[] = [];
   const warnings: Finding[] = [];
-  // Opened now: the time limit runs from the start, and the tenant is owed a renderer from now on.
-  const sandbox = request.resolveOnly ? undefined : new TemplateSandbox(limits, { startedAt, ...(tenant === undefined ? {} : { key: tenant }) });
+  // Opened now: the time limit runs from the start, and the plugin is owed a renderer from now on.
+  const sandbox = request.resolveOnly ? undefined : new TemplateSandbox(limits, { startedAt, ...(plugin === undefined ? {} : { key: plugin }) });
   try {
     await selectAudience(scope, db, request);
     const counts = (await db.one<Row>(`

@@ -21,7 +21,7 @@ import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type S
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
 import { RateLimiter, rateKey } from './ratelimit.js';
-import type { ServedDataset } from './tenants.js';
+import type { ServedDataset } from './plugins.js';
 
 export interface AppOptions {
   /** The dataset served now (it may be swapped by a reload). */
@@ -376,7 +376,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     // Its SQL (the audience) runs under the same time budget as a report; templates have their own limits.
     // A validation holds its connection while it waits for template renders (bounded, fair between
-    // tenants): it gets a connection of its own, so it never keeps the pool from reports.
+    // plugins): it gets a connection of its own, so it never keeps the pool from reports.
     async (request) => query(request, (b) => b.validateEmail(request.body), { pooled: false }),
   );
 

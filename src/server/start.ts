@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import { buildApp } from './app.js';
 import { createVerifier, type AuthConfig } from './auth.js';
 import type { ServerLimits } from './limits.js';
-import { DatasetHolder, ServedDataset, type ServeOptions } from './tenants.js';
+import { DatasetHolder, ServedDataset, type ServeOptions } from './plugins.js';
 
 export interface ServerOptions extends ServeOptions {
   dir: string;

@@ -3,7 +3,7 @@
  * that has no file system, liquidjs's own limits, a heap limit, and a hard stop
  * (the worker is terminated) when a part or the whole validation runs out of
  * time. The main thread only waits for messages, and a worker is held for one
- * parse or render at a time, shared fairly between tenants, so a hostile
+ * parse or render at a time, shared fairly between plugins, so a hostile
  * template never holds up another request for more than one render; the worst
  * it can do is use up its own budget.
  */

@@ -17,7 +17,7 @@ export function threadsPerQuery(poolSize: number, cores = availableParallelism()
   return Math.max(1, Math.floor(cores / poolSize));
 }
 
-export { SINGLE_TENANT_ID } from '../local/attribution.js';
+export { SINGLE_PLUGIN_ID } from '../local/attribution.js';
 
 /** Prepared statements a pooled connection keeps for reuse (a few query shapes per route and sort). */
 const STATEMENTS_PER_CONNECTION = 32;
