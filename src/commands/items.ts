@@ -2,17 +2,14 @@ import type { Context } from '../context.js';
 import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
 import {
-  ITEM_KIND,
-  explainEmpty,
   filtersOf,
-  pageSummary,
+  ITEM_KIND,
+  type PagingFlags,
   pagingParams,
   parseFlags,
-  printDatasetWarnings,
-  withBackend,
-  writeAll,
-  type PagingFlags,
+  printListing,
   type ResultRequest,
+  withBackend,
 } from './shared.js';
 
 export interface ItemsFlags extends PagingFlags {
@@ -53,23 +50,16 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
   };
   await withBackend(
     ctx,
-    async (backend, progress) => {
-      progress.clear();
-      printDatasetWarnings(ctx, backend);
-      progress.phase(ctx.settings.mode === 'api' ? 'asking the API' : 'attributing conversions');
-      if (all) {
-        const stream = await backend.allItems(query);
-        const count = await writeAll(ctx, ITEM_KIND, stream, query.offset, progress);
-        if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'conversions', request);
-        else pageSummary(ctx, { start: query.offset, count, totalCount: stream.totalCount }, 'conversions', period, true);
-      } else {
-        const page = await backend.items(query);
-        progress.done();
-        await ctx.output.page(ITEM_KIND, page);
-        if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, 'conversions', request);
-        else pageSummary(ctx, page.paging, 'conversions', period, false);
-      }
-    },
+    (backend, progress) =>
+      printListing(ctx, backend, progress, {
+        kind: ITEM_KIND,
+        noun: 'conversions',
+        request,
+        offset: query.offset,
+        period,
+        ...(all ? { all: () => backend.allItems(query) } : {}),
+        page: () => backend.items(query),
+      }),
     { progress: true },
   );
 }

@@ -1,17 +1,14 @@
 import { parseReportQuery } from '../model/query.js';
 import { defineHandler } from './registry.js';
 import {
-  REPORT_BREAKDOWN_KIND,
-  REPORT_KIND,
-  explainEmpty,
   filtersOf,
-  pageSummary,
+  type PagingFlags,
   pagingParams,
   parseFlags,
-  printDatasetWarnings,
+  printListing,
+  REPORT_BREAKDOWN_KIND,
+  REPORT_KIND,
   withBackend,
-  writeAll,
-  type PagingFlags,
 } from './shared.js';
 
 interface ReportFlags extends PagingFlags {
@@ -40,23 +37,16 @@ export default defineHandler<ReportFlags>({
     };
     await withBackend(
       ctx,
-      async (backend, progress) => {
-        progress.clear();
-        printDatasetWarnings(ctx, backend);
-        progress.phase(ctx.settings.mode === 'api' ? 'asking the API' : 'attributing conversions');
-        if (flags.all) {
-          const stream = await backend.allReport(query);
-          const count = await writeAll(ctx, kind, stream, query.offset, progress);
-          if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
-          else pageSummary(ctx, { start: query.offset, count, totalCount: stream.totalCount }, 'sources', period, true);
-        } else {
-          const page = await backend.report(query);
-          progress.done();
-          await ctx.output.page(kind, page);
-          if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
-          else pageSummary(ctx, page.paging, 'sources', period, false);
-        }
-      },
+      (backend, progress) =>
+        printListing(ctx, backend, progress, {
+          kind,
+          noun: 'sources',
+          request,
+          offset: query.offset,
+          period,
+          ...(flags.all ? { all: () => backend.allReport(query) } : {}),
+          page: () => backend.report(query),
+        }),
       { progress: true },
     );
   },

@@ -3,7 +3,7 @@ import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js'
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_REPORT_DAYS } from '../model/query.js';
-import { WINDOW_DAYS, type Paging } from '../model/types.js';
+import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
   BREAKDOWN_TABLE_COLUMNS,
@@ -205,6 +205,44 @@ export async function writeAll<T>(
     });
   } finally {
     progress.done();
+  }
+}
+
+/**
+ * A listing as report and items print it: a page, or with --all every row streamed; then either
+ * why it is empty (explainEmpty) or which rows these were (pageSummary).
+ */
+export async function printListing<T>(
+  ctx: Context,
+  backend: Backend,
+  progress: Progress,
+  listing: {
+    kind: RecordKind;
+    noun: string;
+    request: ResultRequest;
+    offset: number;
+    /** The period as the summary names it (FROM..TO). */
+    period: string;
+    /** Every row from the offset on (--all), else undefined for a page. */
+    all?: () => Promise<RowStream<T>>;
+    page: () => Promise<Page<T>>;
+  },
+): Promise<void> {
+  const { kind, noun, request, period } = listing;
+  progress.clear();
+  printDatasetWarnings(ctx, backend);
+  progress.phase(ctx.settings.mode === 'api' ? 'asking the API' : 'attributing conversions');
+  if (listing.all) {
+    const stream = await listing.all();
+    const count = await writeAll(ctx, kind, stream, listing.offset, progress);
+    if (stream.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
+    else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true);
+  } else {
+    const page = await listing.page();
+    progress.done();
+    await ctx.output.page(kind, page);
+    if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
+    else pageSummary(ctx, page.paging, noun, period, false);
   }
 }
 
