@@ -9,37 +9,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../src/backend.js';
-import { run } from '../src/cli.js';
 import { withBackend } from '../src/commands/shared.js';
-import type { Context, Io } from '../src/context.js';
+import type { Context } from '../src/context.js';
 import { ExitCode, NotFoundError } from '../src/errors.js';
-import { Capture, cli, SAMPLES, tempDir } from './helpers.js';
+import { cli, onTerminal, SAMPLES, tempDir } from './helpers.js';
 
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-04-30'];
 const strip = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
-
-/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`). */
-async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}) {
-  const stdout = Object.assign(new Capture(), { isTTY: true, columns });
-  const stderr = new Capture();
-  const io: Io = {
-    stdin: Readable.from([]),
-    stdinIsTTY: false,
-    stdout,
-    stderr,
-    stdoutIsTTY: true,
-    stderrIsTTY: false,
-    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', ...env },
-    cwd: process.cwd(),
-    now: () => new Date('2024-05-01T12:00:00Z'),
-    onSignal: () => () => undefined,
-  };
-  const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
 
 const tableLines = (stdout: string) => strip(stdout).split('\n').filter((l) => /^[┌│├└]/.test(l));
 

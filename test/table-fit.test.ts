@@ -5,16 +5,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { run } from '../src/cli.js';
-import type { Io } from '../src/context.js';
 import { BREAKDOWN_COLUMNS, BREAKDOWN_TABLE_COLUMNS, breakdownRows, REPORT_COLUMNS, REPORT_TABLE_COLUMNS } from '../src/output/columns.js';
 import { layoutTable, textWidth } from '../src/output/table.js';
 import { ResultWriter } from '../src/output/writer.js';
 import { REPORT_BREAKDOWN_KIND, REPORT_KIND } from '../src/commands/shared.js';
-import { Capture, cli, shop, tempDir } from './helpers.js';
+import { cli, onTerminal, shop, tempDir } from './helpers.js';
 
 const LONG = 'Spring sale 2024: everything must go, twenty percent off the whole shop, for members only';
 const plain = new Chalk({ level: 0 });
@@ -47,26 +44,6 @@ const dir = shop({
   ],
 });
 const PERIOD = ['--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
-
-/** convx in-process with stdout a terminal of the given width (as a TTY stream reports it). */
-async function onTerminal(argv: string[], columns: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = Object.assign(new Capture(), { isTTY: true, columns });
-  const stderr = new Capture();
-  const io: Io = {
-    stdin: Readable.from([]),
-    stdinIsTTY: false,
-    stdout,
-    stderr,
-    stdoutIsTTY: true,
-    stderrIsTTY: false,
-    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1' },
-    cwd: process.cwd(),
-    now: () => new Date('2024-05-01T12:00:00Z'),
-    onSignal: () => () => undefined,
-  };
-  const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
 
 const report = async () => JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout) as { conversions: Record<string, unknown>[] };
 
