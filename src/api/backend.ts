@@ -9,6 +9,7 @@ import { COMPONENT_SCHEMAS } from '../model/shapes.js';
 import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery, SortKey } from '../model/types.js';
 import type { ApiClient } from './client.js';
 import { checkShape } from './shape.js';
+import { ITEM_ID_FILTERS } from '../model/parameters.js';
 
 type Params = Record<string, string | undefined>;
 
@@ -27,12 +28,7 @@ function itemsRequest(q: ItemsQuery): { path: string; params: Params } {
   const params: Params = {
     dateFrom: q.dateFrom,
     dateTo: q.dateTo,
-    sourceId: q.sourceId,
-    sourceType: q.sourceType,
-    smartflowId: q.smartflowId,
-    deliveryId: q.deliveryId,
-    contactId: q.contactId,
-    orderId: q.orderId,
+    ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, q[f.name]])),
     country: list(q.country),
     currency: list(q.currency),
     sort: sortParam(q.sort),

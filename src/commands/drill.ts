@@ -137,7 +137,7 @@ export default defineHandler<ItemsFlags>({
     try {
       await listItems(
         listing,
-        { ...target, dateFrom, dateTo, contactId: flags.contact, orderId: flags.order, ...pagingParams(flags) },
+        { ...target, dateFrom, dateTo, contactId: flags.contact as string | undefined, orderId: flags.order as string | undefined, ...pagingParams(flags) },
         flags.all ?? false,
         // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
         { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: ['contactId', 'orderId', 'country', 'currency'] },

@@ -11,20 +11,17 @@ import {
   type ResultRequest,
   withBackend,
 } from './shared.js';
+import { flagKey, ITEM_ID_FILTERS } from '../model/parameters.js';
 
 export interface ItemsFlags extends PagingFlags {
   from?: string;
   to?: string;
-  source?: string;
-  sourceType?: string;
-  smartflow?: string;
-  delivery?: string;
-  contact?: string;
-  order?: string;
+  /** The id filters, each under its flag's key (flagKey of model/parameters.ts). */
+  [filter: string]: string | boolean | undefined;
 }
 
 /** The items filters, in the order an empty result names them. */
-const ITEM_FILTERS = ['sourceType', 'sourceId', 'campaignId', 'smartflowId', 'deliveryId', 'contactId', 'orderId', 'country', 'currency'] as const;
+const ITEM_FILTERS = [...ITEM_ID_FILTERS.map((f) => f.name), 'campaignId', 'country', 'currency'] as const;
 
 /**
  * How a listing was asked for, so that an empty result can say so: the command with its
@@ -71,12 +68,8 @@ export default defineHandler<ItemsFlags>({
       {
         dateFrom: flags.from,
         dateTo: flags.to,
-        sourceId: flags.source,
-        sourceType: flags.sourceType,
-        smartflowId: flags.smartflow,
-        deliveryId: flags.delivery,
-        contactId: flags.contact,
-        orderId: flags.order,
+        // each id filter from its flag (model/parameters.ts)
+        ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, flags[flagKey(f.flag)] as string | undefined])),
         ...pagingParams(flags),
       },
       flags.all ?? false,

@@ -2,6 +2,7 @@
  * Flag definitions that several commands share, and the constants their help
  * texts and handlers both use. Plain data: `convx --help` loads this module.
  */
+import { ITEM_ID_FILTERS } from '../model/parameters.js';
 import type { OptionDefinition } from './registry.js';
 
 export const PERIOD_OPTIONS: OptionDefinition[] = [
@@ -21,13 +22,9 @@ export const FILTER_OPTIONS: OptionDefinition[] = [
   { flags: '--currency <codes>', description: 'only these order currencies: three-letter codes, comma-separated or repeated, any case (EUR,CZK)', list: true },
 ];
 
+/** The items filters: one flag per row of model/parameters.ts, then the code lists. */
 export const ITEM_FILTER_OPTIONS: OptionDefinition[] = [
-  { flags: '--source <id>', description: 'only this source id' },
-  { flags: '--source-type <type>', description: 'only this source type: campaign, automation or smartflow' },
-  { flags: '--smartflow <id>', description: 'only this smartflow' },
-  { flags: '--delivery <id>', description: 'only this delivery' },
-  { flags: '--contact <id>', description: 'only this contact' },
-  { flags: '--order <id>', description: 'only this order id' },
+  ...ITEM_ID_FILTERS.map((f) => ({ flags: f.flag, description: f.help })),
   ...FILTER_OPTIONS,
 ];
 

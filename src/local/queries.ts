@@ -3,6 +3,7 @@
  * Scope (attribution.ts), before sorting and paging. Each returns the rows'
  * SELECT and, apart, the filter that picks its transactions (for the rate check).
  */
+import { ITEM_ID_FILTERS } from '../model/parameters.js';
 import type { ItemsQuery, ReportQuery, SortKey } from '../model/types.js';
 import { activityUrlSql, detailUrlSql } from './attribution.js';
 import { ident, inList, type SqlParams } from './db.js';
@@ -70,24 +71,18 @@ export function itemsFilter(conv: string, query: ItemsQuery): Filter {
   const params: SqlParams = {};
   const where = [periodFilter(params, query)];
   let from = conv;
-  if (query.orderId !== undefined) {
-    // An order's transactions first, alone in their scan, so that the index on order_id
-    // (an imported file's) answers it; the other conditions then filter those few rows.
-    params.orderId = query.orderId;
-    from = `(SELECT * FROM ${conv} WHERE order_id = $orderId OFFSET 0)`;
-  }
-  const eq = (column: string, key: keyof ItemsQuery) => {
-    const value = query[key];
-    if (typeof value === 'string') {
-      params[key] = value;
-      where.push(`${column} = $${key}`);
+  for (const filter of ITEM_ID_FILTERS) {
+    const value = query[filter.name];
+    if (value === undefined) continue;
+    params[filter.name] = value;
+    if (filter.name === 'orderId') {
+      // An order's transactions first, alone in their scan, so that the index on order_id
+      // (an imported file's) answers it; the other conditions then filter those few rows.
+      from = `(SELECT * FROM ${conv} WHERE ${ident(filter.column)} = $orderId OFFSET 0)`;
+    } else {
+      where.push(`${ident(filter.column)} = $${filter.name}`);
     }
-  };
-  eq('source_id', 'sourceId');
-  eq('source_type', 'sourceType');
-  eq('smartflow_id', 'smartflowId');
-  eq('delivery_id', 'deliveryId');
-  eq('contact_id', 'contactId');
+  }
   if (query.campaignId !== undefined) {
     params.campaignId = query.campaignId;
     where.push(`campaign_id = $campaignId AND source_type IN ('campaign', 'automation')`);

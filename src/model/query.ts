@@ -5,6 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
+import { ITEM_ID_FILTERS } from './parameters.js';
 import {
   SOURCE_TYPES,
   type ItemsQuery,
@@ -28,12 +29,7 @@ export type RawParams = Record<string, string | undefined>;
 export const ITEMS_PARAMETERS = [
   'dateFrom',
   'dateTo',
-  'sourceId',
-  'sourceType',
-  'smartflowId',
-  'deliveryId',
-  'contactId',
-  'orderId',
+  ...ITEM_ID_FILTERS.map((f) => f.name),
   'country',
   'currency',
   'limit',
@@ -233,11 +229,14 @@ export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boo
   const currency = parseCodes(problems, raw, 'currency');
   problems.throwIfAny();
   const query: ItemsQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
-  if (sourceType !== undefined) query.sourceType = sourceType as SourceType;
-  for (const key of ['sourceId', 'smartflowId', 'deliveryId', 'contactId', 'orderId', 'campaignId'] as const) {
-    const value = nonEmpty(raw[key]);
-    if (value !== undefined) query[key] = value;
+  for (const { name } of ITEM_ID_FILTERS) {
+    const value = nonEmpty(raw[name]);
+    if (value === undefined) continue;
+    if (name === 'sourceType') query.sourceType = value as SourceType;
+    else query[name] = value;
   }
+  const campaignId = nonEmpty(raw.campaignId);
+  if (campaignId !== undefined) query.campaignId = campaignId;
   if (country) query.country = country;
   if (currency) query.currency = currency;
   return query;

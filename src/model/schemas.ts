@@ -3,6 +3,7 @@
  * /openapi.json), and the documented responses of each route.
  */
 import type { ParameterProblem } from '../errors.js';
+import { ITEM_ID_FILTERS } from './parameters.js';
 import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from './query.js';
 import { ref } from './shapes.js';
 import { SOURCE_TYPES } from './types.js';
@@ -32,9 +33,16 @@ export const REPORT_QUERY = {
   },
 } as const;
 
+/** The id filters of model/parameters.ts, each a string property (sourceType: one of the types). */
+const idFilters = (alias: boolean) =>
+  Object.fromEntries(
+    ITEM_ID_FILTERS.filter((f) => !alias || f.alias).map((f) => [
+      f.name,
+      f.name === 'sourceType' ? { type: 'string', enum: [...SOURCE_TYPES], description: f.description } : id(f.description),
+    ]),
+  );
+
 const itemsFilters = {
-  contactId: id('only this contact'),
-  orderId: id('only this order'),
   country: list('two-letter country codes, any case (e.g. CZ,sk)'),
   currency: list('three-letter order currencies, any case (e.g. EUR,czk)'),
   ...paging,
@@ -48,10 +56,7 @@ export const ITEMS_QUERY = {
   properties: {
     dateFrom: date('first day'),
     dateTo: date('last day'),
-    sourceId: id('only this source'),
-    sourceType: { type: 'string', enum: [...SOURCE_TYPES], description: 'only this source type (with sourceId: both must match)' },
-    smartflowId: id('only this smartflow'),
-    deliveryId: id('only this delivery'),
+    ...idFilters(false),
     ...itemsFilters,
   },
 } as const;
@@ -61,7 +66,7 @@ export const ALIAS_QUERY = {
   type: 'object',
   additionalProperties: false,
   required: ['dateFrom', 'dateTo'],
-  properties: { dateFrom: date('first day'), dateTo: date('last day'), ...itemsFilters },
+  properties: { dateFrom: date('first day'), dateTo: date('last day'), ...idFilters(true), ...itemsFilters },
 } as const;
 
 /** Response headers in fastify's form (@fastify/swagger turns each into an OpenAPI header object). */
