@@ -41,4 +41,4 @@ process.exitCode = await run(process.argv.slice(2), {
 
 // A server that gave up waiting for requests stuck in its drain (serve exits 1 then) ends
 // even if something still holds the event loop.
-if (process.argv[2] === 'serve' && process.exitCode !== 0) setTimeout(() => process.exit(), 2000).unref();
+if (process.argv.slice(2).includes('serve') && process.exitCode !== 0) setTimeout(() => process.exit(), 2000).unref();

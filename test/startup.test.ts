@@ -17,7 +17,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'convx.js');
 
 /** Packages that must load only where a command needs them. */
-const HEAVY = ['@duckdb/node-api', 'fastify', 'jose', 'liquidjs', 'undici', 'ajv', 'csv-stringify', 'chalk', 'cli-table3', '@inquirer/prompts', 'htmlparser2'];
+const HEAVY = ['@duckdb/node-api', 'fastify', 'jose', 'liquidjs', 'undici', 'ajv', 'csv-stringify', 'chalk', '@inquirer/prompts', 'htmlparser2'];
 
 /** The modules of src/commands that --help may load: metadata only; every other one is a command's handler. */
 const REGISTRY_MODULES = ['index.js', 'registry.js', 'globals.js', 'options.js'];

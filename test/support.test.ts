@@ -206,13 +206,17 @@ describe('convx order over every date in both modes (item 6)', () => {
     expect(run.stderr).toMatch(/order o-cancel is not a conversion:\n.*cancelled \(status "cancelled"\)/);
   });
 
-  it('against a server without the look-up route, searches back a year at a time and says how far it looked', async () => {
+  it.each([
+    ['a problem saying no route', 'problem'],
+    ["a plain 404, as a framework or a proxy answers", 'plain'],
+  ])('against a server without the look-up route (%s), searches back a year at a time and says how far it looked', async (_label, kind) => {
     const requests: string[] = [];
     const scripted = createServer((req: IncomingMessage, res: ServerResponse) => {
       requests.push(req.url ?? '');
       const path = (req.url ?? '').split('?')[0]!;
       if (path.startsWith('/v1/conversions/orders/')) {
-        res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'urn:convx:problem:not-found', title: 'Not found', status: 404, detail: `no route for GET ${path}` }));
+        if (kind === 'plain') res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+        else res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'urn:convx:problem:not-found', title: 'Not found', status: 404, detail: `no route for GET ${path}` }));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } }));

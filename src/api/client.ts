@@ -70,8 +70,15 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
 
 /** A 404 that a look-up takes as its answer (lookupJson). */
 class NotFoundAnswer {
-  constructor(readonly detail: string) {}
+  constructor(
+    readonly detail: string,
+    /** The problem's type, when the 404 was a problem document at all. */
+    readonly type: string | undefined,
+  ) {}
 }
+
+/** The problem type a server of this interface answers for an id its data does not hold. */
+const NOT_FOUND_PROBLEM = 'urn:convx:problem:not-found';
 
 class Retryable extends Error {
   constructor(
@@ -119,12 +126,16 @@ export class ApiClient {
 
   /**
    * A GET whose 404 is an answer, not a failure: a look-up by id (an order, a contact)
-   * answers 404 with a problem when the data does not hold the id. `routeMissing` tells
-   * that from a server without the route (its 404 says "no route for ...").
+   * answers 404 with a not-found problem when the data does not hold the id. Any other 404
+   * (convx serve's "no route for ...", a framework's or a proxy's plain 404) means the
+   * server has no such route: `routeMissing`.
    */
   async lookupJson(path: string, params: Record<string, string | undefined> = {}): Promise<{ found: true; body: unknown } | { found: false; detail: string; routeMissing: boolean }> {
     const answer = await this.send('GET', this.url(path, params), undefined, true);
-    if (answer instanceof NotFoundAnswer) return { found: false, detail: answer.detail, routeMissing: /^no route for /.test(answer.detail) };
+    if (answer instanceof NotFoundAnswer) {
+      const routeMissing = answer.type !== NOT_FOUND_PROBLEM || /^no route for /.test(answer.detail);
+      return { found: false, detail: answer.detail, routeMissing };
+    }
     return { found: true, body: answer };
   }
 
@@ -201,7 +212,7 @@ export class ApiClient {
     if (status === 404 && problemType(text) === NO_ORDERS_PROBLEM) {
       throw new NoOrdersError(problemDetail(text) ?? `the API's dataset holds no orders, so it has no conversions to report (${url})`);
     }
-    if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '');
+    if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '', problemType(text));
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
     }

@@ -284,7 +284,7 @@ const COLUMNS: Record<Exclude<ValueKind, 'profiles'>, [string, string][][]> = {
 
 /** The kind's values from a dataset directory or an imported .duckdb file, reading only the columns it needs. */
 async function localValues(path: string, kind: Exclude<ValueKind, 'profiles'>, signal: AbortSignal): Promise<string[]> {
-  const [{ Database, ident }, { isDuckDbFile }] = await Promise.all([import('../local/db.js'), import('../local/imported.js')]);
+  const [{ Database, ident, sqlString }, { isDuckDbFile }] = await Promise.all([import('../local/db.js'), import('../local/imported.js')]);
   let tables: (table: string) => string | undefined;
   const imported = isDuckDbFile(path);
   if (imported) {
@@ -301,7 +301,7 @@ async function localValues(path: string, kind: Exclude<ValueKind, 'profiles'>, s
   const stop = () => db.interrupt();
   signal.addEventListener('abort', stop);
   try {
-    if (imported) await db.exec(`ATTACH ${`'${path.replaceAll("'", "''")}'`} AS imported (READ_ONLY)`);
+    if (imported) await db.exec(`ATTACH ${sqlString(path)} AS imported (READ_ONLY)`);
     for (const tier of COLUMNS[kind]) {
       const values: unknown[] = [];
       for (const [table, column] of tier) {

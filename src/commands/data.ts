@@ -49,12 +49,16 @@ export const dataImport = defineHandler<ImportFlags>({
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
     const { importDataset } = await import('../local/imported.js');
     const started = Date.now();
-    const result = await importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into), {
-      ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
-      force: flags.force ?? false,
-      onPhase: (phase) => ctx.log.progress(phase),
-    });
-    ctx.log.done();
+    let result: Awaited<ReturnType<typeof importDataset>>;
+    try {
+      result = await importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into), {
+        ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
+        force: flags.force ?? false,
+        onPhase: (phase) => ctx.log.progress(phase),
+      });
+    } finally {
+      ctx.log.done();
+    }
     for (const warning of result.findings) ctx.log.warn(`${warning.message}: ${warning.examples.join('; ')}`);
     const rows = result.tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');
     const currencies = [...new Set(result.scopes.filter((s) => s.referenceCurrency).map((s) => s.referenceCurrency))];

@@ -234,7 +234,7 @@ export async function openImported(
 async function readMeta(db: Database, file: string): Promise<ImportMeta> {
   const notOurs = () =>
     new DataError(`${file} is a DuckDB database, but not a dataset written by \`convx data import\``, [
-      `write one with: convx data import DIR --into ${file}`,
+      `write one with: convx data import DIR --into dataset.duckdb`,
     ]);
   const present = await db.one<{ n: bigint }>(
     `SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = $alias AND schema_name = 'main' AND table_name = $meta`,

@@ -9,8 +9,8 @@ import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Backend } from '../backend.js';
-import { UsageError } from '../errors.js';
-import { withQueryBudget } from '../local/db.js';
+import { ConvxError, UsageError } from '../errors.js';
+import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
@@ -220,7 +220,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     try {
       return await work(backend);
     } catch (error) {
-      dataset.discard(backend);
+      // An answer such as a data or usage error leaves the connection as it was (and its prepared
+      // statements with it); an interrupted or failed query may not: that connection is replaced.
+      if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
       throw error;
     } finally {
       await backend.close();
