@@ -410,9 +410,14 @@ describe('configuration', () => {
       const home = tempDir();
       const stdin = new PassThrough();
       const stderr = new Capture();
+      // Each key once the prompt has drawn what the last one asked for (a slow machine may take a while to load the prompts).
       const typing = (async () => {
+        let drawn = 0;
         for (const key of keys) {
-          await new Promise((r) => setTimeout(r, 60));
+          const since = Date.now();
+          while (stderr.text.length === drawn && Date.now() - since < 10_000) await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setTimeout(r, 40));
+          drawn = stderr.text.length;
           stdin.write(key);
         }
       })();

@@ -133,6 +133,8 @@ export function startProgress(ctx: Context): Progress {
     return { phase: () => undefined, clear: () => undefined, done: () => undefined };
   }
   const started = Date.now();
+  // CONVX_PROGRESS_DELAY_MS: how long work runs before the line shows (a whole number of ms).
+  const delay = /^\d+$/.test(io.env.CONVX_PROGRESS_DELAY_MS ?? '') ? Number(io.env.CONVX_PROGRESS_DELAY_MS) : PROGRESS_DELAY_MS;
   let message: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let shown = false;
@@ -152,9 +154,9 @@ export function startProgress(ctx: Context): Progress {
       if (finished) return;
       message = next;
       if (timer === undefined) {
-        timer = setTimeout(tick, Math.max(0, PROGRESS_DELAY_MS - (Date.now() - started)));
+        timer = setTimeout(tick, Math.max(0, delay - (Date.now() - started)));
         timer.unref?.();
-      } else if (Date.now() - started >= PROGRESS_DELAY_MS) draw();
+      } else if (Date.now() - started >= delay) draw();
     },
     clear() {
       if (shown) ctx.log.done();
