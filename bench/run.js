@@ -530,17 +530,11 @@ for (const format of ['csv', 'jsonl']) {
   });
 }
 
-// convx data import: another change adds it; until then the case says so.
+// convx data import, then the report and the server from the imported file.
 let served = data;
 let servedWhat = `from the Parquet files, ${size.text}`;
 if (want('import') || want('serve')) {
-  // `data import --help` exits 0 even without the command (commander prints the group's help then): read it too.
-  const help = spawnSync(node, [bin, 'data', 'import', '--help'], { encoding: 'utf8' });
-  const hasImport = help.status === 0 && help.stdout.startsWith('Usage: convx data import');
-  if (!hasImport) {
-    console.log(`${'data import, then a one-year report'.padEnd(52)} skipped: this build has no \`convx data import\``);
-    results.push({ id: 'import', label: 'data import, then a one-year report from the .duckdb file', convx: 'skipped: no `convx data import` yet', bare: '', ratio: '', target: 'at least 5x faster than the bare query over Parquet' });
-  } else if (!verifyOnly || want('import')) {
+  if (!verifyOnly || want('import')) {
     const file = join(work, `${size.name}.duckdb`);
     rmSync(file, { force: true });
     process.stdout.write(`${'data import'.padEnd(52)} `);

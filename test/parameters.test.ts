@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/commands/index.js';
-import { ITEM_ID_FILTERS } from '../src/model/parameters.js';
+import { flagName, ITEM_ID_FILTERS } from '../src/model/parameters.js';
 import { ALIAS_QUERY, ITEMS_QUERY } from '../src/model/schemas.js';
 import type { ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
@@ -66,7 +66,7 @@ describe('the items id filters, one table', () => {
     const expected = all.filter((r) => VALUE_OF[name]!(r) === value);
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(all.length);
-    const flag = filter.flag.split(' ')[0]!;
+    const flag = flagName(filter.flag);
     // local mode, through the CLI flag
     const local = await cli(['items', '--data', SAMPLES, '--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, flag, value, '--all', '-o', 'json']);
     expect(local.code, local.stderr).toBe(0);

@@ -209,6 +209,27 @@ describe('the connection pool', () => {
   });
 });
 
+describe('prepared statements kept per connection', () => {
+  it('reuses them with new values, drops the least recently used past the limit, and answers alike throughout', async () => {
+    const db = await Database.open();
+    try {
+      db.keepStatements(2);
+      const sqls = ['SELECT $v + 1 AS x', 'SELECT $v * 2 AS x', 'SELECT $v - 3 AS x'];
+      const expected = (i: number, v: number) => [v + 1, v * 2, v - 3][i];
+      // three shapes through a cache of two, each asked again with other values: every answer is its own
+      for (let round = 0; round < 3; round++) {
+        for (const [i, sql] of sqls.entries()) {
+          const v = round * 10 + i;
+          expect(await db.all(sql, { v })).toEqual([{ x: expected(i, v) }]);
+        }
+      }
+      expect((db as unknown as { statements: Map<string, unknown> }).statements.size).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('ETag and If-None-Match', () => {
   it('tags report and items answers, answers 304 to a matching If-None-Match without a body, and 200 otherwise', async () => {
     const served = await ServedDataset.load(SAMPLES);

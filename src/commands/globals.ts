@@ -3,7 +3,7 @@ import type { OptionDefinition } from './registry.js';
 
 /** Options every command takes (commander reads them before or after the command name). */
 export const GLOBAL_OPTIONS: OptionDefinition[] = [
-  { flags: '--data <dir>', description: 'local mode: the dataset directory (env CONVX_DATA)' },
+  { flags: '--data <dir>', description: 'local mode: the dataset directory or imported .duckdb file (env CONVX_DATA)' },
   { flags: '--api <url>', description: 'API mode: the reporting base URL, e.g. https://host/v1 (env CONVX_API_URL)' },
   { flags: '--delivery-api <url>', description: 'API mode: the delivery base URL, e.g. https://host/v4 (env CONVX_DELIVERY_API_URL)' },
   { flags: '--token-file <file>', description: 'API mode: read the bearer token from a file, or - for stdin (else CONVX_TOKEN or the profile)' },
@@ -19,7 +19,7 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
   },
   { flags: '--wide', description: 'table: every column at full width, names uncut (a table fits the terminal otherwise)' },
   { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
-  { flags: '--quiet', description: 'no summaries or progress on stderr' },
+  { flags: '--quiet', description: 'no summaries, notes (left-out columns, empty-result hints) or progress on stderr' },
 ];
 
 /** Flags that change nothing but how messages look; every command takes them. */

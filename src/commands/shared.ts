@@ -13,7 +13,7 @@ import {
   REPORT_TABLE_COLUMNS,
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
-import { ITEM_ID_FILTERS } from '../model/parameters.js';
+import { flagName, ITEM_ID_FILTERS } from '../model/parameters.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -33,7 +33,7 @@ export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMN
 export const FLAG_FOR_PARAMETER: Record<string, string> = {
   dateFrom: '--from',
   dateTo: '--to',
-  ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, f.flag.split(' ')[0]!])),
+  ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, flagName(f.flag)])),
   country: '--country',
   currency: '--currency',
   limit: '--limit',

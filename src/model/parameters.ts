@@ -43,8 +43,14 @@ export const ITEM_ID_FILTERS: readonly FilterParameter[] = [
   { name: 'orderId', flag: '--order <id>', help: 'only this order id', description: 'only this order', column: 'order_id', alias: true },
 ];
 
+/** The flag as typed: `--source-type <type>` is `--source-type`. */
+export function flagName(flag: string): string {
+  return /--[a-z0-9-]+/.exec(flag)![0];
+}
+
 /** The key commander gives a flag's value: `--source-type <type>` is `sourceType`. */
 export function flagKey(flag: string): string {
-  const long = /--([a-z0-9-]+)/.exec(flag)![1]!;
-  return long.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  return flagName(flag)
+    .slice(2)
+    .replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
