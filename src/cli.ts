@@ -6,10 +6,11 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { COMMAND_FORMATS, COMMAND_GLOBALS, GLOBAL_OPTIONS } from './commands/globals.js';
+import type { BackendFactory } from './backends.js';
+import { COMMAND_FORMATS, COMMAND_GLOBALS, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { CommandDefinition, CommandHandler, OptionDefinition } from './commands/registry.js';
-import type { GlobalOptions, Io } from './context.js';
+import type { Io } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
 
@@ -33,8 +34,23 @@ Examples:
   CONVX_JWT_SECRET=dev convx serve --data samples/shop
   convx data check samples/shop`;
 
+/** What a caller may swap in for the real thing (a test: its own backend). */
+export interface ProgramOptions {
+  /** Opens the backend a command works on; default openDefaultBackend (src/backends.ts). */
+  backends?: BackendFactory;
+}
+
+/**
+ * The global flags of a command's invocation, as commander parsed them. The one
+ * cast at commander's boundary: optsWithGlobals() returns an untyped record,
+ * and the options it holds were built from GLOBAL_OPTIONS, whose type GlobalFlags is.
+ */
+function parsedFlags(cmd: Command): GlobalFlags {
+  return cmd.optsWithGlobals<GlobalFlags>();
+}
+
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
-export function createProgram(io: Io, state: { exitCode: number }): Command {
+export function createProgram(io: Io, state: { exitCode: number }, options: ProgramOptions = {}): Command {
   const program = new Command('convx')
     .description('E-mail marketing conversion reports and delivery checks, from exported data (DuckDB) or a running service')
     .version(packageVersion(), '-V, --version')
@@ -74,9 +90,10 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
     if (definition.examples?.length) {
       command.addHelpText('after', `\nExamples:\n${definition.examples.map((e) => `  ${e}`).join('\n')}`);
     }
-    command.action(async (...params: unknown[]) => {
-      const cmd = params.at(-1) as Command;
-      const globals = cmd.optsWithGlobals() as GlobalOptions & Record<string, unknown>;
+    // commander calls the action with the command as `this` (and as its last argument).
+    command.action(async function (this: Command) {
+      const cmd = this;
+      const globals = parsedFlags(cmd);
       const formatFlag = typedFormatFlag((program as Command & { rawArgs: string[] }).rawArgs);
       const typed = (option: Option) => (option.long === '--format' ? formatFlag : option.long!);
       // A global flag the command does not honour is an error, not silently ignored.
@@ -96,25 +113,29 @@ export function createProgram(io: Io, state: { exitCode: number }): Command {
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
       }
       const { createContext } = await import('./context.js');
-      const ctx = createContext(io, {
-        newProfile: definition.createsProfile ?? false,
-        ...(definition.formats ? { formats: definition.formats } : {}),
-        data: globals.data,
-        api: globals.api,
-        deliveryApi: globals.deliveryApi,
-        profile: globals.profile,
-        tokenFile: globals.tokenFile,
-        timeout: globals.timeout,
-        plugin: globals.plugin,
-        referenceCurrency: globals.referenceCurrency,
-        format: globals.format,
-        formatFlag,
-        fields: globals.fields,
-        color: globals.color !== false,
-        quiet: globals.quiet,
-        formulaEscape: globals.formulaEscape !== false,
-        wide: globals.wide === true,
-      } as GlobalOptions);
+      const ctx = createContext(
+        io,
+        {
+          newProfile: definition.createsProfile ?? false,
+          ...(definition.formats ? { formats: definition.formats } : {}),
+          data: globals.data,
+          api: globals.api,
+          deliveryApi: globals.deliveryApi,
+          profile: globals.profile,
+          tokenFile: globals.tokenFile,
+          timeout: globals.timeout,
+          plugin: globals.plugin,
+          referenceCurrency: globals.referenceCurrency,
+          format: globals.format,
+          formatFlag,
+          fields: globals.fields,
+          color: globals.color !== false,
+          quiet: globals.quiet,
+          formulaEscape: globals.formulaEscape !== false,
+          wide: globals.wide === true,
+        },
+        options.backends,
+      );
       const handler = (await definition.load()) as CommandHandler;
       const code = await handler.run(ctx, cmd.args, cmd.opts());
       state.exitCode = code ?? 0;
@@ -223,10 +244,10 @@ export function joinSortValues(argv: string[]): string[] {
 }
 
 /** Runs convx on argv (without node and script) and returns the exit code. */
-export async function run(argv: string[], io: Io): Promise<number> {
+export async function run(argv: string[], io: Io, options: ProgramOptions = {}): Promise<number> {
   const state = { exitCode: 0 };
   try {
-    const program = createProgram(io, state);
+    const program = createProgram(io, state, options);
     if (argv.length === 0) {
       program.outputHelp();
       return ExitCode.usage;

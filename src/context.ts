@@ -3,6 +3,8 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Backend } from './backend.js';
+import { openDefaultBackend, type BackendFactory, type OpenBackendOptions } from './backends.js';
+import type { GlobalFlags } from './commands/globals.js';
 import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, type Format } from './output/format.js';
@@ -24,25 +26,15 @@ export interface Io {
   onSignal(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: () => void): () => void;
 }
 
-export interface GlobalOptions {
-  data?: string;
-  api?: string;
-  deliveryApi?: string;
-  profile?: string;
-  tokenFile?: string;
-  timeout?: string;
-  plugin?: string;
-  referenceCurrency?: string;
-  format?: string;
+/**
+ * The global flags as the context takes them: the parsed flags, typed from
+ * their definitions (GLOBAL_OPTIONS), and what the command adds.
+ */
+export interface GlobalOptions extends Partial<GlobalFlags> {
+  /** On unless --no-color. */
+  color: boolean;
   /** How the format flag was typed (-o or --format), for messages; default --format. */
   formatFlag?: string;
-  fields?: string;
-  color: boolean;
-  quiet?: boolean;
-  /** csv/tsv defuse formula text (the default); false with --no-formula-escape. */
-  formulaEscape?: boolean;
-  /** table: every column at full width, names uncut (--wide); else a table fits the terminal. */
-  wide?: boolean;
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
   /** The formats the command prints (validate has its own). */
@@ -77,11 +69,10 @@ export interface Context {
   dataDir(): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
-  /**
-   * validation: the dataset needs contacts, not orders and touches. onPage: API mode, the rows
-   * fetched so far of every page (--all), for the command's progress line.
-   */
-  openBackend(options?: { validation?: boolean; onPage?: (fetched: number, total: number) => void }): Promise<Backend>;
+  /** API mode: --timeout, in seconds (default 30). */
+  timeoutSeconds: number;
+  /** The command's backend, from the factory the context was made with (openDefaultBackend unless a test gives one). */
+  openBackend(options?: OpenBackendOptions): Promise<Backend>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -119,7 +110,20 @@ export function parseReferenceCurrency(value: string): string {
   return code.toUpperCase();
 }
 
-export function createContext(io: Io, given: GlobalOptions): Context {
+/** --timeout in seconds (default 30): a usage error unless a positive number. */
+function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
+    throw new UsageError(`--timeout: "${value}" is not a number of seconds`);
+  }
+  return Number(value);
+}
+
+/**
+ * What a command gets, from the global flags and the outside world (io). The
+ * backend comes from `backends` (by default the API or the local dataset, as
+ * the settings say); a test passes its own.
+ */
+export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory = openDefaultBackend): Context {
   const globals: GlobalOptions =
     given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
   const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
@@ -131,13 +135,7 @@ export function createContext(io: Io, given: GlobalOptions): Context {
     throw new UsageError(`no profile "${globals.profile}" in ${file ?? 'the config'}; profiles: ${Object.keys(config.profiles).join(', ') || 'none'}`);
   }
   const settings = resolveSettings({
-    flags: {
-      ...(globals.data !== undefined ? { data: globals.data } : {}),
-      ...(globals.api !== undefined ? { api: globals.api } : {}),
-      ...(globals.deliveryApi !== undefined ? { deliveryApi: globals.deliveryApi } : {}),
-      ...(globals.plugin !== undefined ? { plugin: globals.plugin } : {}),
-      ...(globals.format !== undefined ? { format: globals.format } : {}),
-    },
+    flags: { data: globals.data, api: globals.api, deliveryApi: globals.deliveryApi, plugin: globals.plugin, format: globals.format },
     env: io.env,
     profile: config.profiles[name] ?? {},
     profileName: name,
@@ -199,11 +197,8 @@ export function createContext(io: Io, given: GlobalOptions): Context {
       }
       return value;
     })());
-  const timeout = globals.timeout ?? String(DEFAULT_TIMEOUT_SECONDS);
-  if (!/^\d+(\.\d+)?$/.test(timeout) || Number(timeout) <= 0) {
-    throw new UsageError(`--timeout: "${timeout}" is not a number of seconds`);
-  }
-  return {
+  const timeoutSeconds = parseTimeout(globals.timeout);
+  const ctx: Context = {
     io,
     globals,
     chalk,
@@ -227,51 +222,8 @@ export function createContext(io: Io, given: GlobalOptions): Context {
     resolvePath,
     dataDir,
     token,
-    async openBackend(options = {}) {
-      if (settings.mode === 'api') {
-        if (globals.plugin !== undefined) {
-          throw new UsageError('--plugin works in local mode only: in API mode the token names the plugin');
-        }
-        if (globals.referenceCurrency !== undefined) {
-          throw new UsageError('--reference-currency works in local mode only: the API reports in the plugin\'s reference currency');
-        }
-        const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
-        const clientOptions = {
-          token: await token(),
-          timeoutMs: Number(timeout) * 1000,
-          retries: 3,
-          onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
-            log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
-        };
-        const client = new ApiClient(settings.api!, clientOptions);
-        return new ApiBackend(client, {
-          concurrency: 4,
-          ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
-          ...(options.onPage ? { onPage: options.onPage } : {}),
-          // A server without the look-up by order id is searched a year at a time, from today.
-          now: io.now,
-          info: (message: string) => log.info(message),
-        });
-      }
-      // API-mode flags given on the command line would change nothing here: say so.
-      const apiOnly = [
-        ['--delivery-api', globals.deliveryApi],
-        ['--token-file', globals.tokenFile],
-        ['--timeout', globals.timeout],
-      ].filter(([, value]) => value !== undefined).map(([flag]) => flag!);
-      if (apiOnly.length) {
-        throw new UsageError(
-          `${apiOnly.length === 1 ? `${apiOnly[0]} works` : `${apiOnly.slice(0, -1).join(', ')} and ${apiOnly.at(-1)} work`} in API mode only, and this runs in local mode on ${settings.data ?? 'a dataset'}`,
-          [],
-          'for API mode pass --api URL (and not --data)',
-        );
-      }
-      const { openLocalBackend } = await import('./local/backend.js');
-      return openLocalBackend(dataDir(), {
-        ...(options.validation ? { require: ['contacts'] as const } : {}),
-        ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
-        ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),
-      });
-    },
+    timeoutSeconds,
+    openBackend: (options = {}) => backends(ctx, options),
   };
+  return ctx;
 }

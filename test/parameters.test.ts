@@ -1,15 +1,18 @@
 /**
- * The items id filters are one table (src/model/parameters.ts): every row must
+ * The query parameters are one table (src/model/parameters.ts): every row must
  * work as a CLI flag, as a query parameter of the server (schema and answer),
  * in API mode's query string, and as the local SQL filter, with the same rows
- * from each. A row added to the table is tested here without more code.
+ * from each; a bad value is refused by the one parser with the same words on
+ * both sides. A row added to the table is tested here without more code.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/commands/index.js';
-import { flagName, ITEM_ID_FILTERS } from '../src/model/parameters.js';
-import { ALIAS_QUERY, ITEMS_QUERY } from '../src/model/schemas.js';
-import type { ConversionRecord } from '../src/model/types.js';
+import { FLAG_FOR_PARAMETER } from '../src/commands/shared.js';
+import { field, flagName, ITEM_ID_FILTERS, parameters, QUERY_PARAMETERS, type Operation } from '../src/model/parameters.js';
+import { formatQuery, parseItemsQuery, parseReportQuery } from '../src/model/query.js';
+import { ALIAS_QUERY, ITEMS_QUERY, REPORT_QUERY } from '../src/model/schemas.js';
+import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
@@ -26,9 +29,16 @@ const VALUE_OF: Record<string, (r: ConversionRecord) => string | null> = {
   deliveryId: (r) => r.source.deliveryId,
   contactId: (r) => r.contactId,
   orderId: (r) => r.orderId,
+  country: (r) => r.country,
+  currency: (r) => r.conversionsCurrency,
 };
 
-describe('the items id filters, one table', () => {
+/** Per kind, a value the parser must refuse (ids and text take any value). */
+const INVALID: Partial<Record<string, string>> = { date: '2024-02-30', count: '0x10', sort: 'nope', codes: 'C1', sourceType: 'sms' };
+
+const SCHEMAS = { report: REPORT_QUERY, items: ITEMS_QUERY } as const;
+
+describe('the items filters, one table', () => {
   let served: ServedDataset;
   let app: FastifyInstance;
   let headers: Record<string, string>;
@@ -50,20 +60,27 @@ describe('the items id filters, one table', () => {
     await served.retire();
   });
 
-  it('every row is a flag of items, a parameter of the server schema (and of the aliases when it says so)', () => {
-    const items = COMMANDS.find((c) => c.name === 'items')!;
-    const flags = (items.options ?? []).map((o) => o.flags);
-    for (const filter of ITEM_ID_FILTERS) {
-      expect(VALUE_OF[filter.name], `the test knows where records show ${filter.name}`).toBeDefined();
-      expect(flags).toContain(filter.flag);
-      expect(Object.keys(ITEMS_QUERY.properties)).toContain(filter.name);
-      expect(Object.keys(ALIAS_QUERY.properties).includes(filter.name)).toBe(filter.alias);
+  it('every parameter with a flag is a flag of the commands of its operations and a property of their schemas; the aliases take all but the source filters', () => {
+    for (const operation of ['report', 'items'] as const) {
+      const command = COMMANDS.find((c) => c.name === operation)!;
+      const flags = (command.options ?? []).map((o) => o.flags);
+      for (const p of parameters(operation)) {
+        const flag = field(p, 'flag');
+        if (flag !== undefined) expect(flags, `${operation} ${p.name}`).toContain(flag);
+        expect(Object.keys(SCHEMAS[operation].properties).includes(p.name), `${operation} schema ${p.name}`).toBe(!field(p, 'pathOnly'));
+        if (operation === 'items') {
+          expect(Object.keys(ALIAS_QUERY.properties).includes(p.name), `alias ${p.name}`).toBe(!field(p, 'pathOnly') && !field(p, 'source'));
+        }
+      }
     }
   });
 
-  it.each(ITEM_ID_FILTERS.map((f) => [f.name, f] as const))('%s narrows the same rows in local mode, on the server and in API mode', async (name, filter) => {
-    const value = all.map(VALUE_OF[name]!).find((v): v is string => v !== null)!;
-    const expected = all.filter((r) => VALUE_OF[name]!(r) === value);
+  const codeFilters = QUERY_PARAMETERS.filter((p) => p.kind === 'codes');
+  it.each([...ITEM_ID_FILTERS, ...codeFilters].map((f) => [f.name, f] as const))('%s narrows the same rows in local mode, on the server and in API mode', async (name, filter) => {
+    const found = all.map(VALUE_OF[name]!).find((v): v is string => v !== null)!;
+    // Codes are matched whatever their case: asked in lower case, they find the data's.
+    const value = filter.kind === 'codes' ? found.toLowerCase() : found;
+    const expected = all.filter((r) => VALUE_OF[name]!(r) === found);
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(all.length);
     const flag = flagName(filter.flag);
@@ -84,5 +101,74 @@ describe('the items id filters, one table', () => {
     );
     expect(api.code, api.stderr).toBe(0);
     expect(api.stdout).toBe(local.stdout);
+  });
+});
+
+describe('the report filters, one table', () => {
+  let served: ServedDataset;
+  let app: FastifyInstance;
+  let token: string;
+  let url: string;
+
+  beforeAll(async () => {
+    served = await ServedDataset.load(SAMPLES, { poolSize: 2 });
+    app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test', limits: { rateLimitPerMinute: 0 } });
+    token = await signDevelopmentToken(SECRET, 'shop', '1h');
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app.close();
+    await served.retire();
+  });
+
+  const VALUES: Record<string, string> = { country: 'cz', currency: 'czk', q: 'SALE' };
+  const reportFilters = parameters('report').filter((p) => p.kind === 'codes' || p.kind === 'text');
+
+  it('knows a value for every report filter', () => {
+    for (const p of reportFilters) expect(VALUES[p.name], p.name).toBeDefined();
+  });
+
+  it.each(reportFilters.map((p) => [p.name, p] as const))('%s narrows the report alike in local mode, on the server and in API mode', async (name, p) => {
+    const flag = flagName(field(p, 'flag')!);
+    const period = ['--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, '--all', '-o', 'json'];
+    const unfiltered = await cli(['report', '--data', SAMPLES, ...period]);
+    const local = await cli(['report', '--data', SAMPLES, ...period, flag, VALUES[name]!]);
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.stdout).not.toBe(unfiltered.stdout);
+    const rows = (JSON.parse(local.stdout) as { conversions: AggregateRow[] }).conversions;
+    expect(rows.length).toBeGreaterThan(0);
+    const api = await cli(['report', '--api', `${url}/v1`, ...period, flag, VALUES[name]!], { env: { CONVX_TOKEN: token } });
+    expect(api.code, api.stderr).toBe(0);
+    expect(api.stdout).toBe(local.stdout);
+  });
+
+  it.each(
+    (['report', 'items'] as const).flatMap((operation) =>
+      parameters(operation)
+        .filter((p) => INVALID[p.kind] !== undefined && field(p, 'flag') !== undefined)
+        .map((p) => [operation, p.name, p] as const),
+    ),
+  )('%s %s: a bad value is refused once, by the one parser, in the same words on the server and the CLI', async (operation: Operation, name, p) => {
+    const bad = INVALID[p.kind]!;
+    const period = { ...PERIOD, [name]: bad };
+    const res = await app.inject({ method: 'GET', url: `/v1/${operation === 'report' ? 'conversions' : 'conversions/items'}?${new URLSearchParams(period)}`, headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode, res.body).toBe(400);
+    const problems = (JSON.parse(res.body) as { errors: { parameter: string; message: string }[] }).errors;
+    const problem = problems.find((e) => e.parameter === name)!;
+    expect(problem, res.body).toBeDefined();
+    const argv = [operation, '--data', SAMPLES, '--from', period.dateFrom, '--to', period.dateTo];
+    if (name !== 'dateFrom' && name !== 'dateTo') argv.push(flagName(field(p, 'flag')!), bad);
+    const local = await cli(argv);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain(`${FLAG_FOR_PARAMETER[name]}: ${problem.message}`);
+  });
+
+  it('a parsed query written back as parameters parses to the same query (API mode sends what the server parses)', () => {
+    const today = new Date('2024-05-01T00:00:00Z');
+    const report = parseReportQuery({ ...PERIOD, country: 'cz,SK', currency: 'eur', q: 'sale', sort: '-name,conversionsNumber', limit: '7', offset: '3' }, today);
+    expect(parseReportQuery(formatQuery('report', report), today)).toEqual(report);
+    const items = parseItemsQuery({ ...PERIOD, sourceId: 'k-1', sourceType: 'campaign', smartflowId: 's', deliveryId: 'd', contactId: 'c', orderId: 'o', country: 'cz', currency: 'EUR,czk', sort: 'datetime', limit: '9', offset: '1' });
+    expect(parseItemsQuery(formatQuery('items', items))).toEqual(items);
+    for (const p of parameters('items')) if (!field(p, 'pathOnly')) expect(Object.keys(items), p.name).toContain(p.name);
   });
 });

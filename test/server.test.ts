@@ -47,7 +47,7 @@ describe('reporting routes on samples/shop', () => {
         const page = await backend.report(parseReportQuery(raw, NOW));
         return JSON.stringify({ conversions: page.rows, paging: page.paging });
       }
-      const page = await backend.items(parseItemsQuery(raw, { allowCampaignId: true }));
+      const page = await backend.items(parseItemsQuery(raw, { campaignId: true }));
       return JSON.stringify({ conversions: page.rows, paging: page.paging });
     } finally {
       await backend.close();
@@ -116,16 +116,16 @@ describe('reporting routes on samples/shop', () => {
     ['/v1/conversions?dateFrom=2024-02-30', 'dateFrom', /not a date/],
     ['/v1/conversions?dateFrom=2024-03-02&dateTo=2024-03-01', 'dateFrom', /after dateTo/],
     ['/v1/conversions/items?dateFrom=2024-03-02&dateTo=2024-03-01', 'dateFrom', /after dateTo/],
-    ['/v1/conversions?limit=0', 'limit', />= 1/],
-    ['/v1/conversions?limit=1001', 'limit', /<= 1000/],
+    ['/v1/conversions?limit=0', 'limit', /whole number from 1 to 1000/],
+    ['/v1/conversions?limit=1001', 'limit', /whole number from 1 to 1000/],
     ['/v1/conversions?limit=ten', 'limit', /whole number/],
     ['/v1/conversions?offset=-1', 'offset', />= 0/],
     ['/v1/conversions?sort=revenue', 'sort', /unknown field "revenue"/],
     ['/v1/conversions?sort=name,name', 'sort', /named twice/],
     ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sort=datetime,orderId', 'sort', /one field/],
-    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=sms', 'sourceType', /allowed values/],
+    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=sms', 'sourceType', /is not one of campaign, automation, smartflow/],
     ['/v1/conversions?bogus=1', 'bogus', /not a parameter/],
-    ['/v1/conversions?limit=1&limit=2', 'limit', /whole number/],
+    ['/v1/conversions?limit=1&limit=2', 'limit', /given more than once/],
   ])('400 for %s, naming %s', async (url, parameter, message) => {
     const res = await get(url);
     expect(res.statusCode).toBe(400);

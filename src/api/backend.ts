@@ -3,38 +3,16 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
-import { addDays, formatDate, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { addDays, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS } from '../model/shapes.js';
-import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery, SortKey } from '../model/types.js';
+import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery } from '../model/types.js';
 import type { ApiClient } from './client.js';
 import { checkShape } from './shape.js';
-import { ITEM_ID_FILTERS } from '../model/parameters.js';
 
-type Params = Record<string, string | undefined>;
-
-function sortParam(sort: SortKey[]): string {
-  return sort.map((k) => (k.descending ? '-' : '') + k.field).join(',');
-}
-
-const list = (values?: string[]) => (values?.length ? values.join(',') : undefined);
-
-function reportParams(q: ReportQuery): Params {
-  return { dateFrom: q.dateFrom, dateTo: q.dateTo, country: list(q.country), currency: list(q.currency), q: q.q, sort: sortParam(q.sort) };
-}
-
-/** The items endpoint, or the per-source alias when the query is fixed to a campaign. */
-function itemsRequest(q: ItemsQuery): { path: string; params: Params } {
-  const params: Params = {
-    dateFrom: q.dateFrom,
-    dateTo: q.dateTo,
-    ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, q[f.name]])),
-    country: list(q.country),
-    currency: list(q.currency),
-    sort: sortParam(q.sort),
-  };
-  if (q.campaignId === undefined) return { path: 'conversions/items', params };
-  return { path: `campaigns/${encodeURIComponent(q.campaignId)}/conversions`, params };
+/** The items endpoint, or the per-source alias when the query is fixed to a campaign (its path holds the campaign). */
+function itemsPath(q: ItemsQuery): string {
+  return q.campaignId === undefined ? 'conversions/items' : `campaigns/${encodeURIComponent(q.campaignId)}/conversions`;
 }
 
 /** How far back `order` searches, a year at a time, a server that has no look-up by order id. */
@@ -75,16 +53,16 @@ export class ApiBackend implements Backend {
   ) {}
 
   private async fetchReport(q: ReportQuery, page: { limit: number; offset: number }): Promise<Page<AggregateRow>> {
-    const params = { ...reportParams(q), limit: String(page.limit), offset: String(page.offset) };
+    const params = { ...formatQuery('report', q), limit: String(page.limit), offset: String(page.offset) };
     const body = checkShape('ReportResponse', await this.client.getJson('conversions', params), this.client.url('conversions'));
     return { rows: body.conversions, paging: body.paging };
   }
 
   private async fetchItems(q: ItemsQuery, page: { limit: number; offset: number }): Promise<Page<ConversionRecord>> {
-    const { path, params } = itemsRequest(q);
+    const path = itemsPath(q);
     const body = checkShape(
       'ItemsResponse',
-      await this.client.getJson(path, { ...params, limit: String(page.limit), offset: String(page.offset) }),
+      await this.client.getJson(path, { ...formatQuery('items', q), limit: String(page.limit), offset: String(page.offset) }),
       this.client.url(path),
     );
     return { rows: body.conversions, paging: body.paging };

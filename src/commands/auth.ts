@@ -2,6 +2,7 @@ import { decodeJwt } from 'jose';
 import { credentialsPath, maskToken, readConfig, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
 function requireConfigFile(ctx: Context): string {
@@ -63,7 +64,7 @@ async function promptToken(ctx: Context): Promise<string> {
   return password({ message: 'API token', mask: '*' }, { input: ctx.io.stdin, output: ctx.io.stderr });
 }
 
-export const authLogin = defineHandler<{ withToken?: boolean; verify: boolean }>({
+export const authLogin = defineHandler<CommandFlags<'auth login'>>({
   async run(ctx, _args, flags) {
     const api = ctx.settings.api;
     if (!api) throw new UsageError('pass --api URL (the reporting base URL, e.g. https://host/v1), or set CONVX_API_URL');

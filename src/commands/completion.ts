@@ -12,6 +12,7 @@ import { GLOBAL_OPTIONS } from './globals.js';
 import { COMMANDS, GROUPS } from './index.js';
 import type { CommandDefinition, OptionDefinition } from './registry.js';
 import { defineHandler } from './registry.js';
+import type { CommandFlags } from './index.js';
 
 interface Spec {
   /** "report", or "data check" */
@@ -57,7 +58,7 @@ const longFlags = (flags: string) => flags.split(/[ ,|]+/).filter((f) => f.start
 /** Every spelling of an option that takes a value: "-o", "--format". */
 const valueFlags = (o: OptionDefinition) => (/[<[]/.test(o.flags) ? o.flags.split(/[ ,|]+/).filter((f) => /^--?[A-Za-z]/.test(f)) : []);
 
-function specs(commands: CommandDefinition[]): Spec[] {
+function specs(commands: readonly CommandDefinition[]): Spec[] {
   return commands.map((c) => ({
     name: c.name,
     summary: c.summary,
@@ -67,11 +68,11 @@ function specs(commands: CommandDefinition[]): Spec[] {
 }
 
 const globalFlags = () => GLOBAL_OPTIONS.flatMap((o) => longFlags(o.flags)).concat('--help');
-const allValueFlags = (commands: CommandDefinition[]) => [
+const allValueFlags = (commands: readonly CommandDefinition[]) => [
   ...new Set([...GLOBAL_OPTIONS, ...commands.flatMap((c) => c.options ?? [])].flatMap(valueFlags)),
 ];
 
-export function bashScript(all: Spec[], commands: CommandDefinition[] = COMMANDS): string {
+export function bashScript(all: Spec[], commands: readonly CommandDefinition[] = COMMANDS): string {
   const top = [...new Set(all.map((s) => s.name.split(' ')[0]!))];
   const groups = [...new Set(all.filter((s) => s.name.includes(' ')).map((s) => s.name.split(' ')[0]!))];
   const flagCases = all.map((s) => `      "${s.name}") opts="${s.options.join(' ')}" ;;`).join('\n');
@@ -192,7 +193,7 @@ autoload -U +X bashcompinit && bashcompinit
 ${bashScript(all).split('\n').slice(1).join('\n')}`;
 }
 
-export function fishScript(all: Spec[], commands: CommandDefinition[] = COMMANDS): string {
+export function fishScript(all: Spec[], commands: readonly CommandDefinition[] = COMMANDS): string {
   const escape = (text: string) => text.replaceAll('\\', '\\\\').replaceAll("'", "\\'");
   const lines = [
     '# convx completion for fish: convx completion fish > ~/.config/fish/completions/convx.fish',
@@ -383,7 +384,7 @@ export async function completionValues(ctx: Context, kind: string, budgetMs = VA
 }
 
 /** Completion for every command of the registry (commands/index.ts), this one included. */
-export default defineHandler<{ values?: string }>({
+export default defineHandler<CommandFlags<'completion'>>({
   async run(ctx, args, flags) {
     if (flags.values !== undefined) {
       const values = await completionValues(ctx, flags.values);

@@ -1,5 +1,6 @@
 import { isValidDate } from '../model/query.js';
 import { ExitCode, UsageError } from '../errors.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({
@@ -39,12 +40,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
   },
 });
 
-interface ImportFlags {
-  into?: string;
-  force?: boolean;
-}
-
-export const dataImport = defineHandler<ImportFlags>({
+export const dataImport = defineHandler<CommandFlags<'data import'>>({
   async run(ctx, args, flags) {
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
     const { importDataset } = await import('../local/imported.js');
@@ -69,19 +65,6 @@ export const dataImport = defineHandler<ImportFlags>({
   },
 });
 
-interface GenerateFlags {
-  out: string;
-  seed: string;
-  contacts: string;
-  orders: string;
-  touches: string;
-  from: string;
-  to: string;
-  format: string;
-  plugins: string;
-  force?: boolean;
-}
-
 function count(flag: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new UsageError(`--${flag}: "${value}" must be a whole number from ${min} to ${max}`);
@@ -89,9 +72,8 @@ function count(flag: string, value: string, min: number, max: number): number {
   return Number(value);
 }
 
-export const dataGenerate = defineHandler<GenerateFlags>({
-  async run(ctx, _args, flags) {
-    const f = flags as GenerateFlags & { fileFormat: string };
+export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
+  async run(ctx, _args, f) {
     if (!f.out) throw new UsageError('--out <dir> is required');
     for (const [name, value] of [['from', f.from], ['to', f.to]] as const) {
       if (!isValidDate(value)) throw new UsageError(`--${name}: "${value}" is not a date of the form YYYY-MM-DD`);

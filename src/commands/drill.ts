@@ -2,9 +2,10 @@ import type { Backend, KnownSource } from '../backend.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { SOURCE_TYPES } from '../model/types.js';
-import { listItems, type ItemsFlags } from './items.js';
+import type { CommandFlags } from './index.js';
+import { listItems } from './items.js';
 import { defineHandler } from './registry.js';
-import { pagingParams, shellWord } from './shared.js';
+import { queryParams, shellWord } from './shared.js';
 
 /**
  * The items filter behind an aggregate row: its detailUrl (one of the three
@@ -85,7 +86,7 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
   } else {
     // API mode: the interface shows conversions only. An id with a conversion at some date is
     // known (one row asked); else the sources of every date's report are the known ones.
-    const any = await backend.items(parseItemsQuery({ ...target, ...EVERY_DATE, limit: '1' }, { allowCampaignId: true }));
+    const any = await backend.items(parseItemsQuery({ ...target, ...EVERY_DATE, limit: '1' }, { campaignId: true }));
     if (any.paging.totalCount > 0) return;
     const report = await backend.report(parseReportQuery({ ...EVERY_DATE, limit: String(MAX_LIMIT) }, now));
     sources = report.rows.map((r) => ({
@@ -119,7 +120,7 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
   }
 }
 
-export default defineHandler<ItemsFlags>({
+export default defineHandler<CommandFlags<'drill'>>({
   async run(ctx, args, flags) {
     const target = drillTarget(args[0] ?? '');
     // Without dates, the period of a default report: the 30 days ending today.
@@ -137,7 +138,7 @@ export default defineHandler<ItemsFlags>({
     try {
       await listItems(
         listing,
-        { ...target, dateFrom, dateTo, contactId: flags.contact as string | undefined, orderId: flags.order as string | undefined, ...pagingParams(flags) },
+        { ...queryParams('items', flags), ...target, dateFrom, dateTo },
         flags.all ?? false,
         // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
         { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: ['contactId', 'orderId', 'country', 'currency'] },

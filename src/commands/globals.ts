@@ -1,8 +1,11 @@
 import { FORMATS } from '../output/format.js';
-import type { OptionDefinition } from './registry.js';
+import type { FlagsOf, OptionDefinition } from './registry.js';
 
-/** Options every command takes (commander reads them before or after the command name). */
-export const GLOBAL_OPTIONS: OptionDefinition[] = [
+/**
+ * Options every command takes (commander reads them before or after the command
+ * name). Their literal types stay (`as const`): GlobalFlags derives from them.
+ */
+export const GLOBAL_OPTIONS = [
   { flags: '--data <dir>', description: 'local mode: the dataset directory or imported .duckdb file (env CONVX_DATA)' },
   { flags: '--api <url>', description: 'API mode: the reporting base URL, e.g. https://host/v1 (env CONVX_API_URL)' },
   { flags: '--delivery-api <url>', description: 'API mode: the delivery base URL, e.g. https://host/v4 (env CONVX_DELIVERY_API_URL)' },
@@ -20,7 +23,14 @@ export const GLOBAL_OPTIONS: OptionDefinition[] = [
   { flags: '--wide', description: 'table: every column at full width, names uncut (a table fits the terminal otherwise)' },
   { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
   { flags: '--quiet', description: 'no summaries, notes (left-out columns, empty-result hints) or progress on stderr' },
-];
+] as const satisfies readonly OptionDefinition[];
+
+/**
+ * The global flags as commander parses them, typed from GLOBAL_OPTIONS:
+ * `{ data?: string; ...; formulaEscape?: boolean; color?: boolean; quiet?: boolean }`.
+ * A flag renamed there is renamed here, and every place that reads it fails to build.
+ */
+export type GlobalFlags = FlagsOf<typeof GLOBAL_OPTIONS>;
 
 /** Flags that change nothing but how messages look; every command takes them. */
 const ALWAYS = ['--no-color', '--quiet'];

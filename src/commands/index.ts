@@ -7,27 +7,95 @@
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS } from '../server/limits.js';
 import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
-import {
-  API_ORDER_DAYS,
-  FILTER_OPTIONS,
-  ITEM_FILTER_OPTIONS,
-  PAGING_OPTIONS,
-  PERIOD_OPTIONS,
-  VALIDATE_FORMATS,
-} from './options.js';
-import type { CommandDefinition } from './registry.js';
+import { field, type ParameterOf } from '../model/parameters.js';
+import { ALL_OPTION, API_ORDER_DAYS, parameterOptions, PERIOD_OPTIONS, VALIDATE_FORMATS } from './options.js';
+import type { CommandDefinition, FlagsOf, OptionDefinition } from './registry.js';
 
-export const COMMANDS: CommandDefinition[] = [
+/** Drill's target fixes the source: it takes the items parameters but the source filters. */
+const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
+
+/**
+ * Each command's own flags, apart from the rest of its definition so that their literal types
+ * reach its handler (CommandFlags): a flag renamed here breaks the build where it is read.
+ */
+const OPTIONS = {
+  report: [
+    ...parameterOptions('report'),
+    ALL_OPTION,
+    { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
+  ],
+  items: [...parameterOptions('items'), ALL_OPTION],
+  order: PERIOD_OPTIONS.map((o) => ({
+  ...o,
+  description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
+    })),
+  drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
+  validate: [
+    { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
+    { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
+    { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+    ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
+  ],
+  serve: [
+    { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
+    { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
+    { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
+    { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
+    { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
+    { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
+    { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
+    { flags: '--pool-size <n>', description: 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one' },
+    { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
+    {
+      flags: '--rate-limit <n>',
+      description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
+      defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
+    },
+    {
+      flags: '--query-timeout <seconds>',
+      description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
+      defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
+    },
+    ...RENDER_LIMIT_OPTIONS,
+  ],
+  token: [
+    { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
+    { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
+    { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
+  ],
+  'auth login': [
+    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
+    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
+  ],
+  'data import': [
+    { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
+    { flags: '--force', description: 'replace an existing --into file' },
+  ],
+  'data generate': [
+    { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
+    { flags: '--seed <n>', description: 'random seed; the same flags give the same files', defaultValue: '1' },
+    { flags: '--contacts <n>', description: 'number of contacts', defaultValue: '1000' },
+    { flags: '--orders <n>', description: 'number of orders (refunds come on top)', defaultValue: '2000' },
+    { flags: '--touches <n>', description: 'number of touches (clicks and opens)', defaultValue: '20000' },
+    { flags: '--from <date>', description: 'first day of orders', defaultValue: '2024-01-01' },
+    { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
+    { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
+    { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
+    { flags: '--force', description: 'replace a non-empty --out directory' },
+  ],
+  completion: [
+    {
+      flags: '--values <kind>',
+      description: 'what the scripts call: print the plugins, currencies, countries, sources, smartflows or profiles of the configured dataset or API, one a line (nothing on any error, within 2 s)',
+    },
+  ],
+} as const satisfies Record<string, readonly OptionDefinition[]>;
+
+export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'report',
     summary: 'conversions per attributing source (GET /conversions)',
-    options: [
-      ...PERIOD_OPTIONS,
-      ...FILTER_OPTIONS,
-      { flags: '-q, --query <text>', description: 'only sources whose name or smartflow name contains the text' },
-      ...PAGING_OPTIONS,
-      { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
-    ],
+    options: OPTIONS.report,
     examples: [
       'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --wide',
       'convx report --country cz --country sk --currency EUR -q spring --sort -refundsAmountWTax,name',
@@ -38,7 +106,7 @@ export const COMMANDS: CommandDefinition[] = [
   {
     name: 'items',
     summary: 'individual conversion records (GET /conversions/items)',
-    options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS, ...PAGING_OPTIONS],
+    options: OPTIONS.items,
     examples: [
       'convx items --data samples/shop --from 2024-03-01 --to 2024-03-31',
       'convx items --from 2024-01-01 --to 2024-04-30 --smartflow sf-1 --country cz,sk --fields orderId,datetime -o json',
@@ -50,10 +118,7 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'order',
     summary: 'which source produced an order, or why none did',
     args: '<orderId>',
-    options: PERIOD_OPTIONS.map((o) => ({
-      ...o,
-      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
-    })),
+    options: OPTIONS.order,
     examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json', 'convx order o-1042 --api https://host/v1 --token-file token.txt'],
     load: async () => (await import('./order.js')).default,
   },
@@ -73,7 +138,7 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'drill',
     summary: 'the conversion records behind a report row',
     args: '<detailUrl|sourceId>',
-    options: [...PERIOD_OPTIONS, ...ITEM_FILTER_OPTIONS.filter((o) => !/--(source|source-type|smartflow|delivery) /.test(o.flags)), ...PAGING_OPTIONS],
+    options: OPTIONS.drill,
     examples: [
       'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
       'convx drill /v1/deliveries/sf-1/d-2/conversions',
@@ -86,12 +151,7 @@ export const COMMANDS: CommandDefinition[] = [
     summary: 'dry-run an e-mail delivery: audience, suppression, languages, samples and findings',
     args: '<request>',
     formats: VALIDATE_FORMATS,
-    options: [
-      { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
-      { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
-      { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
-      ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
-    ],
+    options: OPTIONS.validate,
     examples: [
       'convx validate samples/deliveries/welcome.json --data samples/shop',
       'convx validate request.json -o github --max-warnings 0     # in a CI job; -o junit > validation.xml for test reports',
@@ -102,28 +162,7 @@ export const COMMANDS: CommandDefinition[] = [
   {
     name: 'serve',
     summary: 'serve the reporting interface over HTTP from a local dataset',
-    options: [
-      { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
-      { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
-      { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
-      { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
-      { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
-      { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
-      { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
-      { flags: '--pool-size <n>', description: 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one' },
-      { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
-      {
-        flags: '--rate-limit <n>',
-        description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
-        defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
-      },
-      {
-        flags: '--query-timeout <seconds>',
-        description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
-        defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
-      },
-      ...RENDER_LIMIT_OPTIONS,
-    ],
+    options: OPTIONS.serve,
     examples: [
       'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
       'convx serve --data exports/ --port 9000 --jwks keys.json',
@@ -134,11 +173,7 @@ export const COMMANDS: CommandDefinition[] = [
   {
     name: 'token',
     summary: 'print a signed development token for `convx serve` (HS256 with CONVX_JWT_SECRET)',
-    options: [
-      { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
-      { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
-      { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
-    ],
+    options: OPTIONS.token,
     examples: [
       'CONVX_JWT_SECRET=dev-secret convx token --plugin shop',
       'convx token --plugin shop --expires 7d > token.txt',
@@ -157,10 +192,7 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'auth login',
     createsProfile: true,
     summary: 'store an API URL and token in the config profile',
-    options: [
-      { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-      { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-    ],
+    options: OPTIONS['auth login'],
     examples: [
       'convx auth login --api https://reports.example.com/v1          # prompts for the token',
       'convx auth login --api http://127.0.0.1:8080/v1 --with-token < token.txt',
@@ -191,10 +223,7 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'data import',
     summary: 'check a dataset once and write it as one .duckdb file, attributed, that every command reads with --data',
     args: '<dir>',
-    options: [
-      { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
-      { flags: '--force', description: 'replace an existing --into file' },
-    ],
+    options: OPTIONS['data import'],
     examples: [
       'convx data import samples/shop --into shop.duckdb',
       'convx report --data shop.duckdb --from 2024-03-01 --to 2024-03-31',
@@ -205,18 +234,7 @@ export const COMMANDS: CommandDefinition[] = [
   {
     name: 'data generate',
     summary: 'write a deterministic synthetic dataset (for demos, tests and benchmarks)',
-    options: [
-      { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
-      { flags: '--seed <n>', description: 'random seed; the same flags give the same files', defaultValue: '1' },
-      { flags: '--contacts <n>', description: 'number of contacts', defaultValue: '1000' },
-      { flags: '--orders <n>', description: 'number of orders (refunds come on top)', defaultValue: '2000' },
-      { flags: '--touches <n>', description: 'number of touches (clicks and opens)', defaultValue: '20000' },
-      { flags: '--from <date>', description: 'first day of orders', defaultValue: '2024-01-01' },
-      { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
-      { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
-      { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
-      { flags: '--force', description: 'replace a non-empty --out directory' },
-    ],
+    options: OPTIONS['data generate'],
     examples: [
       'convx data generate --out /tmp/shop',
       'convx data generate --out /tmp/big --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
@@ -228,12 +246,7 @@ export const COMMANDS: CommandDefinition[] = [
     name: 'completion',
     summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
     args: '[shell]',
-    options: [
-      {
-        flags: '--values <kind>',
-        description: 'what the scripts call: print the plugins, currencies, countries, sources, smartflows or profiles of the configured dataset or API, one a line (nothing on any error, within 2 s)',
-      },
-    ],
+    options: OPTIONS.completion,
     examples: [
       'eval "$(convx completion bash)"   # in ~/.bashrc',
       'eval "$(convx completion zsh)"    # in ~/.zshrc',
@@ -277,6 +290,12 @@ export const COMMANDS: CommandDefinition[] = [
     load: async () => (await import('./config.js')).configProfiles,
   },
 ];
+
+/**
+ * The flags a command's handler gets, typed from its definition above: a flag renamed
+ * or removed there breaks the build where the handler reads it.
+ */
+export type CommandFlags<Name extends keyof typeof OPTIONS> = FlagsOf<(typeof OPTIONS)[Name]>;
 
 export const GROUPS: Record<string, string> = {
   data: 'dataset tools: check, import, generate',

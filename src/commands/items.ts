@@ -1,27 +1,10 @@
 import type { Context } from '../context.js';
 import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
-import {
-  filtersOf,
-  ITEM_KIND,
-  type PagingFlags,
-  pagingParams,
-  parseFlags,
-  printListing,
-  type ResultRequest,
-  withBackend,
-} from './shared.js';
-import { flagKey, ITEM_ID_FILTERS } from '../model/parameters.js';
+import { filterNames } from '../model/parameters.js';
+import type { CommandFlags } from './index.js';
+import { filtersOf, ITEM_KIND, parseFlags, printListing, queryParams, type ResultRequest, withBackend } from './shared.js';
 
-export interface ItemsFlags extends PagingFlags {
-  from?: string;
-  to?: string;
-  /** The id filters, each under its flag's key (flagKey of model/parameters.ts). */
-  [filter: string]: string | boolean | undefined;
-}
-
-/** The items filters, in the order an empty result names them. */
-const ITEM_FILTERS = [...ITEM_ID_FILTERS.map((f) => f.name), 'campaignId', 'country', 'currency'] as const;
 
 /**
  * How a listing was asked for, so that an empty result can say so: the command with its
@@ -36,14 +19,14 @@ export interface ItemsInvocation {
 
 /** Lists conversion records for an items query (shared by items and drill). */
 export async function listItems(ctx: Context, raw: RawParams, all: boolean, invocation: ItemsInvocation = {}): Promise<void> {
-  const query = parseFlags(() => parseItemsQuery(raw, { allowCampaignId: true }));
+  const query = parseFlags(() => parseItemsQuery(raw, { campaignId: true }));
   ctx.output.check(ITEM_KIND);
   const period = `${query.dateFrom}..${query.dateTo}`;
   const request: ResultRequest = {
     command: invocation.command ?? 'items',
     period: query,
     given: invocation.given ?? { from: raw.dateFrom, to: raw.dateTo },
-    filters: filtersOf(query, invocation.filters ?? ITEM_FILTERS),
+    filters: filtersOf(query, invocation.filters ?? filterNames('items')),
   };
   await withBackend(
     ctx,
@@ -61,18 +44,8 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
   );
 }
 
-export default defineHandler<ItemsFlags>({
+export default defineHandler<CommandFlags<'items'>>({
   async run(ctx, _args, flags) {
-    await listItems(
-      ctx,
-      {
-        dateFrom: flags.from,
-        dateTo: flags.to,
-        // each id filter from its flag (model/parameters.ts)
-        ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, flags[flagKey(f.flag)] as string | undefined])),
-        ...pagingParams(flags),
-      },
-      flags.all ?? false,
-    );
+    await listItems(ctx, queryParams('items', flags), flags.all ?? false);
   },
 });

@@ -2,31 +2,39 @@
  * Flag definitions that several commands share, and the constants their help
  * texts and handlers both use. Plain data: `convx --help` loads this module.
  */
-import { ITEM_ID_FILTERS } from '../model/parameters.js';
+import { field, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import type { OptionDefinition } from './registry.js';
 
-export const PERIOD_OPTIONS: OptionDefinition[] = [
-  { flags: '--from <date>', description: 'first day, inclusive (YYYY-MM-DD, UTC)' },
-  { flags: '--to <date>', description: 'last day, inclusive (YYYY-MM-DD, UTC)' },
-];
+/** The commander option of a query parameter, its flag kept literal (FlagsOf reads a handler's flags from it). */
+export interface ParameterOption<P extends Parameter> extends OptionDefinition {
+  readonly flags: P extends { flag: infer F } ? F : never;
+}
 
-export const PAGING_OPTIONS: OptionDefinition[] = [
-  { flags: '--sort <fields>', description: 'sort fields, comma-separated or repeated, "-" for descending', list: true },
-  { flags: '--limit <n>', description: 'rows per page, 1 to 1000 (default 50)' },
-  { flags: '--offset <n>', description: 'rows to skip (default 0)' },
-  { flags: '--all', description: 'every row from --offset on, streamed' },
-];
+/** A code list or a sort accumulates its values over repeats (`--country CZ --country sk,at`). */
+const LIST_KINDS: readonly Parameter['kind'][] = ['codes', 'sort'];
 
-export const FILTER_OPTIONS: OptionDefinition[] = [
-  { flags: '--country <codes>', description: 'only these countries: two-letter codes, comma-separated or repeated, any case (CZ,SK)', list: true },
-  { flags: '--currency <codes>', description: 'only these order currencies: three-letter codes, comma-separated or repeated, any case (EUR,CZK)', list: true },
-];
+/**
+ * The flags of the query parameters an operation takes, in the table's order (model/parameters.ts);
+ * `keep` picks some of them (a command that sets the others itself).
+ */
+export function parameterOptions<Op extends Operation, P extends ParameterOf<Op> = ParameterOf<Op>>(
+  operation: Op,
+  keep: (p: ParameterOf<Op>) => p is P = (_: ParameterOf<Op>): _ is P => true,
+): ParameterOption<P>[] {
+  return (parameters(operation) as ParameterOf<Op>[]).filter(keep).flatMap((p) => {
+    const flag = field(p, 'flag');
+    if (flag === undefined) return [];
+    const option: OptionDefinition = { flags: flag, description: field(p, 'help')! };
+    if (LIST_KINDS.includes(p.kind)) option.list = true;
+    return [option as ParameterOption<P>];
+  });
+}
 
-/** The items filters: one flag per row of model/parameters.ts, then the code lists. */
-export const ITEM_FILTER_OPTIONS: OptionDefinition[] = [
-  ...ITEM_ID_FILTERS.map((f) => ({ flags: f.flag, description: f.help })),
-  ...FILTER_OPTIONS,
-];
+/** --from and --to. */
+export const PERIOD_OPTIONS = parameterOptions('items', (p): p is Extract<ParameterOf<'items'>, { kind: 'date' }> => p.kind === 'date');
+
+/** Not a query parameter: every page, walked by the command. */
+export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
 /** What `convx order` searches in API mode without --from/--to. */
 export const API_ORDER_DAYS = 365;

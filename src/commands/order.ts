@@ -3,13 +3,10 @@ import { ExitCode, FindingError, NotFoundError } from '../errors.js';
 import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
-interface OrderFlags {
-  from?: string;
-  to?: string;
-}
 
 /** Local mode can search the whole dataset; these bounds stand for "any date". */
 export const ALL_TIME = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
@@ -49,7 +46,7 @@ function notAConversion(orderId: string, reasons: string[]): FindingError {
   return new FindingError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`);
 }
 
-export default defineHandler<OrderFlags>({
+export default defineHandler<CommandFlags<'order'>>({
   async run(ctx, args, flags) {
     const orderId = args[0]!;
     const explicit = flags.from !== undefined || flags.to !== undefined;

@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 
 export interface OptionDefinition {
+  /** commander's syntax: `--from <date>`, `-o, --format <format>`, `--all`, `--no-color`. */
   flags: string;
   description: string;
   defaultValue?: string | boolean;
@@ -10,6 +11,31 @@ export interface OptionDefinition {
    */
   list?: boolean;
 }
+
+/** The long name of a flag: `-q, --query <text>` is `query`. */
+type LongName<F extends string> = F extends `${string}--${infer Rest}` ? (Rest extends `${infer Name} ${string}` ? Name : Rest) : never;
+/** kebab-case to camelCase, as commander names a flag's value: `source-type` is `sourceType`. */
+type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+/** The key commander gives a flag's value (`--no-color` is `color`). */
+type FlagKey<F extends string> = LongName<F> extends `no-${infer Name}` ? Camel<Name> : Camel<LongName<F>>;
+/** A flag with a value (`<x>` or `[x]`) gives a string (a list flag: its values joined by commas); one without, a boolean. */
+type FlagValue<F extends string> = F extends `${string}<${string}>${string}` | `${string}[${string}]${string}` ? string : boolean;
+
+/**
+ * The parsed flags of a list of option definitions, as commander gives them to
+ * a handler: `FlagsOf<[{ flags: '--from <date>' }, { flags: '--all' }]>` is
+ * `{ from?: string; all?: boolean }`; a flag with a default is always there. The definitions must keep their literal
+ * types (`as const`), which is how a handler's options come from its command's
+ * definition rather than from an interface written beside it.
+ */
+/** A flag commander always gives a value: one with a default, or a --no- flag (true unless given). */
+type Always = { defaultValue: unknown } | { flags: `${string}--no-${string}` };
+
+export type FlagsOf<Options extends readonly OptionDefinition[]> = {
+  [Option in Options[number] as Option extends Always ? never : FlagKey<Option['flags']>]?: FlagValue<Option['flags']>;
+} & {
+  [Option in Options[number] as Option extends Always ? FlagKey<Option['flags']> : never]: FlagValue<Option['flags']>;
+};
 
 /** What a command does once its flags are parsed: the module a command loads only when it runs. */
 export interface CommandHandler<Options = Record<string, unknown>> {
@@ -28,8 +54,8 @@ export interface CommandDefinition {
   summary: string;
   /** Positional arguments in commander's syntax, e.g. "<ORDER_ID>". */
   args?: string;
-  options?: OptionDefinition[];
-  examples?: string[];
+  options?: readonly OptionDefinition[];
+  examples?: readonly string[];
   /** The output formats it takes, when not the reporting ones. */
   formats?: readonly string[];
   /**

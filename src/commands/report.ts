@@ -1,31 +1,12 @@
+import { filterNames } from '../model/parameters.js';
 import { parseReportQuery } from '../model/query.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
-import {
-  filtersOf,
-  type PagingFlags,
-  pagingParams,
-  parseFlags,
-  printListing,
-  REPORT_BREAKDOWN_KIND,
-  REPORT_KIND,
-  withBackend,
-} from './shared.js';
+import { filtersOf, parseFlags, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
 
-interface ReportFlags extends PagingFlags {
-  from?: string;
-  to?: string;
-  query?: string;
-  breakdown?: boolean;
-}
-
-/** The report's filters, in the order an empty result names them. */
-const REPORT_FILTERS = ['country', 'currency', 'q'] as const;
-
-export default defineHandler<ReportFlags>({
+export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() =>
-      parseReportQuery({ dateFrom: flags.from, dateTo: flags.to, q: flags.query, ...pagingParams(flags) }, ctx.io.now()),
-    );
+    const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
     const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     ctx.output.check(kind);
     const period = `${query.dateFrom}..${query.dateTo}`;
@@ -33,7 +14,7 @@ export default defineHandler<ReportFlags>({
       command: 'report',
       period: query,
       given: { from: flags.from, to: flags.to },
-      filters: filtersOf(query, REPORT_FILTERS),
+      filters: filtersOf(query, filterNames('report')),
     };
     await withBackend(
       ctx,

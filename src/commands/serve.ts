@@ -4,22 +4,11 @@ import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
 import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
-interface ServeFlags extends RenderLimitFlags {
-  host: string;
-  port: string;
-  jwtPublicKey?: string;
-  jwks?: string;
-  jwtIssuer?: string;
-  jwtAudience?: string;
-  allowTokensWithoutExp?: boolean;
-  bodyLimit: string;
-  rateLimit: string;
-  queryTimeout: string;
-  /** --pool-size: DuckDB connections the requests share (default: four per core). */
-  poolSize?: string;
-}
+/** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */
+type ServeFlags = CommandFlags<'serve'> & RenderLimitFlags;
 
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };
 

@@ -2,7 +2,7 @@
 import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_REPORT_DAYS } from '../model/query.js';
+import { DEFAULT_REPORT_DAYS, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -13,7 +13,7 @@ import {
   REPORT_TABLE_COLUMNS,
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
-import { flagName, ITEM_ID_FILTERS } from '../model/parameters.js';
+import { field, flagKey, parameters, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -29,18 +29,27 @@ export const REPORT_KIND: RecordKind = {
 
 export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMNS, BREAKDOWN_TABLE_COLUMNS);
 
-/** How the CLI names each interface parameter, so errors speak in flags. */
-export const FLAG_FOR_PARAMETER: Record<string, string> = {
-  dateFrom: '--from',
-  dateTo: '--to',
-  ...Object.fromEntries(ITEM_ID_FILTERS.map((f) => [f.name, flagName(f.flag)])),
-  country: '--country',
-  currency: '--currency',
-  limit: '--limit',
-  offset: '--offset',
-  sort: '--sort',
-  q: '-q',
-};
+/** How the CLI names each interface parameter, so errors speak in flags: the flag as declared, short form first (`-q`). */
+export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(
+  QUERY_PARAMETERS.flatMap((p) => {
+    const flag = field(p, 'flag');
+    return flag === undefined ? [] : [[p.name, flag.split(/[ ,]/)[0]!]];
+  }),
+);
+
+/**
+ * The raw parameters of an operation from a command's parsed flags: each parameter with a
+ * flag (model/parameters.ts) under its interface name, its value as typed.
+ */
+export function queryParams(operation: Operation, flags: { readonly [flag: string]: string | boolean | undefined }): RawParams {
+  const raw: RawParams = {};
+  for (const p of parameters(operation)) {
+    const flag = field(p, 'flag');
+    const value = flag === undefined ? undefined : flags[flagKey(flag)];
+    if (typeof value === 'string') raw[p.name] = value;
+  }
+  return raw;
+}
 
 /** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names. */
 export function parseFlags<T>(parse: () => T): T {
@@ -53,25 +62,6 @@ export function parseFlags<T>(parse: () => T): T {
     }
     throw error;
   }
-}
-
-export interface PagingFlags {
-  sort?: string;
-  limit?: string;
-  offset?: string;
-  all?: boolean;
-  country?: string;
-  currency?: string;
-}
-
-export function pagingParams(flags: PagingFlags): Record<string, string | undefined> {
-  return {
-    sort: flags.sort,
-    limit: flags.limit,
-    offset: flags.offset,
-    country: flags.country,
-    currency: flags.currency,
-  };
 }
 
 /**

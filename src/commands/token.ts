@@ -1,13 +1,8 @@
 import { UsageError } from '../errors.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
-interface TokenFlags {
-  expires: string;
-  issuer?: string;
-  audience?: string;
-}
-
-export default defineHandler<TokenFlags>({
+export default defineHandler<CommandFlags<'token'>>({
   async run(ctx, _args, flags) {
     const secret = ctx.io.env.CONVX_JWT_SECRET;
     if (!secret) throw new UsageError('set CONVX_JWT_SECRET to the secret `convx serve` verifies tokens with');

@@ -5,13 +5,11 @@ import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import type { VALIDATE_FORMATS } from './options.js';
+import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
-interface ValidateFlags extends RenderLimitFlags {
-  sampleSize?: string;
-  resolveOnly?: boolean;
-  maxWarnings?: string;
-}
+/** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */
+type ValidateFlags = CommandFlags<'validate'> & RenderLimitFlags;
 
 function readRequest(text: string, source: string): Record<string, unknown> {
   let body: unknown;

@@ -35,45 +35,70 @@ export interface CsvLayout {
 }
 
 /**
- * The physical line on which each wanted data record (0-based, in file order,
- * the header not counted) starts. Records not found (the file ended first) are absent.
+ * Places record i's first line: remembers it if wanted, and says whether the
+ * scan may stop (no wanted record comes after i).
  */
-export async function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable<number>): Promise<Map<number, number>> {
+type Place = (record: number, line: number) => boolean;
+
+/**
+ * The common part of the record scans: the wanted records, where they were
+ * found, and the file, opened only if a record is wanted. `scan` reads the
+ * chunks, calls `place` as each record starts, and returns once it says stop.
+ */
+async function recordLines(
+  path: string,
+  wanted: Iterable<number>,
+  scan: (chunks: AsyncIterable<Buffer>, place: Place) => Promise<void>,
+): Promise<Map<number, number>> {
   const want = new Set(wanted);
   const found = new Map<number, number>();
   if (want.size === 0) return found;
   let last = 0;
   for (const w of want) last = Math.max(last, w);
-
-  let line = 1;
-  let record = -1; // -1: the header is next
-  let pending = 0; // further lines of the current record
-  const onLine = (length: number, first: number): boolean => {
-    const n = line++;
-    if (n <= layout.skipRows) return false;
-    if (pending > 0) {
-      pending--;
-      return false;
-    }
-    if (length === 0 && !(layout.blankIsRecord && record >= 0)) return false;
-    if (layout.comment !== undefined && length > 0 && first === layout.comment) return false;
-    if (record === -1) {
-      pending = layout.headerBreaks;
-      record = 0;
-      return false;
-    }
-    const index = record++;
-    pending = layout.breaks.get(index) ?? 0;
-    if (want.has(index)) found.set(index, n);
-    return index >= last;
-  };
-
-  let length = 0;
-  let first = -1;
-  let afterCR = false;
   const stream = open(path);
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    await scan(stream as AsyncIterable<Buffer>, (record, line) => {
+      if (want.has(record)) found.set(record, line);
+      return record >= last;
+    });
+    return found;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * The physical line on which each wanted data record (0-based, in file order,
+ * the header not counted) starts. Records not found (the file ended first) are absent.
+ */
+export function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable<number>): Promise<Map<number, number>> {
+  return recordLines(path, wanted, async (chunks, place) => {
+    let line = 1;
+    let record = -1; // -1: the header is next
+    let pending = 0; // further lines of the current record
+    const onLine = (length: number, first: number): boolean => {
+      const n = line++;
+      if (n <= layout.skipRows) return false;
+      if (pending > 0) {
+        pending--;
+        return false;
+      }
+      if (length === 0 && !(layout.blankIsRecord && record >= 0)) return false;
+      if (layout.comment !== undefined && length > 0 && first === layout.comment) return false;
+      if (record === -1) {
+        pending = layout.headerBreaks;
+        record = 0;
+        return false;
+      }
+      const index = record++;
+      pending = layout.breaks.get(index) ?? 0;
+      return place(index, n);
+    };
+
+    let length = 0;
+    let first = -1;
+    let afterCR = false;
+    for await (const chunk of chunks) {
       for (let i = 0; i < chunk.length; i++) {
         const b = chunk[i]!;
         if (b === LF) {
@@ -81,11 +106,11 @@ export async function csvRecordLines(path: string, layout: CsvLayout, wanted: It
             afterCR = false;
             continue;
           }
-          if (onLine(length, first)) return found;
+          if (onLine(length, first)) return;
           length = 0;
         } else if (b === CR) {
           afterCR = true;
-          if (onLine(length, first)) return found;
+          if (onLine(length, first)) return;
           length = 0;
         } else {
           afterCR = false;
@@ -95,10 +120,7 @@ export async function csvRecordLines(path: string, layout: CsvLayout, wanted: It
       }
     }
     if (length > 0) onLine(length, first);
-    return found;
-  } finally {
-    stream.destroy();
-  }
+  });
 }
 
 /**
@@ -106,24 +128,17 @@ export async function csvRecordLines(path: string, layout: CsvLayout, wanted: It
  * top-level value, or an element of a top-level array. Strings may hold any
  * bracket; blank lines and records spread over several lines are counted.
  */
-export async function jsonRecordLines(path: string, wanted: Iterable<number>): Promise<Map<number, number>> {
-  const want = new Set(wanted);
-  const found = new Map<number, number>();
-  if (want.size === 0) return found;
-  let last = 0;
-  for (const w of want) last = Math.max(last, w);
-
-  let line = 1;
-  let afterCR = false;
-  let depth = 0;
-  let inString = false;
-  let escaped = false;
-  let recordDepth = -1; // 0: records are top-level values; 1: elements of a top-level array
-  let record = 0;
-  let first = true;
-  const stream = open(path);
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+export function jsonRecordLines(path: string, wanted: Iterable<number>): Promise<Map<number, number>> {
+  return recordLines(path, wanted, async (chunks, place) => {
+    let line = 1;
+    let afterCR = false;
+    let depth = 0;
+    let inString = false;
+    let escaped = false;
+    let recordDepth = -1; // 0: records are top-level values; 1: elements of a top-level array
+    let record = 0;
+    let first = true;
+    for await (const chunk of chunks) {
       // A byte order mark is not a value.
       const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
       first = false;
@@ -150,11 +165,7 @@ export async function jsonRecordLines(path: string, wanted: Iterable<number>): P
         if (recordDepth === -1) recordDepth = b === 0x5b /* [ */ ? 1 : 0;
         // A value that begins at the records' depth is a record (the closing ] of a top-level array is not).
         const starts = depth === recordDepth && b !== 0x5d && b !== 0x7d;
-        if (starts) {
-          const index = record++;
-          if (want.has(index)) found.set(index, line);
-          if (index >= last) return found;
-        }
+        if (starts && place(record++, line)) return;
         if (b === QUOTE) inString = true;
         else if (b === 0x7b || b === 0x5b) depth++; // { [
         else if (b === 0x7d || b === 0x5d) depth--; // } ]
@@ -164,10 +175,7 @@ export async function jsonRecordLines(path: string, wanted: Iterable<number>): P
         }
       }
     }
-    return found;
-  } finally {
-    stream.destroy();
-  }
+  });
 }
 
 function isDelimiter(b: number): boolean {

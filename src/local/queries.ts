@@ -3,10 +3,11 @@
  * Scope (attribution.ts), before sorting and paging. Each returns the rows'
  * SELECT and, apart, the filter that picks its transactions (for the rate check).
  */
-import { ITEM_ID_FILTERS } from '../model/parameters.js';
-import type { ItemsQuery, ReportQuery, SortKey } from '../model/types.js';
+import { field, parameters, type Operation } from '../model/parameters.js';
+import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import type { SortKey } from '../model/types.js';
 import { activityUrlSql, detailUrlSql } from './attribution.js';
-import { ident, inList, type SqlParams } from './db.js';
+import { ident, inList, sqlString, type SqlParams } from './db.js';
 
 /** Where a query reads: the attributed transactions, the source identities, and the reference currency. */
 export interface QueryTables {
@@ -15,7 +16,7 @@ export interface QueryTables {
   referenceCurrency: string;
   /**
    * The per-day sums of conv (attribution.ts), where every transaction is attributed (a served
-   * dataset, an imported file): a report without country or currency filters reads these.
+   * dataset, an imported file): a report that filters no transactions (only the period) reads these.
    */
   daily?: { sums: string; contacts: string };
 }
@@ -57,38 +58,48 @@ export function orderBy(sort: SortKey[], tieBreak: string[]): string {
 }
 
 /**
- * The country and currency filters. The codes asked come upper-cased (model/query.ts); the data's
- * are compared upper-cased too, so a file that writes `cz` matches `--country CZ`.
+ * The conditions of a query's parameters that filter transactions, each from its row of the
+ * table (model/parameters.ts: the column it compares, by its kind). Values go in as parameters.
+ * Codes asked come upper-cased (query.ts); the data's are compared upper-cased too, so a file
+ * that writes `cz` matches `--country CZ`. An order id is answered first, alone in its scan, so
+ * that the index on order_id (an imported file's) finds its few rows; `from` is then that scan.
  */
-function codeFilters(params: SqlParams, query: { country?: string[] | undefined; currency?: string[] | undefined }): string[] {
+function transactionFilters(
+  params: SqlParams,
+  operation: Operation,
+  query: ReportQuery | ItemsQuery,
+  conv: string,
+): { from: string; where: string[] } {
+  const values = query as Record<string, unknown>;
   const where: string[] = [];
-  if (query.country) where.push(`upper(country) IN ${inList(params, 'country', query.country)}`);
-  if (query.currency) where.push(`upper(currency) IN ${inList(params, 'currency', query.currency)}`);
-  return where;
+  let from = conv;
+  for (const p of parameters(operation)) {
+    const column = field(p, 'column');
+    const value = values[p.name];
+    if (column === undefined || value === undefined) continue;
+    if (p.kind === 'codes') {
+      where.push(`upper(${ident(column)}) IN ${inList(params, p.name, value as string[])}`);
+      continue;
+    }
+    params[p.name] = value as string;
+    const condition = `${ident(column)} = $${p.name}`;
+    const types = field(p, 'ofTypes');
+    if (p.name === 'orderId') from = `(SELECT * FROM ${conv} WHERE ${condition} OFFSET 0)`;
+    else where.push(types ? `${condition} AND source_type IN (${types.map(sqlString).join(', ')})` : condition);
+  }
+  return { from, where };
+}
+
+/** Whether a query filters transactions beyond the period (the per-day sums cannot answer it). */
+function filtersTransactions(operation: Operation, query: ReportQuery | ItemsQuery): boolean {
+  return parameters(operation).some((p) => field(p, 'column') !== undefined && (query as Record<string, unknown>)[p.name] !== undefined);
 }
 
 export function itemsFilter(conv: string, query: ItemsQuery): Filter {
   const params: SqlParams = {};
-  const where = [periodFilter(params, query)];
-  let from = conv;
-  for (const filter of ITEM_ID_FILTERS) {
-    const value = query[filter.name];
-    if (value === undefined) continue;
-    params[filter.name] = value;
-    if (filter.name === 'orderId') {
-      // An order's transactions first, alone in their scan, so that the index on order_id
-      // (an imported file's) answers it; the other conditions then filter those few rows.
-      from = `(SELECT * FROM ${conv} WHERE ${ident(filter.column)} = $orderId OFFSET 0)`;
-    } else {
-      where.push(`${ident(filter.column)} = $${filter.name}`);
-    }
-  }
-  if (query.campaignId !== undefined) {
-    params.campaignId = query.campaignId;
-    where.push(`campaign_id = $campaignId AND source_type IN ('campaign', 'automation')`);
-  }
-  where.push(...codeFilters(params, query));
-  return { from, where: where.join(' AND '), params };
+  const period = periodFilter(params, query);
+  const { from, where } = transactionFilters(params, 'items', query, conv);
+  return { from, where: [period, ...where].join(' AND '), params };
 }
 
 /** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
@@ -161,16 +172,16 @@ const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
  */
 export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
   const filterParams: SqlParams = {};
-  const where = [periodFilter(filterParams, query)];
-  where.push(...codeFilters(filterParams, query));
-  const filter: Filter = { from: tables.conv, where: where.join(' AND '), params: filterParams };
+  const period = periodFilter(filterParams, query);
+  const { from, where } = transactionFilters(filterParams, 'report', query, tables.conv);
+  const filter: Filter = { from, where: [period, ...where].join(' AND '), params: filterParams };
   const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
   let nameFilter = '';
   if (query.q !== undefined) {
     params.q = query.q.toLowerCase();
     nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
   }
-  const daily = !query.country && !query.currency ? tables.daily : undefined;
+  const daily = filtersTransactions('report', query) ? undefined : tables.daily;
   // The per-day sums are keyed by source_key (source_info's number for a source).
   const key = daily ? ['source_key'] : ['source_type', 'source_id'];
   const sources = daily
@@ -184,7 +195,7 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
     contacts_and_times AS (
       SELECT g.source_key, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
       FROM per_source g LEFT JOIN unique_contacts u USING (source_key))`
-    : `period_tx AS (SELECT * FROM ${tables.conv} WHERE ${filter.where}),
+    : `period_tx AS (SELECT * FROM ${filter.from} WHERE ${filter.where}),
     per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
     ${PER_SOURCE('source_type, source_id')},
     contacts_and_times AS (

@@ -1,49 +1,234 @@
 /**
- * The items filters that take one id (or one source type), defined once: the
- * interface's name, the CLI flag and its help, the server's description, and
- * the column of the attributed transactions it compares. The commander options
- * (commands/options.ts), the server's request schemas (schemas.ts), the parser
- * (query.ts), the API client's query string (api/backend.ts), the flags a
- * command passes (commands/items.ts) and the local SQL filter (local/queries.ts)
- * all derive from this table: adding such a filter is a row here (and the
- * column in the attribution). The period, paging, sort and the code lists
- * (country, currency) have rules of their own in query.ts.
+ * The query parameters of GET /conversions (`report`) and GET /conversions/items
+ * (`items`), each defined once: the interface's name, the operations that take
+ * it, the CLI flag and its help, the description in the server's request schema,
+ * what kind of value it holds (and so how it is parsed and validated), and how it
+ * filters: the column of the attributed transactions (conv) it compares.
+ *
+ * Everything else derives from this table: the commander options
+ * (commands/options.ts), the flags a command turns into raw parameters
+ * (commands/shared.ts), the parser that validates a request once on both sides
+ * (query.ts), the server's request schemas (schemas.ts, documentation only), the
+ * API client's query string (api/backend.ts) and the local SQL filter
+ * (local/queries.ts). The query types (`ReportQuery`, `ItemsQuery`) derive from it
+ * too. Adding a filter is a row here, and the column in the attribution if it is
+ * new.
  *
  * Plain data: `convx --help` loads it.
  */
+import { SOURCE_TYPES } from './shapes.js';
+import type { SortKey, SourceType } from './types.js';
 
-export interface FilterParameter {
-  /** The interface's name: the query parameter and the ItemsQuery key. */
-  name: 'sourceId' | 'sourceType' | 'smartflowId' | 'deliveryId' | 'contactId' | 'orderId';
-  /** The CLI flag as commander declares it. */
-  flag: string;
+export type Operation = 'report' | 'items';
+
+/** A parameter's kind decides its value's type and how it is parsed. */
+export type ParameterKind =
+  /** YYYY-MM-DD, a real calendar date */
+  | 'date'
+  /** any non-empty text compared as it is */
+  | 'id'
+  /** one of SOURCE_TYPES */
+  | 'sourceType'
+  /** a comma-separated list of codes (countries, currencies), any case, upper-cased */
+  | 'codes'
+  /** free text, matched case-insensitively */
+  | 'text'
+  /** a whole number in decimal digits within bounds */
+  | 'count'
+  /** comma-separated fields of the response, "-" for descending */
+  | 'sort';
+
+export interface QueryParameter {
+  /** The interface's name: the query parameter and the key of the parsed query. */
+  name: string;
+  kind: ParameterKind;
+  /** The operations that take it. */
+  in: readonly Operation[];
+  /** The CLI flag as commander declares it (none: the parameter comes from a path, not a flag). */
+  flag?: string;
   /** The CLI help. */
-  help: string;
-  /** The description in the server's request schema (OpenAPI). */
-  description: string;
-  /** The column of the attributed transactions (conv) it must equal. */
-  column: string;
-  /** Also a filter of the per-source aliases (/v1/campaigns/{id}/conversions ...), whose path fixes the source. */
-  alias: boolean;
+  help?: string;
+  /** The description in the server's request schema (OpenAPI), per operation where they differ. */
+  description: string | Readonly<Record<Operation, string>>;
+  /** Required where the operation is listed (a date of items). */
+  required?: readonly Operation[];
+  /**
+   * How it filters the attributed transactions (conv): the column the value must equal
+   * (codes: be among, compared upper-cased). A parameter without one filters otherwise
+   * (the period, `q` the sources' names) or not at all (paging, sort).
+   */
+  column?: string;
+  /** Only transactions of sources of these types match (campaignId: a smartflow's campaign is not the campaign's). */
+  ofTypes?: readonly SourceType[];
+  /** It picks the source: the per-source aliases (/v1/campaigns/{id}/conversions ...), whose path fixes the source, do not take it. */
+  source?: boolean;
+  /** Not a query parameter of the interface: only a per-source alias's path sets it (/v1/campaigns/{campaignId}/conversions). */
+  pathOnly?: boolean;
+  /** codes: what one looks like. */
+  codes?: { pattern: string; one: string; many: string; example: string };
+  /** count: bounds and the value when absent. */
+  count?: { min: number; max: number; fallback: number };
+  /** sort: per operation, the default and whether several fields may be given. */
+  sort?: Readonly<Record<Operation, { fallback: string; multiple: boolean }>>;
 }
 
-export const ITEM_ID_FILTERS: readonly FilterParameter[] = [
-  { name: 'sourceId', flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id', alias: false },
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 1000;
+
+export const QUERY_PARAMETERS = [
+  {
+    name: 'dateFrom',
+    kind: 'date',
+    in: ['report', 'items'],
+    required: ['items'],
+    flag: '--from <date>',
+    help: 'first day, inclusive (YYYY-MM-DD, UTC)',
+    description: { report: 'first day; default: 29 days before dateTo', items: 'first day' },
+  },
+  {
+    name: 'dateTo',
+    kind: 'date',
+    in: ['report', 'items'],
+    required: ['items'],
+    flag: '--to <date>',
+    help: 'last day, inclusive (YYYY-MM-DD, UTC)',
+    description: { report: 'last day; default: today', items: 'last day' },
+  },
+  { name: 'sourceId', kind: 'id', in: ['items'], source: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
   {
     name: 'sourceType',
+    kind: 'sourceType',
+    in: ['items'],
+    source: true,
     flag: '--source-type <type>',
     help: 'only this source type: campaign, automation or smartflow',
     description: 'only this source type (with sourceId: both must match)',
     column: 'source_type',
-    alias: false,
   },
-  { name: 'smartflowId', flag: '--smartflow <id>', help: 'only this smartflow', description: 'only this smartflow', column: 'smartflow_id', alias: false },
-  { name: 'deliveryId', flag: '--delivery <id>', help: 'only this delivery', description: 'only this delivery', column: 'delivery_id', alias: false },
-  { name: 'contactId', flag: '--contact <id>', help: 'only this contact', description: 'only this contact', column: 'contact_id', alias: true },
-  { name: 'orderId', flag: '--order <id>', help: 'only this order id', description: 'only this order', column: 'order_id', alias: true },
-];
+  { name: 'smartflowId', kind: 'id', in: ['items'], source: true, flag: '--smartflow <id>', help: 'only this smartflow', description: 'only this smartflow', column: 'smartflow_id' },
+  { name: 'deliveryId', kind: 'id', in: ['items'], source: true, flag: '--delivery <id>', help: 'only this delivery', description: 'only this delivery', column: 'delivery_id' },
+  { name: 'contactId', kind: 'id', in: ['items'], flag: '--contact <id>', help: 'only this contact', description: 'only this contact', column: 'contact_id' },
+  { name: 'orderId', kind: 'id', in: ['items'], flag: '--order <id>', help: 'only this order id', description: 'only this order', column: 'order_id' },
+  {
+    name: 'campaignId',
+    kind: 'id',
+    in: ['items'],
+    pathOnly: true,
+    description: 'the campaign or automation of /v1/campaigns/{campaignId}/conversions',
+    column: 'campaign_id',
+    ofTypes: ['campaign', 'automation'],
+  },
+  {
+    name: 'country',
+    kind: 'codes',
+    in: ['report', 'items'],
+    flag: '--country <codes>',
+    help: 'only these countries: two-letter codes, comma-separated or repeated, any case (CZ,SK)',
+    description: 'comma-separated two-letter country codes of the transactions, any case (e.g. CZ,sk)',
+    column: 'country',
+    codes: { pattern: '^[A-Za-z]{2}$', one: 'a two-letter country code', many: 'two-letter country codes', example: 'CZ' },
+  },
+  {
+    name: 'currency',
+    kind: 'codes',
+    in: ['report', 'items'],
+    flag: '--currency <codes>',
+    help: 'only these order currencies: three-letter codes, comma-separated or repeated, any case (EUR,CZK)',
+    description: 'comma-separated three-letter order currencies, any case (e.g. EUR,czk)',
+    column: 'currency',
+    codes: { pattern: '^[A-Za-z]{3}$', one: 'a three-letter currency code', many: 'three-letter currency codes', example: 'EUR' },
+  },
+  {
+    name: 'q',
+    kind: 'text',
+    in: ['report'],
+    flag: '-q, --query <text>',
+    help: 'only sources whose name or smartflow name contains the text',
+    description: 'case-insensitive text in the row name or its smartflow name',
+  },
+  {
+    name: 'sort',
+    kind: 'sort',
+    in: ['report', 'items'],
+    flag: '--sort <fields>',
+    help: 'sort fields, comma-separated or repeated, "-" for descending',
+    description: { report: 'comma-separated fields, "-" for descending', items: 'one field, "-" for descending' },
+    sort: { report: { fallback: '-conversionsAmountWTax,name', multiple: true }, items: { fallback: '-datetime', multiple: false } },
+  },
+  {
+    name: 'limit',
+    kind: 'count',
+    in: ['report', 'items'],
+    flag: '--limit <n>',
+    help: `rows per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT})`,
+    description: `rows per page (default ${DEFAULT_LIMIT})`,
+    count: { min: 1, max: MAX_LIMIT, fallback: DEFAULT_LIMIT },
+  },
+  {
+    name: 'offset',
+    kind: 'count',
+    in: ['report', 'items'],
+    flag: '--offset <n>',
+    help: 'rows to skip (default 0)',
+    description: 'rows to skip (default 0)',
+    count: { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 },
+  },
+] as const satisfies readonly QueryParameter[];
 
-/** The flag as typed: `--source-type <type>` is `--source-type`. */
+/** One row of the table, with its literal types. */
+export type Parameter = (typeof QUERY_PARAMETERS)[number];
+export type ParameterName = Parameter['name'];
+
+/** The rows an operation takes. */
+export type ParameterOf<Op extends Operation> = Parameter extends infer P ? (P extends { in: readonly (infer O)[] } ? (Op extends O ? P : never) : never) : never;
+
+/** The value a parsed query holds for a parameter of this kind. */
+type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text'
+  ? string
+  : P['kind'] extends 'sourceType'
+    ? SourceType
+    : P['kind'] extends 'codes'
+      ? string[]
+      : P['kind'] extends 'count'
+        ? number
+        : SortKey[];
+
+/** Kinds a parsed query always holds: the period (defaulted for a report), paging and sort. */
+type Always = 'date' | 'count' | 'sort';
+
+/** The parsed query of an operation: every parameter it takes, under its interface name, typed by its kind. */
+export type QueryOf<Op extends Operation> = {
+  [P in ParameterOf<Op> as P['kind'] extends Always ? P['name'] : never]: ValueOf<P>;
+} & {
+  [P in ParameterOf<Op> as P['kind'] extends Always ? never : P['name']]?: ValueOf<P>;
+};
+
+export const parameters = (operation: Operation): Parameter[] =>
+  QUERY_PARAMETERS.filter((p) => (p.in as readonly Operation[]).includes(operation));
+
+/** The parameters that narrow what an operation returns beyond the period (its filters), in the table's order. */
+export const filterNames = (operation: Operation): string[] =>
+  parameters(operation)
+    .filter((p) => field(p, 'column') !== undefined || p.kind === 'text')
+    .map((p) => p.name);
+
+/** A parameter's field of the table, read without narrowing to the rows that have it. */
+export function field<K extends keyof QueryParameter>(p: Parameter, key: K): QueryParameter[K] | undefined {
+  return (p as QueryParameter)[key];
+}
+
+/** Its description for an operation. */
+export function describe(p: Parameter, operation: Operation): string {
+  const d = field(p, 'description')!;
+  return typeof d === 'string' ? d : d[operation];
+}
+
+/** The items filters that take one id (or one source type) from a flag. */
+export const ITEM_ID_FILTERS = QUERY_PARAMETERS.filter((p) => (p.kind === 'id' || p.kind === 'sourceType') && 'flag' in p);
+
+export { SOURCE_TYPES };
+
+/** The flag as typed: `-q, --query <text>` is `--query`. */
 export function flagName(flag: string): string {
   return /--[a-z0-9-]+/.exec(flag)![0];
 }

@@ -5,48 +5,24 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { ITEM_ID_FILTERS } from './parameters.js';
-import {
-  SOURCE_TYPES,
-  type ItemsQuery,
-  type ReportQuery,
-  type SortKey,
-  type SourceType,
-} from './types.js';
+import { field, parameters, QUERY_PARAMETERS, SOURCE_TYPES, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import type { SortKey } from './types.js';
 
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 1000;
+export { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js';
 export const DEFAULT_REPORT_DAYS = 30;
 
 export const ITEMS_SORT_FIELDS = scalarFields(RECORD_FIELDS);
 export const REPORT_SORT_FIELDS = scalarFields(AGGREGATE_FIELDS);
 
-export const DEFAULT_ITEMS_SORT = '-datetime';
-export const DEFAULT_REPORT_SORT = '-conversionsAmountWTax,name';
+/** The fields an operation may sort by: the scalar fields of its rows (model/shapes.ts). */
+export const SORT_FIELDS: Readonly<Record<Operation, readonly string[]>> = { report: REPORT_SORT_FIELDS, items: ITEMS_SORT_FIELDS };
 
+/** The parsed queries, typed from the table of parameters (model/parameters.ts). */
+export type ReportQuery = QueryOf<'report'>;
+export type ItemsQuery = QueryOf<'items'>;
+
+/** The raw parameters of a request: each under its interface name, as text (absent: undefined). */
 export type RawParams = Record<string, string | undefined>;
-
-export const ITEMS_PARAMETERS = [
-  'dateFrom',
-  'dateTo',
-  ...ITEM_ID_FILTERS.map((f) => f.name),
-  'country',
-  'currency',
-  'limit',
-  'offset',
-  'sort',
-] as const;
-
-export const REPORT_PARAMETERS = [
-  'dateFrom',
-  'dateTo',
-  'country',
-  'currency',
-  'limit',
-  'offset',
-  'q',
-  'sort',
-] as const;
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -81,7 +57,10 @@ export function cliWording(problem: ParameterProblem): string | undefined {
   return CLI_WORDING.get(problem);
 }
 
-/** Collects every problem before throwing, so one run names all of them. */
+/** Where a parameter stands in the table (unknown names first): problems are named in this order. */
+const rank = (parameter: string) => QUERY_PARAMETERS.findIndex((p) => p.name === parameter);
+
+/** Collects every problem before throwing, so one run names all of them, in the table's order. */
 class Problems {
   readonly list: ParameterProblem[] = [];
   /** cli: the message as the CLI words it, when it names another parameter. */
@@ -92,6 +71,7 @@ class Problems {
   }
   throwIfAny(): void {
     if (this.list.length === 0) return;
+    this.list.sort((a, b) => rank(a.parameter) - rank(b.parameter));
     const text = this.list.map((p) => `${p.parameter}: ${p.message}`).join('; ');
     throw new UsageError(`invalid parameter${this.list.length > 1 ? 's' : ''}: ${text}`, this.list);
   }
@@ -102,46 +82,6 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === '' ? undefined : value;
 }
 
-function parseDateParam(
-  problems: Problems,
-  raw: RawParams,
-  name: 'dateFrom' | 'dateTo',
-  required: boolean,
-): string | undefined {
-  const value = nonEmpty(raw[name]);
-  if (value === undefined) {
-    if (required) problems.add(name, 'is required (YYYY-MM-DD)');
-    return undefined;
-  }
-  if (!isValidDate(value)) {
-    problems.add(name, `"${value}" is not a date of the form YYYY-MM-DD`);
-    return undefined;
-  }
-  return value;
-}
-
-function parseIntParam(
-  problems: Problems,
-  raw: RawParams,
-  name: 'limit' | 'offset',
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const value = nonEmpty(raw[name]);
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    problems.add(
-      name,
-      max === Number.MAX_SAFE_INTEGER
-        ? `"${value}" must be a whole number >= ${min}`
-        : `"${value}" must be a whole number from ${min} to ${max}`,
-    );
-    return fallback;
-  }
-  return Number(value);
-}
-
 function parseList(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const items = value
@@ -149,29 +89,6 @@ function parseList(value: string | undefined): string[] | undefined {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   return items.length ? items : undefined;
-}
-
-/** What a code of a list parameter looks like: ISO 3166-1 alpha-2 countries, ISO 4217 currencies. */
-const CODES = {
-  country: { pattern: /^[A-Za-z]{2}$/, one: 'a two-letter country code', many: 'two-letter country codes', example: 'CZ' },
-  currency: { pattern: /^[A-Za-z]{3}$/, one: 'a three-letter currency code', many: 'three-letter currency codes', example: 'EUR' },
-} as const;
-
-/**
- * A comma-separated list of country or currency codes, in any case: upper-cased,
- * each once, in the order given. A code of the wrong shape is a problem.
- */
-function parseCodes(problems: Problems, raw: RawParams, name: keyof typeof CODES): string[] | undefined {
-  const items = parseList(raw[name]);
-  if (!items) return undefined;
-  const rule = CODES[name];
-  const bad = items.filter((code) => !rule.pattern.test(code));
-  if (bad.length) {
-    const quoted = bad.map((code) => `"${code}"`).join(', ');
-    problems.add(name, `${quoted} ${bad.length === 1 ? `is not ${rule.one}` : `are not ${rule.many}`} (e.g. ${rule.example})`);
-    return undefined;
-  }
-  return [...new Set(items.map((code) => code.toUpperCase()))];
 }
 
 export function parseSort(
@@ -202,43 +119,110 @@ export function parseSort(
   return keys;
 }
 
+/**
+ * One parameter's value from its raw text, by its kind (model/parameters.ts); a
+ * problem and undefined when it is not valid. Absent (or empty, for a filter):
+ * the kind's default, or undefined.
+ */
+function parseParameter(problems: Problems, p: Parameter, operation: Operation, text: string | undefined): unknown {
+  const name = p.name;
+  switch (p.kind) {
+    case 'date': {
+      const value = nonEmpty(text);
+      if (value === undefined) {
+        if ((field(p, 'required') ?? []).includes(operation)) problems.add(name, 'is required (YYYY-MM-DD)');
+        return undefined;
+      }
+      if (!isValidDate(value)) {
+        problems.add(name, `"${value}" is not a date of the form YYYY-MM-DD`);
+        return undefined;
+      }
+      return value;
+    }
+    case 'count': {
+      const { min, max, fallback } = field(p, 'count')!;
+      if (text === undefined) return fallback;
+      // Decimal digits only: not 0x10, 1e3, +5 or an empty value.
+      if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+        const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+        problems.add(name, `"${text}" must be a whole number ${range}`);
+        return fallback;
+      }
+      return Number(text);
+    }
+    case 'sort': {
+      const { fallback, multiple } = field(p, 'sort')![operation];
+      return parseSort(problems, nonEmpty(text) ?? fallback, SORT_FIELDS[operation], multiple);
+    }
+    case 'codes': {
+      const items = parseList(text);
+      if (!items) return undefined;
+      const rule = field(p, 'codes')!;
+      const pattern = new RegExp(rule.pattern);
+      const bad = items.filter((code) => !pattern.test(code));
+      if (bad.length) {
+        const quoted = bad.map((code) => `"${code}"`).join(', ');
+        problems.add(name, `${quoted} ${bad.length === 1 ? `is not ${rule.one}` : `are not ${rule.many}`} (e.g. ${rule.example})`);
+        return undefined;
+      }
+      // Each code once, upper-cased, in the order given.
+      return [...new Set(items.map((code) => code.toUpperCase()))];
+    }
+    case 'sourceType': {
+      const value = nonEmpty(text);
+      if (value !== undefined && !(SOURCE_TYPES as readonly string[]).includes(value)) {
+        problems.add(name, `"${value}" is not one of ${SOURCE_TYPES.join(', ')}`);
+        return undefined;
+      }
+      return value;
+    }
+    case 'id':
+    case 'text':
+      return nonEmpty(text);
+  }
+}
+
+/**
+ * The parameters of an operation from raw text, each by its row of the table:
+ * unknown names and every invalid value are problems, named all at once.
+ * `accepted`: the parameters this request may carry (a per-source alias does not
+ * take the source filters; only its path sets campaignId).
+ */
+function parseOperation(problems: Problems, raw: RawParams, operation: Operation, accepted: (p: Parameter) => boolean): Record<string, unknown> {
+  const taken = parameters(operation).filter(accepted);
+  for (const key of Object.keys(raw)) {
+    if (raw[key] !== undefined && !taken.some((p) => p.name === key)) problems.add(key, 'is not a parameter of this operation');
+  }
+  const query: Record<string, unknown> = {};
+  for (const p of taken) {
+    const value = parseParameter(problems, p, operation, raw[p.name]);
+    if (value !== undefined) query[p.name] = value;
+  }
+  return query;
+}
+
 function checkPeriod(problems: Problems, from?: string, to?: string): void {
   if (from && to && from > to) problems.add('dateFrom', `${from} is after dateTo ${to}`, `${from} is after --to ${to}`);
 }
 
-function rejectUnknown(problems: Problems, raw: RawParams, known: readonly string[]): void {
-  for (const key of Object.keys(raw)) {
-    if (raw[key] !== undefined && !known.includes(key)) problems.add(key, 'is not a parameter of this operation');
-  }
+/** Which parameters a request of an operation may carry. */
+export interface Accepting {
+  /** campaignId, which only a per-source alias's path (or drill's target) sets. */
+  campaignId?: boolean;
+  /** the source filters (sourceId, sourceType, smartflowId, deliveryId); not on a per-source alias, whose path fixes the source. */
+  sourceFilters?: boolean;
 }
 
-export function parseItemsQuery(raw: RawParams, options: { allowCampaignId?: boolean } = {}): ItemsQuery {
+const accepting =
+  ({ campaignId = false, sourceFilters = true }: Accepting) =>
+  (p: Parameter) =>
+    (!field(p, 'pathOnly') || campaignId) && (!field(p, 'source') || sourceFilters);
+
+export function parseItemsQuery(raw: RawParams, options: Accepting = {}): ItemsQuery {
   const problems = new Problems();
-  rejectUnknown(problems, raw, options.allowCampaignId ? [...ITEMS_PARAMETERS, 'campaignId'] : ITEMS_PARAMETERS);
-  const dateFrom = parseDateParam(problems, raw, 'dateFrom', true);
-  const dateTo = parseDateParam(problems, raw, 'dateTo', true);
-  checkPeriod(problems, dateFrom, dateTo);
-  const limit = parseIntParam(problems, raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
-  const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_ITEMS_SORT, ITEMS_SORT_FIELDS, false);
-  const sourceType = nonEmpty(raw.sourceType);
-  if (sourceType !== undefined && !(SOURCE_TYPES as readonly string[]).includes(sourceType)) {
-    problems.add('sourceType', `"${sourceType}" is not one of ${SOURCE_TYPES.join(', ')}`);
-  }
-  const country = parseCodes(problems, raw, 'country');
-  const currency = parseCodes(problems, raw, 'currency');
+  const query = parseOperation(problems, raw, 'items', accepting(options)) as ItemsQuery;
+  checkPeriod(problems, query.dateFrom, query.dateTo);
   problems.throwIfAny();
-  const query: ItemsQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
-  for (const { name } of ITEM_ID_FILTERS) {
-    const value = nonEmpty(raw[name]);
-    if (value === undefined) continue;
-    if (name === 'sourceType') query.sourceType = value as SourceType;
-    else query[name] = value;
-  }
-  const campaignId = nonEmpty(raw.campaignId);
-  if (campaignId !== undefined) query.campaignId = campaignId;
-  if (country) query.country = country;
-  if (currency) query.currency = currency;
   return query;
 }
 
@@ -266,22 +250,49 @@ export function defaultPeriod(
 
 export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
   const problems = new Problems();
-  rejectUnknown(problems, raw, REPORT_PARAMETERS);
-  let dateFrom = parseDateParam(problems, raw, 'dateFrom', false);
-  let dateTo = parseDateParam(problems, raw, 'dateTo', false);
-  const limit = parseIntParam(problems, raw, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
-  const offset = parseIntParam(problems, raw, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const sort = parseSort(problems, nonEmpty(raw.sort) ?? DEFAULT_REPORT_SORT, REPORT_SORT_FIELDS, true);
-  const country = parseCodes(problems, raw, 'country');
-  const currency = parseCodes(problems, raw, 'currency');
+  const query = parseOperation(problems, raw, 'report', accepting({})) as ReportQuery;
   problems.throwIfAny();
-  ({ dateFrom, dateTo } = defaultPeriod(dateFrom, dateTo, today));
+  const { dateFrom, dateTo } = defaultPeriod(query.dateFrom, query.dateTo, today);
   checkPeriod(problems, dateFrom, dateTo);
   problems.throwIfAny();
-  const query: ReportQuery = { dateFrom: dateFrom!, dateTo: dateTo!, limit, offset, sort };
-  if (country) query.country = country;
-  if (currency) query.currency = currency;
-  const q = nonEmpty(raw.q);
-  if (q !== undefined) query.q = q;
-  return query;
+  return { ...query, dateFrom: dateFrom!, dateTo: dateTo! };
+}
+
+/** A look-up by id (order, contact, activity) takes no query parameters. */
+export function parseNoQuery(raw: RawParams): void {
+  const problems = new Problems();
+  for (const key of Object.keys(raw)) {
+    if (raw[key] !== undefined) problems.add(key, 'is not a parameter of this operation');
+  }
+  problems.throwIfAny();
+}
+
+/** A sort as the interface writes it: `-conversionsAmountWTax,name`. */
+export function formatSort(sort: readonly SortKey[]): string {
+  return sort.map((k) => (k.descending ? '-' : '') + k.field).join(',');
+}
+
+/**
+ * A parsed query back to raw parameters, each by its row of the table: what API mode
+ * sends (parsing them again gives the same query). Path-only parameters (campaignId)
+ * are left to the caller, which puts them in the path.
+ */
+export function formatQuery(operation: Operation, query: ReportQuery | ItemsQuery): RawParams {
+  const values = query as Record<string, unknown>;
+  const raw: RawParams = {};
+  for (const p of parameters(operation)) {
+    const value = values[p.name];
+    if (value === undefined || field(p, 'pathOnly')) continue;
+    switch (p.kind) {
+      case 'codes':
+        raw[p.name] = (value as string[]).join(',');
+        break;
+      case 'sort':
+        raw[p.name] = formatSort(value as SortKey[]);
+        break;
+      default:
+        raw[p.name] = String(value);
+    }
+  }
+  return raw;
 }

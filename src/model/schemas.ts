@@ -1,73 +1,55 @@
 /**
- * JSON Schemas of the query parameters the server validates (and documents in
- * /openapi.json), and the documented responses of each route.
+ * JSON Schemas of the query parameters the server documents in /openapi.json
+ * (from the table in parameters.ts), and the documented responses of each route.
  */
-import type { ParameterProblem } from '../errors.js';
-import { ITEM_ID_FILTERS } from './parameters.js';
-import { DEFAULT_LIMIT, ITEMS_SORT_FIELDS, MAX_LIMIT, REPORT_SORT_FIELDS } from './query.js';
+import { describe, field, parameters, type Operation, type Parameter } from './parameters.js';
+import { SORT_FIELDS } from './query.js';
 import { ref } from './shapes.js';
 import { SOURCE_TYPES } from './types.js';
 
-const date = (what: string) => ({ type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${what} (YYYY-MM-DD, UTC, inclusive)` });
-const id = (description: string) => ({ type: 'string', description });
-const list = (what: string) => ({ type: 'string', description: `comma-separated ${what}` });
-const paging = {
-  limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, description: `rows per page (default ${DEFAULT_LIMIT})` },
-  offset: { type: 'integer', minimum: 0, description: 'rows to skip (default 0)' },
-};
+/**
+ * A parameter's JSON Schema, from its row of the table: what /openapi.json documents.
+ * The server does not validate with these: the shared parser (query.ts) checks a
+ * request once, on both sides, so the rules and their wording are the CLI's too.
+ */
+function parameterSchema(p: Parameter, operation: Operation): Record<string, unknown> {
+  const description = describe(p, operation);
+  switch (p.kind) {
+    case 'date':
+      return { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD, UTC, inclusive)` };
+    case 'count': {
+      const { min, max } = field(p, 'count')!;
+      return { type: 'integer', minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }), description };
+    }
+    case 'sort': {
+      const fallback = field(p, 'sort')![operation].fallback;
+      return { type: 'string', description: `${description} (default ${fallback}): ${SORT_FIELDS[operation].join(', ')}` };
+    }
+    case 'sourceType':
+      return { type: 'string', enum: [...SOURCE_TYPES], description };
+    case 'codes':
+    case 'id':
+    case 'text':
+      return { type: 'string', description };
+  }
+}
 
-export const REPORT_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    dateFrom: date('first day; default: 29 days before dateTo'),
-    dateTo: date('last day; default: today'),
-    country: list('two-letter country codes of the transactions, any case (e.g. CZ,sk)'),
-    currency: list('three-letter order currencies, any case (e.g. EUR,czk)'),
-    ...paging,
-    q: { type: 'string', description: 'case-insensitive text in the row name or its smartflow name' },
-    sort: {
-      type: 'string',
-      description: `comma-separated fields, "-" for descending (default -conversionsAmountWTax,name): ${REPORT_SORT_FIELDS.join(', ')}`,
-    },
-  },
-} as const;
+/** The query string of an operation, as the table says (a per-source alias without the source filters). */
+function querySchema(operation: Operation, alias = false) {
+  const taken = parameters(operation).filter((p) => !field(p, 'pathOnly') && !(alias && field(p, 'source')));
+  const required = taken.filter((p) => (field(p, 'required') ?? []).includes(operation)).map((p) => p.name);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    ...(required.length ? { required } : {}),
+    properties: Object.fromEntries(taken.map((p) => [p.name, parameterSchema(p, operation)])),
+  };
+}
 
-/** The id filters of model/parameters.ts, each a string property (sourceType: one of the types). */
-const idFilters = (alias: boolean) =>
-  Object.fromEntries(
-    ITEM_ID_FILTERS.filter((f) => !alias || f.alias).map((f) => [
-      f.name,
-      f.name === 'sourceType' ? { type: 'string', enum: [...SOURCE_TYPES], description: f.description } : id(f.description),
-    ]),
-  );
-
-const itemsFilters = {
-  country: list('two-letter country codes, any case (e.g. CZ,sk)'),
-  currency: list('three-letter order currencies, any case (e.g. EUR,czk)'),
-  ...paging,
-  sort: { type: 'string', description: `one field, "-" for descending (default -datetime): ${ITEMS_SORT_FIELDS.join(', ')}` },
-};
-
-export const ITEMS_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['dateFrom', 'dateTo'],
-  properties: {
-    dateFrom: date('first day'),
-    dateTo: date('last day'),
-    ...idFilters(false),
-    ...itemsFilters,
-  },
-} as const;
-
+export const REPORT_QUERY = querySchema('report');
+export const ITEMS_QUERY = querySchema('items');
 /** The per-source aliases: the items query with its source fixed by the path. */
-export const ALIAS_QUERY = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['dateFrom', 'dateTo'],
-  properties: { dateFrom: date('first day'), dateTo: date('last day'), ...idFilters(true), ...itemsFilters },
-} as const;
+export const ALIAS_QUERY = querySchema('items', true);
 
 /** Response headers in fastify's form (@fastify/swagger turns each into an OpenAPI header object). */
 const retryAfter = {
@@ -224,27 +206,3 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
   };
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * Integer query parameters accept decimal digits only: the schema validator
- * would coerce "0x10", "1e3" or "1.0" to numbers. One problem per parameter
- * of `querySchema` typed integer whose value in `query` is any other text.
- */
-export function nonDecimalIntegers(querySchema: unknown, query: unknown): ParameterProblem[] {
-  if (!isRecord(querySchema) || !isRecord(querySchema.properties) || !isRecord(query)) return [];
-  const problems: ParameterProblem[] = [];
-  for (const [name, property] of Object.entries(querySchema.properties)) {
-    const value = query[name];
-    if (!isRecord(property) || property.type !== 'integer' || typeof value !== 'string' || /^[0-9]+$/.test(value)) continue;
-    const { minimum, maximum } = property;
-    const range =
-      typeof minimum === 'number' && typeof maximum === 'number'
-        ? ` from ${minimum} to ${maximum}`
-        : typeof minimum === 'number'
-          ? ` >= ${minimum}`
-          : '';
-    problems.push({ parameter: name, message: `must be a whole number${range} written in decimal digits (got ${JSON.stringify(value.slice(0, 40))})` });
-  }
-  return problems;
-}

@@ -1,23 +1,44 @@
 /**
  * The interface's response shapes as JSON Schema (interface tables 2.1 to 2.7), in field
  * order. API mode checks responses against them, the server documents them in
- * /openapi.json, and model/fields.ts takes the field names from them.
+ * /openapi.json, model/fields.ts takes the field names from them and model/types.ts
+ * the TypeScript types of the responses. The literal types (`as const`) are what
+ * lets types.ts read them.
  */
-import { SOURCE_TYPES } from './types.js';
 
-const str = { type: 'string' };
-const nullableStr = { type: ['string', 'null'] };
-const timestamp = { type: 'string', format: 'date-time' };
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
-const num = { type: 'number' };
-const int = { type: 'integer' };
-const strings = { type: 'array', items: { type: 'string' } };
-const object = (properties: Record<string, unknown>) => ({
-  type: 'object',
+/** The kinds of source a conversion is attributed to (Source.type); model/types.ts re-exports it. */
+export const SOURCE_TYPES = ['campaign', 'automation', 'smartflow'] as const;
+
+const str = { type: 'string' } as const;
+const nullableStr = { type: ['string', 'null'] } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+const num = { type: 'number' } as const;
+const int = { type: 'integer' } as const;
+const strings = { type: 'array', items: { type: 'string' } } as const;
+const object = <P extends Record<string, unknown>>(properties: P) => ({
+  type: 'object' as const,
   required: Object.keys(properties),
   properties,
 });
-export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const ref = <N extends string>(name: N) => ({ $ref: `#/components/schemas/${name}` as const });
+
+/** The conversion figures of an AggregateRow and of each of its BreakdownRows, in field order. */
+const CONVERSION_FIGURES = {
+  conversionsAmountWoTax: num,
+  conversionsAmountWTax: num,
+  conversionsNumber: int,
+};
+
+/** The refund and gross figures of an AggregateRow and of each of its BreakdownRows, in field order. */
+const REFUND_AND_GROSS_FIGURES = {
+  refundsAmountWoTax: num,
+  refundsAmountWTax: num,
+  refundsNumber: int,
+  grossConversionsAmountWoTax: num,
+  grossConversionsAmountWTax: num,
+  grossConversionsNumber: int,
+};
 
 export const COMPONENT_SCHEMAS = {
   Paging: object({ start: int, count: int, totalCount: int }),
@@ -45,23 +66,16 @@ export const COMPONENT_SCHEMAS = {
     conversionsReferenceAmount: num,
     referenceCurrency: str,
     country: nullableStr,
-    isRefund: { type: 'boolean' },
+    isRefund: { type: 'boolean' } as const,
     attribution: ref('Attribution'),
     source: ref('Source'),
     activityUrl: str,
   }),
   BreakdownRow: object({
     currency: str,
-    conversionsAmountWoTax: num,
-    conversionsAmountWTax: num,
-    conversionsNumber: int,
+    ...CONVERSION_FIGURES,
     averageConversion: num,
-    refundsAmountWoTax: num,
-    refundsAmountWTax: num,
-    refundsNumber: int,
-    grossConversionsAmountWoTax: num,
-    grossConversionsAmountWTax: num,
-    grossConversionsNumber: int,
+    ...REFUND_AND_GROSS_FIGURES,
     conversionAmountWoTaxReference: num,
     conversionAmountWTaxReference: num,
   }),
@@ -72,23 +86,16 @@ export const COMPONENT_SCHEMAS = {
     sourceStartedAt: nullableTimestamp,
     firstConversionAt: nullableTimestamp,
     lastConversionAt: nullableTimestamp,
-    conversionsAmountWoTax: num,
-    conversionsAmountWTax: num,
-    conversionsNumber: int,
+    ...CONVERSION_FIGURES,
     referenceCurrency: str,
     uniqueContacts: int,
     averageConversion: num,
     averageUniqueConversion: num,
-    refundsAmountWoTax: num,
-    refundsAmountWTax: num,
-    refundsNumber: int,
-    grossConversionsAmountWoTax: num,
-    grossConversionsAmountWTax: num,
-    grossConversionsNumber: int,
-    breakdown: { type: 'array', items: ref('BreakdownRow') },
+    ...REFUND_AND_GROSS_FIGURES,
+    breakdown: { type: 'array', items: ref('BreakdownRow') } as const,
   }),
-  ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') }, paging: ref('Paging') }),
-  ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') }, paging: ref('Paging') }),
+  ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') } as const, paging: ref('Paging') }),
+  ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') } as const, paging: ref('Paging') }),
   Finding: {
     type: 'object',
     required: ['code', 'message'],

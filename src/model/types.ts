@@ -1,99 +1,66 @@
-/** JSON shapes of the reporting interface (interface document, tables 2.1 to 2.5). */
+/**
+ * JSON shapes of the reporting interface (interface document, tables 2.1 to 2.5):
+ * the response types are read from their JSON Schemas in shapes.ts, so a field is
+ * defined once.
+ */
+import type { COMPONENT_SCHEMAS, SOURCE_TYPES } from './shapes.js';
 
-export const SOURCE_TYPES = ['campaign', 'automation', 'smartflow'] as const;
+export { SOURCE_TYPES } from './shapes.js';
 export type SourceType = (typeof SOURCE_TYPES)[number];
 
-export interface Source {
-  type: SourceType;
-  id: string;
-  name: string;
-  campaignId: string;
-  smartflowId: string | null;
-  smartflowName: string | null;
-  deliveryId: string | null;
-  deliveryName: string | null;
-  detailUrl: string;
-}
+type Schemas = typeof COMPONENT_SCHEMAS;
 
-export interface Attribution {
-  touch: string;
-  datetime: string;
-  hoursToConversion: number;
-  model: 'last-click';
-  windowDays: number;
-}
+/** A JSON type name as TypeScript: 'string' is string, ['string', 'null'] is string | null. */
+type JsonType<T> = T extends readonly (infer U)[]
+  ? JsonType<U>
+  : T extends 'string'
+    ? string
+    : T extends 'number' | 'integer'
+      ? number
+      : T extends 'boolean'
+        ? boolean
+        : T extends 'null'
+          ? null
+          : never;
 
-export interface ConversionRecord {
-  contactId: string;
-  clientContactId: string | null;
-  datetime: string;
-  orderId: string;
-  firstName: string | null;
-  surname: string | null;
-  conversionsAmount: number;
-  conversionsCurrency: string;
-  conversionsReferenceAmount: number;
-  referenceCurrency: string;
-  country: string | null;
-  isRefund: boolean;
-  attribution: Attribution;
-  source: Source;
-  activityUrl: string;
-}
+/**
+ * The TypeScript type of a schema from shapes.ts, for the forms used there:
+ * $ref (to the interface of that name below), enum, array, object, type.
+ */
+type FromSchema<S> = S extends { $ref: `#/components/schemas/${infer N extends keyof Named}` }
+  ? Named[N]
+  : S extends { enum: readonly (infer E)[] }
+    ? E
+    : S extends { type: 'array'; items: infer I }
+      ? FromSchema<I>[]
+      : S extends { type: 'object'; properties: infer P }
+        ? { -readonly [K in keyof P]: FromSchema<P[K]> }
+        : S extends { type: infer T }
+          ? JsonType<T>
+          : never;
 
-export interface BreakdownRow {
-  currency: string;
-  conversionsAmountWoTax: number;
-  conversionsAmountWTax: number;
-  conversionsNumber: number;
-  averageConversion: number;
-  refundsAmountWoTax: number;
-  refundsAmountWTax: number;
-  refundsNumber: number;
-  grossConversionsAmountWoTax: number;
-  grossConversionsAmountWTax: number;
-  grossConversionsNumber: number;
-  conversionAmountWoTaxReference: number;
-  conversionAmountWTaxReference: number;
-}
+type Shape<N extends keyof Schemas> = FromSchema<Schemas[N]>;
 
-export interface AggregateRow {
-  id: string;
-  name: string;
-  source: Source;
-  sourceStartedAt: string | null;
-  firstConversionAt: string | null;
-  lastConversionAt: string | null;
-  conversionsAmountWoTax: number;
-  conversionsAmountWTax: number;
-  conversionsNumber: number;
-  referenceCurrency: string;
-  uniqueContacts: number;
-  averageConversion: number;
-  averageUniqueConversion: number;
-  refundsAmountWoTax: number;
-  refundsAmountWTax: number;
-  refundsNumber: number;
-  grossConversionsAmountWoTax: number;
-  grossConversionsAmountWTax: number;
-  grossConversionsNumber: number;
-  breakdown: BreakdownRow[];
+export interface Source extends Shape<'Source'> {}
+export interface Attribution extends Shape<'Attribution'> {
+  /** The schema says string; convx only ever attributes by last click. */
+  model: typeof ATTRIBUTION_MODEL;
 }
+export interface ConversionRecord extends Shape<'ConversionRecord'> {}
+export interface BreakdownRow extends Shape<'BreakdownRow'> {}
+export interface AggregateRow extends Shape<'AggregateRow'> {}
+export interface Paging extends Shape<'Paging'> {}
+export interface ItemsResponse extends Shape<'ItemsResponse'> {}
+export interface ReportResponse extends Shape<'ReportResponse'> {}
 
-export interface Paging {
-  start: number;
-  count: number;
-  totalCount: number;
-}
-
-export interface ItemsResponse {
-  conversions: ConversionRecord[];
-  paging: Paging;
-}
-
-export interface ReportResponse {
-  conversions: AggregateRow[];
-  paging: Paging;
+/** The interfaces a $ref names. */
+interface Named {
+  Source: Source;
+  Attribution: Attribution;
+  ConversionRecord: ConversionRecord;
+  BreakdownRow: BreakdownRow;
+  AggregateRow: AggregateRow;
+  Paging: Paging;
 }
 
 export interface SortKey {

@@ -11,8 +11,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Backend } from '../backend.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
-import { parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
-import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, nonDecimalIntegers, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
+import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RawParams } from '../model/query.js';
+import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
@@ -43,13 +43,22 @@ declare module 'fastify' {
   }
 }
 
-/** Turns the query object fastify parsed back into the raw parameters the shared parser takes. */
-function rawParams(query: unknown, fixed: RawParams = {}): RawParams {
+/**
+ * The query string as the shared parser takes it (model/query.ts validates it, once: the
+ * routes' schemas only document it). A parameter given twice is a problem, not a list.
+ */
+function rawParams(query: unknown): RawParams {
   const raw: RawParams = {};
+  const repeated: string[] = [];
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
-    if (value !== undefined) raw[key] = String(value);
+    if (Array.isArray(value)) repeated.push(key);
+    else if (value !== undefined) raw[key] = String(value);
   }
-  return { ...raw, ...fixed };
+  if (repeated.length) {
+    const problems = repeated.map((parameter) => ({ parameter, message: 'is given more than once (a list is comma-separated)' }));
+    throw new UsageError(`invalid parameters: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, problems);
+  }
+  return raw;
 }
 
 function sendProblem(reply: FastifyReply, failure: ProblemError): FastifyReply {
@@ -85,7 +94,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: { requireHostHeader: false },
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     frameworkErrors: (error, request, reply) => {
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
@@ -178,12 +186,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     logRequest(request.method, request.url, reply.statusCode, started.get(request), request.plugin || undefined);
   });
-  app.addHook('preValidation', async (request) => {
-    const problems = nonDecimalIntegers(request.routeOptions.schema?.querystring, request.query);
-    if (problems.length) {
-      throw new UsageError(`invalid parameters: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, problems);
-    }
-  });
+  // A request is validated once, by the parser the CLI uses too (model/query.ts): the routes'
+  // query schemas document the parameters in /openapi.json, and the validate body is checked by
+  // the validation, which answers with findings. Nothing is validated by schema here.
+  app.setValidatorCompiler(() => () => true);
 
   /** Auth runs before parameter validation, so an anonymous caller learns nothing about parameters; then the token's rate. */
   const authenticate = async (request: FastifyRequest) => {
@@ -266,24 +272,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
+  /** The items, or a per-source alias: its path fixes the source, so its query string takes no source filter. */
   const itemsRoute = (
     url: string,
     operationId: string,
     summary: string,
     querystring: object,
-    fixed: (params: Record<string, string>) => RawParams,
+    fixed?: (params: Record<string, string>) => Partial<ItemsQuery>,
   ) => {
     docs.set(url, 'items');
     app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring }) }, async (request, reply) => {
-      const raw = rawParams(request.query, fixed(request.params as Record<string, string>));
-      const parsed = parseItemsQuery(raw, { allowCampaignId: true });
+      const query = parseItemsQuery(rawParams(request.query), { sourceFilters: fixed === undefined });
+      const parsed = { ...query, ...fixed?.(request.params as Record<string, string>) };
       return taggedQuery(request, reply, parsed, async (b) => {
         const page = await b.items(parsed);
         return { conversions: page.rows, paging: page.paging };
       });
     });
   };
-  itemsRoute('/v1/conversions/items', 'listConversionItems', 'Individual conversion records', ITEMS_QUERY, () => ({}));
+  itemsRoute('/v1/conversions/items', 'listConversionItems', 'Individual conversion records', ITEMS_QUERY);
   itemsRoute('/v1/campaigns/:campaignId/conversions', 'listCampaignConversions', 'Conversions of a campaign or automation', ALIAS_QUERY, (p) => ({
     campaignId: p.campaignId,
   }));
@@ -309,6 +316,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ) => {
     docs.set(url, kind);
     app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring: NO_QUERY }) }, async (request) => {
+      parseNoQuery(rawParams(request.query));
       const params = request.params as Record<string, string>;
       const found = await query(request, async (b) => find(b, params));
       if (found === undefined) throw new ProblemError(problem('notFound', missing(params)));

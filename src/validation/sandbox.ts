@@ -93,7 +93,7 @@ parentPort.on('message', (job) => {
     const templates = liquid.parse(job.template);
     if (job.op === 'check') reply = { kind: 'ok' };
     else {
-      const output = liquid.renderSync(templates, job.scope, { renderLimit: job.renderLimit, memoryLimit: job.memoryLimit });
+      const output = liquid.renderSync(templates, job.variables, { renderLimit: job.renderLimit, memoryLimit: job.memoryLimit });
       const bytes = Buffer.byteLength(output);
       reply = bytes > job.outputBytes ? { kind: 'limit', limit: 'outputBytes' } : { kind: 'ok', output, bytes };
     }
@@ -342,9 +342,10 @@ export class TemplateSandbox {
     return { kind: 'syntax', message: reply.message ?? 'the template cannot be parsed', ...(reply.line ? { line: reply.line } : {}) };
   }
 
-  async render(template: string, scope: Record<string, unknown>): Promise<RenderOutcome> {
+  /** Renders a template with the variables it sees (a validation gives the request's `variables` and `contact`). */
+  async render(template: string, variables: Record<string, unknown>): Promise<RenderOutcome> {
     if (this.outputExceeded) return { kind: 'limit', limit: 'validationOutputBytes' };
-    const reply = await this.run({ op: 'render', template, scope });
+    const reply = await this.run({ op: 'render', template, variables });
     if (reply.kind === 'ok') {
       const output = reply.output ?? '';
       this.renderedBytes += typeof reply.bytes === 'number' ? reply.bytes : Buffer.byteLength(output);
@@ -365,7 +366,7 @@ export class TemplateSandbox {
     pool.end(this.key);
   }
 
-  private async run(job: { op: 'check' | 'render'; template: string; scope?: Record<string, unknown> }): Promise<Reply> {
+  private async run(job: { op: 'check' | 'render'; template: string; variables?: Record<string, unknown> }): Promise<Reply> {
     const { limits, key } = this;
     if (job.template.length > limits.templateChars) return { kind: 'limit', limit: 'templateChars' };
     if (this.budgetExceeded || Date.now() >= this.deadline) return this.outOfBudget();
@@ -421,7 +422,7 @@ export class TemplateSandbox {
           outputBytes: limits.outputBytes,
         });
       } catch (error) {
-        // The scope holds something that cannot be copied to the worker.
+        // The variables hold something that cannot be copied to the worker.
         finish({ kind: 'error', message: `the data cannot be passed to the renderer: ${(error as Error).message}` }, true);
       }
     });

@@ -1,0 +1,77 @@
+/**
+ * Where a command's backend comes from. `createContext()` takes a factory and
+ * `ctx.openBackend(options)` calls it with the context: the default one below
+ * opens an ApiBackend in API mode and a LocalBackend (DuckDB) in local mode; a
+ * test passes its own to `run()`/`createProgram()`. Both backends load here
+ * lazily, so `convx --help` loads neither DuckDB nor undici.
+ */
+import type { Backend } from './backend.js';
+import type { Context } from './context.js';
+import { UsageError } from './errors.js';
+
+/**
+ * What a command asks of its backend. validation: the dataset needs contacts,
+ * not orders and touches. onPage: API mode, the rows fetched so far of every
+ * page (--all), for the command's progress line.
+ */
+export interface OpenBackendOptions {
+  validation?: boolean;
+  onPage?: (fetched: number, total: number) => void;
+}
+
+/** Opens the backend a command works on, from the context's settings and flags. */
+export type BackendFactory = (ctx: Context, options: OpenBackendOptions) => Promise<Backend>;
+
+/** The backend of the mode the settings name: the API (--api) or a local dataset (--data). */
+export const openDefaultBackend: BackendFactory = (ctx, options) =>
+  ctx.settings.mode === 'api' ? openApiBackend(ctx, options) : openDatasetBackend(ctx, options);
+
+async function openApiBackend({ globals, settings, log, io, token, timeoutSeconds }: Context, options: OpenBackendOptions): Promise<Backend> {
+  if (globals.plugin !== undefined) {
+    throw new UsageError('--plugin works in local mode only: in API mode the token names the plugin');
+  }
+  if (globals.referenceCurrency !== undefined) {
+    throw new UsageError("--reference-currency works in local mode only: the API reports in the plugin's reference currency");
+  }
+  const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
+  const clientOptions = {
+    token: await token(),
+    timeoutMs: timeoutSeconds * 1000,
+    retries: 3,
+    onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
+      log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
+  };
+  const client = new ApiClient(settings.api!, clientOptions);
+  return new ApiBackend(client, {
+    concurrency: 4,
+    ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
+    ...(options.onPage ? { onPage: options.onPage } : {}),
+    // A server without the look-up by order id is searched a year at a time, from today.
+    now: io.now,
+    info: (message: string) => log.info(message),
+  });
+}
+
+async function openDatasetBackend({ globals, settings, dataDir }: Context, options: OpenBackendOptions): Promise<Backend> {
+  // API-mode flags given on the command line would change nothing here: say so.
+  const apiOnly = [
+    ['--delivery-api', globals.deliveryApi],
+    ['--token-file', globals.tokenFile],
+    ['--timeout', globals.timeout],
+  ]
+    .filter(([, value]) => value !== undefined)
+    .map(([flag]) => flag!);
+  if (apiOnly.length) {
+    throw new UsageError(
+      `${apiOnly.length === 1 ? `${apiOnly[0]} works` : `${apiOnly.slice(0, -1).join(', ')} and ${apiOnly.at(-1)} work`} in API mode only, and this runs in local mode on ${settings.data ?? 'a dataset'}`,
+      [],
+      'for API mode pass --api URL (and not --data)',
+    );
+  }
+  const { openLocalBackend } = await import('./local/backend.js');
+  return openLocalBackend(dataDir(), {
+    ...(options.validation ? { require: ['contacts'] as const } : {}),
+    ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
+    ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),
+  });
+}
