@@ -1,6 +1,7 @@
 import type { Backend, KnownSource } from '../backend.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
+import { field, filterNames, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import type { CommandFlags } from './index.js';
 import { listItems } from './items.js';
@@ -68,6 +69,12 @@ export function closest(id: string, known: string[]): string[] {
     .slice(0, 3)
     .map(({ k }) => k);
 }
+
+/** The filters drill takes as flags (its target fixes the source), in the order an empty result names them. */
+const DRILL_FILTERS = filterNames('items').filter((name) => {
+  const p = QUERY_PARAMETERS.find((q) => q.name === name)!;
+  return field(p, 'flag') !== undefined && !field(p, 'source');
+});
 
 const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' };
 
@@ -141,7 +148,7 @@ export default defineHandler<CommandFlags<'drill'>>({
         { ...queryParams('items', flags), ...target, dateFrom, dateTo },
         flags.all ?? false,
         // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
-        { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: ['contactId', 'orderId', 'country', 'currency'] },
+        { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: DRILL_FILTERS },
       );
     } finally {
       await backend.close();

@@ -75,25 +75,34 @@ export interface QueryParameter {
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 
+/** A bound of the period: required by items; a report defaults it. */
+function periodBound<const Name extends string, const Flag extends string>(name: Name, flag: Flag, day: 'first' | 'last', reportDefault: string) {
+  return {
+    name,
+    kind: 'date',
+    in: ['report', 'items'],
+    required: ['items'],
+    flag,
+    help: `${day} day, inclusive (YYYY-MM-DD, UTC)`,
+    description: { report: `${day} day; default: ${reportDefault}`, items: `${day} day` },
+  } as const;
+}
+
+/** A list of codes of so many letters, compared with the column of its name. */
+function codeList<const Name extends string, const Flag extends string>(
+  name: Name,
+  flag: Flag,
+  letters: number,
+  words: { help: string; description: string; code: string; example: string },
+) {
+  const { help, description, code, example } = words;
+  const codes = { pattern: `^[A-Za-z]{${letters}}$`, one: `a ${code}`, many: `${code}s`, example };
+  return { name, kind: 'codes', in: ['report', 'items'], flag, help, description, column: name, codes } as const;
+}
+
 export const QUERY_PARAMETERS = [
-  {
-    name: 'dateFrom',
-    kind: 'date',
-    in: ['report', 'items'],
-    required: ['items'],
-    flag: '--from <date>',
-    help: 'first day, inclusive (YYYY-MM-DD, UTC)',
-    description: { report: 'first day; default: 29 days before dateTo', items: 'first day' },
-  },
-  {
-    name: 'dateTo',
-    kind: 'date',
-    in: ['report', 'items'],
-    required: ['items'],
-    flag: '--to <date>',
-    help: 'last day, inclusive (YYYY-MM-DD, UTC)',
-    description: { report: 'last day; default: today', items: 'last day' },
-  },
+  periodBound('dateFrom', '--from <date>', 'first', '29 days before dateTo'),
+  periodBound('dateTo', '--to <date>', 'last', 'today'),
   { name: 'sourceId', kind: 'id', in: ['items'], source: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
   {
     name: 'sourceType',
@@ -118,26 +127,18 @@ export const QUERY_PARAMETERS = [
     column: 'campaign_id',
     ofTypes: ['campaign', 'automation'],
   },
-  {
-    name: 'country',
-    kind: 'codes',
-    in: ['report', 'items'],
-    flag: '--country <codes>',
+  codeList('country', '--country <codes>', 2, {
     help: 'only these countries: two-letter codes, comma-separated or repeated, any case (CZ,SK)',
     description: 'comma-separated two-letter country codes of the transactions, any case (e.g. CZ,sk)',
-    column: 'country',
-    codes: { pattern: '^[A-Za-z]{2}$', one: 'a two-letter country code', many: 'two-letter country codes', example: 'CZ' },
-  },
-  {
-    name: 'currency',
-    kind: 'codes',
-    in: ['report', 'items'],
-    flag: '--currency <codes>',
+    code: 'two-letter country code',
+    example: 'CZ',
+  }),
+  codeList('currency', '--currency <codes>', 3, {
     help: 'only these order currencies: three-letter codes, comma-separated or repeated, any case (EUR,CZK)',
     description: 'comma-separated three-letter order currencies, any case (e.g. EUR,czk)',
-    column: 'currency',
-    codes: { pattern: '^[A-Za-z]{3}$', one: 'a three-letter currency code', many: 'three-letter currency codes', example: 'EUR' },
-  },
+    code: 'three-letter currency code',
+    example: 'EUR',
+  }),
   {
     name: 'q',
     kind: 'text',

@@ -182,6 +182,13 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
   }
 }
 
+/** A name no parameter taken has is a problem. */
+function rejectUnknown(problems: Problems, raw: RawParams, taken: readonly Parameter[]): void {
+  for (const key of Object.keys(raw)) {
+    if (raw[key] !== undefined && !taken.some((p) => p.name === key)) problems.add(key, 'is not a parameter of this operation');
+  }
+}
+
 /**
  * The parameters of an operation from raw text, each by its row of the table:
  * unknown names and every invalid value are problems, named all at once.
@@ -190,9 +197,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
  */
 function parseOperation(problems: Problems, raw: RawParams, operation: Operation, accepted: (p: Parameter) => boolean): Record<string, unknown> {
   const taken = parameters(operation).filter(accepted);
-  for (const key of Object.keys(raw)) {
-    if (raw[key] !== undefined && !taken.some((p) => p.name === key)) problems.add(key, 'is not a parameter of this operation');
-  }
+  rejectUnknown(problems, raw, taken);
   const query: Record<string, unknown> = {};
   for (const p of taken) {
     const value = parseParameter(problems, p, operation, raw[p.name]);
@@ -261,9 +266,7 @@ export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
 /** A look-up by id (order, contact, activity) takes no query parameters. */
 export function parseNoQuery(raw: RawParams): void {
   const problems = new Problems();
-  for (const key of Object.keys(raw)) {
-    if (raw[key] !== undefined) problems.add(key, 'is not a parameter of this operation');
-  }
+  rejectUnknown(problems, raw, []);
   problems.throwIfAny();
 }
 

@@ -43,7 +43,7 @@ const REFUND_AND_GROSS_FIGURES = {
 export const COMPONENT_SCHEMAS = {
   Paging: object({ start: int, count: int, totalCount: int }),
   Source: object({
-    type: { type: 'string', enum: [...SOURCE_TYPES] },
+    type: { type: 'string' as const, enum: [...SOURCE_TYPES] },
     id: str,
     name: str,
     campaignId: str,
@@ -111,7 +111,7 @@ export const COMPONENT_SCHEMAS = {
     },
   },
   ValidateResponse: object({
-    channel: { type: 'string', enum: ['email'] },
+    channel: { type: 'string' as const, enum: ['email'] },
     audience: object({
       intended: int,
       suppressed: int,
@@ -125,7 +125,7 @@ export const COMPONENT_SCHEMAS = {
       errors: { type: 'array', items: ref('Finding') },
     }),
   }),
-  Health: object({ status: { type: 'string', enum: ['ok'] }, loadedAt: timestamp }),
+  Health: object({ status: { type: 'string' as const, enum: ['ok'] }, loadedAt: timestamp }),
   ValidateRequest: {
     type: 'object',
     description: 'A dry run of an e-mail delivery (DESIGN.md section 5). A body that does not match is answered 200 with invalid_request findings in render.errors.',

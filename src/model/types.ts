@@ -80,24 +80,8 @@ export interface PageRequest {
   sort: SortKey[];
 }
 
-export interface ReportQuery extends Period, PageRequest {
-  country?: string[];
-  currency?: string[];
-  q?: string;
-}
-
-export interface ItemsQuery extends Period, PageRequest {
-  sourceId?: string;
-  sourceType?: SourceType;
-  smartflowId?: string;
-  deliveryId?: string;
-  /** Not an interface parameter: the per-source alias /campaigns/{campaignId}/conversions fixes it. */
-  campaignId?: string;
-  contactId?: string;
-  orderId?: string;
-  country?: string[];
-  currency?: string[];
-}
+/** The parsed queries: typed from the table of parameters (parameters.ts), each parameter under its name. */
+export type { ItemsQuery, ReportQuery } from './query.js';
 
 /** Page results come with the total, so "all pages" can be walked. */
 export interface Page<T> {
