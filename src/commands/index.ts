@@ -8,7 +8,7 @@ import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS } from '../server/limits.js';
 import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
 import { field, type ParameterOf } from '../model/parameters.js';
-import { ALL_OPTION, API_ORDER_DAYS, parameterOptions, PERIOD_OPTIONS, VALIDATE_FORMATS } from './options.js';
+import { ALL_OPTION, API_ORDER_DAYS, described, parameterOptions, PERIOD_OPTIONS, VALIDATE_FORMATS } from './options.js';
 import type { CommandDefinition, FlagsOf, OptionDefinition } from './registry.js';
 
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
@@ -39,12 +39,14 @@ const OPTIONS = {
   serve: [
     { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
     { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
-    { flags: '--jwt-public-key <file>', description: 'verify RS256/ES256 tokens with this PEM public key' },
-    { flags: '--jwks <file>', description: 'verify RS256/ES256 tokens with this JSON Web Key Set' },
-    { flags: '--jwt-issuer <iss>', description: 'accept only tokens whose "iss" claim is this' },
-    { flags: '--jwt-audience <aud>', description: 'accept only tokens whose "aud" claim holds this' },
-    { flags: '--allow-tokens-without-exp', description: 'accept tokens that never expire (no "exp" claim); off by default' },
-    { flags: '--pool-size <n>', description: 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one' },
+    ...described([
+      ['--jwt-public-key <file>', 'verify RS256/ES256 tokens with this PEM public key'],
+      ['--jwks <file>', 'verify RS256/ES256 tokens with this JSON Web Key Set'],
+      ['--jwt-issuer <iss>', 'accept only tokens whose "iss" claim is this'],
+      ['--jwt-audience <aud>', 'accept only tokens whose "aud" claim holds this'],
+      ['--allow-tokens-without-exp', 'accept tokens that never expire (no "exp" claim); off by default'],
+      ['--pool-size <n>', 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one'],
+    ]),
     { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
     {
       flags: '--rate-limit <n>',

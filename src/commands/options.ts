@@ -33,6 +33,11 @@ export function parameterOptions<Op extends Operation, P extends ParameterOf<Op>
 /** --from and --to. */
 export const PERIOD_OPTIONS = parameterOptions('items', (p): p is Extract<ParameterOf<'items'>, { kind: 'date' }> => p.kind === 'date');
 
+/** Flags without a default, a [flags, description] pair a line; the flags keep their literal types (FlagsOf). */
+export function described<const Flags extends string>(rows: readonly (readonly [Flags, string])[]): { flags: Flags; description: string }[] {
+  return rows.map(([flags, description]) => ({ flags, description }));
+}
+
 /** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 

@@ -17,7 +17,8 @@ type LongName<F extends string> = F extends `${string}--${infer Rest}` ? (Rest e
 /** kebab-case to camelCase, as commander names a flag's value: `source-type` is `sourceType`. */
 type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 /** The key commander gives a flag's value (`--no-color` is `color`). */
-type FlagKey<F extends string> = LongName<F> extends `no-${infer Name}` ? Camel<Name> : Camel<LongName<F>>;
+type FlagKey<F extends string> = NameKey<LongName<F>>;
+type NameKey<Name extends string> = Name extends `no-${infer Rest}` ? Camel<Rest> : Camel<Name>;
 /** A flag with a value (`<x>` or `[x]`) gives a string (a list flag: its values joined by commas); one without, a boolean. */
 type FlagValue<F extends string> = F extends `${string}<${string}>${string}` | `${string}[${string}]${string}` ? string : boolean;
 
@@ -28,13 +29,22 @@ type FlagValue<F extends string> = F extends `${string}<${string}>${string}` | `
  * types (`as const`), which is how a handler's options come from its command's
  * definition rather than from an interface written beside it.
  */
-/** A flag commander always gives a value: one with a default, or a --no- flag (true unless given). */
-type Always = { defaultValue: unknown } | { flags: `${string}--no-${string}` };
+/**
+ * The literal flags of some definitions, each definition apart (a definition typed only as
+ * `string`, such as the render limits', has none: its flags are typed where it is defined).
+ */
+type LiteralFlags<Option> = Option extends { flags: infer Flags extends string } ? (string extends Flags ? never : Flags) : never;
+
+/** The flags commander always gives a value: those with a default, and --no- flags (true unless given). */
+type AlwaysGiven<Options extends readonly OptionDefinition[]> =
+  | LiteralFlags<Extract<Options[number], { defaultValue: unknown }>>
+  | Extract<LiteralFlags<Options[number]>, `${string}--no-${string}`>;
 
 export type FlagsOf<Options extends readonly OptionDefinition[]> = {
-  [Option in Options[number] as Option extends Always ? never : FlagKey<Option['flags']>]?: FlagValue<Option['flags']>;
+  // Mapped over each flag (not each definition), so a definition whose flags are a union still types each flag apart.
+  [Flag in Exclude<LiteralFlags<Options[number]>, AlwaysGiven<Options>> as FlagKey<Flag>]?: FlagValue<Flag>;
 } & {
-  [Option in Options[number] as Option extends Always ? FlagKey<Option['flags']> : never]: FlagValue<Option['flags']>;
+  [Flag in AlwaysGiven<Options> as FlagKey<Flag>]: FlagValue<Flag>;
 };
 
 /** What a command does once its flags are parsed: the module a command loads only when it runs. */

@@ -234,9 +234,10 @@ export function flagName(flag: string): string {
   return /--[a-z0-9-]+/.exec(flag)![0];
 }
 
-/** The key commander gives a flag's value: `--source-type <type>` is `sourceType`. */
+/** The key commander gives a flag's value: `--source-type <type>` is `sourceType`, `--no-color` is `color` (FlagsOf's rule). */
 export function flagKey(flag: string): string {
   return flagName(flag)
     .slice(2)
+    .replace(/^no-/, '')
     .replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
