@@ -57,8 +57,16 @@ export function cliWording(problem: ParameterProblem): string | undefined {
   return CLI_WORDING.get(problem);
 }
 
-/** Where a parameter stands in the table (unknown names first): problems are named in this order. */
-const rank = (parameter: string) => QUERY_PARAMETERS.findIndex((p) => p.name === parameter);
+/**
+ * The order problems are named in: unknown names first, then the period, paging and sort,
+ * then the filters, each group in the table's order.
+ */
+const GROUP_OF_KIND: Partial<Record<Parameter['kind'], number>> = { date: 0, count: 1, sort: 2 };
+function rank(parameter: string): number {
+  const index = QUERY_PARAMETERS.findIndex((p) => p.name === parameter);
+  if (index < 0) return -1;
+  return (GROUP_OF_KIND[QUERY_PARAMETERS[index]!.kind] ?? 3) * QUERY_PARAMETERS.length + index;
+}
 
 /** Collects every problem before throwing, so one run names all of them, in the table's order. */
 class Problems {
