@@ -7,7 +7,7 @@ import { openDefaultBackend, type BackendFactory, type OpenBackendOptions } from
 import type { GlobalFlags } from './commands/globals.js';
 import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
-import { FORMATS, type Format } from './output/format.js';
+import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
 import { ResultWriter } from './output/writer.js';
 
@@ -38,7 +38,7 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
   /** The formats the command prints (validate has its own). */
-  formats?: readonly string[];
+  formats?: readonly AnyFormat[];
 }
 
 export interface Logger {
@@ -58,7 +58,7 @@ export interface Context {
   errChalk: ChalkInstance;
   log: Logger;
   output: ResultWriter;
-  format: Format;
+  format: AnyFormat;
   /** Flags, environment and the config profile combined (flags first). */
   settings: ResolvedSettings;
   /** Where the config file is, or undefined when neither XDG_CONFIG_HOME nor HOME is set. */
@@ -95,12 +95,11 @@ function colorLevel(isTTY: boolean, env: Io['env'], enabled: boolean): 0 | 1 | 2
   return isTTY ? 1 : 0;
 }
 
-export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly string[] = FORMATS, flag = '--format'): Format {
+export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly AnyFormat[] = FORMATS, flag = '--format'): AnyFormat {
   if (value === undefined) return isTTY ? 'table' : allowed.includes('tsv') ? 'tsv' : 'json';
-  if (!allowed.includes(value)) {
-    throw new UsageError(`${flag}: "${value}" is not one of ${allowed.join(', ')}`);
-  }
-  return value as Format;
+  const format = allowed.find((f) => f === value);
+  if (format === undefined) throw new UsageError(`${flag}: "${value}" is not one of ${allowed.join(', ')}`);
+  return format;
 }
 
 /** --reference-currency in any case, upper-cased; a usage error unless three letters. */
@@ -142,7 +141,7 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
   });
   // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
   const allowed = globals.formats ?? FORMATS;
-  const configured = globals.format ?? (settings.format && allowed.includes(settings.format) ? settings.format : undefined);
+  const configured = globals.format ?? allowed.find((f) => f === settings.format);
   const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
   const fields = globals.fields
     ?.split(',')
@@ -206,7 +205,8 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     log,
     format,
     output: new ResultWriter(streamSink(io.stdout), {
-      format,
+      // validate's own formats (github, junit) are printed by validate, not by the writer
+      format: isFormat(format) ? format : 'json',
       chalk,
       formulaEscape: globals.formulaEscape !== false,
       ...(fields?.length ? { fields } : {}),

@@ -44,5 +44,4 @@ export const ALL_OPTION = { flags: '--all', description: 'every row from --offse
 /** What `convx order` searches in API mode without --from/--to. */
 export const API_ORDER_DAYS = 365;
 
-/** The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped. */
-export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
+export { VALIDATE_FORMATS } from '../output/format.js';

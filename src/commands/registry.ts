@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import type { AnyFormat } from '../output/format.js';
 
 export interface OptionDefinition {
   /** commander's syntax: `--from <date>`, `-o, --format <format>`, `--all`, `--no-color`. */
@@ -67,7 +68,7 @@ export interface CommandDefinition {
   options?: readonly OptionDefinition[];
   examples?: readonly string[];
   /** The output formats it takes, when not the reporting ones. */
-  formats?: readonly string[];
+  formats?: readonly AnyFormat[];
   /**
    * The global flags it honours, by long name ("--data", "--format", ...): its
    * --help lists them, and giving another one on the command line is a usage

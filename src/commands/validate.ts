@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
-import { jsonDocument } from '../output/format.js';
+import { isValidateFormat, jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
-import type { VALIDATE_FORMATS } from './options.js';
 import type { CommandFlags } from './index.js';
 import { defineHandler } from './registry.js';
 
@@ -45,7 +44,9 @@ export function exitCode(response: ValidateResponse, maxWarnings: number | undef
 export default defineHandler<ValidateFlags>({
   async run(ctx, args, flags) {
     const source = args[0]!;
-    const format = ctx.format as string as (typeof VALIDATE_FORMATS)[number];
+    const format = ctx.format;
+    // The context parsed -o against this command's formats (index.ts: formats: VALIDATE_FORMATS).
+    if (!isValidateFormat(format)) throw new UsageError(`-o ${format} is not a format of convx validate`);
     let text: string;
     if (source === '-') text = await readAll(ctx.io.stdin);
     else {

@@ -2,8 +2,19 @@
 import type { ChalkInstance } from 'chalk';
 import { getPath, isAmountColumn } from './columns.js';
 
+/** The formats of the reporting commands. */
 export const FORMATS = ['table', 'json', 'jsonl', 'csv', 'tsv'] as const;
 export type Format = (typeof FORMATS)[number];
+
+/** The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped. */
+export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
+export type ValidateFormat = (typeof VALIDATE_FORMATS)[number];
+
+/** Any format a command prints (a command's own list says which it takes). */
+export type AnyFormat = Format | ValidateFormat;
+
+export const isFormat = (value: string): value is Format => (FORMATS as readonly string[]).includes(value);
+export const isValidateFormat = (value: string): value is ValidateFormat => (VALIDATE_FORMATS as readonly string[]).includes(value);
 
 export function jsonDocument(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
