@@ -3,10 +3,9 @@ import type { RenderLimits } from './validation/limits.js';
 import type {
   AggregateRow,
   ConversionRecord,
-  ItemsQuery,
   Page,
-  ReportQuery,
 } from './model/types.js';
+import type { ItemsQuery, ReportQuery } from './model/query.js';
 
 export interface RowStream<T> {
   /** All matches of the query, as paging.totalCount reports it. */

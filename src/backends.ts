@@ -1,26 +1,13 @@
 /**
- * Where a command's backend comes from. `createContext()` takes a factory and
- * `ctx.openBackend(options)` calls it with the context: the default one below
+ * Where a command's backend comes from. `createContext()` takes a factory (its
+ * type is the context's) and `ctx.openBackend(options)` calls it with the context: the one below
  * opens an ApiBackend in API mode and a LocalBackend (DuckDB) in local mode; a
  * test passes its own to `run()`/`createProgram()`. Both backends load here
  * lazily, so `convx --help` loads neither DuckDB nor undici.
  */
 import type { Backend } from './backend.js';
-import type { Context } from './context.js';
+import type { BackendFactory, Context, OpenBackendOptions } from './context.js';
 import { UsageError } from './errors.js';
-
-/**
- * What a command asks of its backend. validation: the dataset needs contacts,
- * not orders and touches. onPage: API mode, the rows fetched so far of every
- * page (--all), for the command's progress line.
- */
-export interface OpenBackendOptions {
-  validation?: boolean;
-  onPage?: (fetched: number, total: number) => void;
-}
-
-/** Opens the backend a command works on, from the context's settings and flags. */
-export type BackendFactory = (ctx: Context, options: OpenBackendOptions) => Promise<Backend>;
 
 /** The backend of the mode the settings name: the API (--api) or a local dataset (--data). */
 export const openDefaultBackend: BackendFactory = (ctx, options) =>
@@ -68,7 +55,7 @@ async function openDatasetBackend({ globals, settings, dataDir }: Context, optio
       'for API mode pass --api URL (and not --data)',
     );
   }
-  const { openLocalBackend } = await import('./local/backend.js');
+  const { openLocalBackend } = await import('./local/open.js');
   return openLocalBackend(dataDir(), {
     ...(options.validation ? { require: ['contacts'] as const } : {}),
     ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),

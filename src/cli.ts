@@ -6,11 +6,11 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import type { BackendFactory } from './backends.js';
 import { COMMAND_FORMATS, COMMAND_GLOBALS, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
-import type { CommandDefinition, CommandHandler, OptionDefinition } from './commands/registry.js';
-import type { Io } from './context.js';
+import type { OptionDefinition } from './commands/flags.js';
+import type { CommandDefinition, CommandHandler } from './commands/registry.js';
+import type { BackendFactory, Io } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
 
@@ -112,7 +112,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
       if (textFormats && globals.format !== undefined && !textFormats.includes(globals.format)) {
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
       }
-      const { createContext } = await import('./context.js');
+      const [{ createContext }, { openDefaultBackend }] = await Promise.all([import('./context.js'), import('./backends.js')]);
       const ctx = createContext(
         io,
         {
@@ -134,7 +134,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
           formulaEscape: globals.formulaEscape !== false,
           wide: globals.wide === true,
         },
-        options.backends,
+        options.backends ?? openDefaultBackend,
       );
       // commander's boundary: cmd.opts() holds the flags built from this definition's options, which is
       // what the handler's type (CommandFlags of index.ts) says; commander itself types them as a record.

@@ -3,7 +3,6 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Backend } from './backend.js';
-import { openDefaultBackend, type BackendFactory, type OpenBackendOptions } from './backends.js';
 import type { GlobalFlags } from './commands/globals.js';
 import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
@@ -50,6 +49,19 @@ export interface Logger {
   done(): void;
 }
 
+/**
+ * What a command asks of its backend. validation: the dataset needs contacts,
+ * not orders and touches. onPage: API mode, the rows fetched so far of every
+ * page (--all), for the command's progress line.
+ */
+export interface OpenBackendOptions {
+  validation?: boolean;
+  onPage?: (fetched: number, total: number) => void;
+}
+
+/** Opens the backend a command works on, from the context's settings and flags. */
+export type BackendFactory = (ctx: Context, options: OpenBackendOptions) => Promise<Backend>;
+
 export interface Context {
   io: Io;
   globals: GlobalOptions;
@@ -71,7 +83,7 @@ export interface Context {
   token(): Promise<string>;
   /** API mode: --timeout, in seconds (default 30). */
   timeoutSeconds: number;
-  /** The command's backend, from the factory the context was made with (openDefaultBackend unless a test gives one). */
+  /** The command's backend, from the factory the context was made with (openDefaultBackend of backends.ts unless a test gives one). */
   openBackend(options?: OpenBackendOptions): Promise<Backend>;
 }
 
@@ -122,7 +134,7 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
  * backend comes from `backends` (by default the API or the local dataset, as
  * the settings say); a test passes its own.
  */
-export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory = openDefaultBackend): Context {
+export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory): Context {
   const globals: GlobalOptions =
     given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
   const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });

@@ -7,7 +7,8 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../src/backend.js';
-import { openDefaultBackend, type BackendFactory, type OpenBackendOptions } from '../src/backends.js';
+import { openDefaultBackend } from '../src/backends.js';
+import type { BackendFactory, OpenBackendOptions } from '../src/context.js';
 import { run } from '../src/cli.js';
 import { DataError } from '../src/errors.js';
 import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDefaultBackend } from '../src/backends.js';
 import { run } from '../src/cli.js';
 import { completionValues } from '../src/commands/completion.js';
 import { createContext } from '../src/context.js';
@@ -141,6 +142,7 @@ describe('convx config (item 14)', () => {
     const ctx = createContext(
       { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
       { color: false },
+      openDefaultBackend,
     );
     expect(await ctx.token()).toBe(token);
     // logout removes it, and the file with it
@@ -286,6 +288,7 @@ describe('shell completion (item 15)', () => {
     const ctx = createContext(
       { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env: { CONVX_DATA: SAMPLES, XDG_CONFIG_HOME: tempDir() }, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
       { color: false },
+      openDefaultBackend,
     );
     expect(await completionValues(ctx, 'countries', 1)).toEqual([]);
     expect(await completionValues(ctx, 'countries')).toEqual(['AT', 'CZ', 'DE', 'PL', 'SK']);

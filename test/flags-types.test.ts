@@ -6,8 +6,9 @@
 import { Option } from 'commander';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { GLOBAL_OPTIONS } from '../src/commands/globals.js';
-import { COMMANDS, type CommandFlags } from '../src/commands/index.js';
-import type { FlagsOf } from '../src/commands/registry.js';
+import { COMMANDS } from '../src/commands/index.js';
+import type { CommandFlags } from '../src/commands/options.js';
+import type { FlagsOf } from '../src/commands/flags.js';
 import { flagKey } from '../src/model/parameters.js';
 
 describe('flags typed from their definitions', () => {

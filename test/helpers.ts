@@ -5,8 +5,9 @@ import { Readable, Writable } from 'node:stream';
 import { afterAll } from 'vitest';
 import { run } from '../src/cli.js';
 import type { Io } from '../src/context.js';
-import { openLocalBackend, type LocalBackend, type LocalOpenOptions } from '../src/local/backend.js';
-import type { ItemsQuery, ReportQuery } from '../src/model/types.js';
+import type { LocalBackend } from '../src/local/backend.js';
+import { openLocalBackend, type LocalOpenOptions } from '../src/local/open.js';
+import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
 
 const created: string[] = [];
 afterAll(() => {

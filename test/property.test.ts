@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
-import { openLocalBackend, type LocalBackend } from '../src/local/backend.js';
+import type { LocalBackend } from '../src/local/backend.js';
+import { openLocalBackend } from '../src/local/open.js';
 import { ITEMS_SORT_FIELDS, REPORT_SORT_FIELDS } from '../src/model/query.js';
 import type { AggregateRow, ConversionRecord, SourceType } from '../src/model/types.js';
 import { signDevelopmentToken } from '../src/server/auth.js';

@@ -7,9 +7,10 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { choosePlugin, Scope } from '../src/local/attribution.js';
-import { LocalBackend, openDataset } from '../src/local/backend.js';
+import { LocalBackend } from '../src/local/backend.js';
+import { openDataset } from '../src/local/open.js';
 import { generateDataset } from '../src/local/generate.js';
-import type { ItemsQuery, ReportQuery } from '../src/model/types.js';
+import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
 import { csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, tempDir, TOUCH_HEADER } from './helpers.js';
 
 async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {

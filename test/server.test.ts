@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/backend.js';
+import { openLocalBackend } from '../src/local/open.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';

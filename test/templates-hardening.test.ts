@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TooLargeError } from '../src/errors.js';
-import { openLocalBackend } from '../src/local/backend.js';
+import { openLocalBackend } from '../src/local/open.js';
 import { MAX_AUDIENCE_IDS, type Finding, type ValidateResponse } from '../src/model/validation.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/backend.js';
+import { openLocalBackend } from '../src/local/open.js';
 import { CHECKS, type Finding, type ValidateResponse } from '../src/model/validation.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';

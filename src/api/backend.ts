@@ -6,7 +6,8 @@ import type { ValidateResponse } from '../model/validation.js';
 import { addDays, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS } from '../model/shapes.js';
-import type { AggregateRow, ConversionRecord, ItemsQuery, Page, PageRequest, ReportQuery } from '../model/types.js';
+import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
+import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { ApiClient } from './client.js';
 import { checkShape } from './shape.js';
 

@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { credentialsPath, maskToken, readConfig, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
 function requireConfigFile(ctx: Context): string {

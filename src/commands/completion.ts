@@ -10,9 +10,10 @@ import { FORMATS } from '../output/format.js';
 import type { Context } from '../context.js';
 import { GLOBAL_OPTIONS } from './globals.js';
 import { COMMANDS, GROUPS } from './index.js';
-import type { CommandDefinition, OptionDefinition } from './registry.js';
+import type { OptionDefinition } from './flags.js';
+import type { CommandDefinition } from './registry.js';
 import { defineHandler } from './registry.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 
 interface Spec {
   /** "report", or "data check" */

@@ -1,6 +1,6 @@
 import { isValidDate } from '../model/query.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({

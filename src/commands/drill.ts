@@ -3,7 +3,7 @@ import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { defineHandler } from './registry.js';
 import { queryParams, shellWord } from './shared.js';

@@ -1,5 +1,5 @@
 import { FORMATS } from '../output/format.js';
-import type { FlagsOf, OptionDefinition } from './registry.js';
+import type { FlagsOf, OptionDefinition } from './flags.js';
 
 /**
  * Options every command takes (commander reads them before or after the command

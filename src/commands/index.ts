@@ -4,94 +4,8 @@
  * command's `--help` and shell completion read only this; a command's module
  * (and through it DuckDB, the server, jose ...) is imported when it runs.
  */
-import { MAX_SAMPLE_SIZE } from '../model/validation.js';
-import { DEFAULT_LIMITS } from '../server/limits.js';
-import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
-import { field, type ParameterOf } from '../model/parameters.js';
-import { ALL_OPTION, API_ORDER_DAYS, described, parameterOptions, PERIOD_OPTIONS, VALIDATE_FORMATS } from './options.js';
-import type { CommandDefinition, FlagsOf, OptionDefinition } from './registry.js';
-
-/** Drill's target fixes the source: it takes the items parameters but the source filters. */
-const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
-
-/**
- * Each command's own flags, apart from the rest of its definition so that their literal types
- * reach its handler (CommandFlags): a flag renamed here breaks the build where it is read.
- */
-const OPTIONS = {
-  report: [
-    ...parameterOptions('report'),
-    ALL_OPTION,
-    { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
-  ],
-  items: [...parameterOptions('items'), ALL_OPTION],
-  order: PERIOD_OPTIONS.map((o) => ({
-  ...o,
-  description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
-    })),
-  drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
-  validate: [
-    { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
-    { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
-    { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
-    ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
-  ],
-  serve: [
-    { flags: '--host <host>', description: 'address to listen on', defaultValue: '127.0.0.1' },
-    { flags: '--port <port>', description: 'port to listen on (0: any free port)', defaultValue: '8080' },
-    ...described([
-      ['--jwt-public-key <file>', 'verify RS256/ES256 tokens with this PEM public key'],
-      ['--jwks <file>', 'verify RS256/ES256 tokens with this JSON Web Key Set'],
-      ['--jwt-issuer <iss>', 'accept only tokens whose "iss" claim is this'],
-      ['--jwt-audience <aud>', 'accept only tokens whose "aud" claim holds this'],
-      ['--allow-tokens-without-exp', 'accept tokens that never expire (no "exp" claim); off by default'],
-      ['--pool-size <n>', 'DuckDB connections the requests share (default: four per core); each query runs on cores/n threads, at least one'],
-    ]),
-    { flags: '--body-limit <size>', description: 'largest request body: bytes, or with k/m for KiB/MiB (larger: 413)', defaultValue: '1m' },
-    {
-      flags: '--rate-limit <n>',
-      description: 'requests per minute per token, also the burst (over it: 429 with Retry-After; 0: no limit)',
-      defaultValue: String(DEFAULT_LIMITS.rateLimitPerMinute),
-    },
-    {
-      flags: '--query-timeout <seconds>',
-      description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
-      defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
-    },
-    ...RENDER_LIMIT_OPTIONS,
-  ],
-  token: [
-    { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
-    { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
-    { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
-  ],
-  'auth login': [
-    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-  ],
-  'data import': [
-    { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
-    { flags: '--force', description: 'replace an existing --into file' },
-  ],
-  'data generate': [
-    { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
-    { flags: '--seed <n>', description: 'random seed; the same flags give the same files', defaultValue: '1' },
-    { flags: '--contacts <n>', description: 'number of contacts', defaultValue: '1000' },
-    { flags: '--orders <n>', description: 'number of orders (refunds come on top)', defaultValue: '2000' },
-    { flags: '--touches <n>', description: 'number of touches (clicks and opens)', defaultValue: '20000' },
-    { flags: '--from <date>', description: 'first day of orders', defaultValue: '2024-01-01' },
-    { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
-    { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
-    { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
-    { flags: '--force', description: 'replace a non-empty --out directory' },
-  ],
-  completion: [
-    {
-      flags: '--values <kind>',
-      description: 'what the scripts call: print the plugins, currencies, countries, sources, smartflows or profiles of the configured dataset or API, one a line (nothing on any error, within 2 s)',
-    },
-  ],
-} as const satisfies Record<string, readonly OptionDefinition[]>;
+import { OPTIONS, VALIDATE_FORMATS } from './options.js';
+import type { CommandDefinition } from './registry.js';
 
 export const COMMANDS: readonly CommandDefinition[] = [
   {
@@ -292,12 +206,6 @@ export const COMMANDS: readonly CommandDefinition[] = [
     load: async () => (await import('./config.js')).configProfiles,
   },
 ];
-
-/**
- * The flags a command's handler gets, typed from its definition above: a flag renamed
- * or removed there breaks the build where the handler reads it.
- */
-export type CommandFlags<Name extends keyof typeof OPTIONS> = FlagsOf<(typeof OPTIONS)[Name]>;
 
 export const GROUPS: Record<string, string> = {
   data: 'dataset tools: check, import, generate',

@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
 import { filterNames } from '../model/parameters.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { filtersOf, ITEM_KIND, parseFlags, printListing, queryParams, type ResultRequest, withBackend } from './shared.js';
 
 

@@ -3,7 +3,7 @@ import { ExitCode, FindingError, NotFoundError } from '../errors.js';
 import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 

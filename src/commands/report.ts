@@ -1,6 +1,6 @@
 import { filterNames } from '../model/parameters.js';
 import { parseReportQuery } from '../model/query.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { filtersOf, parseFlags, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
 

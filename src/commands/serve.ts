@@ -4,7 +4,7 @@ import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
 import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
 /** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
 export default defineHandler<CommandFlags<'token'>>({

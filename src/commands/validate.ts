@@ -4,7 +4,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
-import type { CommandFlags } from './index.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
 /** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */

@@ -63,7 +63,7 @@ export async function listPlugins(dataset: Dataset): Promise<string[]> {
 
 /**
  * Picks the plugin a local command works on. A dataset without plugin_id is one
- * tenant; with several plugins, --plugin is required.
+ * plugin; with several plugins, --plugin is required.
  */
 export async function choosePlugin(dataset: Dataset, requested: string | undefined): Promise<string | null> {
   const plugins = await listPlugins(dataset);

@@ -8,19 +8,17 @@ import {
   type AggregateRow,
   type BreakdownRow,
   type ConversionRecord,
-  type ItemsQuery,
   type Page,
   type PageRequest,
-  type ReportQuery,
   type SourceType,
 } from '../model/types.js';
+import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { EXACT_AMOUNT_LIMIT, itemLineSql, textGuardSql } from './text.js';
 import { itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 
-export { openDataset, openLocalBackend, type LocalOpenOptions } from './open.js';
 
 /**
  * Local mode's answers: the named queries of queries.ts over a Scope's attributed

@@ -1,6 +1,7 @@
 import type { ActivityResponse, ActivityTarget, ContactClick, ContactReport, KnownSource, OrderDiagnosis, OrderLookup } from '../backend.js';
 import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
-import { WINDOW_DAYS, type ConversionRecord, type ItemsQuery, type Page } from '../model/types.js';
+import { WINDOW_DAYS, type ConversionRecord, type Page } from '../model/types.js';
+import type { ItemsQuery } from '../model/query.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { CANCELLED_STATUSES } from './schema.js';

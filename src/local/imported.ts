@@ -32,7 +32,7 @@ interface ImportedTable {
 }
 
 interface ImportedScope {
-  /** The plugin, or null for a dataset without plugin_id (served as the single tenant). */
+  /** The plugin, or null for a dataset without plugin_id (served as the single plugin). */
   plugin: string | null;
   schema: string;
   referenceCurrency: string;

@@ -80,9 +80,6 @@ export interface PageRequest {
   sort: SortKey[];
 }
 
-/** The parsed queries: typed from the table of parameters (parameters.ts), each parameter under its name. */
-export type { ItemsQuery, ReportQuery } from './query.js';
-
 /** Page results come with the total, so "all pages" can be walked. */
 export interface Page<T> {
   rows: T[];

@@ -4,7 +4,7 @@
  * `convx serve` with a default.
  */
 import { UsageError } from '../errors.js';
-import type { OptionDefinition } from '../commands/registry.js';
+import type { OptionDefinition } from '../commands/flags.js';
 
 export interface RenderLimits {
   /** Milliseconds one template part may take to parse or render (liquidjs renderLimit; the renderer is stopped shortly after). */

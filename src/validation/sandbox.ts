@@ -146,10 +146,10 @@ interface Waiter {
 /**
  * Workers kept between jobs (each takes ~40 ms to start), and at most `max` at
  * once. A job holds a worker for one parse or render only; the other jobs wait
- * in a queue per key (a tenant), served round-robin between the keys. A key
+ * in a queue per key (a plugin), served round-robin between the keys. A key
  * that holds a worker gets another only while every other open key (a
  * validation in progress) that holds none still has one left for it: one
- * tenant's renders can delay another's by at most one render, not a queue of
+ * plugin's renders can delay another's by at most one render, not a queue of
  * them. A waiter leaves the queue when its validation's time runs out.
  */
 class WorkerPool {
