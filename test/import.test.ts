@@ -604,6 +604,30 @@ describe('data import: failures leave nothing half-written', () => {
     expect(run.stderr).toMatch(/in dataset format 99; this convx reads format \d+/);
     expect(run.stderr).toMatch(/import the dataset again: convx data import .* --into .*old\.duckdb --force/);
   });
+
+  it('refuses a file whose attributed transactions lack a column a query parameter filters on (imported before the filter was added)', async () => {
+    const stale = join(root, 'stale.duckdb');
+    copyFileSync(await importInto(good(), 'for-stale.duckdb'), stale);
+    const db = await DuckDBInstance.create(stale);
+    const c = await db.connect();
+    const schemas = (await c.runAndReadAll(`SELECT DISTINCT schema_name FROM duckdb_columns() WHERE table_name = 'conv'`)).getRowObjects();
+    expect(schemas.length).toBeGreaterThan(0);
+    for (const { schema_name } of schemas) {
+      // (its index depends on the table: dropped first, as a file written without the column would not have it either)
+      await c.run(`DROP INDEX IF EXISTS "${String(schema_name)}".conv_order_id`);
+      await c.run(`ALTER TABLE "${String(schema_name)}".conv DROP COLUMN delivery_id`);
+    }
+    c.closeSync();
+    db.closeSync();
+    // every command, whether or not it filters: the file no longer has what this convx expects
+    for (const argv of [['report'], ['items', '--from', '2024-01-01', '--to', '2024-12-31', '--delivery', 'd-1']]) {
+      const run = await cli([...argv, '--data', stale]);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(/stale\.duckdb was written by convx \S+ without delivery_id, which this convx filters on/);
+      expect(run.stderr).toMatch(/import the dataset again: convx data import .* --into .*stale\.duckdb --force/);
+    }
+  });
 });
 
 describe('data check of an imported file', () => {

@@ -9,6 +9,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
+import { field, QUERY_PARAMETERS } from '../model/parameters.js';
 import { packageVersion } from '../version.js';
 import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
 import { Database, ident, sqlString } from './db.js';
@@ -211,6 +212,7 @@ export async function openImported(
     throw new DataError(`cannot open ${file}: ${firstLine(error)}`);
   }
   const meta = await readMeta(db, file);
+  await checkFilterColumns(db, file, meta);
   const loaded: [TableName, LoadedTable][] = [];
   for (const t of meta.tables) {
     await db.exec(`CREATE OR REPLACE VIEW ${ident(`t_${t.table}`)} AS SELECT * FROM ${ALIAS}.main.${ident(`t_${t.table}`)}`);
@@ -229,6 +231,31 @@ export async function openImported(
     return scope ? `${ALIAS}.${ident(scope.schema)}` : undefined;
   };
   return { dataset, attributed };
+}
+
+/**
+ * Every column the query parameters filter on (model/parameters.ts) must be in each scope's
+ * attributed transactions: a file imported before a filter's column was added to conv is
+ * refused with the command to import it again, not failed on later by a query.
+ */
+async function checkFilterColumns(db: Database, file: string, meta: ImportMeta): Promise<void> {
+  const wanted = [...new Set(QUERY_PARAMETERS.flatMap((p) => field(p, 'column') ?? []))];
+  const rows = await db.all<{ schema_name: string; column_name: string }>(
+    `SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = $alias AND table_name = 'conv'`,
+    { alias: ALIAS },
+  );
+  for (const scope of meta.scopes) {
+    const present = new Set(rows.filter((r) => r.schema_name === scope.schema).map((r) => r.column_name));
+    // A dataset without orders (validation only) has no attributed transactions to filter.
+    if (present.size === 0) continue;
+    const missing = wanted.filter((column) => !present.has(column));
+    if (missing.length) {
+      throw new DataError(
+        `${file} was written by convx ${meta.convx} without ${missing.join(', ')}, which this convx filters on`,
+        [`import the dataset again: convx data import ${meta.source} --into ${file} --force`],
+      );
+    }
+  }
 }
 
 async function readMeta(db: Database, file: string): Promise<ImportMeta> {
