@@ -137,7 +137,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
         options.backends ?? openDefaultBackend,
       );
       // commander's boundary: cmd.opts() holds the flags built from this definition's options, which is
-      // what the handler's type (CommandFlags of index.ts) says; commander itself types them as a record.
+      // what the handler's type (CommandFlags of options.ts) says; commander itself types them as a record.
       const handler = (await definition.load()) as CommandHandler;
       const code = await handler.run(ctx, cmd.args, cmd.opts());
       state.exitCode = code ?? 0;

@@ -20,9 +20,13 @@ describe('flags typed from their definitions', () => {
         { flags: '--all'; description: '' },
         { flags: '--no-verify'; description: '' },
         { flags: '--port <port>'; description: ''; defaultValue: '8080' },
+        { flags: '--color [when]'; description: '' },
+        { flags: '--tag <tags...>'; description: '' },
       ]
     >;
-    expectTypeOf<keyof Flags>().toEqualTypeOf<'query' | 'sourceType' | 'all' | 'verify' | 'port'>();
+    expectTypeOf<keyof Flags>().toEqualTypeOf<'query' | 'sourceType' | 'all' | 'verify' | 'port' | 'color' | 'tag'>();
+    expectTypeOf<Flags['color']>().toEqualTypeOf<string | true | undefined>();
+    expectTypeOf<Flags['tag']>().toEqualTypeOf<string[] | undefined>();
     expectTypeOf<Flags['query']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<Flags['sourceType']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<Flags['all']>().toEqualTypeOf<boolean | undefined>();

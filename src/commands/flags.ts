@@ -24,8 +24,17 @@ type Camel<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head
 /** The key commander gives a flag's value (`--no-color` is `color`). */
 type FlagKey<F extends string> = NameKey<LongName<F>>;
 type NameKey<Name extends string> = Name extends `no-${infer Rest}` ? Camel<Rest> : Camel<Name>;
-/** A flag with a value (`<x>` or `[x]`) gives a string (a list flag: its values joined by commas); one without, a boolean. */
-type FlagValue<F extends string> = F extends `${string}<${string}>${string}` | `${string}[${string}]${string}` ? string : boolean;
+/**
+ * A flag with a value `<x>` gives a string (a list flag: its values joined by commas), with an optional
+ * one `[x]` a string or true when given bare, with variadic ones (`<x...>`) the strings; one without, a boolean.
+ */
+type FlagValue<F extends string> = F extends `${string}...${string}`
+  ? string[]
+  : F extends `${string}<${string}>${string}`
+    ? string
+    : F extends `${string}[${string}]${string}`
+      ? string | true
+      : boolean;
 
 /**
  * The parsed flags of a list of option definitions, as commander gives them to

@@ -7,7 +7,7 @@ import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
-/** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */
+/** Its flags (OPTIONS of options.ts), and the render limits, whose flags validation/limits.ts defines. */
 type ServeFlags = CommandFlags<'serve'> & RenderLimitFlags;
 
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };

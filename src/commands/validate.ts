@@ -7,7 +7,7 @@ import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } fr
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
-/** Its flags (commands/index.ts), and the render limits, whose flags validation/limits.ts defines. */
+/** Its flags (OPTIONS of options.ts), and the render limits, whose flags validation/limits.ts defines. */
 type ValidateFlags = CommandFlags<'validate'> & RenderLimitFlags;
 
 function readRequest(text: string, source: string): Record<string, unknown> {

@@ -77,11 +77,13 @@ function transactionFilters(
     const column = field(p, 'column');
     const value = values[p.name];
     if (column === undefined || value === undefined) continue;
-    if (p.kind === 'codes') {
-      where.push(`upper(${ident(column)}) IN ${inList(params, p.name, value as string[])}`);
+    if (Array.isArray(value)) {
+      // codes: among the list
+      where.push(`upper(${ident(column)}) IN ${inList(params, p.name, value)}`);
       continue;
     }
-    params[p.name] = value as string;
+    if (typeof value !== 'string') throw new Error(`no SQL filter for a ${p.kind} value (${p.name})`);
+    params[p.name] = value;
     const condition = `${ident(column)} = $${p.name}`;
     const types = field(p, 'ofTypes');
     if (p.name === 'orderId') from = `(SELECT * FROM ${conv} WHERE ${condition} OFFSET 0)`;

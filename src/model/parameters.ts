@@ -178,7 +178,6 @@ export const QUERY_PARAMETERS = [
 
 /** One row of the table, with its literal types. */
 export type Parameter = (typeof QUERY_PARAMETERS)[number];
-export type ParameterName = Parameter['name'];
 
 /** The rows an operation takes. */
 export type ParameterOf<Op extends Operation> = Parameter extends infer P ? (P extends { in: readonly (infer O)[] } ? (Op extends O ? P : never) : never) : never;
@@ -224,8 +223,6 @@ export function describe(p: Parameter, operation: Operation): string {
   return typeof d === 'string' ? d : d[operation];
 }
 
-/** The items filters that take one id (or one source type) from a flag. */
-export const ITEM_ID_FILTERS = QUERY_PARAMETERS.filter((p) => (p.kind === 'id' || p.kind === 'sourceType') && 'flag' in p);
 
 export { SOURCE_TYPES };
 

@@ -24,6 +24,9 @@ export type ItemsQuery = QueryOf<'items'>;
 /** The raw parameters of a request: each under its interface name, as text (absent: undefined). */
 export type RawParams = Record<string, string | undefined>;
 
+/** A query string's parameters: a parameter given more than once holds its values. */
+export type RequestParams = Record<string, string | readonly string[] | undefined>;
+
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export function isValidDate(value: string): boolean {
@@ -136,7 +139,8 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
   const name = p.name;
   switch (p.kind) {
     case 'date': {
-      const value = nonEmpty(text);
+      // An empty value is not a date (absent is: the report's default, or required).
+      const value = text;
       if (value === undefined) {
         if ((field(p, 'required') ?? []).includes(operation)) problems.add(name, 'is required (YYYY-MM-DD)');
         return undefined;
@@ -177,7 +181,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
       return [...new Set(items.map((code) => code.toUpperCase()))];
     }
     case 'sourceType': {
-      const value = nonEmpty(text);
+      const value = text;
       if (value !== undefined && !(SOURCE_TYPES as readonly string[]).includes(value)) {
         problems.add(name, `"${value}" is not one of ${SOURCE_TYPES.join(', ')}`);
         return undefined;
@@ -191,7 +195,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
 }
 
 /** A name no parameter taken has is a problem. */
-function rejectUnknown(problems: Problems, raw: RawParams, taken: readonly Parameter[]): void {
+function rejectUnknown(problems: Problems, raw: RequestParams, taken: readonly Parameter[]): void {
   for (const key of Object.keys(raw)) {
     if (raw[key] !== undefined && !taken.some((p) => p.name === key)) problems.add(key, 'is not a parameter of this operation');
   }
@@ -203,12 +207,18 @@ function rejectUnknown(problems: Problems, raw: RawParams, taken: readonly Param
  * `accepted`: the parameters this request may carry (a per-source alias does not
  * take the source filters; only its path sets campaignId).
  */
-function parseOperation(problems: Problems, raw: RawParams, operation: Operation, accepted: (p: Parameter) => boolean): Record<string, unknown> {
+function parseOperation(problems: Problems, raw: RequestParams, operation: Operation, accepted: (p: Parameter) => boolean): Record<string, unknown> {
   const taken = parameters(operation).filter(accepted);
   rejectUnknown(problems, raw, taken);
   const query: Record<string, unknown> = {};
   for (const p of taken) {
-    const value = parseParameter(problems, p, operation, raw[p.name]);
+    const text = raw[p.name];
+    if (typeof text === 'object') {
+      const list = p.kind === 'codes' || (p.kind === 'sort' && field(p, 'sort')![operation].multiple);
+      problems.add(p.name, `is given more than once${list ? ' (a list is one value, comma-separated)' : ''}`);
+      continue;
+    }
+    const value = parseParameter(problems, p, operation, text);
     if (value !== undefined) query[p.name] = value;
   }
   return query;
@@ -231,7 +241,7 @@ const accepting =
   (p: Parameter) =>
     (!field(p, 'pathOnly') || campaignId) && (!field(p, 'source') || sourceFilters);
 
-export function parseItemsQuery(raw: RawParams, options: Accepting = {}): ItemsQuery {
+export function parseItemsQuery(raw: RequestParams, options: Accepting = {}): ItemsQuery {
   const problems = new Problems();
   const query = parseOperation(problems, raw, 'items', accepting(options)) as ItemsQuery;
   checkPeriod(problems, query.dateFrom, query.dateTo);
@@ -261,7 +271,7 @@ export function defaultPeriod(
   return { dateFrom, dateTo };
 }
 
-export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
+export function parseReportQuery(raw: RequestParams, today: Date): ReportQuery {
   const problems = new Problems();
   const query = parseOperation(problems, raw, 'report', accepting({})) as ReportQuery;
   problems.throwIfAny();
@@ -272,7 +282,7 @@ export function parseReportQuery(raw: RawParams, today: Date): ReportQuery {
 }
 
 /** A look-up by id (order, contact, activity) takes no query parameters. */
-export function parseNoQuery(raw: RawParams): void {
+export function parseNoQuery(raw: RequestParams): void {
   const problems = new Problems();
   rejectUnknown(problems, raw, []);
   problems.throwIfAny();

@@ -11,7 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Backend } from '../backend.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
-import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RawParams } from '../model/query.js';
+import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
 import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
@@ -45,18 +45,15 @@ declare module 'fastify' {
 
 /**
  * The query string as the shared parser takes it (model/query.ts validates it, once: the
- * routes' schemas only document it). A parameter given twice is a problem, not a list.
+ * routes' schemas only document it): text, or the values of a parameter given more than
+ * once (a problem the parser names with the others). No prototype: `__proto__` is a name
+ * like any other, and unknown.
  */
-function rawParams(query: unknown): RawParams {
-  const raw: RawParams = {};
-  const repeated: string[] = [];
+function requestParams(query: unknown): RequestParams {
+  const raw: RequestParams = Object.create(null) as RequestParams;
   for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
-    if (Array.isArray(value)) repeated.push(key);
+    if (Array.isArray(value)) raw[key] = value.map(String);
     else if (value !== undefined) raw[key] = String(value);
-  }
-  if (repeated.length) {
-    const problems = repeated.map((parameter) => ({ parameter, message: 'is given more than once (a list is comma-separated)' }));
-    throw new UsageError(`invalid parameters: ${problems.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, problems);
   }
   return raw;
 }
@@ -266,7 +263,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       schema: secured({ operationId: 'getConversions', summary: 'One aggregate row per attributing source', querystring: REPORT_QUERY }),
     },
     async (request, reply) => {
-      const parsed = parseReportQuery(rawParams(request.query), now());
+      const parsed = parseReportQuery(requestParams(request.query), now());
       return taggedQuery(request, reply, parsed, async (b) => {
         const page = await b.report(parsed);
         return { conversions: page.rows, paging: page.paging };
@@ -284,8 +281,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ) => {
     docs.set(url, 'items');
     app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring }) }, async (request, reply) => {
-      const query = parseItemsQuery(rawParams(request.query), { sourceFilters: fixed === undefined });
-      const parsed = { ...query, ...fixed?.(request.params as Record<string, string>) };
+      const query = parseItemsQuery(requestParams(request.query), { sourceFilters: fixed === undefined });
+      const path = fixed?.(request.params as Record<string, string>) ?? {};
+      // An empty path segment (/v1/campaigns//conversions) names no source.
+      const empty = Object.entries(path).filter(([, value]) => value === '').map(([parameter]) => ({ parameter, message: 'is empty in the path' }));
+      if (empty.length) throw new UsageError(`invalid parameters: ${empty.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, empty);
+      const parsed = { ...query, ...path };
       return taggedQuery(request, reply, parsed, async (b) => {
         const page = await b.items(parsed);
         return { conversions: page.rows, paging: page.paging };
@@ -318,7 +319,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   ) => {
     docs.set(url, kind);
     app.get(url, { onRequest: authenticate, schema: secured({ operationId, summary, querystring: NO_QUERY }) }, async (request) => {
-      parseNoQuery(rawParams(request.query));
+      parseNoQuery(requestParams(request.query));
       const params = request.params as Record<string, string>;
       const found = await query(request, async (b) => find(b, params));
       if (found === undefined) throw new ProblemError(problem('notFound', missing(params)));

@@ -3,29 +3,10 @@
  * or what Node's HTTP parser rejected before a request existed. Kept apart
  * from problem.ts, which auth.ts (and so `convx token`) loads without DuckDB.
  */
-import { DataError, NoOrdersError, TooLargeError, UsageError, type ParameterProblem } from '../errors.js';
+import { DataError, NoOrdersError, TooLargeError, UsageError } from '../errors.js';
 import { QueryTimeoutError } from '../local/db.js';
 import { MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
 import { problem, ProblemError, retryLater, type Problem, type ProblemKind } from './problem.js';
-
-interface AjvError {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-function validationProblems(errors: AjvError[]): ParameterProblem[] {
-  return errors.map((e) => {
-    const parameter = String(e.params.missingProperty ?? e.params.additionalProperty ?? e.instancePath.replace(/^\//, '')) || 'query';
-    let message = e.message ?? 'is invalid';
-    if (e.keyword === 'required') message = 'is required';
-    else if (e.keyword === 'additionalProperties') message = 'is not a parameter of this operation';
-    else if (e.keyword === 'pattern' && /^date/.test(parameter)) message = 'is not a date of the form YYYY-MM-DD';
-    else if (e.keyword === 'type' && e.params.type === 'integer') message = 'must be a whole number';
-    return { parameter, message };
-  });
-}
 
 /** What the server logs about a failure besides the access log line. */
 export type FailureReport = 'data error' | 'query timeout' | 'unexpected error';
@@ -64,11 +45,6 @@ export function problemFor(error: unknown, bodyLimit: number): { failure: Proble
     return { failure: retryLater('queryTimeout', detail, RETRY_AFTER_UNAVAILABLE_SECONDS), report: 'query timeout' };
   }
   if (!isFrameworkError(error)) return { failure: new ProblemError(problem('internal', 'the server failed to answer; its log has the details')), report: 'unexpected error' };
-  if (Array.isArray(error.validation)) {
-    const errors = validationProblems(error.validation as AjvError[]);
-    const kind = error.validationContext === 'body' ? 'invalidBody' : 'invalidParameters';
-    return { failure: new ProblemError(problem(kind, errors.map((e) => `${e.parameter}: ${e.message}`).join('; '), errors)) };
-  }
   const framework = (kind: ProblemKind, detail = error.message) => ({ failure: new ProblemError(problem(kind, detail)) });
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
