@@ -1,6 +1,8 @@
 /**
- * Flag definitions that several commands share, and the constants their help
- * texts and handlers both use. Plain data: `convx --help` loads this module.
+ * Every command's own flags (OPTIONS; their types reach the handlers as
+ * CommandFlags), the flags of the query parameters (from the table in
+ * model/parameters.ts), and the constants help texts and handlers share.
+ * Plain data: `convx --help` loads this module.
  */
 import { field, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
@@ -24,11 +26,13 @@ export function parameterOptions<Op extends Operation, P extends ParameterOf<Op>
   operation: Op,
   keep: (p: ParameterOf<Op>) => p is P = (_: ParameterOf<Op>): _ is P => true,
 ): ParameterOption<P>[] {
+  // parameters() returns the rows of the operation, which is what ParameterOf<Op> names at the type level.
   return (parameters(operation) as ParameterOf<Op>[]).filter(keep).flatMap((p) => {
     const flag = field(p, 'flag');
     if (flag === undefined) return [];
     const option: OptionDefinition = { flags: flag, description: field(p, 'help')! };
     if (LIST_KINDS.includes(p.kind)) option.list = true;
+    // its flags are p's flag, which ParameterOption<P> types literally
     return [option as ParameterOption<P>];
   });
 }

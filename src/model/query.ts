@@ -71,7 +71,7 @@ function rank(parameter: string): number {
   return (GROUP_OF_KIND[QUERY_PARAMETERS[index]!.kind] ?? 3) * QUERY_PARAMETERS.length + index;
 }
 
-/** Collects every problem before throwing, so one run names all of them, in the table's order. */
+/** Collects every problem before throwing, so one run names all of them, in the order rank() gives. */
 class Problems {
   readonly list: ParameterProblem[] = [];
   /** cli: the message as the CLI words it, when it names another parameter. */
