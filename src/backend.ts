@@ -130,7 +130,7 @@ export interface DataCoverage {
 }
 
 /**
- * One interface, two implementations (DESIGN.md section 2). Both return the
+ * One interface, two implementations (ARCHITECTURE.md). Both return the
  * interface's JSON shapes; neither prints anything.
  */
 export interface Backend {

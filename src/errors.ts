@@ -70,7 +70,7 @@ export class TooLargeError extends ConvxError {
 
 /**
  * An id or key the data does not hold: an order, a contact, a source id, a config
- * setting that is not set (exit 3, DESIGN.md section 7). Nothing goes to stdout.
+ * setting that is not set (exit 3, the README's Exit codes). Nothing goes to stdout.
  */
 export class NotFoundError extends ConvxError {
   constructor(message: string, hint?: string) {

@@ -1,6 +1,6 @@
 /**
  * Section 3: data errors name the physical line of the file, the same on every
- * run; DESIGN.md 4.14: a non-refund order with a negative amount is a finding.
+ * run; docs/reporting.md, Transactions: a non-refund order with a negative amount is a finding.
  */
 import { rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';

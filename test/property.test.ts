@@ -1,6 +1,6 @@
 /**
  * Property-based tests (fast-check) on small random datasets, through real DuckDB:
- * the reporting rules of DESIGN.md section 4 against a reference implementation written
+ * the reporting rules of docs/reporting.md against a reference implementation written
  * here from the rules, paging in every sort order, and local output = served output.
  */
 import fc from 'fast-check';
@@ -304,7 +304,7 @@ function writeDataset(spec: Spec): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The reference implementation: DESIGN.md section 4, written from the text, in plain TypeScript
+// The reference implementation: docs/reporting.md, written from the text, in plain TypeScript
 
 /** a / b rounded half away from zero (exact, in BigInt). */
 function divRound(a: bigint, b: bigint): bigint {
@@ -647,7 +647,7 @@ function checkInvariants(spec: Spec, expected: Expected, rows: AggregateRow[], i
 // ---------------------------------------------------------------------------------------------
 
 describe('properties on random datasets', () => {
-  it('reports and items follow DESIGN.md section 4 (against a reference implementation)', async () => {
+  it('reports and items follow docs/reporting.md (against a reference implementation)', async () => {
     let withRows = 0;
     await fc.assert(
       fc.asyncProperty(specArb({ filters: true }), async (spec) => {

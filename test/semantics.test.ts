@@ -1,4 +1,4 @@
-/** DESIGN.md section 4, one rule at a time, each on a dataset built here. */
+/** The reporting rules of docs/reporting.md, one at a time, each on a dataset built here. */
 import { describe, expect, it } from 'vitest';
 import { DataError, UsageError } from '../src/errors.js';
 import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';

@@ -1,4 +1,4 @@
-/** DESIGN.md section 5: each rule and finding on a small dataset built here, the CLI formats, the server and API mode. */
+/** Delivery validation (the README's `convx validate`): each rule and finding on a small dataset built here, the CLI formats, the server and API mode. */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -68,9 +68,9 @@ export const OPTIONS = {
   ],
   items: [...parameterOptions('items'), ALL_OPTION],
   order: PERIOD_OPTIONS.map((o) => ({
-  ...o,
-  description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
-    })),
+    ...o,
+    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
+  })),
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },

@@ -1,5 +1,5 @@
 /**
- * The attribution of DESIGN.md section 4, kept in DuckDB: afterwards a query
+ * The attribution of docs/reporting.md, kept in DuckDB: afterwards a query
  * only filters and aggregates. One SQL for two uses: the served dataset
  * attributes every transaction once per load (no bound); a CLI command
  * attributes only the transactions of its period (a bound), reading only the
@@ -420,7 +420,7 @@ function refAmount(amount: string, rate: string): string {
       ELSE CAST(round(CAST(${amount} AS DECIMAL(38,4)) * ${rate}, 2) AS DECIMAL(18,2)) END`;
 }
 
-/** A source's detailUrl (DESIGN.md 4.10), from columns source_type, campaign_id, smartflow_id, delivery_id. */
+/** A source's detailUrl (docs/reporting.md, Identity and links), from columns source_type, campaign_id, smartflow_id, delivery_id. */
 export function detailUrlSql(prefix = ''): string {
   const c = (name: string) => `${prefix}${name}`;
   return `CASE WHEN ${c('source_type')} = 'smartflow'
@@ -428,7 +428,7 @@ export function detailUrlSql(prefix = ''): string {
     ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/conversions' END`;
 }
 
-/** A record's activityUrl (DESIGN.md 4.10): the recipient's activity in the delivery. */
+/** A record's activityUrl (docs/reporting.md, Identity and links): the recipient's activity in the delivery. */
 export function activityUrlSql(prefix = ''): string {
   const c = (name: string) => `${prefix}${name}`;
   return `CASE WHEN ${c('source_type')} = 'smartflow'

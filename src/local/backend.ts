@@ -37,7 +37,7 @@ export class LocalBackend implements Backend {
     return this.scope.referenceCurrency;
   }
 
-  /** Findings about the dataset that do not stop a report (DESIGN.md 4.14), one line each. */
+  /** Findings about the dataset that do not stop a report (docs/reporting.md, Transactions), one line each. */
   warnings(): string[] {
     return this.scope.dataset.warnings();
   }
@@ -61,7 +61,7 @@ export class LocalBackend implements Backend {
     };
   }
 
-  /** A data error for transactions in scope that have no usable exchange rate (DESIGN.md 4.6). */
+  /** A data error for transactions in scope that have no usable exchange rate (docs/reporting.md, Money). */
   private async assertRates({ from, where, params }: Filter, period: Period): Promise<void> {
     // Where the scope knows the days without a rate (usually none), a period without one needs no look.
     const unpriced = this.scope.unpricedDays;

@@ -1,6 +1,6 @@
 /**
  * Finding a dataset's tables on disk, checking every value against the table's
- * column types, and loading typed tables into DuckDB (DESIGN.md section 3).
+ * column types, and loading typed tables into DuckDB (the README's Datasets section).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -512,7 +512,7 @@ export class Dataset {
   }
 
   /**
-   * DESIGN.md 4.14: a non-refund order with a negative amount is a finding; it
+   * docs/reporting.md, Transactions: a non-refund order with a negative amount is a finding; it
    * still counts as it stands. Counted on the typed table (a few milliseconds
    * for millions of rows); only when there are some, the raw rows say where.
    */

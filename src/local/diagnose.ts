@@ -100,7 +100,7 @@ function sourcesRelation(scope: Scope): string {
 /**
  * A contact by contact id, e-mail (case and surrounding spaces ignored) or client contact id,
  * with its conversions over every date and each of its clicks: the orders it decided, or why
- * it decided none (DESIGN.md 4: last click within the 30-day window at or before the order).
+ * it decided none (docs/reporting.md, Attribution: last click within the 30-day window at or before the order).
  */
 export async function contactReport(scope: Scope, db: Database, key: string, items: ItemsOf): Promise<ContactReport | undefined> {
   const t = (name: string) => scope.table(name);

@@ -16,7 +16,6 @@
  *
  * Plain data: `convx --help` loads it.
  */
-import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey, SourceType } from './types.js';
 
 export type Operation = 'report' | 'items';
@@ -224,7 +223,6 @@ export function describe(p: Parameter, operation: Operation): string {
 }
 
 
-export { SOURCE_TYPES };
 
 /** The flag as typed: `-q, --query <text>` is `--query`. */
 export function flagName(flag: string): string {

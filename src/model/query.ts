@@ -5,7 +5,8 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { field, parameters, QUERY_PARAMETERS, SOURCE_TYPES, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { field, parameters, QUERY_PARAMETERS, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
 
 export { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js';

@@ -128,7 +128,7 @@ export const COMPONENT_SCHEMAS = {
   Health: object({ status: { type: 'string' as const, enum: ['ok'] }, loadedAt: timestamp }),
   ValidateRequest: {
     type: 'object',
-    description: 'A dry run of an e-mail delivery (DESIGN.md section 5). A body that does not match is answered 200 with invalid_request findings in render.errors.',
+    description: 'A dry run of an e-mail delivery: audience, suppression, languages, samples and findings. A body that does not match is answered 200 with invalid_request findings in render.errors.',
     required: ['audience', 'assets'],
     additionalProperties: false,
     properties: {

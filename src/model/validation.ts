@@ -1,4 +1,4 @@
-/** The delivery validation request and response (interface 2.6, 2.7; inner shapes from DESIGN.md section 5). */
+/** The delivery validation request and response (the README's `convx validate` section: request, response and checks). */
 
 export interface AudienceInput {
   lists?: string[];
