@@ -264,9 +264,12 @@ describe.skipIf(!hasScript)('progress on a terminal', () => {
   }, 180_000);
 
   it('quick work prints no progress line at all', async () => {
+    // Work done before the delay prints nothing: the samples take about half a second, so the
+    // delay is set well above it, that a busy machine does not make the work slow enough.
     const small = await convx(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'csv'], {
       tty: true,
       stdoutFile: join(tempDir(), 's.csv'),
+      env: { CONVX_PROGRESS_DELAY_MS: '8000' },
     });
     expect(small.code).toBe(0);
     expect(small.stdout).not.toContain('reading and checking');
