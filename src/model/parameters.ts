@@ -222,8 +222,6 @@ export function describe(p: Parameter, operation: Operation): string {
   return typeof d === 'string' ? d : d[operation];
 }
 
-
-
 /** The flag as typed: `-q, --query <text>` is `--query`. */
 export function flagName(flag: string): string {
   return /--[a-z0-9-]+/.exec(flag)![0];
