@@ -131,9 +131,11 @@ describe('counts agree with their nouns', () => {
       conversions: { orderId: string }[];
     };
     const once = items.conversions.map((c) => c.orderId).find((id, _i, all) => all.filter((o) => o === id).length === 1)!;
-    const result = await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--order', once, '--no-color'], { tty: true });
+    // (a busy machine may take over a second: the progress line, not the subject here, waits longer)
+    const quiet = { CONVX_PROGRESS_DELAY_MS: '60000' };
+    const result = await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--order', once, '--no-color'], { tty: true, env: quiet });
     expect(result.stderr).toMatch(/^1-1 of 1 conversion, 2024-03-01\.\.2024-03-31$/m);
-    const report = await cli(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true });
+    const report = await cli(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true, env: quiet });
     expect(report.stderr).toMatch(/^1-1 of 1 source, /m);
   });
 
