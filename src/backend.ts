@@ -1,11 +1,8 @@
 import type { ValidateResponse } from './model/validation.js';
 import type { RenderLimits } from './validation/limits.js';
-import type {
-  AggregateRow,
-  ConversionRecord,
-  Page,
-} from './model/types.js';
 import type { ItemsQuery, ReportQuery } from './model/query.js';
+import type { ACTIVITY_RESPONSE, CONTACT_RESPONSE, ORDER_RESPONSE } from './model/schemas.js';
+import type { AggregateRow, ConversionRecord, FromSchema, Page } from './model/types.js';
 
 export interface RowStream<T> {
   /** All matches of the query, as paging.totalCount reports it. */
@@ -42,51 +39,14 @@ export interface OrderDiagnosis {
   reasons: string[];
 }
 
-/** An order looked up by id over the whole dataset (`convx order`, GET /v1/conversions/orders/{orderId}). */
-export interface OrderLookup {
-  orderId: string;
-  /** The order's attributed transactions (the order and its refunds), oldest first; empty when it is not a conversion. */
-  conversions: ConversionRecord[];
-  /** Why it is not a conversion (empty when it is one). */
-  reasons: string[];
-}
+/** An order looked up by id over the whole dataset (`convx order`, GET /v1/conversions/orders/{orderId}): its schema's type. */
+export type OrderLookup = FromSchema<typeof ORDER_RESPONSE>;
 
-/** A click of a contact and what it did (`convx contact`). */
-export interface ContactClick {
-  datetime: string;
-  source: { type: string; id: string; name: string };
-  /** It decided these orders (empty: it did not count). */
-  orderIds: string[];
-  /** Why it did not count; null when it decided an order. */
-  reason: string | null;
-}
+/** A contact's orders, conversions and clicks (`convx contact`, GET /v1/contacts/{contact}/conversions): its schema's type. */
+export type ContactReport = FromSchema<typeof CONTACT_RESPONSE>;
 
-/** A contact's conversions and clicks (`convx contact`, GET /v1/contacts/{contact}/conversions). */
-export interface ContactReport {
-  contact: {
-    contactId: string;
-    clientContactId: string | null;
-    email: string | null;
-    firstName: string | null;
-    surname: string | null;
-  };
-  /** How the given key was matched. */
-  matchedBy: 'contactId' | 'email' | 'clientContactId';
-  /** Every order of the contact, oldest first: a conversion or not, and why not. */
-  orders: ContactOrder[];
-  conversions: ConversionRecord[];
-  clicks: ContactClick[];
-}
-
-/** An order of a contact (`convx contact`). */
-export interface ContactOrder {
-  orderId: string;
-  /** Its first row's time (the order row, else its first refund). */
-  datetime: string;
-  conversion: boolean;
-  /** Why it is not a conversion (empty when it is one). */
-  reasons: string[];
-}
+/** A click of a contact and what it did: the orders it decided, or why none. */
+export type ContactClick = ContactReport['clicks'][number];
 
 /** The source of an activityUrl: a campaign or automation, or a smartflow (and delivery). */
 export interface ActivityTarget {
@@ -95,11 +55,8 @@ export interface ActivityTarget {
   deliveryId?: string;
 }
 
-/** A contact's touches (clicks and opens) of one source: what an activityUrl answers. */
-export interface ActivityResponse {
-  contactId: string;
-  touches: { datetime: string; touch: string; source: { type: string; id: string; name: string } }[];
-}
+/** A contact's touches (clicks and opens) of one source: what an activityUrl answers (its schema's type). */
+export type ActivityResponse = FromSchema<typeof ACTIVITY_RESPONSE>;
 
 /** A source id the data holds, with the ids a detailUrl may name it by. */
 export interface KnownSource {

@@ -7,7 +7,9 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import type { ActivityResponse, ContactReport, OrderLookup } from '../src/backend.js';
+import type { ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import type { ServerLimits } from '../src/server/limits.js';
@@ -209,5 +211,22 @@ describe('real responses match the document', () => {
       expect(res.headers['retry-after']).toMatch(/^\d+$/);
       expect(declared!.headers?.['Retry-After']).toBeDefined();
     }
+  });
+});
+
+describe('the look-ups answer the types their schemas say (one definition: the types are read from them)', () => {
+  it('types each field as its schema does, nullable ones included', () => {
+    expectTypeOf<OrderLookup>().toEqualTypeOf<{ orderId: string; conversions: ConversionRecord[]; reasons: string[] }>();
+    expectTypeOf<ContactReport['contact']>().toEqualTypeOf<{
+      contactId: string;
+      clientContactId: string | null;
+      email: string | null;
+      firstName: string | null;
+      surname: string | null;
+    }>();
+    expectTypeOf<ContactReport['matchedBy']>().toEqualTypeOf<'contactId' | 'email' | 'clientContactId'>();
+    expectTypeOf<ContactReport['orders'][number]>().toEqualTypeOf<{ orderId: string; datetime: string; conversion: boolean; reasons: string[] }>();
+    expectTypeOf<ContactReport['clicks'][number]['reason']>().toEqualTypeOf<string | null>();
+    expectTypeOf<ActivityResponse['touches'][number]>().toEqualTypeOf<{ datetime: string; touch: string; source: { type: string; id: string; name: string } }>();
   });
 });

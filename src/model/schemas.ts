@@ -65,14 +65,14 @@ const problemResponse = (description: string, headers?: Record<string, unknown>)
 /** The look-ups by id take no query parameters. */
 export const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
 
-const text = { type: 'string' };
-const nullableText = { type: 'string', nullable: true };
+const text = { type: 'string' } as const;
+const nullableText = { type: 'string', nullable: true } as const;
 const touchSource = {
   type: 'object',
   required: ['type', 'id', 'name'],
   additionalProperties: false,
   properties: { type: text, id: text, name: text },
-};
+} as const;
 
 /** GET /v1/conversions/orders/{orderId}: the order's conversions over every date, or why it has none. */
 export const ORDER_RESPONSE = {
