@@ -66,7 +66,8 @@ const problemResponse = (description: string, headers?: Record<string, unknown>)
 export const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 const text = { type: 'string' } as const;
-const nullableText = { type: 'string', nullable: true } as const;
+// null as shapes.ts writes it (the OpenAPI document turns it into nullable: true)
+const nullableText = { type: ['string', 'null'] } as const;
 const touchSource = {
   type: 'object',
   required: ['type', 'id', 'name'],

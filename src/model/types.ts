@@ -26,7 +26,7 @@ type JsonType<T> = T extends readonly (infer U)[]
 /**
  * The TypeScript type of a schema (shapes.ts, the look-ups' in schemas.ts), for the
  * forms used there: $ref (to the interface of that name below), enum, array, object,
- * type, and OpenAPI's `nullable: true`.
+ * type (['string', 'null'] for a nullable one).
  */
 export type FromSchema<S> = S extends { $ref: `#/components/schemas/${infer N extends keyof Named}` }
   ? Named[N]
@@ -36,11 +36,9 @@ export type FromSchema<S> = S extends { $ref: `#/components/schemas/${infer N ex
       ? FromSchema<I>[]
       : S extends { type: 'object'; properties: infer P }
         ? { -readonly [K in keyof P]: FromSchema<P[K]> }
-        : S extends { type: infer T; nullable: true }
-          ? JsonType<T> | null
-          : S extends { type: infer T }
-            ? JsonType<T>
-            : never;
+        : S extends { type: infer T }
+          ? JsonType<T>
+          : never;
 
 type Shape<N extends keyof Schemas> = FromSchema<Schemas[N]>;
 
