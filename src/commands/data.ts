@@ -2,6 +2,7 @@ import { isValidDate } from '../model/query.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
+import { plural } from '../words.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({
   async run(ctx, args) {
@@ -23,7 +24,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
     for (const t of report.tables) {
       // orders and touches: first and last datetime; fx: first and last date (UTC).
       const range = t.from && t.to ? `, ${t.from} to ${t.to}` : '';
-      lines.push(`${chalk.dim('table')}  ${t.table.padEnd(8)} ${t.file} (${t.rows} row${t.rows === 1 ? '' : 's'}${range})`);
+      lines.push(`${chalk.dim('table')}  ${t.table.padEnd(8)} ${t.file} (${plural(t.rows, 'row')}${range})`);
     }
     if (report.plugins.length) lines.push(`${chalk.dim('plugins')} ${report.plugins.join(', ')}`);
     for (const p of report.problems) lines.push(`${chalk.red('error')}  ${p.text}`);
@@ -33,7 +34,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
     lines.push(
       report.ok
         ? chalk.green(`${args[0]}: no problems found`)
-        : `${args[0]}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}, ${report.findings.length} finding${report.findings.length === 1 ? '' : 's'}`,
+        : `${args[0]}: ${plural(report.problems.length, 'problem')}, ${plural(report.findings.length, 'finding')}`,
     );
     await ctx.output.text(`${lines.join('\n')}\n`);
     return report.ok ? ExitCode.ok : ExitCode.findings;
@@ -95,6 +96,6 @@ export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
       plugins: count('plugins', f.plugins, 1, 1000),
       force: f.force ?? false,
     });
-    for (const file of result.files) ctx.log.info(`wrote ${file.file} (${file.rows} row${file.rows === 1 ? '' : 's'})`);
+    for (const file of result.files) ctx.log.info(`wrote ${file.file} (${plural(file.rows, 'row')})`);
   },
 });

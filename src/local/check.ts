@@ -6,6 +6,7 @@ import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './
 export type { DataIssue };
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
+import { plural } from '../words.js';
 
 export interface CheckReport {
   dataset: string;
@@ -23,7 +24,6 @@ export interface CheckReport {
 /** The tables whose date range a check reports, and the column it is of. */
 const DATED: Partial<Record<string, string>> = { orders: 'datetime', touches: 'datetime', fx: 'date' };
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** onPhase: says what the check is doing (a phase per call), for a progress line. */
 export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined): Promise<CheckReport> {

@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataError } from '../errors.js';
+import { plural } from '../words.js';
 import { Database, ident, sqlString, type Row, type SqlParams } from './db.js';
 import { csvRecordLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
 import {
@@ -504,7 +505,7 @@ export class Dataset {
           table: source.table,
           file: source.display,
           column: check.column,
-          message: `${more} more ${more === 1 ? 'row has' : 'rows have'} this problem`,
+          message: `${plural(more, 'more row has', 'more rows have')} this problem`,
         });
       }
     }

@@ -1,6 +1,7 @@
 /** Pure formatters of a validation response: a terminal summary, GitHub annotations, JUnit XML. */
 import type { ChalkInstance } from 'chalk';
 import { CHECKS, type Finding, type ValidateResponse } from '../model/validation.js';
+import { plural } from '../words.js';
 
 const where = (f: Finding) =>
   [f.assetRef, f.language ? `language ${f.language}` : undefined, f.field, f.contactId ? `contact ${f.contactId}` : undefined]
@@ -38,14 +39,13 @@ export function validationSummary(response: ValidateResponse, chalk: ChalkInstan
   return `${lines.join('\n')}\n`;
 }
 
-const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 const tooManyWarnings = (response: ValidateResponse, maxWarnings: number | undefined) =>
   maxWarnings !== undefined && response.render.warnings.length > maxWarnings;
 
 /** "6 warnings, more than --max-warnings 5" when the warnings fail the run, else undefined. */
 function warningsReason(response: ValidateResponse, maxWarnings: number | undefined): string | undefined {
-  return tooManyWarnings(response, maxWarnings) ? `${count(response.render.warnings.length, 'warning')}, more than --max-warnings ${maxWarnings}` : undefined;
+  return tooManyWarnings(response, maxWarnings) ? `${plural(response.render.warnings.length, 'warning')}, more than --max-warnings ${maxWarnings}` : undefined;
 }
 
 /**
@@ -55,7 +55,7 @@ function warningsReason(response: ValidateResponse, maxWarnings: number | undefi
 export function failureReason(response: ValidateResponse, maxWarnings: number | undefined): string | undefined {
   const { errors } = response.render;
   const codes = [...new Set(errors.map((f) => f.code))].join(', ');
-  const reasons = [errors.length ? `${count(errors.length, 'error')} (${codes})` : undefined, warningsReason(response, maxWarnings)].filter(Boolean);
+  const reasons = [errors.length ? `${plural(errors.length, 'error')} (${codes})` : undefined, warningsReason(response, maxWarnings)].filter(Boolean);
   return reasons.length ? reasons.join(' and ') : undefined;
 }
 
@@ -63,9 +63,9 @@ export function verdict(response: ValidateResponse, maxWarnings: number | undefi
   const { errors, warnings } = response.render;
   const tooMany = tooManyWarnings(response, maxWarnings);
   if (!errors.length && !tooMany) {
-    return chalk.green(`OK: ${response.audience.deliverable} deliverable, ${count(errors.length, 'error')}, ${count(warnings.length, 'warning')}`);
+    return chalk.green(`OK: ${response.audience.deliverable} deliverable, ${plural(errors.length, 'error')}, ${plural(warnings.length, 'warning')}`);
   }
-  const reasons = [errors.length ? count(errors.length, 'error') : '', tooMany ? `${count(warnings.length, 'warning')} (more than --max-warnings ${maxWarnings})` : '']
+  const reasons = [errors.length ? plural(errors.length, 'error') : '', tooMany ? `${plural(warnings.length, 'warning')} (more than --max-warnings ${maxWarnings})` : '']
     .filter(Boolean)
     .join(' and ');
   return chalk.red(`NOT READY: ${reasons}`);
@@ -91,7 +91,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
     ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
-    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${count(response.render.errors.length, 'error')}, ${count(response.render.warnings.length, 'warning')}`)}`,
+    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
 }
 

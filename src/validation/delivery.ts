@@ -7,6 +7,7 @@
  * these; the template work (src/validation/render.ts) is beside them.
  */
 import { TooLargeError } from '../errors.js';
+import { plural } from '../words.js';
 import { MAX_ASSETS, MAX_AUDIENCE_IDS, type AssetInput, type Finding, type InlineAsset, type NormalizedRequest, type ValidateResponse } from '../model/validation.js';
 import { checkHtml } from './html.js';
 import { printedVariables } from './templates.js';
@@ -28,8 +29,6 @@ export interface Findings {
   warnings: Finding[];
 }
 
-/** "1 contact", "2 contacts". */
-export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Where a finding about an asset is: its ref, and its language when it has one. */
 export const where = (asset: ResolvedAsset) => ({ assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}) });

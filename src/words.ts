@@ -1,0 +1,4 @@
+/** Words of messages that more than one part of convx writes. Plain: any module may import it. */
+
+/** A count with its noun: "1 contact", "2 contacts" ("1 row has", "2 rows have" with `many`). */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
