@@ -171,6 +171,10 @@ describe('unknown ids are "not found", exit 3, nothing on stdout (item 9)', () =
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/convx: error: no source k4 in the data/);
     expect(run.stderr).toMatch(/did you mean k1, k2, k3\?/);
+    // A bad flag is a usage error (2) before the target is looked for, as for items.
+    const badFlag = await local(['drill', 'k4', '--from', '2024-01-01', '--to', '2024-04-30', '--limit', 'abc']);
+    expect([badFlag.code, badFlag.stdout]).toEqual([2, '']);
+    expect(badFlag.stderr).toMatch(/--limit: "abc" must be a whole number/);
     const url = await local(['drill', '/v1/campaigns/k9/conversions', '--from', '2024-01-01', '--to', '2024-04-30']);
     expect([url.code, url.stdout]).toEqual([3, '']);
     const delivery = await local(['drill', '/v1/deliveries/sf1/d2/conversions', '--from', '2024-01-01', '--to', '2024-04-30']);

@@ -132,26 +132,13 @@ export default defineHandler<CommandFlags<'drill'>>({
     const target = drillTarget(args[0] ?? '');
     // Without dates, the period of a default report: the 30 days ending today.
     const { dateFrom, dateTo } = defaultPeriod(flags.from, flags.to, ctx.io.now());
-    // One backend for the check and the listing: the listing's close() is left to this one.
-    const backend = await ctx.openBackend();
-    try {
-      await checkTarget(target, backend, ctx.io.now());
-    } catch (error) {
-      await backend.close();
-      throw error;
-    }
-    const shared = Object.assign(Object.create(backend) as Backend, { close: async () => undefined });
-    const listing = { ...ctx, openBackend: async () => shared };
-    try {
-      await listItems(
-        listing,
-        { ...queryParams('items', flags), ...target, dateFrom, dateTo },
-        flags.all ?? false,
-        // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
-        { command: `drill ${shellWord(args[0] ?? '')}`, given: { from: flags.from, to: flags.to }, filters: DRILL_FILTERS },
-      );
-    } finally {
-      await backend.close();
-    }
+    // The flags are checked first; on the opened backend, the target must be known before it is listed.
+    await listItems(ctx, { ...queryParams('items', flags), ...target, dateFrom, dateTo }, flags.all ?? false, {
+      // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
+      command: `drill ${shellWord(args[0] ?? '')}`,
+      given: { from: flags.from, to: flags.to },
+      filters: DRILL_FILTERS,
+      before: (backend) => checkTarget(target, backend, ctx.io.now()),
+    });
   },
 });

@@ -1,3 +1,4 @@
+import type { Backend } from '../backend.js';
 import type { Context } from '../context.js';
 import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
@@ -15,6 +16,8 @@ export interface ItemsInvocation {
   given?: ResultRequest['given'];
   /** The parameters the command takes as flags, to name as filters (default: every items filter). */
   filters?: readonly string[];
+  /** Runs on the opened backend before the listing (drill: is the target known at all?). */
+  before?: (backend: Backend) => Promise<void>;
 }
 
 /** Lists conversion records for an items query (shared by items and drill). */
@@ -30,8 +33,9 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
   };
   await withBackend(
     ctx,
-    (backend, progress) =>
-      printListing(ctx, backend, progress, {
+    async (backend, progress) => {
+      await invocation.before?.(backend);
+      return printListing(ctx, backend, progress, {
         kind: ITEM_KIND,
         noun: 'conversions',
         request,
@@ -39,7 +43,8 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
         period,
         ...(all ? { all: () => backend.allItems(query) } : {}),
         page: () => backend.items(query),
-      }),
+      });
+    },
     { progress: true },
   );
 }
