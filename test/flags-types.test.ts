@@ -1,5 +1,5 @@
 /**
- * A handler's flags are typed from its command's definition (FlagsOf, commands/registry.ts):
+ * A handler's flags are typed from its command's definition (FlagsOf, commands/flags.ts):
  * these type assertions are checked by `tsc -p tsconfig.test.json` (part of `npm test`), and
  * the runtime test pins the naming rule the types mirror against commander's own.
  */

@@ -16,6 +16,7 @@ import {
   type Format,
 } from './format.js';
 import type { Sink } from './sink.js';
+import { plural } from '../words.js';
 
 export interface RecordKind {
   /** Every flat column, in order (csv, tsv). */
@@ -196,7 +197,9 @@ export class ResultWriter {
         });
         await this.sink.write(layout.text);
         if (layout.hidden.length) {
-          const message = `${layout.hidden.length} column${layout.hidden.length > 1 ? 's' : ''} left out to fit the terminal (${layout.hidden.join(', ')}); --wide shows every column`;
+          const message = `${plural(layout.hidden.length, 'column')} left out to fit the terminal (${layout.hidden.join(', ')}); --wide shows every column`;
+          // The note follows the table on a terminal: the table is out before the note goes to stderr.
+          await this.sink.flush();
           if (this.options.notice) this.options.notice(message);
           else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
         }
