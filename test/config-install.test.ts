@@ -299,6 +299,9 @@ describe('shell completion (item 15)', () => {
     await cli(['config', 'set', 'format', 'csv', '--profile', 'zeta'], { env: { XDG_CONFIG_HOME: home } });
     await cli(['config', 'set', 'format', 'csv', '--profile', 'alpha'], { env: { XDG_CONFIG_HOME: home } });
     expect((await cli(['completion', '--values', 'profiles'], { env: { XDG_CONFIG_HOME: home } })).stdout).toBe('alpha\nzeta\n');
+    // values of the dataset: the smartflows and countries of samples/shop
+    expect((await cli(['completion', '--values', 'smartflows', '--data', SAMPLES])).stdout).toBe('sf-1\nsf-2\nsf-3\n');
+    expect((await cli(['completion', '--values', 'countries', '--data', SAMPLES])).stdout).toMatch(/^AT\nCZ\nDE\n/);
   });
 
   describe('in API mode', () => {

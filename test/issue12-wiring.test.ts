@@ -213,8 +213,10 @@ describe("API mode's --all progress", () => {
       ctx,
       async () => {
         page(1000, 5000);
+        // well within the first second: the line's timer has had the time to run, and shows nothing yet
+        await new Promise((r) => setTimeout(r, 300));
         expect(lines).toEqual([]);
-        await new Promise((r) => setTimeout(r, 1100));
+        await new Promise((r) => setTimeout(r, 800));
         page(2000, 5000);
       },
       { progress: true },
@@ -235,21 +237,6 @@ describe("API mode's --all progress", () => {
         { progress: true },
       );
       expect(lines).toEqual([]);
-    }
-  });
-
-  it('items --all against a server prints no "fetched" line at once on a terminal', async () => {
-    const { startServer } = await import('../src/server/start.js');
-    const { signDevelopmentToken } = await import('../src/server/auth.js');
-    const secret = 'test-secret-that-is-long-enough';
-    const server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
-    try {
-      const env = { CONVX_TOKEN: await signDevelopmentToken(secret, 'shop', '1h') };
-      const result = await cli(['items', '--api', `${server.url}/v1`, ...PERIOD, '--all', '-o', 'csv'], { env, tty: true });
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).not.toMatch(/fetched/);
-    } finally {
-      await server.close();
     }
   });
 });

@@ -79,6 +79,9 @@ describe('the items filters, one table', () => {
 
   // Every filter of items with a flag (the period, paging and sort are not filters).
   const itemFilters = parameters('items').filter((p) => filterNames('items').includes(p.name) && field(p, 'flag') !== undefined);
+  it('has the items filters to run (an empty it.each would pass with nothing tested)', () => {
+    expect(itemFilters.map((p) => p.name)).toEqual(expect.arrayContaining(['sourceId', 'sourceType', 'orderId', 'country', 'currency']));
+  });
   it.each(itemFilters.map((f) => [f.name, f] as const))('%s narrows the same rows in local mode, on the server and in API mode', async (name, filter) => {
     expect(VALUE_OF[name], `the test knows where a record shows ${name} (VALUE_OF above)`).toBeDefined();
     const found = all.map(VALUE_OF[name]!).find((v): v is string => v !== null)!;
@@ -148,13 +151,18 @@ describe('the report filters, one table', () => {
     expect(api.stdout).toBe(local.stdout);
   });
 
-  it.each(
-    (['report', 'items'] as const).flatMap((operation) =>
-      parameters(operation)
-        .filter((p) => INVALID[p.kind] !== undefined && field(p, 'flag') !== undefined)
-        .map((p) => [operation, p.name, p] as const),
-    ),
-  )('%s %s: a bad value is refused once, by the one parser, in the same words on the server and the CLI', async (operation: Operation, name, p) => {
+  const refusable = (['report', 'items'] as const).flatMap((operation) =>
+    parameters(operation)
+      .filter((p) => INVALID[p.kind] !== undefined && field(p, 'flag') !== undefined)
+      .map((p) => [operation, p.name, p] as const),
+  );
+  it('has a bad value to try for every kind that refuses one', () => {
+    expect(refusable.map(([operation, name]) => `${operation} ${name}`)).toEqual(
+      expect.arrayContaining(['report dateFrom', 'report limit', 'report sort', 'report country', 'items sourceType', 'items currency']),
+    );
+  });
+
+  it.each(refusable)('%s %s: a bad value is refused once, by the one parser, in the same words on the server and the CLI', async (operation: Operation, name, p) => {
     const bad = INVALID[p.kind]!;
     const period = { ...PERIOD, [name]: bad };
     const res = await app.inject({ method: 'GET', url: `/v1/${operation === 'report' ? 'conversions' : 'conversions/items'}?${new URLSearchParams(period)}`, headers: { authorization: `Bearer ${token}` } });

@@ -13,7 +13,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, shop } from './helpers.js';
+import { cli, csv, SAMPLES, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 
@@ -282,6 +282,37 @@ describe('served activityUrl links resolve (item 8)', () => {
     }
     const k3 = JSON.parse((await get('/v1/campaigns/k3/recipients/c1/activity')).body);
     expect(k3.touches.map((t: { touch: string }) => t.touch)).toEqual(['click', 'open']);
+  });
+
+  it('answers all three shapes of activityUrl (a campaign or automation, a smartflow node, a delivery) on the samples', async () => {
+    const samples = await ServedDataset.load(SAMPLES);
+    const sampleApp = await buildApp({ dataset: () => samples, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test', limits: { rateLimitPerMinute: 0 } });
+    try {
+      const shopToken = await signDevelopmentToken(SECRET, 'shop', '1h');
+      const fetch = (url: string) => sampleApp.inject({ method: 'GET', url, headers: { authorization: `Bearer ${shopToken}` } });
+      const page = JSON.parse((await fetch('/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-12-31&limit=1000')).body);
+      const shapes = new Map<string, { activityUrl: string; contactId: string; attribution: { datetime: string } }>();
+      for (const record of page.conversions) {
+        const shape = `${record.source.type} ${record.activityUrl.replace(/\/[^/]+/g, (part: string) => (/^\/(v1|campaigns|deliveries|recipients|activity)$/.test(part) ? part : '/ID'))}`;
+        if (!shapes.has(shape)) shapes.set(shape, record);
+      }
+      expect([...shapes.keys()].sort()).toEqual([
+        'automation /v1/campaigns/ID/recipients/ID/activity',
+        'campaign /v1/campaigns/ID/recipients/ID/activity',
+        'smartflow /v1/deliveries/ID/ID/recipients/ID/activity',
+        'smartflow /v1/deliveries/ID/recipients/ID/activity',
+      ]);
+      for (const record of shapes.values()) {
+        const res = await fetch(record.activityUrl);
+        expect(res.statusCode, `${record.activityUrl}: ${res.body}`).toBe(200);
+        const body = JSON.parse(res.body);
+        expect(body.contactId).toBe(record.contactId);
+        expect(body.touches.map((t: { datetime: string }) => t.datetime)).toContain(record.attribution.datetime);
+      }
+    } finally {
+      await sampleApp.close();
+      await samples.retire();
+    }
   });
 
   it('answers a contact without touches of the source, an unknown order or contact with a 404 problem the document declares', async () => {
