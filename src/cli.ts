@@ -6,10 +6,11 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { COMMAND_FORMATS, COMMAND_GLOBALS, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
+import { COMMAND_FORMATS, commandFormats, commandGlobals, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
+import { FORMATS } from './output/format.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './commands/flags.js';
-import type { CommandDefinition, CommandHandler } from './commands/registry.js';
+import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
@@ -79,13 +80,13 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
     const command = parent.command(`${words.at(-1)!}${definition.args ? ` ${definition.args}` : ''}`);
     command.description(definition.summary);
     for (const option of definition.options ?? []) command.addOption(toOption(option));
-    const honoured = honouredGlobals(definition);
-    const honours = (option: Option) => honoured === undefined || honoured.includes(option.long ?? '');
+    const honoured = commandGlobals(definition);
+    const honours = (option: Option) => honoured.includes(option.long ?? '');
     // Its --help lists the global flags it honours, under "Global Options", -o with the formats it prints.
-    const formats = definition.formats ?? COMMAND_FORMATS[definition.name];
+    const formats = commandFormats(definition);
     const shown = globalOptions
       .filter((o) => !o.hidden && honours(o))
-      .map((o) => (o.long === '--format' && formats ? new Option(o.flags, `output format: ${formats.join(', ')}`) : o));
+      .map((o) => (o.long === '--format' && formats !== FORMATS ? new Option(o.flags, `output format: ${formats.join(', ')}`) : o));
     command.configureHelp({ showGlobalOptions: true, visibleGlobalOptions: () => shown });
     if (definition.examples?.length) {
       command.addHelpText('after', `\nExamples:\n${definition.examples.map((e) => `  ${e}`).join('\n')}`);
@@ -152,11 +153,6 @@ function toOption(definition: OptionDefinition): Option {
   if (definition.defaultValue !== undefined) option.default(definition.defaultValue);
   if (definition.list) option.argParser((value: string, previous: string | undefined) => (previous === undefined ? value : `${previous},${value}`));
   return option;
-}
-
-/** The global flags a command honours (undefined: all of them). */
-function honouredGlobals(definition: CommandDefinition): readonly string[] | undefined {
-  return definition.globals ?? COMMAND_GLOBALS[definition.name];
 }
 
 /** How the format flag was typed, -o or --format (the last one given), for messages. */

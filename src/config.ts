@@ -38,6 +38,8 @@ export function credentialsPath(configFile: string): string {
 
 /** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
 export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format'] as const;
+/** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
+export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 function readJsonObject(path: string): Record<string, unknown> | undefined {

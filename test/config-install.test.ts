@@ -255,6 +255,10 @@ describe('shell completion (item 15)', () => {
     expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit']);
     expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);
     expect(await complete(['report', '--bre'])).toEqual(['--breakdown']);
+    // only what the command takes: the global flags it honours, -o with its own formats
+    expect(await complete(['token', '--'])).toEqual(['--expires', '--issuer', '--audience', '--plugin', '--no-color', '--quiet', '--help']);
+    expect(await complete(['config', 'list', '-o', ''])).toEqual(['table', 'json', 'jsonl']);
+    expect(await complete(['report', '--wi'])).toEqual(['--wide']);
   }, 30_000);
 
   it('bash: plugins, currencies, countries and source ids of the dataset on the line (or configured)', async () => {
@@ -326,10 +330,14 @@ describe('shell completion (item 15)', () => {
     const zsh = (await cli(['completion', 'zsh'])).stdout;
     expect(zsh).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*setopt localoptions ksharrays[\s\S]*complete -o default -F _convx convx/);
     const fish = (await cli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c convx -l 'plugin' -x -a '(__convx_values plugins)'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -l 'plugin' -x -a '(__convx_values plugins)'");
     expect(fish).toContain("-l 'currency' -x -a '(__convx_values currencies)'");
-    expect(fish).toContain("complete -c convx -n 'not __fish_seen_subcommand_from validate' -s o -l 'format' -x -a 'table json jsonl csv tsv'");
-    expect(fish).toContain("-s o -l format -x -a 'table json github junit'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -s o -l 'format' -x -a 'table json jsonl csv tsv'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from validate' -s o -l 'format' -x -a 'table json github junit'");
+    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from list' -s o -l 'format' -x -a 'table json jsonl'");
+    // a command gets only the global flags it honours
+    expect(fish).not.toContain("-n '__fish_seen_subcommand_from token' -l 'data'");
+    expect(fish).toContain("-n '__fish_seen_subcommand_from token' -l 'plugin'");
     expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset profiles' -a 'set'");
     expect(fish).toContain('command $words[1] completion --values $argv[1] $args 2>/dev/null');
   });

@@ -8,7 +8,9 @@
 import { UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
 import type { Context } from '../context.js';
-import { GLOBAL_OPTIONS } from './globals.js';
+import { CONFIG_KEYS } from '../config.js';
+import { SOURCE_TYPES } from '../model/shapes.js';
+import { commandFormats, commandGlobals, GLOBAL_OPTIONS } from './globals.js';
 import { COMMANDS, GROUPS } from './index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandDefinition } from './registry.js';
@@ -21,6 +23,8 @@ interface Spec {
   summary: string;
   /** Long flags ("--breakdown"). */
   options: string[];
+  /** The global flags it honours (long names), as the CLI checks them (commandGlobals). */
+  globals: readonly string[];
   /** Its output formats. */
   formats: readonly string[];
 }
@@ -42,13 +46,10 @@ const DYNAMIC_VALUES: Record<string, ValueKind> = {
 
 /** Flags with a fixed set of values. */
 const FIXED_VALUES: Record<string, readonly string[]> = {
-  '--source-type': ['campaign', 'automation', 'smartflow'],
+  '--source-type': SOURCE_TYPES,
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
 };
-
-/** The settings `convx config get|set|unset` take (config.ts's CONFIG_KEYS, kept here so the script needs no import of it). */
-const CONFIG_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'defaultProfile'];
 
 /** How long `--values` may take before it prints nothing: a TAB must not hang the shell. */
 export const VALUES_BUDGET_MS = 2000;
@@ -64,7 +65,8 @@ function specs(commands: readonly CommandDefinition[]): Spec[] {
     name: c.name,
     summary: c.summary,
     options: (c.options ?? []).flatMap((o) => longFlags(o.flags)),
-    formats: c.formats ?? FORMATS,
+    globals: commandGlobals(c),
+    formats: commandFormats(c),
   }));
 }
 
@@ -76,7 +78,7 @@ const allValueFlags = (commands: readonly CommandDefinition[]) => [
 export function bashScript(all: Spec[], commands: readonly CommandDefinition[] = COMMANDS): string {
   const top = [...new Set(all.map((s) => s.name.split(' ')[0]!))];
   const groups = [...new Set(all.filter((s) => s.name.includes(' ')).map((s) => s.name.split(' ')[0]!))];
-  const flagCases = all.map((s) => `      "${s.name}") opts="${s.options.join(' ')}" ;;`).join('\n');
+  const flagCases = all.map((s) => `      "${s.name}") opts="${[...s.options, ...s.globals].join(' ')}" ;;`).join('\n');
   const groupCases = groups
     .map((g) => `      "${g}") values="${all.filter((s) => s.name.startsWith(`${g} `)).map((s) => s.name.split(' ')[1]).join(' ')}" ;;`)
     .join('\n');
@@ -159,7 +161,7 @@ ${fixedCases}
     case "$cmd" in
 ${flagCases}
     esac
-    COMPREPLY=( $(compgen -W "$opts ${globalFlags().join(' ')}" -- "$cur") ); return
+    COMPREPLY=( $(compgen -W "$opts --help" -- "$cur") ); return
   fi
   # arguments
   case "$cmd" in
@@ -240,8 +242,13 @@ export function fishScript(all: Spec[], commands: readonly CommandDefinition[] =
         lines.push(`complete -c convx -n '${condition}' -l '${flag.slice(2)}'${takes ? valueArgs(flag, s.formats) : ''} -d '${escape(o.description)}'`);
       }
     }
-    if (s.formats !== FORMATS) {
-      lines.push(`complete -c convx -n '${condition}' -s o -l format -x -a '${s.formats.join(' ')}'`);
+    // the global flags it honours, -o with its own formats
+    for (const o of GLOBAL_OPTIONS) {
+      const short = o.flags.match(/^-([A-Za-z]),/)?.[1];
+      for (const flag of longFlags(o.flags).filter((f) => s.globals.includes(f))) {
+        const takes = valueFlags(o).includes(flag);
+        lines.push(`complete -c convx -n '${condition}'${short ? ` -s ${short}` : ''} -l '${flag.slice(2)}'${takes ? valueArgs(flag, s.formats) : ''} -d '${escape(o.description)}'`);
+      }
     }
   }
   lines.push(`complete -c convx -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'`);
@@ -251,14 +258,12 @@ export function fishScript(all: Spec[], commands: readonly CommandDefinition[] =
   );
   lines.push(`complete -c convx -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from set; and __fish_seen_subcommand_from format' -a '${FORMATS.join(' ')}'`);
   lines.push(`complete -c convx -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from set; and __fish_seen_subcommand_from mode' -a 'local api'`);
-  // -o of the commands with formats of their own is theirs (above), not the reporting formats
-  const ownFormats = [...new Set(all.filter((s) => s.formats !== FORMATS).map((s) => s.name.split(' ').at(-1)!))];
+  // before a command, every global flag
   for (const o of GLOBAL_OPTIONS) {
     const short = o.flags.match(/^-([A-Za-z]),/)?.[1];
     for (const flag of longFlags(o.flags)) {
       const takes = valueFlags(o).includes(flag);
-      const condition = flag === '--format' && ownFormats.length ? ` -n 'not __fish_seen_subcommand_from ${ownFormats.join(' ')}'` : '';
-      lines.push(`complete -c convx${condition}${short ? ` -s ${short}` : ''} -l '${flag.slice(2)}'${takes ? valueArgs(flag, FORMATS) : ''} -d '${escape(o.description)}'`);
+      lines.push(`complete -c convx -n '__fish_use_subcommand'${short ? ` -s ${short}` : ''} -l '${flag.slice(2)}'${takes ? valueArgs(flag, FORMATS) : ''} -d '${escape(o.description)}'`);
     }
   }
   return `${lines.join('\n')}\n`;

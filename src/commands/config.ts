@@ -4,7 +4,7 @@
  * them, in the 0600 credentials file only.
  */
 import { existsSync } from 'node:fs';
-import { maskToken, PROFILE_KEYS, profileName, readConfig, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import { CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
@@ -12,7 +12,6 @@ import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
 /** The keys `convx config` takes: a profile's settings, and defaultProfile (the file's, not a profile's). */
-export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
 type ConfigKey = (typeof CONFIG_KEYS)[number];
 
 const SECRET_HINT = 'tokens are kept apart, in the 0600 credentials file';

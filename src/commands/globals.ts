@@ -78,3 +78,20 @@ export const COMMAND_FORMATS: Record<string, readonly string[]> = {
   'config profiles': ['table', 'json', 'jsonl'],
   'data check': ['table', 'json', 'jsonl'],
 };
+
+/** What the next two read of a command's definition. */
+interface Honouring {
+  name: string;
+  globals?: readonly string[];
+  formats?: readonly string[];
+}
+
+/** The long names of the global flags a command honours: its definition's, COMMAND_GLOBALS', else all of them. */
+export function commandGlobals(command: Honouring): readonly string[] {
+  return command.globals ?? COMMAND_GLOBALS[command.name] ?? GLOBAL_OPTIONS.map((o) => /--[a-z-]+/.exec(o.flags)![0]);
+}
+
+/** The formats -o may name for a command: its definition's, COMMAND_FORMATS', else the reporting formats. */
+export function commandFormats(command: Honouring): readonly string[] {
+  return command.formats ?? COMMAND_FORMATS[command.name] ?? FORMATS;
+}
