@@ -247,7 +247,8 @@ export function fishScript(all: Spec[], commands: readonly CommandDefinition[] =
       const short = o.flags.match(/^-([A-Za-z]),/)?.[1];
       for (const flag of longFlags(o.flags).filter((f) => s.globals.includes(f))) {
         const takes = valueFlags(o).includes(flag);
-        lines.push(`complete -c convx -n '${condition}'${short ? ` -s ${short}` : ''} -l '${flag.slice(2)}'${takes ? valueArgs(flag, s.formats) : ''} -d '${escape(o.description)}'`);
+        const description = flag === '--format' ? `output format: ${s.formats.join(', ')}` : o.description;
+        lines.push(`complete -c convx -n '${condition}'${short ? ` -s ${short}` : ''} -l '${flag.slice(2)}'${takes ? valueArgs(flag, s.formats) : ''} -d '${escape(description)}'`);
       }
     }
   }
