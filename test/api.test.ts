@@ -230,6 +230,15 @@ describe('faults', () => {
     expect(htmlResult.stderr).toMatch(/is not JSON/);
   });
 
+  it('refuses a look-up answer of the wrong shape, saying what is wrong', async () => {
+    const s = await scripted((_req, res) => json(res, 200, JSON.stringify({ orderId: 'o-1', conversions: [], reasons: [7] })));
+    const result = await cli(['order', 'o-1', '--api', s.url], { env: { CONVX_TOKEN: 't' } });
+    await s.close();
+    expect(result.code).toBe(5);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/is not an order look-up: reasons\[0\] must be string \(got 7\)/);
+  });
+
   it('exits 4 on a 403 with a hint about the token, and 2 on a 400, without retrying', async () => {
     const forbidden = await scripted((_req, res) => json(res, 403, '{"detail":"the token has expired"}'));
     const result = await run(forbidden.url);

@@ -1,11 +1,8 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { addDays, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
-import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
-import { COMPONENT_SCHEMAS } from '../model/shapes.js';
 import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { ApiClient } from './client.js';
@@ -18,22 +15,6 @@ function itemsPath(q: ItemsQuery): string {
 
 /** How far back `order` searches, a year at a time, a server that has no look-up by order id. */
 export const ORDER_SEARCH_YEARS = 10;
-
-let lookupAjv: Ajv | undefined;
-const lookupValidators = new Map<object, ValidateFunction>();
-
-/** Checks a look-up's answer against its schema (model/schemas.ts) before anything is printed from it. */
-function checkLookup<T>(schema: object, what: string, body: unknown, url: string): T {
-  lookupAjv ??= new Ajv({ strict: false, validateFormats: false, allErrors: false });
-  let validate = lookupValidators.get(schema);
-  if (!validate) {
-    validate = lookupAjv.compile({ ...schema, components: { schemas: COMPONENT_SCHEMAS } });
-    lookupValidators.set(schema, validate);
-  }
-  if (validate(body)) return body as T;
-  const error = validate.errors?.[0];
-  throw new ApiError(`the API's answer to ${url} is not ${what}: ${error ? `${error.instancePath || 'the body'} ${error.message ?? 'is invalid'}` : 'unknown problem'}`);
-}
 
 export interface ApiBackendOptions {
   /** Pages fetched at once when walking every page. */
@@ -144,7 +125,7 @@ export class ApiBackend implements Backend {
   async findOrder(orderId: string): Promise<OrderLookup | undefined> {
     const path = `conversions/orders/${encodeURIComponent(orderId)}`;
     const answer = await this.client.lookupJson(path);
-    if (answer.found) return checkLookup<OrderLookup>(ORDER_RESPONSE, 'an order look-up', answer.body, this.client.url(path));
+    if (answer.found) return checkShape('OrderLookup', answer.body, this.client.url(path));
     if (!answer.routeMissing) return undefined;
     return this.searchOrder(orderId);
   }
@@ -176,7 +157,7 @@ export class ApiBackend implements Backend {
   async contact(key: string): Promise<ContactReport | undefined> {
     const path = `contacts/${encodeURIComponent(key)}/conversions`;
     const answer = await this.client.lookupJson(path);
-    if (answer.found) return checkLookup<ContactReport>(CONTACT_RESPONSE, 'a contact look-up', answer.body, this.client.url(path));
+    if (answer.found) return checkShape('ContactReport', answer.body, this.client.url(path));
     if (answer.routeMissing) {
       throw new UsageError(`the API at ${this.client.base} has no contact look-up (GET contacts/{contact}/conversions); convx contact works in local mode: --data DIR`);
     }

@@ -1,11 +1,30 @@
 /** Checks that a response has the interface's shape before anything is printed from it. */
 import { Ajv, type ValidateFunction } from 'ajv';
+import type { ContactReport, OrderLookup } from '../backend.js';
 import { ApiError } from '../errors.js';
-import { COMPONENT_SCHEMAS } from '../model/shapes.js';
+import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
+import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import type { ItemsResponse, ReportResponse } from '../model/types.js';
 import type { ValidateResponse } from '../model/validation.js';
 
-type ResponseName = 'ItemsResponse' | 'ReportResponse' | 'ValidateResponse';
+/** The answers API mode checks, by what they are: the schema and how a message names it. */
+const RESPONSES = {
+  ItemsResponse: { schema: ref('ItemsResponse'), what: 'a conversions/items response' },
+  ReportResponse: { schema: ref('ReportResponse'), what: 'a conversions response' },
+  ValidateResponse: { schema: ref('ValidateResponse'), what: 'a delivery validation response' },
+  OrderLookup: { schema: ORDER_RESPONSE, what: 'an order look-up' },
+  ContactReport: { schema: CONTACT_RESPONSE, what: 'a contact look-up' },
+} as const;
+
+/** The type each answer has once checked. */
+interface Responses {
+  ItemsResponse: ItemsResponse;
+  ReportResponse: ReportResponse;
+  ValidateResponse: ValidateResponse;
+  OrderLookup: OrderLookup;
+  ContactReport: ContactReport;
+}
+type ResponseName = keyof typeof RESPONSES & keyof Responses;
 
 let ajv: Ajv | undefined;
 const compiled = new Map<ResponseName, ValidateFunction>();
@@ -13,7 +32,7 @@ const compiled = new Map<ResponseName, ValidateFunction>();
 function validator(name: ResponseName): ValidateFunction {
   ajv ??= new Ajv({ strict: false, validateFormats: false, allErrors: false });
   if (!compiled.has(name)) {
-    compiled.set(name, ajv.compile({ $ref: `#/components/schemas/${name}`, components: { schemas: COMPONENT_SCHEMAS } }));
+    compiled.set(name, ajv.compile({ ...RESPONSES[name].schema, components: { schemas: COMPONENT_SCHEMAS } }));
   }
   return compiled.get(name)!;
 }
@@ -28,18 +47,15 @@ function where(instancePath: string): string {
     .replace(/^\./, '') || 'the body';
 }
 
-export function checkShape(name: 'ItemsResponse', body: unknown, url: string): ItemsResponse;
-export function checkShape(name: 'ReportResponse', body: unknown, url: string): ReportResponse;
-export function checkShape(name: 'ValidateResponse', body: unknown, url: string): ValidateResponse;
-export function checkShape(name: ResponseName, body: unknown, url: string): unknown {
+export function checkShape<N extends ResponseName>(name: N, body: unknown, url: string): Responses[N] {
   const validate = validator(name);
-  if (validate(body)) return body;
+  // what the schema accepts has the type read from that schema
+  if (validate(body)) return body as Responses[N];
   const error = validate.errors?.[0];
   const detail = error
     ? `${where(error.instancePath)} ${error.message ?? 'is invalid'}${error.keyword === 'required' ? '' : ` (got ${JSON.stringify(valueAt(body, error.instancePath))?.slice(0, 60)})`}`
     : 'unknown problem';
-  const what = { ItemsResponse: 'conversions/items', ReportResponse: 'conversions', ValidateResponse: 'delivery validation' }[name];
-  throw new ApiError(`the API's answer to ${url} is not a ${what} response: ${detail}`);
+  throw new ApiError(`the API's answer to ${url} is not ${RESPONSES[name].what}: ${detail}`);
 }
 
 function valueAt(body: unknown, instancePath: string): unknown {
