@@ -5,6 +5,7 @@ import type { ValidateResponse } from '../model/validation.js';
 import { addDays, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import { ORDER_SEARCH } from '../model/parameters.js';
 import type { ApiClient } from './client.js';
 import { checkShape } from './shape.js';
 
@@ -13,8 +14,6 @@ function itemsPath(q: ItemsQuery): string {
   return q.campaignId === undefined ? 'conversions/items' : `campaigns/${encodeURIComponent(q.campaignId)}/conversions`;
 }
 
-/** How far back `order` searches, a year at a time, a server that has no look-up by order id. */
-export const ORDER_SEARCH_YEARS = 10;
 
 export interface ApiBackendOptions {
   /** Pages fetched at once when walking every page. */
@@ -120,7 +119,7 @@ export class ApiBackend implements Backend {
   /**
    * GET conversions/orders/{orderId}: the order over every date. A server without that route
    * (an older convx serve, another implementation) is searched a year at a time backwards
-   * through the items endpoint, ORDER_SEARCH_YEARS years at most.
+   * through the items endpoint, ORDER_SEARCH.spans years at most.
    */
   async findOrder(orderId: string): Promise<OrderLookup | undefined> {
     const path = `conversions/orders/${encodeURIComponent(orderId)}`;
@@ -135,8 +134,8 @@ export class ApiBackend implements Backend {
     const query = (dateFrom: string, dateTo: string) =>
       parseItemsQuery({ dateFrom, dateTo, orderId, sort: 'datetime', limit: String(MAX_LIMIT) });
     let dateTo = today;
-    for (let year = 1; year <= ORDER_SEARCH_YEARS; year++) {
-      const dateFrom = addDays(dateTo, -364);
+    for (let year = 1; year <= ORDER_SEARCH.spans; year++) {
+      const dateFrom = addDays(dateTo, 1 - ORDER_SEARCH.days);
       const page = await this.fetchItems(query(dateFrom, dateTo), { limit: MAX_LIMIT, offset: 0 });
       if (page.rows.length) {
         // The order lies at most 30 days after its click: from that day on, every transaction of it.
@@ -148,7 +147,7 @@ export class ApiBackend implements Backend {
       dateTo = addDays(dateFrom, -1);
     }
     throw new NotFoundError(
-      `order ${orderId} is not among the API's conversions of ${addDays(dateTo, 1)}..${today} (the API has no look-up by order id, so convx searched ${ORDER_SEARCH_YEARS} years back, a year at a time)`,
+      `order ${orderId} is not among the API's conversions of ${addDays(dateTo, 1)}..${today} (the API has no look-up by order id, so convx searched ${ORDER_SEARCH.spans} years back, a year at a time)`,
       'pass --from and --to to search an older period; the API does not say why an order is not a conversion',
     );
   }

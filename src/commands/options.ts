@@ -4,7 +4,7 @@
  * model/parameters.ts), and the constants help texts and handlers share.
  * Plain data: `convx --help` loads this module.
  */
-import { field, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
+import { field, ORDER_SEARCH, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS } from '../server/limits.js';
 import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
@@ -48,8 +48,6 @@ export function described<const Flags extends string>(rows: readonly (readonly [
 /** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
-/** What `convx order` searches in API mode without --from/--to. */
-export const API_ORDER_DAYS = 365;
 
 export { VALIDATE_FORMATS } from '../output/format.js';
 
@@ -69,7 +67,7 @@ export const OPTIONS = {
   items: [...parameterOptions('items'), ALL_OPTION],
   order: PERIOD_OPTIONS.map((o) => ({
     ...o,
-    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${API_ORDER_DAYS} days at a time, 10 years back)`,
+    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
   })),
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
   validate: [

@@ -71,6 +71,12 @@ export interface QueryParameter {
   sort?: Readonly<Record<Operation, { fallback: string; multiple: boolean }>>;
 }
 
+/**
+ * How API mode finds an order at any date when the API has no look-up by order id: the items
+ * endpoint, a span of this many days at a time (a year), back this many spans from today.
+ */
+export const ORDER_SEARCH = { days: 365, spans: 10 } as const;
+
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 
