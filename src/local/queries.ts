@@ -92,11 +92,6 @@ function transactionFilters(
   return { from, where };
 }
 
-/** Whether a query filters transactions beyond the period (the per-day sums cannot answer it). */
-function filtersTransactions(operation: Operation, query: ReportQuery | ItemsQuery): boolean {
-  return parameters(operation).some((p) => field(p, 'column') !== undefined && (query as Record<string, unknown>)[p.name] !== undefined);
-}
-
 export function itemsFilter(conv: string, query: ItemsQuery): Filter {
   const params: SqlParams = {};
   const period = periodFilter(params, query);
@@ -183,7 +178,8 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
     params.q = query.q.toLowerCase();
     nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
   }
-  const daily = filtersTransactions('report', query) ? undefined : tables.daily;
+  // The per-day sums answer the period alone: any filter of the transactions reads them.
+  const daily = where.length || from !== tables.conv ? undefined : tables.daily;
   // The per-day sums are keyed by source_key (source_info's number for a source).
   const key = daily ? ['source_key'] : ['source_type', 'source_id'];
   const sources = daily
