@@ -145,6 +145,19 @@ export class Scope {
     return this.located.get(name) ?? `${ident(this.schema)}.${ident(name)}`;
   }
 
+  /**
+   * The sources of the plugin, the first row of each (source_type, source_id) in file order; an
+   * empty relation with the same columns when the dataset has no sources table.
+   */
+  firstSources(): string {
+    return this.dataset.has('sources')
+      ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k
+           FROM ${this.table('sources')}) WHERE k = 1)`
+      : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name,
+           NULL::VARCHAR AS campaign_id, NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS smartflow_name,
+           NULL::VARCHAR AS delivery_id, NULL::VARCHAR AS delivery_name, NULL::TIMESTAMP AS started_at WHERE false)`;
+  }
+
   static async build(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions): Promise<Scope> {
     const db = dataset.db;
     await db.exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
@@ -262,12 +275,7 @@ export class Scope {
       SELECT m.order_id, m.head_row_id, m.order_datetime, m.touch_datetime, w.src.t AS source_type, w.src.i AS source_id
       FROM matched m JOIN winners w ON w.contact_id = m.contact_id AND w.datetime = m.touch_datetime`);
 
-    const sources = has('sources')
-      ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k
-           FROM ${t('sources')}) WHERE k = 1)`
-      : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name,
-           NULL::VARCHAR AS campaign_id, NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS smartflow_name,
-           NULL::VARCHAR AS delivery_id, NULL::VARCHAR AS delivery_name, NULL::TIMESTAMP AS started_at WHERE false)`;
+    const sources = this.firstSources();
     // Source identities of the attributed sources; sourceStartedAt falls back to the source's earliest
     // touch in the whole dataset, looked up only for the sources that lack sources.started_at.
     await db.exec(`

@@ -89,14 +89,6 @@ export async function findOrder(scope: Scope, db: Database, orderId: string, ite
 const iso = (d: Date) => d.toISOString();
 const DAY_MS = 86_400_000;
 
-/** The first row of a source per (type, id) in sources, as a relation with its name (or none). */
-function sourcesRelation(scope: Scope): string {
-  return scope.dataset.has('sources')
-    ? `(SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY source_type, source_id ORDER BY row_id) AS k FROM ${scope.table('sources')}) WHERE k = 1)`
-    : `(SELECT NULL::VARCHAR AS source_type, NULL::VARCHAR AS source_id, NULL::VARCHAR AS name, NULL::VARCHAR AS campaign_id,
-         NULL::VARCHAR AS smartflow_id, NULL::VARCHAR AS delivery_id WHERE false)`;
-}
-
 /**
  * A contact by contact id, e-mail (case and surrounding spaces ignored) or client contact id,
  * with its conversions over every date and each of its clicks: the orders it decided, or why
@@ -138,7 +130,7 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
 
   const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
     `SELECT c.datetime, c.source_type, c.source_id, s.name
-     FROM ${t('touches')} c LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = c.source_type AND s.source_id = c.source_id
+     FROM ${t('touches')} c LEFT JOIN ${scope.firstSources()} s ON s.source_type = c.source_type AND s.source_id = c.source_id
      WHERE c.contact_id = $contactId AND lower(trim(c.touch)) = 'click'
      ORDER BY c.datetime, c.source_type, c.source_id`,
     { contactId },
@@ -250,7 +242,7 @@ export async function sourceActivity(scope: Scope, db: Database, target: Activit
   }
   const rows = await db.all<{ datetime: Date; touch: string; source_type: string; source_id: string; name: string | null }>(
     `SELECT t.datetime, lower(trim(t.touch)) AS touch, t.source_type, t.source_id, s.name
-     FROM ${scope.table('touches')} t LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = t.source_type AND s.source_id = t.source_id
+     FROM ${scope.table('touches')} t LEFT JOIN ${scope.firstSources()} s ON s.source_type = t.source_type AND s.source_id = t.source_id
      WHERE t.contact_id = $contactId AND ${where}
      ORDER BY t.datetime, t.source_type, t.source_id, 2`,
     params,
@@ -273,7 +265,7 @@ export async function knownSources(scope: Scope, db: Database): Promise<KnownSou
             CASE WHEN i.source_type = 'smartflow' THEN NULL ELSE coalesce(s.campaign_id, i.source_id) END AS campaign_id,
             CASE WHEN i.source_type = 'smartflow' THEN coalesce(s.smartflow_id, i.source_id) END AS smartflow_id,
             s.delivery_id
-     FROM ids i LEFT JOIN ${sourcesRelation(scope)} s ON s.source_type = i.source_type AND s.source_id = i.source_id
+     FROM ids i LEFT JOIN ${scope.firstSources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
      WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL
      ORDER BY 1, 2`,
   );
