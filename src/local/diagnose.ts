@@ -6,6 +6,14 @@ import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { CANCELLED_STATUSES } from './schema.js';
 
+/** Why an order row cannot be a conversion whatever the clicks (the attribution's rule, attribution.ts). */
+function uncountable(head: { amount_wo_tax: unknown; status: string | null }): { cancelled: boolean; zero: boolean } {
+  return {
+    cancelled: CANCELLED_STATUSES.includes((head.status ?? '').trim().toLowerCase()),
+    zero: Number(String(head.amount_wo_tax)) === 0,
+  };
+}
+
 /**
  * Why an order is not among the conversions of a period (the `order` command).
  * It reads the order's own rows and its contact's clicks, never the attributed
@@ -34,9 +42,9 @@ export async function diagnoseOrder(
     reasons.push('the dataset holds only refunds for this order id, no order row, so there is nothing to attribute them to');
     return { orderId, found: true, reasons };
   }
-  const status = (head.status ?? '').trim().toLowerCase();
-  if (CANCELLED_STATUSES.includes(status)) reasons.push(`the order is cancelled (status "${head.status}"), so neither it nor its refunds count`);
-  if (Number(String(head.amount_wo_tax)) === 0) reasons.push('the order has zero net revenue (amount_wo_tax = 0), which is not a conversion');
+  const { cancelled, zero } = uncountable(head);
+  if (cancelled) reasons.push(`the order is cancelled (status "${head.status}"), so neither it nor its refunds count`);
+  if (zero) reasons.push('the order has zero net revenue (amount_wo_tax = 0), which is not a conversion');
   const click = await db.one<{ datetime: Date; source_type: string; source_id: string }>(
     `SELECT datetime, source_type, source_id FROM ${t('touches')}
      WHERE contact_id = $contact AND lower(trim(touch)) = 'click' AND datetime <= CAST($at AS TIMESTAMP)
@@ -161,7 +169,7 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
     { contactId },
   );
   for (const order of orders) {
-    const conversion = report.conversions.some((r) => r.orderId === order.order_id);
+    const conversion = winner.has(order.order_id);
     const reasons = conversion ? [] : (await diagnoseOrder(scope, db, order.order_id)).reasons;
     report.orders.push({ orderId: order.order_id, datetime: iso(order.datetime), conversion, reasons });
   }
@@ -211,9 +219,9 @@ function whyNot(
       );
       continue;
     }
-    const status = (head.status ?? '').trim().toLowerCase();
-    if (CANCELLED_STATUSES.includes(status)) notes.push(`order ${head.order_id} is cancelled (status "${head.status}")`);
-    else if (Number(String(head.amount_wo_tax)) === 0) notes.push(`order ${head.order_id} has zero net revenue`);
+    const { cancelled, zero } = uncountable(head);
+    if (cancelled) notes.push(`order ${head.order_id} is cancelled (status "${head.status}")`);
+    else if (zero) notes.push(`order ${head.order_id} has zero net revenue`);
     else notes.push(`order ${head.order_id} is not a conversion`);
   }
   return notes.join('; ');
