@@ -186,21 +186,6 @@ function colours(io: Io): boolean {
   return io.stderrIsTTY && !io.env.NO_COLOR;
 }
 
-/**
- * The message in the CLI's words: a query problem that names another interface
- * parameter ("is after dateTo ...", as the server says it) names the flag instead.
- */
-async function cliMessage(error: ConvxError): Promise<string> {
-  if (!(error instanceof UsageError) || error.problems.length === 0) return error.message;
-  const { cliWording } = await import('./model/query.js');
-  let message = error.message;
-  for (const problem of error.problems) {
-    const wording = cliWording(problem);
-    if (wording !== undefined) message = message.replace(problem.message, wording);
-  }
-  return message;
-}
-
 /** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
 export async function reportError(error: unknown, io: Io): Promise<number> {
   if (error instanceof CommanderError) {
@@ -213,7 +198,7 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
   const { Chalk } = await import('chalk');
   const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
   if (error instanceof ConvxError) {
-    io.stderr.write(`${chalk.red('convx: error:')} ${await cliMessage(error)}\n`);
+    io.stderr.write(`${chalk.red('convx: error:')} ${error.message}\n`);
     if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${error.hint}`)}\n`);
     if (io.env.CONVX_DEBUG) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;

@@ -2,7 +2,7 @@
 import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_REPORT_DAYS, type RawParams } from '../model/query.js';
+import { cliWording, DEFAULT_REPORT_DAYS, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -51,13 +51,13 @@ export function queryParams(operation: Operation, flags: { readonly [flag: strin
   return raw;
 }
 
-/** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names. */
+/** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names (and wording, where a problem names another parameter). */
 export function parseFlags<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
     if (error instanceof UsageError && error.problems.length) {
-      const text = error.problems.map((p) => `${FLAG_FOR_PARAMETER[p.parameter] ?? p.parameter}: ${p.message}`);
+      const text = error.problems.map((p) => `${FLAG_FOR_PARAMETER[p.parameter] ?? p.parameter}: ${cliWording(p) ?? p.message}`);
       throw new UsageError(text.length === 1 ? text[0]! : `invalid flags:\n  ${text.join('\n  ')}`, error.problems);
     }
     throw error;
