@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
+import { flagKey } from './model/parameters.js';
 import { FORMATS } from './output/format.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './commands/flags.js';
@@ -42,12 +43,13 @@ export interface ProgramOptions {
 }
 
 /**
- * The global flags of a command's invocation, as commander parsed them. The one
- * cast at commander's boundary: optsWithGlobals() returns an untyped record,
- * and the options it holds were built from GLOBAL_OPTIONS, whose type GlobalFlags is.
+ * The global flags of a command's invocation, as commander parsed them, and only those (not
+ * the command's own). The one cast at commander's boundary: optsWithGlobals() returns an
+ * untyped record, and the options it holds were built from GLOBAL_OPTIONS, whose type GlobalFlags is.
  */
 function parsedFlags(cmd: Command): GlobalFlags {
-  return cmd.optsWithGlobals<GlobalFlags>();
+  const all = cmd.optsWithGlobals<Record<string, unknown>>();
+  return Object.fromEntries(GLOBAL_OPTIONS.map((o) => [flagKey(o.flags), all[flagKey(o.flags)]])) as GlobalFlags;
 }
 
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
@@ -116,25 +118,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
       const [{ createContext }, { openDefaultBackend }] = await Promise.all([import('./context.js'), import('./backends.js')]);
       const ctx = createContext(
         io,
-        {
-          newProfile: definition.createsProfile ?? false,
-          ...(definition.formats ? { formats: definition.formats } : {}),
-          data: globals.data,
-          api: globals.api,
-          deliveryApi: globals.deliveryApi,
-          profile: globals.profile,
-          tokenFile: globals.tokenFile,
-          timeout: globals.timeout,
-          plugin: globals.plugin,
-          referenceCurrency: globals.referenceCurrency,
-          format: globals.format,
-          formatFlag,
-          fields: globals.fields,
-          color: globals.color !== false,
-          quiet: globals.quiet,
-          formulaEscape: globals.formulaEscape !== false,
-          wide: globals.wide === true,
-        },
+        { ...globals, newProfile: definition.createsProfile ?? false, ...(definition.formats ? { formats: definition.formats } : {}), formatFlag },
         options.backends ?? openDefaultBackend,
       );
       // commander's boundary: cmd.opts() holds the flags built from this definition's options, which is
