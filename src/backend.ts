@@ -105,9 +105,9 @@ export interface Backend {
   /** Explains an order that the items query did not find; absent where the backend cannot tell. */
   diagnoseOrder?(orderId: string, period?: { dateFrom: string; dateTo: string }): Promise<OrderDiagnosis>;
   /** The order by id over every date; undefined when the data does not hold that order id. */
-  findOrder?(orderId: string): Promise<OrderLookup | undefined>;
+  findOrder(orderId: string): Promise<OrderLookup | undefined>;
   /** A contact by contact id, e-mail (case-insensitive) or client contact id; undefined when unknown. */
-  contact?(key: string): Promise<ContactReport | undefined>;
+  contact(key: string): Promise<ContactReport | undefined>;
   /** A contact's touches of one source; undefined when there are none. */
   activity?(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined>;
   /** Every source id the data holds (clicks and sources), for suggestions. */

@@ -75,7 +75,6 @@ export default defineHandler<Record<string, never>>({
     if (key === '') throw new UsageError('give a contact id, an e-mail address or a client contact id');
     ctx.output.check(CLICK_KIND);
     return withBackend(ctx, async (backend) => {
-      if (!backend.contact) throw new UsageError('convx contact works in local mode only: pass --data DIR');
       const report = await backend.contact(key);
       if (!report) {
         throw new NotFoundError(

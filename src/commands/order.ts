@@ -55,7 +55,7 @@ export default defineHandler<CommandFlags<'order'>>({
       else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
     };
     return withBackend(ctx, async (backend) => {
-      if (!explicit && backend.findOrder) {
+      if (!explicit) {
         // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
         const found = await backend.findOrder(orderId);
         if (!found) {
@@ -81,8 +81,8 @@ export default defineHandler<CommandFlags<'order'>>({
       const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
       if (diagnosis && !diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
       // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
-      const found = diagnosis ? undefined : await backend.findOrder?.(orderId);
-      if (!diagnosis && backend.findOrder && found === undefined) throw new NotFoundError(`order ${orderId} is not in the API's data`);
+      const found = diagnosis ? undefined : await backend.findOrder(orderId);
+      if (!diagnosis && found === undefined) throw new NotFoundError(`order ${orderId} is not in the API's data`);
       if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
       if (!diagnosis) {
         // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.

@@ -331,7 +331,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     'order',
     'getOrderConversions',
     'An order by id over every date: its conversions (the order and its refunds), or why it is not one',
-    (b, p) => b.findOrder?.(p.orderId!),
+    (b, p) => b.findOrder(p.orderId!),
     (p) => `order ${p.orderId} is not in the dataset`,
   );
   lookupRoute(
@@ -339,7 +339,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     'contact',
     'getContactConversions',
     "A contact (by contact id, e-mail or client contact id): its conversions, and each click with the orders it decided or why it decided none",
-    (b, p) => b.contact?.(p.contact!),
+    (b, p) => b.contact(p.contact!),
     (p) => `no contact ${p.contact} (by contact id, e-mail or client contact id) in the dataset`,
   );
   const activity = (target: (p: Record<string, string>) => { campaignId?: string; smartflowId?: string; deliveryId?: string }) =>
