@@ -12,7 +12,7 @@ import { ITEMS_SORT_FIELDS, REPORT_SORT_FIELDS } from '../src/model/query.js';
 import type { AggregateRow, ConversionRecord, SourceType } from '../src/model/types.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
-import { SINGLE_PLUGIN_ID } from '../src/server/plugins.js';
+import { SINGLE_PLUGIN_ID } from '../src/local/attribution.js';
 import { cli, csv, dataset, FX_HEADER, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
 
 // Deterministic in CI: a fixed seed; the first failure ends the run (no long shrinking).

@@ -1,4 +1,4 @@
--- The conversion records of DESIGN.md 4.9 (GET /conversions/items), after transactions.sql:
+-- The conversion records of docs/reporting.md (GET /conversions/items), after transactions.sql:
 -- one row per attributed transaction with the columns of convx's -o csv, in its default
 -- sort (-datetime). bench/bare.js COPYs them TO a CSV file.
 {{transactions}}

@@ -1,4 +1,4 @@
--- The aggregate per source of DESIGN.md 4.7 (GET /conversions) as convx prints it with
+-- The aggregate per source of docs/reporting.md (GET /conversions) as convx prints it with
 -- -o json: the rows in the default sort, -conversionsAmountWTax, name.
 
 -- An average to 2 decimals, half away from zero, 0 for no orders (4.7): from whole cents.

@@ -1,4 +1,4 @@
--- The attributed transactions of DESIGN.md section 4 in the period {{from}}..{{to}},
+-- The attributed transactions of docs/reporting.md in the period {{from}}..{{to}},
 -- written by hand with DuckDB alone: the bare counterpart that convx is measured
 -- against (bench/run.js). report.sql and items.sql continue this WITH list.
 --
@@ -6,7 +6,7 @@
 --  * it checks every value of every table against its column type (dates, amounts
 --    with at most 4 decimals, booleans, known source types) and reports bad ones
 --    with file and line, and it looks for negative order amounts (a finding);
---  * it resolves the reference currency by the rules of DESIGN.md 3 (here: the
+--  * it resolves the reference currency by the rules of the README's Datasets section (here: the
 --    single plugins.reference_currency, as the generated data and the samples have);
 --  * it runs a separate query that fails with a data error when a transaction has
 --    no usable FX rate (here such a transaction would silently count as NULL);

@@ -70,7 +70,7 @@ export async function choosePlugin(dataset: Dataset, requested: string | undefin
   if (plugins.length === 0) {
     if (requested !== undefined) {
       throw new UsageError(
-        `plugin "${requested}" not found: the dataset at ${dataset.dir} has no plugin_id column, so it is one tenant; drop --plugin`,
+        `plugin "${requested}" not found: the dataset at ${dataset.dir} has no plugin_id column, so it holds one plugin; drop --plugin`,
       );
     }
     return null;

@@ -2,8 +2,6 @@
 import { DataError } from '../errors.js';
 import { Database, ident, inList, type SqlParams } from './db.js';
 import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './dataset.js';
-
-export type { DataIssue };
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
 import { plural } from '../words.js';

@@ -17,6 +17,15 @@ export interface OpenedDataset {
   attributed?: OpenOptions['attributed'];
 }
 
+/** How a message names a dataset: "the dataset at DIR", or "in FILE" for an imported file. */
+export const datasetAt = (dataset: Dataset, path: string) => `the dataset ${dataset.imported ? 'in' : 'at'} ${path}`;
+
+/** Where a missing table would have come from: the files a directory may hold, or the import's source. */
+export const whereTableWouldBe = (dataset: Dataset, table: string) =>
+  dataset.imported
+    ? ' (its source had none when it was imported)'
+    : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
+
 /**
  * Opens a dataset, failing with a DataError that names every problem: a directory of
  * files (read, checked and typed; materialise copies even what could stay a view over
@@ -47,13 +56,7 @@ export async function open(
     }
     const { dataset } = opened;
     for (const table of require) {
-      if (!dataset.has(table)) {
-        throw new DataError(
-          dataset.imported
-            ? `the dataset in ${path} has no ${table} table (its source had none when it was imported)`
-            : `the dataset at ${path} has no ${table} table: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`,
-        );
-      }
+      if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`);
     }
     await dataset.validate();
     await dataset.createTypedTables(options);

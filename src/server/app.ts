@@ -123,7 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
         description:
           'Served by `convx serve` from a local dataset. Every path but /openapi.json and /healthz needs a bearer JWT, ' +
-          'in the Authorization header only, whose "plugin" claim names the tenant. Every error is an RFC 9457 ' +
+          'in the Authorization header only, whose "plugin" claim names the plugin (the tenant) whose data it may read. Every error is an RFC 9457 ' +
           'application/problem+json body with a stable urn:convx:problem:* type, including 404 for a path no operation ' +
           'serves and 405 (with Allow) for a method a path does not allow.',
       },

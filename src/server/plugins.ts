@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
-import { open } from '../local/open.js';
+import { datasetAt, open, whereTableWouldBe } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
 import { buildScopes, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
@@ -16,8 +16,6 @@ import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './p
 export function threadsPerQuery(poolSize: number, cores = availableParallelism()): number {
   return Math.max(1, Math.floor(cores / poolSize));
 }
-
-export { SINGLE_PLUGIN_ID } from '../local/attribution.js';
 
 /** Prepared statements a pooled connection keeps for reuse (a few query shapes per route and sort). */
 const STATEMENTS_PER_CONNECTION = 32;
@@ -37,9 +35,8 @@ export interface ServeOptions {
  * a mistake rather than a validation-only dataset.
  */
 function requireServable(dataset: Dataset, dir: string): void {
-  const where = dataset.imported ? `the dataset in ${dir}` : `the dataset at ${dir}`;
-  const expected = (table: string) =>
-    dataset.imported ? ' (its source had none when it was imported)' : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
+  const where = datasetAt(dataset, dir);
+  const expected = (table: string) => whereTableWouldBe(dataset, table);
   const orders = dataset.has('orders');
   const touches = dataset.has('touches');
   if (orders !== touches) {
