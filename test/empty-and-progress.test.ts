@@ -247,6 +247,18 @@ describe.skipIf(!hasScript)('progress on a terminal', () => {
     expect(run.stdout).toMatch(/\r\x1b\[2Ktable  orders   orders\.csv \(\d+ rows, 2024-01-01T/);
   }, 120_000);
 
+  it('data import names its phases on the same delayed line, and not in CI', async () => {
+    const into = (name: string) => join(tempDir(), name);
+    const run = await convx(['data', 'import', big, '--into', into('a.duckdb'), '--no-color'], { tty: true, env: { CONVX_PROGRESS_DELAY_MS: '200' } });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/\r\x1b\[2K[a-z][^\r]* \(\d+ s\)/);
+    // the summary follows a cleared line
+    expect(run.stdout).toMatch(/\r\x1b\[2Kwrote .*a\.duckdb/);
+    const ci = await convx(['data', 'import', big, '--into', into('b.duckdb'), '--no-color'], { tty: true, env: { CONVX_PROGRESS_DELAY_MS: '200', CI: 'true' } });
+    expect(ci.code).toBe(0);
+    expect(ci.stdout).not.toContain('\x1b[2K');
+  }, 120_000);
+
   it('never in pipes, with -o json, in CI or with --quiet', async () => {
     const runs = await Promise.all([
       convx(['report', '--data', big, ...period, '-o', 'csv'], { tty: false }),

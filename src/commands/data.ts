@@ -44,17 +44,19 @@ export const dataCheck = defineHandler<Record<string, never>>({
 export const dataImport = defineHandler<CommandFlags<'data import'>>({
   async run(ctx, args, flags) {
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
-    const { importDataset } = await import('../local/imported.js');
+    const [{ importDataset }, { startProgress }] = await Promise.all([import('../local/imported.js'), import('./shared.js')]);
     const started = Date.now();
+    // The phases on a terminal's stderr, as every long command shows them (after a second; not with --quiet or CI).
+    const progress = startProgress(ctx);
     let result: Awaited<ReturnType<typeof importDataset>>;
     try {
       result = await importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into), {
         ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
         force: flags.force ?? false,
-        onPhase: (phase) => ctx.log.progress(phase),
+        onPhase: (phase) => progress.phase(phase),
       });
     } finally {
-      ctx.log.done();
+      progress.done();
     }
     for (const warning of result.findings) ctx.log.warn(`${warning.message}: ${warning.examples.join('; ')}`);
     const rows = result.tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');
