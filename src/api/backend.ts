@@ -2,7 +2,7 @@
 import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
-import { addDays, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { addDays, EVERY_DATE, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import { ORDER_SEARCH } from '../model/parameters.js';
@@ -179,7 +179,7 @@ export class ApiBackend implements Backend {
   async coverage(): Promise<DataCoverage> {
     const edge = async (descending: boolean) => {
       const page = await this.fetchItems(
-        { dateFrom: '0001-01-01', dateTo: '9999-12-31', sort: [{ field: 'datetime', descending }], limit: 1, offset: 0 },
+        { ...EVERY_DATE, sort: [{ field: 'datetime', descending }], limit: 1, offset: 0 },
         { limit: 1, offset: 0 },
       );
       return page.rows[0]?.datetime;

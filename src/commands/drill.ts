@@ -1,6 +1,6 @@
 import type { Backend, KnownSource } from '../backend.js';
 import { NotFoundError, UsageError } from '../errors.js';
-import { defaultPeriod, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
+import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import type { CommandFlags } from './options.js';
@@ -76,7 +76,6 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
   return field(p, 'flag') !== undefined && !field(p, 'source');
 });
 
-const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' };
 
 /**
  * "Not found" (exit 3) with the closest known ids, when the drill target names an id that no

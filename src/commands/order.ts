@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { ExitCode, FindingError, NotFoundError } from '../errors.js';
-import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
 import type { CommandFlags } from './options.js';
@@ -8,8 +8,6 @@ import { defineHandler } from './registry.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 
-/** Local mode can search the whole dataset; these bounds stand for "any date". */
-export const ALL_TIME = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
 function money(amount: number, currency: string): string {
   return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
 }
@@ -71,7 +69,7 @@ export default defineHandler<CommandFlags<'order'>>({
         if (ctx.format !== 'table') await print([]);
         throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
       }
-      const period = explicit ? { dateFrom: flags.from ?? ALL_TIME.dateFrom, dateTo: flags.to ?? ALL_TIME.dateTo } : ALL_TIME;
+      const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
       const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
       const page = await backend.items(query);
       if (page.rows.length > 0) {

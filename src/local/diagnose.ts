@@ -1,5 +1,5 @@
 import type { ActivityResponse, ActivityTarget, ContactClick, ContactReport, KnownSource, OrderDiagnosis, OrderLookup } from '../backend.js';
-import { MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import { WINDOW_DAYS, type ConversionRecord, type Page } from '../model/types.js';
 import type { ItemsQuery } from '../model/query.js';
 import type { Scope } from './attribution.js';
@@ -71,7 +71,6 @@ export async function diagnoseOrder(
 }
 
 /** Every date: an order or a contact is looked up wherever it lies. */
-const ALL_DATES = { dateFrom: '1900-01-01', dateTo: '9999-12-31' };
 
 type ItemsOf = (query: ItemsQuery) => Promise<Page<ConversionRecord>>;
 
@@ -79,7 +78,7 @@ type ItemsOf = (query: ItemsQuery) => Promise<Page<ConversionRecord>>;
 async function everyItem(items: ItemsOf, filter: { orderId?: string; contactId?: string }): Promise<ConversionRecord[]> {
   const rows: ConversionRecord[] = [];
   for (let offset = 0; ; offset += MAX_LIMIT) {
-    const page = await items(parseItemsQuery({ ...ALL_DATES, ...filter, sort: 'datetime', limit: String(MAX_LIMIT), offset: String(offset) }));
+    const page = await items(parseItemsQuery({ ...EVERY_DATE, ...filter, sort: 'datetime', limit: String(MAX_LIMIT), offset: String(offset) }));
     rows.push(...page.rows);
     if (page.rows.length < MAX_LIMIT || rows.length >= page.paging.totalCount) return rows;
   }

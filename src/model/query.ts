@@ -12,6 +12,9 @@ import type { SortKey } from './types.js';
 export { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js';
 export const DEFAULT_REPORT_DAYS = 30;
 
+/** Every date a period can name (the four-digit years): a look-up over the whole dataset. */
+export const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' } as const;
+
 export const ITEMS_SORT_FIELDS = scalarFields(RECORD_FIELDS);
 export const REPORT_SORT_FIELDS = scalarFields(AGGREGATE_FIELDS);
 
@@ -266,9 +269,9 @@ export function defaultPeriod(
     return { dateFrom: addDays(to, -span), dateTo: to };
   }
   // A default end never leaves the four-digit years: the period is cut at the calendar's edge.
-  const within = (date: string, edge: string) => (isValidDate(date) && date >= '0001-01-01' ? date : edge);
-  if (dateFrom === undefined && isValidDate(dateTo!)) return { dateFrom: within(addDays(dateTo!, -span), '0001-01-01'), dateTo };
-  if (dateTo === undefined && isValidDate(dateFrom!)) return { dateFrom, dateTo: within(addDays(dateFrom!, span), '9999-12-31') };
+  const within = (date: string, edge: string) => (isValidDate(date) && date >= EVERY_DATE.dateFrom ? date : edge);
+  if (dateFrom === undefined && isValidDate(dateTo!)) return { dateFrom: within(addDays(dateTo!, -span), EVERY_DATE.dateFrom), dateTo };
+  if (dateTo === undefined && isValidDate(dateFrom!)) return { dateFrom, dateTo: within(addDays(dateFrom!, span), EVERY_DATE.dateTo) };
   return { dateFrom, dateTo };
 }
 

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Backend } from '../backend.js';
+import type { ActivityTarget, Backend } from '../backend.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
@@ -342,7 +342,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     (b, p) => b.contact(p.contact!),
     (p) => `no contact ${p.contact} (by contact id, e-mail or client contact id) in the dataset`,
   );
-  const activity = (target: (p: Record<string, string>) => { campaignId?: string; smartflowId?: string; deliveryId?: string }) =>
+  const activity = (target: (p: Record<string, string>) => ActivityTarget) =>
     (b: Backend, p: Record<string, string>) => b.activity?.(target(p), p.contactId!);
   const noActivity = (p: Record<string, string>) => `contact ${p.contactId} has no touches of this source`;
   lookupRoute(
