@@ -9,8 +9,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/cli.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
 import type { Io } from '../src/context.js';
 import { fit, safeJsonText, safeLines, safeValue, textWidth } from '../src/output/terminal.js';
 import { Capture, cli, csv, onTerminal, shop, tempDir } from './helpers.js';
@@ -191,6 +193,30 @@ describe('data values never reach a terminal raw', () => {
       // tsv's own separators are tabs
       expectDefused(shown.stdout, format, format === 'tsv');
       expect(shown.stdout.split('\n').length).toBe(piped.stdout.split('\n').length);
+    }
+  });
+});
+
+describe('API mode prints what local mode prints, defused the same way', () => {
+  const SECRET = 'test-secret-that-is-long-enough';
+  let server: RunningServer;
+  let token: string;
+  beforeAll(async () => {
+    server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(SECRET, 'default', '1h');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('report, contact, order and validate on a terminal: the same defused text as local mode', async () => {
+    for (const argv of [['report', '--from', '2024-03-01', '--to', '2024-03-31'], ['contact', 'c1'], ['order', 'o1'], ['validate', request]]) {
+      const local = await onTerminal([...argv, '--data', dir], 200);
+      const delivery = argv[0] === 'validate' ? ['--delivery-api', `${server.url}/v4`] : [];
+      const api = await onTerminal([...argv, '--api', `${server.url}/v1`, ...delivery], 200, { CONVX_TOKEN: token });
+      expect(api.code, `${argv[0]}: ${api.stderr}`).toBe(local.code);
+      expectDefused(api.stdout, `api ${argv[0]}`);
+      expect(api.stdout, argv[0]).toBe(local.stdout);
     }
   });
 });

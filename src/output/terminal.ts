@@ -45,13 +45,14 @@ export function safeLines(text: string): string {
 }
 
 /**
- * Every string of a value (an object, an array, nested) through safeValue; numbers, booleans
- * and null as they are. For the cards and summaries that pick many fields of a record.
+ * Every string of a value (a plain object, an array, nested) through safeValue; numbers,
+ * booleans, null and other objects as they are. For the cards and summaries that pick many
+ * fields of a record.
  */
 export function safeData<T>(value: T): T {
   if (typeof value === 'string') return safeValue(value) as T;
   if (Array.isArray(value)) return value.map((v) => safeData(v)) as T;
-  if (value !== null && typeof value === 'object') {
+  if (value !== null && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) out[key] = safeData(v);
     return out as T;
