@@ -103,7 +103,8 @@ async function terminal(argv: string[], width = 200) {
     stderr,
     stdoutIsTTY: true,
     stderrIsTTY: true,
-    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', CI: '' },
+    // no progress line (its own ESC[2K) however slow the machine
+    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', CONVX_PROGRESS_DELAY_MS: '600000' },
     cwd: process.cwd(),
     now: () => new Date('2024-05-01T12:00:00Z'),
     onSignal: () => () => undefined,
@@ -154,7 +155,7 @@ describe('data values never reach a terminal raw', () => {
     expect(out.stdout).toContain('Hello Ann\ufffd[2J\ufffd]0;pwned\ufffd \ufffd]8;;https://evil.example/');
   });
 
-  it('messages on stderr that quote a data value (an error, a warning, a note) are defused', async () => {
+  it('messages on stderr that quote a data value (an error, a warning, a note) and data check\'s findings are defused', async () => {
     // order o9's contact id holds an OSC 0: the finding quotes it
     const out = await terminal(['order', 'o9', '--data', dir]);
     expect(out.code).toBe(1);
@@ -162,7 +163,16 @@ describe('data values never reach a terminal raw', () => {
     expect(rawIn(out.stderr)).toEqual([]);
     // the line breaks of the message itself stay
     expect(out.stderr).toMatch(/is not a conversion:\n {2}- contact/);
-    const check = await terminal(['data', 'check', dir]);
+    // a note (the empty result's explanation) quotes the filter it was given
+    const empty = await terminal(['items', ...PERIOD, '--contact', `x${TITLE_ST}`]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stderr).toContain("filters: --contact 'x\ufffd]0;owned\ufffd\\'");
+    expect(rawIn(empty.stderr)).toEqual([]);
+    // data check quotes the ids of the rows behind a finding
+    const negative = shop({ orders: [{ id: `o-${CLEAR}`, at: '2024-03-05T10:00:00Z', net: -5, gross: -6 }], touches: [{ at: '2024-03-01T00:00:00Z' }] });
+    const check = await terminal(['data', 'check', negative]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('e.g. order o-\ufffd[2J (orders.csv, line 2)');
     expect(rawIn(check.stdout + check.stderr), check.stdout).toEqual([]);
   });
 
