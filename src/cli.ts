@@ -181,14 +181,16 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
   }
   const { Chalk } = await import('chalk');
   const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
+  // A message may quote a data value (an id, a name, a file's line): no control character reaches the terminal.
+  const { safeLines } = await import('./output/terminal.js');
   if (error instanceof ConvxError) {
-    io.stderr.write(`${chalk.red('convx: error:')} ${error.message}\n`);
-    if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${error.hint}`)}\n`);
+    io.stderr.write(`${chalk.red('convx: error:')} ${safeLines(error.message)}\n`);
+    if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${safeLines(error.hint)}`)}\n`);
     if (io.env.CONVX_DEBUG) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`${chalk.red('convx: unexpected error:')} ${message}\n`);
+  io.stderr.write(`${chalk.red('convx: unexpected error:')} ${safeLines(message)}\n`);
   if (io.env.CONVX_DEBUG) io.stderr.write(`${error instanceof Error ? error.stack : ''}\n`);
   else io.stderr.write(`${chalk.dim('hint: set CONVX_DEBUG=1 for details')}\n`);
   return ExitCode.unexpected;

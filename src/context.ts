@@ -8,6 +8,7 @@ import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, 
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
+import { safeLines, safeValue } from './output/terminal.js';
 import { ResultWriter } from './output/writer.js';
 
 /** Everything a command may touch of the outside world; tests pass their own. */
@@ -160,14 +161,15 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     .map((f) => f.trim())
     .filter(Boolean);
   let progressShown = false;
+  // Notes, warnings and progress may quote data values: no control character reaches the terminal (terminal.ts).
   const log: Logger = {
     info: (message) => {
-      if (!globals.quiet) io.stderr.write(`${errChalk.dim(message)}\n`);
+      if (!globals.quiet) io.stderr.write(`${errChalk.dim(safeLines(message))}\n`);
     },
-    warn: (message) => io.stderr.write(`${errChalk.yellow('warning:')} ${message}\n`),
+    warn: (message) => io.stderr.write(`${errChalk.yellow('warning:')} ${safeLines(message)}\n`),
     progress: (message) => {
       if (globals.quiet || !io.stderrIsTTY) return;
-      io.stderr.write(`\r\x1b[2K${message}`);
+      io.stderr.write(`\r\x1b[2K${safeValue(message)}`);
       progressShown = true;
     },
     done: () => {
@@ -225,6 +227,8 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
       wide: globals.wide === true,
       // The terminal's columns ($COLUMNS where it reports 0); none when stdout is not a terminal.
       width: terminalColumns(io.stdout, io.env) ?? null,
+      // On a terminal, machine formats are defused too (a person reads them there).
+      terminal: io.stdoutIsTTY,
       // "N columns left out … --wide shows every column" is a note for a person: stderr, not stdout.
       notice: (message) => log.info(message),
     }),

@@ -4,6 +4,7 @@ import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
+import { safeValue } from '../output/terminal.js';
 
 function requireConfigFile(ctx: Context): string {
   if (!ctx.configFile) throw new UsageError('cannot tell where the config file goes: set XDG_CONFIG_HOME or HOME');
@@ -130,7 +131,8 @@ async function print(ctx: Context, status: Record<string, unknown>): Promise<voi
   if (ctx.format === 'json' || ctx.format === 'jsonl') return ctx.output.json(status);
   const width = Math.max(...Object.keys(status).map((k) => k.length));
   const lines = Object.entries(status).map(([k, v]) => {
-    const text = v === null ? '-' : String(v);
+    // the token's claims and the server's message are not ours: shown safe for a terminal (output/terminal.ts)
+    const text = v === null ? '-' : safeValue(String(v));
     const shown = k === 'accepted' ? (v ? ctx.chalk.green('yes') : ctx.chalk.red('no')) : text;
     return `${ctx.chalk.dim(k.padEnd(width))}  ${shown}`;
   });

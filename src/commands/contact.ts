@@ -2,6 +2,7 @@ import type { ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
 import { ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { tableCell } from '../output/format.js';
+import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
 import { defineHandler } from './registry.js';
 import { withBackend } from './shared.js';
@@ -29,8 +30,10 @@ export function clickRows(report: ContactReport): Record<string, unknown>[] {
 }
 
 /** The terminal view: who, the conversions with their sources, and every click with its outcome. */
-export function contactCard(ctx: Context, report: ContactReport): string {
+export function contactCard(ctx: Context, given: ContactReport): string {
   const { chalk } = ctx;
+  // Names, e-mail addresses, ids and reasons come from the data: made safe for a terminal first (output/terminal.ts).
+  const report = safeData(given);
   const c = report.contact;
   const name = [c.firstName, c.surname].filter(Boolean).join(' ');
   const lines = [

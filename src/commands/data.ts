@@ -3,6 +3,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { plural } from '../words.js';
+import { safeData, safeLines } from '../output/terminal.js';
 
 export const dataCheck = defineHandler<Record<string, never>>({
   async run(ctx, args) {
@@ -20,21 +21,23 @@ export const dataCheck = defineHandler<Record<string, never>>({
       return report.ok ? ExitCode.ok : ExitCode.findings;
     }
     const { chalk } = ctx;
+    // File names, plugin ids and the examples of findings come from the data: made safe for a terminal (output/terminal.ts).
+    const shown = safeData(report);
     const lines: string[] = [];
-    for (const t of report.tables) {
+    for (const t of shown.tables) {
       // orders and touches: first and last datetime; fx: first and last date (UTC).
       const range = t.from && t.to ? `, ${t.from} to ${t.to}` : '';
       lines.push(`${chalk.dim('table')}  ${t.table.padEnd(8)} ${t.file} (${plural(t.rows, 'row')}${range})`);
     }
-    if (report.plugins.length) lines.push(`${chalk.dim('plugins')} ${report.plugins.join(', ')}`);
-    for (const p of report.problems) lines.push(`${chalk.red('error')}  ${p.text}`);
-    for (const f of report.findings) {
+    if (shown.plugins.length) lines.push(`${chalk.dim('plugins')} ${shown.plugins.join(', ')}`);
+    for (const p of report.problems) lines.push(`${chalk.red('error')}  ${safeLines(p.text)}`);
+    for (const f of shown.findings) {
       lines.push(`${chalk.yellow('finding')} ${f.code}: ${f.message}${f.examples.length ? ` (e.g. ${f.examples.join(', ')})` : ''}`);
     }
     lines.push(
       report.ok
         ? chalk.green(`${args[0]}: no problems found`)
-        : `${args[0]}: ${plural(report.problems.length, 'problem')}, ${plural(report.findings.length, 'finding')}`,
+        : `${args[0]}: ${plural(shown.problems.length, 'problem')}, ${plural(shown.findings.length, 'finding')}`,
     );
     await ctx.output.text(`${lines.join('\n')}\n`);
     return report.ok ? ExitCode.ok : ExitCode.findings;

@@ -3,6 +3,7 @@ import { ExitCode, FindingError, NotFoundError } from '../errors.js';
 import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
 import { renderCard, tableCell } from '../output/format.js';
+import { safeData } from '../output/terminal.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
@@ -12,7 +13,9 @@ function money(amount: number, currency: string): string {
   return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
 }
 
-export function orderCard(ctx: Context, records: ConversionRecord[]): string {
+export function orderCard(ctx: Context, given: ConversionRecord[]): string {
+  // Names, ids and links come from the data: made safe for a terminal first (output/terminal.ts).
+  const records = safeData(given);
   const first = records[0]!;
   const { source, attribution } = first;
   const lines: [string, string][] = [

@@ -3,6 +3,7 @@ import { readAll } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument } from '../output/format.js';
+import { safeLines } from '../output/terminal.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
@@ -87,11 +88,13 @@ export default defineHandler<ValidateFlags>({
       github: () => githubAnnotations(response, source === '-' ? undefined : source, maxWarnings),
       junit: () => junitReport(response, label, maxWarnings),
     }[format]();
-    await ctx.output.text(output);
+    // A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal.
+    if (format === 'table') await ctx.output.text(output);
+    else await ctx.output.formatted(output, format);
     // Why the run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already.
     const reason = failureReason(response, maxWarnings);
-    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.io.stderr.write(`${ctx.errChalk.red('convx: not ready:')} ${reason}\n`);
+    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.io.stderr.write(`${ctx.errChalk.red('convx: not ready:')} ${safeLines(reason)}\n`);
     return exitCode(response, maxWarnings);
   },
 });

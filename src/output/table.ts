@@ -12,6 +12,7 @@
 import type { ChalkInstance } from 'chalk';
 import { COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
+import { fit, safeValue, textWidth } from './terminal.js';
 
 export interface TableOptions {
   titles?: Record<string, string>;
@@ -128,7 +129,8 @@ export function layoutTable(records: unknown[], columns: string[], chalk: ChalkI
 
 function cell(value: unknown, column: string): Cell {
   return {
-    text: oneLine(tableCell(value, column)),
+    // a value from the data: one line, no control character a terminal would obey (terminal.ts)
+    text: safeValue(tableCell(value, column)),
     right: typeof value === 'number',
     negative: typeof value === 'number' && value < 0,
   };
@@ -136,13 +138,13 @@ function cell(value: unknown, column: string): Cell {
 
 /** The header of a column: money columns name their currency when all rows agree on one. */
 function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
-  const title = titles[column] ?? column;
+  const title = safeValue(titles[column] ?? column);
   const currencyPath = currencyColumn(column);
   if (!currencyPath || records.length === 0) return title;
   const currencies = new Set(records.map((record) => getPath(record, currencyPath)));
   const [currency] = currencies;
   if (currencies.size !== 1 || typeof currency !== 'string' || currency === '') return title;
-  return `${title.replace(/ \(ref\.\)$/, '')} (${currency})`;
+  return `${title.replace(/ \(ref\.\)$/, '')} (${safeValue(currency)})`;
 }
 
 /**
@@ -198,44 +200,5 @@ function sum(records: unknown[], column: string): number | undefined {
   return values.reduce((a, b) => a + Math.round(b * 100), 0) / 100;
 }
 
-/** Line breaks and tabs in a cell become spaces: a row is one line. */
-function oneLine(text: string): string {
-  return /[\x00-\x1f\x7f]/.test(text) ? text.replace(/[\x00-\x1f\x7f]/g, ' ') : text;
-}
-
-let segmenter: Intl.Segmenter | undefined;
-const WIDE = /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|\p{Extended_Pictographic}/u;
-const ZERO = /^\p{M}+$|^[\u200b-\u200f\u2060\ufeff]$/u;
-
-function graphemes(text: string): string[] {
-  segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
-  return Array.from(segmenter.segment(text), (s) => s.segment);
-}
-
-function graphemeWidth(g: string): number {
-  if (ZERO.test(g)) return 0;
-  return WIDE.test(g) ? 2 : 1;
-}
-
-/** Columns a text takes on a terminal (wide East Asian characters and emoji take two). */
-export function textWidth(text: string): number {
-  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  let width = 0;
-  for (const g of graphemes(text)) width += graphemeWidth(g);
-  return width;
-}
-
-/** The text cut to `width` columns, ending in an ellipsis when something was cut. */
-export function fit(text: string, width: number): string {
-  if (textWidth(text) <= width) return text;
-  if (width <= 0) return '';
-  let out = '';
-  let used = 0;
-  for (const g of graphemes(text)) {
-    const w = graphemeWidth(g);
-    if (used + w > width - 1) break;
-    out += g;
-    used += w;
-  }
-  return `${out.trimEnd()}…`;
-}
+/** Measured and cut by the terminal's columns (terminal.ts); table.ts has exported them from the start. */
+export { fit, textWidth };

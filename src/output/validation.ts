@@ -2,13 +2,16 @@
 import type { ChalkInstance } from 'chalk';
 import { CHECKS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { plural } from '../words.js';
+import { padColumns, safeData, textWidth } from './terminal.js';
 
 const where = (f: Finding) =>
   [f.assetRef, f.language ? `language ${f.language}` : undefined, f.field, f.contactId ? `contact ${f.contactId}` : undefined]
     .filter(Boolean)
     .join(', ');
 
-export function validationSummary(response: ValidateResponse, chalk: ChalkInstance, maxWarnings?: number): string {
+export function validationSummary(given: ValidateResponse, chalk: ChalkInstance, maxWarnings?: number): string {
+  // Subjects, excerpts, ids and messages come from the data and the request: made safe for a terminal first.
+  const response = safeData(given);
   const { audience, languages, render } = response;
   const lines: string[] = [];
   const b = audience.suppressionBreakdown;
@@ -18,8 +21,8 @@ export function validationSummary(response: ValidateResponse, chalk: ChalkInstan
   lines.push(`  deliverable  ${chalk.bold(String(audience.deliverable))}`);
   if (languages.length) {
     lines.push('', chalk.bold('Languages'));
-    const width = Math.max(...languages.map((l) => l.language.length));
-    for (const l of languages) lines.push(`  ${l.language.padEnd(width)}  ${String(l.recipients).padStart(7)}  ${l.assetRef}`);
+    const width = Math.max(...languages.map((l) => textWidth(l.language)));
+    for (const l of languages) lines.push(`  ${padColumns(l.language, width)}  ${String(l.recipients).padStart(7)}  ${l.assetRef}`);
   }
   if (render.samples.length) {
     lines.push('', chalk.bold('Samples'));

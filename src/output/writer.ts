@@ -13,9 +13,11 @@ import {
   project,
   tsvHeader,
   tsvRow,
+  type AnyFormat,
   type Format,
 } from './format.js';
 import type { Sink } from './sink.js';
+import { safeJsonText, safeLines } from './terminal.js';
 import { plural } from '../words.js';
 
 export interface RecordKind {
@@ -69,13 +71,25 @@ export interface WriterOptions {
   wide?: boolean;
   /** table: where to say which columns were left out to fit (stderr); without it, a line under the table. */
   notice?: (message: string) => void;
+  /**
+   * stdout is a terminal: the text of a machine format (json, jsonl, csv, tsv, validate's
+   * github and junit) is defused there (terminal.ts: json losslessly, the others with the
+   * tables' replacement); elsewhere it is the exact data. Tables and cards are safe anyway.
+   */
+  terminal?: boolean;
 }
 
 export class ResultWriter {
+  /** The sink, with machine text defused on a terminal (for the formats other than table). */
+  private readonly out: Sink;
+
   constructor(
     private readonly sink: Sink,
     private readonly options: WriterOptions,
-  ) {}
+  ) {
+    const defuse = options.terminal && options.format !== 'table' ? defuser(options.format) : undefined;
+    this.out = defuse ? { write: (text) => sink.write(defuse(text)), flush: () => sink.flush() } : sink;
+  }
 
   get format(): Format {
     return this.options.format;
@@ -126,10 +140,10 @@ export class ResultWriter {
       // The engine writes the lines itself (byte for byte what the formatters write): no object per row.
       const chunks = await stream.text({ format, columns, formulaEscape });
       if (chunks) {
-        if (format === 'csv') await this.sink.write((await import('./csv.js')).csvHeader(columns));
-        if (format === 'tsv') await this.sink.write(tsvHeader(columns));
+        if (format === 'csv') await this.out.write((await import('./csv.js')).csvHeader(columns));
+        if (format === 'tsv') await this.out.write(tsvHeader(columns));
         for await (const chunk of chunks) {
-          await this.sink.write(chunk.text);
+          await this.out.write(chunk.text);
           const before = count;
           count += chunk.rows;
           if (progress && Math.floor(count / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) {
@@ -143,39 +157,39 @@ export class ResultWriter {
     const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
     switch (format) {
       case 'json': {
-        await this.sink.write(JSON_LIST_OPEN);
+        await this.out.write(JSON_LIST_OPEN);
         for await (const record of rows) {
-          await this.sink.write(jsonListItem(this.shape(record, columns), count === 0));
+          await this.out.write(jsonListItem(this.shape(record, columns), count === 0));
           count++;
         }
-        await this.sink.write(jsonListClose({ start, count, totalCount: stream.totalCount }, count === 0));
+        await this.out.write(jsonListClose({ start, count, totalCount: stream.totalCount }, count === 0));
         break;
       }
       case 'jsonl':
         for await (const record of rows) {
-          await this.sink.write(jsonLine(this.shape(record, columns)));
+          await this.out.write(jsonLine(this.shape(record, columns)));
           count++;
         }
         break;
       case 'csv': {
         const { csvHeader, csvRows } = await import('./csv.js');
-        await this.sink.write(csvHeader(columns));
+        await this.out.write(csvHeader(columns));
         let batch: unknown[] = [];
         for await (const record of rows) {
           batch.push(...flat(record));
           count++;
           if (batch.length >= CSV_BATCH) {
-            await this.sink.write(csvRows(batch, columns, formulaEscape));
+            await this.out.write(csvRows(batch, columns, formulaEscape));
             batch = [];
           }
         }
-        if (batch.length) await this.sink.write(csvRows(batch, columns, formulaEscape));
+        if (batch.length) await this.out.write(csvRows(batch, columns, formulaEscape));
         break;
       }
       case 'tsv': {
-        await this.sink.write(tsvHeader(columns));
+        await this.out.write(tsvHeader(columns));
         for await (const record of rows) {
-          for (const line of flat(record)) await this.sink.write(tsvRow(line, columns, formulaEscape));
+          for (const line of flat(record)) await this.out.write(tsvRow(line, columns, formulaEscape));
           count++;
         }
         break;
@@ -210,14 +224,29 @@ export class ResultWriter {
     return count;
   }
 
+  /** Text for a person (a card, a summary), made of values already made safe (terminal.ts), with its colours. */
   async text(text: string): Promise<void> {
     await this.sink.write(text);
     await this.sink.flush();
   }
 
-  async json(value: unknown): Promise<void> {
-    await this.text(this.options.format === 'jsonl' ? jsonLine(value) : jsonDocument(value));
+  /** The text of a machine format (json, github, junit ...): exact, except on a terminal (the `terminal` option). */
+  async formatted(text: string, format: AnyFormat): Promise<void> {
+    const defuse = this.options.terminal ? defuser(format) : undefined;
+    await this.sink.write(defuse ? defuse(text) : text);
+    await this.sink.flush();
   }
+
+  async json(value: unknown): Promise<void> {
+    const format = this.options.format === 'jsonl' ? 'jsonl' : 'json';
+    await this.formatted(format === 'jsonl' ? jsonLine(value) : jsonDocument(value), format);
+  }
+}
+
+/** How machine text is defused on a terminal: json and jsonl losslessly (the same data), other text as the tables' values; none for a table. */
+function defuser(format: AnyFormat): ((text: string) => string) | undefined {
+  if (format === 'table') return undefined;
+  return format === 'json' || format === 'jsonl' ? safeJsonText : safeLines;
 }
 
 export const PROGRESS_EVERY = 10_000;
