@@ -92,10 +92,10 @@ export const QUERY_TIMEOUT_PROBLEM = 'urn:convx:problem:query-timeout';
  * 502/503/504 without a problem body), honouring Retry-After: waiting helps those. A query over
  * the time budget would take as long again.
  */
-export const NOT_RETRIED: Readonly<Record<string, { why: string; hint: string }>> = {
+export const NOT_RETRIED: Readonly<Record<string, { what: string; hint: string }>> = {
   [QUERY_TIMEOUT_PROBLEM]: {
-    why: "the query ran over the server's time budget",
-    hint: 'narrow the period (--from/--to) or add filters (--country, --currency, a source), or ask the service for a longer query budget; asking again would run as long',
+    what: "the query ran over the API's time budget",
+    hint: 'narrow the period (--from/--to) or the filters (--country, --currency, a source); asking again would take as long, so convx did not retry',
   },
 };
 
@@ -219,10 +219,8 @@ export class ApiClient {
     }
     if ((status === 429 || status >= 500) && !isRetried(status, problemType(text))) {
       const type = problemType(text)!;
-      throw new ApiError(
-        `the API at ${url} stopped the query: ${problemDetail(text) ?? type} (HTTP ${status}; not retried: ${NOT_RETRIED[type]!.why})`,
-        NOT_RETRIED[type]!.hint,
-      );
+      const { what, hint } = NOT_RETRIED[type]!;
+      throw new ApiError(`${what} (HTTP ${status} from ${url}): ${problemDetail(text) ?? type}`, hint);
     }
     if (status === 429 || status >= 500) {
       const wait = retryAfterMs(headers['retry-after']);
