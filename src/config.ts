@@ -140,13 +140,14 @@ export interface SettingSources {
  */
 export function resolveSettings({ flags, env, profile, profileName: name }: SettingSources): ResolvedSettings {
   const levels = [
-    { label: 'flags', data: flags.data, api: flags.api, names: ['--data', '--api'] },
-    { label: 'environment', data: env.CONVX_DATA, api: env.CONVX_API_URL, names: ['CONVX_DATA', 'CONVX_API_URL'] },
+    { label: 'flags', data: flags.data, api: flags.api, names: ['--data', '--api'], givenNow: true },
+    { label: 'environment', data: env.CONVX_DATA, api: env.CONVX_API_URL, names: ['CONVX_DATA', 'CONVX_API_URL'], givenNow: true },
     {
       label: `profile "${name}"`,
       data: profile.mode === 'api' ? undefined : profile.data,
       api: profile.mode === 'local' ? undefined : profile.api,
       names: ['data', 'api'],
+      givenNow: false,
     },
   ];
   let mode: 'local' | 'api' = 'local';
@@ -162,7 +163,7 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
       api = level.api;
       // A password in a URL given now (flag, environment) is refused at once; a profile's when it is
       // used (ApiClient), so that `convx config set api URL` can still replace it.
-      if (level.label !== levels[2]!.label) checkApiUrl(api, level.names[1]!);
+      if (level.givenNow) checkApiUrl(api, level.names[1]!);
       break;
     }
   }

@@ -1,4 +1,5 @@
 import type { Backend, KnownSource } from '../backend.js';
+import { redactUrl } from '../config.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
@@ -25,6 +26,8 @@ export interface DrillTarget {
  * id, or TYPE:ID.
  */
 export function drillTarget(target: string): DrillTarget {
+  // Messages quote the target with any password in it redacted.
+  const shown = redactUrl(target);
   const withoutOrigin = target.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/#.*$/, '');
   const queryAt = withoutOrigin.indexOf('?');
   const path = queryAt < 0 ? withoutOrigin : withoutOrigin.slice(0, queryAt);
@@ -35,7 +38,7 @@ export function drillTarget(target: string): DrillTarget {
     try {
       return decodeURIComponent(s);
     } catch {
-      throw new UsageError(`cannot read "${target}": bad percent-encoding`);
+      throw new UsageError(`cannot read "${shown}": bad percent-encoding`);
     }
   };
   if (path.startsWith('/') || at >= 0) {
@@ -48,7 +51,7 @@ export function drillTarget(target: string): DrillTarget {
       source = { smartflowId: decode(rest[1]!), deliveryId: decode(rest[2]!) };
     } else {
       throw new UsageError(
-        `"${target}" is not a detailUrl: expected /v1/campaigns/ID/conversions, /v1/deliveries/SMARTFLOW/conversions or /v1/deliveries/SMARTFLOW/DELIVERY/conversions`,
+        `"${shown}" is not a detailUrl: expected /v1/campaigns/ID/conversions, /v1/deliveries/SMARTFLOW/conversions or /v1/deliveries/SMARTFLOW/DELIVERY/conversions`,
       );
     }
     const query: RawParams = {};
@@ -60,12 +63,12 @@ export function drillTarget(target: string): DrillTarget {
       const p = URL_PARAMETERS.find((q) => q.name === name);
       if (!p) {
         throw new UsageError(
-          `"${target}": ${name} is not a parameter of a detailUrl`,
+          `"${shown}": ${name} is not a parameter of a detailUrl`,
           [],
           `a detailUrl's query string takes ${URL_PARAMETERS.map((q) => q.name).join(', ')}`,
         );
       }
-      if (name in source || name in query) throw new UsageError(`"${target}": ${name} is given more than once`);
+      if (name in source || name in query) throw new UsageError(`"${shown}": ${name} is given more than once`);
       (field(p, 'source') ? source : query)[name] = value;
     }
     return { source, query };
