@@ -140,13 +140,14 @@ export interface SettingSources {
  */
 export function resolveSettings({ flags, env, profile, profileName: name }: SettingSources): ResolvedSettings {
   const levels = [
-    { label: 'flags', data: flags.data, api: flags.api, names: ['--data', '--api'] },
-    { label: 'environment', data: env.CONVX_DATA, api: env.CONVX_API_URL, names: ['CONVX_DATA', 'CONVX_API_URL'] },
+    { label: 'flags', data: flags.data, api: flags.api, names: ['--data', '--api'], givenNow: true },
+    { label: 'environment', data: env.CONVX_DATA, api: env.CONVX_API_URL, names: ['CONVX_DATA', 'CONVX_API_URL'], givenNow: true },
     {
       label: `profile "${name}"`,
       data: profile.mode === 'api' ? undefined : profile.data,
       api: profile.mode === 'local' ? undefined : profile.api,
       names: ['data', 'api'],
+      givenNow: false,
     },
   ];
   let mode: 'local' | 'api' = 'local';
@@ -160,6 +161,9 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
       mode = level.api ? 'api' : 'local';
       data = level.data;
       api = level.api;
+      // A password in a URL given now (flag, environment) is refused at once; a profile's when it is
+      // used (ApiClient), so that `convx config set api URL` can still replace it.
+      if (level.givenNow) checkApiUrl(api, level.names[1]!);
       break;
     }
   }
@@ -167,6 +171,8 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   const settings: ResolvedSettings = { mode, profile: name };
   if (data) settings.data = data;
   if (api) settings.api = api;
+  checkApiUrl(flags.deliveryApi, '--delivery-api');
+  if (flags.deliveryApi === undefined) checkApiUrl(env.CONVX_DELIVERY_API_URL, 'CONVX_DELIVERY_API_URL');
   const deliveryApi = pick(flags.deliveryApi, env.CONVX_DELIVERY_API_URL, profile.deliveryApi);
   if (deliveryApi) settings.deliveryApi = deliveryApi;
   const plugin = pick(flags.plugin, profile.plugin);
@@ -176,6 +182,68 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();
   return settings;
+}
+
+/**
+ * A URL as it may be shown: a user name and password in it (http://user:pw@host/v1) replaced by
+ * `user:***` (a lone user name by `***`, it may be a token). Text that is not a URL is redacted
+ * the same way, up to the first @.
+ */
+export function redactUrl(text: string): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(text);
+  } catch {
+    // not a URL: the regex below
+  }
+  if (parsed && !parsed.username && !parsed.password) return text;
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@]*)@/i, (_whole, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@`;
+  });
+}
+
+/** Whether a URL carries a user name or password (http://user:pw@host/v1). */
+export function hasCredentials(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text);
+  }
+}
+
+/** The refusal of a URL with credentials, naming where it came from; the password never in it. */
+export function credentialsInUrlError(text: string, source: string): UsageError {
+  return new UsageError(
+    `${source}: the URL holds a password or user name (${redactUrl(text)}); convx does not send credentials from a URL`,
+    [],
+    'give the URL without them (https://host/v1) and use a bearer token: --token-file FILE, CONVX_TOKEN, or `convx auth login --with-token`',
+  );
+}
+
+/** Refuses an API base URL with credentials (a UsageError naming its source, the password redacted). */
+export function checkApiUrl(text: string | undefined, source: string): void {
+  if (text !== undefined && hasCredentials(text)) throw credentialsInUrlError(text, source);
+}
+
+/**
+ * The token in a token file's text (--token-file, `auth login --with-token`): one line, with
+ * spaces and a trailing newline trimmed. A second line is refused (a usage error, exit 2):
+ * the file is not what it should be, and a header cannot carry it. The message never shows
+ * the file's content.
+ */
+export function tokenFromText(text: string, source: string): string {
+  const token = text.trim();
+  const lines = token.split(/\r\n|\r|\n/);
+  if (lines.length > 1) {
+    throw new UsageError(
+      `${source}: the token file has ${lines.length} lines; it should hold the token alone, on one line (its content is not shown)`,
+      [],
+      'write only the token in the file, e.g. printf %s "$TOKEN" > token.txt',
+    );
+  }
+  return token;
 }
 
 /** Shows enough of a token to tell two apart, never the token. */

@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Backend } from './backend.js';
 import type { GlobalFlags } from './commands/globals.js';
-import { configPath, profileName, readConfig, resolveSettings, type ConfigFile, type ResolvedSettings } from './config.js';
+import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
@@ -204,7 +204,8 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
           throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${code ?? error}`);
         }
       } else value = settings.token;
-      value = value?.trim();
+      // A token file holds one line (the message never shows it); the other sources are trimmed.
+      value = globals.tokenFile !== undefined && value !== undefined ? tokenFromText(value, `--token-file ${globals.tokenFile}`) : value?.trim();
       if (!value) {
         throw new AuthError('no API token', 'set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run `convx auth login`');
       }

@@ -239,7 +239,8 @@ describe('order', () => {
     const run = await cli(['order', record.orderId, '--data', SAMPLES], { tty: true, env: { NO_COLOR: '1' } });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Order ${record.orderId}: a conversion of ${record.source.type} "${record.source.name}"`);
-    expect(run.stdout).toContain(record.source.detailUrl);
+    // the order look-up covers every date: the same source, with the period of every date
+    expect(run.stdout).toContain(record.source.detailUrl.replace(/&dateFrom=.*$/, '&dateFrom=0001-01-01&dateTo=9999-12-31'));
     expect(run.stdout).toContain(`click     ${record.attribution.datetime}`);
   });
 

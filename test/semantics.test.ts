@@ -550,7 +550,7 @@ describe('4.9 items and 4.10 identity and URLs', () => {
         smartflowName: null,
         deliveryId: null,
         deliveryName: null,
-        detailUrl: '/v1/campaigns/camp-9/conversions',
+        detailUrl: '/v1/campaigns/camp-9/conversions?sourceType=automation&sourceId=a1&dateFrom=2024-03-01&dateTo=2024-03-31',
       },
       activityUrl: '/v1/campaigns/camp-9/recipients/c2/activity',
     });
@@ -560,7 +560,7 @@ describe('4.9 items and 4.10 identity and URLs', () => {
   it('builds ids and URLs for each source type, encoding ids', async () => {
     const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')))).rows;
     const [campaign, , withDelivery, noDelivery, unknown] = items;
-    expect(campaign!.source).toMatchObject({ id: 'k/1', name: 'k/1', campaignId: 'k/1', detailUrl: '/v1/campaigns/k%2F1/conversions' });
+    expect(campaign!.source).toMatchObject({ id: 'k/1', name: 'k/1', campaignId: 'k/1', detailUrl: '/v1/campaigns/k%2F1/conversions?sourceType=campaign&sourceId=k%2F1&dateFrom=2024-03-01&dateTo=2024-03-31' });
     expect(campaign!.activityUrl).toBe('/v1/campaigns/k%2F1/recipients/c%201/activity');
     expect(withDelivery!.source).toEqual({
       type: 'smartflow',
@@ -571,11 +571,11 @@ describe('4.9 items and 4.10 identity and URLs', () => {
       smartflowName: 'Flow one',
       deliveryId: 'd1',
       deliveryName: 'First mail',
-      detailUrl: '/v1/deliveries/sf1/d1/conversions',
+      detailUrl: '/v1/deliveries/sf1/d1/conversions?sourceType=smartflow&sourceId=n1&dateFrom=2024-03-01&dateTo=2024-03-31',
     });
     expect(withDelivery!.activityUrl).toBe('/v1/deliveries/sf1/d1/recipients/c3/activity');
     expect(noDelivery!.source).toMatchObject({ name: 'n2', smartflowId: 'sf1', deliveryId: null, deliveryName: null });
-    expect(noDelivery!.source.detailUrl).toBe('/v1/deliveries/sf1/conversions');
+    expect(noDelivery!.source.detailUrl).toBe('/v1/deliveries/sf1/conversions?sourceType=smartflow&sourceId=n2&dateFrom=2024-03-01&dateTo=2024-03-31');
     expect(noDelivery!.activityUrl).toBe('/v1/deliveries/sf1/recipients/c4/activity');
     // a smartflow source missing from sources is its own smartflow
     expect(unknown!.source).toMatchObject({ id: 'n3', name: 'n3', campaignId: 'n3', smartflowId: 'n3', smartflowName: 'n3' });

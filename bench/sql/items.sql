@@ -20,7 +20,9 @@ SELECT t.contact_id AS "contactId", k.client_contact_id AS "clientContactId",
        i.delivery_id AS "source.deliveryId", i.delivery_name AS "source.deliveryName",
        CASE WHEN t.source_type = 'smartflow'
          THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
-         ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END AS "source.detailUrl",
+         ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END
+         || '?sourceType=' || url_encode(t.source_type) || '&sourceId=' || url_encode(t.source_id)
+         || '&dateFrom={{from}}&dateTo={{to}}' AS "source.detailUrl",
        CASE WHEN t.source_type = 'smartflow'
          THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '')
               || '/recipients/' || url_encode(t.contact_id) || '/activity'

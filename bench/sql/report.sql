@@ -45,7 +45,10 @@ SELECT i.source_id AS "id", i.name AS "name",
                    deliveryId := i.delivery_id, deliveryName := i.delivery_name,
                    detailUrl := CASE WHEN i.source_type = 'smartflow'
                      THEN '/v1/deliveries/' || url_encode(i.smartflow_id) || coalesce('/' || url_encode(i.delivery_id), '') || '/conversions'
-                     ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END) AS "source",
+                     ELSE '/v1/campaigns/' || url_encode(i.campaign_id) || '/conversions' END
+                     -- the row's source and period (docs/reporting.md, Identity and links)
+                     || '?sourceType=' || url_encode(i.source_type) || '&sourceId=' || url_encode(i.source_id)
+                     || '&dateFrom={{from}}&dateTo={{to}}') AS "source",
        strftime(i.started_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "sourceStartedAt",
        strftime(c.first_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "firstConversionAt",
        strftime(c.last_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "lastConversionAt",

@@ -1,9 +1,12 @@
 /**
  * HTTP for API mode: bearer token, timeouts, retries with exponential backoff
  * and jitter on connection errors, 429 and 5xx (honouring Retry-After), never
- * on other 4xx; every failure becomes an error with the right exit code.
+ * on other 4xx nor on a problem that asking again would only repeat
+ * (NOT_RETRIED: a query over the server's time budget); every failure becomes
+ * an error with the right exit code.
  */
 import { Agent, request } from 'undici';
+import { credentialsInUrlError, hasCredentials, redactUrl } from '../config.js';
 import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
 
 export interface ClientOptions {
@@ -80,6 +83,28 @@ class NotFoundAnswer {
 /** The problem type a server of this interface answers for an id its data does not hold. */
 const NOT_FOUND_PROBLEM = 'urn:convx:problem:not-found';
 
+/** The problem a server answers (503) for a query that ran over its time budget. */
+export const QUERY_TIMEOUT_PROBLEM = 'urn:convx:problem:query-timeout';
+
+/**
+ * The problems of a 429 or 5xx answer that are not asked again, with what to tell the user instead.
+ * Every other 429 and 5xx is retried (rate-limited, shutting-down, a busy server, a proxy's
+ * 502/503/504 without a problem body), honouring Retry-After: waiting helps those. A query over
+ * the time budget would take as long again.
+ */
+export const NOT_RETRIED: Readonly<Record<string, { what: string; hint: string }>> = {
+  [QUERY_TIMEOUT_PROBLEM]: {
+    what: "the query ran over the API's time budget",
+    hint: 'narrow the period (--from/--to) or the filters (--country, --currency, a source); asking again would take as long, so convx did not retry',
+  },
+};
+
+/** Whether an answer of this status and problem type (undefined: no problem body) is asked again. */
+export function isRetried(status: number, problem: string | undefined): boolean {
+  if (status !== 429 && status < 500) return false;
+  return problem === undefined || !Object.hasOwn(NOT_RETRIED, problem);
+}
+
 class Retryable extends Error {
   constructor(
     readonly reason: string,
@@ -102,9 +127,11 @@ export class ApiClient {
     try {
       url = new URL(base);
     } catch {
-      throw new UsageError(`--api: "${base}" is not a URL (for example https://api.example.com/v1)`);
+      throw new UsageError(`--api: "${redactUrl(base)}" is not a URL (for example https://api.example.com/v1)`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--api: "${base}" is not an http(s) URL`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--api: "${redactUrl(base)}" is not an http(s) URL`);
+    // Only a bearer token authenticates: credentials in the URL (a profile's, say) are refused, never sent or shown.
+    if (hasCredentials(base)) throw credentialsInUrlError(base, 'the API URL (--api, CONVX_API_URL or the profile\'s api)');
     this.origin = url.origin;
     this.agent = new Agent({
       connectTimeout: options.timeoutMs,
@@ -189,6 +216,11 @@ export class ApiClient {
       const code = errorCode(error);
       if (code && RETRYABLE_CODES.has(code)) throw new Retryable(describeFailure(error));
       throw new ApiError(`cannot reach the API at ${url}: ${describeFailure(error)}`);
+    }
+    if ((status === 429 || status >= 500) && !isRetried(status, problemType(text))) {
+      const type = problemType(text)!;
+      const { what, hint } = NOT_RETRIED[type]!;
+      throw new ApiError(`${what} (HTTP ${status} from ${url}): ${problemDetail(text) ?? type}`, hint);
     }
     if (status === 429 || status >= 500) {
       const wait = retryAfterMs(headers['retry-after']);

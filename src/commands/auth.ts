@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { credentialsPath, maskToken, readConfig, writeConfig, type Profile } from '../config.js';
+import { checkApiUrl, credentialsPath, maskToken, readConfig, redactUrl, tokenFromText, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
@@ -69,7 +69,10 @@ export const authLogin = defineHandler<CommandFlags<'auth login'>>({
   async run(ctx, _args, flags) {
     const api = ctx.settings.api;
     if (!api) throw new UsageError('pass --api URL (the reporting base URL, e.g. https://host/v1), or set CONVX_API_URL');
-    const token = (flags.withToken ? await readAll(ctx.io.stdin) : await promptToken(ctx)).trim();
+    // Never stored with a password: the profile's own URL too (an older convx's, or written by hand).
+    checkApiUrl(api, 'auth login: the API URL');
+    checkApiUrl(ctx.settings.deliveryApi, 'auth login: the delivery API URL');
+    const token = flags.withToken ? tokenFromText(await readAll(ctx.io.stdin), 'auth login --with-token') : (await promptToken(ctx)).trim();
     if (!token) throw new UsageError('the token is empty');
     if (flags.verify) {
       const result = await probe(api, token, 15_000);
@@ -100,7 +103,7 @@ export const authStatus = defineHandler<Record<string, never>>({
       await print(ctx, status);
       return ExitCode.ok;
     }
-    status.api = settings.api;
+    status.api = settings.api === undefined ? undefined : redactUrl(settings.api);
     let token: string | undefined;
     try {
       token = await ctx.token();

@@ -4,7 +4,7 @@
  * them, in the 0600 credentials file only.
  */
 import { existsSync } from 'node:fs';
-import { CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, redactUrl, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
@@ -38,6 +38,8 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       return value;
     case 'api':
     case 'deliveryApi':
+      // A password is never stored: refused before anything is written, and not echoed.
+      checkApiUrl(value, `config set ${key}`);
       if (!/^https?:\/\/\S+$/.test(value)) throw new UsageError(`config set ${key}: "${value}" is not an http(s) URL`);
       return value.replace(/\/+$/, '');
     case 'data': {
@@ -62,9 +64,14 @@ function requireFile(ctx: Context): string {
 
 /** The profile's settings in the order of CONFIG_KEYS, with the token masked when one is stored. */
 function shownSettings(profile: Profile): [string, string][] {
-  const rows: [string, string][] = PROFILE_KEYS.filter((k) => profile[k] !== undefined && profile[k] !== '').map((k) => [k, String(profile[k])]);
+  const rows: [string, string][] = PROFILE_KEYS.filter((k) => profile[k] !== undefined && profile[k] !== '').map((k) => [k, shown(k, profile[k]!)]);
   if (profile.token) rows.push(['token', `${maskToken(profile.token)}, in the credentials file`]);
   return rows;
+}
+
+/** A setting as printed: a URL's password (in a profile written by hand or by an older convx) redacted. */
+function shown(key: string, value: string): string {
+  return key === 'api' || key === 'deliveryApi' ? redactUrl(value) : value;
 }
 
 export const configGet = defineHandler<Record<string, never>>({
@@ -78,7 +85,7 @@ export const configGet = defineHandler<Record<string, never>>({
         `set it with: convx config set ${key} VALUE${name === 'default' || key === 'defaultProfile' ? '' : ` --profile ${name}`}`,
       );
     }
-    await ctx.output.text(`${value}\n`);
+    await ctx.output.text(`${shown(key, value)}\n`);
   },
 });
 
@@ -146,7 +153,7 @@ export const configList = defineHandler<Record<string, never>>({
     const profile = ctx.config.profiles[name] ?? {};
     const rows = shownSettings(profile);
     if (explicitJson(ctx)) {
-      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k]) => [k, k === 'token' ? maskToken(profile.token!) : profile[k as ProfileKey]])) });
+      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k]) => [k, k === 'token' ? maskToken(profile.token!) : shown(k, profile[k as ProfileKey]!)])) });
       return;
     }
     if (rows.length === 0) {
@@ -172,7 +179,7 @@ export const configProfiles = defineHandler<Record<string, never>>({
         default: n === fallback,
         active: n === active,
         mode: mode ?? null,
-        target: (mode === 'api' ? p.api : p.data) ?? null,
+        target: (mode === 'api' ? (p.api === undefined ? undefined : redactUrl(p.api)) : p.data) ?? null,
         format: p.format ?? null,
         plugin: p.plugin ?? null,
         token: Boolean(p.token),

@@ -1,19 +1,36 @@
 import type { Backend, KnownSource } from '../backend.js';
+import { redactUrl } from '../config.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
-import { field, filterNames, QUERY_PARAMETERS } from '../model/parameters.js';
+import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { defineHandler } from './registry.js';
 import { queryParams, shellWord } from './shared.js';
 
+/** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
+const URL_PARAMETERS = parameters('items').filter((p) => !field(p, 'pathOnly') && (!field(p, 'source') || field(p, 'inAlias') === true));
+
+/** What a drill target names: the source (its path, or an id), and a detailUrl's period and filters. */
+export interface DrillTarget {
+  /** The source: campaignId, smartflowId (and deliveryId), sourceType, sourceId. */
+  source: RawParams;
+  /** The rest of a detailUrl's query string: dateFrom, dateTo, country, currency ... (the flags override them). */
+  query: RawParams;
+}
+
 /**
- * The items filter behind an aggregate row: its detailUrl (one of the three
- * per-source paths), a source id, or TYPE:ID.
+ * The items filter behind an aggregate row: its detailUrl (one of the three per-source paths,
+ * with the query string naming the source and carrying the row's period and filters), a source
+ * id, or TYPE:ID.
  */
-export function drillTarget(target: string): RawParams {
-  const path = target.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/[?#].*$/, '');
+export function drillTarget(target: string): DrillTarget {
+  // Messages quote the target with any password in it redacted.
+  const shown = redactUrl(target);
+  const withoutOrigin = target.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/#.*$/, '');
+  const queryAt = withoutOrigin.indexOf('?');
+  const path = queryAt < 0 ? withoutOrigin : withoutOrigin.slice(0, queryAt);
   const segments = path.split('/').filter(Boolean);
   const at = segments.indexOf('v1');
   const rest = at >= 0 ? segments.slice(at + 1) : segments;
@@ -21,27 +38,45 @@ export function drillTarget(target: string): RawParams {
     try {
       return decodeURIComponent(s);
     } catch {
-      throw new UsageError(`cannot read "${target}": bad percent-encoding`);
+      throw new UsageError(`cannot read "${shown}": bad percent-encoding`);
     }
   };
   if (path.startsWith('/') || at >= 0) {
+    let source: RawParams;
     if (rest[0] === 'campaigns' && rest.length === 3 && rest[2] === 'conversions') {
-      return { campaignId: decode(rest[1]!) };
+      source = { campaignId: decode(rest[1]!) };
+    } else if (rest[0] === 'deliveries' && rest.length === 3 && rest[2] === 'conversions') {
+      source = { smartflowId: decode(rest[1]!) };
+    } else if (rest[0] === 'deliveries' && rest.length === 4 && rest[3] === 'conversions') {
+      source = { smartflowId: decode(rest[1]!), deliveryId: decode(rest[2]!) };
+    } else {
+      throw new UsageError(
+        `"${shown}" is not a detailUrl: expected /v1/campaigns/ID/conversions, /v1/deliveries/SMARTFLOW/conversions or /v1/deliveries/SMARTFLOW/DELIVERY/conversions`,
+      );
     }
-    if (rest[0] === 'deliveries' && rest.length === 3 && rest[2] === 'conversions') {
-      return { smartflowId: decode(rest[1]!) };
+    const query: RawParams = {};
+    for (const pair of queryAt < 0 ? [] : withoutOrigin.slice(queryAt + 1).split('&')) {
+      if (pair === '') continue;
+      const eq = pair.indexOf('=');
+      const name = decode((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, ' '));
+      const value = decode((eq < 0 ? '' : pair.slice(eq + 1)).replace(/\+/g, ' '));
+      const p = URL_PARAMETERS.find((q) => q.name === name);
+      if (!p) {
+        throw new UsageError(
+          `"${shown}": ${name} is not a parameter of a detailUrl`,
+          [],
+          `a detailUrl's query string takes ${URL_PARAMETERS.map((q) => q.name).join(', ')}`,
+        );
+      }
+      if (name in source || name in query) throw new UsageError(`"${shown}": ${name} is given more than once`);
+      (field(p, 'source') ? source : query)[name] = value;
     }
-    if (rest[0] === 'deliveries' && rest.length === 4 && rest[3] === 'conversions') {
-      return { smartflowId: decode(rest[1]!), deliveryId: decode(rest[2]!) };
-    }
-    throw new UsageError(
-      `"${target}" is not a detailUrl: expected /v1/campaigns/ID/conversions, /v1/deliveries/SMARTFLOW/conversions or /v1/deliveries/SMARTFLOW/DELIVERY/conversions`,
-    );
+    return { source, query };
   }
   const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target);
-  if (typed) return { sourceType: typed[1], sourceId: typed[2] };
+  if (typed) return { source: { sourceType: typed[1], sourceId: typed[2] }, query: {} };
   if (target.trim() === '') throw new UsageError(`give a detailUrl or a source id (types: ${SOURCE_TYPES.join(', ')})`);
-  return { sourceId: target };
+  return { source: { sourceId: target }, query: {} };
 }
 
 /** Levenshtein distance, for suggesting the closest known ids. */
@@ -128,11 +163,12 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
 
 export default defineHandler<CommandFlags<'drill'>>({
   async run(ctx, args, flags) {
-    const target = drillTarget(args[0] ?? '');
-    // Without dates, the period of a default report: the 30 days ending today.
-    const { dateFrom, dateTo } = defaultPeriod(flags.from, flags.to, ctx.io.now());
+    const { source: target, query } = drillTarget(args[0] ?? '');
+    // The period of the detailUrl, each bound overridden by its flag; without any, the period of a
+    // default report: the 30 days ending today.
+    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now());
     // The flags are checked first; on the opened backend, the target must be known before it is listed.
-    await listItems(ctx, { ...queryParams('items', flags), ...target, dateFrom, dateTo }, flags.all ?? false, {
+    await listItems(ctx, { ...query, ...queryParams('items', flags), ...target, dateFrom, dateTo }, flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
       given: { from: flags.from, to: flags.to },

@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
+import { checkApiUrl, hasCredentials } from '../config.js';
 import { UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
+
+const NO_CREDENTIALS = 'no user name or password in the URL, please: the token (next) authenticates';
 
 export default defineHandler<Record<string, never>>({
   async run(ctx) {
@@ -54,11 +57,17 @@ export default defineHandler<Record<string, never>>({
     const api = await input(
       {
         message: 'Reporting base URL (for example https://reports.example.com/v1)',
-        validate: (value) => (/^https?:\/\/\S+$/.test(value) ? true : 'an http(s) URL, please'),
+        validate: (value) => (hasCredentials(value) ? NO_CREDENTIALS : /^https?:\/\/\S+$/.test(value) ? true : 'an http(s) URL, please'),
       },
       io,
     );
-    const deliveryApi = await input({ message: 'Delivery base URL (v4; empty to skip)' }, io);
+    const deliveryApi = await input(
+      { message: 'Delivery base URL (v4; empty to skip)', validate: (value) => (hasCredentials(value) ? NO_CREDENTIALS : true) },
+      io,
+    );
+    // The prompts refuse them; checked again before anything is written.
+    checkApiUrl(api, 'init: the API URL');
+    checkApiUrl(deliveryApi || undefined, 'init: the delivery API URL');
     const token = await password({ message: 'API token (stored in the 0600 credentials file; empty to skip)', mask: '*' }, io);
     const file = saveProfile(ctx, name, () => ({
       mode,

@@ -428,7 +428,7 @@ function refAmount(amount: string, rate: string): string {
       ELSE CAST(round(CAST(${amount} AS DECIMAL(38,4)) * ${rate}, 2) AS DECIMAL(18,2)) END`;
 }
 
-/** A source's detailUrl (docs/reporting.md, Identity and links), from columns source_type, campaign_id, smartflow_id, delivery_id. */
+/** The path of a source's detailUrl (docs/reporting.md, Identity and links; queries.ts adds the query string naming the source and period), from columns source_type, campaign_id, smartflow_id, delivery_id. */
 export function detailUrlSql(prefix = ''): string {
   const c = (name: string) => `${prefix}${name}`;
   return `CASE WHEN ${c('source_type')} = 'smartflow'

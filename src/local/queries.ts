@@ -51,6 +51,33 @@ export function periodFilter(params: SqlParams, period: { dateFrom: string; date
   return `day BETWEEN CAST($dayFrom AS DATE) AND CAST($dayTo AS DATE)`;
 }
 
+/**
+ * The parameters a detailUrl carries beside the source and the period: the report's filters of
+ * the transactions (country, currency), from the table. Its records are then exactly the row's.
+ */
+const DETAIL_FILTERS = parameters('report').filter((p) => field(p, 'column') !== undefined && !field(p, 'source'));
+
+/**
+ * A row's detailUrl (docs/reporting.md, rule 7): the per-source path (attribution.ts) and a query
+ * string naming the source (sourceType, sourceId: the path alone is not exact, a smartflow node
+ * without a delivery shares its path with its smartflow, a campaign its id with an automation's
+ * campaign), the query's period and its filters of the transactions, percent-encoded. Followed as
+ * it is, it answers exactly the row's records. The constant part goes in as a parameter.
+ */
+function detailUrlWithQuery(params: SqlParams, query: ReportQuery | ItemsQuery, prefix = ''): string {
+  const values = query as Record<string, unknown>;
+  const pairs: [string, string][] = [
+    ['dateFrom', query.dateFrom],
+    ['dateTo', query.dateTo],
+  ];
+  for (const p of DETAIL_FILTERS) {
+    const value = values[p.name];
+    if (value !== undefined) pairs.push([p.name, Array.isArray(value) ? value.join(',') : String(value)]);
+  }
+  params.detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
+  return `${detailUrlSql(prefix)} || '?sourceType=' || url_encode(${prefix}source_type) || '&sourceId=' || url_encode(${prefix}source_id) || $detailQuery`;
+}
+
 export function orderBy(sort: SortKey[], tieBreak: string[]): string {
   // Field names come from the fixed lists of model/query.ts; they are quoted as identifiers.
   const keys = sort.map((k) => `${ident(k.field)} ${k.descending ? 'DESC' : 'ASC'} NULLS LAST`);
@@ -102,6 +129,7 @@ export function itemsFilter(conv: string, query: ItemsQuery): Filter {
 /** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
 export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
   const filter = itemsFilter(tables.conv, query);
+  const detail: SqlParams = {};
   const select = `
     SELECT row_id,
       contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS('datetime')} AS "datetime",
@@ -113,9 +141,9 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
       -- the exact values behind the doubles, for the lines text.ts writes
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
       source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
-      ${detailUrlSql()} AS detail_url, ${activityUrlSql()} AS "activityUrl"
+      ${detailUrlWithQuery(detail, query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"
     FROM ${filter.from} WHERE ${filter.where}`;
-  return { filter, select, params: { ...filter.params, reference: tables.referenceCurrency } };
+  return { filter, select, params: { ...filter.params, ...detail, reference: tables.referenceCurrency } };
 }
 
 /** Per source (by its key columns): the totals in the reference currency, and the breakdown per order currency. */
@@ -206,7 +234,7 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
     WITH ${sources}
     SELECT i.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlSql('i.')} AS detail_url,
+      ${detailUrlWithQuery(params, query, 'i.')} AS detail_url,
       ${TS('i.started_at')} AS "sourceStartedAt", ${TS('u.first_at')} AS "firstConversionAt", ${TS('u.last_at')} AS "lastConversionAt",
       ${D('g.wo')} AS "conversionsAmountWoTax", ${D('g.w')} AS "conversionsAmountWTax",
       CAST(g.n AS INTEGER) AS "conversionsNumber", CAST($reference AS VARCHAR) AS "referenceCurrency",

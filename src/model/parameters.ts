@@ -59,8 +59,14 @@ export interface QueryParameter {
   column?: string;
   /** Only transactions of sources of these types match (campaignId: a smartflow's campaign is not the campaign's). */
   ofTypes?: readonly SourceType[];
-  /** It picks the source: the per-source aliases (/v1/campaigns/{id}/conversions ...), whose path fixes the source, do not take it. */
+  /** It picks the source: the per-source aliases (/v1/campaigns/{id}/conversions ...), whose path fixes the source, do not take it (unless inAlias); drill takes no flag of it. */
   source?: boolean;
+  /**
+   * A source filter the per-source aliases take too, in their query string: it narrows within the
+   * path's source, which stays authoritative (a detailUrl names its row's source with sourceType
+   * and sourceId: a smartflow node without a delivery, a campaign beside an automation of its id).
+   */
+  inAlias?: boolean;
   /** Not a query parameter of the interface: only a per-source alias's path sets it (/v1/campaigns/{campaignId}/conversions). */
   pathOnly?: boolean;
   /** codes: what one looks like. */
@@ -108,12 +114,13 @@ function codeList<const Name extends string, const Flag extends string>(
 export const QUERY_PARAMETERS = [
   periodBound('dateFrom', '--from <date>', 'first', '29 days before dateTo'),
   periodBound('dateTo', '--to <date>', 'last', 'today'),
-  { name: 'sourceId', kind: 'id', in: ['items'], source: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
+  { name: 'sourceId', kind: 'id', in: ['items'], source: true, inAlias: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
   {
     name: 'sourceType',
     kind: 'sourceType',
     in: ['items'],
     source: true,
+    inAlias: true,
     flag: '--source-type <type>',
     help: 'only this source type: campaign, automation or smartflow',
     description: 'only this source type (with sourceId: both must match)',

@@ -236,14 +236,14 @@ function checkPeriod(problems: Problems, from?: string, to?: string): void {
 export interface Accepting {
   /** campaignId, which only a per-source alias's path (or drill's target) sets. */
   campaignId?: boolean;
-  /** the source filters (sourceId, sourceType, smartflowId, deliveryId); not on a per-source alias, whose path fixes the source. */
+  /** the source filters (sourceId, sourceType, smartflowId, deliveryId); a per-source alias, whose path fixes the source, takes only those that narrow within it (inAlias). */
   sourceFilters?: boolean;
 }
 
 const accepting =
   ({ campaignId = false, sourceFilters = true }: Accepting) =>
   (p: Parameter) =>
-    (!field(p, 'pathOnly') || campaignId) && (!field(p, 'source') || sourceFilters);
+    (!field(p, 'pathOnly') || campaignId) && (!field(p, 'source') || sourceFilters || field(p, 'inAlias') === true);
 
 export function parseItemsQuery(raw: RequestParams, options: Accepting = {}): ItemsQuery {
   const problems = new Problems();

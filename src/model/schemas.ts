@@ -34,9 +34,9 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
   }
 }
 
-/** The query string of an operation, as the table says (a per-source alias without the source filters). */
+/** The query string of an operation, as the table says (a per-source alias without the source filters its path fixes). */
 function querySchema(operation: Operation, alias = false) {
-  const taken = parameters(operation).filter((p) => !field(p, 'pathOnly') && !(alias && field(p, 'source')));
+  const taken = parameters(operation).filter((p) => !field(p, 'pathOnly') && !(alias && field(p, 'source') && !field(p, 'inAlias')));
   const required = taken.filter((p) => (field(p, 'required') ?? []).includes(operation)).map((p) => p.name);
   return {
     type: 'object',

@@ -271,7 +271,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   );
 
-  /** The items, or a per-source alias: its path fixes the source, so its query string takes no source filter. */
+  /** The items, or a per-source alias: its path fixes the source; its query string may only narrow within it (sourceType, sourceId). */
   const itemsRoute = (
     url: string,
     operationId: string,
