@@ -255,6 +255,8 @@ export function withConventionHeaders(kind: OperationKind, responses: Record<str
   );
   if (tagged) {
     withHeaders['304'] = {
+      // type null: @fastify/swagger declares a response without content
+      type: 'null',
       description: 'Not Modified, without a body: the If-None-Match ETag still matches (the data has not been reloaded); it does not count against the rate limit',
       headers: {
         ETag: { type: 'string', description: 'the tag the client holds (W/ for a compressed answer)' },
