@@ -17,7 +17,7 @@ import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
-import { entityTag, matchingTag } from './etag.js';
+import { entityTag, noneMatch } from './etag.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
@@ -290,8 +290,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const compressed = await compress(bytes, encoding);
     reply.header('content-encoding', encoding);
     reply.removeHeader('content-length');
-    // Another representation of the same answer: its tag is the weak form of the identity's
-    // (RFC 9110 8.8.1: a strong tag names one sequence of bytes); If-None-Match compares weakly.
+    // Another representation of the same answer: its tag is weak (see representationTag).
     const tag = reply.getHeader('etag');
     if (typeof tag === 'string' && !tag.startsWith('W/')) reply.header('etag', `W/${tag}`);
     return compressed;
@@ -360,18 +359,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
     const dataset = options.dataset();
     const tag = entityTag(dataset.version, request.plugin, request.url.split('?')[0]!, requestParams(request.query), parsed);
-    const held = dataset.has(request.plugin) ? matchingTag(request.headers['if-none-match'], tag) : undefined;
-    if (held !== undefined) {
+    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
       // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
       const rate = rates.get(request);
       if (limiter && rate && !rate.refused) limiter.giveBack(rate.key);
-      // The tag of the representation the client holds (W/ when it got a compressed one).
-      return reply.code(304).header('etag', held === '*' ? tag : held).send();
+      return reply.code(304).header('etag', representationTag(request, tag)).send();
     }
     const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset));
-    reply.header('etag', tag);
+    reply.header('etag', representationTag(request, tag));
     return body;
   };
+
+  /**
+   * The tag of the representation a request gets: a compressed one is another sequence of bytes,
+   * so it carries the weak form (RFC 9110 8.8.1); decided from Accept-Encoding alone, so that a
+   * 304 carries the tag the 200 would have (If-None-Match compares weakly: both forms match).
+   */
+  const representationTag = (request: FastifyRequest, tag: string) =>
+    compression && negotiateEncoding(request.headers['accept-encoding']) ? `W/${tag}` : tag;
 
   const secured = (schema: Record<string, unknown>) => ({ ...schema, security: [{ bearer: [] }] });
 

@@ -33,23 +33,16 @@ export function entityTag(datasetVersion: string, plugin: string, path: string, 
 }
 
 /**
- * The If-None-Match entry that matches a tag (RFC 9110 13.1.2: weak comparison, so
- * W/"x" matches "x"; * matches any current answer), as the client spelled it, or
- * undefined. A compressed answer carries the weak form of the tag (see compression.ts):
- * the 304 echoes the form the client holds.
+ * Whether an If-None-Match header matches a tag (RFC 9110 13.1.2: weak
+ * comparison, so W/"x" matches "x"; * matches any current answer).
  */
-export function matchingTag(header: string | string[] | undefined, tag: string): string | undefined {
-  if (header === undefined) return undefined;
+export function noneMatch(header: string | string[] | undefined, tag: string): boolean {
+  if (header === undefined) return false;
   const value = Array.isArray(header) ? header.join(',') : header;
-  if (value.trim() === '*') return tag;
+  if (value.trim() === '*') return true;
   const opaque = tag.replace(/^W\//, '');
   return value
     .split(',')
-    .map((candidate) => candidate.trim())
-    .find((candidate) => candidate.replace(/^W\//, '') === opaque);
-}
-
-/** Whether an If-None-Match header matches a tag (weak comparison; * matches any current answer). */
-export function noneMatch(header: string | string[] | undefined, tag: string): boolean {
-  return matchingTag(header, tag) !== undefined;
+    .map((candidate) => candidate.trim().replace(/^W\//, ''))
+    .some((candidate) => candidate === opaque);
 }
