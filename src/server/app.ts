@@ -358,7 +358,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
     const dataset = options.dataset();
-    const tag = entityTag(dataset.version, request.plugin, request.url.split('?')[0]!, requestParams(request.query), parsed);
+    // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
+    const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
     if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
       // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
       const rate = rates.get(request);

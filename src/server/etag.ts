@@ -1,7 +1,8 @@
 /**
  * Entity tags of report and items answers. An answer is a function of the data
- * loaded, the plugin and the request (its URL, and the query parsed from it,
- * which holds the defaults resolved against today's date): the tag is a hash of
+ * loaded, the plugin and the request (its route and parameters, and the query
+ * parsed from them, which holds the defaults resolved against today's date, in a
+ * canonical form that no order or spelling of the parameters changes): the tag is a hash of
  * those, known before any query runs, so a matching If-None-Match is a 304
  * without touching the database. A reload gives the data a new version, so
  * every tag changes with it.
@@ -23,7 +24,7 @@ function canonicalJson(value: unknown): string {
 
 /**
  * A strong entity tag, quoted as the ETag header carries it. The request enters in a
- * canonical form: its path, its query parameters (decoded, sorted by name; a repeated
+ * canonical form: its route, its query parameters (decoded, sorted by name; a repeated
  * parameter keeps its values' order) and the parsed query, so `?a=1&b=2` and `?b=2&a=1`
  * (or a value spelled with %-escapes or not) get one tag, as they get one answer.
  */
