@@ -135,6 +135,8 @@ export default defineHandler<ServeFlags>({
             afterMs: limitMs,
             inFlight: server.holder.current.requestsInFlight,
           });
+          // The drain keeps the listener open until the requests in flight are answered: close it too.
+          server.app.server.close();
           server.app.server.closeAllConnections();
           resolve(1);
         }, limitMs);
