@@ -216,6 +216,11 @@ describe('compression', () => {
       const revalidated = await app.inject({ method: 'GET', url: ITEMS, headers: { ...headers, 'accept-encoding': 'gzip', 'if-none-match': `W/${tag}` } });
       expect(revalidated.statusCode).toBe(304);
       expect(revalidated.headers.etag).toBe(`W/${tag}`);
+      expect(revalidated.headers.vary).toMatch(/Accept-Encoding/);
+      // without Accept-Encoding, the 304 carries the identity's strong tag, whichever form the client sent
+      const identityRevalidated = await app.inject({ method: 'GET', url: ITEMS, headers: { ...headers, 'if-none-match': `W/${tag}` } });
+      expect(identityRevalidated.statusCode).toBe(304);
+      expect(identityRevalidated.headers.etag).toBe(tag);
       expect(revalidated.rawPayload.length).toBe(0);
 
       const small = await app.inject({ method: 'GET', url: '/healthz', headers: { 'accept-encoding': 'gzip' } });

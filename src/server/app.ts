@@ -280,9 +280,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
       }
     }
-    if (!compression || reply.statusCode === 204 || reply.statusCode === 304 || request.method === 'HEAD') return payload;
-    if (!isCompressible(reply.getHeader('content-type'))) return payload;
-    reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
+    if (!compression || reply.statusCode === 204) return payload;
+    // A 304 says what its 200 would (RFC 9110 15.4.5): that it varies with Accept-Encoding.
+    if (reply.statusCode === 304 || isCompressible(reply.getHeader('content-type'))) reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
+    if (reply.statusCode === 304 || request.method === 'HEAD' || !isCompressible(reply.getHeader('content-type'))) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
     const encoding = bytes.length >= COMPRESSION_THRESHOLD_BYTES ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
