@@ -254,12 +254,16 @@ export function withConventionHeaders(kind: OperationKind, responses: Record<str
     }),
   );
   if (tagged) {
+    // Kept from responsesFor: any header it declares for the 304; replaced: a body (a 304 has none).
+    const { content: _none, ...declared } = (withHeaders['304'] ?? {}) as { content?: unknown; headers?: Record<string, unknown> };
     withHeaders['304'] = {
+      ...declared,
       // type null: @fastify/swagger declares a response without content
       type: 'null',
       description: 'Not Modified, without a body: the If-None-Match ETag still matches (the data has not been reloaded); it does not count against the rate limit',
       headers: {
-        ETag: { type: 'string', description: 'the tag the client holds (W/ for a compressed answer)' },
+        ...(declared.headers ?? {}),
+        ETag: { type: 'string', description: 'the tag of the representation the 200 would have (W/ when it would be compressed)' },
         ...extra,
       },
     };
