@@ -5,6 +5,7 @@
  * never in the log, and the 503 of a draining server.
  */
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -245,6 +246,65 @@ describe('tokens only in the Authorization header, never in the log', () => {
       await app.inject({ method: 'GET', url: `/nowhere/${jwt}` });
       expect(logs.some((l) => l.msg === 'unexpected error')).toBe(true);
       expect(JSON.stringify(logs)).not.toContain(jwt.split('.')[1]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('the access log holds no e-mail address and no token, whatever their spelling (issue 17, point 7)', () => {
+  /** A JWT signed with SECRET whose JSON header is spelled as given (so its base64url need not begin with eyJ). */
+  const jwtWithHeader = (header: string) => {
+    const part = (text: string) => Buffer.from(text).toString('base64url');
+    const signed = `${part(header)}.${part(JSON.stringify({ plugin: 'shop', exp: Math.floor(Date.now() / 1000) + 3600 }))}`;
+    return `${signed}.${createHmac('sha256', SECRET).update(signed).digest('base64url')}`;
+  };
+
+  it('redacts e-mail addresses in the path and in query values, after decoding, and keeps the shape of the URL', () => {
+    expect(redactUrl('/v1/contacts/a+b@x.cz/conversions')).toBe('/v1/contacts/[E-MAIL]/conversions');
+    expect(redactUrl('/v1/contacts/jan%2Bnovak%40x.cz/conversions')).toBe('/v1/contacts/[E-MAIL]/conversions');
+    expect(redactUrl('/v1/conversions/items?q=jan@x.cz&limit=5')).toBe('/v1/conversions/items?q=[E-MAIL]&limit=5');
+    expect(redactUrl('/v1/conversions/items?q=Jan+Nov%C3%A1k+%3Cjan%40x.cz%3E')).toBe('/v1/conversions/items?q=[E-MAIL]');
+    expect(redactUrl('/v1/conversions/items?contactId=jan%40x.cz&dateFrom=2024-01-01')).toBe('/v1/conversions/items?contactId=[E-MAIL]&dateFrom=2024-01-01');
+    expect(redactUrl('/v1/conversions/items?contactId=a+b@x.cz')).toBe('/v1/conversions/items?contactId=[E-MAIL]');
+    // nothing else is touched
+    const plain = '/v1/campaigns/c-1/conversions?dateFrom=2024-01-01&q=shoes+%26+socks&sort=-datetime&contactId=c-12';
+    expect(redactUrl(plain)).toBe(plain);
+  });
+
+  it('recognises a JWT by its structure, not by an eyJ prefix, also split over two parameters', () => {
+    const jwt = jwtWithHeader('\n{"alg":"HS256","typ":"JWT"}');
+    expect(jwt.startsWith('eyJ')).toBe(false);
+    const spaced = jwtWithHeader('{ "alg": "HS256" }');
+    expect(spaced.startsWith('eyJ')).toBe(false);
+    const [header, payload, signature] = jwt.split('.') as [string, string, string];
+    expect(redactUrl(`/v1/campaigns/${jwt}/conversions`)).toBe('/v1/campaigns/[REDACTED]/conversions');
+    expect(redactUrl(`/v1/conversions?q=${spaced}&limit=5`)).toBe('/v1/conversions?q=[REDACTED]&limit=5');
+    expect(redactUrl(`/v1/conversions?q=Bearer%20${encodeURIComponent(jwt)}`)).toBe('/v1/conversions?q=[REDACTED]');
+    expect(redactUrl(`/v1/conversions?a=${header}.${payload}&b=${signature}`)).toBe(`/v1/conversions?a=[REDACTED]&b=${signature}`);
+    expect(redactUrl(`/v1/conversions?a=${header}&b=${payload}.${signature}`)).toBe('/v1/conversions?a=[REDACTED]&b=[REDACTED]');
+    expect(redactUrl(`/v1/conversions?h=${header}&p=${payload}&s=${signature}`)).toBe(`/v1/conversions?h=[REDACTED]&p=[REDACTED]&s=${signature}`);
+  });
+
+  it('never writes them in the access log of a served request', async () => {
+    const jwt = jwtWithHeader('\n{"alg":"HS256","typ":"JWT"}');
+    const [header, payload] = jwt.split('.') as [string, string, string];
+    const { app, logs } = await appWith();
+    try {
+      const headers = await bearer();
+      const urls = [
+        '/v1/contacts/a+b@x.cz/conversions',
+        `${ITEMS}&q=jan@x.cz`,
+        `${ITEMS}&contactId=jan%40x.cz`,
+        `/v1/campaigns/${jwt}/conversions?dateFrom=2024-01-01&dateTo=2024-01-31`,
+        `${ITEMS}&a=${header}.${payload}`,
+        `${ITEMS}&q=${header}&x=${payload}`,
+      ];
+      for (const url of urls) await app.inject({ method: 'GET', url, headers });
+      const written = JSON.stringify(logs);
+      expect(logs.filter((l) => l.msg === 'request')).toHaveLength(urls.length);
+      for (const secret of ['a+b@x.cz', 'a b@x.cz', 'jan@x.cz', 'jan%40x.cz', header, payload]) expect(written).not.toContain(secret);
+      expect(written).toContain('/v1/contacts/[E-MAIL]/conversions');
     } finally {
       await app.close();
     }

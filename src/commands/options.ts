@@ -99,6 +99,8 @@ export const OPTIONS = {
       defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
     },
     ...RENDER_LIMIT_OPTIONS,
+    { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
+    { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
   ],
   token: [
     { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
+import { normalizeOrigin } from '../server/conventions.js';
 import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
@@ -41,6 +42,18 @@ function parsePoolSize(flags: ServeFlags): number | undefined {
   return Number(flags.poolSize);
 }
 
+/** --cors-origin as origins, each checked (scheme://host[:port]); none when not given. */
+function parseCorsOrigins(flags: ServeFlags): string[] | undefined {
+  if (flags.corsOrigin === undefined) return undefined;
+  return flags.corsOrigin.split(',').map((text) => {
+    const origin = normalizeOrigin(text);
+    if (origin === undefined) {
+      throw new UsageError(`--cors-origin: "${text.trim()}" is not an origin such as https://app.example.com or http://localhost:3000 (scheme, host, port; no path)`);
+    }
+    return origin;
+  });
+}
+
 /**
  * The files the server is started with, each there before anything is loaded: a missing
  * one is "not found: PATH" (exit 2), as typed, with the flag that named it in the hint
@@ -63,6 +76,7 @@ export default defineHandler<ServeFlags>({
     }
     const limits = parseLimits(flags);
     const poolSize = parsePoolSize(flags);
+    const corsOrigins = parseCorsOrigins(flags);
     const renderLimits = renderLimitsFromFlags(flags);
     const dir = ctx.dataDir();
     assertFilesExist(ctx, flags);
@@ -87,6 +101,8 @@ export default defineHandler<ServeFlags>({
       limits,
       renderLimits,
       ...(poolSize !== undefined ? { poolSize } : {}),
+      compression: flags.compression,
+      ...(corsOrigins ? { corsOrigins } : {}),
     });
     log({
       time: new Date().toISOString(),
@@ -119,6 +135,8 @@ export default defineHandler<ServeFlags>({
             afterMs: limitMs,
             inFlight: server.holder.current.requestsInFlight,
           });
+          // The drain keeps the listener open until the requests in flight are answered: close it too.
+          server.app.server.close();
           server.app.server.closeAllConnections();
           resolve(1);
         }, limitMs);

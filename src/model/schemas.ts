@@ -207,3 +207,66 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
   };
 }
 
+
+/**
+ * The request headers an operation documents (HTTP conventions of the server): X-Request-Id
+ * on every one, If-None-Match on those whose answers carry an ETag.
+ */
+export function requestHeadersFor(kind: OperationKind): { headers?: Record<string, unknown> } {
+  const tagged = kind === 'report' || kind === 'items';
+  return {
+    headers: {
+      type: 'object',
+      properties: {
+        'X-Request-Id': {
+          type: 'string',
+          maxLength: 128,
+          description: "the request's id, echoed in the answer and logged (1 to 128 visible ASCII characters; any other value is replaced by a new id)",
+        },
+        ...(tagged ? { 'If-None-Match': { type: 'string', description: 'an ETag of an earlier answer: a 304 without a body while it still matches' } } : {}),
+      },
+    },
+  };
+}
+
+const CONVENTION_HEADERS = {
+  'X-Request-Id': { type: 'string', description: "the request's id: the client's X-Request-Id when sane, else a new one; the access log names it" },
+};
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { type: 'integer', minimum: 1, description: "the token's requests per minute, also the burst (absent when the server has no rate limit)" },
+  'RateLimit-Remaining': { type: 'integer', minimum: 0, description: 'the requests left now' },
+  'RateLimit-Reset': { type: 'integer', minimum: 0, description: 'seconds until the full quota is available again' },
+};
+
+/**
+ * The responses of responsesFor with the headers every answer carries (X-Request-Id; the
+ * RateLimit-* fields on an authenticated operation's answers), and for a tagged operation
+ * the 304 as it is: no body, the ETag of the representation the client holds.
+ */
+export function withConventionHeaders(kind: OperationKind, responses: Record<string, unknown>): Record<string, unknown> {
+  const authenticated = kind !== 'health';
+  const tagged = kind === 'report' || kind === 'items';
+  const extra: Record<string, unknown> = { ...CONVENTION_HEADERS, ...(authenticated ? RATE_LIMIT_HEADERS : {}) };
+  const withHeaders: Record<string, unknown> = Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => {
+      const r = response as { headers?: Record<string, unknown> };
+      return [status, { ...r, headers: { ...(r.headers ?? {}), ...extra } }];
+    }),
+  );
+  if (tagged) {
+    // Kept from responsesFor: any header it declares for the 304; replaced: a body (a 304 has none).
+    const { content: _none, ...declared } = (withHeaders['304'] ?? {}) as { content?: unknown; headers?: Record<string, unknown> };
+    withHeaders['304'] = {
+      ...declared,
+      // type null: @fastify/swagger declares a response without content
+      type: 'null',
+      description: 'Not Modified, without a body: the If-None-Match ETag still matches (the data has not been reloaded); it does not count against the rate limit',
+      headers: {
+        ...(declared.headers ?? {}),
+        ETag: { type: 'string', description: 'the tag of the representation the 200 would have (W/ when it would be compressed)' },
+        ...extra,
+      },
+    };
+  }
+  return withHeaders;
+}

@@ -1,7 +1,10 @@
 /**
- * What the server writes about a request: the URL with credentials taken out.
- * Tokens belong in the Authorization header, which is never logged; a client
- * that puts one in the query string by mistake must not get it written down.
+ * What the server writes about a request: the URL with credentials and personal
+ * data taken out. Tokens belong in the Authorization header, which is never
+ * logged; a client that puts one in the query string or the path by mistake
+ * must not get it written down, nor an e-mail address it looks a contact up by.
+ * Values are recognised by what they are once decoded (percent-encoding, and `+`
+ * as a space in a query string), not by how they happen to be spelled.
  */
 
 /**
@@ -12,16 +15,82 @@
 const CREDENTIAL_PARTS = ['token', 'jwt', 'secret', 'password', 'passwd', 'auth', 'bearer', 'credential', 'apikey', 'signature'] as const;
 
 export const REDACTED = '[REDACTED]';
-/** Anything shaped like a JWT (header.payload.signature, base64url), wherever it appears. */
+export const EMAIL_REDACTED = '[E-MAIL]';
+/** Anything shaped like a JWT whose header is spelled the usual way (eyJ…), wherever it appears. */
 const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
 const JWT_SHAPES = new RegExp(JWT_SHAPE.source, 'g');
+/** Runs of base64url text, alone or joined by dots: the candidates for a JWT or a part of one. */
+const BASE64URL_RUNS = /[A-Za-z0-9_-]{2,}(?:\.[A-Za-z0-9_-]*){0,2}/g;
+/** An e-mail address anywhere in a text: a local part, @, a domain. */
+const EMAIL_ANYWHERE = /[^\s@<>()[\]\\,;:"/?&=#]+@[^\s@<>()[\]\\,;:"/?&=#]+/;
 
-function decode(raw: string): string {
+/** Percent-decoded (and in a query string, `+` as a space first); undecodable text as it is. */
+function decode(raw: string, plusIsSpace = true): string {
+  const text = plusIsSpace ? raw.replaceAll('+', ' ') : raw;
   try {
-    return decodeURIComponent(raw.replaceAll('+', ' '));
+    return decodeURIComponent(text);
   } catch {
-    return raw;
+    // a stray % among valid escapes: decode what can be decoded
+    return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    });
   }
+}
+
+/** A base64url segment decoded to a JSON object, else undefined. */
+function jsonObjectOf(segment: string): Record<string, unknown> | undefined {
+  if (segment.length < 2 || !/^[A-Za-z0-9_-]+$/.test(segment)) return undefined;
+  const text = Buffer.from(segment, 'base64url').toString('utf8');
+  if (!/^\s*\{/.test(text)) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a run of base64url text (up to three dot-separated segments) is a JWT or a part
+ * of one: a segment that decodes to a JOSE header (a JSON object with "alg") makes the run
+ * one; so does a JSON object in a run of two or three segments (header.payload or
+ * payload.signature, a token split over parameters) or a lone segment that decodes to a
+ * JSON object (a payload sent apart from its header). A signature alone is random text,
+ * unrecognisable and useless without the other two.
+ */
+function isJwtPart(run: string): boolean {
+  const segments = run.split('.');
+  const objects = segments.map(jsonObjectOf);
+  if (objects.some((o) => o !== undefined && typeof o.alg === 'string')) return true;
+  return objects.some((o) => o !== undefined);
+}
+
+/** Whether a decoded text holds a JWT, a part of one, or a JWT-shaped run. */
+function holdsJwt(text: string): boolean {
+  if (JWT_SHAPE.test(text)) return true;
+  for (const match of text.matchAll(BASE64URL_RUNS)) if (isJwtPart(match[0])) return true;
+  return false;
+}
+
+/** Whether a decoded text holds an e-mail address. */
+export function holdsEmail(text: string): boolean {
+  return EMAIL_ANYWHERE.test(text);
+}
+
+/** What a decoded value is replaced by in the log, or undefined when it may be logged as it is. */
+function redaction(decoded: string): string | undefined {
+  if (holdsJwt(decoded)) return REDACTED;
+  if (holdsEmail(decoded)) return EMAIL_REDACTED;
+  return undefined;
+}
+
+/** Whether a client's text (a request id) may be logged and echoed as it is: neither a token nor an e-mail address. */
+export function isLoggable(text: string): boolean {
+  return redaction(text) === undefined && redaction(decode(text, false)) === undefined;
 }
 
 /** A name lower-cased without separators: `Access-Token`, `access_token` and `accessToken` are one name. */
@@ -45,19 +114,19 @@ export function credentialParameters(url: string): string[] {
     .filter((name) => name !== '' && isCredentialName(name));
 }
 
-/** A path segment that is an e-mail address (a contact looked up by e-mail): personal data, not logged. */
-const EMAIL_SHAPE = /^[^@\s/]+@[^@\s/]+$/;
-
 /**
- * The URL as it may be logged: the values of credential parameters, and any
- * parameter value or path segment that holds a JWT (percent-encoded or not),
- * replaced by [REDACTED]; a path segment that is an e-mail address by [E-MAIL].
+ * The URL as it may be logged. Each path segment and each query parameter is decoded
+ * and judged by what it holds: a JWT or a part of one (by structure: base64url segments
+ * that decode to a JOSE header or a JSON payload, however the header is spelled) is
+ * replaced by [REDACTED], an e-mail address by [E-MAIL]; the values of credential
+ * parameters are [REDACTED] whatever they hold. Parameter names and the path's other
+ * segments stay, so the shape of the request is still readable.
  */
 export function redactUrl(url: string): string {
   const at = url.indexOf('?');
   const path = (at < 0 ? url : url.slice(0, at))
     .split('/')
-    .map((segment) => (JWT_SHAPE.test(decode(segment)) ? REDACTED : EMAIL_SHAPE.test(decode(segment)) ? '[E-MAIL]' : segment))
+    .map((segment) => redaction(decode(segment, false)) ?? segment)
     .join('/');
   if (at < 0) return path.replace(JWT_SHAPES, REDACTED);
   const query = url
@@ -66,8 +135,12 @@ export function redactUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq < 0 ? pair : pair.slice(0, eq);
-      if (eq >= 0 && (isCredentialName(name) || JWT_SHAPE.test(decode(pair.slice(eq + 1))))) return `${name}=${REDACTED}`;
-      return JWT_SHAPE.test(decode(pair)) ? REDACTED : pair;
+      const nameRedaction = redaction(decode(name));
+      if (nameRedaction) return nameRedaction;
+      if (eq < 0) return pair;
+      if (isCredentialName(name)) return `${name}=${REDACTED}`;
+      const valueRedaction = redaction(decode(pair.slice(eq + 1)));
+      return valueRedaction ? `${name}=${valueRedaction}` : pair;
     })
     .join('&');
   return `${path}?${query}`.replace(JWT_SHAPES, REDACTED);

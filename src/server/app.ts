@@ -12,15 +12,16 @@ import type { ActivityTarget, Backend } from '../backend.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
-import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, responsesFor, type OperationKind } from '../model/schemas.js';
+import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, requestHeadersFor, responsesFor, withConventionHeaders, type OperationKind } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
+import { ALLOWED_HEADERS, ALLOWED_METHODS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
 import { entityTag, noneMatch } from './etag.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
-import { RateLimiter, rateKey } from './ratelimit.js';
+import { RateLimiter, rateKey, type RateState } from './ratelimit.js';
 import type { ServedDataset } from './plugins.js';
 
 export interface AppOptions {
@@ -35,11 +36,23 @@ export interface AppOptions {
   limits?: Partial<ServerLimits>;
   /** The rate limiter's clock in milliseconds (tests). */
   clock?: () => number;
+  /** gzip or br for answers over 1 KiB, as Accept-Encoding asks (default on; off behind a proxy that compresses). */
+  compression?: boolean;
+  /** Origins (scheme://host[:port]) whose browser scripts may call the API (CORS); none by default. */
+  corsOrigins?: readonly string[];
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     plugin: string;
+  }
+  interface FastifyInstance {
+    /**
+     * Begins the shutdown drain: every request from now on is refused with the 503 problem
+     * (and Connection: close), on new and open connections alike; resolves once the requests
+     * begun before have been answered. app.close() then closes the connections.
+     */
+    drain(): Promise<void>;
   }
 }
 
@@ -73,7 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limiter = limits.rateLimitPerMinute > 0 ? new RateLimiter(limits.rateLimitPerMinute, options.clock) : undefined;
   let draining = false;
 
-  const logRequest = (method: string, url: string, status: number, begun?: bigint, plugin?: string) =>
+  const logRequest = (method: string, url: string, status: number, begun?: bigint, plugin?: string, requestId?: string) =>
     options.log({
       time: now().toISOString(),
       msg: 'request',
@@ -82,6 +95,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       status,
       ms: begun === undefined ? null : Math.round(Number(process.hrtime.bigint() - begun) / 1e5) / 10,
       ...(plugin ? { plugin } : {}),
+      ...(requestId ? { requestId } : {}),
     });
 
   const app = Fastify({
@@ -92,16 +106,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // X-Request-Id: the client's when sane (conventions.ts), else a new one; echoed and logged.
+    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
+    // A __proto__ or constructor key of a JSON body is data, as JSON.parse (and so local mode) takes it:
+    // an own property, which no code here merges into another object; the validation names it.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     frameworkErrors: (error, request, reply) => {
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
-      logRequest(request.method, request.url, reply.statusCode);
+      logRequest(request.method, request.url, reply.statusCode, undefined, undefined, request.id);
     },
     clientErrorHandler: (error, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
       const body = connectionProblem(error.code, error.rawPacket);
-      if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body));
+      const requestId = requestIdFrom(undefined);
+      if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body, requestId));
       else socket.destroy();
-      options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code });
+      options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code, requestId });
     },
   });
   // Only JSON bodies: fastify would otherwise also take text/plain.
@@ -109,8 +130,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // An Expect header other than 100-continue: Node would answer an empty 417.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const body = JSON.stringify(problem('expectationFailed', `this server supports no expectation but 100-continue (got ${JSON.stringify(String(request.headers.expect ?? ''))})`));
-    response.writeHead(417, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
-    logRequest(request.method ?? '', request.url ?? '', 417);
+    const requestId = requestIdFrom(request.headers['x-request-id']);
+    response
+      .writeHead(417, {
+        date: new Date().toUTCString(),
+        'x-request-id': requestId,
+        'content-type': PROBLEM_CONTENT_TYPE,
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      })
+      .end(body);
+    logRequest(request.method ?? '', request.url ?? '', 417, undefined, undefined, requestId);
   });
 
   const docs = new Map<string, OperationKind>();
@@ -139,7 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const kind = docs.get(url);
       // The validate body is documented only: the validation checks it and answers with findings, not a 400.
       const body = kind === 'validate' ? { body: ref('ValidateRequest') } : {};
-      const documented = kind ? { ...schema, ...body, response: responsesFor(kind) } : schema;
+      const documented = kind ? { ...schema, ...body, ...requestHeadersFor(kind), response: withConventionHeaders(kind, responsesFor(kind)) } : schema;
       return { schema: documented, url };
     },
   });
@@ -157,14 +187,32 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.decorateRequest('plugin', '');
   const started = new WeakMap<FastifyRequest, bigint>();
+  /** Requests admitted (not refused by the drain) and not yet answered, and who waits for there to be none. */
+  let admitted = 0;
+  let drained: (() => void) | undefined;
+  const settle = () => {
+    if (draining && admitted === 0) drained?.();
+  };
+  app.decorate('drain', () => {
+    draining = true;
+    return new Promise<void>((resolve) => {
+      drained = resolve;
+      settle();
+    });
+  });
   app.addHook('preClose', async () => {
     draining = true;
   });
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
     if (draining) {
       throw retryLater('shuttingDown', 'the server is shutting down; send the request again', RETRY_AFTER_UNAVAILABLE_SECONDS);
     }
+    admitted += 1;
+    reply.raw.once('close', () => {
+      admitted -= 1;
+      settle();
+    });
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
       throw new ProblemError(problem('badRequest', 'an HTTP/1.1 request needs a Host header'));
     }
@@ -183,7 +231,70 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   });
   app.addHook('onResponse', async (request, reply) => {
-    logRequest(request.method, request.url, reply.statusCode, started.get(request), request.plugin || undefined);
+    logRequest(request.method, request.url, reply.statusCode, started.get(request), request.plugin || undefined, request.id);
+  });
+
+  // CORS, for the origins of --cors-origin only: a preflight (OPTIONS with Access-Control-Request-Method)
+  // from one of them is answered 204 here, before authentication; any other origin gets no CORS header.
+  const corsOrigins = new Set(options.corsOrigins ?? []);
+  const allowedOrigin = (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    return typeof origin === 'string' && corsOrigins.has(origin) ? origin : undefined;
+  };
+  if (corsOrigins.size) {
+    app.addHook('onRequest', async (request, reply) => {
+      const origin = allowedOrigin(request);
+      if (!origin || request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return;
+      return reply
+        .code(204)
+        .headers({
+          'access-control-allow-methods': ALLOWED_METHODS.join(', '),
+          'access-control-allow-headers': ALLOWED_HEADERS.join(', '),
+          'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
+        })
+        .send();
+    });
+  }
+
+  /** The rate-limit key and quota of an authenticated request (RateLimit-* headers), and whether it counted. */
+  const rates = new WeakMap<FastifyRequest, { key: string; refused?: RateState }>();
+
+  // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight).
+  const compression = options.compression ?? true;
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('date', new Date().toUTCString());
+    reply.header('x-request-id', request.id);
+    if (draining) reply.header('connection', 'close');
+    const rate = rates.get(request);
+    if (limiter && rate) {
+      const state = rate.refused ?? limiter.state(rate.key);
+      reply.header('ratelimit-limit', String(state.limit));
+      reply.header('ratelimit-remaining', String(state.remaining));
+      reply.header('ratelimit-reset', String(state.resetSeconds));
+    }
+    if (corsOrigins.size) {
+      reply.header('vary', varyWith(reply.getHeader('vary'), 'Origin'));
+      const origin = allowedOrigin(request);
+      if (origin) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
+      }
+    }
+    if (!compression || reply.statusCode === 204) return payload;
+    // A 304 says what its 200 would (RFC 9110 15.4.5): that it varies with Accept-Encoding.
+    if (reply.statusCode === 304 || isCompressible(reply.getHeader('content-type'))) reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
+    if (reply.statusCode === 304 || request.method === 'HEAD' || !isCompressible(reply.getHeader('content-type'))) return payload;
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+    const encoding = bytes.length >= COMPRESSION_THRESHOLD_BYTES ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
+    if (!encoding || reply.hasHeader('content-encoding')) return payload;
+    const compressed = await compress(bytes, encoding);
+    reply.header('content-encoding', encoding);
+    reply.removeHeader('content-length');
+    // Another representation of the same answer: its tag is weak (see representationTag).
+    const tag = reply.getHeader('etag');
+    if (typeof tag === 'string' && !tag.startsWith('W/')) reply.header('etag', `W/${tag}`);
+    return compressed;
   });
   // A request is validated once, by the parser the CLI uses too (model/query.ts): the routes'
   // query schemas document the parameters in /openapi.json, and the validate body is checked by
@@ -199,7 +310,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     request.plugin = plugin;
     if (limiter) {
-      const decision = limiter.take(rateKey(plugin, subject, (authorization ?? '').replace(/^Bearer\s+/i, '').trim()));
+      const key = rateKey(plugin, subject, (authorization ?? '').replace(/^Bearer\s+/i, '').trim());
+      const decision = limiter.take(key);
+      rates.set(request, decision.allowed ? { key } : { key, refused: { limit: limiter.perMinute, remaining: 0, resetSeconds: decision.retryAfterSeconds } });
       if (!decision.allowed) {
         throw retryLater(
           'rateLimited',
@@ -246,12 +359,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
     const dataset = options.dataset();
-    const tag = entityTag(dataset.version, request.plugin, request.url, parsed);
-    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).header('etag', tag).send();
+    // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
+    const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
+    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
+      // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
+      const rate = rates.get(request);
+      if (limiter && rate && !rate.refused) limiter.giveBack(rate.key);
+      return reply.code(304).header('etag', representationTag(request, tag)).send();
+    }
     const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset));
-    reply.header('etag', tag);
+    reply.header('etag', representationTag(request, tag));
     return body;
   };
+
+  /**
+   * The tag of the representation a request gets: a compressed one is another sequence of bytes,
+   * so it carries the weak form (RFC 9110 8.8.1); decided from Accept-Encoding alone, so that a
+   * 304 carries the tag the 200 would have (If-None-Match compares weakly: both forms match).
+   */
+  const representationTag = (request: FastifyRequest, tag: string) =>
+    compression && negotiateEncoding(request.headers['accept-encoding']) ? `W/${tag}` : tag;
 
   const secured = (schema: Record<string, unknown>) => ({ ...schema, security: [{ bearer: [] }] });
 

@@ -1,16 +1,35 @@
 /**
  * Entity tags of report and items answers. An answer is a function of the data
- * loaded, the plugin and the request (its URL, and the query parsed from it,
- * which holds the defaults resolved against today's date): the tag is a hash of
+ * loaded, the plugin and the request (its route and parameters, and the query
+ * parsed from them, which holds the defaults resolved against today's date, in a
+ * canonical form that no order or spelling of the parameters changes): the tag is a hash of
  * those, known before any query runs, so a matching If-None-Match is a 304
  * without touching the database. A reload gives the data a new version, so
  * every tag changes with it.
  */
 import { createHash } from 'node:crypto';
 
-/** A strong entity tag, quoted as the ETag header carries it. */
-export function entityTag(datasetVersion: string, plugin: string, url: string, parsedQuery: unknown): string {
-  const hash = createHash('sha256').update(JSON.stringify([datasetVersion, plugin, url, parsedQuery])).digest('base64url');
+/** JSON with every object's keys sorted: the same value whatever order it was built in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * A strong entity tag, quoted as the ETag header carries it. The request enters in a
+ * canonical form: its route, its query parameters (decoded, sorted by name; a repeated
+ * parameter keeps its values' order) and the parsed query, so `?a=1&b=2` and `?b=2&a=1`
+ * (or a value spelled with %-escapes or not) get one tag, as they get one answer.
+ */
+export function entityTag(datasetVersion: string, plugin: string, path: string, params: Readonly<Record<string, string | readonly string[] | undefined>>, parsedQuery: unknown): string {
+  const hash = createHash('sha256').update(canonicalJson([datasetVersion, plugin, path, params, parsedQuery])).digest('base64url');
   return `"${hash.slice(0, 32)}"`;
 }
 

@@ -70,12 +70,15 @@ export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout'
 
 /**
  * A complete HTTP/1.1 response carrying a problem, for the few errors Node's
- * HTTP parser reports before any request object exists (431, 400, 408).
+ * HTTP parser reports before any request object exists (431, 400, 408): with a
+ * Date, as every answer has, and the request id the log line names.
  */
-export function rawProblemResponse(body: Problem): string {
+export function rawProblemResponse(body: Problem, requestId?: string, date: Date = new Date()): string {
   const json = JSON.stringify(body);
   return [
     `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status] ?? 'Error'}`,
+    `Date: ${date.toUTCString()}`,
+    ...(requestId ? [`X-Request-Id: ${requestId}`] : []),
     `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
     `Content-Length: ${Buffer.byteLength(json)}`,
     'Connection: close',

@@ -8,6 +8,16 @@ import { createHash } from 'node:crypto';
 
 export type RateDecision = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
 
+/**
+ * The IETF draft's rate-limit fields (draft-ietf-httpapi-ratelimit-headers): the quota
+ * (the burst), the requests left now, and the seconds until the bucket is full again.
+ */
+export interface RateState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -41,6 +51,27 @@ export class RateLimiter {
       return { allowed: true, remaining: Math.floor(bucket.tokens) };
     }
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.perMs / 1000)) };
+  }
+
+  /**
+   * Gives back the request taken last for the key (an answer that does not count, such
+   * as a 304); never above the burst.
+   */
+  giveBack(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.perMinute, bucket.tokens + 1);
+  }
+
+  /** The key's quota as the RateLimit-* headers carry it, at this moment. */
+  state(key: string): RateState {
+    const now = this.now();
+    const bucket = this.buckets.get(key);
+    const tokens = bucket ? Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * this.perMs) : this.perMinute;
+    return {
+      limit: this.perMinute,
+      remaining: Math.max(0, Math.floor(tokens)),
+      resetSeconds: Math.max(0, Math.ceil((this.perMinute - tokens) / this.perMs / 1000)),
+    };
   }
 
   /** How many keys are tracked now (for tests). */

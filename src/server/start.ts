@@ -15,6 +15,10 @@ export interface ServerOptions extends ServeOptions {
   version: string;
   /** Body size, rate and query time limits; any left out take their defaults. */
   limits?: Partial<ServerLimits>;
+  /** Compression of answers (default on); --no-compression turns it off. */
+  compression?: boolean;
+  /** --cors-origin: the origins allowed to call from a browser (none by default). */
+  corsOrigins?: readonly string[];
 }
 
 export interface RunningServer {
@@ -74,6 +78,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log: options.log,
     version: options.version,
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.compression !== undefined ? { compression: options.compression } : {}),
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
   });
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -90,8 +96,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     holder,
     reload: () => holder.reload(),
     close: async () => {
-      // close() ends the connections idle at that moment; one busy then would stay open, idle,
-      // for the whole keep-alive timeout once its response is sent: end those as they fall idle.
+      // The drain first, with the listener and every connection still open: a request that arrives
+      // meanwhile, on a new connection or an open keep-alive one, gets the 503 problem with
+      // Connection: close, never a reset (Node's server.close() would destroy the idle ones at once).
+      // Once the requests begun before are answered, close() ends the connections idle at that
+      // moment; one busy then (a 503 being sent) ends as it falls idle.
+      await app.drain();
       const idle = setInterval(() => app.server.closeIdleConnections(), 250);
       try {
         await app.close();
