@@ -56,6 +56,28 @@ const retryAfter = {
   'Retry-After': { type: 'integer', minimum: 1, description: 'seconds to wait before trying again' },
 };
 
+/** The version of the data an answer comes from (report and items answers, and their 412). */
+const dataVersionHeader = {
+  'Convx-Data-Version': { type: 'string', description: 'the version of the data this answer comes from (as paging.dataVersion); 412: the version served now' },
+};
+
+/**
+ * The request headers of the report and items routes: Convx-Data-Version pins a request to a data
+ * version (documented only, like the query parameters).
+ */
+export const PINNED_HEADERS = {
+  type: 'object',
+  properties: {
+    'Convx-Data-Version': {
+      type: 'string',
+      description:
+        'answer from this version of the data (paging.dataVersion of an earlier page), so that paging never mixes two versions: ' +
+        'the server keeps the data a reload replaced answerable for its --version-grace period (60 s by default); ' +
+        'a version it no longer holds is a 412 data-version-changed problem: start paging again',
+    },
+  },
+} as const;
+
 const problemResponse = (description: string, headers?: Record<string, unknown>) => ({
   description,
   ...(headers ? { headers } : {}),
@@ -179,7 +201,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const tagged = kind === 'report' || kind === 'items';
   return {
     200: tagged
-      ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' } } }
+      ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' }, ...dataVersionHeader } }
       : ok,
     ...(tagged ? { 304: { description: 'Not Modified: the If-None-Match ETag still matches (the data has not been reloaded)' } } : {}),
     400: problemResponse(
@@ -197,6 +219,14 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
         }
       : {}),
     ...(lookup ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
+    ...(tagged
+      ? {
+          412: problemResponse(
+            'data-version-changed: the request was pinned (Convx-Data-Version) to a data version the server no longer holds; the detail, requestedVersion and currentVersion name both versions: start paging again',
+            dataVersionHeader,
+          ),
+        }
+      : {}),
     414: problemResponse('the URL is too long'),
     ...(authenticated ? { 422: problemResponse('the dataset cannot answer, e.g. exchange rates are missing for days of the period (the detail names the currency and days)') } : {}),
     ...(authenticated ? { 429: problemResponse("over the token's request rate limit", retryAfter) } : {}),
