@@ -222,6 +222,14 @@ describe('pinning a request to a data version (Convx-Data-Version)', () => {
     expect((await get(none, ITEMS, { 'convx-data-version': 'never-served' })).body.type).toBe('urn:convx:problem:data-version-changed');
   });
 
+  it('--version-grace takes whole seconds', async () => {
+    for (const value of ['soon', '-1', '1.5', '86401']) {
+      const run = await cli(['serve', '--data', shopOf(1), '--port', '0', '--version-grace', value], { env: { CONVX_JWT_SECRET: SECRET } });
+      expect(run.code, value).toBe(2);
+      expect(run.stderr).toContain(`--version-grace: "${value}" is not a whole number of seconds from 0 to 86400`);
+    }
+  });
+
   it('is documented in /openapi.json: the request header, the response header and the 412', async () => {
     const server = await serve(shopOf(2));
     const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
