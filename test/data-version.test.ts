@@ -325,7 +325,7 @@ describe('convx items --all in API mode across a reload (SIGHUP) between pages',
     expect(new Set(printed.map((line) => JSON.parse(line).orderId)).size).toBe(printed.length);
   });
 
-  it('a page of another version than the first (a server that ignores the pin) is exit 5 as well, and a single page just prints what it gets', async () => {
+  it('a page of another version than the first (a server that ignores the pin) is exit 5 as well, a single page just prints what it gets, and a server without versions gets the count check', async () => {
     const record = (i: number) => ({
       contactId: 'c1', clientContactId: null, datetime: '2024-03-01T10:00:00.000Z', orderId: `o${i}`, firstName: null, surname: null,
       conversionsAmount: 1, conversionsCurrency: 'EUR', conversionsReferenceAmount: 1, referenceCurrency: 'EUR', country: null, isRefund: false,
@@ -333,20 +333,25 @@ describe('convx items --all in API mode across a reload (SIGHUP) between pages',
       source: { type: 'campaign', id: 'k1', name: 'K', campaignId: 'k1', smartflowId: null, smartflowName: null, deliveryId: null, deliveryName: null, detailUrl: '/v1/campaigns/k1/conversions' },
       activityUrl: '/v1/campaigns/k1/recipients/c1/activity',
     });
-    const seen: IncomingHttpHeaders[] = [];
-    const scripted = createServer((req, res) => {
-      seen.push(req.headers);
-      const url = new URL(req.url!, 'http://x');
-      const start = Number(url.searchParams.get('offset'));
-      const limit = Number(url.searchParams.get('limit'));
-      const count = Math.max(0, Math.min(limit, 2500 - start));
-      const dataVersion = start === 0 ? 'version-a' : 'version-b';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ conversions: Array.from({ length: count }, (_, k) => record(start + k)), paging: { start, count, totalCount: 2500, dataVersion } }));
-    });
-    others.push(scripted);
-    await new Promise<void>((resolve) => scripted.listen(0, '127.0.0.1', resolve));
-    const at = { url: `http://127.0.0.1:${(scripted.address() as AddressInfo).port}` };
+    /** A server of 2500 records whose pages say `paging(start)`, recording the request headers. */
+    const scripted = async (paging: (start: number) => { totalCount: number; dataVersion?: string }) => {
+      const seen: IncomingHttpHeaders[] = [];
+      const server = createServer((req, res) => {
+        seen.push(req.headers);
+        const url = new URL(req.url!, 'http://x');
+        const start = Number(url.searchParams.get('offset'));
+        const { totalCount, dataVersion } = paging(start);
+        const count = Math.max(0, Math.min(Number(url.searchParams.get('limit')), totalCount - start));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const page = { start, count, totalCount, ...(dataVersion !== undefined ? { dataVersion } : {}) };
+        res.end(JSON.stringify({ conversions: Array.from({ length: count }, (_, k) => record(start + k)), paging: page }));
+      });
+      others.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+    };
+    const at = await scripted((start) => ({ totalCount: 2500, dataVersion: start === 0 ? 'version-a' : 'version-b' }));
+    const seen = at.seen;
     const run = await api(at, ALL);
     expect(run.code).toBe(5);
     expect(run.stderr).toContain('the data changed while paging (from version version-a to version-b)');
@@ -354,5 +359,11 @@ describe('convx items --all in API mode across a reload (SIGHUP) between pages',
     const page = await api(at, ['items', ...PERIOD, '--offset', '1000', '--limit', '2', '-o', 'json']);
     expect(page.code, page.stderr).toBe(0);
     expect(JSON.parse(page.stdout).paging).toEqual({ start: 1000, count: 2, totalCount: 2500, dataVersion: 'version-b' });
+    // A server that names no version: nothing is pinned, and a changed count still stops the walk.
+    const unversioned = await scripted((start) => ({ totalCount: start === 0 ? 2500 : 2400 }));
+    const counted = await api(unversioned, ALL);
+    expect(counted.code).toBe(5);
+    expect(counted.stderr).toMatch(/the result changed while paging: at offset 1000/);
+    expect(unversioned.seen.every((h) => h['convx-data-version'] === undefined)).toBe(true);
   });
 });
