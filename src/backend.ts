@@ -7,6 +7,8 @@ import type { AggregateRow, ConversionRecord, FromSchema, Page } from './model/t
 export interface RowStream<T> {
   /** All matches of the query, as paging.totalCount reports it. */
   totalCount: number;
+  /** The version of the data the rows come from, as paging.dataVersion names it (absent when the backend does not know it). */
+  dataVersion?: string;
   rows: AsyncIterable<T>;
   /**
    * The same rows already written as csv or tsv lines by the engine (local mode),

@@ -76,7 +76,7 @@ const BREAKDOWN: Record<string, Kind> = {
   conversionAmountWoTaxReference: 'number',
   conversionAmountWTaxReference: 'number',
 };
-const PAGING: Record<string, Kind> = { start: 'integer', count: 'integer', totalCount: 'integer' };
+const PAGING: Record<string, Kind> = { start: 'integer', count: 'integer', totalCount: 'integer', dataVersion: 'string' };
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function expectShape(value: Record<string, unknown>, shape: Record<string, Kind>): void {
@@ -104,7 +104,7 @@ describe('report', () => {
     const body = JSON.parse(stdout);
     expect(Object.keys(body)).toEqual(['conversions', 'paging']);
     expectShape(body.paging, PAGING);
-    expect(body.paging).toEqual({ start: 0, count: 16, totalCount: 16 });
+    expect(body.paging).toEqual({ start: 0, count: 16, totalCount: 16, dataVersion: expect.stringMatching(/^[\w-]{22}$/) });
     for (const row of body.conversions) {
       expectShape(row, AGGREGATE);
       expectShape(row.source, SOURCE);
@@ -168,7 +168,7 @@ describe('report', () => {
       pages.push(...JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--limit', '5', '--offset', String(offset)])).stdout).conversions);
     }
     expect(all.conversions).toEqual(pages);
-    expect(all.paging).toEqual({ start: 0, count: 16, totalCount: 16 });
+    expect(all.paging).toEqual({ start: 0, count: 16, totalCount: 16, dataVersion: expect.stringMatching(/^[\w-]{22}$/) });
   });
 
   it('filters with -q, --country and --currency, and sorts', async () => {

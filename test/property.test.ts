@@ -780,7 +780,7 @@ describe('properties on random datasets', () => {
 
 /** Walks the pages of `limit` rows and checks them against the single page of everything. */
 async function walk<T>(
-  page: (offset: number) => Promise<{ rows: T[]; paging: { start: number; count: number; totalCount: number } }>,
+  page: (offset: number) => Promise<{ rows: T[]; paging: { start: number; count: number; totalCount: number; dataVersion?: string } }>,
   everything: () => Promise<T[]>,
   limit: number,
 ): Promise<T[]> {
@@ -788,7 +788,7 @@ async function walk<T>(
   const walked: T[] = [];
   for (let offset = 0; ; offset += limit) {
     const { rows, paging } = await page(offset);
-    expect(paging).toEqual({ start: offset, count: rows.length, totalCount: full.length });
+    expect(paging).toEqual({ start: offset, count: rows.length, totalCount: full.length, dataVersion: expect.any(String) });
     expect(rows.length).toBe(Math.max(0, Math.min(limit, full.length - offset)));
     walked.push(...rows);
     if (offset + limit >= full.length) break;

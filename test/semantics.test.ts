@@ -666,12 +666,12 @@ describe('4.12 paging and sort', () => {
       const seen: string[] = [];
       for (let offset = 0; offset < 6; offset += 2) {
         const page = await b.items(itemsQuery('2024-03-01', '2024-03-31', { limit: 2, offset, sort: [{ field: 'datetime', descending: true }] }));
-        expect(page.paging).toEqual({ start: offset, count: Math.min(2, 5 - offset), totalCount: 5 });
+        expect(page.paging).toEqual({ start: offset, count: Math.min(2, 5 - offset), totalCount: 5, dataVersion: expect.any(String) });
         seen.push(...page.rows.map((r) => r.orderId));
       }
       expect(seen).toEqual(['e', 'b', 'd', 'a', 'c']); // file order as the tie-break
       const beyond = await b.items(itemsQuery('2024-03-01', '2024-03-31', { offset: 10 }));
-      expect(beyond.paging).toEqual({ start: 10, count: 0, totalCount: 5 });
+      expect(beyond.paging).toEqual({ start: 10, count: 0, totalCount: 5, dataVersion: expect.any(String) });
     });
   });
 

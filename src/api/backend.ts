@@ -6,12 +6,23 @@ import { addDays, EVERY_DATE, formatDate, formatQuery, MAX_LIMIT, parseItemsQuer
 import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import { ORDER_SEARCH } from '../model/parameters.js';
-import type { ApiClient } from './client.js';
+import { DATA_VERSION_HEADER } from '../model/shapes.js';
+import { DataVersionChangedError, type ApiClient } from './client.js';
 import { checkShape } from './shape.js';
 
 /** The items endpoint, or the per-source alias when the query is fixed to a campaign (its path holds the campaign). */
 function itemsPath(q: ItemsQuery): string {
   return q.campaignId === undefined ? 'conversions/items' : `campaigns/${encodeURIComponent(q.campaignId)}/conversions`;
+}
+
+/** The request header that pins a page to a data version (none for a page not pinned). */
+const pinned = (dataVersion: string | undefined): Record<string, string> => (dataVersion === undefined ? {} : { [DATA_VERSION_HEADER]: dataVersion });
+
+/** --all met another data version than the first page's (a page of it, or a 412 for the version pinned): exit 5. */
+function dataChanged(from: string, to: string | undefined): ApiError {
+  return new ApiError(
+    `the data changed while paging (from version ${from} to ${to ?? 'one the API did not name'}): the API no longer serves the data the first page came from, so the rows printed are incomplete; run the command again`,
+  );
 }
 
 
@@ -33,17 +44,17 @@ export class ApiBackend implements Backend {
     private readonly options: ApiBackendOptions = { concurrency: 4 },
   ) {}
 
-  private async fetchReport(q: ReportQuery, page: { limit: number; offset: number }): Promise<Page<AggregateRow>> {
+  private async fetchReport(q: ReportQuery, page: { limit: number; offset: number }, dataVersion?: string): Promise<Page<AggregateRow>> {
     const params = { ...formatQuery('report', q), limit: String(page.limit), offset: String(page.offset) };
-    const body = checkShape('ReportResponse', await this.client.getJson('conversions', params), this.client.url('conversions'));
+    const body = checkShape('ReportResponse', await this.client.getJson('conversions', params, pinned(dataVersion)), this.client.url('conversions'));
     return { rows: body.conversions, paging: body.paging };
   }
 
-  private async fetchItems(q: ItemsQuery, page: { limit: number; offset: number }): Promise<Page<ConversionRecord>> {
+  private async fetchItems(q: ItemsQuery, page: { limit: number; offset: number }, dataVersion?: string): Promise<Page<ConversionRecord>> {
     const path = itemsPath(q);
     const body = checkShape(
       'ItemsResponse',
-      await this.client.getJson(path, { ...formatQuery('items', q), limit: String(page.limit), offset: String(page.offset) }),
+      await this.client.getJson(path, { ...formatQuery('items', q), limit: String(page.limit), offset: String(page.offset) }, pinned(dataVersion)),
       this.client.url(path),
     );
     return { rows: body.conversions, paging: body.paging };
@@ -58,23 +69,32 @@ export class ApiBackend implements Backend {
   }
 
   allReport(q: ReportQuery): Promise<RowStream<AggregateRow>> {
-    return this.walk(q, (page) => this.fetchReport(q, page));
+    return this.walk(q, (page, dataVersion) => this.fetchReport(q, page, dataVersion));
   }
 
   allItems(q: ItemsQuery): Promise<RowStream<ConversionRecord>> {
-    return this.walk(q, (page) => this.fetchItems(q, page));
+    return this.walk(q, (page, dataVersion) => this.fetchItems(q, page, dataVersion));
   }
 
   /**
-   * Every page from the query's offset on: the first to learn totalCount, then
-   * the rest a few at a time, emitted in order as they complete.
+   * Every page from the query's offset on: the first to learn totalCount and the
+   * data version, then the rest a few at a time, each pinned to that version
+   * (Convx-Data-Version), emitted in order as they complete. A page of another
+   * version, or a 412 because the server no longer holds it, is an ApiError (exit
+   * 5): the rows never mix two versions. A server that names no version gets the
+   * count check alone.
    */
   private async walk<T>(
     q: PageRequest,
-    fetchPage: (page: { limit: number; offset: number }) => Promise<Page<T>>,
+    fetchPage: (page: { limit: number; offset: number }, dataVersion?: string) => Promise<Page<T>>,
   ): Promise<RowStream<T>> {
     const first = await fetchPage({ limit: MAX_LIMIT, offset: q.offset });
     const total = first.paging.totalCount;
+    const version = first.paging.dataVersion;
+    const fetchPinned = (offset: number) =>
+      fetchPage({ limit: MAX_LIMIT, offset }, version).catch((error: unknown) => {
+        throw version !== undefined && error instanceof DataVersionChangedError ? dataChanged(version, error.current) : error;
+      });
     const { concurrency, onPage } = this.options;
     const offsets: number[] = [];
     for (let offset = q.offset + MAX_LIMIT; offset < total; offset += MAX_LIMIT) offsets.push(offset);
@@ -82,6 +102,7 @@ export class ApiBackend implements Backend {
 
     async function* rows(): AsyncGenerator<T> {
       const check = (page: Page<T>, offset: number) => {
+        if (version !== undefined && page.paging.dataVersion !== version) throw dataChanged(version, page.paging.dataVersion);
         if (page.rows.length !== expected(offset) || page.paging.totalCount !== total) {
           throw new ApiError(
             `the result changed while paging: at offset ${offset} the API returned ${page.rows.length} row${page.rows.length === 1 ? '' : 's'} of ${page.paging.totalCount}, expected ${expected(offset)} of ${total}; run again`,
@@ -97,7 +118,7 @@ export class ApiBackend implements Backend {
       const fill = () => {
         while (inFlight.length < concurrency && next < offsets.length) {
           const offset = offsets[next++]!;
-          const page = fetchPage({ limit: MAX_LIMIT, offset });
+          const page = fetchPinned(offset);
           page.catch(() => undefined); // awaited below, in order
           inFlight.push({ offset, page });
         }
@@ -113,7 +134,7 @@ export class ApiBackend implements Backend {
         yield* result.rows;
       }
     }
-    return { totalCount: total, rows: rows() };
+    return { totalCount: total, ...(version !== undefined ? { dataVersion: version } : {}), rows: rows() };
   }
 
   /**

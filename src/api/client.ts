@@ -35,6 +35,19 @@ interface ProblemDocument {
 /** The problem a server answers (404) for a report asked of a dataset without orders: it serves validation only. */
 export const NO_ORDERS_PROBLEM = 'urn:convx:problem:no-orders';
 
+/** The problem a server answers (412) for a request pinned to a data version it no longer serves. */
+export const DATA_VERSION_CHANGED_PROBLEM = 'urn:convx:problem:data-version-changed';
+
+/** A 412 data-version-changed: the version pinned is no longer served; `current` is the one served now, when the server says. */
+export class DataVersionChangedError extends ApiError {
+  constructor(
+    message: string,
+    readonly current: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
 const RETRYABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -147,8 +160,9 @@ export class ApiClient {
     return target.toString();
   }
 
-  async getJson(path: string, params: Record<string, string | undefined> = {}): Promise<unknown> {
-    return this.send('GET', this.url(path, params));
+  /** headers: extra request headers (e.g. Convx-Data-Version, which pins the data version). */
+  async getJson(path: string, params: Record<string, string | undefined> = {}, headers: Record<string, string> = {}): Promise<unknown> {
+    return this.send('GET', this.url(path, params), undefined, false, headers);
   }
 
   /**
@@ -170,13 +184,13 @@ export class ApiClient {
     return this.send('POST', this.url(path), JSON.stringify(body));
   }
 
-  private async send(method: 'GET' | 'POST', url: string, body?: string, answers404 = false): Promise<unknown> {
+  private async send(method: 'GET' | 'POST', url: string, body?: string, answers404 = false, extraHeaders: Record<string, string> = {}): Promise<unknown> {
     const { retries } = this.options;
     const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     const random = this.options.random ?? Math.random;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, url, body, answers404);
+        return await this.once(method, url, body, answers404, extraHeaders);
       } catch (error) {
         if (!(error instanceof Retryable)) throw error;
         if (attempt >= retries) {
@@ -193,7 +207,7 @@ export class ApiClient {
     }
   }
 
-  private async once(method: 'GET' | 'POST', url: string, body?: string, answers404 = false): Promise<unknown> {
+  private async once(method: 'GET' | 'POST', url: string, body?: string, answers404 = false, extraHeaders: Record<string, string> = {}): Promise<unknown> {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let text: string;
@@ -206,6 +220,7 @@ export class ApiClient {
           accept: 'application/json, application/problem+json',
           'user-agent': this.options.userAgent ?? 'convx',
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...extraHeaders,
         },
         ...(body !== undefined ? { body } : {}),
       });
@@ -247,6 +262,10 @@ export class ApiClient {
     if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '', problemType(text));
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
+    }
+    if (status === 412 && problemType(text) === DATA_VERSION_CHANGED_PROBLEM) {
+      const current = headers['convx-data-version'];
+      throw new DataVersionChangedError(problemDetail(text) ?? 'the data version asked for is no longer served', Array.isArray(current) ? current[0] : current);
     }
     if (status < 200 || status >= 300) {
       throw new ApiError(`the API answered ${status} to ${url}: ${problemDetail(text) ?? text.slice(0, 200)}`);

@@ -6,7 +6,7 @@
  */
 import { field, ORDER_SEARCH, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
-import { DEFAULT_LIMITS } from '../server/limits.js';
+import { DEFAULT_LIMITS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
 import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
 import type { FlagsOf, OptionDefinition } from './flags.js';
 
@@ -97,6 +97,11 @@ export const OPTIONS = {
       flags: '--query-timeout <seconds>',
       description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
       defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
+    },
+    {
+      flags: '--version-grace <seconds>',
+      description: 'how long the data a reload replaced still answers requests pinned to its version (Convx-Data-Version; after it: 412; 0: none)',
+      defaultValue: String(DEFAULT_VERSION_GRACE_SECONDS),
     },
     ...RENDER_LIMIT_OPTIONS,
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },

@@ -54,6 +54,14 @@ function parseCorsOrigins(flags: ServeFlags): string[] | undefined {
   });
 }
 
+/** --version-grace as seconds (decimal digits only; 0: keep no replaced version). */
+function parseVersionGrace(flags: ServeFlags): number {
+  if (!/^\d+$/.test(flags.versionGrace) || Number(flags.versionGrace) > 86_400) {
+    throw new UsageError(`--version-grace: "${flags.versionGrace}" is not a whole number of seconds from 0 to 86400`);
+  }
+  return Number(flags.versionGrace);
+}
+
 /**
  * The files the server is started with, each there before anything is loaded: a missing
  * one is "not found: PATH" (exit 2), as typed, with the flag that named it in the hint
@@ -77,6 +85,7 @@ export default defineHandler<ServeFlags>({
     const limits = parseLimits(flags);
     const poolSize = parsePoolSize(flags);
     const corsOrigins = parseCorsOrigins(flags);
+    const versionGraceSeconds = parseVersionGrace(flags);
     const renderLimits = renderLimitsFromFlags(flags);
     const dir = ctx.dataDir();
     assertFilesExist(ctx, flags);
@@ -103,6 +112,7 @@ export default defineHandler<ServeFlags>({
       ...(poolSize !== undefined ? { poolSize } : {}),
       compression: flags.compression,
       ...(corsOrigins ? { corsOrigins } : {}),
+      versionGraceSeconds,
     });
     log({
       time: new Date().toISOString(),
@@ -110,6 +120,7 @@ export default defineHandler<ServeFlags>({
       url: server.url,
       plugins: server.holder.current.plugins,
       poolSize: server.holder.current.poolStats.size,
+      dataVersion: server.holder.current.version,
       startupMs: Date.now() - began,
     });
     if (!server.holder.current.reports) {
@@ -163,6 +174,7 @@ export default defineHandler<ServeFlags>({
               ms: Date.now() - t,
               generation: server.holder.generation,
               plugins: server.holder.current.plugins,
+              dataVersion: server.holder.current.version,
             }),
           (error: unknown) =>
             log({

@@ -25,13 +25,22 @@ import { itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type
  * tables, paged or streamed, and the rows mapped to the interface's records.
  */
 export class LocalBackend implements Backend {
-  /** db: the connection to query on; closing the backend closes it, then calls onClose. renderLimits: of validateEmail. */
+  /**
+   * db: the connection to query on; closing the backend closes it, then calls onClose. renderLimits: of validateEmail.
+   * dataVersion: the version of the data (open.ts, dataVersion), which every page and stream names in its paging.
+   */
   constructor(
     readonly scope: Scope,
     private readonly db: Database,
     private readonly onClose?: () => void,
     private readonly renderLimits?: RenderLimits,
+    readonly dataVersion?: string,
   ) {}
+
+  /** paging.dataVersion, when the backend knows the version. */
+  private versioned(): { dataVersion?: string } {
+    return this.dataVersion === undefined ? {} : { dataVersion: this.dataVersion };
+  }
 
   get referenceCurrency(): string {
     return this.scope.referenceCurrency;
@@ -117,7 +126,7 @@ export class LocalBackend implements Backend {
       { ...selection.params, limit: query.limit, offset: query.offset },
     );
     const totalCount = rows.length ? Number(rows[0]!.total) : await this.count(selection);
-    return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount } };
+    return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
   private async streamAll<T>(
@@ -132,7 +141,7 @@ export class LocalBackend implements Backend {
       `SELECT * FROM (${selection.select}) ORDER BY ${orderBy(query.sort, tieBreak)} OFFSET $offset`,
       { ...selection.params, offset: query.offset },
     );
-    return { totalCount, rows: mapRows(stream, map) };
+    return { totalCount, ...this.versioned(), rows: mapRows(stream, map) };
   }
 
   /**

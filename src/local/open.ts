@@ -1,9 +1,13 @@
 /** Opening a local dataset: find, check and type its tables, then pick the plugin and its scope. */
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
+import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
 import { Database } from './db.js';
-import { Dataset } from './dataset.js';
+import { Dataset, discoverTables } from './dataset.js';
 import { isDuckDbFile, openImported } from './imported.js';
 
 export interface LocalOpenOptions extends OpenOptions {
@@ -15,6 +19,45 @@ export interface LocalOpenOptions extends OpenOptions {
 export interface OpenedDataset {
   dataset: Dataset;
   attributed?: OpenOptions['attributed'];
+  /** What the files were when they were read (filesIdentity); dataVersion() turns it into the data's version. */
+  identity: string;
+}
+
+/** One file as it was when read: its name, size, change time in nanoseconds and inode. */
+function stamp(path: string, name: string): string[] {
+  const s = statSync(path, { bigint: true });
+  return [name, String(s.size), String(s.mtimeNs), String(s.ino)];
+}
+
+/**
+ * What the files of a dataset are, taken before they are read (so that a file changed while it is
+ * read changes it on the next load at the latest): each table file's path relative to the
+ * dataset, size, modification time and inode; for an imported .duckdb file, that file's. The
+ * dataset's own path is not part of it: the same files give the same identity wherever they are
+ * named from.
+ */
+export function filesIdentity(path: string): string {
+  const files = isDuckDbFile(path)
+    ? [stamp(path, 'imported.duckdb')]
+    : [...discoverTables(path).values()]
+        .flatMap((source) => source.files)
+        .map((file) => stamp(file, relative(path, file).split(sep).join('/')))
+        .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
+  return JSON.stringify(files);
+}
+
+/**
+ * The version of the data as answers see it: a hash of the files (filesIdentity), the load option
+ * that changes the answers (the reference currency asked) and convx's own version. Local mode and
+ * `convx serve` compute it the same way, so the same files give the same version in both; a reload
+ * of unchanged files keeps it (and the ETags with it); a changed file changes it.
+ */
+export function dataVersion(identity: string, options: { referenceCurrency?: string | undefined } = {}): string {
+  const reference = options.referenceCurrency?.trim().toUpperCase() || null;
+  return createHash('sha256')
+    .update(JSON.stringify(['convx-data-version', 1, packageVersion(), identity, reference]))
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /** How a message names a dataset: "the dataset at DIR", or "in FILE" for an imported file. */
@@ -49,10 +92,12 @@ export async function open(
   try {
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
-      opened = await openImported(path, db);
+      const identity = filesIdentity(path);
+      opened = { ...(await openImported(path, db)), identity };
     } else {
+      const identity = filesIdentity(path);
       const dataset = await Dataset.open(path, db);
-      opened = { dataset };
+      opened = { dataset, identity };
     }
     const { dataset } = opened;
     for (const table of require) {
@@ -69,13 +114,13 @@ export async function open(
 
 /** Local mode of the CLI: one dataset, one plugin. */
 export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const { dataset, attributed } = await open(path, options.require);
+  const { dataset, attributed, identity } = await open(path, options.require);
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);
     // an imported file holds it for every transaction already.
     const scope = await Scope.build(dataset, 'scope_0', plugin, { ...options, deferAttribution: true, ...(attributed ? { attributed } : {}) });
-    return new LocalBackend(scope, scope.db);
+    return new LocalBackend(scope, scope.db, undefined, undefined, dataVersion(identity, options));
   } catch (error) {
     dataset.db.close();
     throw error;

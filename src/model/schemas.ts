@@ -56,6 +56,28 @@ const retryAfter = {
   'Retry-After': { type: 'integer', minimum: 1, description: 'seconds to wait before trying again' },
 };
 
+/** The version of the data an answer comes from (report and items answers, and their 412). */
+const dataVersionHeader = {
+  'Convx-Data-Version': { type: 'string', description: 'the version of the data this answer comes from (as paging.dataVersion); 412: the version served now' },
+};
+
+/**
+ * The request headers of the report and items routes: Convx-Data-Version pins a request to a data
+ * version (documented only, like the query parameters).
+ */
+export const PINNED_HEADERS = {
+  type: 'object',
+  properties: {
+    'Convx-Data-Version': {
+      type: 'string',
+      description:
+        'answer from this version of the data (paging.dataVersion of an earlier page), so that paging never mixes two versions: ' +
+        'the server keeps the data a reload replaced answerable for its --version-grace period (60 s by default); ' +
+        'a version it no longer holds is a 412 data-version-changed problem: start paging again',
+    },
+  },
+} as const;
+
 const problemResponse = (description: string, headers?: Record<string, unknown>) => ({
   description,
   ...(headers ? { headers } : {}),
@@ -179,9 +201,9 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const tagged = kind === 'report' || kind === 'items';
   return {
     200: tagged
-      ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' } } }
+      ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' }, ...dataVersionHeader } }
       : ok,
-    ...(tagged ? { 304: { description: 'Not Modified: the If-None-Match ETag still matches (the data has not been reloaded)' } } : {}),
+    ...(tagged ? { 304: { description: 'Not Modified: the If-None-Match ETag still matches (the same request on the same data version)' } } : {}),
     400: problemResponse(
       kind === 'validate'
         ? 'the body is not JSON, a token was sent in the query string, or the URL is malformed'
@@ -197,6 +219,14 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
         }
       : {}),
     ...(lookup ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
+    ...(tagged
+      ? {
+          412: problemResponse(
+            'data-version-changed: the request was pinned (Convx-Data-Version) to a data version the server no longer holds; the detail, requestedVersion and currentVersion name both versions: start paging again',
+            dataVersionHeader,
+          ),
+        }
+      : {}),
     414: problemResponse('the URL is too long'),
     ...(authenticated ? { 422: problemResponse('the dataset cannot answer, e.g. exchange rates are missing for days of the period (the detail names the currency and days)') } : {}),
     ...(authenticated ? { 429: problemResponse("over the token's request rate limit", retryAfter) } : {}),
@@ -210,7 +240,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
 
 /**
  * The request headers an operation documents (HTTP conventions of the server): X-Request-Id
- * on every one, If-None-Match on those whose answers carry an ETag.
+ * on every one, If-None-Match and Convx-Data-Version on those whose answers carry an ETag.
  */
 export function requestHeadersFor(kind: OperationKind): { headers?: Record<string, unknown> } {
   const tagged = kind === 'report' || kind === 'items';
@@ -224,6 +254,7 @@ export function requestHeadersFor(kind: OperationKind): { headers?: Record<strin
           description: "the request's id, echoed in the answer and logged (1 to 128 visible ASCII characters; any other value is replaced by a new id)",
         },
         ...(tagged ? { 'If-None-Match': { type: 'string', description: 'an ETag of an earlier answer: a 304 without a body while it still matches' } } : {}),
+        ...(tagged ? PINNED_HEADERS.properties : {}),
       },
     },
   };
@@ -260,7 +291,7 @@ export function withConventionHeaders(kind: OperationKind, responses: Record<str
       ...declared,
       // type null: @fastify/swagger declares a response without content
       type: 'null',
-      description: 'Not Modified, without a body: the If-None-Match ETag still matches (the data has not been reloaded); it does not count against the rate limit',
+      description: 'Not Modified, without a body: the If-None-Match ETag still matches (the same request on the same data version); it does not count against the rate limit',
       headers: {
         ...(declared.headers ?? {}),
         ETag: { type: 'string', description: 'the tag of the representation the 200 would have (W/ when it would be compressed)' },

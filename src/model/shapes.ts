@@ -40,8 +40,28 @@ const REFUND_AND_GROSS_FIGURES = {
   grossConversionsNumber: int,
 };
 
+/**
+ * The header naming the version of the data an answer comes from (the server sends it with every
+ * report and items answer, as paging.dataVersion), and that a request sends to be answered from
+ * that version (412 data-version-changed when the server no longer holds it).
+ */
+export const DATA_VERSION_HEADER = 'Convx-Data-Version';
+
 export const COMPONENT_SCHEMAS = {
-  Paging: object({ start: int, count: int, totalCount: int }),
+  Paging: {
+    type: 'object',
+    required: ['start', 'count', 'totalCount'],
+    properties: {
+      start: int,
+      count: int,
+      totalCount: int,
+      dataVersion: {
+        type: 'string',
+        description:
+          'the version of the data this page comes from (also the Convx-Data-Version response header); send it back as the Convx-Data-Version request header to page on through the same data',
+      },
+    },
+  } as const,
   Source: object({
     type: { type: 'string' as const, enum: [...SOURCE_TYPES] },
     id: str,
@@ -179,6 +199,8 @@ export const COMPONENT_SCHEMAS = {
       limit: { type: 'string', description: 'for urn:convx:problem:limit-exceeded: the name of the limit' },
       summary: { type: 'string', description: 'for urn:convx:problem:data-error: what the data cannot answer, without the list in details' },
       details: { type: 'array', items: str, description: 'for urn:convx:problem:data-error: each missing rate or bad value, one per entry' },
+      requestedVersion: { type: 'string', description: 'for urn:convx:problem:data-version-changed: the Convx-Data-Version the request asked for' },
+      currentVersion: { type: 'string', description: 'for urn:convx:problem:data-version-changed: the version of the data served now' },
     },
   },
 };

@@ -35,10 +35,17 @@ export type FromSchema<S> = S extends { $ref: `#/components/schemas/${infer N ex
     : S extends { type: 'array'; items: infer I }
       ? FromSchema<I>[]
       : S extends { type: 'object'; properties: infer P }
-        ? { -readonly [K in keyof P]: FromSchema<P[K]> }
+        ? ObjectOf<P, S extends { required: readonly (infer R)[] } ? R : keyof P>
         : S extends { type: infer T }
           ? JsonType<T>
           : never;
+
+/** An object's properties as TypeScript: those the schema requires (every one, without a required list) and the optional rest. */
+type ObjectOf<P, R> = Flat<
+  { -readonly [K in keyof P as K extends R ? K : never]: FromSchema<P[K]> } & { -readonly [K in keyof P as K extends R ? never : K]?: FromSchema<P[K]> }
+>;
+/** One object type of an intersection (so that types compare equal to the plain object they spell). */
+type Flat<T> = { [K in keyof T]: T[K] };
 
 type Shape<N extends keyof Schemas> = FromSchema<Schemas[N]>;
 

@@ -117,7 +117,8 @@ export class ResultWriter {
   }
 
   async page<T>(kind: RecordKind, page: Page<T>): Promise<void> {
-    await this.stream(kind, { totalCount: page.paging.totalCount, rows: toAsync(page.rows) }, page.paging.start);
+    const { totalCount, dataVersion } = page.paging;
+    await this.stream(kind, { totalCount, ...(dataVersion !== undefined ? { dataVersion } : {}), rows: toAsync(page.rows) }, page.paging.start);
   }
 
   /**
@@ -162,7 +163,8 @@ export class ResultWriter {
           await this.out.write(jsonListItem(this.shape(record, columns), count === 0));
           count++;
         }
-        await this.out.write(jsonListClose({ start, count, totalCount: stream.totalCount }, count === 0));
+        const version = stream.dataVersion !== undefined ? { dataVersion: stream.dataVersion } : {};
+        await this.out.write(jsonListClose({ start, count, totalCount: stream.totalCount, ...version }, count === 0));
         break;
       }
       case 'jsonl':

@@ -13,7 +13,7 @@ import { ConvxError, UsageError } from '../errors.js';
 import { QueryTimeoutError, withQueryBudget } from '../local/db.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
 import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, requestHeadersFor, responsesFor, withConventionHeaders, type OperationKind } from '../model/schemas.js';
-import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
+import { COMPONENT_SCHEMAS, DATA_VERSION_HEADER, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
 import { ALLOWED_HEADERS, ALLOWED_METHODS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
@@ -27,6 +27,8 @@ import type { ServedDataset } from './plugins.js';
 export interface AppOptions {
   /** The dataset served now (it may be swapped by a reload). */
   dataset: () => ServedDataset;
+  /** The dataset of a data version a request is pinned to (DatasetHolder.byVersion); default: the one served now, if it is that version. */
+  datasetOf?: (dataVersion: string) => ServedDataset | undefined;
   verify: Verifier;
   /** One JSON object per line on stderr: the access log and failures. */
   log: (entry: Record<string, unknown>) => void;
@@ -352,13 +354,42 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection));
 
   /**
+   * The data a report or items request is answered from: the version its Convx-Data-Version
+   * header pins it to, while the server holds that version (the one served now, or the one a
+   * reload replaced, within the grace period), else the one served now. A pinned version no
+   * longer (or never) held is a 412 naming both versions.
+   */
+  const pinnedDataset = (request: FastifyRequest): ServedDataset => {
+    const current = options.dataset();
+    const header = request.headers[DATA_VERSION_HEADER.toLowerCase()];
+    const asked = (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim();
+    if (asked === '') return current;
+    const held = options.datasetOf ? options.datasetOf(asked) : current.version === asked ? current : undefined;
+    if (held) return held;
+    const named = JSON.stringify(asked.length > 64 ? `${asked.slice(0, 64)}…` : asked);
+    throw new ProblemError(
+      {
+        ...problem(
+          'dataVersionChanged',
+          `the data changed: version ${named} (${DATA_VERSION_HEADER}) is no longer served, the data served now is version "${current.version}"; ` +
+            'start paging again from the first page',
+        ),
+        requestedVersion: asked.slice(0, 64),
+        currentVersion: current.version,
+      },
+      { [DATA_VERSION_HEADER]: current.version },
+    );
+  };
+
+  /**
    * A report or items query (see query) whose answer carries an ETag of the data
-   * version, the plugin and the request; a matching If-None-Match is a 304, sent
-   * without querying. The tag and the answer come from the same data even when a
-   * reload swaps it meanwhile.
+   * version, the plugin and the request, and the version itself (Convx-Data-Version);
+   * a matching If-None-Match is a 304, sent without querying. The tag and the answer
+   * come from the same data even when a reload swaps it meanwhile.
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
-    const dataset = options.dataset();
+    const dataset = pinnedDataset(request);
+    reply.header(DATA_VERSION_HEADER, dataset.version);
     // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
     const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
     if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {

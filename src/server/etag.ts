@@ -4,8 +4,9 @@
  * parsed from them, which holds the defaults resolved against today's date, in a
  * canonical form that no order or spelling of the parameters changes): the tag is a hash of
  * those, known before any query runs, so a matching If-None-Match is a 304
- * without touching the database. A reload gives the data a new version, so
- * every tag changes with it.
+ * without touching the database. The data's version is a hash of its files
+ * (local/open.ts dataVersion): a reload of changed files changes every tag, one of
+ * unchanged files keeps them.
  */
 import { createHash } from 'node:crypto';
 

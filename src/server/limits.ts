@@ -17,6 +17,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   queryTimeoutMs: 30_000,
 };
 
+/** Seconds the data a reload replaced still answers requests pinned to its version (convx serve --version-grace). */
+export const DEFAULT_VERSION_GRACE_SECONDS = 60;
+
 /** Longest request target (path and query) answered; a longer one is a 414 problem. */
 export const MAX_URL_LENGTH = 8192;
 /** Seconds a client is asked to wait after a 503 (shutdown drain, query over its budget). */

@@ -2,14 +2,14 @@
  * A dataset served to several plugins: attribution computed once per plugin at
  * load time, each request on a DuckDB connection lent by the dataset's pool.
  */
-import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
-import { datasetAt, open, whereTableWouldBe } from '../local/open.js';
+import { dataVersion, datasetAt, open, whereTableWouldBe } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
 import { buildScopes, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
+import { DEFAULT_VERSION_GRACE_SECONDS } from './limits.js';
 import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './pool.js';
 
 /** DuckDB threads of a served dataset: the cores shared among the pooled connections, at least one. */
@@ -26,7 +26,13 @@ export interface ServeOptions {
   renderLimits?: RenderLimits;
   /** DuckDB connections the requests share (see pool.ts); four per core when left out. */
   poolSize?: number;
+  /**
+   * How long, in seconds, the data a reload replaced stays answerable to requests pinned to its
+   * version (the Convx-Data-Version request header); 0 keeps none. DEFAULT_VERSION_GRACE_SECONDS when left out.
+   */
+  versionGraceSeconds?: number;
 }
+
 
 /**
  * What a server needs of a dataset: orders and touches for the reports, or at
@@ -57,11 +63,14 @@ export class ServedDataset {
   private drained?: () => void;
   private readonly pool: ConnectionPool;
   private readonly leases = new WeakMap<LocalBackend, Lease>();
-  /** Names this load of the data: a reload, even of unchanged files, gets another (the ETags change with it). */
-  readonly version = randomUUID();
-
   private constructor(
     readonly dir: string,
+    /**
+     * The version of the data (local/open.ts, dataVersion): a hash of the files as they were read
+     * and of the reference currency asked, the same as local mode computes on those files. A reload
+     * of unchanged files keeps it (and the ETags with it); a changed file changes it.
+     */
+    readonly version: string,
     private readonly dataset: Dataset,
     private readonly scopes: Map<string, Scope>,
     readonly loadedAt: Date,
@@ -79,7 +88,7 @@ export class ServedDataset {
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
     const poolSize = options.poolSize ?? defaultPoolSize();
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
-    const { dataset, attributed } = await open(dir, []);
+    const { dataset, attributed, identity } = await open(dir, []);
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
@@ -87,7 +96,7 @@ export class ServedDataset {
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
       await dataset.db.exec(`SET threads = ${threadsPerQuery(poolSize)}`);
-      return new ServedDataset(dir, dataset, scopes, new Date(), poolSize, options.renderLimits);
+      return new ServedDataset(dir, dataVersion(identity, options), dataset, scopes, new Date(), poolSize, options.renderLimits);
     } catch (error) {
       dataset.db.close();
       throw error;
@@ -121,11 +130,11 @@ export class ServedDataset {
       if (!pooled) {
         // A connection of its own, closed with the backend: for work that may hold it long
         // (a validation waits on template renders), so that it never keeps reports waiting.
-        return new LocalBackend(scope, await scope.db.connect(), () => this.release(), this.renderLimits);
+        return new LocalBackend(scope, await scope.db.connect(), () => this.release(), this.renderLimits, this.version);
       }
       const lease = await this.pool.acquire();
       // LocalBackend.close() closes its db (here: gives the connection back), then calls onClose.
-      const backend = new LocalBackend(scope, lease.db, () => this.release(), this.renderLimits);
+      const backend = new LocalBackend(scope, lease.db, () => this.release(), this.renderLimits, this.version);
       this.leases.set(backend, lease);
       return backend;
     } catch (error) {
@@ -169,11 +178,21 @@ export class ServedDataset {
  * keeps the current one. A reload asked for while one runs is not folded into
  * it (files may have changed after it began reading them): exactly one more
  * reload is scheduled to run after it, however many signals arrive meanwhile.
+ *
+ * The data a reload replaced, when its version differs, stays answerable to
+ * requests pinned to that version (byVersion) for the grace period
+ * (versionGraceSeconds), so that a client paging through it ends on the data it
+ * began with; then it closes once its requests end. At most one replaced version
+ * is kept, and only until the next reload begins: the memory held is at most two
+ * datasets (the one served and the one kept, or the one being loaded), beyond
+ * those finishing requests in flight.
  */
 export class DatasetHolder {
   private running?: Promise<void>;
   private queued?: Promise<void>;
   private readonly retiring = new Set<Promise<void>>();
+  /** The version a reload replaced, answerable to pinned requests until its timer fires. */
+  private kept?: { dataset: ServedDataset; timer: NodeJS.Timeout };
   /** How many loads have completed and been swapped in (the first one included). */
   generation = 1;
 
@@ -183,6 +202,18 @@ export class DatasetHolder {
     /** How a dataset is loaded (a test may wrap the real load to hold it at a known point). */
     private readonly load: (dir: string, options: ServeOptions) => Promise<ServedDataset> = (dir, o) => ServedDataset.load(dir, o),
   ) {}
+
+  /** The data of a version: the one served now, or the one a reload replaced while its grace period lasts; else undefined. */
+  byVersion(version: string): ServedDataset | undefined {
+    if (this.current.version === version) return this.current;
+    if (this.kept?.dataset.version === version) return this.kept.dataset;
+    return undefined;
+  }
+
+  /** The versions answerable now: the one served, then the one kept (if any). */
+  get versions(): string[] {
+    return [this.current.version, ...(this.kept ? [this.kept.dataset.version] : [])];
+  }
 
   reload(): Promise<void> {
     if (this.queued) return this.queued;
@@ -213,12 +244,35 @@ export class DatasetHolder {
   }
 
   private async loadAndSwap(): Promise<void> {
+    // A new load lets the version kept from the reload before go: two datasets at most, the one served and the one loading.
+    this.releaseKept();
     const next = await this.load(this.current.dir, this.options);
     const previous = this.current;
     this.current = next;
     this.generation++;
-    // The old data closes once its requests finish; the next reload need not wait for that.
-    const retired: Promise<void> = previous
+    const graceMs = (this.options.versionGraceSeconds ?? DEFAULT_VERSION_GRACE_SECONDS) * 1000;
+    if (graceMs > 0 && previous.version !== next.version) {
+      const timer = setTimeout(() => this.releaseKept(), graceMs);
+      // The grace period never keeps the process alive on its own.
+      timer.unref();
+      this.kept = { dataset: previous, timer };
+    } else {
+      this.retire(previous);
+    }
+  }
+
+  /** Ends the grace period of the version kept, if any: it closes once its requests finish. */
+  private releaseKept(): void {
+    const kept = this.kept;
+    if (!kept) return;
+    this.kept = undefined;
+    clearTimeout(kept.timer);
+    this.retire(kept.dataset);
+  }
+
+  /** The data closes once its requests finish; the next reload need not wait for that. */
+  private retire(dataset: ServedDataset): void {
+    const retired: Promise<void> = dataset
       .retire()
       .catch(() => undefined)
       .finally(() => this.retiring.delete(retired));
@@ -227,6 +281,7 @@ export class DatasetHolder {
 
   async close(): Promise<void> {
     while (this.running || this.queued) await (this.queued ?? this.running)!.catch(() => undefined);
+    this.releaseKept();
     await Promise.all([...this.retiring]);
     await this.current.retire();
   }

@@ -20,6 +20,7 @@ export const PROBLEM_TYPES = {
   methodNotAllowed: { type: 'urn:convx:problem:method-not-allowed', title: 'Method not allowed', status: 405 },
   requestTimeout: { type: 'urn:convx:problem:request-timeout', title: 'Request timeout', status: 408 },
   expectationFailed: { type: 'urn:convx:problem:expectation-failed', title: 'Expectation failed', status: 417 },
+  dataVersionChanged: { type: 'urn:convx:problem:data-version-changed', title: 'Data version not served', status: 412 },
   bodyTooLarge: { type: 'urn:convx:problem:body-too-large', title: 'Request body too large', status: 413 },
   limitExceeded: { type: 'urn:convx:problem:limit-exceeded', title: 'Request over a limit', status: 413 },
   uriTooLong: { type: 'urn:convx:problem:uri-too-long', title: 'URI too long', status: 414 },
@@ -45,6 +46,9 @@ export interface Problem {
   /** For data-error: the message's first line, and each item it lists (detail joins them). */
   summary?: string;
   details?: string[];
+  /** For data-version-changed: the version the request was pinned to (Convx-Data-Version), and the one served now. */
+  requestedVersion?: string;
+  currentVersion?: string;
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';

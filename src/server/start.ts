@@ -74,6 +74,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
   const app = await buildApp({
     dataset: () => holder.current,
+    datasetOf: (dataVersion) => holder.byVersion(dataVersion),
     verify,
     log: options.log,
     version: options.version,
