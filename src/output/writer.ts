@@ -131,6 +131,22 @@ export class ResultWriter {
     start: number,
     progress?: (written: number, total: number) => void,
   ): Promise<number> {
+    try {
+      return await this.writeStream(kind, stream, start, progress);
+    } catch (error) {
+      // A stream that fails midway (the data changed while paging, a lost connection): the
+      // whole records written before the failure are printed, not cut at a buffer's edge.
+      await this.sink.flush().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async writeStream<T>(
+    kind: RecordKind,
+    stream: RowStream<T>,
+    start: number,
+    progress?: (written: number, total: number) => void,
+  ): Promise<number> {
     const columns = this.columns(kind);
     const { format } = this.options;
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
