@@ -453,10 +453,25 @@ export class Dataset {
     return dataset;
   }
 
-  static async open(dir: string, db: Database): Promise<Dataset> {
+  /**
+   * Tables the reader could not read, by where and why (collect mode, for `convx data check`):
+   * listed by problems() first; the table itself is not loaded.
+   */
+  readonly unreadable: FileProblem[] = [];
+
+  /**
+   * Reads a directory's tables. A table the reader cannot read is a DataError naming where and
+   * why; with `collect` (data check), its problems are kept in `unreadable` and the rest is read.
+   */
+  static async open(dir: string, db: Database, options: { collect?: boolean } = {}): Promise<Dataset> {
     const dataset = new Dataset(dir, db);
     for (const [name, source] of discoverTables(dir)) {
-      dataset.tables.set(name, await dataset.describe(source));
+      try {
+        dataset.tables.set(name, await dataset.describe(source));
+      } catch (error) {
+        if (!options.collect || !(error instanceof UnreadableTableError)) throw error;
+        dataset.unreadable.push(...error.problems);
+      }
     }
     return dataset;
   }
@@ -531,7 +546,25 @@ export class Dataset {
       const m = /^(.+)_\d+$/.exec(name);
       return m !== null && lower.includes(m[1]!);
     });
-    if (source.format !== 'csv' || !renamed) return problems;
+    if (!renamed) return problems;
+    if (source.format === 'json') {
+      // The keys as the records hold them (DuckDB renamed the second of two that differ in case).
+      try {
+        const keys = await this.db.all<{ k: string }>(
+          `SELECT DISTINCT unnest(json_keys(json)) AS k FROM read_json_objects([${source.patterns.map(sqlString).join(', ')}], format = 'auto') ORDER BY k DESC`,
+        );
+        const seen = new Map<string, string>();
+        for (const { k } of keys) {
+          const first = seen.get(k.toLowerCase());
+          if (first === undefined) seen.set(k.toLowerCase(), k);
+          else problem(source.display, first, k);
+        }
+      } catch {
+        // Unreadable as objects: the reader's own view stands.
+      }
+      return problems;
+    }
+    if (source.format !== 'csv') return problems;
     for (const file of source.files) {
       let header: string[];
       try {
@@ -614,7 +647,7 @@ export class Dataset {
 
   /** Every problem of every loaded table: missing columns, values of the wrong type, empty required values. */
   async problems(): Promise<FileProblem[]> {
-    const problems: FileProblem[] = [];
+    const problems: FileProblem[] = [...this.unreadable];
     if (this.imported) return problems;
     for (const loaded of this.tables.values()) problems.push(...(await this.tableProblems(loaded)));
     return problems;

@@ -451,7 +451,11 @@ function shapeProblem(line: number, header: string[], record: string[], numeric:
       for (let i = 0; i < header.length; i++) {
         if (/^[+-]?\d+$/.test(record[i]!.trim()) && /^\d{1,4}$/.test(record[i + 1]!.trim())) candidates.push(i);
       }
-      const at = candidates.find((i) => numeric.has(header[i]!.toLowerCase())) ?? candidates[0];
+      // Merged there, the record must read well: every other number column holds a number (or nothing).
+      const reads = (i: number) =>
+        header.every((name, j) => j === i || !numeric.has(name.toLowerCase()) || /^\s*([+-]?(\d+(\.\d*)?|\.\d+))?\s*$/.test(record[j > i ? j + 1 : j]!));
+      const fitting = candidates.filter(reads);
+      const at = fitting.find((i) => numeric.has(header[i]!.toLowerCase())) ?? fitting[0];
       if (at !== undefined) {
         const value = `${record[at]!.trim()},${record[at + 1]!.trim()}`;
         return {
