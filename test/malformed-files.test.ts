@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
+import { Database } from '../src/local/db.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, tempDir, TOUCH_HEADER } from './helpers.js';
@@ -130,6 +131,24 @@ describe('malformed CSV files name the physical line, the column and what is wro
     ]);
   });
 
+  it('a Parquet amount out of range names the row, the column and the range', async () => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    const db = await Database.open();
+    try {
+      await db.exec(`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
+        ('o2', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 1e15::DOUBLE, 12.0::DOUBLE))
+        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO '${join(dir, 'orders.parquet')}' (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    const { code, message } = await report(dir);
+    expect(code).toBe(2);
+    expect(message).not.toMatch(/Conversion Error/);
+    expect(placed(message)).toEqual([
+      '  orders.parquet, row 2, column amount_wo_tax: "1000000000000000" is out of range: an amount has at most 14 digits before the point and 4 after (DECIMAL(18,4): up to 99999999999999.9999)',
+    ]);
+  });
+
   it('a duplicate column, also by case, is refused naming both columns and the file', async () => {
     for (const second of ['AMOUNT_W_TAX', 'amount_w_tax']) {
       const text = `${[...HEADER, second].join(',')}\n${row(1)},13\n`;
@@ -160,12 +179,15 @@ describe('malformed JSON files name the physical line or the record', () => {
 
   it('a nested value in a JSON array names that record and field, and no other record', async () => {
     const records = [record(1), record(2), record(3, { amount_wo_tax: { value: 10 } }), record(4), record(5, { currency: ['EUR'] })];
-    const { code, message } = await report(dataset({ 'orders.json': JSON.stringify(records, null, 2), 'touches.csv': TOUCHES }));
+    const text = JSON.stringify(records, null, 2);
+    // The line of a record's opening brace: the one before its order_id.
+    const startLine = (id: string) => text.split('\n').indexOf(`    "order_id": "${id}",`);
+    const { code, message } = await report(dataset({ 'orders.json': text, 'touches.csv': TOUCHES }));
     expect(code).toBe(2);
     // In the order of the table's columns: currency before amount_wo_tax.
     expect(placed(message)).toEqual([
-      '  orders.json, record 5, column currency: "[\\"EUR\\"]" is a nested value (an object or a list), not text',
-      '  orders.json, record 3, column amount_wo_tax: "{\\"value\\":10}" is a nested value (an object or a list), not a decimal number with a dot (at most 4 decimals)',
+      `  orders.json, record 5 (line ${startLine('o5')}), column currency: "[\\"EUR\\"]" is a nested value (an object or a list), not text`,
+      `  orders.json, record 3 (line ${startLine('o3')}), column amount_wo_tax: "{\\"value\\":10}" is a nested value (an object or a list), not a decimal number with a dot (at most 4 decimals)`,
     ]);
   });
 });

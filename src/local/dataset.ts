@@ -322,6 +322,19 @@ function badValueMessage(spec: ColumnSpec, value: unknown): string {
   return `${describeValue(value)} is not ${TYPE_DESCRIPTIONS[spec.type]}`;
 }
 
+/**
+ * For a numeric raw amount or rate: disjoint conditions whose union is a bad value (out of the
+ * column's range; a rate not positive), each a plain comparison that Parquet statistics can refute.
+ */
+function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): string[] {
+  const v = ident(column.name);
+  const digits = 18 - DECIMAL_PLACES[type];
+  const limit = `1${'0'.repeat(digits)}`;
+  const range = integerDigits(column.rawType) > digits;
+  if (type === 'rate') return [...(range ? [`${v} >= ${limit}`] : []), `${v} <= 0`];
+  return range ? [`${v} >= ${limit}`, `${v} <= -${limit}`] : [];
+}
+
 /** SQL that is true where a non-null raw value cannot be read as the column's type. */
 function badValueCondition(spec: ColumnSpec, column: SourceColumn): string | undefined {
   if (isNested(column)) return undefined; // nestedCondition says it
@@ -345,10 +358,8 @@ function badValueCondition(spec: ColumnSpec, column: SourceColumn): string | und
       // One pattern checks the form and the range (the digits before the point): the message tells them apart.
       if (isText) return scalar(`NOT regexp_matches(${v}, '${boundedDecimalPattern(places)}')${positive}`);
       if (NUMERIC_TYPE.test(column.rawType)) {
-        const limit = `1e${18 - places}`;
-        const range = integerDigits(column.rawType) > 18 - places ? `${v} >= ${limit} OR ${v} <= -${limit}` : undefined;
-        const conditions = [range, spec.type === 'rate' ? `${v} <= 0` : undefined].filter(Boolean);
-        return conditions.length ? conditions.join(' OR ') : undefined;
+        const parts = numericBadParts(spec.type, column);
+        return parts.length ? parts.join(' OR ') : undefined;
       }
       return 'true';
     }
@@ -716,7 +727,9 @@ export class Dataset {
           // A value spelled exactly as expected is good whatever the rest says: a cheap filter first.
           ...(col.type === 'sourceType' && found.rawType === 'VARCHAR'
             ? { counts: [`${v} NOT IN ('campaign', 'automation', 'smartflow') AND ${condition}`] }
-            : {}),
+            : (col.type === 'amount' || col.type === 'rate') && NUMERIC_TYPE.test(found.rawType)
+              ? { counts: numericBadParts(col.type, found) }
+              : {}),
           message: (value) => badValueMessage(col, value),
         });
       }
@@ -831,7 +844,8 @@ export class Dataset {
   /**
    * "line N" (CSV, JSON Lines: the physical line, counting the header, blank
    * and comment lines and the lines of values that span several), "row N"
-   * (Parquet) or "record N" (JSON arrays) for each record, by locationKey.
+   * (Parquet) or "record N (line L)" (JSON arrays: the place in the array, and
+   * the line where the record starts) for each record, by locationKey.
    */
   private async lineLabels(loaded: LoadedTable, records: Located[]): Promise<Map<string, string>> {
     const labels = new Map<string, string>();
@@ -864,19 +878,20 @@ export class Dataset {
       const start = starts.get(file) ?? 0;
       const wanted = [...positions].map((p) => p - start);
       let lines = new Map<number, number>();
-      if (source.format === 'json' && !source.jsonLines) {
-        // A JSON array has no meaningful lines: its records are numbered.
-      } else {
-        try {
-          lines = source.format === 'json' ? await jsonRecordLines(file, wanted) : await this.csvLines(loaded, file, start, wanted);
-        } catch {
-          // An unreadable file falls back to record numbers.
-        }
+      try {
+        lines = source.format === 'json' ? await jsonRecordLines(file, wanted) : await this.csvLines(loaded, file, start, wanted);
+      } catch {
+        // An unreadable file falls back to record numbers.
       }
+      // A JSON array's records are numbered, with the line where each starts.
+      const array = source.format === 'json' && !source.jsonLines;
       for (const position of positions) {
         const index = position - start;
         const line = lines.get(index);
-        labels.set(locationKey(file, position), line === undefined ? `record ${index + 1}` : `line ${line}`);
+        labels.set(
+          locationKey(file, position),
+          line === undefined ? `record ${index + 1}` : array ? `record ${index + 1} (line ${line})` : `line ${line}`,
+        );
       }
     }
     return labels;
