@@ -262,7 +262,7 @@ describe('the same errors from data import and convx serve', () => {
     expect((startup as Error).message).toContain('orders.csv, line 3, column amount_wo_tax:');
 
     const dir = dataset({ 'orders.csv': ordersCsv(2).text, 'touches.csv': TOUCHES });
-    const holder = new DatasetHolder(await ServedDataset.load(dir));
+    const holder = new DatasetHolder(await ServedDataset.load(dir), {});
     try {
       writeFileSync(join(dir, 'orders.csv'), decimalComma().text);
       await expect(holder.reload()).rejects.toThrow(/orders\.csv, line 3, column amount_wo_tax: 7 fields/);
