@@ -78,6 +78,22 @@ describe('malformed CSV files name the physical line, the column and what is wro
     ]);
   });
 
+  it('many ragged lines: the first three, and a word that the search stopped there', async () => {
+    const short = (i: number) => `o${i},c1,2024-03-02T10:00:00Z,EUR,10`;
+    const { text } = ordersCsv(10, { 2: short(2), 4: short(4), 5: short(5), 8: short(8), 9: short(9) });
+    const { code, message } = await report(dataset({ 'orders.csv': text, 'touches.csv': TOUCHES }));
+    expect(code).toBe(2);
+    expect(placed(message).map((l) => /line (\d+)/.exec(l)?.[1] ?? l)).toEqual(['3', '5', '6', '  orders.csv: the search stopped at these 3; lines after them may have more']);
+  });
+
+  it('a quoted value never closed names the line where it opens and its column', async () => {
+    const open = 'o2,c1,"2024-03-02T10:00:00Z,EUR,10,12';
+    const { text, lines } = ordersCsv(4, { 2: open });
+    const { code, message } = await report(dataset({ 'orders.csv': text, 'touches.csv': TOUCHES }));
+    expect(code).toBe(2);
+    expect(placed(message)).toEqual([`  orders.csv, line ${lines.indexOf(open) + 1}, column datetime: a quoted value starts in this line and is never closed (a " is missing)`]);
+  });
+
   it('a ragged line past the sniffer sample, after quoted values that span lines, is placed on its physical line', async () => {
     const lines = [HEADER.join(',')];
     for (let i = 1; i <= 30_000; i++) lines.push(i === 100 ? `o100,c1,2024-03-02T10:00:00Z,"EUR\nstill EUR",10,12` : row(i));

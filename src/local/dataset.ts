@@ -609,7 +609,7 @@ export class Dataset {
     );
     for (const file of source.files) {
       const label = fileLabel(this.dir, source, file);
-      let found: { problems: { line: number; column?: string; message: string }[]; more: number };
+      let found: { problems: { line: number; column?: string; message: string }[]; stopped: boolean };
       try {
         if (source.format === 'csv') {
           found = await diagnoseCsv(file, { ...(file.toLowerCase().endsWith('.tsv') ? { delimiter: 0x09 } : {}), numericColumns });
@@ -624,9 +624,10 @@ export class Dataset {
       for (const p of found.problems) {
         problems.push({ table: source.table, file: label, line: `line ${p.line}`, ...(p.column ? { column: p.column } : {}), message: p.message });
       }
-      if (found.more > 0) {
-        problems.push({ table: source.table, file: label, message: `${plural(found.more, 'more line has', 'more lines have')} such problems` });
+      if (found.stopped) {
+        problems.push({ table: source.table, file: label, message: `the search stopped at these ${found.problems.length}; lines after them may have more` });
       }
+      if (found.problems.length) break; // one file at a time: fix it, and the next is read
     }
     return problems;
   }

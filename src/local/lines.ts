@@ -242,7 +242,7 @@ export interface CsvShapeOptions {
   numericColumns?: ReadonlySet<string>;
   /** The longest record in bytes. */
   maxRecordBytes?: number;
-  /** How many problems to keep (the rest are counted). */
+  /** How many problems to find before the scan stops. */
   keep?: number;
 }
 
@@ -250,8 +250,8 @@ export interface CsvShape {
   header: string[];
   delimiter: number;
   problems: CsvShapeProblem[];
-  /** Problems found beyond `keep`. */
-  more: number;
+  /** The scan stopped at `keep` problems: there may be more. */
+  stopped: boolean;
 }
 
 const DELIMITERS = [0x2c, 0x3b, 0x7c, 0x09]; // , ; | tab
@@ -292,7 +292,8 @@ async function sniffDelimiter(path: string): Promise<number> {
  * Reads a CSV file as RFC 4180 says (double quotes, doubled inside a quoted value) and
  * finds what DuckDB's reader cannot take: a record with more or fewer fields than the header,
  * a record longer than the reader's limit, a quoted value never closed, a compressed file that
- * breaks off. Run only after the reader failed, to say where and why: it reads the whole file.
+ * breaks off. Run only after the reader failed, to say where and why: it reads the file up to
+ * the `keep`-th problem (the whole file when there are fewer).
  * Blank lines are skipped; so are lines starting with # when the header does not.
  */
 export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): Promise<CsvShape> {
@@ -300,37 +301,62 @@ export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): 
   const maxBytes = options.maxRecordBytes ?? MAX_CSV_RECORD_BYTES;
   const keep = options.keep ?? 3;
   const problems: CsvShapeProblem[] = [];
-  let more = 0;
-  const report = (p: CsvShapeProblem) => (problems.length < keep ? problems.push(p) : more++);
+  const report = (p: CsvShapeProblem) => problems.push(p);
+  const done = () => problems.length >= keep;
 
+  // States of a field: at its start, unquoted, inside quotes, just after a quote inside quotes.
+  const START = 0;
+  const PLAIN = 1;
+  const QUOTED = 2;
+  const CLOSED = 3;
   let header: string[] | undefined;
   let commentable = true; // lines starting with # are comments, unless the header starts with #
   let line = 1; // the physical line being read
   let recordLine = 1; // where the current record starts
-  let fields: string[] = [];
-  let field: number[] = [];
+  // The current record's fields: where each one's first bytes (enough to quote it) lie in `bytes`,
+  // how many were kept, and whether it was longer. Text is made only for a record that is reported.
+  const MAX_FIELDS = 4096;
+  const bytes = Buffer.alloc(FIELD_KEEP * MAX_FIELDS);
+  const starts = new Int32Array(MAX_FIELDS);
+  const lengths = new Int32Array(MAX_FIELDS);
+  const cut = new Uint8Array(MAX_FIELDS);
+  let used = 0; // bytes used in `bytes`
+  let count = 0; // fields of the record so far
+  let kept = 0; // bytes kept of the current field
   let fieldBytes = 0;
+  const fieldsText = () => {
+    const out: string[] = [];
+    for (let f = 0; f < Math.min(count, MAX_FIELDS); f++) out.push(bytes.toString('utf8', starts[f]!, starts[f]! + lengths[f]!) + (cut[f] ? '…' : ''));
+    while (out.length < count) out.push('…');
+    return out;
+  };
   let recordBytes = 0;
   let tooLong: { column: string | undefined } | undefined;
-  let state = 'start' as 'start' | 'plain' | 'quoted' | 'quote';
+  let state = START;
   let atRecordStart = true;
   let comment = false;
   let afterCR = false;
 
   const columnAt = (index: number) => (header && index < header.length ? header[index] : header?.at(-1));
   const endField = () => {
-    fields.push(Buffer.from(field).toString('utf8') + (fieldBytes > field.length ? '…' : ''));
-    field = [];
+    if (count < MAX_FIELDS) {
+      starts[count] = used - kept;
+      lengths[count] = kept;
+      cut[count] = fieldBytes > kept ? 1 : 0;
+    }
+    count++;
+    kept = 0;
     fieldBytes = 0;
   };
   const endRecord = () => {
     const wasComment = comment;
     comment = false;
     atRecordStart = true;
-    state = 'start';
+    state = START;
     endField();
-    const record = fields;
-    fields = [];
+    const fields = count;
+    count = 0;
+    used = 0;
     const size = recordBytes;
     recordBytes = 0;
     const long = tooLong;
@@ -345,100 +371,107 @@ export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): 
       return;
     }
     if (!header) {
-      header = record;
-      commentable = !(record[0] ?? '').startsWith('#');
+      count = fields;
+      header = fieldsText();
+      count = 0;
+      commentable = !(header[0] ?? '').startsWith('#');
       return;
     }
-    if (record.length === header.length) return;
-    report(shapeProblem(recordLine, header, record, options.numericColumns));
-  };
-
-  const onByte = (b: number) => {
-    if (atRecordStart) {
-      atRecordStart = false;
-      recordLine = line;
-      if (b === 0x23 && commentable && header) comment = true;
+    if (fields !== header.length) {
+      count = fields;
+      const record = fieldsText();
+      count = 0;
+      report(shapeProblem(recordLine, header, record, options.numericColumns));
     }
-    if (++recordBytes > maxBytes && !tooLong) tooLong = { column: columnAt(fields.length) };
-    if (comment) return;
-    switch (state) {
-      case 'start':
-        if (b === QUOTE) {
-          state = 'quoted';
-          return;
-        }
-        state = 'plain';
-      // falls through
-      case 'plain':
-        if (b === delimiter) {
-          endField();
-          state = 'start';
-        } else keepByte(b);
-        return;
-      case 'quoted':
-        if (b === QUOTE) state = 'quote';
-        else keepByte(b);
-        return;
-      case 'quote':
-        if (b === QUOTE) {
-          keepByte(b);
-          state = 'quoted';
-        } else if (b === delimiter) {
-          endField();
-          state = 'start';
-        } else {
-          keepByte(b);
-          state = 'plain';
-        }
-    }
-  };
-  const keepByte = (b: number) => {
-    fieldBytes++;
-    if (field.length < FIELD_KEEP) field.push(b);
   };
 
   const stream = open(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (let i = 0; i < chunk.length; i++) {
+      const n = chunk.length;
+      for (let i = 0; i < n; i++) {
         const b = chunk[i]!;
         if (b === LF || b === CR) {
           const second = b === LF && afterCR;
           afterCR = b === CR;
           if (second) continue;
-          if (state === 'quoted') {
+          if (state === QUOTED) {
+            // A line break inside a quoted value: part of the value.
             line++;
-            keepByte(b);
-            recordBytes++;
+            fieldBytes++;
+            if (kept < FIELD_KEEP && used < bytes.length) {
+              bytes[used++] = b;
+              kept++;
+            }
             continue;
           }
-          if (!atRecordStart) endRecord();
+          if (!atRecordStart) {
+            endRecord();
+            if (done()) return { header: header ?? [], delimiter, problems, stopped: true };
+          }
           line++;
           continue;
         }
         afterCR = false;
-        onByte(b);
+        if (atRecordStart) {
+          atRecordStart = false;
+          recordLine = line;
+          if (b === 0x23 && commentable && header) comment = true;
+        }
+        if (++recordBytes > maxBytes && tooLong === undefined) tooLong = { column: columnAt(count) };
+        if (comment) continue;
+        if (state === START) {
+          if (b === QUOTE) {
+            state = QUOTED;
+            continue;
+          }
+          state = PLAIN;
+        }
+        if (state === PLAIN) {
+          if (b === delimiter) {
+            endField();
+            state = START;
+            continue;
+          }
+        } else if (state === QUOTED) {
+          if (b === QUOTE) {
+            state = CLOSED;
+            continue;
+          }
+        } else if (b === QUOTE) {
+          // state CLOSED: a doubled quote is one quote of the value
+          state = QUOTED;
+        } else if (b === delimiter) {
+          endField();
+          state = START;
+          continue;
+        } else state = PLAIN;
+        fieldBytes++;
+        if (kept < FIELD_KEEP && used < bytes.length) {
+          bytes[used++] = b;
+          kept++;
+        }
       }
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     report({
       line: atRecordStart ? line : recordLine,
-      ...(atRecordStart || !columnAt(fields.length) ? {} : { column: columnAt(fields.length)! }),
+      ...(atRecordStart || !columnAt(count) ? {} : { column: columnAt(count)! }),
       message: `the file breaks off here: ${path.toLowerCase().endsWith('.gz') ? 'the gzip data is truncated or corrupt' : 'it cannot be read'} (${reason})`,
     });
-    return { header: header ?? [], delimiter, problems, more };
+    return { header: header ?? [], delimiter, problems, stopped: false };
   } finally {
     stream.destroy();
   }
-  if (state === 'quoted') {
+  if (state === QUOTED) {
     report({
       line: recordLine,
-      ...(columnAt(fields.length) ? { column: columnAt(fields.length)! } : {}),
+      ...(columnAt(count) ? { column: columnAt(count)! } : {}),
       message: 'a quoted value starts in this line and is never closed (a " is missing)',
     });
   } else if (!atRecordStart) endRecord();
-  return { header: header ?? [], delimiter, problems, more };
+  return { header: header ?? [], delimiter, problems, stopped: false };
 }
 
 /** What is wrong with a record of `record.length` fields under a header of another length. */
@@ -487,17 +520,16 @@ export interface JsonLinesProblem {
  * line where each starts (blank lines count). A record may span lines. Run only after
  * DuckDB's reader failed.
  */
-export async function diagnoseJsonLines(path: string, keep = 3): Promise<{ problems: JsonLinesProblem[]; more: number }> {
+export async function diagnoseJsonLines(path: string, keep = 3): Promise<{ problems: JsonLinesProblem[]; stopped: boolean }> {
   const problems: JsonLinesProblem[] = [];
-  let more = 0;
   const broken = (line: number, failure: NonNullable<ReturnType<typeof parseFailure>>) => {
-    if (problems.length >= keep) return void more++;
     problems.push({ line, ...(failure.key ? { column: failure.key } : {}), message: `the record is not valid JSON: ${failure.message}` });
   };
   // A record that does not parse on its own line, but may be completed by the next ones.
   let pending: { line: number; text: string; failure: NonNullable<ReturnType<typeof parseFailure>> } | undefined;
   let line = 0;
-  await eachLine(path, (raw) => {
+  const stopped = await eachLine(path, (raw) => {
+    if (problems.length >= keep) return true;
     line++;
     const text = line === 1 ? raw.replace(/^\uFEFF/, '') : raw;
     if (pending) {
@@ -505,25 +537,26 @@ export async function diagnoseJsonLines(path: string, keep = 3): Promise<{ probl
       const failure = parseFailure(joined);
       if (!failure) {
         pending = undefined;
-        return;
+        return false;
       }
       if (text.trim() === '' || (failure.incomplete && parseFailure(text) !== undefined && joined.length < 64 << 20)) {
         pending.text = joined;
         pending.failure = failure;
-        return;
+        return false;
       }
       // This line starts a record of its own: the pending one is broken as it stood.
       broken(pending.line, pending.failure);
       pending = undefined;
     }
-    if (text.trim() === '') return;
+    if (text.trim() === '') return false;
     const failure = parseFailure(text);
-    if (!failure) return;
+    if (!failure) return false;
     if (failure.incomplete) pending = { line, text, failure };
     else broken(line, failure);
+    return false;
   });
-  if (pending) broken(pending.line, pending.failure);
-  return { problems, more };
+  if (pending && !stopped) broken(pending.line, pending.failure);
+  return { problems, stopped };
 }
 
 /** Why a text is not one JSON value: the parser's message, the top-level key it was in, and whether more text could complete it. */
@@ -569,14 +602,15 @@ function parseFailure(text: string): { message: string; key?: string; incomplete
   }
 }
 
-/** Calls onLine with each physical line's text (CRLF, LF or a lone CR end a line). */
-async function eachLine(path: string, onLine: (text: string) => void): Promise<void> {
+/** Calls onLine with each physical line's text (CRLF, LF or a lone CR end a line) until it says stop; true if it did. */
+async function eachLine(path: string, onLine: (text: string) => boolean): Promise<boolean> {
   const stream = open(path);
   let parts: Buffer[] = [];
   let afterCR = false;
   const emit = () => {
-    onLine(Buffer.concat(parts).toString('utf8'));
+    const stop = onLine(Buffer.concat(parts).toString('utf8'));
     parts = [];
+    return stop;
   };
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -591,13 +625,14 @@ async function eachLine(path: string, onLine: (text: string) => void): Promise<v
         afterCR = b === CR;
         if (b === LF || b === CR) {
           parts.push(chunk.subarray(from, i));
-          emit();
+          if (emit()) return true;
           from = i + 1;
         }
       }
       if (from < chunk.length) parts.push(chunk.subarray(from));
     }
-    if (parts.length && Buffer.concat(parts).length) emit();
+    if (parts.length && Buffer.concat(parts).length) return emit();
+    return false;
   } finally {
     stream.destroy();
   }
