@@ -193,6 +193,17 @@ describe('malformed JSON files name the physical line or the record', () => {
     expect(message).toMatch(new RegExp(`orders\\.jsonl, line ${line}, column contact_id: the record is not valid JSON: `));
   });
 
+  it('a JSON array that breaks off names the record, its line and the key, not "record/value 3"', async () => {
+    const good = JSON.stringify(record(1));
+    const broken = JSON.stringify(record(2)).replace(',"amount_w_tax"', ' "amount_w_tax"'); // a comma missing
+    const text = `[\n${good},\n\n${broken}\n]\n`;
+    const line = text.split('\n').indexOf(broken) + 1;
+    const { code, message } = await report(dataset({ 'orders.json': text, 'touches.csv': TOUCHES }));
+    expect(code).toBe(2);
+    expect(placed(message)).toHaveLength(1);
+    expect(message).toContain(`orders.json, record 2 (line ${line}), column amount_wo_tax: the file is not valid JSON: `);
+  });
+
   it('a nested value in a JSON array names that record and field, and no other record', async () => {
     const records = [record(1), record(2), record(3, { amount_wo_tax: { value: 10 } }), record(4), record(5, { currency: ['EUR'] })];
     const text = JSON.stringify(records, null, 2);

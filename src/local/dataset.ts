@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { DataError } from '../errors.js';
 import { plural } from '../words.js';
 import { Database, ident, sqlString, type Row, type SqlParams } from './db.js';
-import { csvHeader, csvRecordLines, diagnoseCsv, diagnoseJsonLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
+import { csvHeader, csvRecordLines, diagnoseCsv, diagnoseJsonArray, diagnoseJsonLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
 import {
   SQL_TYPES,
   TABLES,
@@ -615,6 +615,19 @@ export class Dataset {
           found = await diagnoseCsv(file, { ...(file.toLowerCase().endsWith('.tsv') ? { delimiter: 0x09 } : {}), numericColumns });
         } else if (source.format === 'json' && source.jsonLines) {
           found = await diagnoseJsonLines(file);
+        } else if (source.format === 'json') {
+          const broken = await diagnoseJsonArray(file);
+          if (broken) {
+            problems.push({
+              table: source.table,
+              file: label,
+              line: broken.record ? `record ${broken.record} (line ${broken.line})` : `line ${broken.line}`,
+              ...(broken.column ? { column: broken.column } : {}),
+              message: broken.message,
+            });
+            break;
+          }
+          continue;
         } else {
           continue;
         }

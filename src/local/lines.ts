@@ -690,3 +690,68 @@ export async function csvHeader(path: string, delimiter: number, skipRows = 0): 
     stream.destroy();
   }
 }
+
+/**
+ * Where a JSON file (an array of records) stops being JSON: the physical line, the
+ * record (1-based place in the array) and the key it was in. Undefined when it parses,
+ * or is too large to read whole (over 512 MB). Run only after DuckDB's reader failed.
+ */
+export async function diagnoseJsonArray(path: string): Promise<{ line: number; record?: number; column?: string; message: string } | undefined> {
+  const { readFile, stat } = await import('node:fs/promises');
+  if ((await stat(path)).size > 512 << 20) return undefined;
+  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
+  let message: string;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ');
+  }
+  const position = /position (\d+)/.exec(message);
+  const at = position ? Math.min(Number(position[1]), text.length) : text.length;
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  let last = '';
+  let record = 0;
+  let key: string | undefined;
+  for (let i = 0; i < at; i++) {
+    const c = text[i]!;
+    if (c === '\n' || (c === '\r' && text[i + 1] !== '\n')) line++;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') {
+        inString = false;
+        last = text.slice(start, i + 1);
+      }
+      continue;
+    }
+    if (depth === 1 && !/[\s,\]]/.test(c)) {
+      record++;
+      key = undefined;
+    }
+    if (c === '"') {
+      inString = true;
+      start = i;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === ':' && depth === 2 && last) {
+      try {
+        key = JSON.parse(last) as string;
+      } catch {
+        // not a key
+      }
+    }
+    if (depth === 1 && c !== '[' && c !== '{' && c !== '"' && !/[\s,\]]/.test(c)) {
+      // a scalar record: skip to its end
+      while (i + 1 < at && !/[\s,\]]/.test(text[i + 1]!)) i++;
+    }
+  }
+  return {
+    line,
+    ...(record > 0 ? { record } : {}),
+    ...(key ? { column: key } : {}),
+    message: `the file is not valid JSON: ${message.replace(/^JSON\.parse: /, '').slice(0, 200)}`,
+  };
+}
