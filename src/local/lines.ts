@@ -694,11 +694,11 @@ export async function csvHeader(path: string, delimiter: number, skipRows = 0): 
 /**
  * Where a JSON file (an array of records) stops being JSON: the physical line, the
  * record (1-based place in the array) and the key it was in. Undefined when it parses,
- * or is too large to read whole (over 512 MB). Run only after DuckDB's reader failed.
+ * or is too large to read whole (over 256 MB). Run only after DuckDB's reader failed.
  */
 export async function diagnoseJsonArray(path: string): Promise<{ line: number; record?: number; column?: string; message: string } | undefined> {
   const { readFile, stat } = await import('node:fs/promises');
-  if ((await stat(path)).size > 512 << 20) return undefined;
+  if ((await stat(path)).size > 256 << 20) return undefined;
   const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   let message: string;
   try {
