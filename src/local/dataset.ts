@@ -2,12 +2,12 @@
  * Finding a dataset's tables on disk, checking every value against the table's
  * column types, and loading typed tables into DuckDB (the README's Datasets section).
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataError } from '../errors.js';
 import { plural } from '../words.js';
 import { Database, ident, sqlString, type Row, type SqlParams } from './db.js';
-import { csvRecordLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
+import { csvHeader, csvRecordLines, diagnoseCsv, diagnoseJsonArray, diagnoseJsonLines, firstLineEndingChange, jsonRecordLines } from './lines.js';
 import {
   SQL_TYPES,
   TABLES,
@@ -46,6 +46,8 @@ export interface LoadedTable {
   /** Raw columns by lower-cased name. */
   columns: Map<string, SourceColumn>;
   hasPluginId: boolean;
+  /** Columns named twice (also in another case): the table's only problems, since which one counts is unclear. */
+  duplicates?: FileProblem[];
 }
 
 /**
@@ -76,6 +78,16 @@ export interface FileProblem {
   message: string;
 }
 
+/** A table the reader could not read, with where and why: a data error (exit 2) that names each place. */
+export class UnreadableTableError extends DataError {
+  constructor(
+    readonly source: TableSource,
+    readonly problems: FileProblem[],
+  ) {
+    super(`cannot read ${source.display}:`, problems.map(formatFileProblem));
+  }
+}
+
 export function formatFileProblem(p: FileProblem): string {
   const where = [p.file, p.line, p.column ? `column ${p.column}` : undefined].filter(Boolean).join(', ');
   return `${where}: ${p.message}`;
@@ -95,13 +107,59 @@ function matchExtension(file: string) {
   return EXTENSIONS.find((e) => file.toLowerCase().endsWith(e.suffix));
 }
 
-function listFiles(dir: string): string[] {
+/**
+ * What a path that is not a regular file or directory is, for a refusal: a broken
+ * symbolic link, a loop of links, a named pipe, a device, a socket; undefined when
+ * it is (or links to) a regular file or a directory.
+ */
+function notARegularFile(path: string): string | undefined {
+  let target: Stats;
+  try {
+    target = statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    let link = '';
+    try {
+      link = ` to ${readlinkSync(path)}`;
+    } catch {
+      // not a link after all
+    }
+    if (code === 'ENOENT') return `is a broken symbolic link${link} (its target does not exist)`;
+    if (code === 'ELOOP') return `is a loop of symbolic links (it links${link}, which leads back to itself)`;
+    return `cannot be read (${code ?? String(error)})`;
+  }
+  if (target.isFile() || target.isDirectory()) return undefined;
+  const via = lstatSync(path).isSymbolicLink() ? `a symbolic link to ${readlinkSync(path)}, ` : '';
+  const kind = target.isFIFO()
+    ? 'a named pipe (FIFO)'
+    : target.isCharacterDevice() || target.isBlockDevice()
+      ? 'a device'
+      : target.isSocket()
+        ? 'a socket'
+        : 'not a regular file';
+  return `is ${via}${kind}, not a regular file: a table must be a file or a folder of files`;
+}
+
+/**
+ * The data files under a table's folder, in any depth. Symbolic links to files are read (as the
+ * reader's globs do); a link to a folder, which the globs do not follow, and anything else that is
+ * not a regular file are refused in `problems`.
+ */
+function listFiles(dir: string, root: string, problems: string[]): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...listFiles(path));
+    if (entry.isDirectory()) out.push(...listFiles(path, root, problems));
     else if (entry.isFile()) out.push(path);
+    else if (matchExtension(entry.name) || entry.isSymbolicLink()) {
+      const name = relative(root, path);
+      const wrong = notARegularFile(path);
+      if (wrong) problems.push(`${name} ${wrong}`);
+      else if (statSync(path).isDirectory()) {
+        problems.push(`${name} is a symbolic link to a folder, which is not read; move the files into the table's folder or link them one by one`);
+      } else if (matchExtension(entry.name)) out.push(path);
+    }
   }
   return out;
 }
@@ -113,12 +171,27 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
   const entries = readdirSync(dir, { withFileTypes: true });
   const found = new Map<TableName, TableSource>();
   const problems: string[] = [];
+  // Tables that are neither a regular file nor a directory (a broken or looping link, a FIFO, a device): refused.
+  const unreadable: string[] = [];
+  const kinds = new Map<string, 'file' | 'directory'>();
+  for (const entry of entries) {
+    if (entry.isFile()) kinds.set(entry.name, 'file');
+    else if (entry.isDirectory()) kinds.set(entry.name, 'directory');
+    else {
+      const ext = matchExtension(entry.name);
+      const named = (TABLE_NAMES as readonly string[]).includes(ext ? entry.name.slice(0, -ext.suffix.length) : entry.name);
+      if (!named) continue;
+      const wrong = notARegularFile(join(dir, entry.name));
+      if (wrong) unreadable.push(`${entry.name} ${wrong}`);
+      else kinds.set(entry.name, statSync(join(dir, entry.name)).isDirectory() ? 'directory' : 'file');
+    }
+  }
   for (const table of TABLE_NAMES) {
     const candidates: TableSource[] = [];
     for (const entry of entries) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory() && entry.name === table) {
-        const files = listFiles(path).filter((f) => matchExtension(f));
+      if (kinds.get(entry.name) === 'directory' && entry.name === table) {
+        const files = listFiles(path, dir, unreadable).filter((f) => matchExtension(f));
         if (files.length === 0) {
           problems.push(`${table}/: the folder holds no .csv, .csv.gz, .parquet, .json, .jsonl or .ndjson files`);
           continue;
@@ -141,7 +214,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
           hive: files.some((f) => relative(path, f).split(/[\\/]/).some((seg) => seg.includes('='))),
           multiFile: true,
         });
-      } else if (entry.isFile()) {
+      } else if (kinds.get(entry.name) === 'file') {
         const ext = matchExtension(entry.name);
         if (ext && entry.name.slice(0, -ext.suffix.length) === table) {
           candidates.push({
@@ -162,6 +235,9 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
     } else if (candidates[0]) {
       found.set(table, candidates[0]);
     }
+  }
+  if (unreadable.length) {
+    throw new DataError(`the dataset at ${dir} holds tables that are not regular files, which convx refuses to read:`, [...unreadable, ...problems]);
   }
   if (problems.length) throw new DataError(`the dataset at ${dir} is ambiguous or incomplete:`, problems);
   return found;
@@ -194,43 +270,113 @@ const NUMERIC_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLI
 const INTEGER_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
 const TIME_TYPE = /^(TIMESTAMP.*|DATE)$/;
 
-const decimalPattern = (places: number) => `^\\s*[+-]?(\\d+(\\.\\d{0,${places}})?|\\.\\d{1,${places}})\\s*$`;
+/** A decimal that fits the column's DECIMAL(18, places): at most 18 - places digits before the point (leading zeros aside). */
+const boundedDecimalPattern = (places: number) =>
+  `^\\s*[+-]?(0*\\d{1,${18 - places}}(\\.\\d{0,${places}})?|\\.\\d{1,${places}})\\s*$`;
+const DECIMAL_PLACES = { amount: 4, rate: 10 } as const;
+
+/** A raw column DuckDB typed as JSON (a JSON file whose records disagree on the value's kind). */
+const isJson = (column: SourceColumn) => column.rawType === 'JSON';
+/** A raw column of nested values only (every record holds an object or a list there). */
+const isNested = (column: SourceColumn) => /^(STRUCT|MAP|UNION)\b|\]$/.test(column.rawType);
+
+/**
+ * The raw value as SQL: the column itself, or for a JSON column its text (a JSON string unquoted,
+ * a number or boolean as written), so that it is checked and typed as text.
+ */
+function rawValue(column: SourceColumn): string {
+  const v = ident(column.name);
+  return isJson(column) ? `CASE WHEN json_type(${v}) = 'VARCHAR' THEN ${v} ->> '$' ELSE CAST(${v} AS VARCHAR) END` : v;
+}
+
+/** SQL that is true where a raw value is an object or an array (JSON files). */
+function nestedCondition(column: SourceColumn): string | undefined {
+  if (isNested(column)) return `${ident(column.name)} IS NOT NULL`;
+  if (isJson(column)) return `json_type(${ident(column.name)}) IN ('OBJECT', 'ARRAY')`;
+  return undefined;
+}
+
+/** How many digits an integer or decimal raw type may hold before the point. */
+function integerDigits(rawType: string): number {
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(rawType);
+  if (decimal) return Number(decimal[1]) - Number(decimal[2]);
+  const digits: Record<string, number> = { TINYINT: 3, SMALLINT: 5, INTEGER: 10, UTINYINT: 3, USMALLINT: 5, UINTEGER: 10 };
+  return digits[rawType] ?? Infinity;
+}
+
+/** The message of a value a check found: out of the column's range, or not a value of its type. */
+function badValueMessage(spec: ColumnSpec, value: unknown): string {
+  if (spec.type === 'amount' || spec.type === 'rate') {
+    const places = DECIMAL_PLACES[spec.type];
+    const digits = 18 - places;
+    const text = value === null || value === undefined ? '' : String(value).trim();
+    const form = /^[+-]?0*(\d*)(?:\.(\d*))?$/.exec(text);
+    const tooLarge =
+      typeof value === 'number' || typeof value === 'bigint'
+        ? Math.abs(Number(value)) >= 10 ** digits
+        : form !== null && (form[2] ?? '').length <= places && form[1]!.length > digits;
+    if (tooLarge) {
+      return `${describeValue(value)} is out of range: ${spec.type === 'amount' ? 'an amount' : 'a rate'} has at most ${digits} digits before the point and ${places} after (DECIMAL(18,${places}): up to ${'9'.repeat(digits)}.${'9'.repeat(places)})`;
+    }
+  }
+  return `${describeValue(value)} is not ${TYPE_DESCRIPTIONS[spec.type]}`;
+}
+
+/**
+ * For a numeric raw amount or rate: disjoint conditions whose union is a bad value (out of the
+ * column's range; a rate not positive), each a plain comparison that Parquet statistics can refute.
+ */
+function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): string[] {
+  const v = ident(column.name);
+  const digits = 18 - DECIMAL_PLACES[type];
+  const limit = `1${'0'.repeat(digits)}`;
+  const range = integerDigits(column.rawType) > digits;
+  if (type === 'rate') return [...(range ? [`${v} >= ${limit}`] : []), `${v} <= 0`];
+  return range ? [`${v} >= ${limit}`, `${v} <= -${limit}`] : [];
+}
 
 /** SQL that is true where a non-null raw value cannot be read as the column's type. */
 function badValueCondition(spec: ColumnSpec, column: SourceColumn): string | undefined {
-  const v = ident(column.name);
-  const isText = column.rawType === 'VARCHAR';
+  if (isNested(column)) return undefined; // nestedCondition says it
+  const v = rawValue(column);
+  const isText = column.rawType === 'VARCHAR' || isJson(column);
+  // A JSON object or array is the nested check's; the rest of a JSON column is checked as text.
+  const scalar = (condition: string) => (isJson(column) ? `json_type(${ident(column.name)}) NOT IN ('OBJECT', 'ARRAY') AND (${condition})` : condition);
   switch (spec.type) {
     case 'string':
       return undefined;
     case 'timestamp':
-      if (isText) return `TRY_CAST(${v} AS TIMESTAMPTZ) IS NULL`;
+      if (isText) return scalar(`TRY_CAST(${v} AS TIMESTAMPTZ) IS NULL`);
       return TIME_TYPE.test(column.rawType) ? undefined : 'true';
     case 'date':
-      if (isText) return `NOT regexp_full_match(trim(${v}), '\\d{4}-\\d{2}-\\d{2}') OR TRY_CAST(trim(${v}) AS DATE) IS NULL`;
+      if (isText) return scalar(`NOT regexp_full_match(trim(${v}), '\\d{4}-\\d{2}-\\d{2}') OR TRY_CAST(trim(${v}) AS DATE) IS NULL`);
       return TIME_TYPE.test(column.rawType) ? undefined : 'true';
     case 'amount':
     case 'rate': {
-      const places = spec.type === 'amount' ? 4 : 10;
+      const places = DECIMAL_PLACES[spec.type];
       const positive = spec.type === 'rate' ? ` OR TRY_CAST(${v} AS DOUBLE) <= 0` : '';
-      if (isText) return `NOT regexp_matches(${v}, '${decimalPattern(places)}')${positive}`;
-      if (NUMERIC_TYPE.test(column.rawType)) return spec.type === 'rate' ? `${v} <= 0` : undefined;
+      // One pattern checks the form and the range (the digits before the point): the message tells them apart.
+      if (isText) return scalar(`NOT regexp_matches(${v}, '${boundedDecimalPattern(places)}')${positive}`);
+      if (NUMERIC_TYPE.test(column.rawType)) {
+        const parts = numericBadParts(spec.type, column);
+        return parts.length ? parts.join(' OR ') : undefined;
+      }
       return 'true';
     }
     case 'boolean':
-      if (isText) return `lower(trim(${v})) NOT IN ('true', 'false', '1', '0')`;
+      if (isText) return scalar(`lower(trim(${v})) NOT IN ('true', 'false', '1', '0')`);
       if (column.rawType === 'BOOLEAN') return undefined;
       return INTEGER_TYPE.test(column.rawType) ? `${v} NOT IN (0, 1)` : 'true';
     case 'sourceType':
-      return `lower(trim(CAST(${v} AS VARCHAR))) NOT IN ('campaign', 'automation', 'smartflow')`;
+      return scalar(`lower(trim(CAST(${v} AS VARCHAR))) NOT IN ('campaign', 'automation', 'smartflow')`);
   }
 }
 
 /** SQL that reads a checked raw value as the column's type. */
 function typedValue(spec: ColumnSpec, column: SourceColumn | undefined): string {
   if (!column) return `CAST(NULL AS ${SQL_TYPES[spec.type]})`;
-  const v = ident(column.name);
-  const isText = column.rawType === 'VARCHAR';
+  const v = rawValue(column);
+  const isText = column.rawType === 'VARCHAR' || isJson(column);
   switch (spec.type) {
     case 'string':
       return isText ? v : `CAST(${v} AS VARCHAR)`;
@@ -318,10 +464,25 @@ export class Dataset {
     return dataset;
   }
 
-  static async open(dir: string, db: Database): Promise<Dataset> {
+  /**
+   * Tables the reader could not read, by where and why (collect mode, for `convx data check`):
+   * listed by problems() first; the table itself is not loaded.
+   */
+  readonly unreadable: FileProblem[] = [];
+
+  /**
+   * Reads a directory's tables. A table the reader cannot read is a DataError naming where and
+   * why; with `collect` (data check), its problems are kept in `unreadable` and the rest is read.
+   */
+  static async open(dir: string, db: Database, options: { collect?: boolean } = {}): Promise<Dataset> {
     const dataset = new Dataset(dir, db);
     for (const [name, source] of discoverTables(dir)) {
-      dataset.tables.set(name, await dataset.describe(source));
+      try {
+        dataset.tables.set(name, await dataset.describe(source));
+      } catch (error) {
+        if (!options.collect || !(error instanceof UnreadableTableError)) throw error;
+        dataset.unreadable.push(...error.problems);
+      }
     }
     return dataset;
   }
@@ -346,16 +507,142 @@ export class Dataset {
       await this.db.exec(`CREATE OR REPLACE ${kind} ${ident(`raw_${source.table}`)} AS SELECT * FROM ${readExpression(source)}`);
       rows = await this.db.all(`DESCRIBE SELECT * FROM ${ident(`raw_${source.table}`)}`);
     } catch (error) {
+      // Only now, after the reader failed, the files are read again to say where and why.
       if (source.format === 'csv') await this.rejectMixedLineEndings(source);
+      const located = await this.diagnose(source);
+      if (located.length) throw new UnreadableTableError(source, located);
       throw new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
+    }
+    const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
+    // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
+    // different lengths), and read each line whole. Say which line is wrong, if one is.
+    if (source.format === 'csv' && names.length === 1 && /[,;|\t]/.test(names[0]!)) {
+      const located = await this.diagnose(source);
+      if (located.length) throw new UnreadableTableError(source, located);
     }
     const columns = new Map<string, SourceColumn>();
     for (const row of rows) {
       const name = String(row.column_name);
       if (name === '__file') continue;
+      if (columns.has(name.toLowerCase())) continue; // a duplicate: refused below
       columns.set(name.toLowerCase(), { name, rawType: String(row.column_type) });
     }
-    return { source, columns, hasPluginId: columns.has('plugin_id') };
+    const duplicates = await this.duplicateColumns(source, names);
+    return { source, columns, hasPluginId: columns.has('plugin_id'), ...(duplicates.length ? { duplicates } : {}) };
+  }
+
+  /**
+   * Columns named twice in a file, also in another case (names match case-insensitively, so either
+   * could be read). DuckDB renames the second of a CSV header to NAME_1: only then is the header read
+   * again, to name both as written.
+   */
+  private async duplicateColumns(source: TableSource, names: string[]): Promise<FileProblem[]> {
+    const problems: FileProblem[] = [];
+    const lower = names.map((n) => n.toLowerCase());
+    const problem = (file: string, first: string, second: string, at?: [number, number]) =>
+      problems.push({
+        table: source.table,
+        file,
+        column: first,
+        message:
+          first === second
+            ? `the column is named twice${at ? ` (columns ${at[0]} and ${at[1]})` : ''}; keep one of them`
+            : `the column is named twice, as ${JSON.stringify(first)} and ${JSON.stringify(second)}${at ? ` (columns ${at[0]} and ${at[1]})` : ''}; names match case-insensitively, so keep one of them`,
+      });
+    lower.forEach((name, i) => {
+      const first = lower.indexOf(name);
+      if (first < i) problem(source.display, names[first]!, names[i]!);
+    });
+    const renamed = lower.some((name) => {
+      const m = /^(.+)_\d+$/.exec(name);
+      return m !== null && lower.includes(m[1]!);
+    });
+    if (!renamed) return problems;
+    if (source.format === 'json') {
+      // The keys as the records hold them (DuckDB renamed the second of two that differ in case).
+      try {
+        const keys = await this.db.all<{ k: string }>(
+          `SELECT DISTINCT unnest(json_keys(json)) AS k FROM read_json_objects([${source.patterns.map(sqlString).join(', ')}], format = 'auto') ORDER BY k DESC`,
+        );
+        const seen = new Map<string, string>();
+        for (const { k } of keys) {
+          const first = seen.get(k.toLowerCase());
+          if (first === undefined) seen.set(k.toLowerCase(), k);
+          else problem(source.display, first, k);
+        }
+      } catch {
+        // Unreadable as objects: the reader's own view stands.
+      }
+      return problems;
+    }
+    if (source.format !== 'csv') return problems;
+    for (const file of source.files) {
+      let header: string[];
+      try {
+        const sniff = await this.db.one<{ delim: string; skip: number | bigint }>(
+          `SELECT Delimiter AS delim, SkipRows AS skip FROM sniff_csv(${sqlString(file)}, header = true, ${csvDialect([file])})`,
+        );
+        header = await csvHeader(file, (sniff?.delim ?? ',').charCodeAt(0), Number(sniff?.skip ?? 0));
+      } catch {
+        continue;
+      }
+      const seen = new Map<string, number>();
+      header.forEach((name, i) => {
+        const key = name.trim().toLowerCase();
+        const first = seen.get(key);
+        if (first === undefined) seen.set(key, i);
+        else problem(fileLabel(this.dir, source, file), header[first]!, name, [first + 1, i + 1]);
+      });
+    }
+    return problems;
+  }
+
+  /**
+   * Where and why the reader failed, found by reading the files again (lines.ts): records with the
+   * wrong number of fields, a record over the size limit, a compressed file that breaks off, a
+   * JSON Lines record that does not parse. Empty when none of these is found.
+   */
+  private async diagnose(source: TableSource): Promise<FileProblem[]> {
+    const problems: FileProblem[] = [];
+    const numericColumns = new Set(
+      TABLES[source.table].columns.filter((c) => c.type === 'amount' || c.type === 'rate').map((c) => c.name),
+    );
+    for (const file of source.files) {
+      const label = fileLabel(this.dir, source, file);
+      let found: { problems: { line: number; column?: string; message: string }[]; stopped: boolean };
+      try {
+        if (source.format === 'csv') {
+          found = await diagnoseCsv(file, { ...(file.toLowerCase().endsWith('.tsv') ? { delimiter: 0x09 } : {}), numericColumns });
+        } else if (source.format === 'json' && source.jsonLines) {
+          found = await diagnoseJsonLines(file);
+        } else if (source.format === 'json') {
+          const broken = await diagnoseJsonArray(file);
+          if (broken) {
+            problems.push({
+              table: source.table,
+              file: label,
+              line: broken.record ? `record ${broken.record} (line ${broken.line})` : `line ${broken.line}`,
+              ...(broken.column ? { column: broken.column } : {}),
+              message: broken.message,
+            });
+            break;
+          }
+          continue;
+        } else {
+          continue;
+        }
+      } catch {
+        continue;
+      }
+      for (const p of found.problems) {
+        problems.push({ table: source.table, file: label, line: `line ${p.line}`, ...(p.column ? { column: p.column } : {}), message: p.message });
+      }
+      if (found.stopped) {
+        problems.push({ table: source.table, file: label, message: `the search stopped at these ${found.problems.length}; lines after them may have more` });
+      }
+      if (found.problems.length) break; // one file at a time: fix it, and the next is read
+    }
+    return problems;
   }
 
   /**
@@ -385,7 +672,7 @@ export class Dataset {
 
   /** Every problem of every loaded table: missing columns, values of the wrong type, empty required values. */
   async problems(): Promise<FileProblem[]> {
-    const problems: FileProblem[] = [];
+    const problems: FileProblem[] = [...this.unreadable];
     if (this.imported) return problems;
     for (const loaded of this.tables.values()) problems.push(...(await this.tableProblems(loaded)));
     return problems;
@@ -408,7 +695,8 @@ export class Dataset {
     const spec = TABLES[source.table];
     const problems: FileProblem[] = [];
     // `counts`: the same count as disjoint parts whose plain comparisons Parquet statistics can answer (see below).
-    const checks: { column: string; condition: string; counts?: string[]; message: (value: unknown) => string }[] = [];
+    const checks: { column: string; value: string; condition: string; counts?: string[]; message: (value: unknown) => string }[] = [];
+    if (loaded.duplicates?.length) return loaded.duplicates;
     for (const col of spec.columns) {
       const found = columns.get(col.name);
       if (!found) {
@@ -422,10 +710,11 @@ export class Dataset {
         }
         continue;
       }
-      const v = ident(found.name);
+      const v = rawValue(found);
       if (col.required) {
         checks.push({
           column: found.name,
+          value: v,
           // Only text can be blank; casting typed Parquet columns to text would cost a scan's worth of strings.
           condition: found.rawType === 'VARCHAR' ? `${v} IS NULL OR trim(${v}) = ''` : `${v} IS NULL`,
           // trim() strips spaces only, so a blank text sorts before '!': a bound that min/max statistics can refute.
@@ -433,17 +722,29 @@ export class Dataset {
           message: () => 'the value is empty, and the column is required',
         });
       }
+      const nested = nestedCondition(found);
+      if (nested) {
+        checks.push({
+          column: found.name,
+          value: `CAST(${ident(found.name)} AS VARCHAR)`,
+          condition: nested,
+          message: (value) => `${describeValue(value)} is a nested value (an object or a list), not ${TYPE_DESCRIPTIONS[col.type]}`,
+        });
+      }
       const bad = badValueCondition(col, found);
       if (bad) {
         const condition = `${v} IS NOT NULL AND trim(CAST(${v} AS VARCHAR)) <> '' AND (${bad})`;
         checks.push({
           column: found.name,
+          value: v,
           condition,
           // A value spelled exactly as expected is good whatever the rest says: a cheap filter first.
           ...(col.type === 'sourceType' && found.rawType === 'VARCHAR'
             ? { counts: [`${v} NOT IN ('campaign', 'automation', 'smartflow') AND ${condition}`] }
-            : {}),
-          message: (value) => `${describeValue(value)} is not ${TYPE_DESCRIPTIONS[col.type]}`,
+            : (col.type === 'amount' || col.type === 'rate') && NUMERIC_TYPE.test(found.rawType)
+              ? { counts: numericBadParts(col.type, found) }
+              : {}),
+          message: (value) => badValueMessage(col, value),
         });
       }
     }
@@ -475,7 +776,7 @@ export class Dataset {
       examples.set(
         i,
         await this.db.all(
-          `SELECT __file, __pos, ${ident(check.column)} AS v FROM ${positioned} WHERE ${check.condition} ORDER BY __file, __pos LIMIT 3`,
+          `SELECT __file, __pos, ${check.value} AS v FROM ${positioned} WHERE ${check.condition} ORDER BY __file, __pos LIMIT 3`,
         ),
       );
     }
@@ -557,7 +858,8 @@ export class Dataset {
   /**
    * "line N" (CSV, JSON Lines: the physical line, counting the header, blank
    * and comment lines and the lines of values that span several), "row N"
-   * (Parquet) or "record N" (JSON arrays) for each record, by locationKey.
+   * (Parquet) or "record N (line L)" (JSON arrays: the place in the array, and
+   * the line where the record starts) for each record, by locationKey.
    */
   private async lineLabels(loaded: LoadedTable, records: Located[]): Promise<Map<string, string>> {
     const labels = new Map<string, string>();
@@ -590,19 +892,20 @@ export class Dataset {
       const start = starts.get(file) ?? 0;
       const wanted = [...positions].map((p) => p - start);
       let lines = new Map<number, number>();
-      if (source.format === 'json' && !source.jsonLines) {
-        // A JSON array has no meaningful lines: its records are numbered.
-      } else {
-        try {
-          lines = source.format === 'json' ? await jsonRecordLines(file, wanted) : await this.csvLines(loaded, file, start, wanted);
-        } catch {
-          // An unreadable file falls back to record numbers.
-        }
+      try {
+        lines = source.format === 'json' ? await jsonRecordLines(file, wanted) : await this.csvLines(loaded, file, start, wanted);
+      } catch {
+        // An unreadable file falls back to record numbers.
       }
+      // A JSON array's records are numbered, with the line where each starts.
+      const array = source.format === 'json' && !source.jsonLines;
       for (const position of positions) {
         const index = position - start;
         const line = lines.get(index);
-        labels.set(locationKey(file, position), line === undefined ? `record ${index + 1}` : `line ${line}`);
+        labels.set(
+          locationKey(file, position),
+          line === undefined ? `record ${index + 1}` : array ? `record ${index + 1} (line ${line})` : `line ${line}`,
+        );
       }
     }
     return labels;

@@ -222,3 +222,536 @@ export async function firstLineEndingChange(path: string): Promise<{ line: numbe
     stream.destroy();
   }
 }
+
+/** The longest record DuckDB's CSV reader takes (its max_line_size default), in bytes. */
+export const MAX_CSV_RECORD_BYTES = 2_000_000;
+
+/** A problem of a CSV file's shape, found by diagnoseCsv. */
+export interface CsvShapeProblem {
+  /** The physical line where the record starts (or where the file breaks off). */
+  line: number;
+  /** The column the problem is in, as the header names it. */
+  column?: string;
+  message: string;
+}
+
+export interface CsvShapeOptions {
+  /** The delimiter byte; when absent, the most frequent of , ; | and tab in the header line. */
+  delimiter?: number;
+  /** Columns whose values are numbers: an extra field there is most likely a decimal comma. */
+  numericColumns?: ReadonlySet<string>;
+  /** The longest record in bytes. */
+  maxRecordBytes?: number;
+  /** How many problems to find before the scan stops. */
+  keep?: number;
+}
+
+export interface CsvShape {
+  header: string[];
+  delimiter: number;
+  problems: CsvShapeProblem[];
+  /** The scan stopped at `keep` problems: there may be more. */
+  stopped: boolean;
+}
+
+const DELIMITERS = [0x2c, 0x3b, 0x7c, 0x09]; // , ; | tab
+/** How much of a field's text a message may quote. */
+const FIELD_KEEP = 64;
+
+const quoteValue = (text: string) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+const formatBytes = (n: number) => n.toLocaleString('en-US');
+
+/** The delimiter of a CSV file: the most frequent candidate outside quotes on its first non-blank line. */
+async function sniffDelimiter(path: string): Promise<number> {
+  const counts = new Map<number, number>();
+  let inQuotes = false;
+  let seen = 0;
+  const stream = open(path);
+  try {
+    outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (++seen > 1 << 20) break outer;
+        if (b === QUOTE) inQuotes = !inQuotes;
+        else if (!inQuotes && (b === LF || b === CR)) {
+          if (counts.size > 0) break outer;
+        } else if (!inQuotes && DELIMITERS.includes(b)) counts.set(b, (counts.get(b) ?? 0) + 1);
+      }
+    }
+  } catch {
+    // A file that cannot be read to its first line break: the header so far decides.
+  } finally {
+    stream.destroy();
+  }
+  let best = DELIMITERS[0]!;
+  for (const d of DELIMITERS) if ((counts.get(d) ?? 0) > (counts.get(best) ?? 0)) best = d;
+  return best;
+}
+
+/**
+ * Reads a CSV file as RFC 4180 says (double quotes, doubled inside a quoted value) and
+ * finds what DuckDB's reader cannot take: a record with more or fewer fields than the header,
+ * a record longer than the reader's limit, a quoted value never closed, a compressed file that
+ * breaks off. Run only after the reader failed, to say where and why: it reads the file up to
+ * the `keep`-th problem (the whole file when there are fewer).
+ * Blank lines are skipped; so are lines starting with # when the header does not.
+ */
+export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): Promise<CsvShape> {
+  const delimiter = options.delimiter ?? (await sniffDelimiter(path));
+  const maxBytes = options.maxRecordBytes ?? MAX_CSV_RECORD_BYTES;
+  const keep = options.keep ?? 3;
+  const problems: CsvShapeProblem[] = [];
+  const report = (p: CsvShapeProblem) => problems.push(p);
+  const done = () => problems.length >= keep;
+
+  // States of a field: at its start, unquoted, inside quotes, just after a quote inside quotes.
+  const START = 0;
+  const PLAIN = 1;
+  const QUOTED = 2;
+  const CLOSED = 3;
+  let header: string[] | undefined;
+  let commentable = true; // lines starting with # are comments, unless the header starts with #
+  let line = 1; // the physical line being read
+  let recordLine = 1; // where the current record starts
+  // The current record's fields: where each one's first bytes (enough to quote it) lie in `bytes`,
+  // how many were kept, and whether it was longer. Text is made only for a record that is reported.
+  const MAX_FIELDS = 4096;
+  const bytes = Buffer.alloc(FIELD_KEEP * MAX_FIELDS);
+  const starts = new Int32Array(MAX_FIELDS);
+  const lengths = new Int32Array(MAX_FIELDS);
+  const cut = new Uint8Array(MAX_FIELDS);
+  let used = 0; // bytes used in `bytes`
+  let count = 0; // fields of the record so far
+  let kept = 0; // bytes kept of the current field
+  let fieldBytes = 0;
+  const fieldsText = () => {
+    const out: string[] = [];
+    for (let f = 0; f < Math.min(count, MAX_FIELDS); f++) out.push(bytes.toString('utf8', starts[f]!, starts[f]! + lengths[f]!) + (cut[f] ? '…' : ''));
+    while (out.length < count) out.push('…');
+    return out;
+  };
+  let recordBytes = 0;
+  let tooLong: { column: string | undefined } | undefined;
+  let state = START;
+  let atRecordStart = true;
+  let comment = false;
+  let afterCR = false;
+
+  const columnAt = (index: number) => (header && index < header.length ? header[index] : header?.at(-1));
+  const endField = () => {
+    if (count < MAX_FIELDS) {
+      starts[count] = used - kept;
+      lengths[count] = kept;
+      cut[count] = fieldBytes > kept ? 1 : 0;
+    }
+    count++;
+    kept = 0;
+    fieldBytes = 0;
+  };
+  const endRecord = () => {
+    const wasComment = comment;
+    comment = false;
+    atRecordStart = true;
+    state = START;
+    endField();
+    const fields = count;
+    count = 0;
+    used = 0;
+    const size = recordBytes;
+    recordBytes = 0;
+    const long = tooLong;
+    tooLong = undefined;
+    if (wasComment) return;
+    if (long) {
+      report({
+        line: recordLine,
+        ...(long.column ? { column: long.column } : {}),
+        message: `the line is ${formatBytes(size)} bytes long; a record may hold at most ${formatBytes(maxBytes)} bytes (it passes the limit in this column)`,
+      });
+      return;
+    }
+    if (!header) {
+      count = fields;
+      header = fieldsText();
+      count = 0;
+      commentable = !(header[0] ?? '').startsWith('#');
+      return;
+    }
+    if (fields !== header.length) {
+      count = fields;
+      const record = fieldsText();
+      count = 0;
+      report(shapeProblem(recordLine, header, record, options.numericColumns));
+    }
+  };
+
+  const stream = open(path);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const n = chunk.length;
+      for (let i = 0; i < n; i++) {
+        const b = chunk[i]!;
+        if (b === LF || b === CR) {
+          const second = b === LF && afterCR;
+          afterCR = b === CR;
+          if (second) continue;
+          if (state === QUOTED) {
+            // A line break inside a quoted value: part of the value.
+            line++;
+            fieldBytes++;
+            if (kept < FIELD_KEEP && used < bytes.length) {
+              bytes[used++] = b;
+              kept++;
+            }
+            continue;
+          }
+          if (!atRecordStart) {
+            endRecord();
+            if (done()) return { header: header ?? [], delimiter, problems, stopped: true };
+          }
+          line++;
+          continue;
+        }
+        afterCR = false;
+        if (atRecordStart) {
+          atRecordStart = false;
+          recordLine = line;
+          if (b === 0x23 && commentable && header) comment = true;
+        }
+        if (++recordBytes > maxBytes && tooLong === undefined) tooLong = { column: columnAt(count) };
+        if (comment) continue;
+        if (state === START) {
+          if (b === QUOTE) {
+            state = QUOTED;
+            continue;
+          }
+          state = PLAIN;
+        }
+        if (state === PLAIN) {
+          if (b === delimiter) {
+            endField();
+            state = START;
+            continue;
+          }
+        } else if (state === QUOTED) {
+          if (b === QUOTE) {
+            state = CLOSED;
+            continue;
+          }
+        } else if (b === QUOTE) {
+          // state CLOSED: a doubled quote is one quote of the value
+          state = QUOTED;
+        } else if (b === delimiter) {
+          endField();
+          state = START;
+          continue;
+        } else state = PLAIN;
+        fieldBytes++;
+        if (kept < FIELD_KEEP && used < bytes.length) {
+          bytes[used++] = b;
+          kept++;
+        }
+      }
+    }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    report({
+      line: atRecordStart ? line : recordLine,
+      ...(atRecordStart || !columnAt(count) ? {} : { column: columnAt(count)! }),
+      message: `the file breaks off here: ${path.toLowerCase().endsWith('.gz') ? 'the gzip data is truncated or corrupt' : 'it cannot be read'} (${reason})`,
+    });
+    return { header: header ?? [], delimiter, problems, stopped: false };
+  } finally {
+    stream.destroy();
+  }
+  if (state === QUOTED) {
+    report({
+      line: recordLine,
+      ...(columnAt(count) ? { column: columnAt(count)! } : {}),
+      message: 'a quoted value starts in this line and is never closed (a " is missing)',
+    });
+  } else if (!atRecordStart) endRecord();
+  return { header: header ?? [], delimiter, problems, stopped: false };
+}
+
+/** What is wrong with a record of `record.length` fields under a header of another length. */
+function shapeProblem(line: number, header: string[], record: string[], numeric: ReadonlySet<string> = new Set()): CsvShapeProblem {
+  const counts = `${record.length} fields where the header has ${header.length} columns`;
+  if (record.length > header.length) {
+    if (record.length === header.length + 1) {
+      // A decimal comma splits one number in two: an integer, then one to four digits.
+      const candidates: number[] = [];
+      for (let i = 0; i < header.length; i++) {
+        if (/^[+-]?\d+$/.test(record[i]!.trim()) && /^\d{1,4}$/.test(record[i + 1]!.trim())) candidates.push(i);
+      }
+      // Merged there, the record must read well: every other number column holds a number (or nothing).
+      const reads = (i: number) =>
+        header.every((name, j) => j === i || !numeric.has(name.toLowerCase()) || /^\s*([+-]?(\d+(\.\d*)?|\.\d+))?\s*$/.test(record[j > i ? j + 1 : j]!));
+      const fitting = candidates.filter(reads);
+      const at = fitting.find((i) => numeric.has(header[i]!.toLowerCase())) ?? fitting[0];
+      if (at !== undefined) {
+        const value = `${record[at]!.trim()},${record[at + 1]!.trim()}`;
+        return {
+          line,
+          column: header[at]!,
+          message: `${counts}: ${quoteValue(value)} looks like a number with a decimal comma; write it with a dot (${value.replace(',', '.')}) or quote it`,
+        };
+      }
+    }
+    const surplus = record.slice(header.length).map(quoteValue).join(', ');
+    return { line, column: header.at(-1)!, message: `${counts}: more values than columns (after this column: ${surplus})` };
+  }
+  const missing = header.slice(record.length);
+  return {
+    line,
+    column: header[record.length]!,
+    message: `${counts}: the line ends before this column (no value for ${missing.join(', ')})`,
+  };
+}
+
+export interface JsonLinesProblem {
+  line: number;
+  column?: string;
+  message: string;
+}
+
+/**
+ * Reads a JSON Lines file and finds the records JSON cannot parse, by the physical
+ * line where each starts (blank lines count). A record may span lines. Run only after
+ * DuckDB's reader failed.
+ */
+export async function diagnoseJsonLines(path: string, keep = 3): Promise<{ problems: JsonLinesProblem[]; stopped: boolean }> {
+  const problems: JsonLinesProblem[] = [];
+  const broken = (line: number, failure: NonNullable<ReturnType<typeof parseFailure>>) => {
+    problems.push({ line, ...(failure.key ? { column: failure.key } : {}), message: `the record is not valid JSON: ${failure.message}` });
+  };
+  // A record that does not parse on its own line, but may be completed by the next ones.
+  let pending: { line: number; text: string; failure: NonNullable<ReturnType<typeof parseFailure>> } | undefined;
+  let line = 0;
+  const stopped = await eachLine(path, (raw) => {
+    if (problems.length >= keep) return true;
+    line++;
+    const text = line === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+    if (pending) {
+      const joined = `${pending.text}\n${text}`;
+      const failure = parseFailure(joined);
+      if (!failure) {
+        pending = undefined;
+        return false;
+      }
+      if (text.trim() === '' || (failure.incomplete && parseFailure(text) !== undefined && joined.length < 64 << 20)) {
+        pending.text = joined;
+        pending.failure = failure;
+        return false;
+      }
+      // This line starts a record of its own: the pending one is broken as it stood.
+      broken(pending.line, pending.failure);
+      pending = undefined;
+    }
+    if (text.trim() === '') return false;
+    const failure = parseFailure(text);
+    if (!failure) return false;
+    if (failure.incomplete) pending = { line, text, failure };
+    else broken(line, failure);
+    return false;
+  });
+  if (pending && !stopped) broken(pending.line, pending.failure);
+  return { problems, stopped };
+}
+
+/** Why a text is not one JSON value: the parser's message, the top-level key it was in, and whether more text could complete it. */
+function parseFailure(text: string): { message: string; key?: string; incomplete: boolean } | undefined {
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    const message = (error instanceof Error ? error.message : String(error)).replace(/^JSON\.parse: /, '');
+    const position = /position (\d+)/.exec(message);
+    const at = position ? Number(position[1]) : text.length;
+    const incomplete = /end of (JSON )?(input|data)|Unterminated string/i.test(message);
+    // The last top-level key before the error.
+    let key: string | undefined;
+    let depth = 0;
+    let inString = false;
+    let start = -1;
+    let last = '';
+    for (let i = 0; i < Math.min(at, text.length); i++) {
+      const c = text[i]!;
+      if (inString) {
+        if (c === '\\') i++;
+        else if (c === '"') {
+          inString = false;
+          last = text.slice(start, i + 1);
+        }
+        continue;
+      }
+      if (c === '"') {
+        inString = true;
+        start = i;
+      } else if (c === '{' || c === '[') depth++;
+      else if (c === '}' || c === ']') depth--;
+      else if (c === ':' && depth === 1 && last) {
+        try {
+          key = JSON.parse(last) as string;
+        } catch {
+          // not a key
+        }
+      }
+    }
+    return { message: message.replace(/\s+/g, ' ').slice(0, 200), ...(key ? { key } : {}), incomplete };
+  }
+}
+
+/** Calls onLine with each physical line's text (CRLF, LF or a lone CR end a line) until it says stop; true if it did. */
+async function eachLine(path: string, onLine: (text: string) => boolean): Promise<boolean> {
+  const stream = open(path);
+  let parts: Buffer[] = [];
+  let afterCR = false;
+  const emit = () => {
+    const stop = onLine(Buffer.concat(parts).toString('utf8'));
+    parts = [];
+    return stop;
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let from = 0;
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (b === LF && afterCR) {
+          afterCR = false;
+          from = i + 1;
+          continue;
+        }
+        afterCR = b === CR;
+        if (b === LF || b === CR) {
+          parts.push(chunk.subarray(from, i));
+          if (emit()) return true;
+          from = i + 1;
+        }
+      }
+      if (from < chunk.length) parts.push(chunk.subarray(from));
+    }
+    if (parts.length && Buffer.concat(parts).length) return emit();
+    return false;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The header record's fields of a CSV file (after `skipRows` lines), as written. */
+export async function csvHeader(path: string, delimiter: number, skipRows = 0): Promise<string[]> {
+  const fields: string[] = [];
+  let field: number[] = [];
+  let state = 'start' as 'start' | 'plain' | 'quoted' | 'quote';
+  let line = 1;
+  let afterCR = false;
+  let started = false;
+  const stream = open(path);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if ((b === LF || b === CR) && state !== 'quoted') {
+          const second = b === LF && afterCR;
+          afterCR = b === CR;
+          if (second) continue;
+          if (line++ <= skipRows) continue;
+          if (!started) continue; // blank lines before the header
+          fields.push(Buffer.from(field).toString('utf8'));
+          return fields;
+        }
+        afterCR = false;
+        if (line <= skipRows) continue;
+        if (!started && line === 1 && fields.length === 0 && field.length === 0 && b === 0xef) {
+          // a byte order mark: skip its three bytes
+          i += 2;
+          continue;
+        }
+        started = true;
+        if (state === 'start' && b === QUOTE) state = 'quoted';
+        else if (state === 'quoted') state = b === QUOTE ? 'quote' : (field.push(b), 'quoted');
+        else if (b === delimiter) {
+          fields.push(Buffer.from(field).toString('utf8'));
+          field = [];
+          state = 'start';
+        } else if (state === 'quote' && b === QUOTE) {
+          field.push(b);
+          state = 'quoted';
+        } else {
+          field.push(b);
+          state = 'plain';
+        }
+        if (field.length > 4096) return fields;
+      }
+    }
+    if (started) fields.push(Buffer.from(field).toString('utf8'));
+    return fields;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * Where a JSON file (an array of records) stops being JSON: the physical line, the
+ * record (1-based place in the array) and the key it was in. Undefined when it parses,
+ * or is too large to read whole (over 256 MB). Run only after DuckDB's reader failed.
+ */
+export async function diagnoseJsonArray(path: string): Promise<{ line: number; record?: number; column?: string; message: string } | undefined> {
+  const { readFile, stat } = await import('node:fs/promises');
+  if ((await stat(path)).size > 256 << 20) return undefined;
+  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
+  let message: string;
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (error) {
+    message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ');
+  }
+  const position = /position (\d+)/.exec(message);
+  const at = position ? Math.min(Number(position[1]), text.length) : text.length;
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  let last = '';
+  let record = 0;
+  let key: string | undefined;
+  for (let i = 0; i < at; i++) {
+    const c = text[i]!;
+    if (c === '\n' || (c === '\r' && text[i + 1] !== '\n')) line++;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') {
+        inString = false;
+        last = text.slice(start, i + 1);
+      }
+      continue;
+    }
+    if (depth === 1 && !/[\s,\]]/.test(c)) {
+      record++;
+      key = undefined;
+    }
+    if (c === '"') {
+      inString = true;
+      start = i;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === ':' && depth === 2 && last) {
+      try {
+        key = JSON.parse(last) as string;
+      } catch {
+        // not a key
+      }
+    }
+    if (depth === 1 && c !== '[' && c !== '{' && c !== '"' && !/[\s,\]]/.test(c)) {
+      // a scalar record: skip to its end
+      while (i + 1 < at && !/[\s,\]]/.test(text[i + 1]!)) i++;
+    }
+  }
+  return {
+    line,
+    ...(record > 0 ? { record } : {}),
+    ...(key ? { column: key } : {}),
+    message: `the file is not valid JSON: ${message.replace(/^JSON\.parse: /, '').slice(0, 200)}`,
+  };
+}
