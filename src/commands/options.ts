@@ -95,9 +95,19 @@ export const OPTIONS = {
     },
     {
       flags: '--query-timeout <seconds>',
-      description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
+      description: 'time budget of a request from its arrival to its answer, waiting for its turn included (over it: 503 with Retry-After; 0: no limit)',
       defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
     },
+    {
+      flags: '--body-timeout <seconds>',
+      description: "time a request's headers and body may take to arrive (over it: 408, and the connection is closed; 0: no limit)",
+      defaultValue: String(DEFAULT_LIMITS.bodyTimeoutMs / 1000),
+    },
+    ...described([
+      ['--plugin-concurrency <n>', 'requests of one plugin that run at once (default: half of --pool-size); more wait their turn, round-robin between plugins'],
+      ['--token-concurrency <n>', 'requests of one token that run at once (default: as many as its plugin)'],
+      ['--plugin-queue <n>', 'requests of one plugin that may wait for their turn (default: eight per pooled connection); one more: 503 busy with Retry-After'],
+    ]),
     ...RENDER_LIMIT_OPTIONS,
   ],
   token: [

@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type S
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
 import { RateLimiter, rateKey } from './ratelimit.js';
+import { defaultPluginConcurrency, defaultPluginQueue, FairGate } from './pool.js';
 import type { ServedDataset } from './plugins.js';
 
 export interface AppOptions {
@@ -67,6 +68,27 @@ function hasSentHeaders(socket: Socket): boolean {
   return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who may run work on the data now (pool.ts FairGate): its stats are the tests' window on fairness. */
+    gate: FairGate;
+  }
+}
+
+/** The gate of a server's limits: per plugin, per token and pooled bounds, the defaults derived from the pool's size. */
+export function gateFor(limits: ServerLimits, poolSize: number): FairGate {
+  const perPlugin = limits.pluginConcurrency ?? defaultPluginConcurrency(poolSize);
+  return new FairGate({
+    poolSize,
+    perPlugin,
+    perClient: limits.tokenConcurrency ?? perPlugin,
+    queuePerPlugin: limits.pluginQueue ?? defaultPluginQueue(poolSize),
+  });
+}
+
+/** The digest of a request's bearer token, whose turns the gate counts (never the token itself). */
+const clientOf = (request: FastifyRequest) => rateKey(request.plugin, undefined, (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim());
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date());
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -88,7 +110,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: false,
     bodyLimit: limits.bodyLimit,
     // Node would answer a missing Host header with an empty 400; the onRequest hook answers it with a problem.
-    http: { requireHostHeader: false },
+    // Node checks the request timeout below every connectionsCheckingInterval ms (30 s unless told).
+    http: { requireHostHeader: false, connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.bodyTimeoutMs / 4))) },
+    // Headers and body must arrive within this; a body that stops coming is a 408 problem (clientErrorHandler).
+    requestTimeout: limits.bodyTimeoutMs,
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -104,6 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code });
     },
   });
+  app.decorate('gate', gateFor(limits, options.dataset().poolStats.size));
   // Only JSON bodies: fastify would otherwise also take text/plain.
   app.removeContentTypeParser('text/plain');
   // An Expect header other than 100-continue: Node would answer an empty 417.
@@ -221,22 +247,34 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!dataset.has(request.plugin)) {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
     }
-    const backend = await dataset.backend(request.plugin, connection);
+    // Its turn first (bounded per plugin and token, round-robin between plugins), within the budget.
+    const ticket = await app.gate.enter({ plugin: request.plugin, client: clientOf(request), pooled: connection.pooled ?? true });
     try {
-      return await work(backend);
-    } catch (error) {
-      // An answer such as a data or usage error leaves the connection as it was (and its prepared
-      // statements with it); an interrupted or failed query may not: that connection is replaced.
-      if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
-      throw error;
+      const backend = await dataset.backend(request.plugin, connection);
+      try {
+        return await work(backend);
+      } catch (error) {
+        // An answer such as a data or usage error leaves the connection as it was (and its prepared
+        // statements with it); an interrupted or failed query may not: that connection is replaced.
+        if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
+        throw error;
+      } finally {
+        await backend.close();
+      }
     } finally {
-      await backend.close();
+      ticket.leave();
     }
   }
 
+  /** When the request arrived (onRequest), as performance.now(): its time budget runs from there. */
+  const arrival = (request: FastifyRequest) => {
+    const begun = started.get(request);
+    return begun === undefined ? performance.now() : performance.now() - Number(process.hrtime.bigint() - begun) / 1e6;
+  };
+
   /** Work on the data, interrupted when its queries run over the query time budget. */
   const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, connection: { pooled?: boolean } = {}) =>
-    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection));
+    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection), arrival(request));
 
   /**
    * A report or items query (see query) whose answer carries an ETag of the data
@@ -248,7 +286,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const dataset = options.dataset();
     const tag = entityTag(dataset.version, request.plugin, request.url, parsed);
     if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).header('etag', tag).send();
-    const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset));
+    const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset), arrival(request));
     reply.header('etag', tag);
     return body;
   };
