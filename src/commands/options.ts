@@ -106,7 +106,7 @@ export const OPTIONS = {
     ...described([
       ['--plugin-concurrency <n>', 'requests of one plugin that run at once (default: half of --pool-size); more wait their turn, round-robin between plugins'],
       ['--token-concurrency <n>', 'requests of one token that run at once (default: as many as its plugin)'],
-      ['--plugin-queue <n>', 'requests of one plugin that may wait for their turn (default: eight per pooled connection); one more: 503 busy with Retry-After'],
+      ['--plugin-queue <n>', 'requests of one plugin that may wait for their turn (default: eight per pooled connection, at least 64); one more: 503 busy with Retry-After'],
     ]),
     ...RENDER_LIMIT_OPTIONS,
   ],

@@ -129,7 +129,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code });
     },
   });
-  app.decorate('gate', gateFor(limits, options.dataset().poolStats.size));
+  // Made at the first request, when the dataset (and its pool's size) is there.
+  let gate: FairGate | undefined;
+  app.decorate('gate', { getter: () => (gate ??= gateFor(limits, options.dataset().poolStats.size)) });
   // Only JSON bodies: fastify would otherwise also take text/plain.
   app.removeContentTypeParser('text/plain');
   // An Expect header other than 100-continue: Node would answer an empty 417.

@@ -22,7 +22,7 @@ export interface ServerLimits {
   pluginConcurrency?: number;
   /** Requests of one token that run at once; undefined: as many as its plugin may. */
   tokenConcurrency?: number;
-  /** Requests of one plugin that may wait for their turn; one more is a 503 busy problem. undefined: eight per pooled connection. */
+  /** Requests of one plugin that may wait for their turn; one more is a 503 busy problem. undefined: eight per pooled connection, at least 64. */
   pluginQueue?: number;
 }
 

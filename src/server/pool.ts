@@ -237,9 +237,9 @@ export function defaultPluginConcurrency(poolSize: number): number {
   return Math.max(1, Math.ceil(poolSize / 2));
 }
 
-/** Requests of one plugin that may wait for a turn when not told: eight per pooled connection. */
+/** Requests of one plugin that may wait for a turn when not told: eight per pooled connection, at least 64. */
 export function defaultPluginQueue(poolSize: number): number {
-  return 8 * poolSize;
+  return Math.max(64, 8 * poolSize);
 }
 
 /** Seconds a client refused because its plugin's queue is full is asked to wait. */
