@@ -110,9 +110,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: false,
     bodyLimit: limits.bodyLimit,
     // Node would answer a missing Host header with an empty 400; the onRequest hook answers it with a problem.
-    // Node checks the request timeout below every connectionsCheckingInterval ms (30 s unless told).
-    http: { requireHostHeader: false, connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.bodyTimeoutMs / 4))) },
-    // Headers and body must arrive within this; a body that stops coming is a 408 problem (clientErrorHandler).
+    // Headers and body must arrive within requestTimeout; a body that stops coming is a 408 problem
+    // (clientErrorHandler). Node takes it only when the server is made, and checks it every
+    // connectionsCheckingInterval ms (30 s unless told).
+    http: {
+      requireHostHeader: false,
+      requestTimeout: limits.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.bodyTimeoutMs / 4))),
+    },
     requestTimeout: limits.bodyTimeoutMs,
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
