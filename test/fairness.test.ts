@@ -14,6 +14,7 @@ import type { ValidateResponse } from '../src/model/validation.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
+import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
 import { cli, csv, dataset } from './helpers.js';
 
 const SECRET = 'fairness-test-secret-long-enough';
@@ -165,13 +166,16 @@ describe('one plugin cannot slow another within its rate limit (issue 17, point 
 
   it("gives plugin B's harmless validation a correct answer or a 503 busy, never a false render_limit_exceeded, while 32 hostile validations of A run", async () => {
     const server = await serve({
-      limits: { rateLimitPerMinute: 0, queryTimeoutMs: 6000 },
-      renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 500, requestTimeMs: 1500 },
+      limits: { rateLimitPerMinute: 0, queryTimeoutMs: 10_000 },
+      // B's validation runs 6 tiny jobs (3 parse checks, 3 renders of its one sample): its renders
+      // take far less than 500 ms, what it waits for (SQL, a renderer) may well take more.
+      renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 1000, requestTimeMs: 500 },
     });
     try {
       const a = await bearer('A');
       const t0 = performance.now();
-      const hostileBody = { audience: { lists: ['l'] }, assets: ['cs', 'en'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
+      // Each selects 50,000 contacts (SQL that keeps DuckDB's threads busy), then renders loops that hit the render limit.
+      const hostileBody = { audience: { lists: ['big'] }, assets: ['cs', 'en'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
       const hostile = Array.from({ length: 32 }, () => post(server, hostileBody, a, t0));
       await sleep(500);
       const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
@@ -248,6 +252,40 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
       expect(server.holder.current.poolStats.leases - before).toBe(admitted);
       for (const answer of answers.filter((r) => r.status !== 200)) expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
       expect(answers.filter((r) => r.status === 503).length).toBeGreaterThanOrEqual(expired);
+    } finally {
+      await server.close();
+    }
+  });
+  it("cuts a render at its request's budget, so another plugin's validation waits for a renderer at most that long, and is never charged for it", async () => {
+    const server = await serve({
+      limits: { rateLimitPerMinute: 0, queryTimeoutMs: 1500 },
+      renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 4000, requestTimeMs: 10_000 },
+    });
+    try {
+      const a = await bearer('A');
+      const t0 = performance.now();
+      // As many of A's validations as there are renderers, each rendering a loop for up to 4 s.
+      const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>
+        post(server, { audience: { lists: ['l'] }, assets: [{ subject: NESTED_LOOP, html: HTML, text: 'Hi' }] }, a, t0),
+      );
+      await sleep(600);
+      const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
+      const b = await post(server, harmless, await bearer('B'), performance.now());
+      // Today A's renders ran their 4 s whatever the budget, and B waited for them.
+      expect(b.at).toBeLessThan(1500 + 1000);
+      if (b.status === 200) {
+        expect((b.body as ValidateResponse).render.errors).toEqual([]);
+        expect((b.body as ValidateResponse).render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
+      } else {
+        expect(problemType(b)).toBe('urn:convx:problem:busy');
+        expect(b.headers.get('retry-after')).toBe('5');
+      }
+      // A's renders were cut when A's budget ran out: the budget's 503, not a finding about the template.
+      for (const answer of await Promise.all(hostile)) {
+        expect(answer.status).toBe(503);
+        expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
+        expect(answer.at).toBeLessThan(1500 + 1000);
+      }
     } finally {
       await server.close();
     }
