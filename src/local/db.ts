@@ -37,7 +37,7 @@ export class QueryTimeoutError extends Error {
   ) {
     super(
       queued
-        ? `the request waited for its turn longer than its time budget of ${budgetMs / 1000} s; its query did not run`
+        ? `the request used up its time budget of ${budgetMs / 1000} s before its query could start (waiting for its turn included); the query did not run`
         : `the query took longer than its time budget of ${budgetMs / 1000} s and was interrupted`,
     );
     this.name = 'QueryTimeoutError';

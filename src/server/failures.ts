@@ -43,7 +43,7 @@ export function problemFor(error: unknown, bodyLimit: number): { failure: Proble
     return { failure: new ProblemError({ ...problem('dataError', detail), ...parts }), report: 'data error' };
   }
   if (error instanceof QueryTimeoutError) {
-    const detail = `${error.message}; ${error.queued ? 'the server is busy: try again later' : 'narrow the period or the filters, or try again later'}`;
+    const detail = `${error.message}; narrow the period or the filters, or try again later`;
     return { failure: retryLater('queryTimeout', detail, RETRY_AFTER_UNAVAILABLE_SECONDS), report: 'query timeout' };
   }
   // Busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget.
