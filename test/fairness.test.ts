@@ -10,8 +10,10 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withQueryBudget } from '../src/local/db.js';
 import type { ValidateResponse } from '../src/model/validation.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
+import { BusyError, FairGate } from '../src/server/pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
@@ -94,6 +96,49 @@ async function post(server: RunningServer, body: unknown, authorization: string,
 }
 
 const problemType = (answer: Answer) => (answer.body as { type?: string } | undefined)?.type;
+
+describe('the gate (pool.ts FairGate)', () => {
+  const claim = (plugin: string, client = 't') => ({ plugin, client, pooled: true });
+
+  it('gives turns round-robin between plugins, then between tokens, within the per-plugin and per-token bounds', async () => {
+    const gate = new FairGate({ poolSize: 2, perPlugin: 1, perClient: 1, queuePerPlugin: 10 });
+    const order: string[] = [];
+    const enter = (name: string, c: ReturnType<typeof claim>) => gate.enter(c).then((ticket) => (order.push(name), ticket));
+    const a1 = await enter('a1', claim('A', 'x'));
+    const waiting = [enter('a2', claim('A', 'x')), enter('a3', claim('A', 'x')), enter('a4', claim('A', 'y'))];
+    const b1 = await enter('b1', claim('B')); // A holds its one turn: B's comes at once
+    const b2 = enter('b2', claim('B'));
+    expect(gate.stats).toMatchObject({ running: 2, pooled: 2, waiting: 4 });
+    a1.leave();
+    a1.leave(); // leaving twice is harmless
+    const a2 = await waiting[0]!;
+    b1.leave();
+    const b2t = await b2;
+    a2.leave();
+    const a4 = await waiting[2]!; // token y's turn before token x's second
+    a4.leave();
+    (await waiting[1]!).leave();
+    b2t.leave();
+    expect(order).toEqual(['a1', 'b1', 'a2', 'b2', 'a4', 'a3']);
+    expect(gate.stats).toMatchObject({ running: 0, waiting: 0, admitted: 6, clientPeak: 1 });
+    expect(gate.stats.plugins.A!.peak).toBe(1);
+  });
+
+  it('refuses one more than the queue bound with a BusyError, and lets a waiter whose budget runs out leave without a turn', async () => {
+    const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 2 });
+    const first = await gate.enter(claim('A'));
+    const queued = [gate.enter(claim('A')), gate.enter(claim('A'))];
+    await expect(gate.enter(claim('A'))).rejects.toBeInstanceOf(BusyError);
+    expect(gate.stats).toMatchObject({ refused: 1, waiting: 2 });
+    const expiring = withQueryBudget(30, () => gate.enter(claim('C')).then(() => gate.enter(claim('C'))));
+    await expect(expiring).rejects.toMatchObject({ name: 'QueryTimeoutError', queued: true });
+    expect(gate.stats).toMatchObject({ expired: 1 });
+    first.leave();
+    for (const ticket of queued) (await ticket).leave();
+    expect(gate.stats).toMatchObject({ waiting: 0 });
+    expect(gate.stats.running).toBe(1); // C's first turn, never left in this test
+  });
+});
 
 describe('one plugin cannot slow another within its rate limit (issue 17, point 2)', () => {
   it("serves plugin B's request before plugin A's queue of 32 is drained", async () => {
