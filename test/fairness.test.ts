@@ -393,6 +393,22 @@ describe('a body that never completes (issue 17, point 4)', () => {
     expect(health.status).toBe(200);
   });
 
+  it('answers headers that never end with the same 408 within the body timeout', async () => {
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const sent = performance.now();
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nX-Slow: 1`);
+    const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
+    socket.destroy();
+    expect(at, `still open after 8 s; received: ${received}`).toBeDefined();
+    expect(at! - sent).toBeLessThan(500 + 2500);
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(received).toContain('urn:convx:problem:request-timeout');
+  });
+
   it('lists the new options with their defaults in convx serve --help', async () => {
     const help = (await cli(['serve', '--help'])).stdout;
     for (const flag of ['--body-timeout <seconds>', '--plugin-concurrency <n>', '--token-concurrency <n>', '--plugin-queue <n>']) expect(help).toContain(flag);

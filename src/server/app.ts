@@ -116,7 +116,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     http: {
       requireHostHeader: false,
       requestTimeout: limits.bodyTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(limits.bodyTimeoutMs / 4))),
+      // Headers within a minute at most, even with --body-timeout 0 (Node would then drop this bound too).
+      headersTimeout: limits.bodyTimeoutMs > 0 ? Math.min(60_000, limits.bodyTimeoutMs) : 60_000,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor((limits.bodyTimeoutMs || 4000) / 4))),
     },
     requestTimeout: limits.bodyTimeoutMs,
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
