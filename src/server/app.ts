@@ -256,24 +256,28 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!dataset.has(request.plugin)) {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
     }
-    // Its turn first (bounded per plugin and token, round-robin between plugins), within the budget.
+    const backend = await dataset.backend(request.plugin, connection);
+    try {
+      return await work(backend);
+    } catch (error) {
+      // An answer such as a data or usage error leaves the connection as it was (and its prepared
+      // statements with it); an interrupted or failed query may not: that connection is replaced.
+      if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
+      throw error;
+    } finally {
+      await backend.close();
+    }
+  }
+
+  /** Work on the data once the request's turn comes (bounded per plugin and token, round-robin between plugins), within its budget. */
+  const withTurn = async <T>(request: FastifyRequest, connection: { pooled?: boolean }, work: () => Promise<T>): Promise<T> => {
     const ticket = await app.gate.enter({ plugin: request.plugin, client: clientOf(request), pooled: connection.pooled ?? true });
     try {
-      const backend = await dataset.backend(request.plugin, connection);
-      try {
-        return await work(backend);
-      } catch (error) {
-        // An answer such as a data or usage error leaves the connection as it was (and its prepared
-        // statements with it); an interrupted or failed query may not: that connection is replaced.
-        if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
-        throw error;
-      } finally {
-        await backend.close();
-      }
+      return await work();
     } finally {
       ticket.leave();
     }
-  }
+  };
 
   /** When the request arrived (onRequest), as performance.now(): its time budget runs from there. */
   const arrival = (request: FastifyRequest) => {
@@ -283,7 +287,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   /** Work on the data, interrupted when its queries run over the query time budget. */
   const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, connection: { pooled?: boolean } = {}) =>
-    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection), arrival(request));
+    withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, connection, () => withBackend(request, work, options.dataset(), connection)), arrival(request));
 
   /**
    * A report or items query (see query) whose answer carries an ETag of the data
@@ -295,7 +299,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const dataset = options.dataset();
     const tag = entityTag(dataset.version, request.plugin, request.url, parsed);
     if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).header('etag', tag).send();
-    const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset), arrival(request));
+    const body = await withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, {}, () => withBackend(request, work, dataset)), arrival(request));
     reply.header('etag', tag);
     return body;
   };
