@@ -116,8 +116,10 @@ export class Database {
    * first interrupt came would otherwise run in full once it starts.
    */
   private async bounded<T>(step: () => Promise<T>): Promise<T> {
-    while (this.leftover.running.size) await Promise.allSettled([...this.leftover.running]);
     const budget = budgets.getStore();
+    // A spent budget fails at once, without waiting for an interrupted step to end.
+    if (budget && budget.deadline <= performance.now()) throw new QueryTimeoutError(budget.budgetMs, true);
+    while (this.leftover.running.size) await Promise.allSettled([...this.leftover.running]);
     if (!budget) return step();
     const left = budget.deadline - performance.now();
     if (left <= 0) throw new QueryTimeoutError(budget.budgetMs, true);
