@@ -10,10 +10,10 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withQueryBudget } from '../src/local/db.js';
+import { Database, withQueryBudget } from '../src/local/db.js';
 import type { ValidateResponse } from '../src/model/validation.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
-import { BusyError, FairGate } from '../src/server/pool.js';
+import { BusyError, ConnectionPool, FairGate } from '../src/server/pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
@@ -137,6 +137,26 @@ describe('the gate (pool.ts FairGate)', () => {
     for (const ticket of queued) (await ticket).leave();
     expect(gate.stats).toMatchObject({ waiting: 0 });
     expect(gate.stats.running).toBe(1); // C's first turn, never left in this test
+  });
+});
+
+describe('the connection pool under a budget', () => {
+  it('lets a request whose budget runs out while it waits for a connection leave the queue, without ever getting one', async () => {
+    const db = await Database.open();
+    const pool = new ConnectionPool(() => db.connect(), 1);
+    try {
+      const held = await pool.acquire();
+      await expect(withQueryBudget(30, () => pool.acquire())).rejects.toMatchObject({ name: 'QueryTimeoutError', queued: true });
+      expect(pool.stats).toMatchObject({ waiting: 0, leases: 1 });
+      held.release();
+      const next = await pool.acquire();
+      expect(await next.db.all('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      next.release();
+      expect(pool.stats).toMatchObject({ leases: 2, lent: 0 });
+    } finally {
+      pool.close();
+      db.close();
+    }
   });
 });
 
