@@ -95,7 +95,7 @@ export const OPTIONS = {
     },
     {
       flags: '--query-timeout <seconds>',
-      description: 'DuckDB time budget of a report, items or validation request (over it: 503 with Retry-After; 0: no limit)',
+      description: 'time budget of a request from its arrival to its answer, waiting for its turn included (over it: 503 with Retry-After; 0: no limit)',
       defaultValue: String(DEFAULT_LIMITS.queryTimeoutMs / 1000),
     },
     {
@@ -103,6 +103,16 @@ export const OPTIONS = {
       description: 'how long the data a reload replaced still answers requests pinned to its version (Convx-Data-Version; after it: 412; 0: none)',
       defaultValue: String(DEFAULT_VERSION_GRACE_SECONDS),
     },
+    {
+      flags: '--body-timeout <seconds>',
+      description: "time a request's headers and body may take to arrive (over it: 408, and the connection is closed; 0: no limit)",
+      defaultValue: String(DEFAULT_LIMITS.bodyTimeoutMs / 1000),
+    },
+    ...described([
+      ['--plugin-concurrency <n>', 'requests of one plugin that run at once (default: half of --pool-size); more wait their turn, round-robin between plugins'],
+      ['--token-concurrency <n>', 'requests of one token that run at once (default: as many as its plugin)'],
+      ['--plugin-queue <n>', 'requests of one plugin that may wait for their turn (default: eight per pooled connection, at least 64); one more: 503 busy with Retry-After'],
+    ]),
     ...RENDER_LIMIT_OPTIONS,
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },

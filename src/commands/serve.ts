@@ -30,6 +30,28 @@ function parseLimits(flags: ServeFlags): ServerLimits {
     bodyLimit: Number(body[1]) * unit,
     rateLimitPerMinute: Number(flags.rateLimit),
     queryTimeoutMs: Number(flags.queryTimeout) * 1000,
+    ...parseTurnLimits(flags),
+  };
+}
+
+/** --body-timeout and the bounds of what one plugin or token runs at once (left out: derived from the pool's size). */
+function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' | 'pluginConcurrency' | 'tokenConcurrency' | 'pluginQueue'> {
+  if (!/^\d+(\.\d+)?$/.test(flags.bodyTimeout)) {
+    throw new UsageError(`--body-timeout: "${flags.bodyTimeout}" is not a number of seconds (0: no limit)`);
+  }
+  const count = (value: string | undefined, flag: string) => {
+    if (value === undefined) return undefined;
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100_000) throw new UsageError(`${flag}: "${value}" is not a whole number from 1 to 100000`);
+    return Number(value);
+  };
+  const pluginConcurrency = count(flags.pluginConcurrency, '--plugin-concurrency');
+  const tokenConcurrency = count(flags.tokenConcurrency, '--token-concurrency');
+  const pluginQueue = count(flags.pluginQueue, '--plugin-queue');
+  return {
+    bodyTimeoutMs: Math.round(Number(flags.bodyTimeout) * 1000),
+    ...(pluginConcurrency !== undefined ? { pluginConcurrency } : {}),
+    ...(tokenConcurrency !== undefined ? { tokenConcurrency } : {}),
+    ...(pluginQueue !== undefined ? { pluginQueue } : {}),
   };
 }
 

@@ -30,13 +30,22 @@ export function inList(params: SqlParams, prefix: string, values: readonly strin
 
 /** A query (or a run of queries under one budget) took longer than its time budget and was interrupted. */
 export class QueryTimeoutError extends Error {
-  constructor(readonly budgetMs: number) {
-    super(`the query took longer than its time budget of ${budgetMs / 1000} s and was interrupted`);
+  constructor(
+    readonly budgetMs: number,
+    /** True when the budget ran out before the query could start (it waited for a connection or a turn, and never ran). */
+    readonly queued = false,
+  ) {
+    super(
+      queued
+        ? `the request used up its time budget of ${budgetMs / 1000} s before its query could start (waiting for its turn included); the query did not run`
+        : `the query took longer than its time budget of ${budgetMs / 1000} s and was interrupted`,
+    );
     this.name = 'QueryTimeoutError';
   }
 }
 
-interface Budget {
+/** The time budget of the work running now: when it ends (performance.now() milliseconds) and how long it is. */
+export interface Budget {
   deadline: number;
   budgetMs: number;
 }
@@ -44,15 +53,26 @@ interface Budget {
 const budgets = new AsyncLocalStorage<Budget>();
 
 /**
- * Runs work under a time budget: every query a Database runs inside it (on any
- * connection, awaited from work) is interrupted when the budget is spent, and
- * fails with QueryTimeoutError; a query that would start after that fails at
- * once. A budget of 0 or less means none. The connection stays usable.
+ * Runs work under a time budget that began at startedAt (performance.now(); now
+ * when not given, a server passes the request's arrival): every query a
+ * Database runs inside it (on any connection, awaited from work) is interrupted
+ * when the budget is spent, and fails with QueryTimeoutError at once; a query
+ * that would start after that fails at once. Waits inside it (for a pooled
+ * connection, a turn, a renderer) read the same deadline (currentBudget). A
+ * budget of 0 or less means none. The connection stays usable.
  */
-export function withQueryBudget<T>(budgetMs: number, work: () => Promise<T>): Promise<T> {
+export function withQueryBudget<T>(budgetMs: number, work: () => Promise<T>, startedAt = performance.now()): Promise<T> {
   if (!(budgetMs > 0)) return work();
-  return budgets.run({ deadline: performance.now() + budgetMs, budgetMs }, work);
+  return budgets.run({ deadline: startedAt + budgetMs, budgetMs }, work);
 }
+
+/** The budget of the work running now (see withQueryBudget), undefined outside one. */
+export function currentBudget(): Budget | undefined {
+  return budgets.getStore();
+}
+
+/** How often a query whose budget ran out is interrupted again until it ends (one still waiting for a thread would miss one interrupt). */
+const REINTERRUPT_MS = 5;
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
 export class Database {
@@ -82,21 +102,45 @@ export class Database {
     this.connection.interrupt();
   }
 
-  /** Runs one step of a query under the current budget (see withQueryBudget), interrupting it when the budget runs out. */
+  /**
+   * Steps still running on this connection after their budget ran out (their caller already
+   * has its QueryTimeoutError): the next step, and close(), wait for them. An object, so that
+   * a lent view of this Database (pool.ts) shares it.
+   */
+  private readonly leftover: { running: Set<Promise<unknown>>; closing: boolean } = { running: new Set(), closing: false };
+
+  /**
+   * Runs one step of a query under the current budget (see withQueryBudget). When the budget
+   * runs out the step fails with QueryTimeoutError at once, and the query is interrupted, again
+   * every few ms until it ends: a query still waiting for a DuckDB or libuv thread when the
+   * first interrupt came would otherwise run in full once it starts.
+   */
   private async bounded<T>(step: () => Promise<T>): Promise<T> {
     const budget = budgets.getStore();
+    // A spent budget fails at once, without waiting for an interrupted step to end.
+    if (budget && budget.deadline <= performance.now()) throw new QueryTimeoutError(budget.budgetMs, true);
+    while (this.leftover.running.size) await Promise.allSettled([...this.leftover.running]);
     if (!budget) return step();
     const left = budget.deadline - performance.now();
-    if (left <= 0) throw new QueryTimeoutError(budget.budgetMs);
-    let fired = false;
-    const timer = setTimeout(() => {
-      fired = true;
-      this.interrupt();
-    }, left);
+    if (left <= 0) throw new QueryTimeoutError(budget.budgetMs, true);
+    const running = step();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.interrupt();
+        const again = setInterval(() => this.interrupt(), REINTERRUPT_MS);
+        const ended = () => {
+          clearInterval(again);
+          this.leftover.running.delete(running);
+          if (this.leftover.closing && !this.leftover.running.size) this.closeNow();
+        };
+        this.leftover.running.add(running);
+        running.then(ended, ended);
+        reject(new QueryTimeoutError(budget.budgetMs));
+      }, left);
+    });
     try {
-      return await step();
-    } catch (error) {
-      throw fired ? new QueryTimeoutError(budget.budgetMs) : error;
+      return await Promise.race([running, expired]);
     } finally {
       clearTimeout(timer);
     }
@@ -183,8 +227,13 @@ export class Database {
     }
   }
 
-  /** Closes this connection, and the database itself when this is its owner. */
+  /** Closes this connection, and the database itself when this is its owner (once the interrupted steps still running end). */
   close(): void {
+    if (this.leftover.running.size) this.leftover.closing = true;
+    else this.closeNow();
+  }
+
+  private closeNow(): void {
     for (const statement of this.statements?.values() ?? []) statement.destroySync();
     this.statements?.clear();
     this.connection.closeSync();

@@ -19,7 +19,7 @@ import * as rules from '../validation/delivery.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
-import { ident, type Database, type Row, type SqlParams } from './db.js';
+import { currentBudget, ident, type Database, type Row, type SqlParams } from './db.js';
 import type { Scope } from './attribution.js';
 
 /**
@@ -54,15 +54,17 @@ export async function validateDelivery(
   limits: RenderLimits = DEFAULT_RENDER_LIMITS,
   plugin: string | undefined = scope.plugin ?? undefined,
 ): Promise<ValidateResponse> {
-  const startedAt = Date.now();
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
   rules.checkRequestSize(request);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
-  // Opened now: the time limit runs from the start, and the plugin is owed a renderer from now on.
-  const sandbox = request.resolveOnly ? undefined : new TemplateSandbox(limits, { startedAt, ...(plugin === undefined ? {} : { key: plugin }) });
+  // Opened now: the plugin is owed a renderer from now on; waiting for one is bounded by the request's budget.
+  const budget = currentBudget();
+  const sandbox = request.resolveOnly
+    ? undefined
+    : new TemplateSandbox(limits, { ...(budget ? { budget } : {}), ...(plugin === undefined ? {} : { key: plugin }) });
   try {
     // Gathered in SQL, judged by the rules; each list of findings in the order the response gives them.
     await selectAudience(scope, db, request);
@@ -99,7 +101,9 @@ export async function validateDelivery(
     };
   } finally {
     sandbox?.close();
-    await db.exec(`DROP TABLE IF EXISTS ${AUDIENCE}`);
+    // A failed drop (the request's budget ran out) must not hide the answer or the failure: the
+    // table is replaced by the next validation on this connection, and goes with it anyway.
+    await db.exec(`DROP TABLE IF EXISTS ${AUDIENCE}`).catch(() => undefined);
   }
 }
 

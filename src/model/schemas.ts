@@ -232,7 +232,12 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
     ...(authenticated ? { 429: problemResponse("over the token's request rate limit", retryAfter) } : {}),
     431: problemResponse('the request headers are too large'),
     500: problemResponse('an unexpected failure; the server log has the details'),
-    503: problemResponse(queries ? 'the server is shutting down, or the query ran over its time budget' : 'the server is shutting down', retryAfter),
+    503: problemResponse(
+      queries
+        ? "the server is shutting down, the request ran over its time budget (query-timeout), or it is busy (busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget)"
+        : 'the server is shutting down',
+      retryAfter,
+    ),
     default: problemResponse('any other error, e.g. 404 for a path no operation serves or 405 for a method the path does not allow'),
   };
 }

@@ -22,6 +22,7 @@ import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type S
 import { connectionProblem, problemFor } from './failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError, rawProblemResponse, retryLater } from './problem.js';
 import { RateLimiter, rateKey, type RateState } from './ratelimit.js';
+import { defaultPluginConcurrency, defaultPluginQueue, FairGate } from './pool.js';
 import type { ServedDataset } from './plugins.js';
 
 export interface AppOptions {
@@ -82,6 +83,27 @@ function hasSentHeaders(socket: Socket): boolean {
   return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who may run work on the data now (pool.ts FairGate): its stats are the tests' window on fairness. */
+    gate: FairGate;
+  }
+}
+
+/** The gate of a server's limits: per plugin, per token and pooled bounds, the defaults derived from the pool's size. */
+export function gateFor(limits: ServerLimits, poolSize: number): FairGate {
+  const perPlugin = limits.pluginConcurrency ?? defaultPluginConcurrency(poolSize);
+  return new FairGate({
+    poolSize,
+    perPlugin,
+    perClient: limits.tokenConcurrency ?? perPlugin,
+    queuePerPlugin: limits.pluginQueue ?? defaultPluginQueue(poolSize),
+  });
+}
+
+/** The digest of a request's bearer token, whose turns the gate counts (never the token itself). */
+const clientOf = (request: FastifyRequest) => rateKey(request.plugin, undefined, (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim());
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date());
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -104,7 +126,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logger: false,
     bodyLimit: limits.bodyLimit,
     // Node would answer a missing Host header with an empty 400; the onRequest hook answers it with a problem.
-    http: { requireHostHeader: false },
+    // Headers and body must arrive within requestTimeout; a body that stops coming is a 408 problem
+    // (clientErrorHandler). Node takes it only when the server is made, and checks it every
+    // connectionsCheckingInterval ms (30 s unless told).
+    http: {
+      requireHostHeader: false,
+      requestTimeout: limits.bodyTimeoutMs,
+      // Headers within a minute at most, even with --body-timeout 0 (Node would then drop this bound too).
+      headersTimeout: limits.bodyTimeoutMs > 0 ? Math.min(60_000, limits.bodyTimeoutMs) : 60_000,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor((limits.bodyTimeoutMs || 4000) / 4))),
+    },
+    requestTimeout: limits.bodyTimeoutMs,
     // Requests that reach a closing server get the shutting-down problem from the onRequest hook below.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -127,6 +159,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code, requestId });
     },
   });
+  // Made at the first request, when the dataset (and its pool's size) is there.
+  let gate: FairGate | undefined;
+  app.decorate('gate', { getter: () => (gate ??= gateFor(limits, options.dataset().poolStats.size)) });
   // Only JSON bodies: fastify would otherwise also take text/plain.
   app.removeContentTypeParser('text/plain');
   // An Expect header other than 100-continue: Node would answer an empty 417.
@@ -349,9 +384,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
   }
 
+  /** Work on the data once the request's turn comes (bounded per plugin and token, round-robin between plugins), within its budget. */
+  const withTurn = async <T>(request: FastifyRequest, connection: { pooled?: boolean }, work: () => Promise<T>): Promise<T> => {
+    const ticket = await app.gate.enter({ plugin: request.plugin, client: clientOf(request), pooled: connection.pooled ?? true });
+    try {
+      return await work();
+    } finally {
+      ticket.leave();
+    }
+  };
+
+  /** When the request arrived (onRequest), as performance.now(): its time budget runs from there. */
+  const arrival = (request: FastifyRequest) => {
+    const begun = started.get(request);
+    return begun === undefined ? performance.now() : performance.now() - Number(process.hrtime.bigint() - begun) / 1e6;
+  };
+
   /** Work on the data, interrupted when its queries run over the query time budget. */
   const query = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, connection: { pooled?: boolean } = {}) =>
-    withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, options.dataset(), connection));
+    withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, connection, () => withBackend(request, work, options.dataset(), connection)), arrival(request));
 
   /**
    * The data a report or items request is answered from: the version its Convx-Data-Version
@@ -398,7 +449,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (limiter && rate && !rate.refused) limiter.giveBack(rate.key);
       return reply.code(304).header('etag', representationTag(request, tag)).send();
     }
-    const body = await withQueryBudget(limits.queryTimeoutMs, () => withBackend(request, work, dataset));
+    // Held while the request waits for its turn, so that a reload (or the end of a pinned version's
+    // grace) does not close this data before the request has its connection.
+    const release = dataset.retain();
+    let body: T;
+    try {
+      body = await withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, {}, () => withBackend(request, work, dataset)), arrival(request));
+    } finally {
+      release();
+    }
     reply.header('etag', representationTag(request, tag));
     return body;
   };

@@ -5,7 +5,9 @@
  */
 import { DataError, NoOrdersError, TooLargeError, UsageError } from '../errors.js';
 import { QueryTimeoutError } from '../local/db.js';
+import { RenderBudgetError } from '../validation/sandbox.js';
 import { MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
+import { BusyError } from './pool.js';
 import { problem, ProblemError, retryLater, type Problem, type ProblemKind } from './problem.js';
 
 /** What the server logs about a failure besides the access log line. */
@@ -43,6 +45,14 @@ export function problemFor(error: unknown, bodyLimit: number): { failure: Proble
   if (error instanceof QueryTimeoutError) {
     const detail = `${error.message}; narrow the period or the filters, or try again later`;
     return { failure: retryLater('queryTimeout', detail, RETRY_AFTER_UNAVAILABLE_SECONDS), report: 'query timeout' };
+  }
+  // Busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget.
+  // Never a finding about the request: a 503 to send again later.
+  if (error instanceof BusyError) return { failure: retryLater('busy', error.message, error.retryAfterSeconds) };
+  if (error instanceof RenderBudgetError) {
+    return error.waiting
+      ? { failure: retryLater('busy', error.message, RETRY_AFTER_UNAVAILABLE_SECONDS) }
+      : { failure: retryLater('queryTimeout', `${error.message}; try again later`, RETRY_AFTER_UNAVAILABLE_SECONDS), report: 'query timeout' };
   }
   if (!isFrameworkError(error)) return { failure: new ProblemError(problem('internal', 'the server failed to answer; its log has the details')), report: 'unexpected error' };
   const framework = (kind: ProblemKind, detail = error.message) => ({ failure: new ProblemError(problem(kind, detail)) });

@@ -7,14 +7,30 @@ export interface ServerLimits {
   bodyLimit: number;
   /** Requests per minute per token (also the burst); 0 turns the limit off. Over it: 429 with Retry-After. */
   rateLimitPerMinute: number;
-  /** Time budget of one report or items request in milliseconds; 0 turns it off. Over it: 503 with Retry-After. */
+  /**
+   * Time budget of one request in milliseconds, from its arrival to its answer: waiting for its
+   * turn, a connection, a DuckDB thread or a template renderer counts; 0 turns it off. Over it:
+   * 503 with Retry-After, and a request still waiting leaves its queue without running.
+   */
   queryTimeoutMs: number;
+  /**
+   * Milliseconds a request's headers and body may take to arrive (Node's requestTimeout); a body
+   * that stops coming is a 408 problem and the connection is closed. 0 turns it off.
+   */
+  bodyTimeoutMs: number;
+  /** Requests of one plugin that run at once; undefined: half the connection pool (pool.ts defaultPluginConcurrency). */
+  pluginConcurrency?: number;
+  /** Requests of one token that run at once; undefined: as many as its plugin may. */
+  tokenConcurrency?: number;
+  /** Requests of one plugin that may wait for their turn; one more is a 503 busy problem. undefined: eight per pooled connection, at least 64. */
+  pluginQueue?: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
   bodyLimit: 1024 * 1024,
   rateLimitPerMinute: 600,
   queryTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
 };
 
 /** Seconds the data a reload replaced still answers requests pinned to its version (convx serve --version-grace). */

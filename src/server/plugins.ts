@@ -158,6 +158,20 @@ export class ServedDataset {
     return this.pool.stats;
   }
 
+  /**
+   * Counts a request that will use this data before it has a backend (it waits for its turn
+   * first): the data is not closed by retire() until the returned function is called.
+   */
+  retain(): () => void {
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.release();
+    };
+  }
+
   private release(): void {
     this.inFlight--;
     if (this.retired && this.inFlight === 0) this.drained?.();

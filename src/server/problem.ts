@@ -31,6 +31,7 @@ export const PROBLEM_TYPES = {
   internal: { type: 'urn:convx:problem:internal', title: 'Internal server error', status: 500 },
   shuttingDown: { type: 'urn:convx:problem:shutting-down', title: 'Server shutting down', status: 503 },
   queryTimeout: { type: 'urn:convx:problem:query-timeout', title: 'Query time budget exceeded', status: 503 },
+  busy: { type: 'urn:convx:problem:busy', title: 'Server busy', status: 503 },
 } as const;
 
 export type ProblemKind = keyof typeof PROBLEM_TYPES;
@@ -68,7 +69,7 @@ export class ProblemError extends Error {
 }
 
 /** A problem that asks the client to come back later (429, 503). */
-export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout', detail: string, seconds: number): ProblemError {
+export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout' | 'busy', detail: string, seconds: number): ProblemError {
   return new ProblemError(problem(kind, detail), { 'retry-after': String(Math.max(1, Math.ceil(seconds))) });
 }
 

@@ -10,8 +10,9 @@ export interface RenderLimits {
   /** Milliseconds one template part may take to parse or render (liquidjs renderLimit; the renderer is stopped shortly after). */
   renderTimeMs: number;
   /**
-   * Milliseconds from the start of a validation within which its template checks
-   * and renders must be done, waiting for a renderer included.
+   * Milliseconds the template checks and renders of one validation may take together,
+   * each counted while it runs on a renderer: waiting for a renderer is not counted (a
+   * server bounds the wait by the request's time budget, --query-timeout: a 503, never a finding).
    */
   requestTimeMs: number;
   /** Characters of one template part (liquidjs parseLimit). */
@@ -67,7 +68,7 @@ const LIMIT_FLAGS: readonly LimitFlag[] = [
     key: 'validationTimeLimit',
     flag: 'validation-time-limit',
     unit: 'ms',
-    description: 'time from the start of a validation within which its template checks and renders must be done, waiting for a renderer included',
+    description: 'time the template checks and renders of one validation may take together (waiting for a renderer is not counted)',
   },
   { name: 'templateChars', key: 'templateSizeLimit', flag: 'template-size-limit', unit: 'characters', description: 'size of one template part' },
   {

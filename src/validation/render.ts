@@ -22,7 +22,7 @@ export class TemplateWork {
   ) {}
 
   /** A render_limit_exceeded error naming the part and the limit; the validation's own limits are said once. */
-  limitExceeded({ limit, busy }: LimitOutcome, asset: ResolvedAsset, field: Field, contactId?: string): void {
+  limitExceeded({ limit }: LimitOutcome, asset: ResolvedAsset, field: Field, contactId?: string): void {
     const key = limit === 'requestTimeMs' || limit === 'validationOutputBytes' ? limit : `${limit} ${asset.ref} ${field}`;
     if (this.said.has(key)) return;
     this.said.add(key);
@@ -32,9 +32,7 @@ export class TemplateWork {
     const who = contactId === undefined ? '' : ` for contact ${contactId}`;
     const message = {
       renderTimeMs: `${part} takes longer than the render time limit (${bound})${who}; the asset is not rendered further`,
-      requestTimeMs: busy
-        ? `template checks and renders stopped at ${part}: the template renderer was busy with other validations until this one used up its time limit (${bound}); what comes after was not checked or rendered, try again later`
-        : `template checks and renders stopped at ${part}: the validation used up its time limit (${bound}); what comes after was not checked or rendered`,
+      requestTimeMs: `template checks and renders stopped at ${part}: the validation's renders used up its time limit (${bound}); what comes after was not checked or rendered`,
       templateChars: `${part} is longer than the template size limit (${bound}); the asset is not rendered`,
       renderMemory: `${part} allocates more than the render memory limit (${bound})${who}; the asset is not rendered further`,
       outputBytes: `${part} renders to more than the output size limit (${bound})${who}; the asset is not rendered further`,

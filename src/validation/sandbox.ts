@@ -5,7 +5,9 @@
  * time. The main thread only waits for messages, and a worker is held for one
  * parse or render at a time, shared fairly between plugins, so a hostile
  * template never holds up another request for more than one render; the worst
- * it can do is use up its own budget.
+ * it can do is use up its own budget. The time limits count the renders
+ * themselves, never the wait for a worker: a wait that outlasts the request's
+ * own time budget is a RenderBudgetError (the server's 503), not a finding.
  */
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
@@ -105,8 +107,28 @@ parentPort.on('message', (job) => {
 parentPort.postMessage({ ready: true });
 `;
 
-/** A limit the work ran into; `busy`: the time ran out waiting for a renderer that other validations were using. */
-export type LimitOutcome = { kind: 'limit'; limit: RenderLimitName; busy?: boolean };
+/** A limit the work ran into: a finding about the template. */
+export type LimitOutcome = { kind: 'limit'; limit: RenderLimitName };
+
+/**
+ * The request's time budget (the server's --query-timeout, which runs from the request's
+ * arrival) ran out in the sandbox: while it waited for a renderer that other validations were
+ * using (`waiting`), or during a render. Not a finding about the template: the server answers
+ * 503 with Retry-After (busy when waiting, query-timeout otherwise).
+ */
+export class RenderBudgetError extends Error {
+  constructor(
+    readonly waiting: boolean,
+    readonly budgetMs: number,
+  ) {
+    super(
+      waiting
+        ? `the template renderers stayed busy with other validations until this request's time budget of ${budgetMs / 1000} s ran out; try again later`
+        : `the request's time budget of ${budgetMs / 1000} s ran out during its template renders`,
+    );
+    this.name = 'RenderBudgetError';
+  }
+}
 export type CheckOutcome =
   | { kind: 'ok' }
   | { kind: 'syntax'; message: string; line?: number }
@@ -125,7 +147,6 @@ interface Reply {
   limit?: RenderLimitName;
   tag?: string;
   bytes?: number;
-  busy?: boolean;
 }
 
 interface Pooled {
@@ -133,7 +154,7 @@ interface Pooled {
   heapMb: number;
 }
 
-/** A validation waiting for a worker; it gets one, or 'busy' when its time budget runs out first. */
+/** A validation waiting for a worker; it gets one, or 'busy' when its request's time budget runs out first. */
 interface Waiter {
   key: string;
   heapMb: number;
@@ -181,7 +202,7 @@ class WorkerPool {
     this.dispatch();
   }
 
-  /** A worker for one job of `key`; 'busy' when none came free before `deadline` (ms since the epoch). */
+  /** A worker for one job of `key`; 'busy' when none came free before `deadline` (performance.now() ms; Infinity: none). */
   acquire(key: string, heapMb: number, deadline: number): Promise<Pooled | 'busy'> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { key, heapMb, resolve, reject };
@@ -189,7 +210,7 @@ class WorkerPool {
       if (queue) queue.push(waiter);
       else this.queues.set(key, [waiter]);
       this.dispatch();
-      if (waiter.settled) return;
+      if (waiter.settled || !Number.isFinite(deadline)) return;
       waiter.timer = setTimeout(() => {
         if (waiter.settled) return;
         waiter.settled = true;
@@ -197,7 +218,7 @@ class WorkerPool {
         waiting.splice(waiting.indexOf(waiter), 1);
         if (!waiting.length) this.queues.delete(key);
         resolve('busy');
-      }, Math.max(0, deadline - Date.now()));
+      }, Math.max(0, deadline - performance.now()));
     });
   }
 
@@ -303,19 +324,27 @@ const pool = new WorkerPool(MAX_RENDER_WORKERS, 2);
 export interface SandboxOptions {
   /** Whose validation this is (a plugin): workers are shared fairly between keys. */
   key?: string;
-  /** When the validation began (ms since the epoch): the clock of `requestTimeMs`. Now when not given. */
-  startedAt?: number;
+  /**
+   * The request's time budget (a server request's --query-timeout): when it ends
+   * (performance.now() ms) and how long it is. Without one, a job waits for a worker as long as
+   * it takes (the renders themselves are bounded).
+   */
+  budget?: { deadline: number; budgetMs: number };
 }
 
 /**
  * The template work of one validation: parse checks and renders, one at a
  * time, each on a worker of the pool held for that job only, within the
- * limits. The clock of `requestTimeMs` runs from the start of the validation,
- * waiting for a worker included. close() when done.
+ * limits. `renderTimeMs` bounds one job and `requestTimeMs` all of them
+ * together, each counting the time a job held its worker only: waiting for a
+ * worker is never charged to the template. The request's budget bounds the
+ * wait (RenderBudgetError). close() when done.
  */
 export class TemplateSandbox {
   private readonly key: string;
-  private readonly deadline: number;
+  private readonly budget?: { deadline: number; budgetMs: number };
+  /** Milliseconds the jobs of this validation held a worker so far (what `requestTimeMs` bounds). */
+  private used = 0;
   private closed = false;
   private nextId = 0;
   /** Bytes of the parts rendered so far (`validationOutputBytes`). */
@@ -330,7 +359,7 @@ export class TemplateSandbox {
     options: SandboxOptions = {},
   ) {
     this.key = options.key ?? '';
-    this.deadline = (options.startedAt ?? Date.now()) + limits.requestTimeMs;
+    if (options.budget) this.budget = options.budget;
     pool.begin(this.key);
   }
 
@@ -367,22 +396,26 @@ export class TemplateSandbox {
   }
 
   private async run(job: { op: 'check' | 'render'; template: string; variables?: Record<string, unknown> }): Promise<Reply> {
-    const { limits, key } = this;
+    const { limits, key, budget } = this;
     if (job.template.length > limits.templateChars) return { kind: 'limit', limit: 'templateChars' };
-    if (this.budgetExceeded || Date.now() >= this.deadline) return this.outOfBudget();
+    if (this.budgetExceeded || this.used >= limits.requestTimeMs) return this.outOfBudget();
+    if (budget && performance.now() >= budget.deadline) throw new RenderBudgetError(false, budget.budgetMs);
     // A worker that cannot start is the server's failure, not the template's: it throws.
-    const pooled = await pool.acquire(key, limits.heapMb, this.deadline);
-    if (pooled === 'busy') return { ...this.outOfBudget(), busy: true };
-    const left = this.deadline - Date.now();
-    if (left <= 0) {
+    const pooled = await pool.acquire(key, limits.heapMb, budget?.deadline ?? Infinity);
+    if (pooled === 'busy') throw new RenderBudgetError(true, budget!.budgetMs);
+    const requestLeft = budget ? budget.deadline - performance.now() : Infinity;
+    if (requestLeft <= 0) {
       pool.release(key, pooled, true);
-      return this.outOfBudget();
+      throw new RenderBudgetError(true, budget!.budgetMs);
     }
-    const wait = Math.min(limits.renderTimeMs + GRACE_MS, left);
+    // The job's own time: its render limit, what is left of the validation's, the request's budget.
+    const ownLeft = limits.requestTimeMs - this.used;
+    const wait = Math.min(limits.renderTimeMs + GRACE_MS, ownLeft, requestLeft);
     const id = ++this.nextId;
     const granted = pooled;
     const { worker } = granted;
-    return new Promise<Reply>((resolve) => {
+    const began = performance.now();
+    const reply = await new Promise<Reply>((resolve) => {
       let done = false;
       const finish = (reply: Reply, healthy: boolean) => {
         if (done) return;
@@ -391,6 +424,7 @@ export class TemplateSandbox {
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
+        this.used += performance.now() - began;
         pool.release(key, granted, healthy);
         resolve(reply);
       };
@@ -406,8 +440,11 @@ export class TemplateSandbox {
         );
       const onExit = () => finish({ kind: 'error', message: 'the template renderer stopped' }, false);
       const timer = setTimeout(() => {
-        if (wait < limits.renderTimeMs + GRACE_MS) this.budgetExceeded = true;
-        finish({ kind: 'limit', limit: this.budgetExceeded ? 'requestTimeMs' : 'renderTimeMs' }, false);
+        if (wait === requestLeft && requestLeft < Math.min(limits.renderTimeMs + GRACE_MS, ownLeft)) finish({ kind: 'requestBudget' }, false);
+        else {
+          if (wait < limits.renderTimeMs + GRACE_MS) this.budgetExceeded = true;
+          finish({ kind: 'limit', limit: this.budgetExceeded ? 'requestTimeMs' : 'renderTimeMs' }, false);
+        }
       }, wait);
       worker.on('message', onMessage);
       worker.on('error', onError);
@@ -426,6 +463,8 @@ export class TemplateSandbox {
         finish({ kind: 'error', message: `the data cannot be passed to the renderer: ${(error as Error).message}` }, true);
       }
     });
+    if (reply.kind === 'requestBudget') throw new RenderBudgetError(false, budget!.budgetMs);
+    return reply;
   }
 
   private outOfBudget(): Reply {
@@ -435,5 +474,5 @@ export class TemplateSandbox {
 }
 
 function limitOutcome(reply: Reply): LimitOutcome {
-  return { kind: 'limit', limit: reply.limit!, ...(reply.busy ? { busy: true } : {}) };
+  return { kind: 'limit', limit: reply.limit! };
 }

@@ -1,0 +1,439 @@
+/**
+ * Issue 17, points 2 to 4: one tenant cannot slow the others within its rate
+ * limit, the query budget bounds a whole request under concurrency, and a body
+ * that never completes does not hold its connection. A real server on
+ * 127.0.0.1 with two plugins; every load is bounded in requests, and the
+ * assertions are structural (order of completion, the gate's and the pool's
+ * figures), with wall-clock bounds only far from what is measured.
+ */
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database, withQueryBudget } from '../src/local/db.js';
+import type { ValidateResponse } from '../src/model/validation.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { BusyError, ConnectionPool, FairGate } from '../src/server/pool.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
+import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
+import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
+import { cli, csv, dataset } from './helpers.js';
+
+const SECRET = 'fairness-test-secret-long-enough';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CONTACT_HEADER = ['plugin_id', 'contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
+const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
+const HTML = `<html><body><p>Hi</p>${UNSUBSCRIBE}</body></html>`;
+const NESTED_LOOP = '{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}';
+const A_CONTACTS = 50_000;
+
+/**
+ * Plugin A with enough orders that an items page of 1000 takes a while, and 50,000
+ * contacts on list "big"; plugin B with one order and one contact.
+ */
+function twoTenants(): string {
+  const orders: (string | number)[][] = [];
+  const touches: string[][] = [];
+  for (let i = 0; i < 20_000; i++) {
+    const day = String(1 + (i % 28)).padStart(2, '0');
+    const month = String(1 + (i % 4)).padStart(2, '0');
+    orders.push(['A', `oa${i}`, `c${i % 5000}`, `2024-${month}-${day}T12:00:00Z`, 'EUR', 10 + (i % 97), 12 + (i % 97)]);
+    touches.push(['A', `c${i % 5000}`, `2024-${month}-${day}T08:00:00Z`, 'click', 'campaign', `k${i % 50}`]);
+  }
+  orders.push(['B', 'ob', 'b1', '2024-03-02T10:00:00Z', 'CZK', 200, 242]);
+  touches.push(['B', 'b1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'shared']);
+  const contacts: (string | boolean)[][] = [['B', 'b1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l']];
+  for (let i = 0; i < A_CONTACTS; i++) contacts.push(['A', `c${i}`, `u${i}@x.dev`, `N${i}`, i % 2 ? 'cs' : 'en', 'CZ', true, false, i < 3 ? 'l;big' : 'big']);
+  return dataset({
+    'orders.csv': csv(['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], orders),
+    'touches.csv': csv(['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'], touches),
+    'contacts.csv': csv(CONTACT_HEADER, contacts),
+  });
+}
+
+const ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30&limit=1000&sort=-conversionsAmount';
+const B_ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30';
+
+let dir: string;
+beforeAll(() => {
+  dir = twoTenants();
+});
+
+async function serve(options: Partial<Parameters<typeof startServer>[0]>): Promise<RunningServer> {
+  return startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', ...options });
+}
+
+const tokens = new Map<string, string>();
+/** A token of the plugin; `n` tells tokens of one plugin apart (another issued-at time). */
+async function bearer(plugin: string, n = 0): Promise<string> {
+  const key = `${plugin}/${n}`;
+  if (!tokens.has(key)) tokens.set(key, `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h', new Date(Date.now() - n * 1000))}`);
+  return tokens.get(key)!;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  /** Milliseconds from the start of the test's load. */
+  at: number;
+}
+
+async function get(server: RunningServer, path: string, authorization: string, t0: number): Promise<Answer> {
+  const res = await fetch(`${server.url}${path}`, { headers: { authorization } });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, at: performance.now() - t0 };
+}
+
+async function post(server: RunningServer, body: unknown, authorization: string, t0: number): Promise<Answer> {
+  const res = await fetch(`${server.url}/v4/delivery/e-mail/validate`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, at: performance.now() - t0 };
+}
+
+const problemType = (answer: Answer) => (answer.body as { type?: string } | undefined)?.type;
+
+describe('the gate (pool.ts FairGate)', () => {
+  const claim = (plugin: string, client = 't') => ({ plugin, client, pooled: true });
+
+  it('gives turns round-robin between plugins, then between tokens, within the per-plugin and per-token bounds', async () => {
+    const gate = new FairGate({ poolSize: 2, perPlugin: 1, perClient: 1, queuePerPlugin: 10 });
+    const order: string[] = [];
+    const enter = (name: string, c: ReturnType<typeof claim>) => gate.enter(c).then((ticket) => (order.push(name), ticket));
+    const a1 = await enter('a1', claim('A', 'x'));
+    const waiting = [enter('a2', claim('A', 'x')), enter('a3', claim('A', 'x')), enter('a4', claim('A', 'y'))];
+    const b1 = await enter('b1', claim('B')); // A holds its one turn: B's comes at once
+    const b2 = enter('b2', claim('B'));
+    expect(gate.stats).toMatchObject({ running: 2, pooled: 2, waiting: 4 });
+    a1.leave();
+    a1.leave(); // leaving twice is harmless
+    const a2 = await waiting[0]!;
+    b1.leave();
+    const b2t = await b2;
+    a2.leave();
+    const a4 = await waiting[2]!; // token y's turn before token x's second
+    a4.leave();
+    (await waiting[1]!).leave();
+    b2t.leave();
+    expect(order).toEqual(['a1', 'b1', 'a2', 'b2', 'a4', 'a3']);
+    expect(gate.stats).toMatchObject({ running: 0, waiting: 0, admitted: 6, clientPeak: 1 });
+    expect(gate.stats.plugins.A!.peak).toBe(1);
+  });
+
+  it('refuses one more than the queue bound with a BusyError, and lets a waiter whose budget runs out leave without a turn', async () => {
+    const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 2 });
+    const first = await gate.enter(claim('A'));
+    const queued = [gate.enter(claim('A')), gate.enter(claim('A'))];
+    await expect(gate.enter(claim('A'))).rejects.toBeInstanceOf(BusyError);
+    expect(gate.stats).toMatchObject({ refused: 1, waiting: 2 });
+    const expiring = withQueryBudget(30, () => gate.enter(claim('C')).then(() => gate.enter(claim('C'))));
+    await expect(expiring).rejects.toMatchObject({ name: 'QueryTimeoutError', queued: true });
+    expect(gate.stats).toMatchObject({ expired: 1 });
+    first.leave();
+    for (const ticket of queued) (await ticket).leave();
+    expect(gate.stats).toMatchObject({ waiting: 0 });
+    expect(gate.stats.running).toBe(1); // C's first turn, never left in this test
+  });
+});
+
+describe('the connection pool under a budget', () => {
+  it('lets a request whose budget runs out while it waits for a connection leave the queue, without ever getting one', async () => {
+    const db = await Database.open();
+    const pool = new ConnectionPool(() => db.connect(), 1);
+    try {
+      const held = await pool.acquire();
+      await expect(withQueryBudget(30, () => pool.acquire())).rejects.toMatchObject({ name: 'QueryTimeoutError', queued: true });
+      expect(pool.stats).toMatchObject({ waiting: 0, leases: 1 });
+      held.release();
+      const next = await pool.acquire();
+      expect(await next.db.all('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      next.release();
+      expect(pool.stats).toMatchObject({ leases: 2, lent: 0 });
+    } finally {
+      pool.close();
+      db.close();
+    }
+  });
+});
+
+describe('one plugin cannot slow another within its rate limit (issue 17, point 2)', () => {
+  it("serves plugin B's request before plugin A's queue of 32 is drained", async () => {
+    // Two pooled connections: today one FIFO queue, where B lands behind all of A's requests.
+    const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0 } });
+    try {
+      const a = await bearer('A');
+      const t0 = performance.now();
+      const done: string[] = [];
+      const load = Array.from({ length: 32 }, (_, i) => get(server, ITEMS, a, t0).then((r) => (done.push(`A${i}`), r)));
+      // B asks once A's first answer is out: A's other requests are all in the server by then.
+      await Promise.race(load);
+      const b = await get(server, B_ITEMS, await bearer('B'), t0);
+      done.push('B');
+      const answers = await Promise.all(load);
+      expect(b.status).toBe(200);
+      expect((b.body as { conversions: unknown[] }).conversions).toHaveLength(1);
+      for (const answer of answers) expect(answer.status).toBe(200);
+      // B's turn came at once (A may hold only half the pool): most of A's queue was still waiting.
+      const aBeforeB = done.indexOf('B');
+      expect(32 - aBeforeB).toBeGreaterThanOrEqual(16);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('runs at most --plugin-concurrency requests of a plugin and --token-concurrency of a token at once, round-robin', async () => {
+    const server = await serve({ poolSize: 4, limits: { rateLimitPerMinute: 0, pluginConcurrency: 2, tokenConcurrency: 1 } });
+    try {
+      const [a1, a2] = [await bearer('A', 1), await bearer('A', 2)];
+      const t0 = performance.now();
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => get(server, ITEMS, i % 2 ? a1 : a2, t0)));
+      for (const answer of answers) expect(answer.status).toBe(200);
+      const { plugins, clientPeak, admitted } = server.app.gate.stats;
+      expect(admitted).toBe(12);
+      expect(plugins.A).toMatchObject({ running: 0, waiting: 0, admitted: 12 });
+      expect(plugins.A!.peak).toBe(2); // two tokens, one each
+      expect(clientPeak).toBe(1);
+      // The pool lent its connections 12 times, never more than two at once to plugin A.
+      expect(server.holder.current.poolStats).toMatchObject({ lent: 0, waiting: 0 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers past the queue bound of a plugin with a 503 busy problem and Retry-After, and keeps serving the other plugin', async () => {
+    const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0, pluginConcurrency: 1, pluginQueue: 4 } });
+    try {
+      const a = await bearer('A');
+      const t0 = performance.now();
+      const load = Array.from({ length: 16 }, () => get(server, ITEMS, a, t0));
+      await sleep(50);
+      const b = await get(server, B_ITEMS, await bearer('B'), t0);
+      const answers = await Promise.all(load);
+      expect(b.status).toBe(200);
+      const refused = answers.filter((r) => r.status !== 200);
+      // One runs, four wait, the rest are refused at once (a few more may run if A's first ones are quick).
+      expect(refused.length).toBeGreaterThanOrEqual(5);
+      for (const answer of refused) {
+        expect(answer.status).toBe(503);
+        expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(problemType(answer)).toBe('urn:convx:problem:busy');
+        expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      expect(server.app.gate.stats.refused).toBe(refused.length);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("gives plugin B's harmless validation a correct answer or a 503 busy, never a false render_limit_exceeded, while 32 hostile validations of A run", async () => {
+    const server = await serve({
+      limits: { rateLimitPerMinute: 0, queryTimeoutMs: 10_000 },
+      // B's validation runs 6 tiny jobs (3 parse checks, 3 renders of its one sample): its renders
+      // take far less than 500 ms, what it waits for (SQL, a renderer) may well take more.
+      renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 1000, requestTimeMs: 500 },
+    });
+    try {
+      const a = await bearer('A');
+      const t0 = performance.now();
+      // Each selects 50,000 contacts (SQL that keeps DuckDB's threads busy), then renders loops that hit the render limit.
+      const hostileBody = { audience: { lists: ['big'] }, assets: ['cs', 'en'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
+      const hostile = Array.from({ length: 32 }, () => post(server, hostileBody, a, t0));
+      await sleep(500);
+      const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
+      const b = await post(server, harmless, await bearer('B'), t0);
+      if (b.status === 200) {
+        const body = b.body as ValidateResponse;
+        expect(body.render.errors).toEqual([]);
+        expect(body.render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
+      } else {
+        expect(b.status).toBe(503);
+        expect(problemType(b)).toBe('urn:convx:problem:busy');
+        expect(b.headers.get('retry-after')).toMatch(/^\d+$/);
+      }
+      // A's own validations: each a finding of its own render limit, or a 503 once its budget ran out waiting.
+      for (const answer of await Promise.all(hostile)) {
+        if (answer.status === 200) {
+          const limits = (answer.body as ValidateResponse).render.errors.filter((f) => f.code === 'render_limit_exceeded');
+          expect(limits.length).toBeGreaterThan(0);
+          for (const finding of limits) expect(finding.message).toMatch(/--render-time-limit|--validation-time-limit/);
+          expect(limits.map((f) => f.message).join('\n')).not.toMatch(/busy/);
+        } else {
+          expect(answer.status).toBe(503);
+          expect(['urn:convx:problem:busy', 'urn:convx:problem:query-timeout']).toContain(problemType(answer));
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the query budget bounds the whole request (issue 17, point 3)', () => {
+  it('answers 16 parallel slow validations within the budget and a margin; the queued ones leave the queue without running', async () => {
+    const budgetMs = 400;
+    const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0, queryTimeoutMs: budgetMs } });
+    try {
+      const a = await bearer('A');
+      // 50,000 ids: about a second of SQL each.
+      const body = { audience: { contactIds: Array.from({ length: A_CONTACTS }, (_, i) => `c${i}`) }, assets: [{ subject: 'Hi', html: HTML, text: 'Hi' }] };
+      const t0 = performance.now();
+      const answers = await Promise.all(Array.from({ length: 16 }, () => post(server, body, a, t0)));
+      const late = Math.max(...answers.map((r) => r.at));
+      // Today: 5-14 s, as queued queries ran in full. The budget, plus sending 16 bodies of 600 kB and a margin.
+      expect(late).toBeLessThan(budgetMs + 2500);
+      const timedOut = answers.filter((r) => r.status === 503);
+      expect(timedOut.length).toBeGreaterThanOrEqual(14);
+      for (const answer of timedOut) {
+        expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
+        expect(answer.headers.get('retry-after')).toBe('5');
+      }
+      const { admitted, expired, plugins } = server.app.gate.stats;
+      // One validation of A at a time (half of a pool of 2): the others waited, and left when their budget ran out.
+      // (A turn that comes with a few ms of budget left runs, and is interrupted at once.)
+      expect(plugins.A!.peak).toBe(1);
+      expect(admitted + expired).toBe(16);
+      expect(expired).toBeGreaterThanOrEqual(1);
+      expect(server.holder.current.requestsInFlight).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('never lends a connection to a request whose budget is spent while it waits: the pool lends only what the gate admits', async () => {
+    const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0, queryTimeoutMs: 150, pluginConcurrency: 1 } });
+    try {
+      const a = await bearer('A');
+      const before = server.holder.current.poolStats.leases;
+      const t0 = performance.now();
+      const slow = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30&limit=1000&sort=-conversionsAmount&offset=';
+      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => get(server, `${slow}${i}`, a, t0)));
+      expect(Math.max(...answers.map((r) => r.at))).toBeLessThan(150 + 2500);
+      const { admitted, expired } = server.app.gate.stats;
+      expect(admitted + expired).toBe(16);
+      expect(server.holder.current.poolStats.leases - before).toBe(admitted);
+      for (const answer of answers.filter((r) => r.status !== 200)) expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
+      expect(answers.filter((r) => r.status === 503).length).toBeGreaterThanOrEqual(expired);
+    } finally {
+      await server.close();
+    }
+  });
+  it("cuts a render at its request's budget, so another plugin's validation waits for a renderer at most that long, and is never charged for it", async () => {
+    const server = await serve({
+      limits: { rateLimitPerMinute: 0, queryTimeoutMs: 1500 },
+      renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 4000, requestTimeMs: 10_000 },
+    });
+    try {
+      const a = await bearer('A');
+      const t0 = performance.now();
+      // As many of A's validations as there are renderers, each rendering a loop for up to 4 s.
+      const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>
+        post(server, { audience: { lists: ['l'] }, assets: [{ subject: NESTED_LOOP, html: HTML, text: 'Hi' }] }, a, t0),
+      );
+      await sleep(600);
+      const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
+      const b = await post(server, harmless, await bearer('B'), performance.now());
+      // Today A's renders ran their 4 s whatever the budget, and B waited for them.
+      expect(b.at).toBeLessThan(1500 + 1000);
+      if (b.status === 200) {
+        expect((b.body as ValidateResponse).render.errors).toEqual([]);
+        expect((b.body as ValidateResponse).render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
+      } else {
+        expect(problemType(b)).toBe('urn:convx:problem:busy');
+        expect(b.headers.get('retry-after')).toBe('5');
+      }
+      // A's renders were cut when A's budget ran out: the budget's 503, not a finding about the template.
+      for (const answer of await Promise.all(hostile)) {
+        expect(answer.status).toBe(503);
+        expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
+        expect(answer.at).toBeLessThan(1500 + 1000);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a body that never completes (issue 17, point 4)', () => {
+  let child: ReturnType<typeof spawn>;
+  let url: URL;
+  let stderr = '';
+  afterAll(() => {
+    child?.kill('SIGKILL');
+  });
+
+  beforeAll(async () => {
+    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
+    child = spawn(process.execPath, [bin, 'serve', '--data', dir, '--port', '0', '--body-timeout', '0.5'], {
+      env: { ...process.env, CONVX_JWT_SECRET: SECRET },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const began = Date.now();
+    while (!/"msg":"listening"/.test(stderr)) {
+      if (Date.now() - began > 30_000 || child.exitCode !== null) throw new Error(`server did not start: ${stderr}`);
+      await sleep(50);
+    }
+    url = new URL(/"url":"([^"]+)"/.exec(stderr)![1]!);
+  }, 40_000);
+
+  it('answers Content-Length: 1000 and then silence with a 408 problem and closes the connection within the body timeout', async () => {
+    const authorization = await bearer('A');
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const sent = performance.now();
+    socket.write(
+      [
+        'POST /v4/delivery/e-mail/validate HTTP/1.1',
+        `Host: ${url.host}`,
+        `Authorization: ${authorization}`,
+        'Content-Type: application/json',
+        'Content-Length: 1000',
+        '',
+        '{"audience":',
+      ].join('\r\n'),
+    );
+    const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
+    socket.destroy();
+    expect(at, `still open after 8 s; received: ${received}`).toBeDefined();
+    expect(at! - sent).toBeLessThan(500 + 2500);
+    const [head, body] = received.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 408 /);
+    expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+    expect(head).toMatch(/\r\nConnection: close/i);
+    expect(JSON.parse(body!)).toMatchObject({ type: 'urn:convx:problem:request-timeout', status: 408 });
+    // The server goes on answering.
+    const health = await fetch(new URL('/healthz', url));
+    expect(health.status).toBe(200);
+  });
+
+  it('answers headers that never end with the same 408 within the body timeout', async () => {
+    const socket = connect(Number(url.port), url.hostname);
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const sent = performance.now();
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nX-Slow: 1`);
+    const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
+    socket.destroy();
+    expect(at, `still open after 8 s; received: ${received}`).toBeDefined();
+    expect(at! - sent).toBeLessThan(500 + 2500);
+    expect(received).toMatch(/^HTTP\/1\.1 408 /);
+    expect(received).toContain('urn:convx:problem:request-timeout');
+  });
+
+  it('lists the new options with their defaults in convx serve --help', async () => {
+    const help = (await cli(['serve', '--help'])).stdout;
+    for (const flag of ['--body-timeout <seconds>', '--plugin-concurrency <n>', '--token-concurrency <n>', '--plugin-queue <n>']) expect(help).toContain(flag);
+    expect(help).toMatch(/--body-timeout <seconds>[\s\S]*default: "30"/);
+    expect((await cli(['serve', '--plugin-concurrency', '0'])).code).toBe(2);
+    expect((await cli(['serve', '--body-timeout', 'soon'])).code).toBe(2);
+  });
+});
