@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, withQueryBudget } from '../src/local/db.js';
 import type { ValidateResponse } from '../src/model/validation.js';
@@ -67,7 +68,13 @@ const tokens = new Map<string, string>();
 /** A token of the plugin; `n` tells tokens of one plugin apart (another issued-at time). */
 async function bearer(plugin: string, n = 0): Promise<string> {
   const key = `${plugin}/${n}`;
-  if (!tokens.has(key)) tokens.set(key, `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h', new Date(Date.now() - n * 1000))}`);
+  // n = 0: the development token (subject convx-dev); else a token of subject user-n, since the gate
+  // (like the rate limiter) counts a subject's tokens together.
+  const token =
+    n === 0
+      ? await signDevelopmentToken(SECRET, plugin, '1h')
+      : await new SignJWT({ plugin }).setProtectedHeader({ alg: 'HS256' }).setSubject(`user-${n}`).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+  if (!tokens.has(key)) tokens.set(key, `Bearer ${token}`);
   return tokens.get(key)!;
 }
 
@@ -137,6 +144,61 @@ describe('the gate (pool.ts FairGate)', () => {
     for (const ticket of queued) (await ticket).leave();
     expect(gate.stats).toMatchObject({ waiting: 0 });
     expect(gate.stats.running).toBe(1); // C's first turn, never left in this test
+  });
+
+  it('takes a waiter whose client went away out of the queue, without a turn', async () => {
+    const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 8 });
+    const first = await gate.enter(claim('A'));
+    const gone = new AbortController();
+    const abandoned = gate.enter(claim('A'), gone.signal);
+    const kept = gate.enter(claim('A'));
+    expect(gate.stats).toMatchObject({ waiting: 2 });
+    gone.abort();
+    await expect(abandoned).rejects.toMatchObject({ name: 'ClientGoneError' });
+    expect(gate.stats).toMatchObject({ waiting: 1, abandoned: 1 });
+    first.leave();
+    (await kept).leave();
+    // two turns given: the first and the one kept; the abandoned one never ran
+    expect(gate.stats).toMatchObject({ admitted: 2, running: 0, waiting: 0 });
+    const already = new AbortController();
+    already.abort();
+    await expect(gate.enter(claim('A'), already.signal)).rejects.toMatchObject({ name: 'ClientGoneError' });
+  });
+
+  it('answers every waiter, and every later request, with the drain’s error instead of a turn', async () => {
+    const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 8 });
+    const first = await gate.enter(claim('A'));
+    const waiting = [gate.enter(claim('A')), gate.enter(claim('B', 'b'))];
+    const second = await waiting[1]!; // B had room
+    gate.refuseWaiting(() => new Error('shutting down'));
+    await expect(waiting[0]).rejects.toThrow('shutting down');
+    await expect(gate.enter(claim('C'))).rejects.toThrow('shutting down');
+    first.leave();
+    second.leave();
+    expect(gate.stats).toMatchObject({ running: 0, waiting: 0, admitted: 2 });
+  });
+
+  it('when a plugin’s queue is full, the token holding the most waiters gives one up: one token cannot shut out the others', async () => {
+    const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 4 });
+    const first = await gate.enter(claim('A', 't1'));
+    const flood = Array.from({ length: 4 }, () => gate.enter(claim('A', 't1')));
+    flood.forEach((p) => p.catch(() => undefined));
+    // t1 fills the queue; t2 still gets a place: t1's newest waiter is refused instead
+    const other = gate.enter(claim('A', 't2'));
+    await expect(flood[3]).rejects.toBeInstanceOf(BusyError);
+    expect(gate.stats).toMatchObject({ waiting: 4, refused: 1 });
+    // t1 asking for more while the queue is full is refused itself
+    await expect(gate.enter(claim('A', 't1'))).rejects.toBeInstanceOf(BusyError);
+    // round-robin between the tokens: t2 runs no later than second, not after t1's three
+    const served: string[] = [];
+    const turns = [
+      ...flood.slice(0, 3).map((p) => p.then((t) => (served.push('t1'), t.leave()))),
+      other.then((t) => (served.push('t2'), t.leave())),
+    ];
+    first.leave();
+    await Promise.all(turns);
+    expect(served.indexOf('t2')).toBeLessThanOrEqual(1);
+    expect(gate.stats).toMatchObject({ running: 0, waiting: 0 });
   });
 });
 

@@ -272,7 +272,15 @@ describe('CORS', () => {
       });
       expect(preflight.statusCode).toBe(204);
       expect(preflight.headers['access-control-allow-origin']).toBe(origin);
-      expect(String(preflight.headers['access-control-allow-methods'])).toMatch(/GET.*POST/);
+      // the methods of the path asked about: a report is GET, the validation POST
+      expect(String(preflight.headers['access-control-allow-methods'])).toBe('GET');
+      const validatePreflight = await app.inject({ method: 'OPTIONS', url: VALIDATE, headers: { origin, 'access-control-request-method': 'POST' } });
+      expect(validatePreflight.statusCode).toBe(204);
+      expect(String(validatePreflight.headers['access-control-allow-methods'])).toBe('POST');
+      // a path the server does not answer gets its 404 problem, not a preflight's 204
+      const nowhere = await app.inject({ method: 'OPTIONS', url: '/nowhere', headers: { origin, 'access-control-request-method': 'GET' } });
+      expect(nowhere.statusCode).toBe(404);
+      expect(nowhere.headers['access-control-allow-methods']).toBeUndefined();
       expect(String(preflight.headers['access-control-allow-headers']).split(/,\s*/)).toEqual(
         expect.arrayContaining(['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'Convx-Data-Version']),
       );
@@ -469,4 +477,60 @@ describe('convx serve --no-compression and --cors-origin', () => {
       child.kill('SIGKILL');
     }
   }, 30_000);
+});
+
+describe('answers made outside the routes carry the request id too', () => {
+  it('a framework error (a malformed path) echoes the client’s X-Request-Id and, with --cors-origin, the listed origin', async () => {
+    const origin = 'https://app.example.com';
+    const { app, logs } = await appWith({ corsOrigins: [origin] });
+    try {
+      const res = await app.inject({ method: 'GET', url: '/v1/campaigns/%E0%A4%A/conversions', headers: { 'x-request-id': 'bad-1', origin } });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['x-request-id']).toBe('bad-1');
+      expect(res.headers.date).toMatch(HTTP_DATE);
+      expect(res.headers['access-control-allow-origin']).toBe(origin);
+      expect(logs.filter((l) => l.msg === 'request')).toEqual([expect.objectContaining({ status: 400, requestId: 'bad-1' })]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a body that stops coming is answered 408 once, with the client’s request id, and logged once with its method and path', async () => {
+    const logs: Record<string, unknown>[] = [];
+    const server = await startServer({
+      dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: (e) => logs.push(e), version: 'test', limits: { bodyTimeoutMs: 400 },
+    });
+    try {
+      const conn = await open(server.url);
+      const { authorization } = await bearer();
+      conn.socket.write(`POST ${VALIDATE} HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization}\r\nX-Request-Id: mine-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"audience":`);
+      await conn.closed;
+      const answer = parseAnswer(conn.received());
+      expect(answer.statusCode).toBe(408);
+      expect(answer.headers['x-request-id']).toBe('mine-1');
+      expect(JSON.parse(answer.body).type).toBe('urn:convx:problem:request-timeout');
+      await new Promise((r) => setTimeout(r, 100));
+      const lines = logs.filter((l) => l.msg === 'request');
+      expect(lines).toEqual([expect.objectContaining({ status: 408, method: 'POST', path: VALIDATE, requestId: 'mine-1' })]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('Vary on report and items answers', () => {
+  it('names Convx-Data-Version (a request may pin the data version), on the 200 and the 304', async () => {
+    const { app } = await appWith();
+    try {
+      const headers = await bearer();
+      const ok = await app.inject({ method: 'GET', url: REPORT, headers });
+      expect(String(ok.headers.vary).split(/,\s*/)).toContain('Convx-Data-Version');
+      const again = await app.inject({ method: 'GET', url: REPORT, headers: { ...headers, 'if-none-match': String(ok.headers.etag) } });
+      expect(again.statusCode).toBe(304);
+      expect(String(again.headers.vary).split(/,\s*/)).toContain('Convx-Data-Version');
+    } finally {
+      await app.close();
+    }
+  });
 });

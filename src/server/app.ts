@@ -101,14 +101,20 @@ export function gateFor(limits: ServerLimits, poolSize: number): FairGate {
   });
 }
 
-/** The digest of a request's bearer token, whose turns the gate counts (never the token itself). */
-const clientOf = (request: FastifyRequest) => rateKey(request.plugin, undefined, (request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim());
+
+/** The request a socket is receiving, when its headers have arrived (Node's response for it holds it). */
+function pendingRequest(socket: Socket): IncomingMessage | undefined {
+  const response: unknown = Reflect.get(socket, '_httpMessage');
+  const request: unknown = typeof response === 'object' && response !== null ? Reflect.get(response, 'req') : undefined;
+  return request instanceof Object && 'headers' in request ? (request as IncomingMessage) : undefined;
+}
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date());
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const limiter = limits.rateLimitPerMinute > 0 ? new RateLimiter(limits.rateLimitPerMinute, options.clock) : undefined;
   let draining = false;
+  const answeredSockets = new WeakSet<Socket>();
 
   const logRequest = (method: string, url: string, status: number, begun?: bigint, plugin?: string, requestId?: string) =>
     options.log({
@@ -147,16 +153,30 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
     frameworkErrors: (error, request, reply) => {
+      // Answered before the hooks run (no onSend): the headers every answer carries are set here.
+      stamp(request, reply);
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
       logRequest(request.method, request.url, reply.statusCode, undefined, undefined, request.id);
     },
     clientErrorHandler: (error, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      // Once answered, a socket's later parser errors (the end of a half-sent body) are not answers.
+      if (error.code === 'ECONNRESET' || socket.destroyed || answeredSockets.has(socket)) return;
+      answeredSockets.add(socket);
       const body = connectionProblem(error.code, error.rawPacket);
-      const requestId = requestIdFrom(undefined);
+      // A request under way (its body stopped coming): its id, method and path; else none is known.
+      const pending = pendingRequest(socket);
+      const requestId = requestIdFrom(pending?.headers['x-request-id']);
       if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body, requestId));
       else socket.destroy();
-      options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code, requestId });
+      options.log({
+        time: now().toISOString(),
+        msg: 'request',
+        method: pending?.method ?? null,
+        path: pending?.url === undefined ? null : redactUrl(pending.url),
+        status: body.status,
+        error: error.code,
+        requestId,
+      });
     },
   });
   // Made at the first request, when the dataset (and its pool's size) is there.
@@ -230,15 +250,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const settle = () => {
     if (draining && admitted === 0) drained?.();
   };
-  app.decorate('drain', () => {
+  /** The drain begins: requests still waiting for their turn are answered 503 shutting-down, not run. */
+  const refuseWaiting = () => {
     draining = true;
+    gate?.refuseWaiting(() => retryLater('shuttingDown', 'the server is shutting down; send the request again', RETRY_AFTER_UNAVAILABLE_SECONDS));
+  };
+  app.decorate('drain', () => {
+    refuseWaiting();
     return new Promise<void>((resolve) => {
       drained = resolve;
       settle();
     });
   });
   app.addHook('preClose', async () => {
-    draining = true;
+    refuseWaiting();
   });
   app.addHook('onRequest', async (request, reply) => {
     started.set(request, process.hrtime.bigint());
@@ -282,10 +307,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       const origin = allowedOrigin(request);
       if (!origin || request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return;
+      // Only a path the server answers, with its own methods; any other falls through to its 404 (or 405).
+      const path = request.url.split('?')[0]!;
+      const methods = routes.find((r) => r.pattern.test(path))?.methods.filter((m) => ALLOWED_METHODS.includes(m));
+      if (!methods?.length) return;
       return reply
         .code(204)
         .headers({
-          'access-control-allow-methods': ALLOWED_METHODS.join(', '),
+          'access-control-allow-methods': [...new Set(methods)].sort().join(', '),
           'access-control-allow-headers': ALLOWED_HEADERS.join(', '),
           'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
         })
@@ -293,12 +322,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
+  /** The key of an authenticated request's token (ratelimit.ts rateKey): the gate's and the rate limiter's. */
+  const clients = new WeakMap<FastifyRequest, string>();
   /** The rate-limit key and quota of an authenticated request (RateLimit-* headers), and whether it counted. */
   const rates = new WeakMap<FastifyRequest, { key: string; refused?: RateState }>();
 
-  // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight).
-  const compression = options.compression ?? true;
-  app.addHook('onSend', async (request, reply, payload) => {
+  // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight, the framework).
+  function stamp(request: FastifyRequest, reply: FastifyReply): void {
     reply.header('date', new Date().toUTCString());
     reply.header('x-request-id', request.id);
     if (draining) reply.header('connection', 'close');
@@ -317,6 +347,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
       }
     }
+  }
+  const compression = options.compression ?? true;
+  app.addHook('onSend', async (request, reply, payload) => {
+    stamp(request, reply);
     if (!compression || reply.statusCode === 204) return payload;
     // A 304 says what its 200 would (RFC 9110 15.4.5): that it varies with Accept-Encoding.
     if (reply.statusCode === 304 || isCompressible(reply.getHeader('content-type'))) reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
@@ -346,8 +380,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       throw new ProblemError(problem('unknownPlugin', `the token's plugin "${plugin}" has no data on this server`));
     }
     request.plugin = plugin;
+    // Whose turns the gate counts and whose rate the limiter takes: one key (the token's subject
+    // within its plugin, else a digest of the token), never the token itself.
+    const key = rateKey(plugin, subject, (authorization ?? '').replace(/^Bearer\s+/i, '').trim());
+    clients.set(request, key);
     if (limiter) {
-      const key = rateKey(plugin, subject, (authorization ?? '').replace(/^Bearer\s+/i, '').trim());
       const decision = limiter.take(key);
       rates.set(request, decision.allowed ? { key } : { key, refused: { limit: limiter.perMinute, remaining: 0, resetSeconds: decision.retryAfterSeconds } });
       if (!decision.allowed) {
@@ -386,7 +423,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   /** Work on the data once the request's turn comes (bounded per plugin and token, round-robin between plugins), within its budget. */
   const withTurn = async <T>(request: FastifyRequest, connection: { pooled?: boolean }, work: () => Promise<T>): Promise<T> => {
-    const ticket = await app.gate.enter({ plugin: request.plugin, client: clientOf(request), pooled: connection.pooled ?? true });
+    // A client that goes away while its request waits for a turn takes it out of the queue.
+    const gone = new AbortController();
+    const abandon = () => gone.abort();
+    const socket = request.raw.socket;
+    socket?.once('close', abandon);
+    let ticket;
+    try {
+      ticket = await app.gate.enter({ plugin: request.plugin, client: clients.get(request) ?? request.plugin, pooled: connection.pooled ?? true }, gone.signal);
+    } finally {
+      socket?.removeListener('close', abandon);
+    }
     try {
       return await work();
     } finally {
@@ -439,6 +486,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * come from the same data even when a reload swaps it meanwhile.
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
+    // The answer depends on the version a request pins (Convx-Data-Version): caches must key on it.
+    reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
     const dataset = pinnedDataset(request);
     reply.header(DATA_VERSION_HEADER, dataset.version);
     // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.

@@ -7,7 +7,7 @@ import { DataError, NoOrdersError, TooLargeError, UsageError } from '../errors.j
 import { QueryTimeoutError } from '../local/db.js';
 import { RenderBudgetError } from '../validation/sandbox.js';
 import { MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
-import { BusyError } from './pool.js';
+import { BusyError, ClientGoneError } from './pool.js';
 import { problem, ProblemError, retryLater, type Problem, type ProblemKind } from './problem.js';
 
 /** What the server logs about a failure besides the access log line. */
@@ -48,6 +48,7 @@ export function problemFor(error: unknown, bodyLimit: number): { failure: Proble
   }
   // Busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget.
   // Never a finding about the request: a 503 to send again later.
+  if (error instanceof ClientGoneError) return { failure: new ProblemError(problem('clientClosed', error.message)) };
   if (error instanceof BusyError) return { failure: retryLater('busy', error.message, error.retryAfterSeconds) };
   if (error instanceof RenderBudgetError) {
     return error.waiting

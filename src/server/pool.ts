@@ -282,6 +282,8 @@ export interface GateStats {
   expired: number;
   /** The most work of one token that ran at once so far. */
   clientPeak: number;
+  /** Left the queue because their client went away, before they ran. */
+  abandoned: number;
   /** Per plugin that asked for a turn so far (the plugins a server serves: a bounded list). */
   plugins: Record<string, PluginTurns>;
 }
@@ -290,6 +292,16 @@ interface GateWaiter {
   claim: Claim;
   granted: boolean;
   resolve?: () => void;
+  /** Takes the waiter out of its queue with this error (the drain). */
+  refuse?: (error: unknown) => void;
+}
+
+/** The client of a request waiting for its turn went away: nothing is left to answer. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client went away while its request waited for its turn');
+    this.name = 'ClientGoneError';
+  }
 }
 
 interface PluginState extends PluginTurns {
@@ -318,6 +330,9 @@ export class FairGate {
   private refused = 0;
   private expired = 0;
   private clientPeak = 0;
+  private abandoned = 0;
+  /** Set when the server drains: every waiter and every later request is refused with its error. */
+  private refusal?: () => Error;
 
   constructor(readonly limits: GateLimits) {
     for (const [name, value] of Object.entries(limits)) {
@@ -329,8 +344,8 @@ export class FairGate {
     const plugins: Record<string, PluginTurns> = {};
     for (const [plugin, { running, waiting, peak, admitted }] of this.plugins) plugins[plugin] = { running, waiting, peak, admitted };
     const waiting = Object.values(plugins).reduce((sum, p) => sum + p.waiting, 0);
-    const { running, pooled, admitted, refused, expired, clientPeak } = this;
-    return { running, pooled, waiting, admitted, refused, expired, clientPeak, plugins };
+    const { running, pooled, admitted, refused, expired, clientPeak, abandoned } = this;
+    return { running, pooled, waiting, admitted, refused, expired, clientPeak, abandoned, plugins };
   }
 
   /**
@@ -339,7 +354,12 @@ export class FairGate {
    * full, QueryTimeoutError (queued) when the time budget of the work running now (db.ts
    * withQueryBudget) runs out first.
    */
-  async enter(claim: Claim): Promise<Ticket> {
+  async enter(claim: Claim, signal?: AbortSignal): Promise<Ticket> {
+    if (this.refusal) throw this.refusal();
+    if (signal?.aborted) {
+      this.abandoned++;
+      throw new ClientGoneError();
+    }
     const budget = currentBudget();
     if (budget && budget.deadline <= performance.now()) {
       this.expired++;
@@ -354,26 +374,42 @@ export class FairGate {
     this.dispatch();
     if (!waiter.granted) {
       if (state.waiting > this.limits.queuePerPlugin) {
-        this.remove(state, waiter);
+        // The queue is full: the token holding the most waiters gives one up (its newest), so one
+        // token cannot fill its plugin's queue for the others; the newcomer when it is that token.
+        const mine = state.queues.get(claim.client)?.length ?? 0;
+        const [most, theirs] = [...state.queues].reduce((a, b) => (b[1].length > a[1].length ? b : a));
+        const busy = () =>
+          new BusyError(
+            `this plugin has ${this.limits.queuePerPlugin} requests waiting for their turn already (at most ${this.limits.perPlugin} run at once); ` +
+              `try again in ${RETRY_AFTER_BUSY_SECONDS} s`,
+          );
         this.refused++;
-        throw new BusyError(
-          `this plugin has ${this.limits.queuePerPlugin} requests waiting for their turn already (at most ${this.limits.perPlugin} run at once); ` +
-            `try again in ${RETRY_AFTER_BUSY_SECONDS} s`,
-        );
+        if (most === claim.client || theirs.length <= mine) {
+          this.remove(state, waiter);
+          throw busy();
+        }
+        theirs[theirs.length - 1]!.refuse?.(busy());
       }
       await new Promise<void>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
+        const onAbort = () => leave(() => this.abandoned++, new ClientGoneError());
+        const leave = (count: () => void, error: unknown) => {
+          if (waiter.granted) return;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          this.remove(state, waiter);
+          count();
+          reject(error);
+        };
         waiter.resolve = () => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
           resolve();
         };
+        waiter.refuse = (error) => leave(() => undefined, error);
+        signal?.addEventListener('abort', onAbort, { once: true });
         if (budget) {
-          timer = setTimeout(() => {
-            if (waiter.granted) return;
-            this.remove(state, waiter);
-            this.expired++;
-            reject(new QueryTimeoutError(budget.budgetMs, true));
-          }, budget.deadline - performance.now());
+          timer = setTimeout(() => leave(() => this.expired++, new QueryTimeoutError(budget.budgetMs, true)), budget.deadline - performance.now());
         }
       });
     }
@@ -385,6 +421,14 @@ export class FairGate {
         this.release(claim);
       },
     };
+  }
+
+  /** The drain: every request waiting for a turn, and every one that asks later, gets the error instead of running. */
+  refuseWaiting(error: () => Error): void {
+    this.refusal = error;
+    for (const state of this.plugins.values()) {
+      for (const queue of [...state.queues.values()]) for (const waiter of [...queue]) waiter.refuse?.(error());
+    }
   }
 
   private stateOf(plugin: string): PluginState {

@@ -32,6 +32,8 @@ export const PROBLEM_TYPES = {
   shuttingDown: { type: 'urn:convx:problem:shutting-down', title: 'Server shutting down', status: 503 },
   queryTimeout: { type: 'urn:convx:problem:query-timeout', title: 'Query time budget exceeded', status: 503 },
   busy: { type: 'urn:convx:problem:busy', title: 'Server busy', status: 503 },
+  // Never received: the client closed its connection while its request waited for a turn (logged as 499, as nginx does).
+  clientClosed: { type: 'urn:convx:problem:client-closed', title: 'Client closed the request', status: 499 },
 } as const;
 
 export type ProblemKind = keyof typeof PROBLEM_TYPES;
