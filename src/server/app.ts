@@ -16,7 +16,7 @@ import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, requestHeadersFor, re
 import { COMPONENT_SCHEMAS, DATA_VERSION_HEADER, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
-import { ALLOWED_HEADERS, ALLOWED_METHODS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
+import { ALLOWED_HEADERS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
 import { entityTag, noneMatch } from './etag.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
 import { connectionProblem, problemFor } from './failures.js';
@@ -83,6 +83,13 @@ function hasSentHeaders(socket: Socket): boolean {
   return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
 }
 
+/** The request a connection is answering now (its ServerResponse's req), if any: a body timeout comes while one is under way. */
+function requestUnderWay(socket: Socket): IncomingMessage | undefined {
+  const message: unknown = Reflect.get(socket, '_httpMessage');
+  const request: unknown = typeof message === 'object' && message !== null ? Reflect.get(message, 'req') : undefined;
+  return typeof request === 'object' && request !== null ? (request as IncomingMessage) : undefined;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Who may run work on the data now (pool.ts FairGate): its stats are the tests' window on fairness. */
@@ -122,6 +129,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...(requestId ? { requestId } : {}),
     });
 
+  /** The id each request was given (genReqId), for the answers made outside fastify (clientErrorHandler). */
+  const requestIds = new WeakMap<IncomingMessage, string>();
+  /** Connections already answered by clientErrorHandler: the parser's later errors on them (HPE_INVALID_EOF_STATE once ended) are no answer. */
+  const answeredSockets = new WeakSet<Socket>();
+  /** Set once the app is made: the headers every answer carries (see conventionHeaders below). */
+  let conventionHeaders: (request: FastifyRequest, reply: FastifyReply) => void = () => undefined;
+
   const app = Fastify({
     logger: false,
     bodyLimit: limits.bodyLimit,
@@ -141,22 +155,39 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // X-Request-Id: the client's when sane (conventions.ts), else a new one; echoed and logged.
-    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
+    genReqId: (request: IncomingMessage) => {
+      const id = requestIdFrom(request.headers['x-request-id']);
+      requestIds.set(request, id);
+      return id;
+    },
     // A __proto__ or constructor key of a JSON body is data, as JSON.parse (and so local mode) takes it:
     // an own property, which no code here merges into another object; the validation names it.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
+    // These answers skip the hooks (onSend included): they get the headers every answer carries here.
     frameworkErrors: (error, request, reply) => {
+      conventionHeaders(request, reply);
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
       logRequest(request.method, request.url, reply.statusCode, undefined, undefined, request.id);
     },
     clientErrorHandler: (error, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      if (error.code === 'ECONNRESET' || socket.destroyed || answeredSockets.has(socket)) return;
+      answeredSockets.add(socket);
       const body = connectionProblem(error.code, error.rawPacket);
-      const requestId = requestIdFrom(undefined);
+      // A body timeout comes while a request is under way: its answer and log line name that request.
+      const underWay = requestUnderWay(socket);
+      const requestId = (underWay && requestIds.get(underWay)) ?? requestIdFrom(underWay?.headers['x-request-id']);
       if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body, requestId));
       else socket.destroy();
-      options.log({ time: now().toISOString(), msg: 'request', method: null, path: null, status: body.status, error: error.code, requestId });
+      options.log({
+        time: now().toISOString(),
+        msg: 'request',
+        method: underWay?.method ?? null,
+        path: underWay?.url === undefined ? null : redactUrl(underWay.url),
+        status: body.status,
+        error: error.code,
+        requestId,
+      });
     },
   });
   // Made at the first request, when the dataset (and its pool's size) is there.
@@ -272,7 +303,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // CORS, for the origins of --cors-origin only: a preflight (OPTIONS with Access-Control-Request-Method)
-  // from one of them is answered 204 here, before authentication; any other origin gets no CORS header.
+  // from one of them to a path the server serves is answered 204 here, before authentication, with that
+  // path's methods; a path it does not serve is the 404 problem; any other origin gets no CORS header.
   const corsOrigins = new Set(options.corsOrigins ?? []);
   const allowedOrigin = (request: FastifyRequest) => {
     const origin = request.headers.origin;
@@ -282,10 +314,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       const origin = allowedOrigin(request);
       if (!origin || request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return;
+      const methods = routes.find((r) => r.pattern.test(request.url.split('?')[0]!))?.methods;
+      if (!methods?.length) return;
       return reply
         .code(204)
         .headers({
-          'access-control-allow-methods': ALLOWED_METHODS.join(', '),
+          'access-control-allow-methods': [...new Set(methods)].sort().join(', '),
           'access-control-allow-headers': ALLOWED_HEADERS.join(', '),
           'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
         })
@@ -298,7 +332,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight).
   const compression = options.compression ?? true;
-  app.addHook('onSend', async (request, reply, payload) => {
+  conventionHeaders = (request, reply) => {
     reply.header('date', new Date().toUTCString());
     reply.header('x-request-id', request.id);
     if (draining) reply.header('connection', 'close');
@@ -317,10 +351,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
       }
     }
+  };
+  app.addHook('onSend', async (request, reply, payload) => {
+    conventionHeaders(request, reply);
     if (!compression || reply.statusCode === 204) return payload;
     // A 304 says what its 200 would (RFC 9110 15.4.5): that it varies with Accept-Encoding.
     if (reply.statusCode === 304 || isCompressible(reply.getHeader('content-type'))) reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
-    if (reply.statusCode === 304 || request.method === 'HEAD' || !isCompressible(reply.getHeader('content-type'))) return payload;
+    // HEAD too: fastify's HEAD route runs the GET's handler and hooks, then sends this payload's length
+    // without it, so a HEAD says what its GET would (Content-Encoding, Content-Length, weak ETag, Vary).
+    if (reply.statusCode === 304 || !isCompressible(reply.getHeader('content-type'))) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
     const encoding = bytes.length >= COMPRESSION_THRESHOLD_BYTES ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
@@ -439,6 +478,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * come from the same data even when a reload swaps it meanwhile.
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
+    // The answer depends on the Convx-Data-Version the request sent (pinnedDataset): caches must know (304s too).
+    reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
     const dataset = pinnedDataset(request);
     reply.header(DATA_VERSION_HEADER, dataset.version);
     // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
