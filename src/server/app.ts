@@ -16,7 +16,7 @@ import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, requestHeadersFor, re
 import { COMPONENT_SCHEMAS, DATA_VERSION_HEADER, ref } from '../model/shapes.js';
 import { credentialParameters, redactUrl } from './accesslog.js';
 import type { Verifier } from './auth.js';
-import { ALLOWED_HEADERS, ALLOWED_METHODS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
+import { ALLOWED_HEADERS, COMPRESSION_THRESHOLD_BYTES, compress, EXPOSED_HEADERS, isCompressible, negotiateEncoding, PREFLIGHT_MAX_AGE_SECONDS, requestIdFrom, varyWith } from './conventions.js';
 import { entityTag, noneMatch } from './etag.js';
 import { DEFAULT_LIMITS, MAX_URL_LENGTH, RETRY_AFTER_UNAVAILABLE_SECONDS, type ServerLimits } from './limits.js';
 import { connectionProblem, problemFor } from './failures.js';
@@ -83,6 +83,13 @@ function hasSentHeaders(socket: Socket): boolean {
   return typeof message === 'object' && message !== null && Reflect.get(message, 'headersSent') === true;
 }
 
+/** The request a connection is answering now (its ServerResponse's req), if any: a body timeout comes while one is under way. */
+function requestUnderWay(socket: Socket): IncomingMessage | undefined {
+  const message: unknown = Reflect.get(socket, '_httpMessage');
+  const request: unknown = typeof message === 'object' && message !== null ? Reflect.get(message, 'req') : undefined;
+  return typeof request === 'object' && request !== null ? (request as IncomingMessage) : undefined;
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     /** Who may run work on the data now (pool.ts FairGate): its stats are the tests' window on fairness. */
@@ -102,19 +109,11 @@ export function gateFor(limits: ServerLimits, poolSize: number): FairGate {
 }
 
 
-/** The request a socket is receiving, when its headers have arrived (Node's response for it holds it). */
-function pendingRequest(socket: Socket): IncomingMessage | undefined {
-  const response: unknown = Reflect.get(socket, '_httpMessage');
-  const request: unknown = typeof response === 'object' && response !== null ? Reflect.get(response, 'req') : undefined;
-  return request instanceof Object && 'headers' in request ? (request as IncomingMessage) : undefined;
-}
-
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const now = options.now ?? (() => new Date());
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits };
   const limiter = limits.rateLimitPerMinute > 0 ? new RateLimiter(limits.rateLimitPerMinute, options.clock) : undefined;
   let draining = false;
-  const answeredSockets = new WeakSet<Socket>();
 
   const logRequest = (method: string, url: string, status: number, begun?: bigint, plugin?: string, requestId?: string) =>
     options.log({
@@ -127,6 +126,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       ...(plugin ? { plugin } : {}),
       ...(requestId ? { requestId } : {}),
     });
+
+  /** The id each request was given (genReqId), for the answers made outside fastify (clientErrorHandler). */
+  const requestIds = new WeakMap<IncomingMessage, string>();
+  /** Connections already answered by clientErrorHandler: the parser's later errors on them (HPE_INVALID_EOF_STATE once ended) are no answer. */
+  const answeredSockets = new WeakSet<Socket>();
+  /** Set once the app is made: the headers every answer carries (see conventionHeaders below). */
+  let conventionHeaders: (request: FastifyRequest, reply: FastifyReply) => void = () => undefined;
 
   const app = Fastify({
     logger: false,
@@ -147,32 +153,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
     // X-Request-Id: the client's when sane (conventions.ts), else a new one; echoed and logged.
-    genReqId: (request: IncomingMessage) => requestIdFrom(request.headers['x-request-id']),
+    genReqId: (request: IncomingMessage) => {
+      const id = requestIdFrom(request.headers['x-request-id']);
+      requestIds.set(request, id);
+      return id;
+    },
     // A __proto__ or constructor key of a JSON body is data, as JSON.parse (and so local mode) takes it:
     // an own property, which no code here merges into another object; the validation names it.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
+    // These answers skip the hooks (onSend included): they get the headers every answer carries here.
     frameworkErrors: (error, request, reply) => {
-      // Answered before the hooks run (no onSend): the headers every answer carries are set here.
-      stamp(request, reply);
+      conventionHeaders(request, reply);
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
       logRequest(request.method, request.url, reply.statusCode, undefined, undefined, request.id);
     },
     clientErrorHandler: (error, socket) => {
-      // Once answered, a socket's later parser errors (the end of a half-sent body) are not answers.
       if (error.code === 'ECONNRESET' || socket.destroyed || answeredSockets.has(socket)) return;
       answeredSockets.add(socket);
       const body = connectionProblem(error.code, error.rawPacket);
-      // A request under way (its body stopped coming): its id, method and path; else none is known.
-      const pending = pendingRequest(socket);
-      const requestId = requestIdFrom(pending?.headers['x-request-id']);
+      // A body timeout comes while a request is under way: its answer and log line name that request.
+      const underWay = requestUnderWay(socket);
+      const requestId = (underWay && requestIds.get(underWay)) ?? requestIdFrom(underWay?.headers['x-request-id']);
       if (socket.writable && !hasSentHeaders(socket)) socket.end(rawProblemResponse(body, requestId));
       else socket.destroy();
       options.log({
         time: now().toISOString(),
         msg: 'request',
-        method: pending?.method ?? null,
-        path: pending?.url === undefined ? null : redactUrl(pending.url),
+        method: underWay?.method ?? null,
+        path: underWay?.url === undefined ? null : redactUrl(underWay.url),
         status: body.status,
         error: error.code,
         requestId,
@@ -297,7 +306,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // CORS, for the origins of --cors-origin only: a preflight (OPTIONS with Access-Control-Request-Method)
-  // from one of them is answered 204 here, before authentication; any other origin gets no CORS header.
+  // from one of them to a path the server serves is answered 204 here, before authentication, with that
+  // path's methods; a path it does not serve is the 404 problem; any other origin gets no CORS header.
   const corsOrigins = new Set(options.corsOrigins ?? []);
   const allowedOrigin = (request: FastifyRequest) => {
     const origin = request.headers.origin;
@@ -307,9 +317,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onRequest', async (request, reply) => {
       const origin = allowedOrigin(request);
       if (!origin || request.method !== 'OPTIONS' || request.headers['access-control-request-method'] === undefined) return;
-      // Only a path the server answers, with its own methods; any other falls through to its 404 (or 405).
-      const path = request.url.split('?')[0]!;
-      const methods = routes.find((r) => r.pattern.test(path))?.methods.filter((m) => ALLOWED_METHODS.includes(m));
+      const methods = routes.find((r) => r.pattern.test(request.url.split('?')[0]!))?.methods;
       if (!methods?.length) return;
       return reply
         .code(204)
@@ -327,8 +335,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   /** The rate-limit key and quota of an authenticated request (RateLimit-* headers), and whether it counted. */
   const rates = new WeakMap<FastifyRequest, { key: string; refused?: RateState }>();
 
-  // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight, the framework).
-  function stamp(request: FastifyRequest, reply: FastifyReply): void {
+  // What every answer carries, whatever answered it (a route, a problem, a 304, a preflight).
+  const compression = options.compression ?? true;
+  conventionHeaders = (request, reply) => {
     reply.header('date', new Date().toUTCString());
     reply.header('x-request-id', request.id);
     if (draining) reply.header('connection', 'close');
@@ -347,14 +356,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('access-control-expose-headers', EXPOSED_HEADERS.join(', '));
       }
     }
-  }
-  const compression = options.compression ?? true;
+  };
   app.addHook('onSend', async (request, reply, payload) => {
-    stamp(request, reply);
+    conventionHeaders(request, reply);
     if (!compression || reply.statusCode === 204) return payload;
     // A 304 says what its 200 would (RFC 9110 15.4.5): that it varies with Accept-Encoding.
     if (reply.statusCode === 304 || isCompressible(reply.getHeader('content-type'))) reply.header('vary', varyWith(reply.getHeader('vary'), 'Accept-Encoding'));
-    if (reply.statusCode === 304 || request.method === 'HEAD' || !isCompressible(reply.getHeader('content-type'))) return payload;
+    // HEAD too: fastify's HEAD route runs the GET's handler and hooks, then sends this payload's length
+    // without it, so a HEAD says what its GET would (Content-Encoding, Content-Length, weak ETag, Vary).
+    if (reply.statusCode === 304 || !isCompressible(reply.getHeader('content-type'))) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
     const encoding = bytes.length >= COMPRESSION_THRESHOLD_BYTES ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
@@ -486,7 +496,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
    * come from the same data even when a reload swaps it meanwhile.
    */
   const taggedQuery = async <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => {
-    // The answer depends on the version a request pins (Convx-Data-Version): caches must key on it.
+    // The answer depends on the Convx-Data-Version the request sent (pinnedDataset): caches must know (304s too).
     reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
     const dataset = pinnedDataset(request);
     reply.header(DATA_VERSION_HEADER, dataset.version);

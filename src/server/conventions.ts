@@ -70,7 +70,6 @@ export function isCompressible(contentType: unknown): boolean {
 export const EXPOSED_HEADERS = ['ETag', 'Convx-Data-Version', 'X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'];
 /** The request headers a browser script may send (a preflight's answer). */
 export const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'Convx-Data-Version'];
-export const ALLOWED_METHODS = ['GET', 'POST'];
 /** How long a browser may keep a preflight's answer, in seconds. */
 export const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
