@@ -165,7 +165,7 @@ describe('the gate (pool.ts FairGate)', () => {
     await expect(gate.enter(claim('A'), already.signal)).rejects.toMatchObject({ name: 'ClientGoneError' });
   });
 
-  it('answers every waiter, and every later request, with the drain's error instead of a turn', async () => {
+  it("answers every waiter, and every later request, with the drain's error instead of a turn", async () => {
     const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 8 });
     const first = await gate.enter(claim('A'));
     const waiting = [gate.enter(claim('A')), gate.enter(claim('B', 'b'))];
@@ -178,7 +178,7 @@ describe('the gate (pool.ts FairGate)', () => {
     expect(gate.stats).toMatchObject({ running: 0, waiting: 0, admitted: 2 });
   });
 
-  it('when a plugin's queue is full, the token holding the most waiters gives one up: one token cannot shut out the others', async () => {
+  it("when a plugin's queue is full, the token holding the most waiters gives one up: one token cannot shut out the others", async () => {
     const gate = new FairGate({ poolSize: 4, perPlugin: 1, perClient: 1, queuePerPlugin: 4 });
     const first = await gate.enter(claim('A', 't1'));
     const flood = Array.from({ length: 4 }, () => gate.enter(claim('A', 't1')));
