@@ -184,33 +184,42 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   return settings;
 }
 
-/**
- * A URL as it may be shown: a user name and password in it (http://user:pw@host/v1) replaced by
- * `user:***` (a lone user name by `***`, it may be a token). Text that is not a URL is redacted
- * the same way, up to the first @.
- */
-export function redactUrl(text: string): string {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(text);
-  } catch {
-    // not a URL: the regex below
-  }
-  if (parsed && !parsed.username && !parsed.password) return text;
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@]*)@/i, (_whole, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@`;
-  });
-}
-
-/** Whether a URL carries a user name or password (http://user:pw@host/v1). */
-export function hasCredentials(text: string): boolean {
+/** A parsed http(s) URL, else undefined (text that is no URL, or a URL of another scheme: `user:pw@host` parses as scheme `user:`). */
+function httpUrl(text: string): URL | undefined {
   try {
     const url = new URL(text);
-    return url.username !== '' || url.password !== '';
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
   } catch {
-    return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(text);
+    return undefined;
   }
+}
+
+/**
+ * A URL as it may be shown: a user name and password in it (http://user:pw@host/v1) replaced by
+ * `user:***` (a lone user name by `***`, it may be a token). Text that is no http(s) URL
+ * (`http://u:pa/ss@host`, `u:pw@host/v1`) is redacted the same way, up to its last @: a
+ * password may hold / ? # and @, so nothing before that @ is shown but a user name.
+ */
+export function redactUrl(text: string): string {
+  const url = httpUrl(text);
+  if (url && !url.username && !url.password) return text;
+  const at = text.lastIndexOf('@');
+  if (at < 0) return text;
+  const scheme = /^(?:[a-z][a-z0-9+.-]*:)?\/\//i.exec(text)?.[0] ?? '';
+  const userinfo = text.slice(scheme.length, at);
+  const colon = userinfo.indexOf(':');
+  return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@${text.slice(at + 1)}`;
+}
+
+/**
+ * Whether a URL carries a user name or password (http://user:pw@host/v1). Text that is no
+ * http(s) URL counts when an @ stands after its `scheme://` (a password with / or ? in it
+ * breaks the parse) or before its first / ? # (`user:pw@host/v1`).
+ */
+export function hasCredentials(text: string): boolean {
+  const url = httpUrl(text);
+  if (url) return url.username !== '' || url.password !== '';
+  return /^(?:[a-z][a-z0-9+.-]*:)?\/\/.*@/is.test(text) || /^[^/?#]*@/.test(text);
 }
 
 /** The refusal of a URL with credentials, naming where it came from; the password never in it. */
@@ -238,9 +247,13 @@ export function tokenFromText(text: string, source: string): string {
   const lines = token.split(/\r\n|\r|\n/);
   if (lines.length > 1) {
     throw new UsageError(
-      `${source}: the token file has ${lines.length} lines; it should hold the token alone, on one line (its content is not shown)`,
+      source.startsWith('--token-file') || source.startsWith('auth login')
+        ? `${source}: the token file has ${lines.length} lines; it should hold the token alone, on one line (its content is not shown)`
+        : `${source}: the token has ${lines.length} lines; a token is one line (its content is not shown)`,
       [],
-      'write only the token in the file, e.g. printf %s "$TOKEN" > token.txt',
+      source.startsWith('--token-file') || source.startsWith('auth login')
+        ? 'write only the token in the file, e.g. printf %s "$TOKEN" > token.txt'
+        : 'set it to the token alone, e.g. export CONVX_TOKEN="$(cat token.txt)", or run `convx auth login --with-token < token.txt`',
     );
   }
   return token;

@@ -204,8 +204,9 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
           throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${code ?? error}`);
         }
       } else value = settings.token;
-      // A token file holds one line (the message never shows it); the other sources are trimmed.
-      value = globals.tokenFile !== undefined && value !== undefined ? tokenFromText(value, `--token-file ${globals.tokenFile}`) : value?.trim();
+      // One line, whatever the source (the message never shows it): a header cannot carry two.
+      const source = globals.tokenFile !== undefined ? `--token-file ${globals.tokenFile}` : io.env.CONVX_TOKEN !== undefined ? 'CONVX_TOKEN' : 'the profile\'s token';
+      value = value === undefined ? undefined : tokenFromText(value, source);
       if (!value) {
         throw new AuthError('no API token', 'set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run `convx auth login`');
       }

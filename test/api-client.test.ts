@@ -286,6 +286,35 @@ describe('secrets in a token file or an API URL', () => {
     expect(filesUnder(config)).not.toContain(password);
   });
 
+  it('a password that breaks the URL parse (/ ? @ in it) or a URL without a scheme is refused too, never stored or shown', async () => {
+    const config = tempDir('convx-config-');
+    const env = { XDG_CONFIG_HOME: config };
+    const host = s.url.replace('http://', '');
+    for (const [url, secret] of [
+      [`http://bob:pa/ss-7a1@${host}`, 'pa/ss-7a1'],
+      [`http://bob:pa?ss-7a2@${host}`, 'pa?ss-7a2'],
+      [`http://bob:pa@ss-7a3@${host}`, 'ss-7a3'],
+      [`alice:s3cret-7a4@${host}`, 's3cret-7a4'],
+      [`//alice:s3cret-7a5@${host}`, 's3cret-7a5'],
+    ] as const) {
+      const set = await cli(['config', 'set', 'api', url], { env });
+      expect(set.code, `${url}: ${set.stderr}`).toBe(2);
+      expectNowhere(set, secret);
+      const used = await cli(['--api', url, 'report', ...PERIOD], { env: { ...env, CONVX_TOKEN: TOKEN } });
+      expect(used.code).toBe(2);
+      expectNowhere(used, secret);
+    }
+    expect(filesUnder(config)).not.toMatch(/7a\d/);
+  });
+
+  it('CONVX_TOKEN or a profile token of two lines is a usage error that shows neither line', async () => {
+    const run = await cli(['--api', s.url, 'report', ...PERIOD], { env: { XDG_CONFIG_HOME: tempDir('convx-config-'), CONVX_TOKEN: `${TOKEN}\nsecond-line-9b` } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('CONVX_TOKEN: the token has 2 lines');
+    expectNowhere(run, TOKEN);
+    expectNowhere(run, 'second-line-9b');
+  });
+
   it('auth login --with-token refuses a token of two lines and stores nothing', async () => {
     const config = tempDir('convx-config-');
     const login = await cli(['auth', 'login', '--api', s.url, '--with-token', '--no-verify'], {

@@ -281,3 +281,20 @@ describe('the replacement (output/terminal.ts)', () => {
     expect(JSON.parse(text)).toEqual(value);
   });
 });
+
+describe('shell completion of values from the data', () => {
+  it('never offers a value a terminal would not show as it is', async () => {
+    const hostile = `k${TITLE_BEL}`;
+    const data = shop({
+      orders: [{ id: 'o1', contact: 'c1', at: '2024-03-02T10:00:00Z', net: 100, gross: 121 }],
+      touches: [
+        { contact: 'c1', at: '2024-03-01T00:00:00Z', source: 'k1' },
+        { contact: 'c1', at: '2024-03-01T01:00:00Z', source: hostile },
+        { contact: 'c1', at: '2024-03-01T02:00:00Z', source: `k${RLO}2` },
+      ],
+    });
+    const run = await cli(['completion', '--values', 'sources', '--data', data]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split('\n').filter(Boolean)).toEqual(['k1']);
+  });
+});

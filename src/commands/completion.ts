@@ -7,6 +7,7 @@
  */
 import { UsageError } from '../errors.js';
 import { FORMATS } from '../output/format.js';
+import { safeValue } from '../output/terminal.js';
 import type { Context } from '../context.js';
 import { CONFIG_KEYS } from '../config.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
@@ -270,13 +271,14 @@ export function fishScript(all: Spec[], commands: readonly CommandDefinition[] =
   return `${lines.join('\n')}\n`;
 }
 
-/** Distinct non-empty values, sorted, at most MAX_VALUES. */
+/** Distinct non-empty values a terminal shows as they are, sorted, at most MAX_VALUES. */
 function tidy(values: Iterable<unknown>, upper: boolean): string[] {
   const out = new Set<string>();
   for (const value of values) {
     if (value === null || value === undefined) continue;
     const text = String(value).trim();
-    if (text && !/[\s\n]/.test(text)) out.add(upper ? text.toUpperCase() : text);
+    // A value a terminal would not show as it is (controls, C1, bidi overrides) is never offered.
+    if (text && !/[\s\n]/.test(text) && safeValue(text) === text) out.add(upper ? text.toUpperCase() : text);
   }
   return [...out].sort().slice(0, MAX_VALUES);
 }

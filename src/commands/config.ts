@@ -119,7 +119,7 @@ export const configSet = defineHandler<Record<string, never>>({
       if (key === 'mode' && value === 'local' && !profile.data) note = '; it has no dataset yet: convx config set data DIR';
       return next;
     });
-    ctx.log.info(`profile "${name}": ${key} = ${value} (in ${file})${note}`);
+    ctx.log.info(`profile "${name}": ${key} = ${key === 'api' || key === 'deliveryApi' ? redactUrl(value) : value} (in ${file})${note}`);
   },
 });
 
