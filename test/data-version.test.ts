@@ -190,14 +190,14 @@ describe('pinning a request to a data version (Convx-Data-Version)', () => {
 
   it('after the grace period, and with --version-grace 0 at once, a pinned request is a 412 problem naming both versions', async () => {
     const dir = shopOf(6);
-    const server = await serve(dir, 0.2);
+    const server = await serve(dir, 2);
     const v1 = (await get(server, ITEMS)).version!;
     shift(dir, 6);
     await server.reload();
     const v2 = server.holder.current.version;
     expect((await get(server, ITEMS, { 'convx-data-version': v1 })).status).toBe(200);
-    // the grace timer (0.2 s) is due long before this one
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // the grace timer (2 s) is due well before this one
+    await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(server.holder.versions).toEqual([v2]);
     const refused = await get(server, ITEMS, { 'convx-data-version': v1 });
     expect(refused.status).toBe(412);
