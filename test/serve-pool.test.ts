@@ -125,6 +125,9 @@ describe('the connection pool', () => {
       const lease = await pool.acquire();
       await expect(withQueryBudget(50, () => lease.db.all(LONG_QUERY))).rejects.toBeInstanceOf(QueryTimeoutError);
       lease.release();
+      // The interrupted query keeps its connection's place until it has ended: never more than size open.
+      expect(pool.stats.open).toBeLessThanOrEqual(1);
+      await pool.settled();
       expect(pool.stats).toMatchObject({ replaced: 1, open: 0 });
       const next = await pool.acquire();
       expect(await next.db.all('SELECT 42 AS x')).toEqual([{ x: 42 }]);
@@ -141,6 +144,7 @@ describe('the connection pool', () => {
       expect(pool.stats).toMatchObject({ replaced: 2, open: 1, lent: 0 });
     } finally {
       pool.close();
+      await pool.settled();
       db.close();
     }
   });

@@ -227,6 +227,11 @@ export class Database {
     }
   }
 
+  /** Resolves once no interrupted step runs on this connection any more (at once when none does). */
+  async settled(): Promise<void> {
+    while (this.leftover.running.size) await Promise.allSettled([...this.leftover.running]);
+  }
+
   /** Closes this connection, and the database itself when this is its owner (once the interrupted steps still running end). */
   close(): void {
     if (this.leftover.running.size) this.leftover.closing = true;

@@ -182,6 +182,8 @@ export class ServedDataset {
     this.retired = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.pool.close();
+    // A connection whose interrupted query still runs must end before the database closes.
+    await this.pool.settled();
     this.dataset.db.close();
   }
 }

@@ -86,6 +86,8 @@ function withinBudget<T>(enqueue: (resolve: (value: T) => void, reject: (error: 
 export class ConnectionPool {
   private readonly idle: Database[] = [];
   private readonly waiters: Waiter[] = [];
+  /** Connections closed whose interrupted query still runs (see closeOne). */
+  private readonly ending = new Set<Promise<void>>();
   /** Connections open or being opened (lent ones included). */
   private count = 0;
   private lentCount = 0;
@@ -165,13 +167,28 @@ export class ConnectionPool {
     );
   }
 
+  /**
+   * Closes a connection. One whose interrupted query still runs (its request already has its
+   * 503) keeps its place in the count until that query ends: no replacement opens beside it,
+   * so never more than `size` queries run, and settled() waits for it.
+   */
   private closeOne(db: Database): void {
-    this.count--;
     try {
       db.close();
     } catch {
       // closing a broken connection may fail; it is gone either way
     }
+    const ending = db.settled().finally(() => {
+      this.ending.delete(ending);
+      this.count--;
+      this.openForWaiter();
+    });
+    this.ending.add(ending);
+  }
+
+  /** Resolves once the connections closed so far have ended (their interrupted queries included). */
+  async settled(): Promise<void> {
+    while (this.ending.size) await Promise.allSettled([...this.ending]);
   }
 
   /**
