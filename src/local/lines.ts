@@ -559,6 +559,55 @@ export async function diagnoseJsonLines(path: string, keep = 3): Promise<{ probl
   return { problems, stopped };
 }
 
+/**
+ * Walks JSON text up to `end` (a parser's error position): the physical line reached, and the
+ * last key seen of the value's object (one value) or of the current record's object (array: the
+ * records of a top-level array are counted, the key is reset at each).
+ */
+function scanJson(text: string, end: number, array: boolean): { line: number; record: number; key?: string } {
+  const keyDepth = array ? 2 : 1;
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  let last = '';
+  let record = 0;
+  let key: string | undefined;
+  for (let i = 0; i < end; i++) {
+    const c = text[i]!;
+    if (c === '\n' || (c === '\r' && text[i + 1] !== '\n')) line++;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') {
+        inString = false;
+        last = text.slice(start, i + 1);
+      }
+      continue;
+    }
+    if (array && depth === 1 && !/[\s,\]]/.test(c)) {
+      record++;
+      key = undefined;
+    }
+    if (c === '"') {
+      inString = true;
+      start = i;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === ':' && depth === keyDepth && last) {
+      try {
+        key = JSON.parse(last) as string;
+      } catch {
+        // not a key
+      }
+    }
+    if (array && depth === 1 && c !== '[' && c !== '{' && c !== '"' && !/[\s,\]]/.test(c)) {
+      // a scalar record: skip to its end
+      while (i + 1 < end && !/[\s,\]]/.test(text[i + 1]!)) i++;
+    }
+  }
+  return { line, record, ...(key ? { key } : {}) };
+}
+
 /** Why a text is not one JSON value: the parser's message, the top-level key it was in, and whether more text could complete it. */
 function parseFailure(text: string): { message: string; key?: string; incomplete: boolean } | undefined {
   try {
@@ -570,34 +619,7 @@ function parseFailure(text: string): { message: string; key?: string; incomplete
     const at = position ? Number(position[1]) : text.length;
     const incomplete = /end of (JSON )?(input|data)|Unterminated string/i.test(message);
     // The last top-level key before the error.
-    let key: string | undefined;
-    let depth = 0;
-    let inString = false;
-    let start = -1;
-    let last = '';
-    for (let i = 0; i < Math.min(at, text.length); i++) {
-      const c = text[i]!;
-      if (inString) {
-        if (c === '\\') i++;
-        else if (c === '"') {
-          inString = false;
-          last = text.slice(start, i + 1);
-        }
-        continue;
-      }
-      if (c === '"') {
-        inString = true;
-        start = i;
-      } else if (c === '{' || c === '[') depth++;
-      else if (c === '}' || c === ']') depth--;
-      else if (c === ':' && depth === 1 && last) {
-        try {
-          key = JSON.parse(last) as string;
-        } catch {
-          // not a key
-        }
-      }
-    }
+    const { key } = scanJson(text, Math.min(at, text.length), false);
     return { message: message.replace(/\s+/g, ' ').slice(0, 200), ...(key ? { key } : {}), incomplete };
   }
 }
@@ -709,45 +731,7 @@ export async function diagnoseJsonArray(path: string): Promise<{ line: number; r
   }
   const position = /position (\d+)/.exec(message);
   const at = position ? Math.min(Number(position[1]), text.length) : text.length;
-  let line = 1;
-  let depth = 0;
-  let inString = false;
-  let start = -1;
-  let last = '';
-  let record = 0;
-  let key: string | undefined;
-  for (let i = 0; i < at; i++) {
-    const c = text[i]!;
-    if (c === '\n' || (c === '\r' && text[i + 1] !== '\n')) line++;
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') {
-        inString = false;
-        last = text.slice(start, i + 1);
-      }
-      continue;
-    }
-    if (depth === 1 && !/[\s,\]]/.test(c)) {
-      record++;
-      key = undefined;
-    }
-    if (c === '"') {
-      inString = true;
-      start = i;
-    } else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') depth--;
-    else if (c === ':' && depth === 2 && last) {
-      try {
-        key = JSON.parse(last) as string;
-      } catch {
-        // not a key
-      }
-    }
-    if (depth === 1 && c !== '[' && c !== '{' && c !== '"' && !/[\s,\]]/.test(c)) {
-      // a scalar record: skip to its end
-      while (i + 1 < at && !/[\s,\]]/.test(text[i + 1]!)) i++;
-    }
-  }
+  const { line, record, key } = scanJson(text, at, true);
   return {
     line,
     ...(record > 0 ? { record } : {}),
