@@ -219,17 +219,17 @@ export function twoPluginFiles(): Record<string, string> {
   };
 }
 
-/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`). */
-export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}) {
+/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`); stderr too with `stderrIsTTY`. */
+export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}, { stderrIsTTY = false } = {}) {
   const stdout = Object.assign(new Capture(), { isTTY: true, columns });
-  const stderr = new Capture();
+  const stderr = stderrIsTTY ? Object.assign(new Capture(), { isTTY: true, columns }) : new Capture();
   const io: Io = {
     stdin: Readable.from([]),
     stdinIsTTY: false,
     stdout,
     stderr,
     stdoutIsTTY: true,
-    stderrIsTTY: false,
+    stderrIsTTY,
     env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', ...env },
     cwd: process.cwd(),
     now: () => new Date('2024-05-01T12:00:00Z'),

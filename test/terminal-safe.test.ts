@@ -8,14 +8,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../src/cli.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import type { Io } from '../src/context.js';
 import { fit, safeJsonText, safeLines, safeValue, textWidth } from '../src/output/terminal.js';
-import { Capture, cli, csv, onTerminal, shop, tempDir } from './helpers.js';
+import { cli, csv, onTerminal, shop, tempDir } from './helpers.js';
 
 const ESC = '\x1b';
 const CLEAR = `${ESC}[2J`;
@@ -92,26 +89,8 @@ function expectDefused(text: string, label: string, tabs = false): void {
   expect(text, label).toContain('\ufffd');
 }
 
-/** convx with stdout and stderr both terminals (colours off), the way a person runs it. */
-async function terminal(argv: string[], width = 200) {
-  const stdout = Object.assign(new Capture(), { isTTY: true, columns: width });
-  const stderr = Object.assign(new Capture(), { isTTY: true, columns: width });
-  const io: Io = {
-    stdin: Readable.from([]),
-    stdinIsTTY: false,
-    stdout,
-    stderr,
-    stdoutIsTTY: true,
-    stderrIsTTY: true,
-    // no progress line (its own ESC[2K) however slow the machine
-    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', CONVX_PROGRESS_DELAY_MS: '600000' },
-    cwd: process.cwd(),
-    now: () => new Date('2024-05-01T12:00:00Z'),
-    onSignal: () => () => undefined,
-  };
-  const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+/** convx with stdout and stderr both terminals (colours off), the way a person runs it; no progress line (its own ESC[2K) however slow the machine. */
+const terminal = (argv: string[], width = 200) => onTerminal(argv, width, { CONVX_PROGRESS_DELAY_MS: '600000' }, { stderrIsTTY: true });
 
 describe('data values never reach a terminal raw', () => {
   it('report: the table replaces ESC sequences, C1 CSI and bidi overrides with U+FFFD, and the rows line up', async () => {
