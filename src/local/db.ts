@@ -1,22 +1,27 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 
-export type SqlValue = string | number | boolean | null;
+import { compile, quoteIdent, quoteString, Sql, type SqlValue } from './sql.js';
+
+export type { SqlValue } from './sql.js';
 export type SqlParams = Record<string, SqlValue>;
 export type Row = Record<string, unknown>;
 
-/** Quotes an identifier we generated or validated (column names found in a file). */
-export function ident(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+/** A query: an `Sql` of sql.ts (text with its parameters); a plain string only while the last modules move to it. */
+export type Query = Sql | string;
+
+/** The text and parameters of a query. */
+function textOf(query: Query, params?: SqlParams): { text: string; params?: SqlParams } {
+  if (!(query instanceof Sql)) return { text: query, params };
+  const compiled = compile(query);
+  return { text: compiled.text, params: Object.keys(compiled.params).length ? compiled.params : undefined };
 }
 
-/**
- * The one SQL string literal of convx, for the few values that cannot be parameters
- * (paths of table functions, a view's plugin, a period bound that Parquet statistics must see as a constant).
- */
-export function sqlString(value: string): string {
-  return `'${value.replaceAll("'", "''")}'`;
-}
+/** @deprecated the text of a quoted identifier: use `ident` of sql.ts inside `sql`. */
+export const ident = quoteIdent;
+
+/** @deprecated the text of a string literal: use `literal` of sql.ts inside `sql`. */
+export const sqlString = quoteString;
 
 /** Builds "IN ($p0, $p1)" placeholders for a list, adding the values to params. */
 export function inList(params: SqlParams, prefix: string, values: readonly string[]): string {
@@ -182,11 +187,13 @@ export class Database {
     return statement;
   }
 
-  async exec(sql: string, params?: SqlParams): Promise<void> {
+  async exec(query: Query, legacyParams?: SqlParams): Promise<void> {
+    const { text: sql, params } = textOf(query, legacyParams);
     await this.bounded(() => this.connection.run(sql, params));
   }
 
-  async all<T = Row>(sql: string, params?: SqlParams): Promise<T[]> {
+  async all<T = Row>(query: Query, legacyParams?: SqlParams): Promise<T[]> {
+    const { text: sql, params } = textOf(query, legacyParams);
     const reader = await this.bounded(async () => {
       const statement = params ? await this.prepared(sql, params) : undefined;
       return statement ? statement.runAndReadAll() : this.connection.runAndReadAll(sql, params);
@@ -194,13 +201,14 @@ export class Database {
     return reader.getRowObjectsJS() as T[];
   }
 
-  async one<T = Row>(sql: string, params?: SqlParams): Promise<T | undefined> {
-    const rows = await this.all<T>(sql, params);
+  async one<T = Row>(query: Query, legacyParams?: SqlParams): Promise<T | undefined> {
+    const rows = await this.all<T>(query, legacyParams);
     return rows[0];
   }
 
   /** Streams a query chunk by chunk (about 2048 rows each), never holding the whole result. */
-  async *stream<T = Row>(sql: string, params?: SqlParams): AsyncGenerator<T> {
+  async *stream<T = Row>(query: Query, legacyParams?: SqlParams): AsyncGenerator<T> {
+    const { text: sql, params } = textOf(query, legacyParams);
     const result = await this.bounded(() => this.connection.stream(sql, params));
     const names = result.deduplicatedColumnNames();
     for (;;) {
@@ -218,7 +226,8 @@ export class Database {
    * Streams the first column of a query, a text per row, as one string per chunk
    * (about 2048 rows): no row objects, one conversion per value.
    */
-  async *streamText(sql: string, params?: SqlParams): AsyncGenerator<{ text: string; rows: number }> {
+  async *streamText(query: Query, legacyParams?: SqlParams): AsyncGenerator<{ text: string; rows: number }> {
+    const { text: sql, params } = textOf(query, legacyParams);
     const result = await this.bounded(() => this.connection.stream(sql, params));
     for (;;) {
       const chunk = await this.bounded(() => result.fetchChunk());
