@@ -6,11 +6,12 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { COMMAND_FORMATS, commandFormats, commandGlobals, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
+import { COMMAND_FORMATS, commandFormats, commandGlobals } from './commands/globals.js';
+import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
 import { FORMATS } from './output/format.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
-import type { OptionDefinition } from './commands/flags.js';
+import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';

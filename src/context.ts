@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
 import type { Backend } from './backend.js';
-import type { GlobalFlags } from './commands/globals.js';
+import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
