@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Backend } from './backend.js';
+import type { Backend, Lookups } from './backend.js';
 import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
@@ -63,6 +63,12 @@ export interface OpenBackendOptions {
 /** Opens the backend a command works on, from the context's settings and flags. */
 export type BackendFactory = (ctx: Context, options: OpenBackendOptions) => Promise<Backend>;
 
+/**
+ * Opens what shell completion looks values up in (`Backend.lookup`), from the context's settings
+ * and flags: openDefaultLookups of backends.ts, or any backend (a test's).
+ */
+export type LookupsFactory = (ctx: Context) => Promise<Lookups>;
+
 export interface Context {
   io: Io;
   globals: GlobalOptions;
@@ -86,6 +92,8 @@ export interface Context {
   timeoutSeconds: number;
   /** The command's backend, from the factory the context was made with (openDefaultBackend of backends.ts unless a test gives one). */
   openBackend(options?: OpenBackendOptions): Promise<Backend>;
+  /** What completion looks values up in: from the look-ups factory the context was made with, else the command's backend. */
+  openLookups(): Promise<Lookups>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -135,7 +143,7 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
  * backend comes from `backends` (by default the API or the local dataset, as
  * the settings say); a test passes its own.
  */
-export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory): Context {
+export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory, lookups: LookupsFactory = (ctx) => backends(ctx, {})): Context {
   const globals: GlobalOptions =
     given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
   const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
@@ -242,6 +250,7 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     token,
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),
+    openLookups: () => lookups(ctx),
   };
   return ctx;
 }
