@@ -106,15 +106,15 @@ export interface LookupOptions {
   signal?: AbortSignal;
 }
 
-/** The values to offer of what a look-up read: trimmed, non-empty and accepted, in the order read. */
+/** The values to offer of what a look-up read: trimmed, non-empty, accepted and distinct, in the order first read. */
 export function lookupTexts(values: Iterable<unknown>, accept: LookupOptions['accept'] = () => true): string[] {
-  const texts: string[] = [];
+  const texts = new Set<string>();
   for (const value of values) {
     if (value === null || value === undefined) continue;
     const text = String(value).trim();
-    if (text && accept(text)) texts.push(text);
+    if (text && accept(text)) texts.add(text);
   }
-  return texts;
+  return [...texts];
 }
 
 /**

@@ -37,7 +37,7 @@ export async function lookupValues(db: Database, tables: LookupTables, kind: Loo
   signal?.addEventListener('abort', stop);
   try {
     for (const tier of COLUMNS[kind]) {
-      const values: string[] = [];
+      const values: unknown[] = [];
       for (const [name, column] of tier) {
         const from = tables(name);
         if (!from || signal?.aborted) continue;
@@ -45,12 +45,13 @@ export async function lookupValues(db: Database, tables: LookupTables, kind: Loo
           const rows = await db.all<{ v: unknown }>(
             sql`SELECT DISTINCT CAST(${ident(column)} AS VARCHAR) AS v FROM ${from} WHERE ${ident(column)} IS NOT NULL LIMIT ${int(MAX_LOOKUP_VALUES)}`,
           );
-          values.push(...lookupTexts(rows.map((r) => r.v), options.accept));
+          values.push(...rows.map((r) => r.v));
         } catch {
           // no such column: another table may have it
         }
       }
-      if (values.length) return values;
+      const texts = lookupTexts(values, options.accept);
+      if (texts.length) return texts;
     }
     return [];
   } finally {
