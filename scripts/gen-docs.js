@@ -39,7 +39,7 @@ const MORE = {
 function text(value) {
   return value
     .split(/(`[^`]*`)/)
-    .map((part, i) => (i % 2 ? part : part.replace(/[<>*\\[\]]/g, (c) => `\\${c}`)))
+    .map((part, i) => (i % 2 ? part : part.replace(/[<>]|\\|\*(?=\S)/g, (c) => `\\${c}`)))
     .join('')
     .replace(/\|/g, '\\|')
     .replace(/\s*\n\s*/g, ' ');
