@@ -15,9 +15,7 @@ const CANCELLED = join(CANCELLED_STATUSES.map(literal));
 
 export const ORDER_HEAD: Relation = {
   name: 'order_head',
-  holds:
-    'the order row that counts for each order_id: the earliest (then first in file); with a period, only for the order ids ' +
-    "that have a transaction in it (a refund's order may lie before it)",
+  holds: "the order row that counts for each order_id: the earliest (then first in file); with a period, only for the order ids that have a transaction in it (a refund's order may lie before it)",
   reads: ['orders'],
   select: (m) => {
     const wanted = m.period
@@ -34,9 +32,7 @@ export const ORDER_HEAD: Relation = {
 
 export const CLICKS: Relation = {
   name: 'clicks',
-  holds:
-    "the clicks the heads' windows can see: every click without a period (a view); with one, every click in [from - 30 days, to] " +
-    "and, for the heads outside it (orders of refunds in the period), their contacts' clicks in [earliest such head - 30 days, latest such head]",
+  holds: "the clicks the heads' windows can see: every click without a period (a view); with one, every click in [from - 30 days, to] and, for the heads outside it (orders of refunds in the period), their contacts' clicks in [earliest such head - 30 days, latest such head]",
   reads: ['touches', 'order_head'],
   kind: (m) => (m.period ? 'TABLE' : 'VIEW'),
   select: async (m) => sql`
@@ -64,12 +60,10 @@ async function clickFilter(m: ModelInput): Promise<Sql> {
 
 export const ATTR: Relation = {
   name: 'attr',
-  holds:
-    'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, ' +
-    'and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
+  holds: 'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
   reads: ['order_head', 'clicks'],
-  // Only matched instants are grouped, not every click.
   select: (m) => sql`
+      -- the last click within the window of each head that counts, then the greatest source of the clicks at that instant
       WITH matched AS (
         SELECT h.order_id, h.row_id AS head_row_id, h.contact_id, h.datetime AS order_datetime, c.datetime AS touch_datetime
         FROM ${m.relation('order_head')} h
@@ -77,6 +71,7 @@ export const ATTR: Relation = {
         WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW} DAY
           AND h.amount_wo_tax <> 0
           AND lower(trim(coalesce(h.status, ''))) NOT IN (${CANCELLED})),
+      -- only the matched instants are grouped, not every click
       winners AS (
         SELECT c.contact_id, c.datetime, max(struct_pack(t := c.source_type, i := c.source_id)) AS src
         FROM ${m.relation('clicks')} c
@@ -88,9 +83,7 @@ export const ATTR: Relation = {
 
 export const SOURCE_INFO: Relation = {
   name: 'source_info',
-  holds:
-    "the identities of the attributed sources (the sources table's first row, with fallbacks), a small number per source " +
-    "(source_key) that the per-day sums are keyed by; sourceStartedAt falls back to the source's earliest touch",
+  holds: "the identities of the attributed sources (the sources table's first row, with fallbacks), a small number per source (source_key) that the per-day sums are keyed by; sourceStartedAt falls back to the source's earliest touch",
   reads: ['attr', 'sources', 'touches'],
   select: (m) => sql`
       WITH used AS (SELECT DISTINCT source_type, source_id FROM ${m.relation('attr')}),
@@ -131,10 +124,7 @@ async function fillStartedAt(m: ModelInput): Promise<void> {
 
 export const CONV: Relation = {
   name: 'conv',
-  holds:
-    "every attributed transaction of the period (of the whole dataset without one): the head's sale and the order's refunds, " +
-    'amounts signed, converted to the reference currency (NULL where no usable rate), with its source and contact; every ' +
-    "transaction is stored in time order, so that a period's zonemaps skip the rest",
+  holds: "every attributed transaction of the period (of the whole dataset without one): the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with its source and contact; every transaction is stored in time order, so that a period's zonemaps skip the rest",
   reads: ['orders', 'attr', 'source_info', 'fx', 'contacts'],
   select: (m) => sql`
       WITH tx AS (${transactions(m)}),

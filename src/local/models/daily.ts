@@ -9,9 +9,7 @@ import type { Relation } from './relation.js';
 
 export const REPORT_DAY: Relation = {
   name: 'report_day',
-  holds:
-    "the sums of each day, source (source_key) and order currency, exact decimals, with the day's first and last conversion " +
-    'and the count of transactions without a usable exchange rate (a report of the day is then a data error)',
+  holds: "the sums of each day, source (source_key) and order currency, exact decimals, with the day's first and last conversion and the count of transactions without a usable exchange rate (a report of the day is then a data error)",
   reads: ['conv', 'source_info'],
   select: (m) => sql`
       SELECT c.day, i.source_key, c.currency,
