@@ -6,7 +6,7 @@
 import { field, parameters, type Operation } from '../model/parameters.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { SortKey } from '../model/types.js';
-import { activityUrlSql, detailPathSql, sourceColumn, type Qualifier } from './models/links.js';
+import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
 import { ident, join, list, literal, sql, trusted, type Sql } from './sql.js';
 
 /** Where a query reads: the attributed transactions, the source identities, and the reference currency. */
@@ -72,7 +72,7 @@ function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifie
     if (value !== undefined) pairs.push([p.name, Array.isArray(value) ? value.join(',') : String(value)]);
   }
   const detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
-  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${sourceColumn(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${sourceColumn(qualifier, 'source_id')}) || ${detailQuery}`;
+  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQuery}`;
 }
 
 export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {

@@ -6,7 +6,8 @@ export type Qualifier = '' | 'i.';
 
 type LinkColumn = 'source_type' | 'campaign_id' | 'smartflow_id' | 'delivery_id' | 'contact_id' | 'source_id';
 
-const column = (qualifier: Qualifier, name: LinkColumn): Sql => sql`${trusted(qualifier)}${trusted(name)}`;
+/** A column the links read, qualified. */
+export const column = (qualifier: Qualifier, name: LinkColumn): Sql => sql`${trusted(qualifier)}${trusted(name)}`;
 
 /** The path of a source's detailUrl (queries.ts adds the query string naming the source and period), from columns source_type, campaign_id, smartflow_id, delivery_id. */
 export function detailPathSql(qualifier: Qualifier = ''): Sql {
@@ -25,7 +26,3 @@ export function activityUrlSql(qualifier: Qualifier = ''): Sql {
     ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/recipients/' || url_encode(${c('contact_id')}) || '/activity' END`;
 }
 
-/** The columns naming a source, qualified (for the query string of a detailUrl). */
-export function sourceColumn(qualifier: Qualifier, name: 'source_type' | 'source_id'): Sql {
-  return column(qualifier, name);
-}
