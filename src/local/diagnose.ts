@@ -5,7 +5,6 @@ import type { ItemsQuery } from '../model/query.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { CANCELLED_STATUSES } from './schema.js';
-import { firstSources, relation } from './scoped.js';
 import { EMPTY, sql, type Sql } from './sql.js';
 
 /** Why an order row cannot be a conversion whatever the clicks (the attribution's rule, attribution.ts). */
@@ -27,7 +26,7 @@ export async function diagnoseOrder(
   orderId: string,
   period?: { dateFrom: string; dateTo: string },
 ): Promise<OrderDiagnosis> {
-  const t = (name: string) => relation(scope, name);
+  const t = (name: string) => scope.relation(name);
   const rows = await db.all<{ is_refund: boolean; n: bigint }>(
     sql`SELECT coalesce(is_refund, false) AS is_refund, count(*) AS n FROM ${t('orders')} WHERE order_id = ${orderId} GROUP BY 1`,
   );
@@ -134,7 +133,7 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
 
 /** The contact a key names (by contact id, e-mail, client contact id), or one only the orders or clicks hold. */
 async function findContact(scope: Scope, db: Database, key: string): Promise<ContactRow | undefined> {
-  const t = (name: string) => relation(scope, name);
+  const t = (name: string) => scope.relation(name);
   let found: ContactRow | undefined;
   if (scope.dataset.has('contacts')) {
     found = await db.one<ContactRow>(
@@ -160,7 +159,7 @@ async function contactOrders(scope: Scope, db: Database, contactId: string, winn
   const orders = await db.all<{ order_id: string; datetime: Date }>(
     sql`SELECT order_id, min(datetime) FILTER (WHERE NOT coalesce(is_refund, false)) AS head, min(datetime) AS first,
             coalesce(head, first) AS datetime
-     FROM ${relation(scope, 'orders')} WHERE contact_id = ${contactId} GROUP BY order_id ORDER BY datetime, order_id`,
+     FROM ${scope.relation('orders')} WHERE contact_id = ${contactId} GROUP BY order_id ORDER BY datetime, order_id`,
   );
   const out: ContactReport['orders'] = [];
   for (const order of orders) {
@@ -180,10 +179,10 @@ async function contactClicks(
   decided: Map<string, string[]>,
   winner: Map<string, ConversionRecord>,
 ): Promise<ContactClick[]> {
-  const t = (name: string) => relation(scope, name);
+  const t = (name: string) => scope.relation(name);
   const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
     sql`SELECT c.datetime, c.source_type, c.source_id, s.name
-     FROM ${t('touches')} c LEFT JOIN ${firstSources(scope)} s ON s.source_type = c.source_type AND s.source_id = c.source_id
+     FROM ${t('touches')} c LEFT JOIN ${scope.sources()} s ON s.source_type = c.source_type AND s.source_id = c.source_id
      WHERE c.contact_id = ${contactId} AND lower(trim(c.touch)) = 'click'
      ORDER BY c.datetime, c.source_type, c.source_id`,
   );
@@ -258,7 +257,7 @@ export async function sourceActivity(scope: Scope, db: Database, target: Activit
   }
   const rows = await db.all<{ datetime: Date; touch: string; source_type: string; source_id: string; name: string | null }>(
     sql`SELECT t.datetime, lower(trim(t.touch)) AS touch, t.source_type, t.source_id, s.name
-     FROM ${relation(scope, 'touches')} t LEFT JOIN ${firstSources(scope)} s ON s.source_type = t.source_type AND s.source_id = t.source_id
+     FROM ${scope.relation('touches')} t LEFT JOIN ${scope.sources()} s ON s.source_type = t.source_type AND s.source_id = t.source_id
      WHERE t.contact_id = ${contactId} AND ${where}
      ORDER BY t.datetime, t.source_type, t.source_id, 2`,
   );
@@ -274,13 +273,13 @@ export async function knownSources(scope: Scope, db: Database): Promise<KnownSou
   if (!scope.reports) return [];
   const rows = await db.all<{ type: string; id: string; campaign_id: string | null; smartflow_id: string | null; delivery_id: string | null }>(
     sql`WITH ids AS (
-       SELECT DISTINCT source_type, source_id FROM ${relation(scope, 'touches')}
-       ${scope.dataset.has('sources') ? sql`UNION SELECT DISTINCT source_type, source_id FROM ${relation(scope, 'sources')}` : EMPTY})
+       SELECT DISTINCT source_type, source_id FROM ${scope.relation('touches')}
+       ${scope.dataset.has('sources') ? sql`UNION SELECT DISTINCT source_type, source_id FROM ${scope.relation('sources')}` : EMPTY})
      SELECT i.source_type AS type, i.source_id AS id,
             CASE WHEN i.source_type = 'smartflow' THEN NULL ELSE coalesce(s.campaign_id, i.source_id) END AS campaign_id,
             CASE WHEN i.source_type = 'smartflow' THEN coalesce(s.smartflow_id, i.source_id) END AS smartflow_id,
             s.delivery_id
-     FROM ids i LEFT JOIN ${firstSources(scope)} s ON s.source_type = i.source_type AND s.source_id = i.source_id
+     FROM ids i LEFT JOIN ${scope.sources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
      WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL
      ORDER BY 1, 2`,
   );

@@ -15,6 +15,7 @@ import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
 import { Database, ident, sqlString } from './db.js';
 import { Dataset, firstLine, type DataIssue, type LoadedTable } from './dataset.js';
 import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
+import { ident as sqlIdent, sql, trusted, type Sql } from './sql.js';
 
 /** Names the file's layout; a file of another version is refused with a word on importing again. */
 export const IMPORT_FORMAT = 'convx-dataset';
@@ -205,7 +206,7 @@ async function writeAttribution(db: Database, scope: Scope): Promise<void> {
 export async function openImported(
   file: string,
   db: Database,
-): Promise<{ dataset: Dataset; attributed: (plugin: string | null, referenceCurrency: string) => string | undefined }> {
+): Promise<{ dataset: Dataset; attributed: (plugin: string | null, referenceCurrency: string) => Sql | undefined }> {
   try {
     await db.exec(`ATTACH ${sqlString(file)} AS ${ALIAS} (READ_ONLY)`);
   } catch (error) {
@@ -228,7 +229,7 @@ export async function openImported(
   const dataset = Dataset.typed(file, db, loaded, meta.findings);
   const attributed = (plugin: string | null, referenceCurrency: string) => {
     const scope = meta.scopes.find((s) => s.plugin === plugin && s.referenceCurrency === referenceCurrency);
-    return scope ? `${ALIAS}.${ident(scope.schema)}` : undefined;
+    return scope ? sql`${trusted(ALIAS)}.${sqlIdent(scope.schema)}` : undefined;
   };
   return { dataset, attributed };
 }

@@ -21,7 +21,6 @@ import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } fro
 import { TemplateSandbox } from '../validation/sandbox.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
-import { relation } from './scoped.js';
 import { ident, join, sql, trusted, type Sql } from './sql.js';
 
 /**
@@ -114,7 +113,7 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
     sql`CREATE OR REPLACE TEMP TABLE ${AUDIENCE} AS
      WITH c AS (
        SELECT * EXCLUDE (k) FROM (
-         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${relation(scope, 'contacts')})
+         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.relation('contacts')})
        WHERE k = 1),
      memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
      selected AS (SELECT c.* FROM c WHERE ${audienceFilter(request)}),
@@ -187,7 +186,7 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
   const stored = new Map<string, Row>();
   if (ids.length && scope.dataset.has('assets')) {
     const rows = await db.all<Row>(
-      sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${relation(scope, 'assets')})
+      sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${scope.relation('assets')})
        WHERE k = 1 AND asset_id IN ${listParam(ids)}`,
     );
     for (const row of rows) stored.set(String(row.asset_id), row);
