@@ -16,9 +16,9 @@ import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
-import { EXACT_AMOUNT_LIMIT, itemLineSql, textGuardSql } from './text.js';
+import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
-import { sql, Sql } from './sql.js';
+import { sql, type Sql } from './sql.js';
 
 
 /**
@@ -147,12 +147,11 @@ export class LocalBackend implements Backend {
    * when a column has no SQL form or an amount is too large for the SQL text to equal JavaScript's.
    */
   private async itemLines(selection: Selection, query: PageRequest, request: TextRequest): Promise<AsyncIterable<TextChunk> | undefined> {
-    const lineText = await itemLineSql(request);
-    if (!lineText) return undefined;
-    const line = fromText(lineText);
+    const line = itemLine(request);
+    if (!line) return undefined;
     const guard = await this.db.one<{ a: unknown; r: unknown; odd: boolean | null }>(
       sql`SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r,
-              bool_or(${fromText(textGuardSql(request))}) AS odd
+              bool_or(${textGuard(request)}) AS odd
        FROM (${selection.select})`,
     );
     if (Number(guard?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(guard?.r ?? 0) >= EXACT_AMOUNT_LIMIT || guard?.odd) return undefined;
@@ -220,14 +219,6 @@ export class LocalBackend implements Backend {
     this.db.close();
     this.onClose?.();
   }
-}
-
-/**
- * text.ts still writes its SQL as text (a fragment of fixed columns and constants it quotes
- * itself): spliced as it is until text.ts moves to the sql tag (issue 18), then this goes.
- */
-function fromText(fragment: string): Sql {
-  return Sql.of([fragment], []);
 }
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {

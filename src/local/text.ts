@@ -10,7 +10,7 @@
  */
 import type { TextRequest } from '../backend.js';
 import { ATTRIBUTION_MODEL, WINDOW_DAYS } from '../model/types.js';
-import { compile, ident, join, literal, sql, type Sql } from './sql.js';
+import { ident, join, literal, sql, type Sql } from './sql.js';
 
 type Cell =
   /** A text column; `str`: the record holds String(value), so NULL is the text "null". */
@@ -181,22 +181,4 @@ export function itemLine(request: TextRequest): Sql | undefined {
   if (cells.length === 0) return undefined;
   const separator = request.format === 'csv' ? sql` || ',' || ` : sql` || chr(9) || `;
   return sql`${join(cells, separator)} || chr(10)`;
-}
-
-/** The text of a fragment of this module (constants and identifiers only: it holds no parameter). */
-function textOf(fragment: Sql): string {
-  const { text, params } = compile(fragment);
-  if (Object.keys(params).length) throw new Error('a text line fragment holds a parameter');
-  return text;
-}
-
-/** @deprecated the text of textGuard, while its caller moves to the sql tag (issue 18). */
-export function textGuardSql(request: TextRequest): string {
-  return textOf(textGuard(request));
-}
-
-/** @deprecated the text of itemLine, while its caller moves to the sql tag (issue 18). */
-export async function itemLineSql(request: TextRequest): Promise<string | undefined> {
-  const line = itemLine(request);
-  return line && textOf(line);
 }
