@@ -18,7 +18,7 @@ import type { TableName } from './schema.js';
 export type { DataIssue, FileProblem, LoadedTable, SourceColumn, TableSource } from './dataset/types.js';
 export { discoverTables } from './dataset/discover.js';
 export { readExpression } from './dataset/reader.js';
-export { firstLine, formatFileProblem, UnreadableTableError } from './dataset/problems.js';
+export { firstLine, formatFileProblem } from './dataset/problems.js';
 
 /**
  * A dataset read into DuckDB: raw views over the files, then typed tables

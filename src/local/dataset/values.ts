@@ -50,7 +50,7 @@ function raw(column: SourceColumn): Raw {
 }
 
 /** One column type: its check, its cast and its words. */
-interface ValueType {
+export interface ValueType {
   /** DuckDB's type of the typed column. */
   sqlType: Sql;
   /** SQL true where a non-null raw value cannot be read as this type; undefined when every value reads. */
