@@ -300,11 +300,12 @@ async function localValues(path: string, kind: Exclude<ValueKind, 'profiles'>, s
   if (imported) {
     tables = (table) => `imported.main.${ident(`t_${table}`)}`;
   } else {
-    const { discoverTables, readExpression } = await import('../local/dataset.js');
+    const [{ discoverTables, readExpression }, { compile }] = await Promise.all([import('../local/dataset.js'), import('../local/sql.js')]);
     const found = discoverTables(path) as Map<string, Parameters<typeof readExpression>[0]>;
     tables = (table) => {
       const source = found.get(table);
-      return source ? readExpression(source) : undefined;
+      // readExpression is an Sql now (no parameters in it: its paths are literals); the text until this moves to the sql tag.
+      return source ? compile(readExpression(source)).text : undefined;
     };
   }
   const db = await Database.open();

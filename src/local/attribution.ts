@@ -15,7 +15,7 @@ import { DAILY } from './models/daily.js';
 import { firstSources } from './models/inputs.js';
 import { materialise, type ModelInput, type Period } from './models/relation.js';
 import { type TableName } from './schema.js';
-import { compile, ident, join, literal, sql, table, trusted, type Sql } from './sql.js';
+import { ident, join, literal, sql, table, trusted, type Sql } from './sql.js';
 
 export type { Period } from './models/relation.js';
 
@@ -194,19 +194,9 @@ export class Scope {
     return this.located.get(name) ?? sql`${ident(this.schema)}.${ident(name)}`;
   }
 
-  /** @deprecated the text of relation(name), for the modules still moving to the sql tag (issue 18). */
-  table(name: string): string {
-    return compile(this.relation(name)).text;
-  }
-
   /** The sources of the plugin, the first row of each (source_type, source_id) in file order (models/inputs.ts). */
   sources(): Sql {
     return firstSources(this.input());
-  }
-
-  /** @deprecated the text of sources(), for the modules still moving to the sql tag (issue 18). */
-  firstSources(): string {
-    return compile(this.sources()).text;
   }
 
   /** What the models read: this scope's relations, for the period given (none: every transaction). */

@@ -7,7 +7,8 @@ import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
 import { Database } from './db.js';
-import { Dataset, discoverTables } from './dataset.js';
+import { Dataset } from './dataset.js';
+import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
 
 export interface LocalOpenOptions extends OpenOptions {
