@@ -113,12 +113,7 @@ export class LocalBackend implements Backend {
     return { ...stream, text: (request) => this.itemLines(selection, query, request) };
   }
 
-  private async page<T>(
-    selection: Selection,
-    query: PageRequest & Period,
-    tieBreak: readonly Sql[],
-    map: (row: Row) => T,
-  ): Promise<Page<T>> {
+  private async page<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<Page<T>> {
     await this.assertRates(selection.filter, query);
     const rows = await this.db.all(
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
@@ -128,12 +123,7 @@ export class LocalBackend implements Backend {
     return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
-  private async streamAll<T>(
-    selection: Selection,
-    query: PageRequest & Period,
-    tieBreak: readonly Sql[],
-    map: (row: Row) => T,
-  ): Promise<RowStream<T>> {
+  private async streamAll<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<RowStream<T>> {
     await this.assertRates(selection.filter, query);
     const totalCount = await this.count(selection);
     const stream = this.db.stream(
@@ -220,6 +210,9 @@ export class LocalBackend implements Backend {
     this.onClose?.();
   }
 }
+
+/** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
+type Reading<T> = [selection: Selection, query: PageRequest & Period, tieBreak: readonly Sql[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);
