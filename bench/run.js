@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The benchmark (the README's Performance section). Not a test: it prints figures.
+// The benchmark (bench/README.md, the performance notes). Not a test: it prints figures.
 //
 // Every case runs the built CLI (bin/convx.js) and, in turn with it, its bare DuckDB
 // counterpart written in bench/ (bench/bare.js with the SQL of bench/sql/: the same

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { generateDataset } from '../src/local/generate.js';
+import { sql } from '../src/local/sql.js';
 import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
 import { itemsQuery, reportQuery, SAMPLES, tempDir, withBackend } from './helpers.js';
 
@@ -67,11 +68,10 @@ async function checkInvariants(backend: LocalBackend, dateFrom: string, dateTo: 
 
   // JSON numbers equal the decimals DuckDB summed
   const decimals = await backend.scope.db.all<{ t: string; i: string; w: string; r: string }>(
-    `SELECT source_type AS t, source_id AS i,
+    sql`SELECT source_type AS t, source_id AS i,
        CAST(coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS VARCHAR) AS w,
        CAST(coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS VARCHAR) AS r
-     FROM ${backend.scope.table('conv')} WHERE day BETWEEN CAST($f AS DATE) AND CAST($t AS DATE) GROUP BY ALL`,
-    { f: dateFrom, t: dateTo },
+     FROM ${backend.scope.relation('conv')} WHERE day BETWEEN CAST(${dateFrom} AS DATE) AND CAST(${dateTo} AS DATE) GROUP BY ALL`,
   );
   for (const d of decimals) {
     const row = rows.find((r) => r.source.type === d.t && r.id === d.i)!;

@@ -23,10 +23,10 @@ async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
 async function pair(dir: string, plugin?: string) {
   const data = await openDataset(dir);
   const chosen = await choosePlugin(data, plugin);
-  const full = new LocalBackend(await Scope.build(data, 'full', chosen, {}), data.db);
+  const full = new LocalBackend(await Scope.forServing(data, 'full', chosen), data.db);
   let n = 0;
   const pushed = async () =>
-    new LocalBackend(await Scope.build(data, `pushed_${n++}`, chosen, { deferAttribution: true }), data.db);
+    new LocalBackend(await Scope.forQuery(data, `pushed_${n++}`, chosen), data.db);
   return { data, full, pushed };
 }
 

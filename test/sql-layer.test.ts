@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join as joinPath, relative } from 'node:path';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/local/db.js';
 import { compile, ident, int, join, list, literal, sql, table, trusted } from '../src/local/sql.js';
@@ -46,5 +49,41 @@ describe('the sql tagged template (src/local/sql.ts)', () => {
     expect(join([]).empty).toBe(true);
     const rows = await db.all(sql`SELECT 1 AS x WHERE 'a' IN ${list([])}`);
     expect(rows).toEqual([]);
+  });
+});
+
+describe('no SQL from text', () => {
+  const SRC = joinPath(import.meta.dirname, '..', 'src');
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = joinPath(dir, name);
+      return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+    });
+  const SQL_WORDS = /\b(SELECT|FROM|WHERE|JOIN|CREATE|INSERT|UPDATE|DELETE|ATTACH|DETACH|COPY|PRAGMA|CAST|ORDER BY|GROUP BY|LIMIT|UNION|read_csv|read_json|read_parquet)\b/;
+
+  it('only src/local/sql.ts splices text into SQL: no other module builds SQL in a plain template string', () => {
+    const found: string[] = [];
+    for (const path of files(SRC)) {
+      if (path.endsWith(joinPath('local', 'sql.ts'))) continue;
+      const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+      const visit = (node: ts.Node) => {
+        if (ts.isTemplateExpression(node) && !ts.isTaggedTemplateExpression(node.parent)) {
+          const text = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' ');
+          if (SQL_WORDS.test(text)) {
+            const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+            found.push(`${relative(SRC, path)}:${line}: ${node.getText().slice(0, 80)}`);
+          }
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('Database takes only an Sql', () => {
+    // @ts-expect-error a string is not a query
+    const typed: Parameters<Database['all']>[0] = 'SELECT 1';
+    expect(typed).toBe('SELECT 1');
   });
 });

@@ -15,10 +15,11 @@ import {
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
-import { lookupValues, relation } from './lookups.js';
+import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
-import { EXACT_AMOUNT_LIMIT, itemLineSql, textGuardSql } from './text.js';
-import { itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
+import { ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { sql, type Sql } from './sql.js';
 
 
 /**
@@ -52,11 +53,11 @@ export class LocalBackend implements Backend {
     return this.scope.dataset.warnings();
   }
 
-  private conv(): string {
+  private conv(): Sql {
     if (!this.scope.reports) {
       throw new NoOrdersError(`the dataset at ${this.scope.dataset.dir} holds no orders (or no touches), so it cannot report conversions`);
     }
-    return this.scope.table('conv');
+    return this.scope.relation('conv');
   }
 
   /** The tables a query reads, attributed for (at least) the query's period. */
@@ -65,26 +66,25 @@ export class LocalBackend implements Backend {
     await this.scope.attribute({ dateFrom: period.dateFrom, dateTo: period.dateTo });
     return {
       conv,
-      sourceInfo: this.scope.table('source_info'),
+      sourceInfo: this.scope.relation('source_info'),
       referenceCurrency: this.referenceCurrency,
-      ...(this.scope.summarised ? { daily: { sums: this.scope.table('report_day'), contacts: this.scope.table('contact_day') } } : {}),
+      ...(this.scope.summarised ? { daily: { sums: this.scope.relation('report_day'), contacts: this.scope.relation('contact_day') } } : {}),
     };
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (docs/reporting.md, Money). */
-  private async assertRates({ from, where, params }: Filter, period: Period): Promise<void> {
+  private async assertRates({ from, where }: Filter, period: Period): Promise<void> {
     // Where the scope knows the days without a rate (usually none), a period without one needs no look.
     const unpriced = this.scope.unpricedDays;
     if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
     const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
-      `SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
+      sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
        WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency LIMIT 21`,
-      params,
     );
     if (missing.length === 0) return;
     // An fx table of rates to other reference currencies only is one fact, not a list of days.
     if (this.scope.dataset.has('fx')) {
-      const held = await this.db.all<{ v: string | null }>(`SELECT DISTINCT reference_currency AS v FROM ${this.scope.table('fx')} ORDER BY 1`);
+      const held = await this.db.all<{ v: string | null }>(sql`SELECT DISTINCT reference_currency AS v FROM ${this.scope.relation('fx')} ORDER BY 1`);
       const others = held.map((r) => r.v).filter((v): v is string => v !== null);
       if (others.length && others.length === held.length && !others.includes(this.referenceCurrency)) {
         const to = this.referenceCurrency;
@@ -105,42 +105,30 @@ export class LocalBackend implements Backend {
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
-    return this.page(itemsSelect(await this.tables(query), query), query, ['row_id'], toRecord);
+    return this.page(itemsSelect(await this.tables(query), query), query, ITEMS_TIE_BREAK, toRecord);
   }
 
   async allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>> {
     const selection = itemsSelect(await this.tables(query), query);
-    const stream = await this.streamAll(selection, query, ['row_id'], toRecord);
+    const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord);
     return { ...stream, text: (request) => this.itemLines(selection, query, request) };
   }
 
-  private async page<T>(
-    selection: Selection,
-    query: PageRequest & Period,
-    tieBreak: string[],
-    map: (row: Row) => T,
-  ): Promise<Page<T>> {
+  private async page<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<Page<T>> {
     await this.assertRates(selection.filter, query);
     const rows = await this.db.all(
-      `SELECT *, count(*) OVER () AS total FROM (${selection.select})
-       ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT $limit OFFSET $offset`,
-      { ...selection.params, limit: query.limit, offset: query.offset },
+      sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
+       ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT ${query.limit} OFFSET ${query.offset}`,
     );
     const totalCount = rows.length ? Number(rows[0]!.total) : await this.count(selection);
     return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
-  private async streamAll<T>(
-    selection: Selection,
-    query: PageRequest & Period,
-    tieBreak: string[],
-    map: (row: Row) => T,
-  ): Promise<RowStream<T>> {
+  private async streamAll<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<RowStream<T>> {
     await this.assertRates(selection.filter, query);
     const totalCount = await this.count(selection);
     const stream = this.db.stream(
-      `SELECT * FROM (${selection.select}) ORDER BY ${orderBy(query.sort, tieBreak)} OFFSET $offset`,
-      { ...selection.params, offset: query.offset },
+      sql`SELECT * FROM (${selection.select}) ORDER BY ${orderBy(query.sort, tieBreak)} OFFSET ${query.offset}`,
     );
     return { totalCount, ...this.versioned(), rows: mapRows(stream, map) };
   }
@@ -150,23 +138,21 @@ export class LocalBackend implements Backend {
    * when a column has no SQL form or an amount is too large for the SQL text to equal JavaScript's.
    */
   private async itemLines(selection: Selection, query: PageRequest, request: TextRequest): Promise<AsyncIterable<TextChunk> | undefined> {
-    const line = await itemLineSql(request);
+    const line = itemLine(request);
     if (!line) return undefined;
     const guard = await this.db.one<{ a: unknown; r: unknown; odd: boolean | null }>(
-      `SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r,
-              bool_or(${textGuardSql(request)}) AS odd
+      sql`SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r,
+              bool_or(${textGuard(request)}) AS odd
        FROM (${selection.select})`,
-      selection.params,
     );
     if (Number(guard?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(guard?.r ?? 0) >= EXACT_AMOUNT_LIMIT || guard?.odd) return undefined;
     return this.db.streamText(
-      `SELECT ${line} AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ['row_id'])} OFFSET $offset`,
-      { ...selection.params, offset: query.offset },
+      sql`SELECT ${line} AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ITEMS_TIE_BREAK)} OFFSET ${query.offset}`,
     );
   }
 
   private async count(selection: Selection): Promise<number> {
-    const row = await this.db.one<{ n: bigint }>(`SELECT count(*) AS n FROM (${selection.select})`, selection.params);
+    const row = await this.db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM (${selection.select})`);
     return Number(row?.n ?? 0);
   }
 
@@ -212,8 +198,8 @@ export class LocalBackend implements Backend {
     const range = async (table: 'orders' | 'touches'): Promise<DateRange | null> => {
       if (!this.scope.dataset.has(table)) return null;
       const row = await this.db.one<{ a: string | null; b: string | null }>(
-        `SELECT strftime(min(datetime), '%Y-%m-%dT%H:%M:%SZ') AS a, strftime(max(datetime), '%Y-%m-%dT%H:%M:%SZ') AS b
-         FROM ${this.scope.table(table)}`,
+        sql`SELECT strftime(min(datetime), '%Y-%m-%dT%H:%M:%SZ') AS a, strftime(max(datetime), '%Y-%m-%dT%H:%M:%SZ') AS b
+         FROM ${this.scope.relation(table)}`,
       );
       return row?.a && row.b ? { from: row.a, to: row.b } : null;
     };
@@ -222,7 +208,7 @@ export class LocalBackend implements Backend {
 
   /** The values of a kind in the scope's tables (lookups.ts). */
   lookup(kind: LookupKind, options?: LookupOptions): Promise<string[]> {
-    return lookupValues(this.db, (name) => (this.scope.dataset.has(name) ? relation(this.scope.table(name)) : undefined), kind, options);
+    return lookupValues(this.db, (name) => (this.scope.dataset.has(name) ? this.scope.relation(name) : undefined), kind, options);
   }
 
   async close(): Promise<void> {
@@ -230,6 +216,9 @@ export class LocalBackend implements Backend {
     this.onClose?.();
   }
 }
+
+/** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
+type Reading<T> = [selection: Selection, query: PageRequest & Period, tieBreak: readonly Sql[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);

@@ -1,6 +1,7 @@
 /** `convx data check`: every problem of the files, plus integrity findings across tables. */
 import { DataError } from '../errors.js';
-import { Database, ident, inList, type SqlParams } from './db.js';
+import { Database } from './db.js';
+import { EMPTY, ident, join, list, sql, table, trusted, type Sql } from './sql.js';
 import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './dataset.js';
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
@@ -32,9 +33,9 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
     const dataset = isDuckDbFile(dir) ? (await openImported(dir, db)).dataset : await Dataset.open(dir, db, { collect: true });
     const problems = await dataset.problems();
     const findings: DataIssue[] = [];
-    for (const table of ['orders', 'touches'] as const) {
-      if (!dataset.has(table) && !dataset.unreadable.some((p) => p.table === table)) {
-        findings.push({ code: 'missing_table', message: `no ${table} table: reports need one`, count: 1, examples: [] });
+    for (const needed of ['orders', 'touches'] as const) {
+      if (!dataset.has(needed) && !dataset.unreadable.some((p) => p.table === needed)) {
+        findings.push({ code: 'missing_table', message: `no ${needed} table: reports need one`, count: 1, examples: [] });
       }
     }
     const tables: CheckReport['tables'] = [];
@@ -45,13 +46,9 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
       await dataset.createTypedTables();
       for (const [name, loaded] of dataset.tables) {
         const column = DATED[name];
-        const range = column
-          ? `, strftime(min(${column}), $format) AS first, strftime(max(${column}), $format) AS last`
-          : '';
-        const row = await db.one<{ n: bigint; first?: string | null; last?: string | null }>(
-          `SELECT count(*) AS n${range} FROM ${ident(`t_${name}`)}`,
-          column ? { format: name === 'fx' ? '%Y-%m-%d' : '%Y-%m-%dT%H:%M:%S.%gZ' } : {},
-        );
+        const format = name === 'fx' ? '%Y-%m-%d' : '%Y-%m-%dT%H:%M:%S.%gZ';
+        const range = column ? sql`, strftime(min(${ident(column)}), ${format}) AS first, strftime(max(${ident(column)}), ${format}) AS last` : EMPTY;
+        const row = await db.one<{ n: bigint; first?: string | null; last?: string | null }>(sql`SELECT count(*) AS n${range} FROM ${table(name)}`);
         tables.push({
           table: name,
           file: loaded.source.display,
@@ -84,97 +81,100 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
 async function finding(
   db: Database,
   code: DataIssue['code'],
-  sql: string,
+  examples: Sql,
   describe: (count: number) => string,
-  params: SqlParams = {},
 ): Promise<DataIssue | undefined> {
-  const rows = await db.all<{ example: string; total: bigint }>(
-    `SELECT example, count(*) OVER () AS total FROM (${sql}) ORDER BY example LIMIT 5`,
-    params,
-  );
+  const rows = await db.all<{ example: string; total: bigint }>(sql`SELECT example, count(*) OVER () AS total FROM (${examples}) ORDER BY example LIMIT 5`);
   if (rows.length === 0) return undefined;
   const count = Number(rows[0]!.total);
   return { code, message: describe(count), count, examples: rows.map((r) => r.example) };
 }
 
+const ORDERS = table('orders');
+const FX = table('fx');
+
 async function integrityFindings(dataset: Dataset): Promise<DataIssue[]> {
   const db = dataset.db;
   const out: (DataIssue | undefined)[] = [];
-  if (dataset.has('orders')) {
-    out.push(
-      await finding(
-        db,
-        'duplicate_order',
-        `SELECT coalesce(plugin_id || '/', '') || order_id AS example FROM t_orders
-         WHERE NOT coalesce(is_refund, false) GROUP BY plugin_id, order_id HAVING count(*) > 1`,
-        (n) => `${plural(n, 'order id')} with more than one order row; the earliest row counts`,
-      ),
-      await finding(
-        db,
-        'refund_without_order',
-        `SELECT DISTINCT coalesce(r.plugin_id || '/', '') || r.order_id AS example FROM t_orders r
-         WHERE coalesce(r.is_refund, false) AND NOT EXISTS (
-           SELECT 1 FROM t_orders o WHERE NOT coalesce(o.is_refund, false) AND o.order_id = r.order_id
-             AND o.plugin_id IS NOT DISTINCT FROM r.plugin_id)`,
-        (n) => `${plural(n, 'order id')} with refunds but no order row; those refunds are never reported`,
-      ),
-    );
-  }
+  if (dataset.has('orders')) out.push(...(await orderFindings(db)));
   if (dataset.has('touches') && dataset.has('sources')) {
     out.push(
       await finding(
         db,
         'unknown_source',
-        `SELECT DISTINCT t.source_type || ':' || t.source_id AS example FROM t_touches t
-         WHERE NOT EXISTS (SELECT 1 FROM t_sources s WHERE s.source_type = t.source_type AND s.source_id = t.source_id)`,
+        sql`SELECT DISTINCT t.source_type || ':' || t.source_id AS example FROM ${table('touches')} t
+         WHERE NOT EXISTS (SELECT 1 FROM ${table('sources')} s WHERE s.source_type = t.source_type AND s.source_id = t.source_id)`,
         (n) => `${plural(n, 'source')} in touches missing from sources; their names fall back to the source id`,
       ),
     );
   }
-  if (dataset.has('orders')) {
-    const references = await referenceCandidates(dataset);
-    const currencies = await db.all<{ c: string }>(`SELECT DISTINCT currency AS c FROM t_orders`);
-    if (references.length > 0 || currencies.length > 1) {
-      const params: SqlParams = {};
-      const notReference = references.length ? `AND o.currency NOT IN ${inList(params, 'ref', references)}` : '';
-      const hasFx = dataset.has('fx');
-      out.push(
-        await finding(
-          db,
-          'currency_without_fx',
-          `SELECT DISTINCT o.currency AS example FROM t_orders o WHERE true ${notReference}
-           ${hasFx ? 'AND NOT EXISTS (SELECT 1 FROM t_fx f WHERE f.currency = o.currency)' : ''}`,
-          (n) => `${plural(n, 'order currency', 'order currencies')} with no rate in fx at all`,
-          params,
-        ),
-      );
-      if (hasFx) {
-        out.push(
-          await finding(
-            db,
-            'fx_gap',
-            `SELECT o.currency || ' on ' || CAST(o.day AS VARCHAR) AS example FROM (
-               SELECT DISTINCT currency, CAST(datetime AS DATE) AS day FROM t_orders o WHERE true ${notReference}
-                 AND EXISTS (SELECT 1 FROM t_fx f WHERE f.currency = o.currency)) o
-             ASOF LEFT JOIN (SELECT DISTINCT currency, date FROM t_fx) f ON o.currency = f.currency AND o.day >= f.date
-             WHERE f.date IS NULL OR f.date < o.day - INTERVAL 7 DAY`,
-            (n) => `${plural(n, 'day')} with orders but no rate on that day or the 7 before; reports over them fail`,
-            params,
-          ),
-        );
-      }
-    }
-  }
+  if (dataset.has('orders')) out.push(...(await currencyFindings(dataset)));
   return out.filter((f): f is DataIssue => f !== undefined);
 }
 
+/** Order ids with more than one order row, and refunds with none. */
+async function orderFindings(db: Database): Promise<(DataIssue | undefined)[]> {
+  return [
+    await finding(
+      db,
+      'duplicate_order',
+      sql`SELECT coalesce(plugin_id || '/', '') || order_id AS example FROM ${ORDERS}
+       WHERE NOT coalesce(is_refund, false) GROUP BY plugin_id, order_id HAVING count(*) > 1`,
+      (n) => `${plural(n, 'order id')} with more than one order row; the earliest row counts`,
+    ),
+    await finding(
+      db,
+      'refund_without_order',
+      sql`SELECT DISTINCT coalesce(r.plugin_id || '/', '') || r.order_id AS example FROM ${ORDERS} r
+       WHERE coalesce(r.is_refund, false) AND NOT EXISTS (
+         SELECT 1 FROM ${ORDERS} o WHERE NOT coalesce(o.is_refund, false) AND o.order_id = r.order_id
+           AND o.plugin_id IS NOT DISTINCT FROM r.plugin_id)`,
+      (n) => `${plural(n, 'order id')} with refunds but no order row; those refunds are never reported`,
+    ),
+  ];
+}
+
+/** Order currencies (other than a reference currency) with no rate at all, and days with none near them. */
+async function currencyFindings(dataset: Dataset): Promise<(DataIssue | undefined)[]> {
+  const db = dataset.db;
+  const references = await referenceCandidates(dataset);
+  const currencies = await db.all<{ c: string }>(sql`SELECT DISTINCT currency AS c FROM ${ORDERS}`);
+  if (references.length === 0 && currencies.length <= 1) return [];
+  const notReference = references.length ? sql`AND o.currency NOT IN ${list(references)}` : EMPTY;
+  const hasFx = dataset.has('fx');
+  const out = [
+    await finding(
+      db,
+      'currency_without_fx',
+      sql`SELECT DISTINCT o.currency AS example FROM ${ORDERS} o WHERE true ${notReference}
+         ${hasFx ? sql`AND NOT EXISTS (SELECT 1 FROM ${FX} f WHERE f.currency = o.currency)` : EMPTY}`,
+      (n) => `${plural(n, 'order currency', 'order currencies')} with no rate in fx at all`,
+    ),
+  ];
+  if (hasFx) {
+    out.push(
+      await finding(
+        db,
+        'fx_gap',
+        sql`SELECT o.currency || ' on ' || CAST(o.day AS VARCHAR) AS example FROM (
+             SELECT DISTINCT currency, CAST(datetime AS DATE) AS day FROM ${ORDERS} o WHERE true ${notReference}
+               AND EXISTS (SELECT 1 FROM ${FX} f WHERE f.currency = o.currency)) o
+           ASOF LEFT JOIN (SELECT DISTINCT currency, date FROM ${FX}) f ON o.currency = f.currency AND o.day >= f.date
+           WHERE f.date IS NULL OR f.date < o.day - INTERVAL 7 DAY`,
+        (n) => `${plural(n, 'day')} with orders but no rate on that day or the 7 before; reports over them fail`,
+      ),
+    );
+  }
+  return out;
+}
+
 async function referenceCandidates(dataset: Dataset): Promise<string[]> {
-  const parts: string[] = [];
-  if (dataset.has('plugins')) parts.push(`SELECT reference_currency AS c FROM t_plugins`);
-  if (dataset.has('fx')) parts.push(`SELECT reference_currency AS c FROM t_fx`);
+  const parts: Sql[] = [];
+  if (dataset.has('plugins')) parts.push(sql`SELECT reference_currency AS c FROM ${table('plugins')}`);
+  if (dataset.has('fx')) parts.push(sql`SELECT reference_currency AS c FROM ${FX}`);
   if (parts.length === 0) return [];
   const rows = await dataset.db.all<{ c: string }>(
-    `SELECT DISTINCT c FROM (${parts.join(' UNION ALL ')}) WHERE c IS NOT NULL ORDER BY c`,
+    sql`SELECT DISTINCT c FROM (${join(parts, trusted(' UNION ALL '))}) WHERE c IS NOT NULL ORDER BY c`,
   );
   return rows.map((r) => r.c);
 }

@@ -5,6 +5,7 @@ import type { ItemsQuery } from '../model/query.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { CANCELLED_STATUSES } from './schema.js';
+import { EMPTY, sql, type Sql } from './sql.js';
 
 /** Why an order row cannot be a conversion whatever the clicks (the attribution's rule, attribution.ts). */
 function uncountable(head: { amount_wo_tax: unknown; status: string | null }): { cancelled: boolean; zero: boolean } {
@@ -25,17 +26,15 @@ export async function diagnoseOrder(
   orderId: string,
   period?: { dateFrom: string; dateTo: string },
 ): Promise<OrderDiagnosis> {
-  const t = (name: string) => scope.table(name);
+  const t = (name: string) => scope.relation(name);
   const rows = await db.all<{ is_refund: boolean; n: bigint }>(
-    `SELECT coalesce(is_refund, false) AS is_refund, count(*) AS n FROM ${t('orders')} WHERE order_id = $orderId GROUP BY 1`,
-    { orderId },
+    sql`SELECT coalesce(is_refund, false) AS is_refund, count(*) AS n FROM ${t('orders')} WHERE order_id = ${orderId} GROUP BY 1`,
   );
   if (rows.length === 0) return { orderId, found: false, reasons: [] };
   const head = await db.one<{ contact_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null }>(
     // The order row that counts: the earliest (then first in file), as the attribution takes it.
-    `SELECT contact_id, datetime, amount_wo_tax, status FROM ${t('orders')}
-     WHERE order_id = $orderId AND NOT coalesce(is_refund, false) ORDER BY datetime, row_id LIMIT 1`,
-    { orderId },
+    sql`SELECT contact_id, datetime, amount_wo_tax, status FROM ${t('orders')}
+     WHERE order_id = ${orderId} AND NOT coalesce(is_refund, false) ORDER BY datetime, row_id LIMIT 1`,
   );
   const reasons: string[] = [];
   if (!head) {
@@ -46,10 +45,9 @@ export async function diagnoseOrder(
   if (cancelled) reasons.push(`the order is cancelled (status "${head.status}"), so neither it nor its refunds count`);
   if (zero) reasons.push('the order has zero net revenue (amount_wo_tax = 0), which is not a conversion');
   const click = await db.one<{ datetime: Date; source_type: string; source_id: string }>(
-    `SELECT datetime, source_type, source_id FROM ${t('touches')}
-     WHERE contact_id = $contact AND lower(trim(touch)) = 'click' AND datetime <= CAST($at AS TIMESTAMP)
+    sql`SELECT datetime, source_type, source_id FROM ${t('touches')}
+     WHERE contact_id = ${head.contact_id} AND lower(trim(touch)) = 'click' AND datetime <= CAST(${head.datetime.toISOString()} AS TIMESTAMP)
      ORDER BY datetime DESC, source_type DESC, source_id DESC LIMIT 1`,
-    { contact: head.contact_id, at: head.datetime.toISOString() },
   );
   const orderAt = head.datetime.toISOString();
   if (!click) {
@@ -96,33 +94,18 @@ export async function findOrder(scope: Scope, db: Database, orderId: string, ite
 const iso = (d: Date) => d.toISOString();
 const DAY_MS = 86_400_000;
 
+type ContactRow = { contact_id: string; client_contact_id: string | null; email: string | null; first_name: string | null; surname: string | null; how: number };
+
+/** An order's counting row: the earliest order row of its id (as the attribution takes it). */
+type OrderHead = { order_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null };
+
 /**
  * A contact by contact id, e-mail (case and surrounding spaces ignored) or client contact id,
  * with its conversions over every date and each of its clicks: the orders it decided, or why
  * it decided none (docs/reporting.md, Attribution: last click within the 30-day window at or before the order).
  */
 export async function contactReport(scope: Scope, db: Database, key: string, items: ItemsOf): Promise<ContactReport | undefined> {
-  const t = (name: string) => scope.table(name);
-  type ContactRow = { contact_id: string; client_contact_id: string | null; email: string | null; first_name: string | null; surname: string | null; how: number };
-  let found: ContactRow | undefined;
-  if (scope.dataset.has('contacts')) {
-    found = await db.one<ContactRow>(
-      `SELECT contact_id, client_contact_id, email, first_name, surname,
-              CASE WHEN contact_id = $key THEN 0 WHEN lower(trim(email)) = lower(trim($key)) THEN 1 ELSE 2 END AS how
-       FROM ${t('contacts')}
-       WHERE contact_id = $key OR lower(trim(email)) = lower(trim($key)) OR client_contact_id = $key
-       ORDER BY how, row_id LIMIT 1`,
-      { key },
-    );
-  }
-  if (!found && scope.reports) {
-    // A contact that is in the orders or clicks only (no contacts table, or not in it).
-    const seen = await db.one<{ n: bigint }>(
-      `SELECT (SELECT count(*) FROM ${t('orders')} WHERE contact_id = $key) + (SELECT count(*) FROM ${t('touches')} WHERE contact_id = $key) AS n`,
-      { key },
-    );
-    if (Number(seen?.n ?? 0) > 0) found = { contact_id: key, client_contact_id: null, email: null, first_name: null, surname: null, how: 0 };
-  }
+  const found = await findContact(scope, db, key);
   if (!found) return undefined;
   const contactId = found.contact_id;
   const report: ContactReport = {
@@ -134,23 +117,6 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
   };
   if (!scope.reports) return report;
   report.conversions = await everyItem(items, { contactId });
-
-  const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
-    `SELECT c.datetime, c.source_type, c.source_id, s.name
-     FROM ${t('touches')} c LEFT JOIN ${scope.firstSources()} s ON s.source_type = c.source_type AND s.source_id = c.source_id
-     WHERE c.contact_id = $contactId AND lower(trim(c.touch)) = 'click'
-     ORDER BY c.datetime, c.source_type, c.source_id`,
-    { contactId },
-  );
-  // Each order's counting row: the earliest order row of its id (as the attribution takes it).
-  const heads = await db.all<{ order_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null }>(
-    `SELECT order_id, datetime, amount_wo_tax, status FROM (
-       SELECT order_id, datetime, amount_wo_tax, status, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
-       FROM ${t('orders')} WHERE NOT coalesce(is_refund, false)
-         AND order_id IN (SELECT order_id FROM ${t('orders')} WHERE contact_id = $contactId))
-     WHERE k = 1 ORDER BY datetime, order_id`,
-    { contactId },
-  );
   // The click that decided each converted order, by the click's instant and source.
   const decided = new Map<string, string[]>();
   const winner = new Map<string, ConversionRecord>();
@@ -160,21 +126,76 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
     const k = `${record.attribution.datetime}|${record.source.type}|${record.source.id}`;
     decided.set(k, [...(decided.get(k) ?? []), record.orderId]);
   }
-  // Every order of the contact: a conversion, or why not (the order command's reasons).
+  report.orders = await contactOrders(scope, db, contactId, winner);
+  report.clicks = await contactClicks(scope, db, contactId, report.conversions, decided, winner);
+  return report;
+}
+
+/** The contact a key names (by contact id, e-mail, client contact id), or one only the orders or clicks hold. */
+async function findContact(scope: Scope, db: Database, key: string): Promise<ContactRow | undefined> {
+  const t = (name: string) => scope.relation(name);
+  let found: ContactRow | undefined;
+  if (scope.dataset.has('contacts')) {
+    found = await db.one<ContactRow>(
+      sql`SELECT contact_id, client_contact_id, email, first_name, surname,
+              CASE WHEN contact_id = ${key} THEN 0 WHEN lower(trim(email)) = lower(trim(${key})) THEN 1 ELSE 2 END AS how
+       FROM ${t('contacts')}
+       WHERE contact_id = ${key} OR lower(trim(email)) = lower(trim(${key})) OR client_contact_id = ${key}
+       ORDER BY how, row_id LIMIT 1`,
+    );
+  }
+  if (!found && scope.reports) {
+    // A contact that is in the orders or clicks only (no contacts table, or not in it).
+    const seen = await db.one<{ n: bigint }>(
+      sql`SELECT (SELECT count(*) FROM ${t('orders')} WHERE contact_id = ${key}) + (SELECT count(*) FROM ${t('touches')} WHERE contact_id = ${key}) AS n`,
+    );
+    if (Number(seen?.n ?? 0) > 0) found = { contact_id: key, client_contact_id: null, email: null, first_name: null, surname: null, how: 0 };
+  }
+  return found;
+}
+
+/** Every order of the contact: a conversion, or why not (the order command's reasons). */
+async function contactOrders(scope: Scope, db: Database, contactId: string, winner: Map<string, ConversionRecord>): Promise<ContactReport['orders']> {
   const orders = await db.all<{ order_id: string; datetime: Date }>(
-    `SELECT order_id, min(datetime) FILTER (WHERE NOT coalesce(is_refund, false)) AS head, min(datetime) AS first,
+    sql`SELECT order_id, min(datetime) FILTER (WHERE NOT coalesce(is_refund, false)) AS head, min(datetime) AS first,
             coalesce(head, first) AS datetime
-     FROM ${t('orders')} WHERE contact_id = $contactId GROUP BY order_id ORDER BY datetime, order_id`,
-    { contactId },
+     FROM ${scope.relation('orders')} WHERE contact_id = ${contactId} GROUP BY order_id ORDER BY datetime, order_id`,
   );
+  const out: ContactReport['orders'] = [];
   for (const order of orders) {
     const conversion = winner.has(order.order_id);
     const reasons = conversion ? [] : (await diagnoseOrder(scope, db, order.order_id)).reasons;
-    report.orders.push({ orderId: order.order_id, datetime: iso(order.datetime), conversion, reasons });
+    out.push({ orderId: order.order_id, datetime: iso(order.datetime), conversion, reasons });
   }
+  return out;
+}
+
+/** Each click of the contact: the orders it decided (by decided's key), or why it decided none. */
+async function contactClicks(
+  scope: Scope,
+  db: Database,
+  contactId: string,
+  conversions: ConversionRecord[],
+  decided: Map<string, string[]>,
+  winner: Map<string, ConversionRecord>,
+): Promise<ContactClick[]> {
+  const t = (name: string) => scope.relation(name);
+  const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
+    sql`SELECT c.datetime, c.source_type, c.source_id, s.name
+     FROM ${t('touches')} c LEFT JOIN ${scope.sources()} s ON s.source_type = c.source_type AND s.source_id = c.source_id
+     WHERE c.contact_id = ${contactId} AND lower(trim(c.touch)) = 'click'
+     ORDER BY c.datetime, c.source_type, c.source_id`,
+  );
+  const heads = await db.all<OrderHead>(
+    sql`SELECT order_id, datetime, amount_wo_tax, status FROM (
+       SELECT order_id, datetime, amount_wo_tax, status, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+       FROM ${t('orders')} WHERE NOT coalesce(is_refund, false)
+         AND order_id IN (SELECT order_id FROM ${t('orders')} WHERE contact_id = ${contactId}))
+     WHERE k = 1 ORDER BY datetime, order_id`,
+  );
   const names = new Map<string, string>();
-  for (const record of report.conversions) names.set(`${record.source.type}|${record.source.id}`, record.source.name);
-  report.clicks = clicks.map((click): ContactClick => {
+  for (const record of conversions) names.set(`${record.source.type}|${record.source.id}`, record.source.name);
+  return clicks.map((click): ContactClick => {
     const at = iso(click.datetime);
     const source = {
       type: click.source_type,
@@ -185,15 +206,10 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
     if (orderIds.length) return { datetime: at, source, orderIds, reason: null };
     return { datetime: at, source, orderIds, reason: whyNot(click.datetime, heads, winner) };
   });
-  return report;
 }
 
 /** Why a click decided no order: the orders after it, their window and their deciding clicks. */
-function whyNot(
-  at: Date,
-  heads: { order_id: string; datetime: Date; amount_wo_tax: unknown; status: string | null }[],
-  winner: Map<string, ConversionRecord>,
-): string {
+function whyNot(at: Date, heads: OrderHead[], winner: Map<string, ConversionRecord>): string {
   if (heads.length === 0) return 'the contact has no orders';
   const after = heads.filter((h) => h.datetime.getTime() >= at.getTime());
   if (after.length === 0) {
@@ -232,27 +248,18 @@ function whyNot(
  */
 export async function sourceActivity(scope: Scope, db: Database, target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined> {
   if (!scope.reports) return undefined;
-  const params: Record<string, string> = { contactId };
-  let where: string;
+  let where: Sql;
   if (target.campaignId !== undefined) {
-    params.campaignId = target.campaignId;
-    where = `t.source_type IN ('campaign', 'automation') AND coalesce(s.campaign_id, t.source_id) = $campaignId`;
+    where = sql`t.source_type IN ('campaign', 'automation') AND coalesce(s.campaign_id, t.source_id) = ${target.campaignId}`;
   } else {
-    params.smartflowId = target.smartflowId ?? '';
-    where = `t.source_type = 'smartflow' AND coalesce(s.smartflow_id, t.source_id) = $smartflowId`;
-    if (target.deliveryId !== undefined) {
-      params.deliveryId = target.deliveryId;
-      where += ' AND s.delivery_id = $deliveryId';
-    } else {
-      where += ' AND s.delivery_id IS NULL';
-    }
+    const delivery = target.deliveryId !== undefined ? sql`s.delivery_id = ${target.deliveryId}` : sql`s.delivery_id IS NULL`;
+    where = sql`t.source_type = 'smartflow' AND coalesce(s.smartflow_id, t.source_id) = ${target.smartflowId ?? ''} AND ${delivery}`;
   }
   const rows = await db.all<{ datetime: Date; touch: string; source_type: string; source_id: string; name: string | null }>(
-    `SELECT t.datetime, lower(trim(t.touch)) AS touch, t.source_type, t.source_id, s.name
-     FROM ${scope.table('touches')} t LEFT JOIN ${scope.firstSources()} s ON s.source_type = t.source_type AND s.source_id = t.source_id
-     WHERE t.contact_id = $contactId AND ${where}
+    sql`SELECT t.datetime, lower(trim(t.touch)) AS touch, t.source_type, t.source_id, s.name
+     FROM ${scope.relation('touches')} t LEFT JOIN ${scope.sources()} s ON s.source_type = t.source_type AND s.source_id = t.source_id
+     WHERE t.contact_id = ${contactId} AND ${where}
      ORDER BY t.datetime, t.source_type, t.source_id, 2`,
-    params,
   );
   if (rows.length === 0) return undefined;
   return {
@@ -265,14 +272,14 @@ export async function sourceActivity(scope: Scope, db: Database, target: Activit
 export async function knownSources(scope: Scope, db: Database): Promise<KnownSource[]> {
   if (!scope.reports) return [];
   const rows = await db.all<{ type: string; id: string; campaign_id: string | null; smartflow_id: string | null; delivery_id: string | null }>(
-    `WITH ids AS (
-       SELECT DISTINCT source_type, source_id FROM ${scope.table('touches')}
-       ${scope.dataset.has('sources') ? `UNION SELECT DISTINCT source_type, source_id FROM ${scope.table('sources')}` : ''})
+    sql`WITH ids AS (
+       SELECT DISTINCT source_type, source_id FROM ${scope.relation('touches')}
+       ${scope.dataset.has('sources') ? sql`UNION SELECT DISTINCT source_type, source_id FROM ${scope.relation('sources')}` : EMPTY})
      SELECT i.source_type AS type, i.source_id AS id,
             CASE WHEN i.source_type = 'smartflow' THEN NULL ELSE coalesce(s.campaign_id, i.source_id) END AS campaign_id,
             CASE WHEN i.source_type = 'smartflow' THEN coalesce(s.smartflow_id, i.source_id) END AS smartflow_id,
             s.delivery_id
-     FROM ids i LEFT JOIN ${scope.firstSources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
+     FROM ids i LEFT JOIN ${scope.sources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
      WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL
      ORDER BY 1, 2`,
   );

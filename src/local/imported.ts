@@ -1,20 +1,18 @@
 /**
- * convx's own dataset file (`convx data import DIR --into FILE.duckdb`): the
- * typed tables of a checked dataset, and per plugin every transaction already
- * attributed (conv, in time order, with an index on order_id), the source
- * identities and per-day sums for reports. `--data FILE.duckdb` reads it in
- * place (attached read-only): nothing to parse, check or attribute, so a
- * command or a server starts at once and answers as it would from the files.
+ * Reading convx's own dataset file (`convx data import DIR --into FILE.duckdb`, written by
+ * import-writer.ts): the typed tables of a checked dataset, and per plugin every transaction
+ * already attributed (conv, in time order, with an index on order_id), the source identities and
+ * per-day sums for reports. `--data FILE.duckdb` reads it in place (attached read-only): nothing
+ * to parse, check or attribute, so a command or a server starts at once and answers as it would
+ * from the files. This module also says what the file holds (ImportMeta), which the writer writes.
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { DataError, UsageError } from '../errors.js';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { DataError } from '../errors.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
-import { packageVersion } from '../version.js';
-import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
-import { Database, ident, sqlString } from './db.js';
+import type { Database } from './db.js';
 import { Dataset, firstLine, type DataIssue, type LoadedTable } from './dataset.js';
-import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
+import type { TableName } from './schema.js';
+import { ident, literal, sql, table, trusted, type Sql } from './sql.js';
 
 /** Names the file's layout; a file of another version is refused with a word on importing again. */
 export const IMPORT_FORMAT = 'convx-dataset';
@@ -22,9 +20,9 @@ export const IMPORT_VERSION = 2;
 /** The catalog name an imported file is attached under. */
 const ALIAS = 'imported';
 /** The table of the file that says what it holds (one row per key, JSON values). */
-const META = 'convx_dataset';
+export const META = 'convx_dataset';
 
-interface ImportedTable {
+export interface ImportedTable {
   table: TableName;
   /** How the source was named (orders.parquet, orders/ ...), for messages. */
   display: string;
@@ -32,7 +30,7 @@ interface ImportedTable {
   rows: number;
 }
 
-interface ImportedScope {
+export interface ImportedScope {
   /** The plugin, or null for a dataset without plugin_id (served as the single plugin). */
   plugin: string | null;
   schema: string;
@@ -49,14 +47,6 @@ export interface ImportMeta {
   tables: ImportedTable[];
   findings: DataIssue[];
   scopes: ImportedScope[];
-}
-
-export interface ImportSummary {
-  file: string;
-  bytes: number;
-  tables: ImportedTable[];
-  scopes: ImportedScope[];
-  findings: DataIssue[];
 }
 
 /** True for a file that starts like a DuckDB database (its header says DUCK at byte 8). */
@@ -76,127 +66,6 @@ export function isDuckDbFile(path: string): boolean {
   }
 }
 
-export interface ImportOptions {
-  referenceCurrency?: string;
-  /** Replace an existing file. */
-  force?: boolean;
-  /** Says what the import is doing (a phase per call), for a progress line. */
-  onPhase?: (phase: string) => void;
-}
-
-/**
- * Reads, checks and attributes the dataset at dir as `convx report` would, then
- * writes the file: first under a temporary name beside it, renamed into place
- * when complete, so a failed import leaves nothing half-written.
- */
-export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  if (existsSync(into)) {
-    if (!statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
-    if (!options.force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
-  }
-  const phase = options.onPhase ?? (() => undefined);
-  const staging = `${into}.tmp-${process.pid}`;
-  const removeStaging = () => {
-    for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
-  };
-  removeStaging();
-  removeAbandonedStaging(into);
-  const { openDataset } = await import('./open.js');
-  phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true });
-  const db = dataset.db;
-  try {
-    phase('attributing');
-    const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
-    phase('writing');
-    try {
-      await db.exec(`ATTACH ${sqlString(staging)} AS out`);
-    } catch (error) {
-      throw new DataError(`cannot write ${into}: ${firstLine(error)}`);
-    }
-    const tables: ImportedTable[] = [];
-    for (const name of TABLE_NAMES) {
-      const loaded = dataset.tables.get(name);
-      if (!loaded) continue;
-      const order = TABLES[name].unordered ? '' : 'ORDER BY row_id';
-      await db.exec(`CREATE TABLE out.main.${ident(`t_${name}`)} AS SELECT * FROM ${ident(`t_${name}`)} ${order}`);
-      const count = await db.one<{ n: bigint }>(`SELECT count(*) AS n FROM out.main.${ident(`t_${name}`)}`);
-      tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(count?.n ?? 0) });
-    }
-    const stored: ImportedScope[] = [];
-    for (const scope of scopes.values()) {
-      stored.push({ plugin: scope.plugin, schema: scope.schema, referenceCurrency: scope.referenceCurrency });
-      if (scope.reports) await writeAttribution(db, scope);
-    }
-    const meta: ImportMeta = {
-      format: IMPORT_FORMAT,
-      version: IMPORT_VERSION,
-      convx: packageVersion(),
-      source: dir,
-      importedAt: new Date().toISOString(),
-      tables,
-      findings: dataset.findings,
-      scopes: stored,
-    };
-    await db.exec(`CREATE TABLE out.main.${META} (key VARCHAR, value VARCHAR)`);
-    for (const [key, value] of Object.entries(meta)) {
-      await db.exec(`INSERT INTO out.main.${META} VALUES ($key, $value)`, { key, value: JSON.stringify(value) });
-    }
-    await db.exec('DETACH out');
-    renameSync(staging, into);
-    return { file: into, bytes: statSync(into).size, tables, scopes: stored, findings: dataset.findings };
-  } catch (error) {
-    try {
-      await db.exec('DETACH DATABASE IF EXISTS out');
-    } catch {
-      // already gone
-    }
-    removeStaging();
-    throw error;
-  } finally {
-    db.close();
-  }
-}
-
-/** Staging files of imports into the same target whose process is gone (killed, crashed). */
-function removeAbandonedStaging(into: string): void {
-  const prefix = `${basename(into)}.tmp-`;
-  let names: string[];
-  try {
-    names = readdirSync(dirname(into));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(/^(\d+)(\.wal)?$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '')?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
-    rmSync(join(dirname(into), name), { force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * A scope's attribution into the file, in the order the scope holds it (conv in time order, the
- * per-day sums by day), with an index on conv's order_id for look-ups of one order.
- */
-async function writeAttribution(db: Database, scope: Scope): Promise<void> {
-  const schema = `out.${ident(scope.schema)}`;
-  await db.exec(`CREATE SCHEMA ${schema}`);
-  for (const name of ATTRIBUTED_TABLES) {
-    await db.exec(`CREATE TABLE ${schema}.${ident(name)} AS SELECT * FROM ${scope.table(name)}`);
-  }
-  await db.exec(`CREATE INDEX conv_order_id ON ${schema}.conv (order_id)`);
-}
-
 /**
  * Opens an imported file on db (an in-memory database): attached read-only, with
  * views t_<name> over its typed tables. attributed() tells a Scope where its
@@ -205,9 +74,9 @@ async function writeAttribution(db: Database, scope: Scope): Promise<void> {
 export async function openImported(
   file: string,
   db: Database,
-): Promise<{ dataset: Dataset; attributed: (plugin: string | null, referenceCurrency: string) => string | undefined }> {
+): Promise<{ dataset: Dataset; attributed: (plugin: string | null, referenceCurrency: string) => Sql | undefined }> {
   try {
-    await db.exec(`ATTACH ${sqlString(file)} AS ${ALIAS} (READ_ONLY)`);
+    await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);
   } catch (error) {
     throw new DataError(`cannot open ${file}: ${firstLine(error)}`);
   }
@@ -215,7 +84,7 @@ export async function openImported(
   await checkFilterColumns(db, file, meta);
   const loaded: [TableName, LoadedTable][] = [];
   for (const t of meta.tables) {
-    await db.exec(`CREATE OR REPLACE VIEW ${ident(`t_${t.table}`)} AS SELECT * FROM ${ALIAS}.main.${ident(`t_${t.table}`)}`);
+    await db.exec(sql`CREATE OR REPLACE VIEW ${table(t.table)} AS SELECT * FROM ${table(t.table, 'imported.main')}`);
     loaded.push([
       t.table,
       {
@@ -228,7 +97,7 @@ export async function openImported(
   const dataset = Dataset.typed(file, db, loaded, meta.findings);
   const attributed = (plugin: string | null, referenceCurrency: string) => {
     const scope = meta.scopes.find((s) => s.plugin === plugin && s.referenceCurrency === referenceCurrency);
-    return scope ? `${ALIAS}.${ident(scope.schema)}` : undefined;
+    return scope ? sql`${trusted(ALIAS)}.${ident(scope.schema)}` : undefined;
   };
   return { dataset, attributed };
 }
@@ -241,8 +110,7 @@ export async function openImported(
 async function checkFilterColumns(db: Database, file: string, meta: ImportMeta): Promise<void> {
   const wanted = [...new Set(QUERY_PARAMETERS.flatMap((p) => field(p, 'column') ?? []))];
   const rows = await db.all<{ schema_name: string; column_name: string }>(
-    `SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = $alias AND table_name = 'conv'`,
-    { alias: ALIAS },
+    sql`SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = ${ALIAS} AND table_name = 'conv'`,
   );
   for (const scope of meta.scopes) {
     const present = new Set(rows.filter((r) => r.schema_name === scope.schema).map((r) => r.column_name));
@@ -264,11 +132,10 @@ async function readMeta(db: Database, file: string): Promise<ImportMeta> {
       `write one with: convx data import DIR --into dataset.duckdb`,
     ]);
   const present = await db.one<{ n: bigint }>(
-    `SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = $alias AND schema_name = 'main' AND table_name = $meta`,
-    { alias: ALIAS, meta: META },
+    sql`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = ${ALIAS} AND schema_name = 'main' AND table_name = ${META}`,
   );
   if (!present || Number(present.n) === 0) throw notOurs();
-  const rows = await db.all<{ key: string; value: string }>(`SELECT key, value FROM ${ALIAS}.main.${META}`);
+  const rows = await db.all<{ key: string; value: string }>(sql`SELECT key, value FROM ${trusted(ALIAS)}.main.${ident(META)}`);
   const entries = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
   if (entries.format !== IMPORT_FORMAT) throw notOurs();
   if (entries.version !== IMPORT_VERSION) {

@@ -288,6 +288,223 @@ async function sniffDelimiter(path: string): Promise<number> {
   return best;
 }
 
+// States of a CSV field: at its start, unquoted, inside quotes, just after a quote inside quotes.
+const START = 0;
+const PLAIN = 1;
+const QUOTED = 2;
+const CLOSED = 3;
+/** The most fields of a record whose text is kept (the rest are counted). */
+const MAX_FIELDS = 4096;
+
+/**
+ * The fields of the CSV record being read: where each one's first bytes (enough to quote it) lie,
+ * how many were kept, and whether it was longer. Text is made only for a record that is reported.
+ */
+class RecordFields {
+  private readonly bytes = Buffer.alloc(FIELD_KEEP * MAX_FIELDS);
+  private readonly starts = new Int32Array(MAX_FIELDS);
+  private readonly lengths = new Int32Array(MAX_FIELDS);
+  private readonly cut = new Uint8Array(MAX_FIELDS);
+  /** Bytes used in `bytes`. */
+  private used = 0;
+  /** Bytes kept of the current field, and its length. */
+  private kept = 0;
+  private fieldBytes = 0;
+  /** Fields of the record so far. */
+  count = 0;
+
+  /** A byte of the current field. */
+  add(b: number): void {
+    this.fieldBytes++;
+    if (this.kept < FIELD_KEEP && this.used < this.bytes.length) {
+      this.bytes[this.used++] = b;
+      this.kept++;
+    }
+  }
+
+  endField(): void {
+    if (this.count < MAX_FIELDS) {
+      this.starts[this.count] = this.used - this.kept;
+      this.lengths[this.count] = this.kept;
+      this.cut[this.count] = this.fieldBytes > this.kept ? 1 : 0;
+    }
+    this.count++;
+    this.kept = 0;
+    this.fieldBytes = 0;
+  }
+
+  /** Ends the record (and its last field): how many fields it had. Their texts stay readable until the next byte. */
+  endRecord(): number {
+    this.endField();
+    const fields = this.count;
+    this.count = 0;
+    this.used = 0;
+    return fields;
+  }
+
+  /** The texts of the last record's `count` fields, as far as kept ("…" where cut). */
+  texts(count: number): string[] {
+    const out: string[] = [];
+    for (let f = 0; f < Math.min(count, MAX_FIELDS); f++) {
+      out.push(this.bytes.toString('utf8', this.starts[f]!, this.starts[f]! + this.lengths[f]!) + (this.cut[f] ? '…' : ''));
+    }
+    while (out.length < count) out.push('…');
+    return out;
+  }
+}
+
+/** The scan of diagnoseCsv: an RFC 4180 reader fed chunk by chunk, keeping the problems it finds. */
+class CsvShapeScan {
+  private readonly problems: CsvShapeProblem[] = [];
+  private header: string[] | undefined;
+  /** Lines starting with # are comments, unless the header starts with #. */
+  private commentable = true;
+  /** The physical line being read, and where the current record starts. */
+  private line = 1;
+  private recordLine = 1;
+  private readonly fields = new RecordFields();
+  private recordBytes = 0;
+  private tooLong: { column: string | undefined } | undefined;
+  private state = START;
+  private atRecordStart = true;
+  private comment = false;
+  private afterCR = false;
+
+  constructor(
+    readonly delimiter: number,
+    private readonly maxBytes: number,
+    private readonly keep: number,
+    private readonly numericColumns: ReadonlySet<string> | undefined,
+  ) {}
+
+  private columnAt(index: number): string | undefined {
+    const header = this.header;
+    return header && index < header.length ? header[index] : header?.at(-1);
+  }
+
+  /** Reads a chunk; true once `keep` problems are found (the scan stops). */
+  read(chunk: Buffer): boolean {
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      const b = chunk[i]!;
+      if (b === LF || b === CR) {
+        if (this.lineBreak(b)) return true;
+      } else this.byte(b);
+    }
+    return false;
+  }
+
+  /** A line break: part of a quoted value, or the end of a record. True when the scan stops. */
+  private lineBreak(b: number): boolean {
+    const second = b === LF && this.afterCR;
+    this.afterCR = b === CR;
+    if (second) return false;
+    if (this.state === QUOTED) {
+      // A line break inside a quoted value: part of the value.
+      this.line++;
+      this.fields.add(b);
+      return false;
+    }
+    if (!this.atRecordStart) {
+      this.endRecord();
+      if (this.problems.length >= this.keep) return true;
+    }
+    this.line++;
+    return false;
+  }
+
+  /** Any other byte: a field's, a delimiter, a quote. */
+  private byte(b: number): void {
+    this.afterCR = false;
+    if (this.atRecordStart) {
+      this.atRecordStart = false;
+      this.recordLine = this.line;
+      if (b === 0x23 && this.commentable && this.header) this.comment = true;
+    }
+    if (++this.recordBytes > this.maxBytes && this.tooLong === undefined) this.tooLong = { column: this.columnAt(this.fields.count) };
+    if (this.comment) return;
+    if (this.state === START) {
+      if (b === QUOTE) {
+        this.state = QUOTED;
+        return;
+      }
+      this.state = PLAIN;
+    }
+    if (this.state === PLAIN) {
+      if (b === this.delimiter) return this.nextField();
+    } else if (this.state === QUOTED) {
+      if (b === QUOTE) {
+        this.state = CLOSED;
+        return;
+      }
+    } else if (b === QUOTE) {
+      // state CLOSED: a doubled quote is one quote of the value
+      this.state = QUOTED;
+    } else if (b === this.delimiter) {
+      return this.nextField();
+    } else this.state = PLAIN;
+    this.fields.add(b);
+  }
+
+  private nextField(): void {
+    this.fields.endField();
+    this.state = START;
+  }
+
+  /** The end of a record: the header, or a record checked against it (its size, its number of fields). */
+  private endRecord(): void {
+    const wasComment = this.comment;
+    this.comment = false;
+    this.atRecordStart = true;
+    this.state = START;
+    const fields = this.fields.endRecord();
+    const size = this.recordBytes;
+    this.recordBytes = 0;
+    const long = this.tooLong;
+    this.tooLong = undefined;
+    if (wasComment) return;
+    if (long) {
+      this.problems.push({
+        line: this.recordLine,
+        ...(long.column ? { column: long.column } : {}),
+        message: `the line is ${formatBytes(size)} bytes long; a record may hold at most ${formatBytes(this.maxBytes)} bytes (it passes the limit in this column)`,
+      });
+    } else if (!this.header) {
+      this.header = this.fields.texts(fields);
+      this.commentable = !(this.header[0] ?? '').startsWith('#');
+    } else if (fields !== this.header.length) {
+      this.problems.push(shapeProblem(this.recordLine, this.header, this.fields.texts(fields), this.numericColumns));
+    }
+  }
+
+  /** The file ended: a quoted value never closed, or the last record (without a line break after it). */
+  end(): void {
+    if (this.state === QUOTED) {
+      const column = this.columnAt(this.fields.count);
+      this.problems.push({
+        line: this.recordLine,
+        ...(column ? { column } : {}),
+        message: 'a quoted value starts in this line and is never closed (a " is missing)',
+      });
+    } else if (!this.atRecordStart) this.endRecord();
+  }
+
+  /** The file could not be read on (a truncated or corrupt gzip stream, say). */
+  breaksOff(path: string, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    const column = this.atRecordStart ? undefined : this.columnAt(this.fields.count);
+    this.problems.push({
+      line: this.atRecordStart ? this.line : this.recordLine,
+      ...(column ? { column } : {}),
+      message: `the file breaks off here: ${path.toLowerCase().endsWith('.gz') ? 'the gzip data is truncated or corrupt' : 'it cannot be read'} (${reason})`,
+    });
+  }
+
+  result(stopped: boolean): CsvShape {
+    return { header: this.header ?? [], delimiter: this.delimiter, problems: this.problems, stopped };
+  }
+}
+
 /**
  * Reads a CSV file as RFC 4180 says (double quotes, doubled inside a quoted value) and
  * finds what DuckDB's reader cannot take: a record with more or fewer fields than the header,
@@ -298,180 +515,20 @@ async function sniffDelimiter(path: string): Promise<number> {
  */
 export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): Promise<CsvShape> {
   const delimiter = options.delimiter ?? (await sniffDelimiter(path));
-  const maxBytes = options.maxRecordBytes ?? MAX_CSV_RECORD_BYTES;
-  const keep = options.keep ?? 3;
-  const problems: CsvShapeProblem[] = [];
-  const report = (p: CsvShapeProblem) => problems.push(p);
-  const done = () => problems.length >= keep;
-
-  // States of a field: at its start, unquoted, inside quotes, just after a quote inside quotes.
-  const START = 0;
-  const PLAIN = 1;
-  const QUOTED = 2;
-  const CLOSED = 3;
-  let header: string[] | undefined;
-  let commentable = true; // lines starting with # are comments, unless the header starts with #
-  let line = 1; // the physical line being read
-  let recordLine = 1; // where the current record starts
-  // The current record's fields: where each one's first bytes (enough to quote it) lie in `bytes`,
-  // how many were kept, and whether it was longer. Text is made only for a record that is reported.
-  const MAX_FIELDS = 4096;
-  const bytes = Buffer.alloc(FIELD_KEEP * MAX_FIELDS);
-  const starts = new Int32Array(MAX_FIELDS);
-  const lengths = new Int32Array(MAX_FIELDS);
-  const cut = new Uint8Array(MAX_FIELDS);
-  let used = 0; // bytes used in `bytes`
-  let count = 0; // fields of the record so far
-  let kept = 0; // bytes kept of the current field
-  let fieldBytes = 0;
-  const fieldsText = () => {
-    const out: string[] = [];
-    for (let f = 0; f < Math.min(count, MAX_FIELDS); f++) out.push(bytes.toString('utf8', starts[f]!, starts[f]! + lengths[f]!) + (cut[f] ? '…' : ''));
-    while (out.length < count) out.push('…');
-    return out;
-  };
-  let recordBytes = 0;
-  let tooLong: { column: string | undefined } | undefined;
-  let state = START;
-  let atRecordStart = true;
-  let comment = false;
-  let afterCR = false;
-
-  const columnAt = (index: number) => (header && index < header.length ? header[index] : header?.at(-1));
-  const endField = () => {
-    if (count < MAX_FIELDS) {
-      starts[count] = used - kept;
-      lengths[count] = kept;
-      cut[count] = fieldBytes > kept ? 1 : 0;
-    }
-    count++;
-    kept = 0;
-    fieldBytes = 0;
-  };
-  const endRecord = () => {
-    const wasComment = comment;
-    comment = false;
-    atRecordStart = true;
-    state = START;
-    endField();
-    const fields = count;
-    count = 0;
-    used = 0;
-    const size = recordBytes;
-    recordBytes = 0;
-    const long = tooLong;
-    tooLong = undefined;
-    if (wasComment) return;
-    if (long) {
-      report({
-        line: recordLine,
-        ...(long.column ? { column: long.column } : {}),
-        message: `the line is ${formatBytes(size)} bytes long; a record may hold at most ${formatBytes(maxBytes)} bytes (it passes the limit in this column)`,
-      });
-      return;
-    }
-    if (!header) {
-      count = fields;
-      header = fieldsText();
-      count = 0;
-      commentable = !(header[0] ?? '').startsWith('#');
-      return;
-    }
-    if (fields !== header.length) {
-      count = fields;
-      const record = fieldsText();
-      count = 0;
-      report(shapeProblem(recordLine, header, record, options.numericColumns));
-    }
-  };
-
+  const scan = new CsvShapeScan(delimiter, options.maxRecordBytes ?? MAX_CSV_RECORD_BYTES, options.keep ?? 3, options.numericColumns);
   const stream = open(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const n = chunk.length;
-      for (let i = 0; i < n; i++) {
-        const b = chunk[i]!;
-        if (b === LF || b === CR) {
-          const second = b === LF && afterCR;
-          afterCR = b === CR;
-          if (second) continue;
-          if (state === QUOTED) {
-            // A line break inside a quoted value: part of the value.
-            line++;
-            fieldBytes++;
-            if (kept < FIELD_KEEP && used < bytes.length) {
-              bytes[used++] = b;
-              kept++;
-            }
-            continue;
-          }
-          if (!atRecordStart) {
-            endRecord();
-            if (done()) return { header: header ?? [], delimiter, problems, stopped: true };
-          }
-          line++;
-          continue;
-        }
-        afterCR = false;
-        if (atRecordStart) {
-          atRecordStart = false;
-          recordLine = line;
-          if (b === 0x23 && commentable && header) comment = true;
-        }
-        if (++recordBytes > maxBytes && tooLong === undefined) tooLong = { column: columnAt(count) };
-        if (comment) continue;
-        if (state === START) {
-          if (b === QUOTE) {
-            state = QUOTED;
-            continue;
-          }
-          state = PLAIN;
-        }
-        if (state === PLAIN) {
-          if (b === delimiter) {
-            endField();
-            state = START;
-            continue;
-          }
-        } else if (state === QUOTED) {
-          if (b === QUOTE) {
-            state = CLOSED;
-            continue;
-          }
-        } else if (b === QUOTE) {
-          // state CLOSED: a doubled quote is one quote of the value
-          state = QUOTED;
-        } else if (b === delimiter) {
-          endField();
-          state = START;
-          continue;
-        } else state = PLAIN;
-        fieldBytes++;
-        if (kept < FIELD_KEEP && used < bytes.length) {
-          bytes[used++] = b;
-          kept++;
-        }
-      }
+      if (scan.read(chunk)) return scan.result(true);
     }
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    report({
-      line: atRecordStart ? line : recordLine,
-      ...(atRecordStart || !columnAt(count) ? {} : { column: columnAt(count)! }),
-      message: `the file breaks off here: ${path.toLowerCase().endsWith('.gz') ? 'the gzip data is truncated or corrupt' : 'it cannot be read'} (${reason})`,
-    });
-    return { header: header ?? [], delimiter, problems, stopped: false };
+    scan.breaksOff(path, error);
+    return scan.result(false);
   } finally {
     stream.destroy();
   }
-  if (state === QUOTED) {
-    report({
-      line: recordLine,
-      ...(columnAt(count) ? { column: columnAt(count)! } : {}),
-      message: 'a quoted value starts in this line and is never closed (a " is missing)',
-    });
-  } else if (!atRecordStart) endRecord();
-  return { header: header ?? [], delimiter, problems, stopped: false };
+  scan.end();
+  return scan.result(false);
 }
 
 /** What is wrong with a record of `record.length` fields under a header of another length. */

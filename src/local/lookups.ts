@@ -7,10 +7,11 @@
  */
 import { lookupTexts, MAX_LOOKUP_VALUES, type LookupKind, type LookupOptions, type Lookups } from '../backend.js';
 import { Database } from './db.js';
-import { discoverTables, readExpression } from './dataset.js';
+import { discoverTables } from './dataset/discover.js';
+import { readExpression } from './dataset/reader.js';
 import { isDuckDbFile } from './imported.js';
 import type { TableName } from './schema.js';
-import { ident, int, literal, Sql, sql, table } from './sql.js';
+import { ident, int, literal, sql, table, type Sql } from './sql.js';
 
 /** Where a table's rows are read from; undefined when the data has no such table. */
 export type LookupTables = (name: TableName) => Sql | undefined;
@@ -23,12 +24,6 @@ const COLUMNS: Record<LookupKind, [TableName, string][][]> = {
   sources: [[['sources', 'source_id']], [['touches', 'source_id']]],
   smartflows: [[['sources', 'smartflow_id']]],
 };
-
-/**
- * A relation another module writes as text (dataset.ts's read expression, a scope's view),
- * spliced as it is: it holds no value of a request.
- */
-export const relation = (text: string | Sql): Sql => (typeof text === 'string' ? Sql.of([text], []) : text);
 
 /** The kind's values in the tables, reading only the columns it needs; the signal interrupts the query running. */
 export async function lookupValues(db: Database, tables: LookupTables, kind: LookupKind, options: LookupOptions = {}): Promise<string[]> {
@@ -66,7 +61,7 @@ export async function openLookups(path: string): Promise<Lookups> {
   const tables: LookupTables = found
     ? (name) => {
         const source = found.get(name);
-        return source ? relation(readExpression(source)) : undefined;
+        return source ? readExpression(source) : undefined;
       }
     : (name) => table(name, 'imported.main');
   const db = await Database.open();

@@ -7,7 +7,8 @@ import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
 import { Database } from './db.js';
-import { Dataset, discoverTables } from './dataset.js';
+import { Dataset } from './dataset.js';
+import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
 
 export interface LocalOpenOptions extends OpenOptions {
@@ -119,7 +120,7 @@ export async function openLocalBackend(path: string, options: LocalOpenOptions =
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);
     // an imported file holds it for every transaction already.
-    const scope = await Scope.build(dataset, 'scope_0', plugin, { ...options, deferAttribution: true, ...(attributed ? { attributed } : {}) });
+    const scope = await Scope.forQuery(dataset, 'scope_0', plugin, { ...options, ...(attributed ? { attributed } : {}) });
     return new LocalBackend(scope, scope.db, undefined, undefined, dataVersion(identity, options));
   } catch (error) {
     dataset.db.close();

@@ -1,54 +1,51 @@
 /**
  * The named query builders of local mode: SQL over the attributed tables of a
- * Scope (attribution.ts), before sorting and paging. Each returns the rows'
+ * Scope (attribution.ts, models/), before sorting and paging. Each returns the rows'
  * SELECT and, apart, the filter that picks its transactions (for the rate check).
  */
 import { field, parameters, type Operation } from '../model/parameters.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { SortKey } from '../model/types.js';
-import { activityUrlSql, detailUrlSql } from './attribution.js';
-import { ident, inList, sqlString, type SqlParams } from './db.js';
+import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
+import { ident, join, list, literal, sql, trusted, type Sql } from './sql.js';
 
 /** Where a query reads: the attributed transactions, the source identities, and the reference currency. */
 export interface QueryTables {
-  conv: string;
-  sourceInfo: string;
+  conv: Sql;
+  sourceInfo: Sql;
   referenceCurrency: string;
   /**
-   * The per-day sums of conv (attribution.ts), where every transaction is attributed (a served
+   * The per-day sums of conv (models/daily.ts), where every transaction is attributed (a served
    * dataset, an imported file): a report that filters no transactions (only the period) reads these.
    */
-  daily?: { sums: string; contacts: string };
+  daily?: { sums: Sql; contacts: Sql };
 }
 
-export const TS = (column: string) => `strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
+export const TS = (column: Sql) => sql`strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
 /** Rounds a/b half away from zero to a whole number (exact integer arithmetic). */
-const ROUND_DIV = (a: string, b: string) => `(sign(${a}) * ((2 * abs(${a}) + ${b}) // (2 * ${b})))`;
+const ROUND_DIV = (a: Sql, b: Sql) => sql`(sign(${a}) * ((2 * abs(${a}) + ${b}) // (2 * ${b})))`;
 /** An average to 2 decimals as an exact double: amount (DECIMAL) / count. */
-const AVERAGE = (amount: string, count: string) =>
-  `CASE WHEN ${count} = 0 THEN 0.0 ELSE CAST(${ROUND_DIV(`CAST(${amount} * 10000 AS HUGEINT)`, `(100 * CAST(${count} AS HUGEINT))`)} AS DOUBLE) / 100 END`;
-const D = (expr: string) => `CAST(${expr} AS DOUBLE)`;
+const AVERAGE = (amount: Sql, count: Sql) =>
+  sql`CASE WHEN ${count} = 0 THEN 0.0 ELSE CAST(${ROUND_DIV(sql`CAST(${amount} * 10000 AS HUGEINT)`, sql`(100 * CAST(${count} AS HUGEINT))`)} AS DOUBLE) / 100 END`;
+const D = (expr: Sql) => sql`CAST(${expr} AS DOUBLE)`;
 
 /** The transactions a query covers: a relation over conv and a condition on it. */
 export interface Filter {
-  from: string;
-  where: string;
-  params: SqlParams;
+  from: Sql;
+  where: Sql;
 }
 
 /** A query's rows before sorting and paging, with the filter alone for the rate check. */
 export interface Selection {
   filter: Filter;
-  select: string;
-  params: SqlParams;
+  select: Sql;
 }
 
-export const REPORT_TIE_BREAK = ['source_type', '"id"'];
+export const REPORT_TIE_BREAK: readonly Sql[] = [sql`source_type`, sql`"id"`];
+export const ITEMS_TIE_BREAK: readonly Sql[] = [sql`row_id`];
 
-export function periodFilter(params: SqlParams, period: { dateFrom: string; dateTo: string }): string {
-  params.dayFrom = period.dateFrom;
-  params.dayTo = period.dateTo;
-  return `day BETWEEN CAST($dayFrom AS DATE) AND CAST($dayTo AS DATE)`;
+export function periodFilter(period: { dateFrom: string; dateTo: string }): Sql {
+  return sql`day BETWEEN CAST(${period.dateFrom} AS DATE) AND CAST(${period.dateTo} AS DATE)`;
 }
 
 /**
@@ -58,13 +55,13 @@ export function periodFilter(params: SqlParams, period: { dateFrom: string; date
 const DETAIL_FILTERS = parameters('report').filter((p) => field(p, 'column') !== undefined && !field(p, 'source'));
 
 /**
- * A row's detailUrl (docs/reporting.md, rule 7): the per-source path (attribution.ts) and a query
+ * A row's detailUrl (docs/reporting.md, rule 7): the per-source path (models/links.ts) and a query
  * string naming the source (sourceType, sourceId: the path alone is not exact, a smartflow node
  * without a delivery shares its path with its smartflow, a campaign its id with an automation's
  * campaign), the query's period and its filters of the transactions, percent-encoded. Followed as
  * it is, it answers exactly the row's records. The constant part goes in as a parameter.
  */
-function detailUrlWithQuery(params: SqlParams, query: ReportQuery | ItemsQuery, prefix = ''): string {
+function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifier = ''): Sql {
   const values = query as Record<string, unknown>;
   const pairs: [string, string][] = [
     ['dateFrom', query.dateFrom],
@@ -74,14 +71,14 @@ function detailUrlWithQuery(params: SqlParams, query: ReportQuery | ItemsQuery, 
     const value = values[p.name];
     if (value !== undefined) pairs.push([p.name, Array.isArray(value) ? value.join(',') : String(value)]);
   }
-  params.detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
-  return `${detailUrlSql(prefix)} || '?sourceType=' || url_encode(${prefix}source_type) || '&sourceId=' || url_encode(${prefix}source_id) || $detailQuery`;
+  const detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
+  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQuery}`;
 }
 
-export function orderBy(sort: SortKey[], tieBreak: string[]): string {
+export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {
   // Field names come from the fixed lists of model/query.ts; they are quoted as identifiers.
-  const keys = sort.map((k) => `${ident(k.field)} ${k.descending ? 'DESC' : 'ASC'} NULLS LAST`);
-  return [...keys, ...tieBreak].join(', ');
+  const keys = sort.map((k) => sql`${ident(k.field)} ${k.descending ? trusted('DESC') : trusted('ASC')} NULLS LAST`);
+  return join([...keys, ...tieBreak]);
 }
 
 /**
@@ -91,78 +88,76 @@ export function orderBy(sort: SortKey[], tieBreak: string[]): string {
  * that writes `cz` matches `--country CZ`. An order id is answered first, alone in its scan, so
  * that the index on order_id (an imported file's) finds its few rows; `from` is then that scan.
  */
-function transactionFilters(
-  params: SqlParams,
-  operation: Operation,
-  query: ReportQuery | ItemsQuery,
-  conv: string,
-): { from: string; where: string[] } {
+function transactionFilters(operation: Operation, query: ReportQuery | ItemsQuery, conv: Sql): { from: Sql; where: Sql[]; byOrder: boolean } {
   const values = query as Record<string, unknown>;
-  const where: string[] = [];
+  const where: Sql[] = [];
   let from = conv;
+  let byOrder = false;
   for (const p of parameters(operation)) {
     const column = field(p, 'column');
     const value = values[p.name];
     if (column === undefined || value === undefined) continue;
     if (Array.isArray(value)) {
       // codes: among the list
-      where.push(`upper(${ident(column)}) IN ${inList(params, p.name, value)}`);
+      where.push(sql`upper(${ident(column)}) IN ${list(value as string[])}`);
       continue;
     }
     if (typeof value !== 'string') throw new Error(`no SQL filter for a ${p.kind} value (${p.name})`);
-    params[p.name] = value;
-    const condition = `${ident(column)} = $${p.name}`;
+    const condition = sql`${ident(column)} = ${value}`;
     const types = field(p, 'ofTypes');
-    if (p.name === 'orderId') from = `(SELECT * FROM ${conv} WHERE ${condition} OFFSET 0)`;
-    else where.push(types ? `${condition} AND source_type IN (${types.map(sqlString).join(', ')})` : condition);
+    if (p.name === 'orderId') {
+      from = sql`(SELECT * FROM ${conv} WHERE ${condition} OFFSET 0)`;
+      byOrder = true;
+    } else where.push(types ? sql`${condition} AND source_type IN (${join(types.map(literal))})` : condition);
   }
-  return { from, where };
+  return { from, where, byOrder };
 }
 
-export function itemsFilter(conv: string, query: ItemsQuery): Filter {
-  const params: SqlParams = {};
-  const period = periodFilter(params, query);
-  const { from, where } = transactionFilters(params, 'items', query, conv);
-  return { from, where: [period, ...where].join(' AND '), params };
+/** The period's condition and the filters' conditions, joined with AND. */
+const allOf = (conditions: Sql[]) => join(conditions, trusted(' AND '));
+
+export function itemsFilter(conv: Sql, query: ItemsQuery): Filter {
+  const period = periodFilter(query);
+  const { from, where } = transactionFilters('items', query, conv);
+  return { from, where: allOf([period, ...where]) };
 }
 
 /** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
 export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
   const filter = itemsFilter(tables.conv, query);
-  const detail: SqlParams = {};
-  const select = `
+  const select = sql`
     SELECT row_id,
-      contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS('datetime')} AS "datetime",
+      contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS(sql`datetime`)} AS "datetime",
       order_id AS "orderId", first_name AS "firstName", surname AS "surname",
-      ${D('amount_w_tax')} AS "conversionsAmount", currency AS "conversionsCurrency",
-      ${D('ref_w')} AS "conversionsReferenceAmount", CAST($reference AS VARCHAR) AS "referenceCurrency",
+      ${D(sql`amount_w_tax`)} AS "conversionsAmount", currency AS "conversionsCurrency",
+      ${D(sql`ref_w`)} AS "conversionsReferenceAmount", CAST(${tables.referenceCurrency} AS VARCHAR) AS "referenceCurrency",
       country AS "country", is_refund AS "isRefund",
-      ${TS('touch_datetime')} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
+      ${TS(sql`touch_datetime`)} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
       -- the exact values behind the doubles, for the lines text.ts writes
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
       source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
-      ${detailUrlWithQuery(detail, query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"
+      ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"
     FROM ${filter.from} WHERE ${filter.where}`;
-  return { filter, select, params: { ...filter.params, ...detail, reference: tables.referenceCurrency } };
+  return { filter, select };
 }
 
 /** Per source (by its key columns): the totals in the reference currency, and the breakdown per order currency. */
-const PER_SOURCE = (key: string, extra = '') => `per_source AS (
+const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
       SELECT ${key},${extra}
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
         list(struct_pack(
           currency := currency,
-          conversionsAmountWoTax := ${D('wo')}, conversionsAmountWTax := ${D('w')},
-          conversionsNumber := CAST(n AS INTEGER), averageConversion := ${AVERAGE('w', 'n')},
-          refundsAmountWoTax := ${D('rwo')}, refundsAmountWTax := ${D('rw')}, refundsNumber := CAST(rn AS INTEGER),
-          grossConversionsAmountWoTax := ${D('wo + rwo')}, grossConversionsAmountWTax := ${D('w + rw')},
+          conversionsAmountWoTax := ${D(sql`wo`)}, conversionsAmountWTax := ${D(sql`w`)},
+          conversionsNumber := CAST(n AS INTEGER), averageConversion := ${AVERAGE(sql`w`, sql`n`)},
+          refundsAmountWoTax := ${D(sql`rwo`)}, refundsAmountWTax := ${D(sql`rw`)}, refundsNumber := CAST(rn AS INTEGER),
+          grossConversionsAmountWoTax := ${D(sql`wo + rwo`)}, grossConversionsAmountWTax := ${D(sql`w + rw`)},
           grossConversionsNumber := CAST(n + rn AS INTEGER),
-          conversionAmountWoTaxReference := ${D('ref_wo')}, conversionAmountWTaxReference := ${D('ref_w')}
+          conversionAmountWoTaxReference := ${D(sql`ref_wo`)}, conversionAmountWTaxReference := ${D(sql`ref_w`)}
         ) ORDER BY currency) AS breakdown
       FROM per_currency GROUP BY ${key})`;
 
 /** The sums of one source and order currency, from the period's transactions (conv path). */
-const PER_CURRENCY_FROM_TRANSACTIONS = `
+const PER_CURRENCY_FROM_TRANSACTIONS = sql`
       SELECT source_type, source_id, currency,
         count(*) FILTER (WHERE NOT is_refund) AS n,
         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
@@ -177,10 +172,10 @@ const PER_CURRENCY_FROM_TRANSACTIONS = `
       FROM period_tx GROUP BY source_type, source_id, currency`;
 
 /**
- * The same sums from the per-day sums (attribution.ts, report_day), with the first and last
+ * The same sums from the per-day sums (models/daily.ts, report_day), with the first and last
  * conversion: sums of exact decimals and counts, so the same values as from the transactions.
  */
-const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
+const PER_CURRENCY_FROM_DAYS = (sums: Sql, where: Sql) => sql`
       SELECT source_key, currency,
         sum(n) AS n, coalesce(sum(wo), 0) AS wo, coalesce(sum(w), 0) AS w,
         sum(rn) AS rn, coalesce(sum(rwo), 0) AS rwo, coalesce(sum(rw), 0) AS rw,
@@ -189,6 +184,33 @@ const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
         min(first_at) AS first_at, max(last_at) AS last_at
       FROM ${sums} WHERE ${where} GROUP BY source_key, currency`;
 
+/** A report's sums per source from the per-day sums: per_source and contacts_and_times, keyed by source_key. */
+function sumsFromDays(daily: { sums: Sql; contacts: Sql }, where: Sql, query: ReportQuery): Sql {
+  return sql`per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, where)}),
+    ${PER_SOURCE(sql`source_key`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
+    -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)
+    unique_contacts AS (
+      SELECT source_key, count(*) AS uc FROM ${daily.contacts}
+      WHERE ${where} AND coalesce(prev_day, DATE '0001-01-01') < CAST(${query.dateFrom} AS DATE)
+      GROUP BY source_key),
+    contacts_and_times AS (
+      SELECT g.source_key, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
+      FROM per_source g LEFT JOIN unique_contacts u USING (source_key))`;
+}
+
+/** A report's sums per source from the period's transactions: per_source and contacts_and_times, keyed by source. */
+function sumsFromTransactions(filter: Filter): Sql {
+  return sql`period_tx AS (SELECT * FROM ${filter.from} WHERE ${filter.where}),
+    per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
+    ${PER_SOURCE(sql`source_type, source_id`)},
+    contacts_and_times AS (
+      SELECT source_type, source_id,
+        count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
+        min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
+        max(datetime) FILTER (WHERE NOT is_refund) AS last_at
+      FROM period_tx GROUP BY source_type, source_id)`;
+}
+
 /**
  * The report of a query: one row per attributing source, with its breakdown per order currency.
  * Two ways to the same rows: from the period's transactions, or, without country or currency
@@ -196,56 +218,33 @@ const PER_CURRENCY_FROM_DAYS = (sums: string, where: string) => `
  * of every transaction, and unique contacts counted without a DISTINCT: see contact_day).
  */
 export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
-  const filterParams: SqlParams = {};
-  const period = periodFilter(filterParams, query);
-  const { from, where } = transactionFilters(filterParams, 'report', query, tables.conv);
-  const filter: Filter = { from, where: [period, ...where].join(' AND '), params: filterParams };
-  const params: SqlParams = { ...filterParams, reference: tables.referenceCurrency };
-  let nameFilter = '';
-  if (query.q !== undefined) {
-    params.q = query.q.toLowerCase();
-    nameFilter = `WHERE contains(lower(i.name), $q) OR contains(lower(coalesce(i.smartflow_name, '')), $q)`;
-  }
+  const period = periodFilter(query);
+  const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
+  const filter: Filter = { from, where: allOf([period, ...where]) };
   // The per-day sums answer the period alone: any filter of the transactions reads them.
-  const daily = where.length || from !== tables.conv ? undefined : tables.daily;
+  const daily = where.length || byOrder ? undefined : tables.daily;
+  const sums = daily ? sumsFromDays(daily, filter.where, query) : sumsFromTransactions(filter);
   // The per-day sums are keyed by source_key (source_info's number for a source).
-  const key = daily ? ['source_key'] : ['source_type', 'source_id'];
-  const sources = daily
-    ? `per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, filter.where)}),
-    ${PER_SOURCE('source_key', ' min(first_at) AS first_at, max(last_at) AS last_at,')},
-    -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)
-    unique_contacts AS (
-      SELECT source_key, count(*) AS uc FROM ${daily.contacts}
-      WHERE ${filter.where} AND coalesce(prev_day, DATE '0001-01-01') < CAST($dayFrom AS DATE)
-      GROUP BY source_key),
-    contacts_and_times AS (
-      SELECT g.source_key, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
-      FROM per_source g LEFT JOIN unique_contacts u USING (source_key))`
-    : `period_tx AS (SELECT * FROM ${filter.from} WHERE ${filter.where}),
-    per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
-    ${PER_SOURCE('source_type, source_id')},
-    contacts_and_times AS (
-      SELECT source_type, source_id,
-        count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
-        min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
-        max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-      FROM period_tx GROUP BY source_type, source_id)`;
-  const select = `
-    WITH ${sources}
+  const onSource = daily ? sql`USING (source_key)
+    JOIN ${tables.sourceInfo} i ON i.source_key = g.source_key` : sql`USING (source_type, source_id)
+    JOIN ${tables.sourceInfo} i ON i.source_type = g.source_type AND i.source_id = g.source_id`;
+  const q = query.q?.toLowerCase();
+  const nameFilter = q === undefined ? sql`` : sql`WHERE contains(lower(i.name), ${q}) OR contains(lower(coalesce(i.smartflow_name, '')), ${q})`;
+  const select = sql`
+    WITH ${sums}
     SELECT i.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlWithQuery(params, query, 'i.')} AS detail_url,
-      ${TS('i.started_at')} AS "sourceStartedAt", ${TS('u.first_at')} AS "firstConversionAt", ${TS('u.last_at')} AS "lastConversionAt",
-      ${D('g.wo')} AS "conversionsAmountWoTax", ${D('g.w')} AS "conversionsAmountWTax",
-      CAST(g.n AS INTEGER) AS "conversionsNumber", CAST($reference AS VARCHAR) AS "referenceCurrency",
+      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
+      ${TS(sql`i.started_at`)} AS "sourceStartedAt", ${TS(sql`u.first_at`)} AS "firstConversionAt", ${TS(sql`u.last_at`)} AS "lastConversionAt",
+      ${D(sql`g.wo`)} AS "conversionsAmountWoTax", ${D(sql`g.w`)} AS "conversionsAmountWTax",
+      CAST(g.n AS INTEGER) AS "conversionsNumber", CAST(${tables.referenceCurrency} AS VARCHAR) AS "referenceCurrency",
       CAST(u.uc AS INTEGER) AS "uniqueContacts",
-      ${AVERAGE('g.w', 'g.n')} AS "averageConversion", ${AVERAGE('g.w', 'u.uc')} AS "averageUniqueConversion",
-      ${D('g.rwo')} AS "refundsAmountWoTax", ${D('g.rw')} AS "refundsAmountWTax", CAST(g.rn AS INTEGER) AS "refundsNumber",
-      ${D('g.wo + g.rwo')} AS "grossConversionsAmountWoTax", ${D('g.w + g.rw')} AS "grossConversionsAmountWTax",
+      ${AVERAGE(sql`g.w`, sql`g.n`)} AS "averageConversion", ${AVERAGE(sql`g.w`, sql`u.uc`)} AS "averageUniqueConversion",
+      ${D(sql`g.rwo`)} AS "refundsAmountWoTax", ${D(sql`g.rw`)} AS "refundsAmountWTax", CAST(g.rn AS INTEGER) AS "refundsNumber",
+      ${D(sql`g.wo + g.rwo`)} AS "grossConversionsAmountWoTax", ${D(sql`g.w + g.rw`)} AS "grossConversionsAmountWTax",
       CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
       g.breakdown
-    FROM per_source g JOIN contacts_and_times u USING (${key.join(', ')})
-    JOIN ${tables.sourceInfo} i ON ${key.map((k) => `i.${k} = g.${k}`).join(' AND ')}
+    FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
-  return { filter, select, params };
+  return { filter, select };
 }

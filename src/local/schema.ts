@@ -104,7 +104,7 @@ export const TABLES: Record<TableName, TableSpec> = {
   },
 };
 
-export const SQL_TYPES: Record<ColumnType, string> = {
+export const SQL_TYPES = {
   string: 'VARCHAR',
   timestamp: 'TIMESTAMP',
   date: 'DATE',
@@ -112,7 +112,14 @@ export const SQL_TYPES: Record<ColumnType, string> = {
   rate: 'DECIMAL(18,10)',
   boolean: 'BOOLEAN',
   sourceType: 'VARCHAR',
-};
+} as const satisfies Record<ColumnType, string>;
+
+/** The SQL type of a table's column, as the typed tables hold it (an empty stand-in for a missing table takes it too). */
+export function columnSqlType(table: TableName, column: string): (typeof SQL_TYPES)[ColumnType] {
+  const spec = TABLES[table].columns.find((c) => c.name === column);
+  if (!spec) throw new Error(`internal: ${table} has no column ${column}`);
+  return SQL_TYPES[spec.type];
+}
 
 export const TYPE_DESCRIPTIONS: Record<ColumnType, string> = {
   string: 'text',

@@ -2,14 +2,15 @@
  * Output lines written by DuckDB: the csv and tsv text of item records, made in
  * SQL per row so that `--all` streams the engine's chunks without a JavaScript
  * object per row. Each cell is what the formatters (output/format.ts, csv.ts)
- * write for the record toRecord (backend.ts) would build, byte for byte:
+ * write for the record toRecord (backend.ts) would build, byte for byte (the
+ * constant cells too, written by the same SQL: local/ imports no formatter):
  * csv-stringify's quoting (a cell with , " CR or LF is quoted, quotes doubled),
  * tsv's escapes, the formula escaping of text cells, and numbers as JavaScript
- * prints the doubles the records hold (see numberCell).
+ * prints the doubles the records hold (see numberText).
  */
 import type { TextRequest } from '../backend.js';
 import { ATTRIBUTION_MODEL, WINDOW_DAYS } from '../model/types.js';
-import { sqlString } from './db.js';
+import { ident, join, literal, sql, type Sql } from './sql.js';
 
 type Cell =
   /** A text column; `str`: the record holds String(value), so NULL is the text "null". */
@@ -21,20 +22,20 @@ type Cell =
   | { kind: 'boolean'; column: string }
   | { kind: 'const'; value: string | number };
 
-/** The flat columns of a ConversionRecord and where itemsSelect (queries.ts) holds each. */
+/** The flat columns of a ConversionRecord and the column of itemsSelect (queries.ts) that holds each. */
 const ITEM_CELLS: Record<string, Cell> = {
-  contactId: { kind: 'text', column: '"contactId"', str: true },
-  clientContactId: { kind: 'text', column: '"clientContactId"' },
-  datetime: { kind: 'text', column: '"datetime"', str: true },
-  orderId: { kind: 'text', column: '"orderId"', str: true },
-  firstName: { kind: 'text', column: '"firstName"' },
-  surname: { kind: 'text', column: '"surname"' },
+  contactId: { kind: 'text', column: 'contactId', str: true },
+  clientContactId: { kind: 'text', column: 'clientContactId' },
+  datetime: { kind: 'text', column: 'datetime', str: true },
+  orderId: { kind: 'text', column: 'orderId', str: true },
+  firstName: { kind: 'text', column: 'firstName' },
+  surname: { kind: 'text', column: 'surname' },
   conversionsAmount: { kind: 'decimal', column: 'amount_w_tax_exact' },
-  conversionsCurrency: { kind: 'text', column: '"conversionsCurrency"', str: true },
+  conversionsCurrency: { kind: 'text', column: 'conversionsCurrency', str: true },
   conversionsReferenceAmount: { kind: 'decimal', column: 'ref_w_exact' },
-  referenceCurrency: { kind: 'text', column: '"referenceCurrency"', str: true },
-  country: { kind: 'text', column: '"country"' },
-  isRefund: { kind: 'boolean', column: '"isRefund"' },
+  referenceCurrency: { kind: 'text', column: 'referenceCurrency', str: true },
+  country: { kind: 'text', column: 'country' },
+  isRefund: { kind: 'boolean', column: 'isRefund' },
   'attribution.touch': { kind: 'const', value: 'click' },
   'attribution.datetime': { kind: 'text', column: 'touch_datetime', str: true },
   'attribution.hoursToConversion': { kind: 'centi', column: 'centi_hours' },
@@ -49,7 +50,7 @@ const ITEM_CELLS: Record<string, Cell> = {
   'source.deliveryId': { kind: 'text', column: 'delivery_id' },
   'source.deliveryName': { kind: 'text', column: 'delivery_name' },
   'source.detailUrl': { kind: 'text', column: 'detail_url', str: true },
-  activityUrl: { kind: 'text', column: '"activityUrl"', str: true },
+  activityUrl: { kind: 'text', column: 'activityUrl', str: true },
 };
 
 /**
@@ -59,67 +60,74 @@ const ITEM_CELLS: Record<string, Cell> = {
  */
 export const EXACT_AMOUNT_LIMIT = 1e11;
 
-const FORMULA_START = `left(%, 1) IN ('=', '+', '-', '@', chr(9), chr(13))`;
+/** tsv's escapes, in the order they apply: each special character and its escape. */
+const TSV_ESCAPES: [Sql, Sql][] = [
+  [literal('\\'), literal('\\\\')],
+  [sql`chr(9)`, literal('\\t')],
+  [sql`chr(10)`, literal('\\n')],
+  [sql`chr(13)`, literal('\\r')],
+];
 
-function textCell(v: string, request: TextRequest): string {
-  const formula = request.formulaEscape ? FORMULA_START.replace('%', v) : 'false';
+/** The cell of a text value v (a VARCHAR expression): csv's quoting or tsv's escapes, and the formula escaping. */
+function textCell(v: Sql, request: TextRequest): Sql {
+  const formula = request.formulaEscape ? sql`left(${v}, 1) IN ('=', '+', '-', '@', chr(9), chr(13))` : sql`false`;
   if (request.format === 'csv') {
-    const quoted = (x: string) => `'"' || replace(${x}, '"', '""') || '"'`;
-    return `CASE WHEN ${v} IS NULL THEN ''
-      WHEN ${formula} THEN ${quoted(`'''' || ${v}`)}
+    const quoted = (x: Sql) => sql`'"' || replace(${x}, '"', '""') || '"'`;
+    return sql`CASE WHEN ${v} IS NULL THEN ''
+      WHEN ${formula} THEN ${quoted(sql`'''' || ${v}`)}
       WHEN contains(${v}, ',') OR contains(${v}, '"') OR contains(${v}, chr(10)) OR contains(${v}, chr(13)) THEN ${quoted(v)}
       ELSE ${v} END`;
   }
-  const escaped = [
-    ['\\', '\\\\'],
-    ['\t', '\\t'],
-    ['\n', '\\n'],
-    ['\r', '\\r'],
-  ].reduce((x, [from, to]) => `replace(${x}, ${from === '\\' ? sqlString(from) : `chr(${from!.charCodeAt(0)})`}, ${sqlString(to!)})`, `CASE WHEN ${formula} THEN '''' || ${v} ELSE ${v} END`);
-  return `CASE WHEN ${v} IS NULL THEN '' ELSE ${escaped} END`;
+  const escaped = TSV_ESCAPES.reduce((x, [from, to]) => sql`replace(${x}, ${from}, ${to})`, sql`CASE WHEN ${formula} THEN '''' || ${v} ELSE ${v} END`);
+  return sql`CASE WHEN ${v} IS NULL THEN '' ELSE ${escaped} END`;
 }
 
-/** A constant's cell, computed once by the formatters themselves. */
-async function constCell(value: string | number, request: TextRequest): Promise<string> {
-  if (request.format === 'csv') {
-    const { csvRows } = await import('../output/csv.js');
-    return csvRows([{ v: value }], ['v'], request.formulaEscape).slice(0, -1);
+/** A text column as VARCHAR; `str`: as String(value) writes it, NULL the text "null". */
+function textValue(cell: { column: string; str?: boolean }): Sql {
+  return cell.str ? sql`coalesce(CAST(${ident(cell.column)} AS VARCHAR), 'null')` : sql`CAST(${ident(cell.column)} AS VARCHAR)`;
+}
+
+/** The text JavaScript prints for the double a decimal or centi column holds; `missing` for NULL. */
+function numberText(cell: { kind: 'decimal' | 'centi'; column: string }, missing: Sql): Sql {
+  const c = ident(cell.column);
+  if (cell.kind === 'decimal') {
+    // '12.3400' -> '12.34', '100.0000' -> '100', '0.0000' -> '0': the shortest text of the double.
+    return sql`coalesce(rtrim(rtrim(CAST(${c} AS VARCHAR), '0'), '.'), ${missing})`;
   }
-  const { tsvRow } = await import('../output/format.js');
-  return tsvRow({ v: value }, ['v'], request.formulaEscape).slice(0, -1);
+  return sql`coalesce(CAST(${c} // 100 AS VARCHAR) || CASE WHEN ${c} % 100 = 0 THEN ''
+        WHEN ${c} % 10 = 0 THEN '.' || CAST(${c} % 100 // 10 AS VARCHAR)
+        ELSE '.' || lpad(CAST(${c} % 100 AS VARCHAR), 2, '0') END, ${missing})`;
 }
 
-function cellSql(cell: Cell, request: TextRequest, constant: string | undefined): string {
+/** A cell's SQL: its text as csv or tsv writes it. */
+function cellSql(cell: Cell, request: TextRequest): Sql {
   switch (cell.kind) {
     case 'text':
-      return textCell(cell.str ? `coalesce(CAST(${cell.column} AS VARCHAR), 'null')` : `CAST(${cell.column} AS VARCHAR)`, request);
+      return textCell(textValue(cell), request);
     case 'decimal':
-      // '12.3400' -> '12.34', '100.0000' -> '100', '0.0000' -> '0': the shortest text of the double.
-      return `coalesce(rtrim(rtrim(CAST(${cell.column} AS VARCHAR), '0'), '.'), '')`;
     case 'centi':
-      return `coalesce(CAST(${cell.column} // 100 AS VARCHAR) || CASE WHEN ${cell.column} % 100 = 0 THEN ''
-        WHEN ${cell.column} % 10 = 0 THEN '.' || CAST(${cell.column} % 100 // 10 AS VARCHAR)
-        ELSE '.' || lpad(CAST(${cell.column} % 100 AS VARCHAR), 2, '0') END, '')`;
+      return numberText(cell, sql`''`);
     case 'boolean':
-      return `CASE WHEN ${cell.column} IS NULL THEN '' WHEN ${cell.column} THEN 'true' ELSE 'false' END`;
+      return sql`CASE WHEN ${ident(cell.column)} IS NULL THEN '' WHEN ${ident(cell.column)} THEN 'true' ELSE 'false' END`;
     case 'const':
-      return sqlString(constant!);
+      // A number is written as String(value), never escaped; a text as any text cell.
+      return typeof cell.value === 'number' ? literal(String(cell.value)) : textCell(literal(cell.value), request);
   }
 }
 
-/** A record's value of a cell as a SQL value that to_json writes as JSON.stringify does (see textGuardSql for the exceptions). */
-function jsonValueSql(cell: Cell): string {
+/** A record's value of a cell as a SQL value that to_json writes as JSON.stringify does (see textGuard for the exceptions). */
+function jsonValueSql(cell: Cell): Sql {
   switch (cell.kind) {
     case 'text':
-      return cell.str ? `coalesce(CAST(${cell.column} AS VARCHAR), 'null')` : `CAST(${cell.column} AS VARCHAR)`;
+      return textValue(cell);
     case 'decimal':
     case 'centi':
       // The number's text as csv writes it, taken by to_json as it stands (NULL is null).
-      return `CAST(${cellSql(cell, { format: 'tsv', columns: [], formulaEscape: false }, undefined).replace(/, ''\)$/, ', NULL)')} AS JSON)`;
+      return sql`CAST(${numberText(cell, sql`NULL`)} AS JSON)`;
     case 'boolean':
-      return `CAST(${cell.column} AS BOOLEAN)`;
+      return sql`CAST(${ident(cell.column)} AS BOOLEAN)`;
     case 'const':
-      return typeof cell.value === 'number' ? `CAST(${sqlString(JSON.stringify(cell.value))} AS JSON)` : sqlString(cell.value);
+      return typeof cell.value === 'number' ? sql`CAST(${literal(JSON.stringify(cell.value))} AS JSON)` : literal(cell.value);
   }
 }
 
@@ -128,7 +136,7 @@ function jsonValueSql(cell: Cell): string {
  * (backend.ts), nested as there, in its order. One to_json of a struct per row:
  * the engine writes the object in one go instead of concatenating a text per cell.
  */
-export function itemJsonSql(): string {
+export function itemJson(): Sql {
   const groups: [string | undefined, string[]][] = [];
   for (const column of Object.keys(ITEM_CELLS)) {
     const dot = column.indexOf('.');
@@ -137,14 +145,13 @@ export function itemJsonSql(): string {
     if (last && last[0] === group && group !== undefined) last[1].push(column);
     else groups.push([group, [column]]);
   }
-  const key = (name: string) => `"${name.replaceAll('"', '""')}"`;
-  const members: string[] = [];
+  const members: Sql[] = [];
   for (const [group, columns] of groups) {
-    const values = columns.map((c) => `${key(group === undefined ? c : c.slice(group.length + 1))} := ${jsonValueSql(ITEM_CELLS[c]!)}`);
+    const values = columns.map((c) => sql`${ident(group === undefined ? c : c.slice(group.length + 1))} := ${jsonValueSql(ITEM_CELLS[c]!)}`);
     if (group === undefined) members.push(...values);
-    else members.push(`${key(group)} := struct_pack(${values.join(', ')})`);
+    else members.push(sql`${ident(group)} := struct_pack(${join(values)})`);
   }
-  return `CAST(to_json(struct_pack(${members.join(', ')})) AS VARCHAR) || chr(10)`;
+  return sql`CAST(to_json(struct_pack(${join(members)})) AS VARCHAR) || chr(10)`;
 }
 
 /**
@@ -153,26 +160,25 @@ export function itemJsonSql(): string {
  * a leading one from each value it reads), and for JSON a control character that
  * DuckDB escapes with upper-case hex where JSON.stringify writes lower-case.
  */
-export function textGuardSql(request: TextRequest): string {
+export function textGuard(request: TextRequest): Sql {
   const columns = Object.entries(ITEM_CELLS)
     .filter(([name, cell]) => cell.kind === 'text' && (request.format === 'jsonl' || request.columns.includes(name)))
     .map(([, cell]) => (cell as { column: string }).column);
-  const pattern = request.format === 'jsonl' ? `'[\\x{FEFF}\\x{0B}\\x{0E}-\\x{1F}]'` : `'\\x{FEFF}'`;
+  const pattern = literal(request.format === 'jsonl' ? '[\\x{FEFF}\\x{0B}\\x{0E}-\\x{1F}]' : '\\x{FEFF}');
   // One match over the row's texts joined (concat skips NULLs) instead of one per column.
-  return columns.length ? `regexp_matches(concat(${columns.map((c) => `CAST(${c} AS VARCHAR)`).join(', ')}), ${pattern})` : 'false';
+  return columns.length ? sql`regexp_matches(concat(${join(columns.map((c) => sql`CAST(${ident(c)} AS VARCHAR)`))}), ${pattern})` : sql`false`;
 }
 
 /** SQL of one item's output line (with its newline), or undefined when a column has no SQL form. */
-export async function itemLineSql(request: TextRequest): Promise<string | undefined> {
-  if (request.format === 'jsonl') return itemJsonSql();
-  const cells: string[] = [];
+export function itemLine(request: TextRequest): Sql | undefined {
+  if (request.format === 'jsonl') return itemJson();
+  const cells: Sql[] = [];
   for (const column of request.columns) {
     const cell = ITEM_CELLS[column];
     if (!cell) return undefined;
-    const constant = cell.kind === 'const' ? await constCell(cell.value, request) : undefined;
-    cells.push(cellSql(cell, request, constant));
+    cells.push(sql`(${cellSql(cell, request)})`);
   }
   if (cells.length === 0) return undefined;
-  const separator = request.format === 'csv' ? `','` : 'chr(9)';
-  return `${cells.map((c) => `(${c})`).join(` || ${separator} || `)} || chr(10)`;
+  const separator = request.format === 'csv' ? sql` || ',' || ` : sql` || chr(9) || `;
+  return sql`${join(cells, separator)} || chr(10)`;
 }

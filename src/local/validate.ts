@@ -19,8 +19,9 @@ import * as rules from '../validation/delivery.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
-import { currentBudget, ident, type Database, type Row, type SqlParams } from './db.js';
+import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
+import { ident, join, sql, trusted, type Sql } from './sql.js';
 
 /**
  * An address as the HTML standard's e-mail input accepts it, with a dot in the
@@ -29,7 +30,7 @@ import type { Scope } from './attribution.js';
 export const EMAIL_PATTERN =
   "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
-const AUDIENCE = 'convx_validation_audience';
+const AUDIENCE = ident('convx_validation_audience');
 /** Columns of the audience table that are ours, not the contact's. */
 const AUDIENCE_COLUMNS = ['suppression', 'lang', 'duplicates'];
 
@@ -38,9 +39,8 @@ const AUDIENCE_COLUMNS = ['suppression', 'lang', 'duplicates'];
  * list, as a subquery for IN. One value however long the list (a parameter per
  * value makes the statement grow with it, and its preparation worse than linear).
  */
-function listParam(params: SqlParams, name: string, values: readonly string[]): string {
-  params[name] = JSON.stringify(values);
-  return `(SELECT unnest(from_json(CAST($${name} AS JSON), '["VARCHAR"]')))`;
+function listParam(values: readonly string[]): Sql {
+  return sql`(SELECT unnest(from_json(CAST(${JSON.stringify(values)} AS JSON), '["VARCHAR"]')))`;
 }
 
 /**
@@ -103,33 +103,20 @@ export async function validateDelivery(
     sandbox?.close();
     // A failed drop (the request's budget ran out) must not hide the answer or the failure: the
     // table is replaced by the next validation on this connection, and goes with it anyway.
-    await db.exec(`DROP TABLE IF EXISTS ${AUDIENCE}`).catch(() => undefined);
+    await db.exec(sql`DROP TABLE IF EXISTS ${AUDIENCE}`).catch(() => undefined);
   }
 }
 
 /** The audience, one row per contact after deduplication, with its suppression reason and language. */
 async function selectAudience(scope: Scope, db: Database, request: NormalizedRequest): Promise<void> {
-  const { audience } = request;
-  const params: SqlParams = { emailPattern: EMAIL_PATTERN, noLanguage: NO_LANGUAGE };
-  // Every list is one parameter joined as a table, so the time grows with the ids linearly.
-  const inLists = (name: string, values: string[]) => `c.row_id IN (SELECT row_id FROM memberships WHERE list IN ${listParam(params, name, values)})`;
-  const selected: string[] = [];
-  if (audience.contactIds.length) selected.push(`c.contact_id IN ${listParam(params, 'ids', audience.contactIds)}`);
-  if (audience.lists.length) selected.push(inLists('lists', audience.lists));
-  const where = [`(${selected.join(' OR ')})`];
-  if (audience.excludeLists.length) where.push(`NOT ${inLists('excluded', audience.excludeLists)}`);
-  if (audience.languages) {
-    where.push(`coalesce(nullif(lower(trim(c.language)), ''), $noLanguage) IN ${listParam(params, 'langs', audience.languages.map((l) => l.toLowerCase()))}`);
-  }
-  if (audience.countries) where.push(`upper(trim(c.country)) IN ${listParam(params, 'countries', audience.countries.map((c) => c.toUpperCase()))}`);
   await db.exec(
-    `CREATE OR REPLACE TEMP TABLE ${AUDIENCE} AS
+    sql`CREATE OR REPLACE TEMP TABLE ${AUDIENCE} AS
      WITH c AS (
        SELECT * EXCLUDE (k) FROM (
-         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.table('contacts')})
+         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.relation('contacts')})
        WHERE k = 1),
      memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
-     selected AS (SELECT c.* FROM c WHERE ${where.join(' AND ')}),
+     selected AS (SELECT c.* FROM c WHERE ${audienceFilter(request)}),
      ranked AS (
        SELECT *,
          CASE WHEN email IS NULL OR trim(email) = '' THEN 1
@@ -140,17 +127,33 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
      SELECT * EXCLUDE (email_rank, duplicates, row_id, plugin_id),
        CASE WHEN email_rank = 1 THEN duplicates ELSE 0 END AS duplicates,
        CASE WHEN coalesce(unsubscribed, false) THEN 'unsubscribed'
-            WHEN email IS NULL OR NOT regexp_full_match(trim(email), $emailPattern) THEN 'invalidEmail'
+            WHEN email IS NULL OR NOT regexp_full_match(trim(email), ${EMAIL_PATTERN}) THEN 'invalidEmail'
             WHEN NOT coalesce(consent, false) THEN 'noConsent' END AS suppression,
-       coalesce(nullif(lower(trim(language)), ''), $noLanguage) AS lang
+       coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) AS lang
      FROM ranked WHERE email_rank = 1`,
-    params,
   );
+}
+
+/** The contacts (c) the request's audience selects: its ids and lists, less the excluded lists, of its languages and countries. */
+function audienceFilter({ audience }: NormalizedRequest): Sql {
+  // Every list is one parameter joined as a table, so the time grows with the ids linearly.
+  const inLists = (values: string[]) => sql`c.row_id IN (SELECT row_id FROM memberships WHERE list IN ${listParam(values)})`;
+  const selected: Sql[] = [];
+  if (audience.contactIds.length) selected.push(sql`c.contact_id IN ${listParam(audience.contactIds)}`);
+  if (audience.lists.length) selected.push(inLists(audience.lists));
+  const where = [sql`(${join(selected, trusted(' OR '))})`];
+  if (audience.excludeLists.length) where.push(sql`NOT ${inLists(audience.excludeLists)}`);
+  if (audience.languages) {
+    const languages = audience.languages.map((l) => l.toLowerCase());
+    where.push(sql`coalesce(nullif(lower(trim(c.language)), ''), ${NO_LANGUAGE}) IN ${listParam(languages)}`);
+  }
+  if (audience.countries) where.push(sql`upper(trim(c.country)) IN ${listParam(audience.countries.map((c) => c.toUpperCase()))}`);
+  return join(where, trusted(' AND '));
 }
 
 /** The audience's counts: intended, suppressed by reason, and the duplicates left out. */
 async function countAudience(db: Database): Promise<rules.AudienceCounts> {
-  const row = (await db.one<Row>(`
+  const row = (await db.one<Row>(sql`
     SELECT count(*) AS intended,
       count(*) FILTER (WHERE suppression IS NOT NULL) AS suppressed,
       count(*) FILTER (WHERE suppression = 'unsubscribed') AS unsubscribed,
@@ -172,7 +175,7 @@ async function countAudience(db: Database): Promise<rules.AudienceCounts> {
 /** The deliverable recipients per language, most first. */
 async function deliverableLanguages(db: Database): Promise<rules.LanguageCount[]> {
   const rows = await db.all<{ lang: string; n: bigint }>(
-    `SELECT lang, count(*) AS n FROM ${AUDIENCE} WHERE suppression IS NULL GROUP BY lang ORDER BY n DESC, lang`,
+    sql`SELECT lang, count(*) AS n FROM ${AUDIENCE} WHERE suppression IS NULL GROUP BY lang ORDER BY n DESC, lang`,
   );
   return rows.map((r) => ({ language: r.lang, recipients: Number(r.n) }));
 }
@@ -182,11 +185,9 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
   const ids = inputs.filter((a): a is { assetId: string } => 'assetId' in a).map((a) => a.assetId);
   const stored = new Map<string, Row>();
   if (ids.length && scope.dataset.has('assets')) {
-    const params: SqlParams = {};
     const rows = await db.all<Row>(
-      `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${scope.table('assets')})
-       WHERE k = 1 AND asset_id IN ${listParam(params, 'assets', ids)}`,
-      params,
+      sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${scope.relation('assets')})
+       WHERE k = 1 AND asset_id IN ${listParam(ids)}`,
     );
     for (const row of rows) stored.set(String(row.asset_id), row);
   }
@@ -194,7 +195,7 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
 }
 
 async function audienceColumns(db: Database): Promise<Set<string>> {
-  const rows = await db.all<{ column_name: string }>(`DESCRIBE ${AUDIENCE}`);
+  const rows = await db.all<{ column_name: string }>(sql`DESCRIBE ${AUDIENCE}`);
   return new Set(rows.map((r) => r.column_name));
 }
 
@@ -204,34 +205,30 @@ const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCas
 /** For each printed variable, how many deliverable recipients of `langs` would see it empty. */
 async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[], langs: string[], columns: Set<string>): Promise<Map<string, number>> {
   if (!printed.length) return new Map();
-  const params: SqlParams = {};
-  const langList = listParam(params, 'langs', langs);
   const filters = printed.map((variable) => {
-    let count: string;
+    let count: Sql;
     if (variable.source === 'contact') {
       const column = variable.contactField === undefined ? undefined : snake(variable.contactField);
       // A contact field the dataset does not have is empty for everyone.
       const condition =
         column && columns.has(column) && !AUDIENCE_COLUMNS.includes(column)
-          ? `${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''`
-          : 'true';
-      count = `count(*) FILTER (WHERE ${condition})`;
-    } else count = variable.emptyInRequest ? 'count(*)' : '0';
-    return `${count} AS ${ident(variable.key)}`;
+          ? sql`${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''`
+          : sql`true`;
+      count = sql`count(*) FILTER (WHERE ${condition})`;
+    } else count = variable.emptyInRequest ? sql`count(*)` : sql`0`;
+    return sql`${count} AS ${ident(variable.key)}`;
   });
-  const row = (await db.one<Row>(`SELECT ${filters.join(', ')} FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${langList}`, params))!;
+  const row = (await db.one<Row>(sql`SELECT ${join(filters)} FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(langs)}`))!;
   return new Map(printed.map(({ key }) => [key, Number(row[key] ?? 0)]));
 }
 
 /** The first recipients of each language in a fixed order (by a hash of the id), as the templates see them. */
 async function sampleRecipients(db: Database, langs: string[], size: number): Promise<SampleRecipient[]> {
-  const params: SqlParams = { size };
   const rows = await db.all<Row>(
-    `SELECT * FROM (
+    sql`SELECT * FROM (
        SELECT *, row_number() OVER (PARTITION BY lang ORDER BY hash(contact_id), contact_id) AS sample_rank
-       FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(params, 'langs', langs)})
-     WHERE sample_rank <= $size ORDER BY lang, sample_rank`,
-    params,
+       FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(langs)})
+     WHERE sample_rank <= ${size} ORDER BY lang, sample_rank`,
   );
   return rows.map((row) => {
     const contact: Record<string, unknown> = {};

@@ -109,71 +109,86 @@ export interface NormalizedRequest {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
+type Bad = (field: string, message: string) => void;
+
+const AUDIENCE_LISTS = ['lists', 'contactIds', 'excludeLists', 'languages', 'countries'];
+const INLINE_ASSET_FIELDS = ['language', 'subject', 'html', 'text', 'preheader'];
+const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options'];
+
+/** The audience's lists, each an array of strings; the problems of any other shape. */
+function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | undefined> {
+  const lists: Record<string, string[] | undefined> = {};
+  if (!isObject(audience)) {
+    bad('audience', 'is required: an object with lists or contactIds');
+    return lists;
+  }
+  for (const key of AUDIENCE_LISTS) {
+    const value = audience[key];
+    if (value === undefined) continue;
+    if (!isStringArray(value)) bad(`audience.${key}`, 'must be an array of strings');
+    else lists[key] = value;
+  }
+  for (const key of Object.keys(audience)) {
+    if (!AUDIENCE_LISTS.includes(key)) bad(`audience.${key}`, 'is not a field of audience');
+  }
+  if (!lists.lists?.length && !lists.contactIds?.length) bad('audience', 'needs at least one of lists or contactIds');
+  return lists;
+}
+
+/** One asset: by id (only assetId) or inline (known string fields, html required). */
+function checkAsset(asset: unknown, at: string, bad: Bad): void {
+  if (!isObject(asset)) return bad(at, 'must be an object');
+  if ('assetId' in asset) {
+    if (typeof asset.assetId !== 'string' || asset.assetId === '') bad(`${at}.assetId`, 'must be a non-empty string');
+    if (Object.keys(asset).length > 1) bad(at, 'an asset by id has only assetId');
+    return;
+  }
+  for (const key of Object.keys(asset)) {
+    if (!INLINE_ASSET_FIELDS.includes(key)) bad(`${at}.${key}`, 'is not a field of an inline asset');
+    else if (asset[key] !== null && asset[key] !== undefined && typeof asset[key] !== 'string') bad(`${at}.${key}`, 'must be a string');
+  }
+  if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
+}
+
+/** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
+function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean } {
+  const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
+  if (options === undefined) return checked;
+  if (!isObject(options)) {
+    bad('options', 'must be an object');
+    return checked;
+  }
+  if (options.sampleSize !== undefined) {
+    if (!Number.isInteger(options.sampleSize) || (options.sampleSize as number) < 1 || (options.sampleSize as number) > MAX_SAMPLE_SIZE) {
+      bad('options.sampleSize', `must be a whole number from 1 to ${MAX_SAMPLE_SIZE}`);
+    } else checked.sampleSize = options.sampleSize as number;
+  }
+  if (options.resolveOnly !== undefined) {
+    if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
+    else checked.resolveOnly = options.resolveOnly;
+  }
+  return checked;
+}
+
 /** Checks a request body; every problem becomes an invalid_request finding naming the field. */
 export function normalizeRequest(body: unknown): { request?: NormalizedRequest; problems: Finding[] } {
   const problems: Finding[] = [];
-  const bad = (field: string, message: string) => problems.push({ code: 'invalid_request', message: `${field}: ${message}`, field });
+  const bad: Bad = (field, message) => problems.push({ code: 'invalid_request', message: `${field}: ${message}`, field });
   if (!isObject(body)) {
     bad('body', 'the request must be a JSON object');
     return { problems };
   }
-  const audience = body.audience;
-  const lists: Record<string, string[] | undefined> = {};
-  if (!isObject(audience)) bad('audience', 'is required: an object with lists or contactIds');
-  else {
-    for (const key of ['lists', 'contactIds', 'excludeLists', 'languages', 'countries']) {
-      const value = audience[key];
-      if (value === undefined) continue;
-      if (!isStringArray(value)) bad(`audience.${key}`, 'must be an array of strings');
-      else lists[key] = value;
-    }
-    for (const key of Object.keys(audience)) {
-      if (!['lists', 'contactIds', 'excludeLists', 'languages', 'countries'].includes(key)) bad(`audience.${key}`, 'is not a field of audience');
-    }
-    if (!lists.lists?.length && !lists.contactIds?.length) bad('audience', 'needs at least one of lists or contactIds');
-  }
+  const lists = checkAudience(body.audience, bad);
   const assets = body.assets;
   if (!Array.isArray(assets) || assets.length === 0) bad('assets', 'is required: a non-empty array');
-  else {
-    assets.forEach((asset, i) => {
-      const at = `assets[${i}]`;
-      if (!isObject(asset)) return bad(at, 'must be an object');
-      if ('assetId' in asset) {
-        if (typeof asset.assetId !== 'string' || asset.assetId === '') bad(`${at}.assetId`, 'must be a non-empty string');
-        if (Object.keys(asset).length > 1) bad(at, 'an asset by id has only assetId');
-        return;
-      }
-      for (const key of Object.keys(asset)) {
-        if (!['language', 'subject', 'html', 'text', 'preheader'].includes(key)) bad(`${at}.${key}`, 'is not a field of an inline asset');
-        else if (asset[key] !== null && asset[key] !== undefined && typeof asset[key] !== 'string') bad(`${at}.${key}`, 'must be a string');
-      }
-      if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
-    });
-  }
+  else assets.forEach((asset, i) => checkAsset(asset, `assets[${i}]`, bad));
   if (body.variables !== undefined && !isObject(body.variables)) bad('variables', 'must be an object');
   if (body.tags !== undefined && !isStringArray(body.tags)) bad('tags', 'must be an array of strings');
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const options = body.options;
-  let sampleSize = DEFAULT_SAMPLE_SIZE;
-  let resolveOnly = false;
-  if (options !== undefined) {
-    if (!isObject(options)) bad('options', 'must be an object');
-    else {
-      if (options.sampleSize !== undefined) {
-        if (!Number.isInteger(options.sampleSize) || (options.sampleSize as number) < 1 || (options.sampleSize as number) > MAX_SAMPLE_SIZE) {
-          bad('options.sampleSize', `must be a whole number from 1 to ${MAX_SAMPLE_SIZE}`);
-        } else sampleSize = options.sampleSize as number;
-      }
-      if (options.resolveOnly !== undefined) {
-        if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
-        else resolveOnly = options.resolveOnly;
-      }
-    }
-  }
-  const known = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options'];
-  for (const key of Object.keys(body)) if (!known.includes(key)) bad(key, 'is not a field of the request');
+  const { sampleSize, resolveOnly } = checkOptions(body.options, bad);
+  for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
   return {
     request: {

@@ -1,0 +1,47 @@
+/** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
+import { DataError } from '../../errors.js';
+import type { Database, Row } from '../db.js';
+import { sql, trusted } from '../sql.js';
+import { duplicateColumns } from './duplicates.js';
+import { firstLine, UnreadableTableError } from './problems.js';
+import { rawTable, readExpression } from './reader.js';
+import type { LoadedTable, SourceColumn, TableSource } from './types.js';
+import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
+
+/**
+ * Reads a table into raw_<name> and says what columns it has. A table the reader cannot read is
+ * an UnreadableTableError naming where and why (or a DataError with the reader's words, when the
+ * files read again show nothing).
+ */
+export async function loadTable(db: Database, dir: string, source: TableSource): Promise<LoadedTable> {
+  let rows: Row[];
+  try {
+    // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
+    // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
+    const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
+    await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${rawTable(source.table)} AS SELECT * FROM ${readExpression(source)}`);
+    rows = await db.all(sql`DESCRIBE SELECT * FROM ${rawTable(source.table)}`);
+  } catch (error) {
+    // Only now, after the reader failed, the files are read again to say where and why.
+    if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
+    const located = await diagnoseTable(dir, source);
+    if (located.length) throw new UnreadableTableError(source, located);
+    throw new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
+  }
+  const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
+  // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
+  // different lengths), and read each line whole. Say which line is wrong, if one is.
+  if (source.format === 'csv' && names.length === 1 && /[,;|\t]/.test(names[0]!)) {
+    const located = await diagnoseTable(dir, source);
+    if (located.length) throw new UnreadableTableError(source, located);
+  }
+  const columns = new Map<string, SourceColumn>();
+  for (const row of rows) {
+    const name = String(row.column_name);
+    if (name === '__file') continue;
+    if (columns.has(name.toLowerCase())) continue; // a duplicate: refused below
+    columns.set(name.toLowerCase(), { name, rawType: String(row.column_type) });
+  }
+  const duplicates = await duplicateColumns(db, dir, source, names);
+  return { source, columns, hasPluginId: columns.has('plugin_id'), ...(duplicates.length ? { duplicates } : {}) };
+}

@@ -1,0 +1,48 @@
+/** How DuckDB reads a table's files: the table function, the raw table it fills, and each raw record's place. */
+import { EMPTY, ident, join, literal, sql, type Sql } from '../sql.js';
+import type { LoadedTable, TableSource } from './types.js';
+
+/**
+ * How read_csv is told the dialect of a file. CSV: RFC 4180's double quote (sniffed, it would be
+ * "none" for a file whose first quoted value lies past the sniffer's sample). TSV: the tab, with
+ * quoting as sniffed, since TSV rarely quotes and a cell may well begin with a bare quote.
+ */
+export function csvDialect(files: readonly string[]): Sql {
+  return files.every((f) => f.toLowerCase().endsWith('.tsv')) ? sql`delim = '\t'` : sql`quote = '"'`;
+}
+
+/** A list of paths (or globs) for a table function: constants, as table functions take no parameters. */
+export function pathList(paths: readonly string[]): Sql {
+  return sql`[${join(paths.map(literal))}]`;
+}
+
+/** The table function that reads a source with every column as found, plus the file name. */
+export function readExpression(source: TableSource): Sql {
+  const path = pathList(source.patterns);
+  const hive = source.hive ? sql`, hive_partitioning = true` : EMPTY;
+  switch (source.format) {
+    case 'csv':
+      return sql`read_csv(${path}, header = true, all_varchar = true, ${csvDialect(source.patterns)}, filename = '__file'${hive})`;
+    case 'parquet':
+      return sql`read_parquet(${path}, filename = '__file'${hive})`;
+    case 'json':
+      return sql`read_json(${path}, format = 'auto', filename = '__file'${hive})`;
+  }
+}
+
+/** The raw table (or view, for Parquet) raw_<name> that holds a table's records as read. */
+export function rawTable(table: string): Sql {
+  return ident(`raw_${table}`);
+}
+
+/**
+ * The raw rows of a table with __pos, each record's 0-based place: its rowid in
+ * the table (file order), or its row number within its Parquet file.
+ */
+export function positioned(loaded: LoadedTable): Sql {
+  if (loaded.source.format === 'parquet') return sql`(SELECT *, file_row_number AS __pos FROM ${readExpression(loaded.source)})`;
+  const raw = rawTable(loaded.source.table);
+  // A column of the file named rowid hides the table's own; the streaming row_number() keeps the table's order too.
+  if (loaded.columns.has('rowid')) return sql`(SELECT *, row_number() OVER () - 1 AS __pos FROM ${raw})`;
+  return sql`(SELECT *, rowid AS __pos FROM ${raw})`;
+}

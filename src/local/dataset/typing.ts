@@ -1,0 +1,95 @@
+/**
+ * The typed tables t_<name>: every column of the table's spec cast to its type (values.ts),
+ * plugin_id, a row id in file order; and what typing finds that is not an error (negative orders).
+ */
+import { DataError } from '../../errors.js';
+import type { Database } from '../db.js';
+import { TABLES, type TableSpec } from '../schema.js';
+import { ident, join, sql, table, trusted, type Sql } from '../sql.js';
+import { lineLabels, locationKey } from './labels.js';
+import { fileLabel, firstLine } from './problems.js';
+import { positioned, rawTable } from './reader.js';
+import type { DataIssue, LoadedTable } from './types.js';
+import { negativeCondition, refundCondition, typedValue } from './values.js';
+
+/** The columns of a typed table: row_id (unless none is kept), plugin_id, the spec's columns, and the others a table keeps. */
+function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: boolean): Sql[] {
+  const pluginId = loaded.columns.get('plugin_id');
+  const select = [
+    ...(rowId ? [sql`row_number() OVER () AS row_id`] : []),
+    pluginId ? sql`CAST(${ident(pluginId.name)} AS VARCHAR) AS plugin_id` : sql`CAST(NULL AS VARCHAR) AS plugin_id`,
+    ...spec.columns.map((c) => sql`${typedValue(c, loaded.columns.get(c.name))} AS ${ident(c.name)}`),
+  ];
+  if (spec.keepOtherColumns) {
+    const known = new Set(spec.columns.map((c) => c.name));
+    for (const [lower, column] of loaded.columns) {
+      if (!known.has(lower) && lower !== 'plugin_id') select.push(sql`CAST(${ident(column.name)} AS VARCHAR) AS ${ident(lower)}`);
+    }
+  }
+  return select;
+}
+
+/**
+ * Creates t_<name> of a loaded table and drops its raw copy; the finding of negative orders, if any.
+ * A table whose row order never matters, read from Parquet, stays a typed view over the files: no
+ * copy in memory, and Parquet is cheap to scan again. An import (materialise) copies everything,
+ * so that the file stands on its own.
+ */
+export async function createTypedTable(db: Database, dir: string, loaded: LoadedTable, materialise: boolean): Promise<DataIssue | undefined> {
+  const spec = TABLES[loaded.source.table];
+  const asView = spec.unordered === true && loaded.source.format === 'parquet' && !materialise;
+  const rowId = !(asView || (spec.unordered && materialise));
+  try {
+    await db.exec(
+      sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId))} FROM ${rawTable(spec.name)}`,
+    );
+    const finding = spec.name === 'orders' ? await negativeOrders(db, dir, loaded) : undefined;
+    if (!asView) await db.exec(sql`DROP ${trusted(loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE')} ${rawTable(spec.name)}`);
+    return finding;
+  } catch (error) {
+    throw new DataError(`cannot load ${loaded.source.display}: ${firstLine(error)}`);
+  }
+}
+
+/**
+ * docs/reporting.md, Transactions: a non-refund order with a negative amount is a finding; it
+ * still counts as it stands. Counted on the typed table (a few milliseconds
+ * for millions of rows); only when there are some, the raw rows say where.
+ */
+async function negativeOrders(db: Database, dir: string, loaded: LoadedTable): Promise<DataIssue | undefined> {
+  const found = await db.one<{ n: bigint }>(
+    sql`SELECT count(*) AS n FROM ${table('orders')} WHERE NOT coalesce(is_refund, false) AND (amount_wo_tax < 0 OR amount_w_tax < 0)`,
+  );
+  const count = Number(found?.n ?? 0);
+  if (count === 0) return undefined;
+  const { columns, source } = loaded;
+  const amounts = [negativeCondition(columns.get('amount_wo_tax')), negativeCondition(columns.get('amount_w_tax'))].filter((c) => c !== undefined);
+  const id = columns.get('order_id');
+  const plugin = columns.get('plugin_id');
+  const rows = await db.all(
+    sql`SELECT __file, __pos, ${id ? sql`CAST(${ident(id.name)} AS VARCHAR)` : sql`NULL`} AS id,
+         ${plugin ? sql`CAST(${ident(plugin.name)} AS VARCHAR)` : sql`NULL`} AS plugin
+       FROM ${positioned(loaded)}
+       WHERE NOT ${refundCondition(columns.get('is_refund'))} AND (${amounts.length ? join(amounts, sql` OR `) : sql`false`})
+       ORDER BY __file, __pos LIMIT 5`,
+  );
+  const labels = await lineLabels(
+    db,
+    loaded,
+    rows.map((r) => ({ file: String(r.__file), position: Number(r.__pos) })),
+  );
+  return {
+    code: 'negative_amount',
+    message:
+      count === 1
+        ? 'an order row (is_refund false) has a negative amount_wo_tax or amount_w_tax; it counts as it stands'
+        : `${count} order rows (is_refund false) have a negative amount_wo_tax or amount_w_tax; they count as they stand`,
+    count,
+    examples: rows.map((row) => {
+      const file = String(row.__file);
+      const line = labels.get(locationKey(file, Number(row.__pos)));
+      const order = row.id === null ? 'no order_id' : `order ${row.plugin === null ? '' : `${String(row.plugin)}/`}${String(row.id)}`;
+      return `${order} (${[fileLabel(dir, source, file), line].filter(Boolean).join(', ')})`;
+    }),
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The attribution of docs/reporting.md as named relations, in the order they are made
+ * (ATTRIBUTION): the order heads, the clicks their windows can see, the winning click of each
+ * head, the attributed sources' identities, and every attributed transaction converted. With a
+ * period (ModelInput.period) each reads only what the period's transactions need.
+ */
+import { WINDOW_DAYS } from '../../model/types.js';
+import { CANCELLED_STATUSES } from '../schema.js';
+import { EMPTY, int, join, literal, sql, trusted, type Sql } from '../sql.js';
+import { firstContacts, firstSources, referenceRates } from './inputs.js';
+import { bounds, inPeriod, type ModelInput, type Relation } from './relation.js';
+
+const WINDOW = int(WINDOW_DAYS);
+const CANCELLED = join(CANCELLED_STATUSES.map(literal));
+
+export const ORDER_HEAD: Relation = {
+  name: 'order_head',
+  holds: "the order row that counts for each order_id: the earliest (then first in file); with a period, only for the order ids that have a transaction in it (a refund's order may lie before it)",
+  reads: ['orders'],
+  select: (m) => {
+    const wanted = m.period
+      ? sql`AND order_id IN (SELECT order_id FROM ${m.relation('orders')} WHERE ${inPeriod(m, sql`datetime`)})`
+      : EMPTY;
+    return sql`
+      SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status FROM (
+        SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status,
+               row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+        FROM ${m.relation('orders')} WHERE NOT coalesce(is_refund, false) ${wanted})
+      WHERE k = 1`;
+  },
+};
+
+export const CLICKS: Relation = {
+  name: 'clicks',
+  holds: "the clicks the heads' windows can see: every click without a period (a view); with one, every click in [from - 30 days, to] and, for the heads outside it (orders of refunds in the period), their contacts' clicks in [earliest such head - 30 days, latest such head]",
+  reads: ['touches', 'order_head'],
+  kind: (m) => (m.period ? 'TABLE' : 'VIEW'),
+  select: async (m) => sql`
+      SELECT contact_id, datetime, source_type, source_id FROM ${m.relation('touches')}
+      WHERE lower(trim(touch)) = 'click' ${await clickFilter(m)}`,
+};
+
+/** The condition on clicks of a period's heads (see CLICKS); none without a period. */
+async function clickFilter(m: ModelInput): Promise<Sql> {
+  if (!m.period) return EMPTY;
+  const { lo, hi } = bounds(m.period);
+  const near = sql`datetime >= ${lo} - INTERVAL ${WINDOW} DAY AND datetime < ${hi}`;
+  const outsidePeriod = sql`NOT (${inPeriod(m, sql`datetime`)})`;
+  const outside = await m.db.one<{ lo: Date | null; hi: Date | null }>(
+    sql`SELECT min(datetime) AS lo, max(datetime) AS hi FROM ${m.relation('order_head')} WHERE ${outsidePeriod}`,
+  );
+  let far = EMPTY;
+  if (outside?.lo && outside.hi) {
+    const at = (d: Date) => sql`TIMESTAMP ${literal(d.toISOString().replace('T', ' ').replace('Z', ''))}`;
+    far = sql` OR (datetime >= ${at(outside.lo)} - INTERVAL ${WINDOW} DAY AND datetime <= ${at(outside.hi)}
+                   AND contact_id IN (SELECT contact_id FROM ${m.relation('order_head')} WHERE ${outsidePeriod}))`;
+  }
+  return sql`AND ((${near})${far})`;
+}
+
+export const ATTR: Relation = {
+  name: 'attr',
+  holds: 'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
+  reads: ['order_head', 'clicks'],
+  select: (m) => sql`
+      -- the last click within the window of each head that counts, then the greatest source of the clicks at that instant
+      WITH matched AS (
+        SELECT h.order_id, h.row_id AS head_row_id, h.contact_id, h.datetime AS order_datetime, c.datetime AS touch_datetime
+        FROM ${m.relation('order_head')} h
+        ASOF JOIN ${m.relation('clicks')} c ON h.contact_id = c.contact_id AND h.datetime >= c.datetime
+        WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW} DAY
+          AND h.amount_wo_tax <> 0
+          AND lower(trim(coalesce(h.status, ''))) NOT IN (${CANCELLED})),
+      -- only the matched instants are grouped, not every click
+      winners AS (
+        SELECT c.contact_id, c.datetime, max(struct_pack(t := c.source_type, i := c.source_id)) AS src
+        FROM ${m.relation('clicks')} c
+        WHERE (c.contact_id, c.datetime) IN (SELECT (contact_id, touch_datetime) FROM matched)
+        GROUP BY c.contact_id, c.datetime)
+      SELECT m.order_id, m.head_row_id, m.order_datetime, m.touch_datetime, w.src.t AS source_type, w.src.i AS source_id
+      FROM matched m JOIN winners w ON w.contact_id = m.contact_id AND w.datetime = m.touch_datetime`,
+};
+
+export const SOURCE_INFO: Relation = {
+  name: 'source_info',
+  holds: "the identities of the attributed sources (the sources table's first row, with fallbacks), a small number per source (source_key) that the per-day sums are keyed by; sourceStartedAt falls back to the source's earliest touch",
+  reads: ['attr', 'sources', 'touches'],
+  select: (m) => sql`
+      WITH used AS (SELECT DISTINCT source_type, source_id FROM ${m.relation('attr')}),
+      ids AS (
+        SELECT u.source_type, u.source_id, s.name, s.smartflow_name, s.delivery_id, s.delivery_name,
+               s.started_at,
+               CASE WHEN u.source_type = 'smartflow' THEN coalesce(s.smartflow_id, u.source_id) END AS smartflow_id,
+               s.campaign_id
+        FROM used u
+        LEFT JOIN ${firstSources(m)} s ON s.source_type = u.source_type AND s.source_id = u.source_id)
+      SELECT source_type, source_id,
+             coalesce(name, source_id) AS name,
+             coalesce(campaign_id, CASE WHEN source_type = 'smartflow' THEN smartflow_id ELSE source_id END) AS campaign_id,
+             smartflow_id,
+             CASE WHEN source_type = 'smartflow' THEN coalesce(smartflow_name, smartflow_id) END AS smartflow_name,
+             delivery_id,
+             CASE WHEN delivery_id IS NOT NULL THEN coalesce(delivery_name, delivery_id) END AS delivery_name,
+             started_at,
+             -- a small number per source, which the per-day sums are keyed by
+             CAST(row_number() OVER (ORDER BY source_type, source_id) AS INTEGER) AS source_key
+      FROM ids`,
+  complete: fillStartedAt,
+};
+
+/** The earliest touch in the whole dataset, looked up only for the sources that lack sources.started_at. */
+async function fillStartedAt(m: ModelInput): Promise<void> {
+  const info = m.relation('source_info');
+  const unstarted = await m.db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${info} WHERE started_at IS NULL`);
+  if (Number(unstarted?.n ?? 0) === 0) return;
+  await m.db.exec(sql`
+        UPDATE ${info} i SET started_at = f.first_touch
+        FROM (
+          SELECT source_type, source_id, min(datetime) AS first_touch FROM ${m.relation('touches')}
+          WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM ${info} WHERE started_at IS NULL)
+          GROUP BY source_type, source_id) f
+        WHERE i.started_at IS NULL AND f.source_type = i.source_type AND f.source_id = i.source_id`);
+}
+
+export const CONV: Relation = {
+  name: 'conv',
+  holds: "every attributed transaction of the period (of the whole dataset without one): the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with its source and contact; every transaction is stored in time order, so that a period's zonemaps skip the rest",
+  reads: ['orders', 'attr', 'source_info', 'fx', 'contacts'],
+  select: (m) => sql`
+      WITH tx AS (${transactions(m)}),
+      priced AS (
+        SELECT tx.*, fx.date AS fx_date,
+               CASE WHEN tx.currency = ${m.referenceCurrency} THEN CAST(1 AS DECIMAL(18,10))
+                    WHEN fx.date >= tx.day - INTERVAL 7 DAY THEN fx.rate END AS rate
+        FROM tx ASOF LEFT JOIN ${referenceRates(m)} fx ON tx.currency = fx.currency AND tx.day >= fx.date)
+      SELECT p.row_id, p.order_id, p.contact_id, p.datetime, p.is_refund, p.currency,
+             coalesce(p.country, c.country) AS country,
+             p.amount_wo_tax, p.amount_w_tax, p.day, p.fx_date,
+             ${refAmount(sql`p.amount_wo_tax`, sql`p.rate`)} AS ref_wo,
+             ${refAmount(sql`p.amount_w_tax`, sql`p.rate`)} AS ref_w,
+             p.touch_datetime, p.order_datetime,
+             -- hours from touch to order, rounded half away from zero to 2 decimals (never negative)
+             (2 * (epoch_ms(p.order_datetime) - epoch_ms(p.touch_datetime)) + 36000) // 72000 AS centi_hours,
+             p.source_type, p.source_id,
+             i.name, i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name, i.started_at,
+             c.client_contact_id, c.first_name, c.surname
+      FROM priced p
+      JOIN ${m.relation('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
+      LEFT JOIN ${firstContacts(m)} c ON c.contact_id = p.contact_id
+      -- every transaction (a served dataset): stored in time order, so that a period's zonemaps skip the rest
+      ${m.period ? EMPTY : trusted('ORDER BY p.datetime')}`,
+};
+
+/** The period's transactions of the attributed orders (the head's sale and every refund), amounts signed. */
+function transactions(m: ModelInput): Sql {
+  return sql`
+        SELECT o.row_id, o.order_id, o.contact_id, o.datetime, coalesce(o.is_refund, false) AS is_refund,
+               o.currency, o.country,
+               CASE WHEN coalesce(o.is_refund, false) THEN -abs(o.amount_wo_tax) ELSE o.amount_wo_tax END AS amount_wo_tax,
+               CASE WHEN coalesce(o.is_refund, false) THEN -abs(o.amount_w_tax) ELSE o.amount_w_tax END AS amount_w_tax,
+               CAST(o.datetime AS DATE) AS day,
+               a.order_datetime, a.touch_datetime, a.source_type, a.source_id
+        FROM ${m.relation('orders')} o JOIN ${m.relation('attr')} a ON o.order_id = a.order_id
+        WHERE o.amount_wo_tax <> 0 AND (coalesce(o.is_refund, false) OR o.row_id = a.head_row_id) AND ${inPeriod(m, sql`o.datetime`)}`;
+}
+
+/**
+ * amount (DECIMAL(18,4)) x rate (DECIMAL(18,10)) rounded half away from zero to cents, exactly. DuckDB multiplies
+ * them as DECIMAL(18,14) in 64 bits (fast, but it overflows from 10,000 on); DECIMAL(38) never overflows but its
+ * 128-bit rounding costs about 0.8 us a value. So the 64-bit product where the double product says it surely
+ * fits (under 9,000), the 128-bit one elsewhere; CASE evaluates each branch only for its own rows.
+ */
+function refAmount(amount: Sql, rate: Sql): Sql {
+  return sql`CASE WHEN abs(CAST(${amount} AS DOUBLE) * CAST(${rate} AS DOUBLE)) < 9000
+      THEN CAST(round(${amount} * ${rate}, 2) AS DECIMAL(18,2))
+      ELSE CAST(round(CAST(${amount} AS DECIMAL(38,4)) * ${rate}, 2) AS DECIMAL(18,2)) END`;
+}
+
+/** The attribution's relations in the order they are made. */
+export const ATTRIBUTION: readonly Relation[] = [ORDER_HEAD, CLICKS, ATTR, SOURCE_INFO, CONV];

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseItemsQuery, parseReportQuery } from '../src/model/query.js';
+import { Database } from '../src/local/db.js';
+import { ATTRIBUTION } from '../src/local/models/attribution.js';
+import { DAILY } from '../src/local/models/daily.js';
+import { firstContacts, firstSources, referenceRates } from '../src/local/models/inputs.js';
+import { materialise, type ModelInput } from '../src/local/models/relation.js';
+import { itemsSelect, reportSelect, type QueryTables } from '../src/local/queries.js';
+import { columnSqlType, TABLES } from '../src/local/schema.js';
+import { compile, ident, sql } from '../src/local/sql.js';
+
+describe('the named models (src/local/models/)', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await Database.open();
+  });
+  afterAll(() => db.close());
+
+  /** A scope's input over an empty schema, whose dataset lacks every optional table. */
+  const bare = (): ModelInput => ({
+    db,
+    schema: 'main',
+    referenceCurrency: 'EUR',
+    relation: (name) => sql`${ident(name)}`,
+    has: () => false,
+  });
+
+  it('each relation reads only the dataset and the relations made before it; the runner refuses one out of order', async () => {
+    const made = new Set(['orders', 'touches', 'sources', 'fx', 'contacts']);
+    for (const relation of [...ATTRIBUTION, ...DAILY]) {
+      for (const name of relation.reads) expect(made.has(name), `${relation.name} reads ${name}`).toBe(true);
+      made.add(relation.name);
+    }
+    expect([...ATTRIBUTION, ...DAILY].map((r) => r.name)).toEqual(['order_head', 'clicks', 'attr', 'source_info', 'conv', 'report_day', 'contact_day']);
+    await expect(materialise(bare(), DAILY)).rejects.toThrow(/report_day reads conv, source_info before it is made/);
+  });
+
+  it("a missing table's stand-in is empty, with the columns and types schema.ts gives them", async () => {
+    const input = bare();
+    const cases = [
+      { relation: firstSources(input), table: 'sources' as const, columns: TABLES.sources.columns.map((c) => c.name) },
+      { relation: firstContacts(input), table: 'contacts' as const, columns: ['contact_id', 'client_contact_id', 'first_name', 'surname', 'country'] },
+      { relation: referenceRates(input), table: 'fx' as const, columns: ['currency', 'date', 'rate'] },
+    ];
+    for (const { relation, table, columns } of cases) {
+      const described = await db.all<{ column_name: string; column_type: string }>(sql`DESCRIBE SELECT * FROM ${relation}`);
+      expect(described.map((d) => [d.column_name, d.column_type])).toEqual(columns.map((c) => [c, columnSqlType(table, c)]));
+      expect(await db.all(sql`SELECT * FROM ${relation}`)).toEqual([]);
+    }
+    expect(columnSqlType('fx', 'rate')).toBe('DECIMAL(18,10)');
+  });
+
+  it("a query's SQL text depends on its shape only: its values are parameters (a server reuses the prepared statement)", () => {
+    const tables: QueryTables = {
+      conv: sql`s.conv`,
+      sourceInfo: sql`s.source_info`,
+      referenceCurrency: 'EUR',
+      daily: { sums: sql`s.report_day`, contacts: sql`s.contact_day` },
+    };
+    const today = new Date('2025-01-01T00:00:00Z');
+    const asked = [
+      { dateFrom: '2024-01-01', dateTo: '2024-01-31', country: 'CZ', currency: 'EUR', q: 'sale', orderId: 'o-1' },
+      { dateFrom: '2023-05-02', dateTo: '2024-12-31', country: 'SK', currency: 'CZK', q: 'win', orderId: 'o-2' },
+    ];
+    const shapes = [
+      (v: (typeof asked)[number]) => reportSelect(tables, parseReportQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo }, today)),
+      (v: (typeof asked)[number]) => reportSelect(tables, parseReportQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo, country: v.country, q: v.q }, today)),
+      (v: (typeof asked)[number]) => itemsSelect(tables, parseItemsQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo, currency: v.currency, orderId: v.orderId })),
+    ];
+    for (const shape of shapes) {
+      const [a, b] = asked.map((v) => compile(shape(v).select));
+      expect(b!.text).toBe(a!.text);
+      expect(b!.params).not.toEqual(a!.params);
+      expect(a!.text).not.toMatch(/2024-01-01|CZ|EUR|sale|o-1/);
+    }
+  });
+});
