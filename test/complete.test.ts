@@ -14,7 +14,7 @@ import { field, parameters } from '../src/model/parameters.js';
 import { SOURCE_TYPES } from '../src/model/shapes.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, csv, dataset, SAMPLES } from './helpers.js';
+import { cli, dataset, SAMPLES, twoPluginFiles } from './helpers.js';
 
 const complete = async (...words: string[]) => {
   const run = await cli(['__complete', ...words]);
@@ -23,23 +23,8 @@ const complete = async (...words: string[]) => {
   return run.stdout.split('\n').filter(Boolean);
 };
 
-/** Plugins A and B; currencies EUR and CZK; countries cz and SK; sources k1 (sources table) and a1, k1 (touches). */
-const files = {
-  'orders.csv': csv(
-    ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax', 'country'],
-    [
-      ['A', 'oa', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12, 'cz'],
-      ['B', 'ob', 'c1', '2024-03-02T10:00:00Z', 'CZK', 200, 242, 'SK'],
-    ],
-  ),
-  'touches.csv': csv(
-    ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
-    [
-      ['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1'],
-      ['B', 'c1', '2024-03-01T00:00:00Z', 'click', 'automation', 'a1'],
-    ],
-  ),
-};
+/** Plugins A and B; currencies EUR (A) and CZK (B); sources shared (A, B) and n1 (B), in the touches only; no countries. */
+const files = twoPluginFiles();
 
 describe('convx __complete walks the registry', () => {
   it('offers the commands, then a group\'s subcommands, in the registry\'s order', async () => {
@@ -92,11 +77,13 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     const lookups = await openLookups(dir);
     try {
       expect((await lookups.lookup!('plugins')).sort()).toEqual(['A', 'B']);
-      expect((await lookups.lookup!('countries')).sort()).toEqual(['SK', 'cz']);
+      expect((await lookups.lookup!('currencies')).sort()).toEqual(['CZK', 'EUR']);
+      // no column of countries anywhere
+      expect(await lookups.lookup!('countries')).toEqual([]);
       // no sources table: the touches' ids
-      expect((await lookups.lookup!('sources')).sort()).toEqual(['a1', 'k1']);
+      expect((await lookups.lookup!('sources')).sort()).toEqual(['n1', 'shared']);
       expect(await lookups.lookup!('smartflows')).toEqual([]);
-      expect(await lookups.lookup!('sources', { accept: (v) => v !== 'a1' })).toEqual(['k1']);
+      expect(await lookups.lookup!('sources', { accept: (v) => v !== 'n1' })).toEqual(['shared']);
     } finally {
       await lookups.close();
     }
@@ -107,15 +94,16 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     try {
       expect(await backend.lookup('plugins')).toEqual(['A']);
       expect(await backend.lookup('currencies')).toEqual(['EUR']);
-      expect(await backend.lookup('sources')).toEqual(['k1']);
+      expect(await backend.lookup('sources')).toEqual(['shared']);
     } finally {
       await backend.close();
     }
   });
 
   it('__complete offers them tidied: upper-cased codes, sorted', async () => {
-    expect(await complete('report', '--data', dir, '--country', '')).toEqual(['CZ', 'SK']);
-    expect(await complete('drill', '--data', dir, '')).toEqual(['a1', 'k1']);
+    expect(await complete('report', '--data', SAMPLES, '--country', '')).toEqual(['AT', 'CZ', 'DE', 'PL', 'SK']);
+    expect(await complete('report', '--data', dir, '--currency', '')).toEqual(['CZK', 'EUR']);
+    expect(await complete('drill', '--data', dir, '')).toEqual(['n1', 'shared']);
     expect(await complete('config', 'set', '--data', dir, 'plugin', '')).toEqual(['A', 'B']);
   });
 });
