@@ -11,6 +11,7 @@ import { CONFIG_KEYS } from '../config.js';
 import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
+import { field, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
 import { FORMATS } from '../output/format.js';
 import { streamSink } from '../output/sink.js';
@@ -18,20 +19,27 @@ import { commandFormats, commandGlobals } from './globals.js';
 import { COMMANDS } from './index.js';
 import { VALUE_KINDS, type ValueKind } from './values.js';
 
-/** Flags whose values come from the dataset or API (or the config, for profiles). */
+/** The columns of the query parameters (model/parameters.ts) whose values completion looks up in the data. */
+const LOOKED_UP: Record<string, ValueKind> = { country: 'countries', currency: 'currencies', source_id: 'sources', smartflow_id: 'smartflows' };
+const longFlag = (flags: string | undefined) => /--[a-z-]+/.exec(flags ?? '')?.[0];
+
+/** Flags whose values come from the dataset or API (or the config, for profiles): the parameters' from the table, and global ones. */
 const DYNAMIC_VALUES: Record<string, ValueKind> = {
   '--plugin': 'plugins',
-  '--currency': 'currencies',
+  ...Object.fromEntries(
+    QUERY_PARAMETERS.flatMap((p) => {
+      const flag = longFlag(field(p, 'flag'));
+      const kind = LOOKED_UP[field(p, 'column') ?? ''];
+      return flag && kind ? [[flag, kind]] : [];
+    }),
+  ),
   '--reference-currency': 'currencies',
-  '--country': 'countries',
-  '--source': 'sources',
-  '--smartflow': 'smartflows',
   '--profile': 'profiles',
 };
 
-/** Flags with a fixed set of values. */
+/** Flags with a fixed set of values: a source type parameter's, and two commands' own. */
 const FIXED_VALUES: Record<string, readonly string[]> = {
-  '--source-type': SOURCE_TYPES,
+  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'sourceType' ? [[longFlag(field(p, 'flag')), SOURCE_TYPES]] : []))),
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
 };
