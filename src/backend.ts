@@ -88,6 +88,41 @@ export interface DataCoverage {
   conversions?: DateRange | null;
 }
 
+/** What shell completion looks up in the data (`Backend.lookup`): the values a flag takes. */
+export const LOOKUP_KINDS = ['plugins', 'currencies', 'countries', 'sources', 'smartflows'] as const;
+export type LookupKind = (typeof LOOKUP_KINDS)[number];
+
+/** At most this many values of a kind are read from one place (a column, a page). */
+export const MAX_LOOKUP_VALUES = 1000;
+
+export interface LookupOptions {
+  /**
+   * Which values count (completion: those a terminal shows as they are), each trimmed; where the
+   * data holds a kind in several places in turn (sources before touches), a place without any
+   * that counts gives way to the next. Default: every non-empty value.
+   */
+  accept?: (value: string) => boolean;
+  /** Stops the look-up (its time budget ran out): it ends soon after, its answer unused. */
+  signal?: AbortSignal;
+}
+
+/** The values to offer of what a look-up read: trimmed, non-empty, accepted and distinct, in the order first read. */
+export function lookupTexts(values: Iterable<unknown>, accept: LookupOptions['accept'] = () => true): string[] {
+  const texts = new Set<string>();
+  for (const value of values) {
+    if (value === null || value === undefined) continue;
+    const text = String(value).trim();
+    if (text && accept(text)) texts.add(text);
+  }
+  return [...texts];
+}
+
+/**
+ * A backend opened only for look-ups (`ctx.openBackend({ lookups: true })`): shell completion
+ * asks nothing else of it, so local mode may open the files as they are, without checks.
+ */
+export type Lookups = Pick<Backend, 'lookup' | 'close'>;
+
 /**
  * One interface, two implementations (ARCHITECTURE.md). Both return the
  * interface's JSON shapes; neither prints anything.
@@ -116,5 +151,7 @@ export interface Backend {
   knownSources?(): Promise<KnownSource[]>;
   /** The date range the data holds (empty results explain themselves); absent where unknown. */
   coverage?(): Promise<DataCoverage>;
+  /** Values of a kind the data holds, for shell completion (lookupTexts of what it read); absent where the backend cannot tell. */
+  lookup?(kind: LookupKind, options?: LookupOptions): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -6,12 +6,33 @@
  * lazily, so `convx --help` loads neither DuckDB nor undici.
  */
 import type { Backend } from './backend.js';
-import type { BackendFactory, Context, OpenBackendOptions } from './context.js';
+import type { BackendFactory, Context, LookupsFactory, OpenBackendOptions } from './context.js';
 import { UsageError } from './errors.js';
 
 /** The backend of the mode the settings name: the API (--api) or a local dataset (--data). */
 export const openDefaultBackend: BackendFactory = (ctx, options) =>
   ctx.settings.mode === 'api' ? openApiBackend(ctx, options) : openDatasetBackend(ctx, options);
+
+/** How long completion's look-ups may take before they print nothing: a TAB must not hang the shell. */
+export const LOOKUP_BUDGET_MS = 2000;
+
+/**
+ * What shell completion looks values up in: in API mode the API, asked once (no retries) within
+ * the look-ups' time budget, whatever --plugin or --reference-currency the line holds; in local
+ * mode the dataset's files or imported file as they are (local/lookups.ts), every plugin's.
+ */
+export const openDefaultLookups: LookupsFactory = async (ctx) => {
+  if (ctx.settings.mode === 'api') {
+    const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
+    const token = await ctx.token();
+    const client = new ApiClient(ctx.settings.api!, { token, timeoutMs: LOOKUP_BUDGET_MS, retries: 0 });
+    return new ApiBackend(client, { concurrency: 1, now: ctx.io.now, token });
+  }
+  // no dataset named: nothing to look up
+  if (!ctx.settings.data) return { close: async () => undefined };
+  const { openLookups } = await import('./local/lookups.js');
+  return openLookups(ctx.resolvePath(ctx.settings.data));
+};
 
 async function openApiBackend({ globals, settings, log, io, token, timeoutSeconds }: Context, options: OpenBackendOptions): Promise<Backend> {
   if (globals.plugin !== undefined) {

@@ -6,13 +6,14 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { COMMAND_FORMATS, commandFormats, commandGlobals, GLOBAL_OPTIONS, type GlobalFlags } from './commands/globals.js';
+import { COMMAND_FORMATS, commandFormats, commandGlobals } from './commands/globals.js';
+import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
 import { FORMATS } from './output/format.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
-import type { OptionDefinition } from './commands/flags.js';
+import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
-import type { BackendFactory, Io } from './context.js';
+import type { BackendFactory, Io, LookupsFactory } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
 
@@ -40,6 +41,8 @@ Examples:
 export interface ProgramOptions {
   /** Opens the backend a command works on; default openDefaultBackend (src/backends.ts). */
   backends?: BackendFactory;
+  /** Opens what completion looks values up in; default openDefaultLookups (src/backends.ts), or the backend of `backends` when a test gives one. */
+  lookups?: LookupsFactory;
 }
 
 /**
@@ -115,11 +118,12 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
       if (textFormats && globals.format !== undefined && !textFormats.includes(globals.format)) {
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
       }
-      const [{ createContext }, { openDefaultBackend }] = await Promise.all([import('./context.js'), import('./backends.js')]);
+      const [{ createContext }, factories] = await Promise.all([import('./context.js'), defaultFactories(options)]);
       const ctx = createContext(
         io,
         { ...globals, newProfile: definition.createsProfile ?? false, ...(definition.formats ? { formats: definition.formats } : {}), formatFlag },
-        options.backends ?? openDefaultBackend,
+        factories.backends,
+        factories.lookups,
       );
       // commander's boundary: cmd.opts() holds the flags built from this definition's options, which is
       // what the handler's type (CommandFlags of options.ts) says; commander itself types them as a record.
@@ -129,6 +133,13 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
     });
   }
   return program;
+}
+
+/** The factories a command's context opens its backend and look-ups with: the caller's, else those of backends.ts. */
+async function defaultFactories(options: ProgramOptions): Promise<{ backends: BackendFactory; lookups?: LookupsFactory }> {
+  const { openDefaultBackend, openDefaultLookups } = await import('./backends.js');
+  if (options.backends) return { backends: options.backends, ...(options.lookups ? { lookups: options.lookups } : {}) };
+  return { backends: openDefaultBackend, lookups: options.lookups ?? openDefaultLookups };
 }
 
 /** A commander option from its definition; a list flag accumulates its values over repeats. */
@@ -216,6 +227,11 @@ export function joinSortValues(argv: string[]): string[] {
 export async function run(argv: string[], io: Io, options: ProgramOptions = {}): Promise<number> {
   const state = { exitCode: 0 };
   try {
+    // The hidden engine of shell completion (commands/complete.ts): not a command of the registry, never in --help.
+    if (argv[0] === '__complete') {
+      const [{ runComplete }, factories] = await Promise.all([import('./commands/complete.js'), defaultFactories(options)]);
+      return await runComplete(argv.slice(1), io, factories);
+    }
     const program = createProgram(io, state, options);
     if (argv.length === 0) {
       program.outputHelp();

@@ -2,14 +2,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { Chalk, type ChalkInstance } from 'chalk';
-import type { Backend } from './backend.js';
-import type { GlobalFlags } from './commands/globals.js';
+import type { Backend, Lookups } from './backend.js';
+import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
-import { safeLines, safeValue } from './output/terminal.js';
+import { createLogger, type Logger } from './output/logger.js';
 import { ResultWriter } from './output/writer.js';
+
+export type { Logger } from './output/logger.js';
 
 /** Everything a command may touch of the outside world; tests pass their own. */
 export interface Io {
@@ -41,15 +43,6 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   formats?: readonly AnyFormat[];
 }
 
-export interface Logger {
-  /** Notes for a person (summaries, hints); silenced by --quiet. */
-  info(message: string): void;
-  warn(message: string): void;
-  /** Transient progress on a terminal only; call done() to clear it. */
-  progress(message: string): void;
-  done(): void;
-}
-
 /**
  * What a command asks of its backend. validation: the dataset needs contacts,
  * not orders and touches. onPage: API mode, the rows fetched so far of every
@@ -62,6 +55,12 @@ export interface OpenBackendOptions {
 
 /** Opens the backend a command works on, from the context's settings and flags. */
 export type BackendFactory = (ctx: Context, options: OpenBackendOptions) => Promise<Backend>;
+
+/**
+ * Opens what shell completion looks values up in (`Backend.lookup`), from the context's settings
+ * and flags: openDefaultLookups of backends.ts, or any backend (a test's).
+ */
+export type LookupsFactory = (ctx: Context) => Promise<Lookups>;
 
 export interface Context {
   io: Io;
@@ -86,6 +85,8 @@ export interface Context {
   timeoutSeconds: number;
   /** The command's backend, from the factory the context was made with (openDefaultBackend of backends.ts unless a test gives one). */
   openBackend(options?: OpenBackendOptions): Promise<Backend>;
+  /** What completion looks values up in: from the look-ups factory the context was made with, else the command's backend. */
+  openLookups(): Promise<Lookups>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -130,16 +131,8 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
   return Number(value);
 }
 
-/**
- * What a command gets, from the global flags and the outside world (io). The
- * backend comes from `backends` (by default the API or the local dataset, as
- * the settings say); a test passes its own.
- */
-export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory): Context {
-  const globals: GlobalOptions =
-    given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
-  const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
-  const errChalk = new Chalk({ level: colorLevel(io.stderrIsTTY, io.env, globals.color) });
+/** The config file, its profiles, and the settings of the profile in use combined with the flags and environment. */
+function profileSettings(io: Io, globals: GlobalOptions): { file: string | undefined; config: ConfigFile; settings: ResolvedSettings } {
   const file = configPath(io.env);
   const config = readConfig(file);
   const name = profileName(globals.profile, io.env, config);
@@ -152,33 +145,12 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     profile: config.profiles[name] ?? {},
     profileName: name,
   });
-  // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
-  const allowed = globals.formats ?? FORMATS;
-  const configured = globals.format ?? allowed.find((f) => f === settings.format);
-  const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
-  const fields = globals.fields
-    ?.split(',')
-    .map((f) => f.trim())
-    .filter(Boolean);
-  let progressShown = false;
-  // Notes, warnings and progress may quote data values: no control character reaches the terminal (terminal.ts).
-  const log: Logger = {
-    info: (message) => {
-      if (!globals.quiet) io.stderr.write(`${errChalk.dim(safeLines(message))}\n`);
-    },
-    warn: (message) => io.stderr.write(`${errChalk.yellow('warning:')} ${safeLines(message)}\n`),
-    progress: (message) => {
-      if (globals.quiet || !io.stderrIsTTY) return;
-      io.stderr.write(`\r\x1b[2K${safeValue(message)}`);
-      progressShown = true;
-    },
-    done: () => {
-      if (progressShown) io.stderr.write('\r\x1b[2K');
-      progressShown = false;
-    },
-  };
-  const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
-  const dataDir = () => {
+  return { file, config, settings };
+}
+
+/** ctx.dataDir: the dataset of local mode, which must exist. */
+function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string): () => string {
+  return () => {
     if (settings.mode === 'api') throw new UsageError('this command works on a local dataset: pass --data DIR');
     if (!settings.data) {
       throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], 'try: convx report --data samples/shop');
@@ -190,8 +162,12 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     }
     return path;
   };
+}
+
+/** ctx.token: the bearer token, read once: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
+function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings, resolvePath: (path: string) => string): () => Promise<string> {
   let tokenValue: Promise<string> | undefined;
-  const token = () =>
+  return () =>
     (tokenValue ??= (async () => {
       let value: string | undefined;
       if (globals.tokenFile === '-') value = await readAll(io.stdin);
@@ -212,6 +188,49 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
       }
       return value;
     })());
+}
+
+/** ctx.output: the one writer of results, on stdout, as the flags and the terminal say. */
+function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: ChalkInstance, log: Logger): ResultWriter {
+  const fields = globals.fields
+    ?.split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
+  return new ResultWriter(streamSink(io.stdout), {
+    // validate's own formats (github, junit) are printed by validate, not by the writer
+    format: isFormat(format) ? format : 'json',
+    chalk,
+    formulaEscape: globals.formulaEscape !== false,
+    ...(fields?.length ? { fields } : {}),
+    wide: globals.wide === true,
+    // The terminal's columns ($COLUMNS where it reports 0); none when stdout is not a terminal.
+    width: terminalColumns(io.stdout, io.env) ?? null,
+    // On a terminal, machine formats are defused too (a person reads them there).
+    terminal: io.stdoutIsTTY,
+    // "N columns left out … --wide shows every column" is a note for a person: stderr, not stdout.
+    notice: (message) => log.info(message),
+  });
+}
+
+/**
+ * What a command gets, from the global flags and the outside world (io). The
+ * backend comes from `backends` (by default the API or the local dataset, as
+ * the settings say); a test passes its own. Look-ups (shell completion) come from
+ * `lookups`, else from the backend.
+ */
+export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory, lookups: LookupsFactory = (ctx) => backends(ctx, {})): Context {
+  const globals: GlobalOptions =
+    given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
+  const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
+  const errChalk = new Chalk({ level: colorLevel(io.stderrIsTTY, io.env, globals.color) });
+  const { file, config, settings } = profileSettings(io, globals);
+  // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
+  const allowed = globals.formats ?? FORMATS;
+  const configured = globals.format ?? allowed.find((f) => f === settings.format);
+  const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
+  // Notes, warnings and progress may quote data values: no control character reaches the terminal (output/logger.ts).
+  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY });
+  const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const timeoutSeconds = parseTimeout(globals.timeout);
   const ctx: Context = {
     io,
@@ -220,28 +239,16 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
     errChalk,
     log,
     format,
-    output: new ResultWriter(streamSink(io.stdout), {
-      // validate's own formats (github, junit) are printed by validate, not by the writer
-      format: isFormat(format) ? format : 'json',
-      chalk,
-      formulaEscape: globals.formulaEscape !== false,
-      ...(fields?.length ? { fields } : {}),
-      wide: globals.wide === true,
-      // The terminal's columns ($COLUMNS where it reports 0); none when stdout is not a terminal.
-      width: terminalColumns(io.stdout, io.env) ?? null,
-      // On a terminal, machine formats are defused too (a person reads them there).
-      terminal: io.stdoutIsTTY,
-      // "N columns left out … --wide shows every column" is a note for a person: stderr, not stdout.
-      notice: (message) => log.info(message),
-    }),
+    output: resultWriter(io, globals, format, chalk, log),
     settings,
     configFile: file,
     config,
     resolvePath,
-    dataDir,
-    token,
+    dataDir: dataDirOf(settings, resolvePath),
+    token: tokenReader(io, globals, settings, resolvePath),
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),
+    openLookups: () => lookups(ctx),
   };
   return ctx;
 }

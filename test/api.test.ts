@@ -460,11 +460,17 @@ describe('configuration', () => {
 });
 
 describe('convx completion', () => {
+  // the script asks the command it completes (`convx __complete`): a `convx` on the PATH that runs the built binary
+  let binDir = '';
+  beforeAll(() => {
+    binDir = tempDir();
+    writeFileSync(join(binDir, 'convx'), `#!/bin/sh\nexec node ${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'convx.js'))} "$@"\n`, { mode: 0o755 });
+  });
   const complete = async (words: string[]) => {
     const script = (await cli(['completion', 'bash'])).stdout;
     const file = join(tempDir(), 'c.bash');
     writeFileSync(file, `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
-    const child = spawn('bash', [file]);
+    const child = spawn('bash', [file], { env: { ...process.env, PATH: `${binDir}:${process.env.PATH}` } });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => child.on('exit', r));
@@ -478,12 +484,11 @@ describe('convx completion', () => {
     expect(await complete(['convx', 'auth', 'login', '--with'])).toEqual(['--with-token']);
   });
 
-  it('prints zsh and fish scripts, and rejects other shells', async () => {
-    expect((await cli(['completion', 'zsh'])).stdout).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*complete -o default -F _convx convx/);
+  it('prints zsh and fish scripts over the same engine, and rejects other shells', async () => {
+    expect((await cli(['completion', 'zsh'])).stdout).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*__complete[\s\S]*complete -o default -F _convx convx/);
     const fish = (await cli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c convx -n '__fish_use_subcommand' -a 'report'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a 'login'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -l 'breakdown'");
+    expect(fish).toContain("complete -c convx -f -a '(__convx_complete)'");
+    expect((await cli(['__complete', 'auth', ''])).stdout).toBe('login\nstatus\nlogout\n');
     const bad = await cli(['completion', 'tcsh']);
     expect(bad.code).toBe(2);
   });

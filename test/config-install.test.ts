@@ -8,9 +8,9 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDefaultBackend } from '../src/backends.js';
+import { openDefaultBackend, openDefaultLookups } from '../src/backends.js';
 import { run } from '../src/cli.js';
-import { completionValues } from '../src/commands/completion.js';
+import { completionValues } from '../src/commands/values.js';
 import { createContext } from '../src/context.js';
 import { NotFoundError } from '../src/errors.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
@@ -293,6 +293,7 @@ describe('shell completion (item 15)', () => {
       { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env: { CONVX_DATA: SAMPLES, XDG_CONFIG_HOME: tempDir() }, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
       { color: false },
       openDefaultBackend,
+      openDefaultLookups,
     );
     expect(await completionValues(ctx, 'countries', 1)).toEqual([]);
     expect(await completionValues(ctx, 'countries')).toEqual(['AT', 'CZ', 'DE', 'PL', 'SK']);
@@ -326,19 +327,15 @@ describe('shell completion (item 15)', () => {
     });
   });
 
-  it('zsh runs the bash functions with zero-based arrays; fish completes values through convx', async () => {
+  it('zsh runs the bash function with zero-based arrays; fish asks the same engine, else completes paths', async () => {
     const zsh = (await cli(['completion', 'zsh'])).stdout;
     expect(zsh).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*setopt localoptions ksharrays[\s\S]*complete -o default -F _convx convx/);
     const fish = (await cli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -l 'plugin' -x -a '(__convx_values plugins)'");
-    expect(fish).toContain("-l 'currency' -x -a '(__convx_values currencies)'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from report' -s o -l 'format' -x -a 'table json jsonl csv tsv'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from validate' -s o -l 'format' -x -a 'table json github junit'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from list' -s o -l 'format' -x -a 'table json jsonl'");
-    // a command gets only the global flags it honours
-    expect(fish).not.toContain("-n '__fish_seen_subcommand_from token' -l 'data'");
-    expect(fish).toContain("-n '__fish_seen_subcommand_from token' -l 'plugin'");
-    expect(fish).toContain("complete -c convx -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset profiles' -a 'set'");
-    expect(fish).toContain('command $words[1] completion --values $argv[1] $args 2>/dev/null');
+    expect(fish).toContain('set -l found (command $words[1] __complete $words[2..-1] (commandline -ct) 2>/dev/null)');
+    expect(fish).toContain('__fish_complete_path (commandline -ct)');
+    expect(fish).toContain("complete -c convx -f -a '(__convx_complete)'");
+    // what fish offers is what the engine prints
+    expect((await cli(['__complete', 'report', '--data', dir, '--plugin', ''])).stdout).toBe('A\nB\n');
+    expect((await cli(['__complete', 'validate', '-o', ''])).stdout).toBe('table\njson\ngithub\njunit\n');
   });
 });

@@ -5,10 +5,10 @@
  */
 import { Option } from 'commander';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { GLOBAL_OPTIONS } from '../src/commands/globals.js';
+import { GLOBAL_OPTIONS } from '../src/globals.js';
 import { COMMANDS } from '../src/commands/index.js';
 import type { CommandFlags } from '../src/commands/options.js';
-import type { FlagsOf } from '../src/commands/flags.js';
+import type { FlagsOf } from '../src/flags.js';
 import { flagKey } from '../src/model/parameters.js';
 
 describe('flags typed from their definitions', () => {

@@ -1,5 +1,5 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
-import type { Backend, ContactReport, DataCoverage, OrderLookup, RowStream } from '../backend.js';
+import { lookupTexts, MAX_LOOKUP_VALUES, type Backend, type ContactReport, type DataCoverage, type LookupKind, type LookupOptions, type OrderLookup, type RowStream } from '../backend.js';
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { addDays, EVERY_DATE, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
@@ -36,6 +36,13 @@ export interface ApiBackendOptions {
   now?: () => Date;
   /** Notes for a person on stderr (how far an order search went). */
   info?: (message: string) => void;
+  /** The bearer token, for what it names itself (the plugin, a look-up); the client sends it. */
+  token?: string;
+}
+
+/** The conversions of the last year's report, as a look-up reads them (one page, unchecked: any part of it may be missing). */
+interface LookupReport {
+  conversions?: { id?: string; source?: { smartflowId?: string | null }; breakdown?: { currency?: string }[] }[];
 }
 
 export class ApiBackend implements Backend {
@@ -209,6 +216,38 @@ export class ApiBackend implements Backend {
     const last = first === undefined ? undefined : await edge(true);
     const instant = (iso: string) => iso.replace(/\.\d+Z$/, 'Z');
     return { conversions: first && last ? { from: instant(first), to: instant(last) } : null };
+  }
+
+  /**
+   * Values for shell completion: the plugin the token names; the sources, smartflows and
+   * currencies of the last 365 days' report (one page); no countries (the interface shows none).
+   */
+  async lookup(kind: LookupKind, options: LookupOptions = {}): Promise<string[]> {
+    if (kind === 'plugins') {
+      const { decodeJwt } = await import('jose');
+      const plugin = this.options.token === undefined ? undefined : decodeJwt(this.options.token).plugin;
+      return typeof plugin === 'string' ? lookupTexts([plugin], options.accept) : [];
+    }
+    if (kind === 'countries') return [];
+    const stop = () => void this.client.close();
+    options.signal?.addEventListener('abort', stop);
+    try {
+      const now = (this.options.now ?? (() => new Date()))();
+      const body = (await this.client.getJson('conversions', {
+        dateFrom: formatDate(new Date(now.getTime() - 365 * 86_400_000)),
+        dateTo: formatDate(now),
+        limit: String(MAX_LOOKUP_VALUES),
+      })) as LookupReport;
+      const rows = body.conversions ?? [];
+      const values = {
+        sources: () => rows.map((r) => r.id),
+        smartflows: () => rows.map((r) => r.source?.smartflowId),
+        currencies: () => rows.flatMap((r) => (r.breakdown ?? []).map((b) => b.currency)),
+      }[kind]();
+      return lookupTexts(values, options.accept);
+    } finally {
+      options.signal?.removeEventListener('abort', stop);
+    }
   }
 
   async close(): Promise<void> {

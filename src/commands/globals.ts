@@ -1,36 +1,7 @@
+/** Which global flags (src/globals.ts) and formats each command honours. */
 import { FORMATS } from '../output/format.js';
-import type { FlagsOf, OptionDefinition } from './flags.js';
+import { GLOBAL_OPTIONS } from '../globals.js';
 
-/**
- * Options every command takes (commander reads them before or after the command
- * name). Their literal types stay (`as const`): GlobalFlags derives from them.
- */
-export const GLOBAL_OPTIONS = [
-  { flags: '--data <dir>', description: 'local mode: the dataset directory or imported .duckdb file (env CONVX_DATA)' },
-  { flags: '--api <url>', description: 'API mode: the reporting base URL, e.g. https://host/v1 (env CONVX_API_URL)' },
-  { flags: '--delivery-api <url>', description: 'API mode: the delivery base URL, e.g. https://host/v4 (env CONVX_DELIVERY_API_URL)' },
-  { flags: '--token-file <file>', description: 'API mode: read the bearer token from a file, or - for stdin (else CONVX_TOKEN or the profile)' },
-  { flags: '--timeout <seconds>', description: 'API mode: connect and answer timeout (default 30)' },
-  { flags: '--profile <name>', description: 'the config profile to use (env CONVX_PROFILE)' },
-  { flags: '--plugin <id>', description: 'the plugin (tenant) of a dataset that holds several' },
-  { flags: '--reference-currency <code>', description: 'local mode: report amounts in this currency (default: from the dataset)' },
-  { flags: '-o, --format <format>', description: `output format: ${FORMATS.join(', ')}` },
-  { flags: '--fields <list>', description: 'only these fields, comma-separated or repeated (dotted for nested: source.name)', list: true },
-  {
-    flags: '--no-formula-escape',
-    description: "csv/tsv: print text cells as they are; by default text beginning with = + - @ tab or CR gets a leading ' (quoted in csv) so spreadsheets do not run it as a formula (numbers are never changed)",
-  },
-  { flags: '--wide', description: 'table: every column at full width, names uncut (a table fits the terminal otherwise)' },
-  { flags: '--no-color', description: 'no colours (also NO_COLOR)' },
-  { flags: '--quiet', description: 'no summaries, notes (left-out columns, empty-result hints) or progress on stderr' },
-] as const satisfies readonly OptionDefinition[];
-
-/**
- * The global flags as commander parses them, typed from GLOBAL_OPTIONS:
- * `{ data?: string; ...; formulaEscape?: boolean; color?: boolean; quiet?: boolean }`.
- * A flag renamed there is renamed here, and every place that reads it fails to build.
- */
-export type GlobalFlags = FlagsOf<typeof GLOBAL_OPTIONS>;
 
 /** Flags that change nothing but how messages look; every command takes them. */
 const ALWAYS = ['--no-color', '--quiet'];

@@ -7,8 +7,8 @@
 import { field, ORDER_SEARCH, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
-import { RENDER_LIMIT_OPTIONS } from '../validation/limits.js';
-import type { FlagsOf, OptionDefinition } from './flags.js';
+import { DEFAULT_RENDER_LIMITS, LIMIT_FLAGS } from '../validation/limits.js';
+import type { FlagsOf, OptionDefinition } from '../flags.js';
 
 /** The commander option of a query parameter, its flag kept literal (FlagsOf reads a handler's flags from it). */
 export interface ParameterOption<P extends Parameter> extends OptionDefinition {
@@ -44,6 +44,12 @@ export const PERIOD_OPTIONS = parameterOptions('items', (p): p is Extract<Parame
 export function described<const Flags extends string>(rows: readonly (readonly [Flags, string])[]): { flags: Flags; description: string }[] {
   return rows.map(([flags, description]) => ({ flags, description }));
 }
+
+/** The limit flags, shared by `convx validate` and `convx serve`. */
+export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => ({
+  flags: `--${f.flag} <${f.unit === 'MB' ? 'mb' : f.unit === 'ms' ? 'ms' : 'n'}>`,
+  description: `${f.description}, in ${f.unit} (default ${DEFAULT_RENDER_LIMITS[f.name]})`,
+}));
 
 /** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;

@@ -3,7 +3,6 @@ import { readAll } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument } from '../output/format.js';
-import { safeLines } from '../output/terminal.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
@@ -94,7 +93,7 @@ export default defineHandler<ValidateFlags>({
     // Why the run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already.
     const reason = failureReason(response, maxWarnings);
-    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.io.stderr.write(`${ctx.errChalk.red('convx: not ready:')} ${safeLines(reason)}\n`);
+    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.log.failure('convx: not ready:', reason);
     return exitCode(response, maxWarnings);
   },
 });

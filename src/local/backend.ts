@@ -1,4 +1,4 @@
-import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, KnownSource, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
+import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, KnownSource, LookupKind, LookupOptions, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
 import type { ValidateResponse } from '../model/validation.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { DataError, NoOrdersError } from '../errors.js';
@@ -15,6 +15,7 @@ import {
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
+import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
@@ -203,6 +204,11 @@ export class LocalBackend implements Backend {
       return row?.a && row.b ? { from: row.a, to: row.b } : null;
     };
     return { orders: await range('orders'), touches: await range('touches') };
+  }
+
+  /** The values of a kind in the scope's tables (lookups.ts). */
+  lookup(kind: LookupKind, options?: LookupOptions): Promise<string[]> {
+    return lookupValues(this.db, (name) => (this.scope.dataset.has(name) ? this.scope.relation(name) : undefined), kind, options);
   }
 
   async close(): Promise<void> {

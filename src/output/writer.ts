@@ -148,31 +148,53 @@ export class ResultWriter {
     progress?: (written: number, total: number) => void,
   ): Promise<number> {
     const columns = this.columns(kind);
+    const written = await this.writeEngineText(kind, stream, columns, progress);
+    if (written !== undefined) return written;
+    const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
+    const count =
+      this.options.format === 'table'
+        ? await this.writeTable(kind, rows, columns, start, stream.totalCount)
+        : await this.writeRecords(kind, stream, rows, columns, start);
+    await this.sink.flush();
+    return count;
+  }
+
+  /**
+   * csv, tsv and whole jsonl records as the engine writes them (byte for byte what the formatters
+   * write: no object per row); undefined where it cannot, and the records are written instead.
+   */
+  private async writeEngineText<T>(
+    kind: RecordKind,
+    stream: RowStream<T>,
+    columns: string[],
+    progress?: (written: number, total: number) => void,
+  ): Promise<number | undefined> {
     const { format } = this.options;
+    const engineText = format === 'csv' || format === 'tsv' || (format === 'jsonl' && !this.options.fields);
+    if (!engineText || kind.expand || !stream.text) return undefined;
+    const chunks = await stream.text({ format, columns, formulaEscape: this.options.formulaEscape ?? true });
+    if (!chunks) return undefined;
+    if (format === 'csv') await this.out.write((await import('./csv.js')).csvHeader(columns));
+    if (format === 'tsv') await this.out.write(tsvHeader(columns));
+    let count = 0;
+    for await (const chunk of chunks) {
+      await this.out.write(chunk.text);
+      const before = count;
+      count += chunk.rows;
+      if (progress && Math.floor(count / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) {
+        progress(count - (count % PROGRESS_EVERY), stream.totalCount);
+      }
+    }
+    await this.sink.flush();
+    return count;
+  }
+
+  /** The records of a machine format (json, jsonl, csv, tsv); returns how many. */
+  private async writeRecords<T>(kind: RecordKind, stream: RowStream<T>, rows: AsyncIterable<T>, columns: string[], start: number): Promise<number> {
     const flat = (record: unknown) => (kind.expand ? kind.expand(record) : [record]);
     const formulaEscape = this.options.formulaEscape ?? true;
     let count = 0;
-    const engineText = format === 'csv' || format === 'tsv' || (format === 'jsonl' && !this.options.fields);
-    if (engineText && !kind.expand && stream.text) {
-      // The engine writes the lines itself (byte for byte what the formatters write): no object per row.
-      const chunks = await stream.text({ format, columns, formulaEscape });
-      if (chunks) {
-        if (format === 'csv') await this.out.write((await import('./csv.js')).csvHeader(columns));
-        if (format === 'tsv') await this.out.write(tsvHeader(columns));
-        for await (const chunk of chunks) {
-          await this.out.write(chunk.text);
-          const before = count;
-          count += chunk.rows;
-          if (progress && Math.floor(count / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) {
-            progress(count - (count % PROGRESS_EVERY), stream.totalCount);
-          }
-        }
-        await this.sink.flush();
-        return count;
-      }
-    }
-    const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
-    switch (format) {
+    switch (this.options.format) {
       case 'json': {
         await this.out.write(JSON_LIST_OPEN);
         for await (const record of rows) {
@@ -212,33 +234,35 @@ export class ResultWriter {
         }
         break;
       }
-      case 'table': {
-        const { layoutTable } = await import('./table.js');
-        const lines: unknown[] = [];
-        for await (const record of rows) {
-          lines.push(...flat(record));
-          count++;
-        }
-        if (!lines.length) break;
-        const width = this.options.wide ? undefined : this.options.width === undefined ? this.sink.columns?.() : (this.options.width ?? undefined);
-        const shown = start + count;
-        const layout = layoutTable(lines, columns, this.options.chalk, {
-          ...(width !== undefined ? { width } : {}),
-          totals: kind.totals ?? kind.objectFields.includes('breakdown'),
-          totalLabel: start > 0 || shown < stream.totalCount ? `Total (${start + 1}-${shown} of ${stream.totalCount})` : 'Total',
-        });
-        await this.sink.write(layout.text);
-        if (layout.hidden.length) {
-          const message = `${plural(layout.hidden.length, 'column')} left out to fit the terminal (${layout.hidden.join(', ')}); --wide shows every column`;
-          // The note follows the table on a terminal: the table is out before the note goes to stderr.
-          await this.sink.flush();
-          if (this.options.notice) this.options.notice(message);
-          else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
-        }
-        break;
-      }
     }
-    await this.sink.flush();
+    return count;
+  }
+
+  /** A terminal table of every record, then a note of the columns left out to fit; returns how many records. */
+  private async writeTable<T>(kind: RecordKind, rows: AsyncIterable<T>, columns: string[], start: number, totalCount: number): Promise<number> {
+    const { layoutTable } = await import('./table.js');
+    const lines: unknown[] = [];
+    let count = 0;
+    for await (const record of rows) {
+      lines.push(...(kind.expand ? kind.expand(record) : [record]));
+      count++;
+    }
+    if (!lines.length) return count;
+    const width = this.options.wide ? undefined : this.options.width === undefined ? this.sink.columns?.() : (this.options.width ?? undefined);
+    const shown = start + count;
+    const layout = layoutTable(lines, columns, this.options.chalk, {
+      ...(width !== undefined ? { width } : {}),
+      totals: kind.totals ?? kind.objectFields.includes('breakdown'),
+      totalLabel: start > 0 || shown < totalCount ? `Total (${start + 1}-${shown} of ${totalCount})` : 'Total',
+    });
+    await this.sink.write(layout.text);
+    if (layout.hidden.length) {
+      const message = `${plural(layout.hidden.length, 'column')} left out to fit the terminal (${layout.hidden.join(', ')}); --wide shows every column`;
+      // The note follows the table on a terminal: the table is out before the note goes to stderr.
+      await this.sink.flush();
+      if (this.options.notice) this.options.notice(message);
+      else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
+    }
     return count;
   }
 

@@ -4,7 +4,6 @@
  * `convx serve` with a default.
  */
 import { UsageError } from '../errors.js';
-import type { OptionDefinition } from '../commands/flags.js';
 
 export interface RenderLimits {
   /** Milliseconds one template part may take to parse or render (liquidjs renderLimit; the renderer is stopped shortly after). */
@@ -50,7 +49,8 @@ export interface RenderLimitFlags {
   renderHeapLimit?: string;
 }
 
-interface LimitFlag {
+/** A limit as a flag sets it (commands/options.ts makes the flags of `convx validate` and `convx serve` from these). */
+export interface LimitFlag {
   name: RenderLimitName;
   key: keyof RenderLimitFlags;
   /** The flag without dashes, e.g. "render-time-limit". */
@@ -61,7 +61,7 @@ interface LimitFlag {
   min?: number;
 }
 
-const LIMIT_FLAGS: readonly LimitFlag[] = [
+export const LIMIT_FLAGS: readonly LimitFlag[] = [
   { name: 'renderTimeMs', key: 'renderTimeLimit', flag: 'render-time-limit', unit: 'ms', description: 'time one template part may take to parse or render' },
   {
     name: 'requestTimeMs',
@@ -98,12 +98,6 @@ export function limitFlag(name: RenderLimitName): string {
 export function limitValue(limits: RenderLimits, name: RenderLimitName): string {
   return `${limits[name]} ${LIMIT_FLAGS.find((f) => f.name === name)!.unit}`;
 }
-
-/** The limit flags, shared by `convx validate` and `convx serve`. */
-export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => ({
-  flags: `--${f.flag} <${f.unit === 'MB' ? 'mb' : f.unit === 'ms' ? 'ms' : 'n'}>`,
-  description: `${f.description}, in ${f.unit} (default ${DEFAULT_RENDER_LIMITS[f.name]})`,
-}));
 
 /** The first limit flag given, e.g. "--render-time-limit"; undefined when none is. */
 export function givenRenderLimitFlag(flags: RenderLimitFlags): string | undefined {

@@ -1,7 +1,7 @@
 /**
  * What a flag is (its definition, in commander's syntax) and, at the type level,
  * what commander gives a handler for a list of them (FlagsOf). Types only: the
- * definitions themselves are in options.ts (each command's), globals.ts and
+ * definitions themselves are in commands/options.ts (each command's), globals.ts and
  * model/parameters.ts (the query parameters').
  */
 

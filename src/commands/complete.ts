@@ -1,0 +1,191 @@
+/**
+ * Shell completion as an engine: `convx __complete WORDS…` (hidden; the shells' scripts of
+ * `convx completion` call it) gets the words of the line after `convx`, the last one the word at
+ * the cursor, and prints the candidates for it, one a line, from the command registry
+ * (commands/index.ts: commands, subcommands, their flags and formats; src/globals.ts: the global
+ * flags each honours) and fixed values; a flag's values from the data or the config come from
+ * values.ts, with the line's --data, --api, --profile and --plugin. Nothing printed: the shell
+ * completes file names.
+ */
+import { CONFIG_KEYS } from '../config.js';
+import type { BackendFactory, Io, LookupsFactory } from '../context.js';
+import type { OptionDefinition } from '../flags.js';
+import { GLOBAL_OPTIONS } from '../globals.js';
+import { field, QUERY_PARAMETERS } from '../model/parameters.js';
+import { SOURCE_TYPES } from '../model/shapes.js';
+import { FORMATS } from '../output/format.js';
+import { streamSink } from '../output/sink.js';
+import { commandFormats, commandGlobals } from './globals.js';
+import { COMMANDS } from './index.js';
+import { VALUE_KINDS, type ValueKind } from './values.js';
+
+/** The columns of the query parameters (model/parameters.ts) whose values completion looks up in the data. */
+const LOOKED_UP: Record<string, ValueKind> = { country: 'countries', currency: 'currencies', source_id: 'sources', smartflow_id: 'smartflows' };
+const longFlag = (flags: string | undefined) => /--[a-z-]+/.exec(flags ?? '')?.[0];
+
+/** Flags whose values come from the dataset or API (or the config, for profiles): the parameters' from the table, and global ones. */
+const DYNAMIC_VALUES: Record<string, ValueKind> = {
+  '--plugin': 'plugins',
+  ...Object.fromEntries(
+    QUERY_PARAMETERS.flatMap((p) => {
+      const flag = longFlag(field(p, 'flag'));
+      const kind = LOOKED_UP[field(p, 'column') ?? ''];
+      return flag && kind ? [[flag, kind]] : [];
+    }),
+  ),
+  '--reference-currency': 'currencies',
+  '--profile': 'profiles',
+};
+
+/** Flags with a fixed set of values: a source type parameter's, and two commands' own. */
+const FIXED_VALUES: Record<string, readonly string[]> = {
+  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'sourceType' ? [[longFlag(field(p, 'flag')), SOURCE_TYPES]] : []))),
+  '--file-format': ['csv', 'parquet'],
+  '--values': VALUE_KINDS,
+};
+
+/** The global flags on the line that name the data a value comes from. */
+const DATA_FLAGS: Record<string, keyof DataFlags> = { '--data': 'data', '--api': 'api', '--profile': 'profile', '--plugin': 'plugin' };
+
+/** The values of a kind for the line (its words name the data: dataFlags); none on any error. */
+export type ValuesOf = (kind: ValueKind, words: readonly string[]) => Promise<string[]>;
+
+const longFlags = (flags: string) => flags.split(/[ ,|]+/).filter((f) => f.startsWith('--'));
+/** Every spelling of an option that takes a value: "-o", "--format". */
+const valueFlags = (o: OptionDefinition) => (/[<[]/.test(o.flags) ? o.flags.split(/[ ,|]+/).filter((f) => /^--?[A-Za-z]/.test(f)) : []);
+
+/** Every flag of any command that takes a value: the word after it is its value, not an argument. */
+const TAKES = new Set([...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options ?? [])].flatMap(valueFlags));
+/** The first words of the commands, and the groups (data, auth, config) with their subcommands in order. */
+const TOP = [...new Set(COMMANDS.map((c) => c.name.split(' ')[0]!))];
+const GROUP_MEMBERS = new Map<string, string[]>();
+for (const c of COMMANDS) {
+  const [group, member] = c.name.split(' ');
+  if (member) GROUP_MEMBERS.set(group!, [...(GROUP_MEMBERS.get(group!) ?? []), member]);
+}
+
+/** The words before the cursor that are not flags or their values: the command, then its arguments. */
+function commandOf(before: readonly string[]): { cmd: string; args: string[] } {
+  const pos: string[] = [];
+  for (let i = 0; i < before.length; i++) {
+    const word = before[i]!;
+    if (word.startsWith('-')) {
+      if (TAKES.has(word)) i++;
+    } else pos.push(word);
+  }
+  const top = pos[0] ?? '';
+  if (top === '') return { cmd: '', args: [] };
+  if (GROUP_MEMBERS.has(top)) return pos.length >= 2 ? { cmd: `${top} ${pos[1]}`, args: pos.slice(2) } : { cmd: top, args: [] };
+  return { cmd: top, args: pos.slice(1) };
+}
+
+/** The candidates that start with the word; after a comma, for the last item of a list (--country CZ,S). */
+function listReply(values: readonly string[], current: string): string[] {
+  const comma = current.lastIndexOf(',');
+  const prefix = comma < 0 ? '' : current.slice(0, comma + 1);
+  const word = current.slice(comma + 1);
+  return values.filter((v) => v.startsWith(word)).map((v) => `${prefix}${v}`);
+}
+
+const startingWith = (values: readonly string[], current: string) => values.filter((v) => v.startsWith(current));
+
+/** The values of a flag's value (undefined: a path or free text, which the shell completes). */
+async function flagValues(flag: string, cmd: string, words: readonly string[], valuesOf: ValuesOf): Promise<readonly string[] | undefined> {
+  if (flag === '-o' || flag === '--format') {
+    const command = COMMANDS.find((c) => c.name === cmd);
+    return command ? commandFormats(command) : FORMATS;
+  }
+  if (DYNAMIC_VALUES[flag]) return valuesOf(DYNAMIC_VALUES[flag], words);
+  return FIXED_VALUES[flag];
+}
+
+/** The values of a command's argument (undefined: files, which the shell completes). */
+async function argumentValues(cmd: string, args: readonly string[], words: readonly string[], valuesOf: ValuesOf): Promise<readonly string[] | undefined> {
+  if (GROUP_MEMBERS.has(cmd)) return GROUP_MEMBERS.get(cmd);
+  const first = args.length === 0;
+  switch (cmd) {
+    case 'completion':
+      return first ? ['bash', 'zsh', 'fish'] : [];
+    case 'drill':
+      return first ? valuesOf('sources', words) : [];
+    case 'config get':
+    case 'config unset':
+      return first ? CONFIG_KEYS : [];
+    case 'config set':
+      if (first) return CONFIG_KEYS;
+      if (args.length > 1) return [];
+      if (args[0] === 'format') return FORMATS;
+      if (args[0] === 'mode') return ['local', 'api'];
+      if (args[0] === 'plugin') return valuesOf('plugins', words);
+      if (args[0] === 'defaultProfile' || args[0] === 'default-profile') return valuesOf('profiles', words);
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The flags a command takes (its own, the global ones it honours, --help); before a command, every global flag. */
+function flagsOf(cmd: string): string[] {
+  if (cmd === '') return [...GLOBAL_OPTIONS.flatMap((o) => longFlags(o.flags)), '--help'];
+  const command = COMMANDS.find((c) => c.name === cmd);
+  if (!command) return ['--help'];
+  return [...(command.options ?? []).flatMap((o) => longFlags(o.flags)), ...commandGlobals(command), '--help'];
+}
+
+/** The candidates for the last word of the line (the words after `convx`). */
+export async function candidates(words: readonly string[], valuesOf: ValuesOf): Promise<string[]> {
+  const current = words.at(-1) ?? '';
+  const before = words.slice(0, -1);
+  const previous = before.at(-1) ?? '';
+  const { cmd, args } = commandOf(before);
+  if (TAKES.has(previous)) return listReply((await flagValues(previous, cmd, words, valuesOf)) ?? [], current);
+  if (current.startsWith('-')) return startingWith(flagsOf(cmd), current);
+  if (cmd === '') return startingWith(TOP, current);
+  return listReply((await argumentValues(cmd, args, words, valuesOf)) ?? [], current);
+}
+
+/** The global flags of the line that name the data a value comes from. */
+export interface DataFlags {
+  data?: string;
+  api?: string;
+  profile?: string;
+  plugin?: string;
+}
+
+/**
+ * The line's --data, --api, --profile and --plugin, each with the word after it (a leading ~ as
+ * $HOME), the last one given of each, as a command would take them.
+ */
+export function dataFlags(words: readonly string[], home = ''): DataFlags {
+  const flags: DataFlags = {};
+  for (let i = 0; i < words.length - 1; i++) {
+    const name = DATA_FLAGS[words[i]!];
+    const value = words[i + 1]!;
+    if (name) flags[name] = value.startsWith('~') ? `${home}${value.slice(1)}` : value;
+  }
+  return flags;
+}
+
+/** What `convx __complete` gets besides its words: the outside world, and what a test swaps in. */
+export interface CompleteOptions {
+  backends: BackendFactory;
+  lookups?: LookupsFactory;
+}
+
+/** `convx __complete WORDS…`: prints the candidates, one a line; always exit 0. */
+export async function runComplete(words: readonly string[], io: Io, options: CompleteOptions): Promise<number> {
+  const valuesOf: ValuesOf = async (kind, line) => {
+    try {
+      const [{ createContext }, { completionValues }] = await Promise.all([import('../context.js'), import('./values.js')]);
+      const ctx = createContext(io, { ...dataFlags(line, io.env.HOME), color: true }, options.backends, options.lookups);
+      return await completionValues(ctx, kind);
+    } catch {
+      return [];
+    }
+  };
+  const found = await candidates(words.length ? words : [''], valuesOf);
+  const out = streamSink(io.stdout);
+  if (found.length) await out.write(`${found.join('\n')}\n`);
+  await out.flush();
+  return 0;
+}
