@@ -73,19 +73,15 @@ describe("the progress line's clock", () => {
     vi.advanceTimersByTime(5000);
     expect(quick.lines).toEqual([]);
 
-    const later = terminal({ CONVX_PROGRESS_DELAY_MS: '2500' });
-    startProgress(later.ctx).phase('typing the tables');
-    vi.advanceTimersByTime(2499);
-    expect(later.lines).toEqual([]);
-    vi.advanceTimersByTime(1);
-    expect(later.lines).toEqual(['typing the tables (2 s)']);
-    // not a whole number of ms: the default second
-    const odd = terminal({ CONVX_PROGRESS_DELAY_MS: '0.5' });
-    startProgress(odd.ctx).phase('typing the tables');
-    vi.advanceTimersByTime(999);
-    expect(odd.lines).toEqual([]);
-    vi.advanceTimersByTime(1);
-    expect(odd.lines).toEqual(['typing the tables (1 s)']);
+    // a whole number of ms moves it; anything else leaves the default second
+    for (const [setting, delay] of [['2500', 2500], ['0.5', 1000], ['soon', 1000]] as const) {
+      const { ctx, lines } = terminal({ CONVX_PROGRESS_DELAY_MS: setting });
+      startProgress(ctx).phase('typing the tables');
+      vi.advanceTimersByTime(delay - 1);
+      expect(lines, setting).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(lines, setting).toEqual([`typing the tables (${Math.floor(delay / 1000)} s)`]);
+    }
   });
 
   it('never without a terminal on stderr, with -o json or jsonl, in CI or with --quiet', () => {
