@@ -265,8 +265,10 @@ describe('order', () => {
 describe('drill', () => {
   it('follows a row’s detailUrl to the items behind it', async () => {
     const report = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout);
-    for (const row of report.conversions) {
-      const items = JSON.parse((await cli(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])).stdout);
+    // the drills run side by side (each its own run and database)
+    const drills = await Promise.all(report.conversions.map((row: { source: { detailUrl: string } }) => cli(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])));
+    for (const [i, row] of report.conversions.entries()) {
+      const items = JSON.parse(drills[i]!.stdout);
       const own = items.conversions.filter((i: { source: { id: string } }) => i.source.id === row.id);
       expect(own.filter((i: { isRefund: boolean }) => !i.isRefund)).toHaveLength(row.conversionsNumber);
       // /v1/deliveries/SF/conversions covers every node of the smartflow, so the prefix is what they share
