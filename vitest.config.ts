@@ -1,12 +1,54 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test` runs both projects; `npm run test:fast` the unit one. End-to-end files: a test of theirs spawns a process (the built bin/convx.js, `script`, a shell),
+ * listens on loopback (`convx serve` in-process or a scripted server), generates a dataset or puts
+ * a load on a server. Every other file is a unit file: in process, on small data, and it runs
+ * without a build (`npm run test:fast`). A new file that does any of the above belongs here.
+ */
+const E2E = [
+  'api-client',
+  'api',
+  'ci-workflow',
+  'cli-conventions',
+  'config-install',
+  'data-version',
+  'drain',
+  'empty-results',
+  'fairness',
+  'http-conventions',
+  'import',
+  'invariants',
+  'load',
+  'lookups',
+  'openapi',
+  'parameters',
+  'progress-line',
+  'property',
+  'pushdown',
+  'serve-pool',
+  'server-hardening',
+  'server',
+  'startup',
+  'table-fit',
+  'templates-hardening',
+  'terminal-safe',
+  'validate',
+].map((name) => `test/${name}.test.ts`);
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    setupFiles: ['test/setup.ts'],
     pool: 'forks',
-    // Two test files at a time (the default on 2 cores is one): CI stays well under its 5 minutes.
+    // Two test files at a time (the default on 2 cores is one).
     maxWorkers: 2,
+    projects: [
+      // One module graph per worker (isolate: false): the files share src/ and DuckDB's binding once loaded.
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: E2E, isolate: false } },
+      // `npm test` builds first: these run the built binary (bin/convx.js over dist/).
+      { extends: true, test: { name: 'e2e', include: E2E } },
+    ],
   },
 });

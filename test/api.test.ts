@@ -418,7 +418,13 @@ describe('configuration', () => {
     const answer = async (keys: string[], profileArgs: string[] = []) => {
       const home = tempDir();
       const stdin = new PassThrough();
-      const stderr = new Capture();
+      // A terminal's stderr stays open: each prompt ends the stream it is given when it closes, and an ended
+      // capture would see nothing of the next prompt (the typing below would wait out its 10 s for each).
+      const stderr = new (class extends Capture {
+        override end(): this {
+          return this;
+        }
+      })();
       // Each key once the prompt has drawn what the last one asked for (a slow machine may take a while to load the prompts).
       const typing = (async () => {
         let drawn = 0;

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { dataVersion, filesIdentity } from '../src/local/open.js';
 import type { Paging } from '../src/model/types.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
@@ -193,11 +193,19 @@ describe('pinning a request to a data version (Convx-Data-Version)', () => {
     const server = await serve(dir, 2);
     const v1 = (await get(server, ITEMS)).version!;
     shift(dir, 6);
-    await server.reload();
+    // The grace timer (2 s) the reload starts runs on a fake clock, moved on past it below.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await server.reload();
+      const v2 = server.holder.current.version;
+      expect((await get(server, ITEMS, { 'convx-data-version': v1 })).status).toBe(200);
+      vi.advanceTimersByTime(1999);
+      expect(server.holder.versions).toEqual([v2, v1]);
+      vi.advanceTimersByTime(1);
+    } finally {
+      vi.useRealTimers();
+    }
     const v2 = server.holder.current.version;
-    expect((await get(server, ITEMS, { 'convx-data-version': v1 })).status).toBe(200);
-    // the grace timer (2 s) is due well before this one
-    await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(server.holder.versions).toEqual([v2]);
     const refused = await get(server, ITEMS, { 'convx-data-version': v1 });
     expect(refused.status).toBe(412);

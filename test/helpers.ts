@@ -1,24 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { afterAll } from 'vitest';
 import { run } from '../src/cli.js';
 import type { Io } from '../src/context.js';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend, type LocalOpenOptions } from '../src/local/open.js';
 import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
+import { tempDir } from './temp.js';
 
-const created: string[] = [];
-afterAll(() => {
-  for (const dir of created) rmSync(dir, { recursive: true, force: true });
-});
-
-export function tempDir(prefix = 'convx-test-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  created.push(dir);
-  return dir;
-}
+export { tempDir };
 
 type Cell = string | number | boolean | null | undefined;
 

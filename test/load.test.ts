@@ -1,5 +1,5 @@
 /**
- * Load and faults together (issue 9): a bounded autocannon load on `convx serve`
+ * Load and faults together: a bounded autocannon load on `convx serve`
  * over loopback while the dataset's files are replaced and SIGHUP arrives twice
  * in quick succession. No request may fail, and once the reloads are done the
  * server answers exactly what local mode computes from the new files.
@@ -55,25 +55,39 @@ describe('load and faults', () => {
         { method: 'GET' as const, path: `/v1/conversions/items?dateFrom=2024-${m}-01&dateTo=2024-${m}-28&limit=20`, headers: { authorization } },
       ]);
 
-      const load = autocannon({ url, connections: 32, duration: 5, requests, timeout: 10 });
-      await sleep(1200);
+      // The load runs until both reloads are done and 32 more answers have come in (a count, not a time;
+      // `amount` only bounds it); the faults arrive once each of the 32 connections has had an answer.
+      let answered = 0;
+      let load!: autocannon.Instance;
+      const finished = new Promise<autocannon.Result>((resolve, reject) => {
+        load = autocannon({ url, connections: 32, amount: 20_000, requests, timeout: 10, sampleInt: 100 }, (error, result) =>
+          error ? reject(error) : resolve(result),
+        );
+      });
+      load.on('response', () => answered++);
+      const until = async (done: () => boolean, what: string) => {
+        const waited = Date.now();
+        while (!done()) {
+          if (Date.now() - waited > 20_000) throw new Error(`${what}: ${stderr}`);
+          await sleep(20);
+        }
+      };
+      await until(() => answered >= 32, 'the load did not start');
       replace(join(dir, 'orders.csv'), halve(readFileSync(join(dir, 'orders.csv'), 'utf8')));
       child.kill('SIGHUP');
       await sleep(30);
       replace(join(dir, 'touches.csv'), halve(readFileSync(join(dir, 'touches.csv'), 'utf8')));
       child.kill('SIGHUP');
-      const result = await load;
+      await until(() => reloads() >= 2, 'the reloads did not finish');
+      const afterReloads = answered;
+      await until(() => answered >= afterReloads + 32, 'no answers after the reloads');
+      load.stop();
+      const result = await finished;
 
       expect(result.errors, stderr).toBe(0);
       expect(result.timeouts).toBe(0);
       expect(result.non2xx).toBe(0);
       expect(result['2xx']).toBeGreaterThan(20);
-
-      const waited = Date.now();
-      while (reloads() < 2) {
-        if (Date.now() - waited > 20_000) throw new Error(`the reloads did not finish: ${stderr}`);
-        await sleep(50);
-      }
       expect(stderr).not.toMatch(/reload failed/);
 
       // After the last reload the server answers what local mode computes from the new files.

@@ -1,17 +1,20 @@
 /**
- * Start-up stays cheap: `convx --help` and a command's `--help` load commander,
+ * The built CLI (bin/convx.js over dist/, as `npm test` builds it) prints what the in-process
+ * run prints. Start-up stays cheap: `convx --help` and a command's `--help` load commander,
  * the command registry and the global options, and nothing heavy. A command's
  * handler (and through it DuckDB, the server, jose, the output libraries) is
  * imported only when that command runs. Each case runs the built CLI
  * (bin/convx.js, as `npm test` builds it) under a module resolve hook that
  * records every module imported.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cli, SAMPLES } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'convx.js');
@@ -90,4 +93,19 @@ describe('start-up', () => {
       expect(run.modules.filter((m) => m === 'context.js' || /^(local|api)\//.test(m) || (m.startsWith('server/') && m !== 'server/limits.js'))).toEqual([]);
     });
   }
+});
+
+describe('the built binary', () => {
+  const exec = promisify(execFile);
+
+  it('prints what the in-process run prints, and exits 2 on bad flags', async () => {
+    const argv = ['report', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'];
+    const spawned = await exec(process.execPath, [bin, ...argv]);
+    expect(spawned.stdout).toBe((await cli(argv)).stdout);
+    const help = await exec(process.execPath, [bin, '--help']);
+    expect(help.stdout).toMatch(/Usage: convx/);
+    const bad = await exec(process.execPath, [bin, 'report', '--data', SAMPLES, '--from', 'x']).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toMatch(/--from: "x" is not a date/);
+  });
 });

@@ -1,14 +1,10 @@
 /**
- * Issue 12, items 2 and 4: an empty result explains itself on stderr (period, filters, the dates the
+ * An empty result explains itself on stderr (period, filters, the dates the
  * data holds, a command that finds something) while stdout stays what the format prints for no rows;
- * `data check` prints each table's date range; a progress line appears on a terminal's stderr only,
- * after a second of work, never in pipes, with -o json, in CI or with --quiet.
+ * `data check` prints each table's date range. (The progress line: progress-line.test.ts.)
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDataset } from '../src/local/generate.js';
 import { ITEM_COLUMNS, REPORT_COLUMNS } from '../src/output/columns.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
@@ -177,114 +173,4 @@ describe('data check prints the date range of orders, touches and fx', () => {
     expect(json.tables.find((t: { table: string }) => t.table === 'orders')).toMatchObject({ rows: 0, from: null, to: null });
     expect((await cli(['data', 'check', dir])).stdout).toMatch(/orders +orders\.csv \(0 rows\)\n/);
   });
-});
-
-const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
-const hasScript = existsSync('/usr/bin/script');
-
-interface Spawned {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the built binary; with tty, under `script` so that its stderr (and stdout, unless redirected) is a terminal. */
-function convx(args: string[], options: { tty: boolean; env?: Record<string, string>; stdoutFile?: string }): Promise<Spawned> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tempDir('convx-home-'), TERM: 'xterm', ...options.env };
-  const quote = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
-  const line = [process.execPath, BIN, ...args].map(quote).join(' ') + (options.stdoutFile ? ` > ${quote(options.stdoutFile)}` : '');
-  const [command, argv] = options.tty ? ['script', ['-qec', line, '/dev/null']] : [process.execPath, [BIN, ...args]];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, argv as string[], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end();
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-const CLEAR = '\r\x1b[2K';
-
-describe.skipIf(!hasScript)('progress on a terminal', () => {
-  // About 60,000 orders and 300,000 touches: a report takes a few seconds.
-  let big = '';
-  const period = ['--from', '2024-01-01', '--to', '2024-06-30'];
-  beforeAll(async () => {
-    big = join(tempDir(), 'big');
-    await generateDataset({ out: big, seed: 7, contacts: 20000, orders: 60000, touches: 300000, from: '2024-01-01', to: '2024-06-30', format: 'csv', plugins: 1 });
-  }, 120_000);
-
-  it('shows the phases after a second, with the time taken, and clears the line before the summary', async () => {
-    const out = join(tempDir(), 'report.csv');
-    const run = await convx(['report', '--data', big, ...period, '-o', 'csv'], { tty: true, stdoutFile: out });
-    expect(run.code).toBe(0);
-    // Under script, the terminal's output (here stderr only) arrives on script's stdout.
-    expect(run.stdout).toMatch(/\r\x1b\[2K(reading and checking the dataset|attributing conversions) \(\d+ s\)/);
-    expect(run.stdout).not.toContain('(0 s)');
-    expect(readFileSync(out, 'utf8').split('\n')[0]).toBe(REPORT_COLUMNS.join(','));
-    expect(readFileSync(out, 'utf8')).not.toContain('\x1b');
-  }, 120_000);
-
-  it('counts the records --all writes when stdout is a file', async () => {
-    const out = join(tempDir(), 'items.csv');
-    const run = await convx(['items', '--data', big, ...period, '--all', '-o', 'csv'], { tty: true, stdoutFile: out });
-    expect(run.code).toBe(0);
-    const records = readFileSync(out, 'utf8').trim().split('\n').length - 1;
-    expect(records).toBeGreaterThan(20_000);
-    const total = records.toLocaleString('en-US');
-    expect(run.stdout).toContain(`${CLEAR}writing 10,000 of ${total} records (`);
-    // The line is cleared for good: nothing follows the last clear.
-    expect(run.stdout.endsWith(CLEAR)).toBe(true);
-  }, 120_000);
-
-  it('data check names its phases too, and prints its result after clearing the line', async () => {
-    // A check of this data takes about a second: the line is asked for sooner, so that it shows on a fast machine too.
-    const run = await convx(['data', 'check', big, '--no-color'], { tty: true, env: { CONVX_PROGRESS_DELAY_MS: '200' } });
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/\r\x1b\[2K(reading and checking the files|typing the tables|checking integrity across tables) \(\d+ s\)/);
-    expect(run.stdout).toMatch(/\r\x1b\[2Ktable  orders   orders\.csv \(\d+ rows, 2024-01-01T/);
-  }, 120_000);
-
-  it('data import names its phases on the same delayed line, and not in CI', async () => {
-    const into = (name: string) => join(tempDir(), name);
-    const run = await convx(['data', 'import', big, '--into', into('a.duckdb'), '--no-color'], { tty: true, env: { CONVX_PROGRESS_DELAY_MS: '200' } });
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/\r\x1b\[2K[a-z][^\r]* \(\d+ s\)/);
-    // the summary follows a cleared line
-    expect(run.stdout).toMatch(/\r\x1b\[2Kwrote .*a\.duckdb/);
-    const ci = await convx(['data', 'import', big, '--into', into('b.duckdb'), '--no-color'], { tty: true, env: { CONVX_PROGRESS_DELAY_MS: '200', CI: 'true' } });
-    expect(ci.code).toBe(0);
-    expect(ci.stdout).not.toContain('\x1b[2K');
-  }, 120_000);
-
-  it('never in pipes, with -o json, in CI or with --quiet', async () => {
-    const runs = await Promise.all([
-      convx(['report', '--data', big, ...period, '-o', 'csv'], { tty: false }),
-      // --all writes tens of thousands of records: enough to count them, were it allowed.
-      convx(['items', '--data', big, ...period, '--all', '-o', 'json'], { tty: true, stdoutFile: join(tempDir(), 'r.json') }),
-      convx(['items', '--data', big, ...period, '--all', '-o', 'csv'], { tty: true, stdoutFile: join(tempDir(), 'r.csv'), env: { CI: 'true' } }),
-      convx(['report', '--data', big, ...period, '-o', 'csv', '--quiet'], { tty: true, stdoutFile: join(tempDir(), 'q.csv') }),
-    ]);
-    for (const [i, run] of runs.entries()) {
-      expect(run.code, `run ${i}: ${run.stderr}`).toBe(0);
-      expect(run.stdout + run.stderr, `run ${i}`).not.toContain('\x1b[2K');
-      expect(run.stdout + run.stderr, `run ${i}`).not.toMatch(/reading and checking|attributing conversions|records \(|rows/);
-    }
-    expect(runs[0]!.stdout.split('\n')[0]).toBe(REPORT_COLUMNS.join(','));
-  }, 180_000);
-
-  it('quick work prints no progress line at all', async () => {
-    // Work done before the delay prints nothing: the samples take about half a second, so the
-    // delay is set well above it, that a busy machine does not make the work slow enough.
-    const small = await convx(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'csv'], {
-      tty: true,
-      stdoutFile: join(tempDir(), 's.csv'),
-      env: { CONVX_PROGRESS_DELAY_MS: '8000' },
-    });
-    expect(small.code).toBe(0);
-    expect(small.stdout).not.toContain('reading and checking');
-  }, 60_000);
 });

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../src/backend.js';
 import { withBackend } from '../src/commands/shared.js';
 import type { Context } from '../src/context.js';
@@ -188,6 +188,14 @@ describe('drill explains an empty result in its own words', () => {
 });
 
 describe("API mode's --all progress", () => {
+  // The line's clock (setTimeout, Date.now) on fake timers: the seconds pass at once.
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   /** A context whose backend reports fetched pages through openBackend's onPage, as ApiBackend does. */
   function fakeContext(env: Record<string, string>, format: string, progress: string[]) {
     let onPage: ((fetched: number, total: number) => void) | undefined;
@@ -214,9 +222,9 @@ describe("API mode's --all progress", () => {
       async () => {
         page(1000, 5000);
         // well within the first second: the line's timer has had the time to run, and shows nothing yet
-        await new Promise((r) => setTimeout(r, 300));
+        await vi.advanceTimersByTimeAsync(300);
         expect(lines).toEqual([]);
-        await new Promise((r) => setTimeout(r, 800));
+        await vi.advanceTimersByTimeAsync(800);
         page(2000, 5000);
       },
       { progress: true },
@@ -231,7 +239,7 @@ describe("API mode's --all progress", () => {
       await withBackend(
         ctx,
         async () => {
-          await new Promise((r) => setTimeout(r, 1100));
+          await vi.advanceTimersByTimeAsync(1100);
           page(2000, 5000);
         },
         { progress: true },
