@@ -11,6 +11,7 @@ const E2E = [
   'api',
   'ci-workflow',
   'cli-conventions',
+  'complete',
   'config-install',
   'data-version',
   'drain',

@@ -9,6 +9,7 @@ import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
 import { cli, csv, dataset, ORDER_HEADER, TOUCH_HEADER, withBackend } from './helpers.js';
+import { literal, sql } from '../src/local/sql.js';
 
 const TOUCHES = csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
 
@@ -112,7 +113,7 @@ describe('data errors name the physical line, the same on every run', () => {
     const dir = dataset({ 'in.csv': `${table.join('\n')}\n`, 'touches.csv': TOUCHES });
     const db = await Database.open();
     try {
-      await db.exec(`COPY (SELECT * FROM read_csv('${dir}/in.csv', all_varchar = true)) TO '${dir}/orders.parquet' (FORMAT parquet)`);
+      await db.exec(sql`COPY (SELECT * FROM read_csv(${literal(`${dir}/in.csv`)}, all_varchar = true)) TO ${literal(`${dir}/orders.parquet`)} (FORMAT parquet)`);
     } finally {
       db.close();
     }

@@ -5,6 +5,7 @@ import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, TOUCH_HEADER, withBackend } from './helpers.js';
+import { literal, sql } from '../src/local/sql.js';
 
 const ORDERS = csv(ORDER_HEADER, [
   ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', 'completed'],
@@ -21,7 +22,7 @@ async function toParquet(csvText: string, target: string): Promise<void> {
   const tmp = dataset({ 'in.csv': csvText });
   const db = await Database.open();
   try {
-    await db.exec(`COPY (SELECT * FROM read_csv('${tmp}/in.csv')) TO '${target}' (FORMAT parquet)`);
+    await db.exec(sql`COPY (SELECT * FROM read_csv(${literal(`${tmp}/in.csv`)})) TO ${literal(target)} (FORMAT parquet)`);
   } finally {
     db.close();
   }

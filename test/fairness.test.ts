@@ -19,6 +19,7 @@ import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
 import { cli, csv, dataset } from './helpers.js';
+import { sql } from '../src/local/sql.js';
 
 const SECRET = 'fairness-test-secret-long-enough';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -212,7 +213,7 @@ describe('the connection pool under a budget', () => {
       expect(pool.stats).toMatchObject({ waiting: 0, leases: 1 });
       held.release();
       const next = await pool.acquire();
-      expect(await next.db.all('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await next.db.all(sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
       next.release();
       expect(pool.stats).toMatchObject({ leases: 2, lent: 0 });
     } finally {

@@ -14,6 +14,7 @@ import { Database } from '../src/local/db.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, tempDir, TOUCH_HEADER } from './helpers.js';
+import { literal, sql } from '../src/local/sql.js';
 
 const HEADER = ['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'];
 const TOUCHES = csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
@@ -151,9 +152,9 @@ describe('malformed CSV files name the physical line, the column and what is wro
     const dir = dataset({ 'touches.csv': TOUCHES });
     const db = await Database.open();
     try {
-      await db.exec(`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
+      await db.exec(sql`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
         ('o2', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 1e15::DOUBLE, 12.0::DOUBLE))
-        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO '${join(dir, 'orders.parquet')}' (FORMAT parquet)`);
+        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
     } finally {
       db.close();
     }

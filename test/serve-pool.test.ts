@@ -16,12 +16,13 @@ import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ConnectionPool } from '../src/server/pool.js';
 import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { dataset, SAMPLES, tempDir, twoPluginFiles } from './helpers.js';
+import { sql } from '../src/local/sql.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
 const REPORT = '/v1/conversions?dateFrom=2024-01-01&dateTo=2024-04-30';
 const ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30';
-const LONG_QUERY = 'SELECT sum(i) FROM range(100000000000) t(i)';
+const LONG_QUERY = sql`SELECT sum(i) FROM range(100000000000) t(i)`;
 
 const bearer = async (plugin = 'shop') => ({ authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}` });
 
@@ -103,11 +104,11 @@ describe('the connection pool', () => {
       a.release();
       a.release(); // giving back twice is harmless
       const third = await c;
-      expect(await third.db.all('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await third.db.all(sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
       b.db.close(); // closing the lent Database gives it back too, without closing the connection
       const fourth = await d;
       expect(order).toEqual(['c', 'd']);
-      expect(await fourth.db.all('SELECT 2 AS two')).toEqual([{ two: 2 }]);
+      expect(await fourth.db.all(sql`SELECT 2 AS two`)).toEqual([{ two: 2 }]);
       expect(pool.stats).toMatchObject({ open: 2, lent: 2, waiting: 0, opened: 2 });
       third.release();
       fourth.release();
@@ -130,7 +131,7 @@ describe('the connection pool', () => {
       await pool.settled();
       expect(pool.stats).toMatchObject({ replaced: 1, open: 0 });
       const next = await pool.acquire();
-      expect(await next.db.all('SELECT 42 AS x')).toEqual([{ x: 42 }]);
+      expect(await next.db.all(sql`SELECT 42 AS x`)).toEqual([{ x: 42 }]);
       expect(pool.stats).toMatchObject({ opened: 2, open: 1 });
       next.release();
       // a waiter behind an interrupted connection gets a fresh one
@@ -139,7 +140,7 @@ describe('the connection pool', () => {
       first.discard();
       first.release();
       const fresh = await waiting;
-      expect(await fresh.db.all('SELECT 7 AS x')).toEqual([{ x: 7 }]);
+      expect(await fresh.db.all(sql`SELECT 7 AS x`)).toEqual([{ x: 7 }]);
       fresh.release();
       expect(pool.stats).toMatchObject({ replaced: 2, open: 1, lent: 0 });
     } finally {
@@ -160,7 +161,7 @@ describe('the connection pool', () => {
       const results = await Promise.allSettled([pool.acquire(), pool.acquire(), pool.acquire()]);
       expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
       const lease = (results[2] as PromiseFulfilledResult<Awaited<ReturnType<typeof pool.acquire>>>).value;
-      expect(await lease.db.all('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await lease.db.all(sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
       lease.release();
       expect(pool.stats).toMatchObject({ open: 1, idle: 1, waiting: 0 });
     } finally {
@@ -222,13 +223,13 @@ describe('prepared statements kept per connection', () => {
     const db = await Database.open();
     try {
       db.keepStatements(2);
-      const sqls = ['SELECT $v + 1 AS x', 'SELECT $v * 2 AS x', 'SELECT $v - 3 AS x'];
+      const sqls = [(v: number) => sql`SELECT ${v} + 1 AS x`, (v: number) => sql`SELECT ${v} * 2 AS x`, (v: number) => sql`SELECT ${v} - 3 AS x`];
       const expected = (i: number, v: number) => [v + 1, v * 2, v - 3][i];
       // three shapes through a cache of two, each asked again with other values: every answer is its own
       for (let round = 0; round < 3; round++) {
-        for (const [i, sql] of sqls.entries()) {
+        for (const [i, query] of sqls.entries()) {
           const v = round * 10 + i;
-          expect(await db.all(sql, { v })).toEqual([{ x: expected(i, v) }]);
+          expect(await db.all(query(v))).toEqual([{ x: expected(i, v) }]);
         }
       }
       expect((db as unknown as { statements: Map<string, unknown> }).statements.size).toBe(2);

@@ -20,6 +20,7 @@ import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, SAMPLES, shop } from './helpers.js';
+import { sql } from '../src/local/sql.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -363,10 +364,10 @@ describe('query time budget', () => {
     const db = await Database.open();
     try {
       const began = Date.now();
-      await expect(withQueryBudget(50, () => db.all('SELECT sum(i) FROM range(100000000000) t(i)'))).rejects.toBeInstanceOf(QueryTimeoutError);
+      await expect(withQueryBudget(50, () => db.all(sql`SELECT sum(i) FROM range(100000000000) t(i)`))).rejects.toBeInstanceOf(QueryTimeoutError);
       expect(Date.now() - began).toBeLessThan(5000);
-      expect(await db.all('SELECT 42 AS x')).toEqual([{ x: 42 }]);
-      expect(await withQueryBudget(5000, () => db.all('SELECT 1 AS y'))).toEqual([{ y: 1 }]);
+      expect(await db.all(sql`SELECT 42 AS x`)).toEqual([{ x: 42 }]);
+      expect(await withQueryBudget(5000, () => db.all(sql`SELECT 1 AS y`))).toEqual([{ y: 1 }]);
     } finally {
       db.close();
     }

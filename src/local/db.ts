@@ -1,36 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 
-import { compile, quoteIdent, quoteString, Sql, type SqlValue } from './sql.js';
+import { compile, type Sql, type SqlValue } from './sql.js';
 
 export type { SqlValue } from './sql.js';
 export type SqlParams = Record<string, SqlValue>;
 export type Row = Record<string, unknown>;
 
-/** A query: an `Sql` of sql.ts (text with its parameters); a plain string only while the last modules move to it. */
-export type Query = Sql | string;
-
-/** The text and parameters of a query. */
-function textOf(query: Query, params?: SqlParams): { text: string; params?: SqlParams } {
-  if (!(query instanceof Sql)) return { text: query, params };
+/** The text and parameters of a query (none: undefined, so that it runs unprepared). */
+function textOf(query: Sql): { text: string; params?: SqlParams } {
   const compiled = compile(query);
   return { text: compiled.text, params: Object.keys(compiled.params).length ? compiled.params : undefined };
-}
-
-/** @deprecated the text of a quoted identifier: use `ident` of sql.ts inside `sql`. */
-export const ident = quoteIdent;
-
-/** @deprecated the text of a string literal: use `literal` of sql.ts inside `sql`. */
-export const sqlString = quoteString;
-
-/** Builds "IN ($p0, $p1)" placeholders for a list, adding the values to params. */
-export function inList(params: SqlParams, prefix: string, values: readonly string[]): string {
-  const names = values.map((value, i) => {
-    const key = `${prefix}${i}`;
-    params[key] = value;
-    return `$${key}`;
-  });
-  return `(${names.join(', ')})`;
 }
 
 /** A query (or a run of queries under one budget) took longer than its time budget and was interrupted. */
@@ -187,13 +167,13 @@ export class Database {
     return statement;
   }
 
-  async exec(query: Query, legacyParams?: SqlParams): Promise<void> {
-    const { text: sql, params } = textOf(query, legacyParams);
+  async exec(query: Sql): Promise<void> {
+    const { text: sql, params } = textOf(query);
     await this.bounded(() => this.connection.run(sql, params));
   }
 
-  async all<T = Row>(query: Query, legacyParams?: SqlParams): Promise<T[]> {
-    const { text: sql, params } = textOf(query, legacyParams);
+  async all<T = Row>(query: Sql): Promise<T[]> {
+    const { text: sql, params } = textOf(query);
     const reader = await this.bounded(async () => {
       const statement = params ? await this.prepared(sql, params) : undefined;
       return statement ? statement.runAndReadAll() : this.connection.runAndReadAll(sql, params);
@@ -201,14 +181,14 @@ export class Database {
     return reader.getRowObjectsJS() as T[];
   }
 
-  async one<T = Row>(query: Query, legacyParams?: SqlParams): Promise<T | undefined> {
-    const rows = await this.all<T>(query, legacyParams);
+  async one<T = Row>(query: Sql): Promise<T | undefined> {
+    const rows = await this.all<T>(query);
     return rows[0];
   }
 
   /** Streams a query chunk by chunk (about 2048 rows each), never holding the whole result. */
-  async *stream<T = Row>(query: Query, legacyParams?: SqlParams): AsyncGenerator<T> {
-    const { text: sql, params } = textOf(query, legacyParams);
+  async *stream<T = Row>(query: Sql): AsyncGenerator<T> {
+    const { text: sql, params } = textOf(query);
     const result = await this.bounded(() => this.connection.stream(sql, params));
     const names = result.deduplicatedColumnNames();
     for (;;) {
@@ -226,8 +206,8 @@ export class Database {
    * Streams the first column of a query, a text per row, as one string per chunk
    * (about 2048 rows): no row objects, one conversion per value.
    */
-  async *streamText(query: Query, legacyParams?: SqlParams): AsyncGenerator<{ text: string; rows: number }> {
-    const { text: sql, params } = textOf(query, legacyParams);
+  async *streamText(query: Sql): AsyncGenerator<{ text: string; rows: number }> {
+    const { text: sql, params } = textOf(query);
     const result = await this.bounded(() => this.connection.stream(sql, params));
     for (;;) {
       const chunk = await this.bounded(() => result.fetchChunk());

@@ -9,6 +9,7 @@ import { dataVersion, datasetAt, open, whereTableWouldBe } from '../local/open.j
 import type { Dataset } from '../local/dataset.js';
 import { buildScopes, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
+import { int, sql } from '../local/sql.js';
 import { DEFAULT_VERSION_GRACE_SECONDS } from './limits.js';
 import { ConnectionPool, defaultPoolSize, type Lease, type PoolStats } from './pool.js';
 
@@ -95,7 +96,7 @@ export class ServedDataset {
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
-      await dataset.db.exec(`SET threads = ${threadsPerQuery(poolSize)}`);
+      await dataset.db.exec(sql`SET threads = ${int(threadsPerQuery(poolSize))}`);
       return new ServedDataset(dir, dataVersion(identity, options), dataset, scopes, new Date(), poolSize, options.renderLimits);
     } catch (error) {
       dataset.db.close();
