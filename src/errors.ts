@@ -1,4 +1,4 @@
-/** The exit codes, the one list every command uses (README: Exit codes). */
+/** The exit codes, the one list every command uses (docs/exit-codes.md). */
 export const ExitCode = {
   ok: 0,
   findings: 1,
@@ -61,7 +61,7 @@ export class NoOrdersError extends DataError {}
 export class TooLargeError extends ConvxError {
   constructor(
     message: string,
-    /** The limit's name as the README and SECURITY.md list it, e.g. "maxAudienceIds". */
+    /** The limit's name as docs/server.md and SECURITY.md list it, e.g. "maxAudienceIds". */
     readonly limit: string,
   ) {
     super(message, ExitCode.usage);
@@ -70,7 +70,7 @@ export class TooLargeError extends ConvxError {
 
 /**
  * An id or key the data does not hold: an order, a contact, a source id, a config
- * setting that is not set (exit 3, the README's Exit codes). Nothing goes to stdout.
+ * setting that is not set (exit 3, docs/exit-codes.md). Nothing goes to stdout.
  */
 export class NotFoundError extends ConvxError {
   constructor(message: string, hint?: string) {

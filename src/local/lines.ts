@@ -1,6 +1,6 @@
 /**
  * Physical line numbers in data files, for data errors that name the line
- * (the README's Datasets section). DuckDB reads the files; these scans run only when a
+ * (docs/datasets.md). DuckDB reads the files; these scans run only when a
  * problem has been found, and stop as soon as every wanted record is placed.
  *
  * A line ends at CRLF, LF or a lone CR; the first line is 1.

@@ -1,4 +1,4 @@
-/** The tables of a local dataset (the README's Datasets section) and their typed columns. */
+/** The tables of a local dataset (docs/datasets.md) and their typed columns. */
 
 export type ColumnType = 'string' | 'timestamp' | 'date' | 'amount' | 'rate' | 'boolean' | 'sourceType';
 

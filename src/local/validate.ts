@@ -1,6 +1,6 @@
 /**
- * The SQL side of the dry run of an e-mail delivery (README, "convx
- * validate"): it gathers over every contact what the rules need (the audience,
+ * The SQL side of the dry run of an e-mail delivery (docs/validation.md,
+ * "convx validate"): it gathers over every contact what the rules need (the audience,
  * its deduplication and suppression, its languages, the stored assets, how
  * many recipients would see each printed variable empty, the sample
  * recipients) and calls the rules, which need no database: the pure ones in

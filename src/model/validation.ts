@@ -1,4 +1,4 @@
-/** The delivery validation request and response (the README's `convx validate` section: request, response and checks). */
+/** The delivery validation request and response (docs/validation.md: request, response and checks). */
 
 export interface AudienceInput {
   lists?: string[];

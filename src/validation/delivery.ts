@@ -1,6 +1,6 @@
 /**
- * The rules of a delivery validation that need no database (README, "convx
- * validate"): pure functions from plain data (the normalised request, the
+ * The rules of a delivery validation that need no database (docs/validation.md,
+ * "convx validate"): pure functions from plain data (the normalised request, the
  * audience's counts, its languages with their recipients, the resolved assets,
  * the variables a template prints) to findings. The SQL side
  * (src/local/validate.ts) gathers that data over every contact and calls

@@ -1,5 +1,5 @@
 /**
- * The bounds of template work in a delivery validation (the README's `convx serve` limits):
+ * The bounds of template work in a delivery validation (docs/server.md, its limits):
  * time, work and output size, each an option of `convx validate` and
  * `convx serve` with a default.
  */

@@ -1,4 +1,4 @@
-/** Finding a dataset's tables on disk: each table by base name, a file or a folder of files (the README's Datasets section). */
+/** Finding a dataset's tables on disk: each table by base name, a file or a folder of files (docs/datasets.md). */
 import { existsSync, lstatSync, readdirSync, readlinkSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataError } from '../../errors.js';
