@@ -82,7 +82,7 @@ function codeMapRules(): Map<string, { forbidden: Set<string>; row: string }> {
     const units = names(cells[0]!).filter((n) => UNITS.includes(n));
     const rule = cells[cells.length - 1]!;
     const listed = names(rule);
-    const forbidden = new Set(/^anything but\b/i.test(rule) ? UNITS.filter((u) => !listed.includes(u)) : listed);
+    const forbidden = new Set(/^anything\b/i.test(rule) ? UNITS.filter((u) => !listed.includes(u)) : listed);
     for (const unit of units) {
       forbidden.delete(unit);
       rules.set(unit, { forbidden, row: cells[0]! });
