@@ -2,8 +2,9 @@ import { existsSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
+import type { RunningServer, ServerOptions } from '../server/start.js';
 import { normalizeOrigin } from '../server/conventions.js';
-import { renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
+import { renderLimitsFromFlags, type RenderLimitFlags, type RenderLimits } from '../validation/limits.js';
 import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
@@ -99,116 +100,140 @@ function assertFilesExist(ctx: Context, flags: ServeFlags): void {
   }
 }
 
-export default defineHandler<ServeFlags>({
-  async run(ctx, _args, flags) {
-    if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
-      throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
-    }
-    const limits = parseLimits(flags);
-    const poolSize = parsePoolSize(flags);
-    const corsOrigins = parseCorsOrigins(flags);
-    const versionGraceSeconds = parseVersionGrace(flags);
-    const renderLimits = renderLimitsFromFlags(flags);
-    const dir = ctx.dataDir();
-    assertFilesExist(ctx, flags);
-    const { startServer } = await import('../server/start.js');
-    const log = (entry: Record<string, unknown>) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
-    const began = Date.now();
-    const server = await startServer({
-      dir,
-      host: flags.host,
-      port: Number(flags.port),
-      auth: {
-        ...(ctx.io.env.CONVX_JWT_SECRET ? { secret: ctx.io.env.CONVX_JWT_SECRET } : {}),
-        ...(flags.jwtPublicKey ? { publicKeyFile: ctx.resolvePath(flags.jwtPublicKey) } : {}),
-        ...(flags.jwks ? { jwksFile: ctx.resolvePath(flags.jwks) } : {}),
-        ...(flags.jwtIssuer !== undefined ? { issuer: flags.jwtIssuer } : {}),
-        ...(flags.jwtAudience !== undefined ? { audience: flags.jwtAudience } : {}),
-        ...(flags.allowTokensWithoutExp ? { allowNoExpiry: true } : {}),
-      },
-      ...(ctx.globals.referenceCurrency ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
-      log,
-      version: packageVersion(),
-      limits,
-      renderLimits,
-      ...(poolSize !== undefined ? { poolSize } : {}),
-      compression: flags.compression,
-      ...(corsOrigins ? { corsOrigins } : {}),
-      versionGraceSeconds,
-    });
+type Log = (entry: Record<string, unknown>) => void;
+
+/** What startServer takes from the flags, each checked in this order (the first bad one is reported) before anything loads. */
+function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions & { limits: ServerLimits; renderLimits: RenderLimits } {
+  if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
+    throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
+  }
+  const limits = parseLimits(flags);
+  const poolSize = parsePoolSize(flags);
+  const corsOrigins = parseCorsOrigins(flags);
+  const versionGraceSeconds = parseVersionGrace(flags);
+  const renderLimits = renderLimitsFromFlags(flags);
+  const dir = ctx.dataDir();
+  assertFilesExist(ctx, flags);
+  return {
+    dir,
+    host: flags.host,
+    port: Number(flags.port),
+    auth: {
+      ...(ctx.io.env.CONVX_JWT_SECRET ? { secret: ctx.io.env.CONVX_JWT_SECRET } : {}),
+      ...(flags.jwtPublicKey ? { publicKeyFile: ctx.resolvePath(flags.jwtPublicKey) } : {}),
+      ...(flags.jwks ? { jwksFile: ctx.resolvePath(flags.jwks) } : {}),
+      ...(flags.jwtIssuer !== undefined ? { issuer: flags.jwtIssuer } : {}),
+      ...(flags.jwtAudience !== undefined ? { audience: flags.jwtAudience } : {}),
+      ...(flags.allowTokensWithoutExp ? { allowNoExpiry: true } : {}),
+    },
+    ...(ctx.globals.referenceCurrency ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
+    log,
+    version: packageVersion(),
+    limits,
+    renderLimits,
+    ...(poolSize !== undefined ? { poolSize } : {}),
+    compression: flags.compression,
+    ...(corsOrigins ? { corsOrigins } : {}),
+    versionGraceSeconds,
+  };
+}
+
+/** The listening line (and a note when only delivery validation is served). */
+function logListening(log: Log, server: RunningServer, began: number): void {
+  log({
+    time: new Date().toISOString(),
+    msg: 'listening',
+    url: server.url,
+    plugins: server.holder.current.plugins,
+    poolSize: server.holder.current.poolStats.size,
+    dataVersion: server.holder.current.version,
+    startupMs: Date.now() - began,
+  });
+  if (!server.holder.current.reports) {
     log({
       time: new Date().toISOString(),
-      msg: 'listening',
-      url: server.url,
-      plugins: server.holder.current.plugins,
-      poolSize: server.holder.current.poolStats.size,
-      dataVersion: server.holder.current.version,
-      startupMs: Date.now() - began,
+      msg: 'the dataset holds no orders: serving delivery validation only; the report routes answer 404 (urn:convx:problem:no-orders)',
     });
-    if (!server.holder.current.reports) {
+  }
+}
+
+/**
+ * SIGTERM or SIGINT: the requests in flight drained, then the exit code (0; 1 when the drain
+ * failed or ran over limitMs).
+ */
+function stop(server: RunningServer, log: Log, signal: string, limitMs: number): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const inFlight = server.holder.current.requestsInFlight;
+    log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
+    // The drain is bounded: every request has a time budget, so waiting longer than the
+    // longest budget plus a margin means something is stuck; then stop anyway (exit 1).
+    const timer = setTimeout(() => {
       log({
         time: new Date().toISOString(),
-        msg: 'the dataset holds no orders: serving delivery validation only; the report routes answer 404 (urn:convx:problem:no-orders)',
+        msg: 'drain timed out: stopping with requests still in flight',
+        afterMs: limitMs,
+        inFlight: server.holder.current.requestsInFlight,
       });
-    }
+      // The drain keeps the listener open until the requests in flight are answered: close it too.
+      server.app.server.close();
+      server.app.server.closeAllConnections();
+      resolve(1);
+    }, limitMs);
+    server.close().then(() => {
+      clearTimeout(timer);
+      log({ time: new Date().toISOString(), msg: 'drained and stopped', drained: inFlight });
+      resolve(0);
+    }, (error: unknown) => {
+      clearTimeout(timer);
+      log({ time: new Date().toISOString(), msg: 'shutdown failed', error: String(error) });
+      resolve(1);
+    });
+  });
+}
 
+/** SIGHUP: the dataset loaded again; a failure keeps the data loaded before. */
+function reload(server: RunningServer, log: Log): void {
+  if (server.holder.busy) {
+    log({ time: new Date().toISOString(), msg: 'reload requested during a reload: one more runs after it' });
+  } else log({ time: new Date().toISOString(), msg: 'reloading' });
+  const t = Date.now();
+  server.reload().then(
+    () =>
+      log({
+        time: new Date().toISOString(),
+        msg: 'reloaded',
+        ms: Date.now() - t,
+        generation: server.holder.generation,
+        plugins: server.holder.current.plugins,
+        dataVersion: server.holder.current.version,
+      }),
+    (error: unknown) =>
+      log({
+        time: new Date().toISOString(),
+        msg: 'reload failed; still serving the data loaded before',
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  );
+}
+
+export default defineHandler<ServeFlags>({
+  async run(ctx, _args, flags) {
+    const log: Log = (entry) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
+    const options = serverOptions(ctx, flags, log);
+    const { startServer } = await import('../server/start.js');
+    const began = Date.now();
+    const server = await startServer(options);
+    logListening(log, server, began);
+    const limitMs = drainLimitMs(options.limits.queryTimeoutMs, options.renderLimits.requestTimeMs);
     return new Promise<number>((resolve) => {
       const unsubscribe: (() => void)[] = [];
-      const stop = (signal: string) => {
+      const onStop = (signal: string) => {
         unsubscribe.forEach((u) => u());
-        const inFlight = server.holder.current.requestsInFlight;
-        log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
-        // The drain is bounded: every request has a time budget, so waiting longer than the
-        // longest budget plus a margin means something is stuck; then stop anyway (exit 1).
-        const limitMs = drainLimitMs(limits.queryTimeoutMs, renderLimits.requestTimeMs);
-        const timer = setTimeout(() => {
-          log({
-            time: new Date().toISOString(),
-            msg: 'drain timed out: stopping with requests still in flight',
-            afterMs: limitMs,
-            inFlight: server.holder.current.requestsInFlight,
-          });
-          // The drain keeps the listener open until the requests in flight are answered: close it too.
-          server.app.server.close();
-          server.app.server.closeAllConnections();
-          resolve(1);
-        }, limitMs);
-        server.close().then(() => {
-          clearTimeout(timer);
-          log({ time: new Date().toISOString(), msg: 'drained and stopped', drained: inFlight });
-          resolve(0);
-        }, (error: unknown) => {
-          clearTimeout(timer);
-          log({ time: new Date().toISOString(), msg: 'shutdown failed', error: String(error) });
-          resolve(1);
-        });
+        void stop(server, log, signal, limitMs).then(resolve);
       };
-      const reload = () => {
-        if (server.holder.busy) {
-          log({ time: new Date().toISOString(), msg: 'reload requested during a reload: one more runs after it' });
-        } else log({ time: new Date().toISOString(), msg: 'reloading' });
-        const t = Date.now();
-        server.reload().then(
-          () =>
-            log({
-              time: new Date().toISOString(),
-              msg: 'reloaded',
-              ms: Date.now() - t,
-              generation: server.holder.generation,
-              plugins: server.holder.current.plugins,
-              dataVersion: server.holder.current.version,
-            }),
-          (error: unknown) =>
-            log({
-              time: new Date().toISOString(),
-              msg: 'reload failed; still serving the data loaded before',
-              error: error instanceof Error ? error.message : String(error),
-            }),
-        );
-      };
-      unsubscribe.push(ctx.io.onSignal('SIGTERM', () => stop('SIGTERM')));
-      unsubscribe.push(ctx.io.onSignal('SIGINT', () => stop('SIGINT')));
-      unsubscribe.push(ctx.io.onSignal('SIGHUP', reload));
+      unsubscribe.push(ctx.io.onSignal('SIGTERM', () => onStop('SIGTERM')));
+      unsubscribe.push(ctx.io.onSignal('SIGINT', () => onStop('SIGINT')));
+      unsubscribe.push(ctx.io.onSignal('SIGHUP', () => reload(server, log)));
     });
   },
 });

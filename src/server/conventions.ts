@@ -1,11 +1,13 @@
 /**
  * The HTTP conventions every answer of the server follows, apart from what it
  * answers: a Date, a request id, CORS for an allow-list of origins (off by
- * default), and compression negotiated from Accept-Encoding.
+ * default), and compression negotiated from Accept-Encoding; and the query string as the
+ * shared parser takes it.
  */
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { RequestParams } from '../model/query.js';
 import { isLoggable } from './accesslog.js';
 
 /** The longest request id taken from a client; a longer one is replaced. */
@@ -98,4 +100,19 @@ export function varyWith(current: unknown, value: string): string {
     .filter(Boolean);
   if (!list.some((v) => v === '*' || v.toLowerCase() === value.toLowerCase())) list.push(value);
   return list.join(', ');
+}
+
+/**
+ * The query string as the shared parser takes it (model/query.ts validates it, once: the
+ * routes' schemas only document it): text, or the values of a parameter given more than
+ * once (a problem the parser names with the others). No prototype: `__proto__` is a name
+ * like any other, and unknown.
+ */
+export function requestParams(query: unknown): RequestParams {
+  const raw: RequestParams = Object.create(null) as RequestParams;
+  for (const [key, value] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(value)) raw[key] = value.map(String);
+    else if (value !== undefined) raw[key] = String(value);
+  }
+  return raw;
 }

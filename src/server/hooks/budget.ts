@@ -1,0 +1,114 @@
+/**
+ * Work on the data: a fair turn from the gate (pool.ts FairGate: bounded per plugin and token,
+ * round-robin between plugins), a backend of the plugin on a pooled connection, all within the
+ * query time budget, which runs from the request's arrival.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Backend } from '../../backend.js';
+import { ConvxError } from '../../errors.js';
+import { QueryTimeoutError, withQueryBudget } from '../../local/db.js';
+import type { ServerLimits } from '../limits.js';
+import type { ServedDataset } from '../plugins.js';
+import { defaultPluginConcurrency, defaultPluginQueue, FairGate } from '../pool.js';
+import { problem, ProblemError } from '../problem.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Who may run work on the data now (pool.ts FairGate): its stats are the tests' window on fairness. */
+    gate: FairGate;
+  }
+}
+
+/** The gate of a server's limits: per plugin, per token and pooled bounds, the defaults derived from the pool's size. */
+export function gateFor(limits: ServerLimits, poolSize: number): FairGate {
+  const perPlugin = limits.pluginConcurrency ?? defaultPluginConcurrency(poolSize);
+  return new FairGate({
+    poolSize,
+    perPlugin,
+    perClient: limits.tokenConcurrency ?? perPlugin,
+    queuePerPlugin: limits.pluginQueue ?? defaultPluginQueue(poolSize),
+  });
+}
+
+/** The gate, made at the first request, when the dataset (and its pool's size) is there. */
+export class LazyGate {
+  private gate: FairGate | undefined;
+
+  constructor(
+    private readonly limits: ServerLimits,
+    private readonly dataset: () => ServedDataset,
+  ) {}
+
+  get(): FairGate {
+    return (this.gate ??= gateFor(this.limits, this.dataset().poolStats.size));
+  }
+
+  /** The gate if a request has made it (the drain refuses its waiting requests). */
+  get made(): FairGate | undefined {
+    return this.gate;
+  }
+}
+
+/** app.gate. */
+export function registerGate(app: FastifyInstance, gate: LazyGate): void {
+  app.decorate('gate', { getter: () => gate.get() });
+}
+
+export interface Connection {
+  pooled?: boolean;
+}
+
+export interface BudgetDeps {
+  app: FastifyInstance;
+  limits: ServerLimits;
+  /** The key of the request's token (authenticate.ts), whose turns the gate counts. */
+  clientOf: (request: FastifyRequest) => string | undefined;
+  /** When the request arrived (requestlog.ts), as performance.now(). */
+  arrival: (request: FastifyRequest) => number;
+}
+
+/** Work on a backend of the dataset, once the request's turn comes, interrupted when its queries run over the time budget. */
+export type DataWork = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset: () => ServedDataset, connection?: Connection) => Promise<T>;
+
+export function dataAccess({ app, limits, clientOf, arrival }: BudgetDeps): DataWork {
+  /** Work on the data once the request's turn comes (bounded per plugin and token, round-robin between plugins). */
+  const withTurn = async <T>(request: FastifyRequest, connection: Connection, work: () => Promise<T>): Promise<T> => {
+    // A client that goes away while its request waits for a turn takes it out of the queue.
+    const gone = new AbortController();
+    const abandon = () => gone.abort();
+    const socket = request.raw.socket;
+    socket?.once('close', abandon);
+    let ticket;
+    try {
+      ticket = await app.gate.enter({ plugin: request.plugin, client: clientOf(request) ?? request.plugin, pooled: connection.pooled ?? true }, gone.signal);
+    } finally {
+      socket?.removeListener('close', abandon);
+    }
+    try {
+      return await work();
+    } finally {
+      ticket.leave();
+    }
+  };
+  return (request, work, dataset, connection = {}) =>
+    withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, connection, () => withBackend(request, work, dataset(), connection)), arrival(request));
+}
+
+/** Runs work on a backend of the dataset, on a pooled connection; one whose work failed is replaced. */
+async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset: ServedDataset, connection: Connection): Promise<T> {
+  // A reload between authentication and here may have swapped in data without this plugin.
+  if (!dataset.has(request.plugin)) {
+    throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
+  }
+  const backend = await dataset.backend(request.plugin, connection);
+  try {
+    return await work(backend);
+  } catch (error) {
+    // An answer such as a data or usage error leaves the connection as it was (and its prepared
+    // statements with it); an interrupted or failed query may not: that connection is replaced.
+    if (!(error instanceof ConvxError) || error instanceof QueryTimeoutError) dataset.discard(backend);
+    throw error;
+  } finally {
+    await backend.close();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Conditional requests: a report or items answer carries an ETag of the data version, the plugin
+ * and the request, and the version itself (Convx-Data-Version); a matching If-None-Match is a 304,
+ * sent without querying. A request may pin the data version it pages through.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Backend } from '../../backend.js';
+import { DATA_VERSION_HEADER } from '../../model/shapes.js';
+import { negotiateEncoding, requestParams, varyWith } from '../conventions.js';
+import { entityTag, noneMatch } from '../etag.js';
+import type { ServedDataset } from '../plugins.js';
+import { problem, ProblemError } from '../problem.js';
+import type { DataWork } from './budget.js';
+
+export interface ConditionalDeps {
+  /** The dataset served now, and the one of a data version (DatasetHolder.byVersion). */
+  dataset: () => ServedDataset;
+  datasetOf: ((dataVersion: string) => ServedDataset | undefined) | undefined;
+  data: DataWork;
+  /** A 304 costs no query: it gives the token taken back (authenticate.ts Clients.giveBack). */
+  giveBack: (request: FastifyRequest) => void;
+  compression: boolean;
+}
+
+export type TaggedQuery = <T>(request: FastifyRequest, reply: FastifyReply, parsed: unknown, work: (backend: Backend) => Promise<T>) => Promise<T | FastifyReply>;
+
+/**
+ * A report or items query (budget.ts) whose answer carries the ETag and the data version; a
+ * matching If-None-Match is a 304. The tag and the answer come from the same data even when a
+ * reload swaps it meanwhile.
+ */
+export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
+  return async (request, reply, parsed, work) => {
+    // The answer depends on the Convx-Data-Version the request sent (pinnedDataset): caches must know (304s too).
+    reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
+    const dataset = pinnedDataset(request, deps);
+    reply.header(DATA_VERSION_HEADER, dataset.version);
+    // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
+    const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
+    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
+      // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
+      deps.giveBack(request);
+      return reply.code(304).header('etag', representationTag(request, tag, deps.compression)).send();
+    }
+    // Held while the request waits for its turn, so that a reload (or the end of a pinned version's
+    // grace) does not close this data before the request has its connection.
+    const release = dataset.retain();
+    let body;
+    try {
+      body = await deps.data(request, work, () => dataset);
+    } finally {
+      release();
+    }
+    reply.header('etag', representationTag(request, tag, deps.compression));
+    return body;
+  };
+}
+
+/**
+ * The data a report or items request is answered from: the version its Convx-Data-Version
+ * header pins it to, while the server holds that version (the one served now, or the one a
+ * reload replaced, within the grace period), else the one served now. A pinned version no
+ * longer (or never) held is a 412 naming both versions.
+ */
+function pinnedDataset(request: FastifyRequest, { dataset, datasetOf }: ConditionalDeps): ServedDataset {
+  const current = dataset();
+  const header = request.headers[DATA_VERSION_HEADER.toLowerCase()];
+  const asked = (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim();
+  if (asked === '') return current;
+  const held = datasetOf ? datasetOf(asked) : current.version === asked ? current : undefined;
+  if (held) return held;
+  const named = JSON.stringify(asked.length > 64 ? `${asked.slice(0, 64)}…` : asked);
+  throw new ProblemError(
+    {
+      ...problem(
+        'dataVersionChanged',
+        `the data changed: version ${named} (${DATA_VERSION_HEADER}) is no longer served, the data served now is version "${current.version}"; ` +
+          'start paging again from the first page',
+      ),
+      requestedVersion: asked.slice(0, 64),
+      currentVersion: current.version,
+    },
+    { [DATA_VERSION_HEADER]: current.version },
+  );
+}
+
+/**
+ * The tag of the representation a request gets: a compressed one is another sequence of bytes,
+ * so it carries the weak form (RFC 9110 8.8.1); decided from Accept-Encoding alone, so that a
+ * 304 carries the tag the 200 would have (If-None-Match compares weakly: both forms match).
+ */
+function representationTag(request: FastifyRequest, tag: string, compression: boolean): string {
+  return compression && negotiateEncoding(request.headers['accept-encoding']) ? `W/${tag}` : tag;
+}

@@ -1,0 +1,201 @@
+/**
+ * The routes table: every operation of the API, one row each (an alias of the items is a row of
+ * its own), registered in one place by router.ts. A row documents its operation (method, path,
+ * operation id, the kind whose responses model/schemas.ts holds, the query string) and answers
+ * it thinly: parse (model/query.ts, the one validation) -> the Backend -> the body.
+ */
+import type { ActivityTarget, Backend } from '../backend.js';
+import { UsageError } from '../errors.js';
+import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
+import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, type OperationKind } from '../model/schemas.js';
+import type { Page } from '../model/types.js';
+import type { ServedDataset } from './plugins.js';
+
+/** What a row's parser reads: the query string as the shared parser takes it, the path's values, the body, the clock. */
+export interface RouteInput {
+  query: RequestParams;
+  params: Record<string, string>;
+  body: unknown;
+  now: () => Date;
+}
+
+interface RouteDoc {
+  method: 'GET' | 'POST';
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The operation's kind: its documented responses and request headers (model/schemas.ts). */
+  kind: OperationKind;
+  /** The query string as documented (the parser alone validates it); none: not documented. */
+  querystring?: object;
+}
+
+/** An operation on the token's plugin's data, within the time budget and a fair turn (hooks/budget.ts). */
+export interface DataRoute<Parsed> extends RouteDoc {
+  /** 'etag': an ETag (a matching If-None-Match is a 304) and the data version a request may pin (hooks/conditional.ts); 'query': the data served now. */
+  answer: 'etag' | 'query';
+  parse(input: RouteInput): Parsed;
+  handler(backend: Backend, parsed: Parsed): Promise<unknown> | undefined;
+  /** A look-up: what the 404 problem says when the handler finds nothing (undefined). */
+  missing?(parsed: Parsed): string;
+  /** A validation holds its connection while it waits for template renders: it gets one of its own, so it never keeps the pool from reports. */
+  ownConnection?: true;
+  /** Only an application/json body reaches the handler (else the 415 problem). */
+  jsonBody?: true;
+}
+
+/** An operation answered without a token or a query (liveness). */
+export interface PublicRoute extends RouteDoc {
+  answer: 'public';
+  handler(dataset: ServedDataset): unknown;
+}
+
+export type RouteRow = DataRoute<unknown> | PublicRoute;
+
+/** A row on the data, its parser's type checked against its handler's. */
+const data = <Parsed>(row: DataRoute<Parsed>): DataRoute<unknown> => row;
+
+const pageBody = <Row>(page: Page<Row>) => ({ conversions: page.rows, paging: page.paging });
+
+/** The items, or a per-source alias: its path fixes the source; its query string may only narrow within it (sourceType, sourceId). */
+function itemsParser(fixed?: (params: Record<string, string>) => Partial<ItemsQuery>) {
+  return ({ query, params }: RouteInput): ItemsQuery => {
+    const parsed = parseItemsQuery(query, { sourceFilters: fixed === undefined });
+    const path = fixed?.(params) ?? {};
+    // An empty path segment (/v1/campaigns//conversions) names no source.
+    const empty = Object.entries(path).filter(([, value]) => value === '').map(([parameter]) => ({ parameter, message: 'is empty in the path' }));
+    if (empty.length) throw new UsageError(`invalid parameters: ${empty.map((p) => `${p.parameter}: ${p.message}`).join('; ')}`, empty);
+    return { ...parsed, ...path };
+  };
+}
+
+const items = (row: Pick<RouteDoc, 'path' | 'operationId' | 'summary' | 'querystring'>, fixed?: (params: Record<string, string>) => Partial<ItemsQuery>) =>
+  data({ ...row, method: 'GET', kind: 'items', answer: 'etag', parse: itemsParser(fixed), handler: async (b, parsed) => pageBody(await b.items(parsed)) });
+
+/** A look-up by id (issue 12): no query string; what the plugin's backend finds, else a 404 problem. */
+const lookup = (
+  row: Pick<RouteDoc, 'path' | 'operationId' | 'summary' | 'kind'>,
+  handler: (backend: Backend, params: Record<string, string>) => Promise<unknown> | undefined,
+  missing: (params: Record<string, string>) => string,
+) =>
+  data({
+    ...row,
+    method: 'GET',
+    querystring: NO_QUERY,
+    answer: 'query',
+    parse: ({ query, params }) => {
+      parseNoQuery(query);
+      return params;
+    },
+    handler,
+    missing,
+  });
+
+const activity = (target: (p: Record<string, string>) => ActivityTarget) => (b: Backend, p: Record<string, string>) => b.activity?.(target(p), p.contactId!);
+const noActivity = (p: Record<string, string>) => `contact ${p.contactId} has no touches of this source`;
+
+export const ROUTES: readonly RouteRow[] = [
+  data({
+    method: 'GET',
+    path: '/v1/conversions',
+    operationId: 'getConversions',
+    summary: 'One aggregate row per attributing source',
+    kind: 'report',
+    querystring: REPORT_QUERY,
+    answer: 'etag',
+    parse: ({ query, now }) => parseReportQuery(query, now()),
+    handler: async (b, parsed) => pageBody(await b.report(parsed)),
+  }),
+  items({ path: '/v1/conversions/items', operationId: 'listConversionItems', summary: 'Individual conversion records', querystring: ITEMS_QUERY }),
+  items(
+    { path: '/v1/campaigns/:campaignId/conversions', operationId: 'listCampaignConversions', summary: 'Conversions of a campaign or automation', querystring: ALIAS_QUERY },
+    (p) => ({ campaignId: p.campaignId }),
+  ),
+  items(
+    { path: '/v1/deliveries/:smartflowId/conversions', operationId: 'listSmartflowConversions', summary: 'Conversions of a smartflow', querystring: ALIAS_QUERY },
+    (p) => ({ smartflowId: p.smartflowId }),
+  ),
+  items(
+    {
+      path: '/v1/deliveries/:smartflowId/:deliveryId/conversions',
+      operationId: 'listDeliveryConversions',
+      summary: 'Conversions of one delivery of a smartflow',
+      querystring: ALIAS_QUERY,
+    },
+    (p) => ({ smartflowId: p.smartflowId, deliveryId: p.deliveryId }),
+  ),
+  lookup(
+    {
+      path: '/v1/conversions/orders/:orderId',
+      kind: 'order',
+      operationId: 'getOrderConversions',
+      summary: 'An order by id over every date: its conversions (the order and its refunds), or why it is not one',
+    },
+    (b, p) => b.findOrder(p.orderId!),
+    (p) => `order ${p.orderId} is not in the dataset`,
+  ),
+  lookup(
+    {
+      path: '/v1/contacts/:contact/conversions',
+      kind: 'contact',
+      operationId: 'getContactConversions',
+      summary: 'A contact (by contact id, e-mail or client contact id): its conversions, and each click with the orders it decided or why it decided none',
+    },
+    (b, p) => b.contact(p.contact!),
+    (p) => `no contact ${p.contact} (by contact id, e-mail or client contact id) in the dataset`,
+  ),
+  lookup(
+    {
+      path: '/v1/campaigns/:campaignId/recipients/:contactId/activity',
+      kind: 'activity',
+      operationId: 'getCampaignRecipientActivity',
+      summary: "A contact's touches of a campaign or automation (a record's activityUrl)",
+    },
+    activity((p) => ({ campaignId: p.campaignId! })),
+    noActivity,
+  ),
+  lookup(
+    {
+      path: '/v1/deliveries/:smartflowId/recipients/:contactId/activity',
+      kind: 'activity',
+      operationId: 'getSmartflowRecipientActivity',
+      summary: "A contact's touches of a smartflow node without a delivery (a record's activityUrl)",
+    },
+    activity((p) => ({ smartflowId: p.smartflowId! })),
+    noActivity,
+  ),
+  lookup(
+    {
+      path: '/v1/deliveries/:smartflowId/:deliveryId/recipients/:contactId/activity',
+      kind: 'activity',
+      operationId: 'getDeliveryRecipientActivity',
+      summary: "A contact's touches of one delivery of a smartflow (a record's activityUrl)",
+    },
+    activity((p) => ({ smartflowId: p.smartflowId!, deliveryId: p.deliveryId! })),
+    noActivity,
+  ),
+  data({
+    method: 'POST',
+    path: '/v4/delivery/e-mail/validate',
+    operationId: 'validateEmailDelivery',
+    summary: 'Dry run of an e-mail delivery: audience, suppression, languages, rendered samples and findings',
+    description: 'Findings, including an invalid request body, are in render.errors and render.warnings of a 200 answer.',
+    kind: 'validate',
+    // Its SQL (the audience) runs under the same time budget as a report; templates have their own limits.
+    answer: 'query',
+    ownConnection: true,
+    jsonBody: true,
+    parse: ({ body }) => body,
+    handler: (b, body) => b.validateEmail(body),
+  }),
+  {
+    method: 'GET',
+    path: '/healthz',
+    operationId: 'getHealth',
+    summary: 'Liveness and the time the dataset was loaded',
+    kind: 'health',
+    answer: 'public',
+    handler: (dataset) => ({ status: 'ok', loadedAt: dataset.loadedAt.toISOString() }),
+  },
+];
