@@ -310,7 +310,7 @@ describe('render workers are shared fairly, and waiting for one is never charged
     };
     // Short limits keep the test short; every time below is a multiple of them. Three renders of one
     // validation fit its validation time limit (3 × (R + 0.1 s) < 6R); the queue of renders does not.
-    const R = 500;
+    const R = 400;
     const renderLimits = resolveRenderLimits({ renderTimeMs: R, requestTimeMs: 6 * R });
     // The default pool of DuckDB connections: a validation runs on a connection of its own, so
     // hostile validations cannot hold the pool either.
