@@ -308,9 +308,13 @@ describe('render workers are shared fairly, and waiting for one is never charged
         ],
       ),
     };
+    // Short limits keep the test short; every time below is a multiple of them. Three renders of one
+    // validation fit its validation time limit (3 × (R + 0.1 s) < 6R); the queue of renders does not.
+    const R = 400;
+    const renderLimits = resolveRenderLimits({ renderTimeMs: R, requestTimeMs: 6 * R });
     // The default pool of DuckDB connections: a validation runs on a connection of its own, so
     // hostile validations cannot hold the pool either.
-    const server = await startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+    const server = await startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', renderLimits });
     try {
       const post = async (plugin: string, body: unknown) => {
         const began = performance.now();
@@ -321,26 +325,29 @@ describe('render workers are shared fairly, and waiting for one is never charged
         });
         return { status: res.status, body: (await res.json()) as ValidateResponse, ms: performance.now() - began };
       };
-      // Three renders of a second each per validation: 18 seconds of renders on 2 to 4 workers.
+      // Three renders of R each per validation, three validations per worker: at least 9R of renders
+      // however many workers there are (18 renders on this machine's 2).
       const hostileBody = { audience: { lists: ['l'] }, assets: ['cs', 'en', 'de'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
-      const hostile = Array.from({ length: 6 }, () => post('A', hostileBody));
+      const hostile = Array.from({ length: 3 * MAX_RENDER_WORKERS }, () => post('A', hostileBody));
       await new Promise((resolve) => setTimeout(resolve, 300));
       const normal = await post('B', request({ subject: 'Hi {{ contact.firstName }}' }));
       expect(normal.status).toBe(200);
       expect(normal.body.render.errors).toEqual([]);
       expect(normal.body.render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
-      // At most one render of A (1 s) before B's turn, and B's own work; behind A's queue it took 10 s.
-      expect(normal.ms).toBeLessThan(3000);
+      // At most one render of A (R) before B's turn, and B's own work; behind A's queue it took about 9R.
+      expect(normal.ms).toBeLessThan(3 * R);
 
-      // Each waited for the others (10 s of renders on 2 workers), within the request's budget of
-      // 30 s: the waits are no finding, each part stops at the render time limit, its own time.
+      // Each waited for the others, within the request's budget of 30 s: the waits are no finding,
+      // each part stops at the render time limit, its own time.
       const answers = await Promise.all(hostile);
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         const limits = errorsOf(answer.body, 'render_limit_exceeded');
         expect(limits).toHaveLength(3);
-        for (const finding of limits) expect(finding.message).toContain(`(${DEFAULT_RENDER_LIMITS.renderTimeMs} ms, --render-time-limit)`);
+        for (const finding of limits) expect(finding.message).toContain(`(${R} ms, --render-time-limit)`);
       }
+      // The last one took longer than its validation time limit: had the waits counted, it would have hit that limit.
+      expect(Math.max(...answers.map((a) => a.ms))).toBeGreaterThan(renderLimits.requestTimeMs);
     } finally {
       await server.close();
     }
@@ -348,33 +355,37 @@ describe('render workers are shared fairly, and waiting for one is never charged
 
   it("a validation waiting for a busy renderer is not charged for the wait; a request's budget that runs out waiting is a RenderBudgetError, not a finding", async () => {
     const dir = contactsDir();
-    // As many validations as there are workers, each holding one for 4 s.
+    // The harmless validation's own time limit Q, and the time each hostile render holds a worker:
+    // past the 0.5 s head start, twice Q and a margin of its own work.
+    const Q = 600;
+    const hold = 0.5 * 1000 + 2 * Q + 300;
+    // As many validations as there are workers, each holding one for `hold`.
     const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>
-      validate(dir, request({ subject: NESTED_LOOP }), { renderTimeMs: 4000, requestTimeMs: 10_000 }),
+      validate(dir, request({ subject: NESTED_LOOP }), { renderTimeMs: hold, requestTimeMs: 3 * hold }),
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const harmless = request({ subject: 'Hi {{ contact.firstName }}' });
     const budgeted = await openLocalBackend(dir, { require: ['contacts'] });
     try {
       const [waited, refused] = await Promise.all([
-        // No request budget (local mode): it waits its turn, then renders well within its own 1 s.
-        timed(() => validate(dir, harmless, { requestTimeMs: 1000 })),
-        // A server request's budget of 1 s runs out while every worker is busy: the server's 503.
-        withQueryBudget(1000, () => budgeted.validateEmail(harmless, resolveRenderLimits({ requestTimeMs: 60_000 }))).then(
+        // No request budget (local mode): it waits its turn, then renders well within its own Q.
+        timed(() => validate(dir, harmless, { requestTimeMs: Q })),
+        // A server request's budget of Q runs out while every worker is busy: the server's 503.
+        withQueryBudget(Q, () => budgeted.validateEmail(harmless, resolveRenderLimits({ requestTimeMs: 60_000 }))).then(
           () => undefined,
           (error: unknown) => error,
         ),
       ]);
-      expect(waited.ms).toBeGreaterThan(2000); // it did wait for a worker
+      expect(waited.ms).toBeGreaterThan(2 * Q); // it did wait for a worker, twice its own time limit
       expect(waited.value.render.errors).toEqual([]);
       expect(waited.value.render.samples.map((s) => s.subject)).toEqual([expect.stringMatching(/^Hi (Ann|Bob)$/), 'Hi Cy']);
       expect(refused).toBeInstanceOf(RenderBudgetError);
-      expect(refused).toMatchObject({ waiting: true, budgetMs: 1000 });
+      expect(refused).toMatchObject({ waiting: true, budgetMs: Q });
     } finally {
       await budgeted.close();
     }
     for (const answer of await Promise.all(hostile)) {
-      expect(errorsOf(answer, 'render_limit_exceeded')).toEqual([expect.objectContaining({ message: expect.stringContaining('(4000 ms, --render-time-limit)') })]);
+      expect(errorsOf(answer, 'render_limit_exceeded')).toEqual([expect.objectContaining({ message: expect.stringContaining(`(${hold} ms, --render-time-limit)`) })]);
     }
   });
 });
