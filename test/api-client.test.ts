@@ -4,8 +4,7 @@
  * (point 9) every detailUrl leads to exactly its row's records, on a real `convx serve`.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRetried, NOT_RETRIED, QUERY_TIMEOUT_PROBLEM } from '../src/api/client.js';
@@ -13,33 +12,7 @@ import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { PROBLEM_TYPES } from '../src/server/problem.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, type CliResult, onTerminal, shop, tempDir } from './helpers.js';
-
-interface Scripted {
-  url: string;
-  /** Each request's URL and Authorization header. */
-  requests: { url: string; authorization: string | undefined }[];
-  close: () => Promise<void>;
-}
-
-async function scripted(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<Scripted> {
-  const requests: Scripted['requests'] = [];
-  const server = createServer((req, res) => {
-    requests.push({ url: req.url ?? '', authorization: req.headers.authorization });
-    handler(req, res, requests.length);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { cli, type CliResult, onTerminal, scripted, type Scripted, shop, tempDir } from './helpers.js';
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const problem = status >= 400;

@@ -1,15 +1,14 @@
 /** API mode: parity with local mode against a real `convx serve`, faults from scripted servers, configuration. */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSettings } from '../src/config.js';
 import { generateDataset } from '../src/local/generate.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, type CliResult, SAMPLES, shop, tempDir } from './helpers.js';
+import { cli, type CliResult, SAMPLES, scripted, shop, tempDir } from './helpers.js';
 
 const SECRET = 'api-test-secret';
 
@@ -101,32 +100,6 @@ describe('parity: API mode against convx serve prints what local mode prints', (
   });
 });
 
-interface Scripted {
-  url: string;
-  requests: string[];
-  close(): Promise<void>;
-}
-
-/** A loopback server answering with a script, for the faults the real server cannot produce. */
-async function scripted(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<Scripted> {
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    requests.push(req.url ?? '');
-    handler(req, res, requests.length);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 const REPORT_BODY = JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } });
 const json = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -170,7 +143,7 @@ describe('faults', () => {
     expect(JSON.parse(result.stdout).paging.totalCount).toBe(0);
     expect(result.stderr).toMatch(/retrying in .* \(HTTP 503: busy; attempt 2\)/);
     // The report twice; then the empty result asks for the API's range of conversions (items).
-    expect(s.requests.filter((url) => !url.includes('/conversions/items'))).toHaveLength(2);
+    expect(s.requests.filter(({ url }) => !url.includes('/conversions/items'))).toHaveLength(2);
     expectNoToken(result, token);
   });
 

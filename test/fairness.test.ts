@@ -7,7 +7,7 @@
  * figures), with wall-clock bounds only far from what is measured.
  */
 import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +104,16 @@ async function post(server: RunningServer, body: unknown, authorization: string,
 }
 
 const problemType = (answer: Answer) => (answer.body as { type?: string } | undefined)?.type;
+
+/** A raw TCP connection to the server: what it has received so far, and when it closed (performance.now()). */
+async function rawSocket(url: URL): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
+  const socket = connect(Number(url.port), url.hostname);
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, received: () => received, closed };
+}
 
 describe('the gate (pool.ts FairGate)', () => {
   const claim = (plugin: string, client = 't') => ({ plugin, client, pooled: true });
@@ -453,11 +463,7 @@ describe('a body that never completes (issue 17, point 4)', () => {
 
   it('answers Content-Length: 1000 and then silence with a 408 problem and closes the connection within the body timeout', async () => {
     const authorization = await bearer('A');
-    const socket = connect(Number(url.port), url.hostname);
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
-    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const { socket, received, closed } = await rawSocket(url);
     const sent = performance.now();
     socket.write(
       [
@@ -472,9 +478,9 @@ describe('a body that never completes (issue 17, point 4)', () => {
     );
     const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
     socket.destroy();
-    expect(at, `still open after 8 s; received: ${received}`).toBeDefined();
+    expect(at, `still open after 8 s; received: ${received()}`).toBeDefined();
     expect(at! - sent).toBeLessThan(500 + 2500);
-    const [head, body] = received.split('\r\n\r\n');
+    const [head, body] = received().split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 408 /);
     expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
     expect(head).toMatch(/\r\nConnection: close/i);
@@ -485,19 +491,15 @@ describe('a body that never completes (issue 17, point 4)', () => {
   });
 
   it('answers headers that never end with the same 408 within the body timeout', async () => {
-    const socket = connect(Number(url.port), url.hostname);
-    let received = '';
-    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
-    const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const { socket, received, closed } = await rawSocket(url);
     const sent = performance.now();
     socket.write(`GET /healthz HTTP/1.1\r\nHost: ${url.host}\r\nX-Slow: 1`);
     const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
     socket.destroy();
-    expect(at, `still open after 8 s; received: ${received}`).toBeDefined();
+    expect(at, `still open after 8 s; received: ${received()}`).toBeDefined();
     expect(at! - sent).toBeLessThan(500 + 2500);
-    expect(received).toMatch(/^HTTP\/1\.1 408 /);
-    expect(received).toContain('urn:convx:problem:request-timeout');
+    expect(received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(received()).toContain('urn:convx:problem:request-timeout');
   });
 
   it('lists the new options with their defaults in convx serve --help', async () => {

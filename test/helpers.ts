@@ -1,4 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { run } from '../src/cli.js';
@@ -227,4 +229,32 @@ export async function onTerminal(argv: string[], columns: number, env: Record<st
   };
   const code = await run(argv, io);
   return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+/** A loopback server answering with a script, for the faults the real server cannot produce. */
+export interface Scripted {
+  url: string;
+  /** Each request's URL and Authorization header, in order. */
+  requests: { url: string; authorization: string | undefined }[];
+  close(): Promise<void>;
+}
+
+/** Starts a Scripted server on a free loopback port; handler answers each request (n counts from 1). */
+export async function scripted(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<Scripted> {
+  const requests: Scripted['requests'] = [];
+  const server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', authorization: req.headers.authorization });
+    handler(req, res, requests.length);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
