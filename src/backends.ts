@@ -7,6 +7,7 @@
  */
 import type { Backend } from './backend.js';
 import type { BackendFactory, Context, LookupsFactory, OpenBackendOptions } from './context.js';
+import { threadsOption } from './config.js';
 import { UsageError } from './errors.js';
 
 /** The backend of the mode the settings name: the API (--api) or a local dataset (--data). */
@@ -31,7 +32,7 @@ export const openDefaultLookups: LookupsFactory = async (ctx) => {
   // no dataset named: nothing to look up
   if (!ctx.settings.data) return { close: async () => undefined };
   const { openLookups } = await import('./local/lookups.js');
-  return openLookups(ctx.resolvePath(ctx.settings.data));
+  return openLookups(ctx.resolvePath(ctx.settings.data), threadsOption(ctx));
 };
 
 async function openApiBackend({ globals, settings, log, io, token, timeoutSeconds }: Context, options: OpenBackendOptions): Promise<Backend> {
@@ -46,6 +47,7 @@ async function openApiBackend({ globals, settings, log, io, token, timeoutSecond
     token: await token(),
     timeoutMs: timeoutSeconds * 1000,
     retries: 3,
+    ...(io.sleep ? { sleep: io.sleep } : {}),
     onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
       log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
   };
@@ -81,5 +83,6 @@ async function openDatasetBackend({ globals, settings, dataDir }: Context, optio
     ...(options.validation ? { require: ['contacts'] as const } : {}),
     ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
     ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),
+    ...threadsOption({ settings }),
   });
 }

@@ -125,6 +125,8 @@ export interface ResolvedSettings {
   /** Where the token comes from, resolved lazily (reading stdin or a file). */
   token?: string;
   profile: string;
+  /** DuckDB worker threads of local mode (CONVX_THREADS); undefined: one per core. */
+  threads?: number;
 }
 
 export interface SettingSources {
@@ -181,7 +183,27 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   if (format) settings.format = format;
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();
+  const threads = threadsOf(env.CONVX_THREADS);
+  if (threads !== undefined) settings.threads = threads;
   return settings;
+}
+
+/** The DuckDB threads CONVX_THREADS asks for, as the options of a local open: none when it is unset. */
+export function threadsOption({ settings }: { settings: ResolvedSettings }): { threads?: number } {
+  return settings.threads !== undefined ? { threads: settings.threads } : {};
+}
+
+/** The most DuckDB threads CONVX_THREADS may ask for. */
+export const MAX_THREADS = 256;
+
+/** CONVX_THREADS: a whole number of DuckDB threads from 1 to MAX_THREADS; unset or empty: one per core. */
+export function threadsOf(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value.trim());
+  if (!/^\d+$/.test(value.trim()) || n < 1 || n > MAX_THREADS) {
+    throw new UsageError(`CONVX_THREADS must be a whole number of DuckDB threads from 1 to ${MAX_THREADS} (got "${value}")`, [], 'unset it to use one thread per core');
+  }
+  return n;
 }
 
 /** A parsed http(s) URL, else undefined (text that is no URL, or a URL of another scheme: `user:pw@host` parses as scheme `user:`). */

@@ -24,6 +24,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   cwd: string;
   now: () => Date;
+  /** Waits ms: API mode's pause before a retry (default: a timer; a test passes its own clock). */
+  sleep?: (ms: number) => Promise<void>;
   /** Calls handler on the signal instead of the default (exit); returns the unsubscribe function. */
   onSignal(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: () => void): () => void;
 }

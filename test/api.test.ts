@@ -149,11 +149,10 @@ describe('faults', () => {
 
   it('waits as long as Retry-After says on a 429', async () => {
     const s = await scripted((_req, res, n) => (n === 1 ? json(res, 429, '{}', { 'retry-after': '1' }) : json(res, 200, REPORT_BODY)));
-    const started = Date.now();
     const result = await run(s.url);
     await s.close();
     expect(result.code).toBe(0);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(result.slept).toEqual([1000]); // the pause asked of the clock (the test's is short)
     expect(result.stderr).toMatch(/retrying in 1\.0 s \(HTTP 429/);
   });
 
@@ -235,6 +234,12 @@ describe('faults', () => {
     const result = await run(url);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/connection refused \(after 4 attempts\)/);
+    // Three pauses, each from half to all of 250 ms doubled per attempt.
+    expect(result.slept).toHaveLength(3);
+    result.slept!.forEach((ms, i) => {
+      expect(ms).toBeGreaterThanOrEqual(125 * 2 ** i);
+      expect(ms).toBeLessThanOrEqual(250 * 2 ** i);
+    });
     const noToken = await cli(['report', '--api', url]);
     expect(noToken.code).toBe(4);
     expect(noToken.stderr).toMatch(/no API token/);

@@ -11,6 +11,9 @@ import { openDefaultBackend } from '../src/backends.js';
 import type { BackendFactory, OpenBackendOptions } from '../src/context.js';
 import { run } from '../src/cli.js';
 import { DataError } from '../src/errors.js';
+import type { LocalBackend } from '../src/local/backend.js';
+import { Database } from '../src/local/db.js';
+import { sql } from '../src/local/sql.js';
 import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';
 
 /** Everything a factory saw: each opening's options, the methods called on the backend, and closes. */
@@ -41,7 +44,7 @@ function recording(override: Partial<Backend> = {}): { backends: BackendFactory;
   return { backends, record };
 }
 
-async function runWith(argv: string[], backends: BackendFactory) {
+async function runWith(argv: string[], backends: BackendFactory, env: Record<string, string> = {}) {
   const stdout = new Capture();
   const stderr = new Capture();
   const code = await run(
@@ -53,7 +56,7 @@ async function runWith(argv: string[], backends: BackendFactory) {
       stderr,
       stdoutIsTTY: false,
       stderrIsTTY: false,
-      env: { XDG_CONFIG_HOME: tempDir('convx-config-') },
+      env: { XDG_CONFIG_HOME: tempDir('convx-config-'), ...env },
       cwd: process.cwd(),
       now: () => new Date('2024-05-01T12:00:00Z'),
       onSignal: () => () => undefined,
@@ -131,5 +134,38 @@ describe('the backend factory', () => {
     expect(result.stderr).toContain('convx: error: --timeout works in API mode only');
     expect(record.opened).toHaveLength(1);
     expect(record.calls).toEqual([]);
+  });
+});
+
+describe('CONVX_THREADS', () => {
+  const threadsOf = async (db: Database) => Number((await db.one<{ t: unknown }>(sql`SELECT current_setting('threads') AS t`))!.t);
+
+  it('sets the DuckDB threads of local mode, with the same answer; unset, DuckDB takes one per core', async () => {
+    const seen: number[] = [];
+    const backends: BackendFactory = async (ctx, options) => {
+      const real = (await openDefaultBackend(ctx, options)) as LocalBackend;
+      seen.push(await threadsOf(real.scope.db));
+      return real;
+    };
+    const one = await runWith(REPORT, backends, { CONVX_THREADS: '1' });
+    const three = await runWith(REPORT, backends, { CONVX_THREADS: ' 3 ' });
+    const unset = await runWith(REPORT, backends, { CONVX_THREADS: '' });
+    const fresh = await Database.open();
+    const cores = await threadsOf(fresh);
+    fresh.close();
+    expect(seen).toEqual([1, 3, cores]);
+    expect([one.code, three.code, unset.code]).toEqual([0, 0, 0]);
+    expect(three.stdout).toBe(one.stdout);
+    expect(unset.stdout).toBe(one.stdout);
+  });
+
+  it('anything but a whole number from 1 to 256 is a usage error naming it', async () => {
+    for (const value of ['0', '257', '1.5', 'two', '-1']) {
+      const { backends } = recording();
+      const result = await runWith(REPORT, backends, { CONVX_THREADS: value });
+      expect(result.code, value).toBe(2);
+      expect(result.stderr).toContain(`CONVX_THREADS must be a whole number of DuckDB threads from 1 to 256 (got "${value}")`);
+      expect(result.stdout).toBe('');
+    }
   });
 });

@@ -14,7 +14,7 @@ import { field, parameters } from '../src/model/parameters.js';
 import { SOURCE_TYPES } from '../src/model/shapes.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, dataset, SAMPLES, twoPluginFiles } from './helpers.js';
+import { cli, dataset, SAMPLES, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 
 const complete = async (...words: string[]) => {
   const run = await cli(['__complete', ...words]);
@@ -90,7 +90,7 @@ describe('look-ups in local mode (Backend.lookup)', () => {
   });
 
   it("a LocalBackend looks up in its plugin's scope", async () => {
-    const backend = await openLocalBackend(dir, { plugin: 'A' });
+    const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), plugin: 'A' });
     try {
       expect(await backend.lookup('plugins')).toEqual(['A']);
       expect(await backend.lookup('currencies')).toEqual(['EUR']);

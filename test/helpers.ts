@@ -113,12 +113,22 @@ export function shop(spec: {
   return dataset(files);
 }
 
+/** The suite's DuckDB threads (test/setup.ts) for a command run in process: its env does not inherit process.env. */
+export function suiteThreads(): Record<string, string> {
+  return process.env.CONVX_THREADS ? { CONVX_THREADS: process.env.CONVX_THREADS } : {};
+}
+
+/** The suite's DuckDB threads as the options of openLocalBackend. */
+export function suiteThreadsOption(): { threads?: number } {
+  return process.env.CONVX_THREADS ? { threads: Number(process.env.CONVX_THREADS) } : {};
+}
+
 export async function withBackend<T>(
   dir: string,
   work: (backend: LocalBackend) => Promise<T>,
   options: LocalOpenOptions = {},
 ): Promise<T> {
-  const backend = await openLocalBackend(dir, options);
+  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), ...options });
   try {
     return await work(backend);
   } finally {
@@ -163,6 +173,8 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** The pauses API mode asked for before its retries, in ms. */
+  slept?: number[];
 }
 
 /** Runs convx in-process with captured output. */
@@ -172,6 +184,7 @@ export async function cli(
 ): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
+  const slept: number[] = [];
   const io: Io = {
     stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
     stdinIsTTY: false,
@@ -179,13 +192,18 @@ export async function cli(
     stderr,
     stdoutIsTTY: options.tty ?? false,
     stderrIsTTY: options.tty ?? false,
-    env: { XDG_CONFIG_HOME: isolatedConfig(), ...options.env },
+    env: { XDG_CONFIG_HOME: isolatedConfig(), ...suiteThreads(), ...options.env },
     cwd: options.cwd ?? process.cwd(),
     now: () => new Date(options.now ?? '2024-05-01T12:00:00Z'),
+    // API mode's pauses between retries: recorded, and a moment each instead of up to seconds.
+    sleep: (ms) => {
+      slept.push(ms);
+      return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 5)));
+    },
     onSignal: () => () => undefined,
   };
   const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
+  return { code, stdout: stdout.text, stderr: stderr.text, slept };
 }
 
 export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');
@@ -222,7 +240,7 @@ export async function onTerminal(argv: string[], columns: number, env: Record<st
     stderr,
     stdoutIsTTY: true,
     stderrIsTTY,
-    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', ...env },
+    env: { XDG_CONFIG_HOME: tempDir('convx-config-'), NO_COLOR: '1', ...suiteThreads(), ...env },
     cwd: process.cwd(),
     now: () => new Date('2024-05-01T12:00:00Z'),
     onSignal: () => () => undefined,

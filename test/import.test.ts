@@ -22,7 +22,7 @@ import type { ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop, tempDir, type CliResult } from './helpers.js';
+import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop, tempDir, type CliResult, suiteThreadsOption } from './helpers.js';
 
 const root = tempDir('convx-import-');
 
@@ -143,7 +143,7 @@ function periodsAround(first: string, last: string, middle: string): Period[] {
  */
 async function sweep(dir: string, file: string, plugin?: string, only?: number[]) {
   const options = plugin ? { plugin } : {};
-  const [fromDir, fromFile] = await Promise.all([openLocalBackend(dir, options), openLocalBackend(file, options)]);
+  const [fromDir, fromFile] = await Promise.all([openLocalBackend(dir, { ...suiteThreadsOption(), ...options }), openLocalBackend(file, { ...suiteThreadsOption(), ...options })]);
   try {
     // The file reads the attribution it stores, summed per day; the directory attributes per period.
     expect(fromFile.scope.summarised).toBe(true);
@@ -337,7 +337,7 @@ describe('the imported file answers as its directory', () => {
       await same(['report', '--plugin', 'shop-2', ...month, '--reference-currency', 'EUR', '-o', 'json'], gen3, gen3File);
       // Which of them read the stored attribution (summarised) and which attributed afresh.
       const summarised = async (file: string, plugin: string, referenceCurrency?: string) => {
-        const backend = await openLocalBackend(file, { plugin, ...(referenceCurrency ? { referenceCurrency } : {}) });
+        const backend = await openLocalBackend(file, { ...suiteThreadsOption(), plugin, ...(referenceCurrency ? { referenceCurrency } : {}) });
         try {
           return backend.scope.summarised;
         } finally {

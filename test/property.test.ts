@@ -13,7 +13,7 @@ import type { AggregateRow, ConversionRecord, SourceType } from '../src/model/ty
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { SINGLE_PLUGIN_ID } from '../src/local/attribution.js';
-import { cli, csv, dataset, FX_HEADER, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
+import { cli, csv, dataset, FX_HEADER, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, TOUCH_HEADER, suiteThreadsOption } from './helpers.js';
 
 // Deterministic in CI: a fixed seed; the first failure ends the run (no long shrinking).
 // To shrink a failure to a minimal dataset, run with CONVX_PROPERTY_SHRINK=1.
@@ -564,7 +564,7 @@ async function all<T>(stream: Promise<{ totalCount: number; rows: AsyncIterable<
 }
 
 async function withLocal<T>(dir: string, work: (backend: LocalBackend) => Promise<T>): Promise<T> {
-  const backend = await openLocalBackend(dir);
+  const backend = await openLocalBackend(dir, suiteThreadsOption());
   try {
     return await work(backend);
   } finally {

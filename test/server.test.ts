@@ -10,7 +10,7 @@ import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -41,7 +41,7 @@ describe('reporting routes on samples/shop', () => {
 
   /** The body the local backend gives for the same query, serialised the same way. */
   async function local(kind: 'report' | 'items', raw: RawParams): Promise<string> {
-    const backend = await openLocalBackend(SAMPLES);
+    const backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
     try {
       if (kind === 'report') {
         const page = await backend.report(parseReportQuery(raw, NOW));

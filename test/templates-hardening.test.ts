@@ -20,7 +20,7 @@ import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type
 import { MAX_RENDER_WORKERS, RenderBudgetError } from '../src/validation/sandbox.js';
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
 import { checkHtml, excerpt } from '../src/validation/html.js';
-import { cli, csv, dataset, tempDir, twoPluginFiles } from './helpers.js';
+import { cli, csv, dataset, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
@@ -38,7 +38,7 @@ const contactsDir = () =>
   });
 
 async function validate(dir: string, body: unknown, limits?: Partial<RenderLimits>): Promise<ValidateResponse> {
-  const backend = await openLocalBackend(dir, { require: ['contacts'] });
+  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
   try {
     return await backend.validateEmail(body, limits ? resolveRenderLimits(limits) : undefined);
   } finally {
@@ -365,7 +365,7 @@ describe('render workers are shared fairly, and waiting for one is never charged
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const harmless = request({ subject: 'Hi {{ contact.firstName }}' });
-    const budgeted = await openLocalBackend(dir, { require: ['contacts'] });
+    const budgeted = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
     try {
       const [waited, refused] = await Promise.all([
         // No request budget (local mode): it waits its turn, then renders well within its own Q.
@@ -450,7 +450,7 @@ describe('a large audience', () => {
   const ids = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
 
   it('50,000 contact ids take well under 5 s, grow about linearly from 5,000, and never block the event loop', async () => {
-    const backend = await openLocalBackend(dir, { require: ['contacts'] });
+    const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
     try {
       const run = (n: number) => timed(() => backend.validateEmail({ audience: { contactIds: ids(n) }, assets: [asset] }));
       await run(1000); // warm up

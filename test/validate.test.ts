@@ -8,7 +8,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, SAMPLES } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, suiteThreadsOption } from './helpers.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 type ContactRow = [string, string | null, string | null, string | null, string, boolean | null, boolean, string];
@@ -18,7 +18,7 @@ function contacts(rows: ContactRow[], extra: Record<string, string> = {}): strin
 }
 
 async function validate(dir: string, body: unknown): Promise<ValidateResponse> {
-  const backend = await openLocalBackend(dir, { require: ['contacts'] });
+  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
   try {
     return await backend.validateEmail(body);
   } finally {
@@ -363,7 +363,7 @@ describe('server and API mode', () => {
       const body = JSON.parse(readFileSync(join(SAMPLES, '..', 'deliveries', file), 'utf8'));
       const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers: { authorization: `Bearer ${token}` }, payload: body });
       expect(res.statusCode).toBe(200);
-      const local = await openLocalBackend(SAMPLES);
+      const local = await openLocalBackend(SAMPLES, suiteThreadsOption());
       expect(res.body).toBe(JSON.stringify(await local.validateEmail(body)));
       await local.close();
     }

@@ -1,4 +1,5 @@
 import { isValidDate } from '../model/query.js';
+import { threadsOption } from '../config.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
@@ -12,7 +13,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
     const progress = startProgress(ctx);
     let report;
     try {
-      report = await checkDataset(ctx.resolvePath(args[0]!), (phase) => progress.phase(phase));
+      report = await checkDataset(ctx.resolvePath(args[0]!), (phase) => progress.phase(phase), threadsOption(ctx));
     } finally {
       progress.done();
     }
@@ -57,6 +58,7 @@ export const dataImport = defineHandler<CommandFlags<'data import'>>({
         ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
         force: flags.force ?? false,
         onPhase: (phase) => progress.phase(phase),
+        ...threadsOption(ctx),
       });
     } finally {
       progress.done();
@@ -100,6 +102,7 @@ export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
       format: f.fileFormat,
       plugins: count('plugins', f.plugins, 1, 1000),
       force: f.force ?? false,
+      ...threadsOption(ctx),
     });
     for (const file of result.files) ctx.log.info(`wrote ${file.file} (${plural(file.rows, 'row')})`);
   },

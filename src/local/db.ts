@@ -59,6 +59,11 @@ export function currentBudget(): Budget | undefined {
 /** How often a query whose budget ran out is interrupted again until it ends (one still waiting for a thread would miss one interrupt). */
 const REINTERRUPT_MS = 5;
 
+/** How a Database is opened: its DuckDB worker threads (undefined: one per core). */
+export interface DatabaseOptions {
+  threads?: number;
+}
+
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
 export class Database {
   private constructor(
@@ -68,8 +73,9 @@ export class Database {
     private readonly ownsInstance: boolean,
   ) {}
 
-  static async open(path = ':memory:'): Promise<Database> {
-    const instance = await DuckDBInstance.create(path);
+  /** `threads`: DuckDB's worker threads (CONVX_THREADS); by default one per core. */
+  static async open(path = ':memory:', options: DatabaseOptions = {}): Promise<Database> {
+    const instance = await DuckDBInstance.create(path, options.threads ? { threads: String(options.threads) } : undefined);
     const connection = await instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
     return new Database(instance, connection, true);

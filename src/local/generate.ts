@@ -20,6 +20,8 @@ export interface GenerateOptions {
   format: 'csv' | 'parquet';
   plugins: number;
   force?: boolean;
+  /** DuckDB threads (CONVX_THREADS); by default one per core. */
+  threads?: number;
 }
 
 export interface GenerateResult {
@@ -38,7 +40,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  const db = await Database.open();
+  const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
   try {
     const files = await writeTables(db, staging, options);
     rmSync(out, { recursive: true, force: true });

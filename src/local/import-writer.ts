@@ -30,6 +30,8 @@ export interface ImportOptions {
   force?: boolean;
   /** Says what the import is doing (a phase per call), for a progress line. */
   onPhase?: (phase: string) => void;
+  /** DuckDB threads (CONVX_THREADS); by default one per core. */
+  threads?: number;
 }
 
 /**
@@ -50,7 +52,7 @@ export async function importDataset(dir: string, into: string, options: ImportOp
   removeStaging();
   removeAbandonedStaging(into);
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true });
+  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
   const db = dataset.db;
   try {
     phase('attributing');

@@ -6,7 +6,7 @@
  * plugins before one is chosen); `LocalBackend.lookup` asks the same of its scope's tables.
  */
 import { lookupTexts, MAX_LOOKUP_VALUES, type LookupKind, type LookupOptions, type Lookups } from '../backend.js';
-import { Database } from './db.js';
+import { Database, type DatabaseOptions } from './db.js';
 import { discoverTables } from './dataset/discover.js';
 import { readExpression } from './dataset/reader.js';
 import { isDuckDbFile } from './imported.js';
@@ -55,7 +55,7 @@ export async function lookupValues(db: Database, tables: LookupTables, kind: Loo
 }
 
 /** A dataset directory or an imported .duckdb file, opened for look-ups only. */
-export async function openLookups(path: string): Promise<Lookups> {
+export async function openLookups(path: string, options: DatabaseOptions = {}): Promise<Lookups> {
   const imported = isDuckDbFile(path);
   const found = imported ? undefined : discoverTables(path);
   const tables: LookupTables = found
@@ -64,7 +64,7 @@ export async function openLookups(path: string): Promise<Lookups> {
         return source ? readExpression(source) : undefined;
       }
     : (name) => table(name, 'imported.main');
-  const db = await Database.open();
+  const db = await Database.open(':memory:', options);
   try {
     if (imported) await db.exec(sql`ATTACH ${literal(path)} AS imported (READ_ONLY)`);
   } catch (error) {

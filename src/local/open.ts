@@ -6,12 +6,12 @@ import { DataError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
-import { Database } from './db.js';
+import { Database, type DatabaseOptions } from './db.js';
 import { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
 
-export interface LocalOpenOptions extends OpenOptions {
+export interface LocalOpenOptions extends OpenOptions, DatabaseOptions {
   /** Needed for reporting; validation only needs contacts. */
   require?: readonly ('orders' | 'touches' | 'contacts')[];
 }
@@ -78,7 +78,7 @@ export const whereTableWouldBe = (dataset: Dataset, table: string) =>
 export async function openDataset(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean } = {},
+  options: { materialise?: boolean } & DatabaseOptions = {},
 ): Promise<Dataset> {
   return (await open(path, require, options)).dataset;
 }
@@ -87,9 +87,9 @@ export async function openDataset(
 export async function open(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean } = {},
+  options: { materialise?: boolean } & DatabaseOptions = {},
 ): Promise<OpenedDataset> {
-  const db = await Database.open();
+  const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
   try {
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
@@ -115,7 +115,7 @@ export async function open(
 
 /** Local mode of the CLI: one dataset, one plugin. */
 export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const { dataset, attributed, identity } = await open(path, options.require);
+  const { dataset, attributed, identity } = await open(path, options.require, options.threads ? { threads: options.threads } : {});
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);
