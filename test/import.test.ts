@@ -245,7 +245,7 @@ describe('the imported file answers as its directory', () => {
     beforeAll(async () => {
       gen = join(root, 'gen');
       gen3 = join(root, 'gen3');
-      const args = ['--orders', '3000', '--touches', '30000', '--contacts', '400', '--file-format', 'parquet'];
+      const args = ['--orders', '1500', '--touches', '15000', '--contacts', '400', '--file-format', 'parquet'];
       for (const [out, more] of [[gen, []], [gen3, ['--plugins', '3']]] as const) {
         const run = await cli(['data', 'generate', '--out', out, ...args, ...more]);
         expect(run.code, run.stderr).toBe(0);

@@ -107,7 +107,8 @@ describe('csv and tsv lines written by DuckDB', () => {
           const fieldSets = format === 'jsonl' ? [undefined] : [undefined, ['source.name', 'conversionsAmount', 'isRefund', 'attribution.hoursToConversion', 'attribution.model']];
           for (const fields of fieldSets) {
             for (const formulaEscape of [true, false]) {
-              for (const sort of ['datetime', '-surname', 'conversionsAmount', '-country']) {
+              // The engine's lines in four orders; the row path (the writer's own, pinned by format.test) in two.
+              for (const sort of fast('csv') ? ['datetime', '-surname', 'conversionsAmount', '-country'] : ['datetime', '-surname']) {
                 const query = itemsQuery('2024-01-01', '2024-12-31', {
                   sort: [{ field: sort.replace('-', ''), descending: sort.startsWith('-') }],
                   offset: 2,
