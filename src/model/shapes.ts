@@ -41,6 +41,40 @@ const REFUND_AND_GROSS_FIGURES = {
 };
 
 /**
+ * The figures of a set of transactions over their sources: an AggregateRow without its source
+ * (a bucket of a series, the total of a period), in the AggregateRow's field order.
+ */
+const PERIOD_FIGURES = {
+  firstConversionAt: nullableTimestamp,
+  lastConversionAt: nullableTimestamp,
+  ...CONVERSION_FIGURES,
+  referenceCurrency: str,
+  uniqueContacts: int,
+  averageConversion: num,
+  averageUniqueConversion: num,
+  ...REFUND_AND_GROSS_FIGURES,
+  breakdown: { type: 'array', items: ref('BreakdownRow') } as const,
+};
+
+/** The figures a comparison sets beside each other (the numbers of PERIOD_FIGURES, in its order). */
+export const COMPARED_FIGURES = [
+  'conversionsAmountWoTax',
+  'conversionsAmountWTax',
+  'conversionsNumber',
+  'uniqueContacts',
+  'averageConversion',
+  'averageUniqueConversion',
+  'refundsAmountWoTax',
+  'refundsAmountWTax',
+  'refundsNumber',
+  'grossConversionsAmountWoTax',
+  'grossConversionsAmountWTax',
+  'grossConversionsNumber',
+] as const;
+
+const nullable = <S>(schema: S) => ({ oneOf: [schema, { type: 'null' as const }] }) as const;
+
+/**
  * The header naming the version of the data an answer comes from (the server sends it with every
  * report and items answer, as paging.dataVersion), and that a request sends to be answered from
  * that version (412 data-version-changed when the server no longer holds it).
@@ -104,16 +138,76 @@ export const COMPONENT_SCHEMAS = {
     name: str,
     source: ref('Source'),
     sourceStartedAt: nullableTimestamp,
-    firstConversionAt: nullableTimestamp,
-    lastConversionAt: nullableTimestamp,
-    ...CONVERSION_FIGURES,
-    referenceCurrency: str,
+    ...PERIOD_FIGURES,
+  }),
+  /** The other period's side of a row, a bucket or a total (--compare, compareTo). */
+  ComparedFigures: object({
+    conversionsAmountWoTax: num,
+    conversionsAmountWTax: num,
+    conversionsNumber: int,
     uniqueContacts: int,
     averageConversion: num,
     averageUniqueConversion: num,
-    ...REFUND_AND_GROSS_FIGURES,
-    breakdown: { type: 'array', items: ref('BreakdownRow') } as const,
+    refundsAmountWoTax: num,
+    refundsAmountWTax: num,
+    refundsNumber: int,
+    grossConversionsAmountWoTax: num,
+    grossConversionsAmountWTax: num,
+    grossConversionsNumber: int,
   }),
+  /** A figure's change from the other period to this one: this minus that (exact), and that ratio to the other side (null when the other side is 0). */
+  Change: object({ absolute: num, relative: { type: ['number', 'null'] } as const }),
+  Changes: object({
+    conversionsAmountWoTax: ref('Change'),
+    conversionsAmountWTax: ref('Change'),
+    conversionsNumber: ref('Change'),
+    uniqueContacts: ref('Change'),
+    averageConversion: ref('Change'),
+    averageUniqueConversion: ref('Change'),
+    refundsAmountWoTax: ref('Change'),
+    refundsAmountWTax: ref('Change'),
+    refundsNumber: ref('Change'),
+    grossConversionsAmountWoTax: ref('Change'),
+    grossConversionsAmountWTax: ref('Change'),
+    grossConversionsNumber: ref('Change'),
+  }),
+  /**
+   * The comparison of a row, bucket or total: the other period (previous of equal length, or the
+   * same dates a year before), the bucket it lines up with (a series; null elsewhere), its figures
+   * (null where the row or bucket does not exist there) and the changes (null where either side is missing).
+   */
+  Comparison: object({
+    dateFrom: str,
+    dateTo: str,
+    bucket: nullableStr,
+    figures: nullable(ref('ComparedFigures')),
+    change: nullable(ref('Changes')),
+  }),
+  /** The figures of a period over all its sources (convx total, GET /v1/conversions/total). */
+  PeriodFigures: object(PERIOD_FIGURES),
+  /**
+   * One bucket of a series (convx trend, GET /v1/conversions/timeframes): its label in the time
+   * zone (2024-03-01, 2024-03-01T13, 2024-W09, 2024-03), its first instant and the first instant
+   * after it (UTC), and the figures of the transactions in it. Per source: the series it belongs to
+   * (`campaign:k-1`, or `other` for the sources past --top) and that series' name.
+   */
+  TrendBucket: {
+    type: 'object',
+    required: ['bucket', 'start', 'end', ...Object.keys(PERIOD_FIGURES)],
+    properties: { bucket: str, start: timestamp, end: timestamp, series: str, seriesName: str, ...PERIOD_FIGURES, comparison: ref('Comparison') },
+  } as const,
+  TimeframesResponse: object({
+    dateFrom: str,
+    dateTo: str,
+    timeZone: str,
+    interval: { type: 'string' as const, enum: ['hour', 'day', 'week', 'month'] },
+    buckets: { type: 'array', items: ref('TrendBucket') } as const,
+  }),
+  TotalResponse: {
+    type: 'object',
+    required: ['dateFrom', 'dateTo', 'timeZone', 'total'],
+    properties: { dateFrom: str, dateTo: str, timeZone: str, total: ref('PeriodFigures'), comparison: ref('Comparison') },
+  } as const,
   ItemsResponse: object({ conversions: { type: 'array', items: ref('ConversionRecord') } as const, paging: ref('Paging') }),
   ReportResponse: object({ conversions: { type: 'array', items: ref('AggregateRow') } as const, paging: ref('Paging') }),
   Finding: {

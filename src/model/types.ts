@@ -30,6 +30,8 @@ type JsonType<T> = T extends readonly (infer U)[]
  */
 export type FromSchema<S> = S extends { $ref: `#/components/schemas/${infer N extends keyof Named}` }
   ? Named[N]
+  : S extends { oneOf: readonly (infer U)[] }
+    ? FromSchema<U>
   : S extends { enum: readonly (infer E)[] }
     ? E
     : S extends { type: 'array'; items: infer I }
@@ -60,6 +62,18 @@ export interface AggregateRow extends Shape<'AggregateRow'> {}
 export interface Paging extends Shape<'Paging'> {}
 export interface ItemsResponse extends Shape<'ItemsResponse'> {}
 export interface ReportResponse extends Shape<'ReportResponse'> {}
+export interface ComparedFigures extends Shape<'ComparedFigures'> {}
+export interface Change extends Shape<'Change'> {}
+export interface Changes extends Shape<'Changes'> {}
+export interface Comparison extends Shape<'Comparison'> {}
+export interface PeriodFigures extends Shape<'PeriodFigures'> {}
+export interface TrendBucket extends Shape<'TrendBucket'> {}
+export interface TimeframesResponse extends Shape<'TimeframesResponse'> {}
+export interface TotalResponse extends Shape<'TotalResponse'> {}
+/** A report row with --compare: the row and its comparison. */
+export interface ComparedAggregateRow extends AggregateRow {
+  comparison: Comparison;
+}
 
 /** The interfaces a $ref names. */
 interface Named {
@@ -69,6 +83,12 @@ interface Named {
   BreakdownRow: BreakdownRow;
   AggregateRow: AggregateRow;
   Paging: Paging;
+  ComparedFigures: ComparedFigures;
+  Change: Change;
+  Changes: Changes;
+  Comparison: Comparison;
+  PeriodFigures: PeriodFigures;
+  TrendBucket: TrendBucket;
 }
 
 export interface SortKey {
