@@ -6,8 +6,8 @@
  */
 import type { ActivityTarget, Backend } from '../backend.js';
 import { UsageError } from '../errors.js';
-import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
-import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, type OperationKind } from '../model/schemas.js';
+import { parseItemsQuery, parseNoQuery, parseReportQuery, parseTotalQuery, parseTrendQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
+import { ALIAS_QUERY, DAILY_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, TOTAL_QUERY, TREND_QUERY, type OperationKind } from '../model/schemas.js';
 import type { Page } from '../model/types.js';
 import type { ServedDataset } from './plugins.js';
 
@@ -106,6 +106,39 @@ export const ROUTES: readonly RouteRow[] = [
     answer: 'etag',
     parse: ({ query, now }) => parseReportQuery(query, now()),
     handler: async (b, parsed) => pageBody(await b.report(parsed)),
+  }),
+  data({
+    method: 'GET',
+    path: '/v1/conversions/timeframes',
+    operationId: 'getConversionTimeframes',
+    summary: 'The figures of every bucket (hour, day, ISO week or month) of the period, over every source or per source',
+    kind: 'trend',
+    querystring: TREND_QUERY,
+    answer: 'etag',
+    parse: ({ query, now }) => parseTrendQuery(query, now()),
+    handler: (b, parsed) => b.trend(parsed),
+  }),
+  data({
+    method: 'GET',
+    path: '/v1/conversions/daily',
+    operationId: 'getDailyConversions',
+    summary: 'The figures of every day of the period (timeframes by day)',
+    kind: 'trend',
+    querystring: DAILY_QUERY,
+    answer: 'etag',
+    parse: ({ query, now }) => parseTrendQuery(query, now(), 'day'),
+    handler: (b, parsed) => b.trend(parsed),
+  }),
+  data({
+    method: 'GET',
+    path: '/v1/conversions/total',
+    operationId: 'getConversionsTotal',
+    summary: "The period's figures over every source as one row",
+    kind: 'total',
+    querystring: TOTAL_QUERY,
+    answer: 'etag',
+    parse: ({ query, now }) => parseTotalQuery(query, now()),
+    handler: (b, parsed) => b.total(parsed),
   }),
   items({ path: '/v1/conversions/items', operationId: 'listConversionItems', summary: 'Individual conversion records', querystring: ITEMS_QUERY }),
   items(
