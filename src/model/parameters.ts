@@ -205,8 +205,8 @@ export const QUERY_PARAMETERS = [
     kind: 'choice',
     in: ['trend'],
     flag: '--by <interval>',
-    help: `the buckets: hour, day, week (ISO, from Monday) or month (default day); at most ${MAX_BUCKETS} buckets`,
-    description: `the buckets: hour, day, week (ISO weeks from Monday) or month; at most ${MAX_BUCKETS} buckets (hours over at most 41 days)`,
+    help: `the buckets: hour, day, week (ISO, from Monday) or month (default day); at most ${MAX_BUCKETS.toLocaleString('en-US')} of them (hours: 41 days)`,
+    description: `the buckets: hour, day, week (ISO weeks from Monday) or month; at most ${MAX_BUCKETS.toLocaleString('en-US')} buckets (hours over at most 41 days), more is a 400 problem`,
     choice: { values: INTERVALS, fallback: 'day' },
   },
   {
