@@ -72,31 +72,26 @@ describe('trend: the buckets of a period', () => {
     expect(res.buckets[4]).toMatchObject({ conversionsNumber: 1, conversionsAmountWTax: 60.5, averageConversion: 60.5 });
   });
 
-  it('labels ISO weeks from Monday; a period from a Wednesday cuts its first week, and 2024-12-30 is 2025-W01', async () => {
-    const wed = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-02-28', dateTo: '2024-03-12', interval: 'week' })));
-    expect(labels(wed.buckets)).toEqual(['2024-W09', '2024-W10', '2024-W11']);
-    expect(wed.buckets.map(span)).toEqual([
-      '2024-02-28T00:00:00.000Z..2024-03-04T00:00:00.000Z',
-      '2024-03-04T00:00:00.000Z..2024-03-11T00:00:00.000Z',
-      '2024-03-11T00:00:00.000Z..2024-03-13T00:00:00.000Z',
-    ]);
-    expect(wed.buckets.map((b) => b.conversionsNumber)).toEqual([1, 1, 0]);
-    const yearEnd = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-12-25', dateTo: '2025-01-08', interval: 'week' })));
-    expect(labels(yearEnd.buckets)).toEqual(['2024-W52', '2025-W01', '2025-W02']);
-    expect(span(yearEnd.buckets[1]!)).toBe('2024-12-30T00:00:00.000Z..2025-01-06T00:00:00.000Z');
-    expect(span(yearEnd.buckets[2]!)).toBe('2025-01-06T00:00:00.000Z..2025-01-09T00:00:00.000Z');
-  });
-
-  it('cuts the months at the ends of the period', async () => {
-    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-01-15', dateTo: '2024-03-03', interval: 'month' })));
-    expect(labels(res.buckets)).toEqual(['2024-01', '2024-02', '2024-03']);
-    expect(res.buckets.map(span)).toEqual([
-      '2024-01-15T00:00:00.000Z..2024-02-01T00:00:00.000Z',
-      '2024-02-01T00:00:00.000Z..2024-03-01T00:00:00.000Z',
-      '2024-03-01T00:00:00.000Z..2024-03-04T00:00:00.000Z',
-    ]);
-    // the order of 03-05 lies after the period
-    expect(res.buckets.map((b) => b.conversionsNumber)).toEqual([0, 0, 1]);
+  it.each([
+    [
+      'ISO weeks from Monday: a period from a Wednesday cuts its first week and its last',
+      { dateFrom: '2024-02-28', dateTo: '2024-03-12', interval: 'week' },
+      ['2024-W09 2024-02-28T00:00:00.000Z..2024-03-04T00:00:00.000Z 1', '2024-W10 2024-03-04T00:00:00.000Z..2024-03-11T00:00:00.000Z 1', '2024-W11 2024-03-11T00:00:00.000Z..2024-03-13T00:00:00.000Z 0'],
+    ],
+    [
+      'ISO weeks over a year end: 2024-12-30 is in 2025-W01',
+      { dateFrom: '2024-12-25', dateTo: '2025-01-08', interval: 'week' },
+      ['2024-W52 2024-12-25T00:00:00.000Z..2024-12-30T00:00:00.000Z 0', '2025-W01 2024-12-30T00:00:00.000Z..2025-01-06T00:00:00.000Z 0', '2025-W02 2025-01-06T00:00:00.000Z..2025-01-09T00:00:00.000Z 0'],
+    ],
+    [
+      // the order of 03-05 lies after the period
+      'months cut at both ends of the period',
+      { dateFrom: '2024-01-15', dateTo: '2024-03-03', interval: 'month' },
+      ['2024-01 2024-01-15T00:00:00.000Z..2024-02-01T00:00:00.000Z 0', '2024-02 2024-02-01T00:00:00.000Z..2024-03-01T00:00:00.000Z 0', '2024-03 2024-03-01T00:00:00.000Z..2024-03-04T00:00:00.000Z 1'],
+    ],
+  ])('labels and spans %s', async (_, raw: RawParams, expected: string[]) => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery(raw)));
+    expect(res.buckets.map((b) => `${b.bucket} ${span(b)} ${b.conversionsNumber}`)).toEqual(expected);
   });
 
   it('has 24 hour buckets a day, the order in the hour of its time', async () => {

@@ -39,18 +39,7 @@ export const ITEM_TABLE_COLUMNS = [
   'attribution.hoursToConversion',
 ];
 
-export const REPORT_TABLE_COLUMNS = [
-  'name',
-  'source.type',
-  'conversionsNumber',
-  'conversionsAmountWTax',
-  'refundsNumber',
-  'refundsAmountWTax',
-  'grossConversionsAmountWTax',
-  'uniqueContacts',
-  'averageConversion',
-];
-
+/** The figures a terminal table shows of a source, a bucket or a total. */
 const FIGURE_TABLE_COLUMNS = [
   'conversionsNumber',
   'conversionsAmountWTax',
@@ -60,6 +49,7 @@ const FIGURE_TABLE_COLUMNS = [
   'uniqueContacts',
   'averageConversion',
 ];
+export const REPORT_TABLE_COLUMNS = ['name', 'source.type', ...FIGURE_TABLE_COLUMNS];
 export const TREND_TABLE_COLUMNS = ['bucket', ...FIGURE_TABLE_COLUMNS];
 export const TREND_SERIES_TABLE_COLUMNS = ['bucket', 'seriesName', ...FIGURE_TABLE_COLUMNS];
 export const TOTAL_TABLE_COLUMNS = ['dateFrom', 'dateTo', ...FIGURE_TABLE_COLUMNS];
@@ -71,19 +61,10 @@ const FIGURE_BREAKDOWN_TABLE_COLUMNS = [
   'breakdown.refundsAmountWTax',
   'breakdown.conversionAmountWTaxReference',
 ];
+export const BREAKDOWN_TABLE_COLUMNS = ['name', 'source.type', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
 export const TREND_BREAKDOWN_TABLE_COLUMNS = ['bucket', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
 export const TREND_SERIES_BREAKDOWN_TABLE_COLUMNS = ['bucket', 'seriesName', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
 export const TOTAL_BREAKDOWN_TABLE_COLUMNS = ['dateFrom', 'dateTo', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
-
-export const BREAKDOWN_TABLE_COLUMNS = [
-  'name',
-  'source.type',
-  'breakdown.currency',
-  'breakdown.conversionsNumber',
-  'breakdown.conversionsAmountWTax',
-  'breakdown.refundsAmountWTax',
-  'breakdown.conversionAmountWTaxReference',
-];
 
 export const COLUMN_TITLES: Record<string, string> = {
   datetime: 'Date (UTC)',
