@@ -29,16 +29,35 @@ export function instantOf(zone: string, wall: Sql): Sql {
 }
 
 /**
- * The buckets of a period (CTE buckets), in wall-clock time of the zone the transactions are
- * bucketed in (instantOf makes instants of them): each bucket's start (the key the transactions
- * are grouped by) and its part within the period (a week or month cut by the period starts or
- * ends with it).
+ * Hours are buckets of instants (UTC hours, each labelled with its wall-clock hour in the zone: a
+ * day of 23 or 25 hours has as many); days, weeks and months are buckets of the zone's wall-clock
+ * time. `space` turns a UTC instant into the time the buckets are cut in, `instant` back.
  */
-export function bucketsOf(interval: Interval, period: { dateFrom: string; dateTo: string }): Sql {
+function bucketSpace(interval: Interval, zone: string): { space: (instant: Sql) => Sql; instant: (t: Sql) => Sql; label: (bucket: Sql) => Sql } {
+  const { label } = BUCKETS[interval];
+  if (interval === 'hour') return { space: (t) => t, instant: (t) => t, label: (bucket) => sql`strftime(${wallClock(zone, bucket)}, ${label})` };
+  return { space: (t) => wallClock(zone, t), instant: (t) => instantOf(zone, t), label: (bucket) => sql`strftime(${bucket}, ${label})` };
+}
+
+/** The bucket of a transaction: its datetime cut to the interval, in the time the buckets are cut in. */
+export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
+  return sql`date_trunc(${BUCKETS[interval].part}, ${bucketSpace(interval, zone).space(datetime)})`;
+}
+
+/**
+ * The buckets of a period in a zone (CTE buckets): each bucket's key (as bucketOf cuts a
+ * transaction's datetime), its label, and the instants of its part within the period (a week or
+ * month cut by the period starts or ends with it), from the period's first instant (dateFrom
+ * 00:00 in the zone) to the first after it.
+ */
+export function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string; dateTo: string }): Sql {
   const { part, step } = BUCKETS[interval];
-  return sql`bounds AS (SELECT CAST(${period.dateFrom} AS TIMESTAMP) AS lo, CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY AS hi),
+  const { space, instant, label } = bucketSpace(interval, zone);
+  const wall = (date: Sql) => space(instantOf(zone, date));
+  return sql`bounds AS (
+      SELECT ${wall(sql`CAST(${period.dateFrom} AS TIMESTAMP)`)} AS lo, ${wall(sql`CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY`)} AS hi),
     buckets AS (
-      SELECT bucket, greatest(bucket, lo) AS start_wall, least(bucket + ${step}, hi) AS end_wall
+      SELECT bucket, ${label(sql`bucket`)} AS label, ${instant(sql`greatest(bucket, lo)`)} AS start_at, ${instant(sql`least(bucket + ${step}, hi)`)} AS end_at
       FROM (SELECT unnest(range(date_trunc(${part}, lo), hi, ${step})) AS bucket, lo, hi FROM bounds))`;
 }
 
@@ -96,12 +115,10 @@ function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql): { 
 function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): { filter: Filter; select: Sql } {
   const { filter, matched } = matchedTransactions(tables, query, operation);
   const b = grouping.buckets;
-  const bucket = b ? sql`date_trunc(${BUCKETS[b.interval].part}, ${wallClock(b.zone, sql`datetime`)})` : sql`CAST(NULL AS TIMESTAMP)`;
+  const bucket = b ? bucketOf(b.interval, b.zone, sql`datetime`) : sql`CAST(NULL AS TIMESTAMP)`;
   const series = seriesOf(tables, grouping.top, bucket);
-  const buckets = b ? bucketsOf(b.interval, query) : sql`buckets AS (SELECT CAST(NULL AS TIMESTAMP) AS bucket)`;
-  const labels = b
-    ? sql`strftime(x.bucket, ${BUCKETS[b.interval].label}) AS "bucket", ${TS(instantOf(b.zone, sql`x.start_wall`))} AS "start", ${TS(instantOf(b.zone, sql`x.end_wall`))} AS "end",`
-    : sql``;
+  const buckets = b ? bucketsOf(b.interval, b.zone, query) : sql`buckets AS (SELECT CAST(NULL AS TIMESTAMP) AS bucket)`;
+  const labels = b ? sql`x.label AS "bucket", ${TS(sql`x.start_at`)} AS "start", ${TS(sql`x.end_at`)} AS "end",` : sql``;
   const select = sql`
     WITH ${matched}, ${series.ctes},
       ${sumsFromTransactions(series.periodTx, sql`bucket, series_rank`)},
