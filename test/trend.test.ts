@@ -319,7 +319,7 @@ describe('property: a series adds up to the report and the total, exactly', () =
         fc.integer({ min: 0, max: 60 }),
         fc.integer({ min: 0, max: 40 }),
         fc.constantFrom('hour', 'day', 'week', 'month'),
-        fc.record({ country: fc.option(fc.constantFrom('cz', 'SK')), currency: fc.option(fc.constant('CZK')), perSource: fc.boolean() }),
+        fc.record({ country: fc.option(fc.constantFrom('cz', 'SK')), currency: fc.option(fc.constant('CZK')), q: fc.option(fc.constantFrom('K1', 's')), perSource: fc.boolean() }),
         async (orders, start, length, interval, filters) => {
           const rows = orders.flatMap((o, i) => {
             const [type, source] = SOURCES[o.source]!;
@@ -334,10 +334,11 @@ describe('property: a series adds up to the report and the total, exactly', () =
           const raw: RawParams = { dateFrom: day(start), dateTo: day(start + days) };
           if (filters.country !== null) raw.country = filters.country;
           if (filters.currency !== null) raw.currency = filters.currency;
+          if (filters.q !== null) raw.q = filters.q;
           await withBackend(dir, async (b: LocalBackend) => {
             const trend = await b.trend(trendQuery({ ...raw, interval, ...(filters.perSource ? { perSource: 'true', top: '2' } : {}) }));
             const total = await b.total(totalQuery(raw));
-            const report = await b.report({ ...reportQuery(raw.dateFrom!, raw.dateTo!), ...(raw.country ? { country: [raw.country.toUpperCase()] } : {}), ...(raw.currency ? { currency: [raw.currency] } : {}) });
+            const report = await b.report({ ...reportQuery(raw.dateFrom!, raw.dateTo!), ...(raw.country ? { country: [raw.country.toUpperCase()] } : {}), ...(raw.currency ? { currency: [raw.currency] } : {}), ...(raw.q ? { q: raw.q } : {}) });
             expect(trend.buckets.length).toBe(bucketCount(interval, raw.dateFrom!, raw.dateTo!) * new Set(trend.buckets.map((x) => x.series)).size);
             expect(sums(trend.buckets)).toEqual(sums([total.total]));
             expect(sums(report.rows)).toEqual(sums([total.total]));
