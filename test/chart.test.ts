@@ -7,7 +7,8 @@
  */
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, type ChartInput, type ChartOptions } from '../src/output/chart.js';
+import { FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, trendChartInput, type ChartInput, type ChartOptions } from '../src/output/chart.js';
+import type { TrendBucket } from '../src/model/types.js';
 import { EIGHTHS, sparkline, squeeze } from '../src/output/sparkline.js';
 import { layoutTable, SPARK_MAX, SPARK_MIN } from '../src/output/table.js';
 import { textWidth } from '../src/output/terminal.js';
@@ -273,6 +274,36 @@ describe('edge cases', () => {
     const copy = structuredClone(input);
     expect(chart(input, { color: colour })).toBe(chart(input, { color: colour }));
     expect(input).toEqual(copy);
+  });
+});
+
+describe("a trend's buckets as a chart's input", () => {
+  const bucket = (label: string, amount: number, series?: string, seriesName?: string) =>
+    ({ bucket: label, conversionsAmountWTax: amount, conversionsNumber: 1, referenceCurrency: 'CZK', ...(series ? { series, seriesName } : {}) }) as unknown as TrendBucket;
+
+  it('one series of the whole plugin, labels in the buckets\' order, the reference currency as the unit', () => {
+    expect(trendChartInput([bucket('2024-03-01', 10), bucket('2024-03-02', 0), bucket('2024-03-03', 2.5)])).toEqual({
+      labels: ['2024-03-01', '2024-03-02', '2024-03-03'],
+      series: [{ name: 'Revenue', values: [10, 0, 2.5] }],
+      unit: 'CZK',
+    });
+  });
+
+  it('a series per source, named by seriesName, 0 where a series lacks a bucket, any figure', () => {
+    const buckets = [bucket('W1', 1, 'campaign:k1', 'Spring'), bucket('W1', 2, 'other', 'other'), bucket('W2', 3, 'campaign:k1', 'Spring')];
+    expect(trendChartInput(buckets)).toEqual({
+      labels: ['W1', 'W2'],
+      series: [
+        { name: 'Spring', values: [1, 3] },
+        { name: 'other', values: [2, 0] },
+      ],
+      unit: 'CZK',
+    });
+    expect(trendChartInput(buckets, (b) => b.conversionsNumber).series.map((s) => s.values)).toEqual([
+      [1, 1],
+      [1, 0],
+    ]);
+    expect(trendChartInput([])).toEqual({ labels: [], series: [], unit: '' });
   });
 });
 

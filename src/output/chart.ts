@@ -22,6 +22,7 @@
  * width (terminal.ts). Without colour (a chalk of level 0, or false) no escape code is written.
  */
 import type { ChalkInstance } from 'chalk';
+import type { TrendBucket } from '../model/types.js';
 import { drawable, EIGHTHS, squeeze, squeezeStarts } from './sparkline.js';
 import { fit, safeValue, textWidth } from './terminal.js';
 
@@ -285,4 +286,27 @@ function legendLines(series: readonly ChartSeries[], width: number, kind: 'bars'
   });
   lines.push(line);
   return lines;
+}
+
+/**
+ * A chart's input from a trend's buckets (`convx trend`, GET /v1/conversions/timeframes): one
+ * label per bucket in their order, one series per `series` (per source, named by seriesName;
+ * a single unnamed series otherwise, named `name`), a figure of each bucket (default the
+ * revenue, conversionsAmountWTax; 0 where a series lacks a bucket), in the reference currency.
+ */
+export function trendChartInput(
+  buckets: readonly TrendBucket[],
+  figure: (bucket: TrendBucket) => number = (bucket) => bucket.conversionsAmountWTax,
+  name = 'Revenue',
+): ChartInput {
+  const labels = [...new Set(buckets.map((b) => b.bucket))];
+  const index = new Map(labels.map((label, i) => [label, i]));
+  const series = new Map<string, ChartSeries & { values: number[] }>();
+  for (const bucket of buckets) {
+    const key = bucket.series ?? '';
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { name: bucket.series === undefined ? name : (bucket.seriesName ?? bucket.series), values: labels.map(() => 0) }));
+    s.values[index.get(bucket.bucket)!] = figure(bucket);
+  }
+  return { labels, series: [...series.values()], unit: buckets[0]?.referenceCurrency ?? '' };
 }
