@@ -7,7 +7,7 @@
  */
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, trendChartInput, type ChartInput, type ChartOptions } from '../src/output/chart.js';
+import { chartHeight, FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, trendChartInput, type ChartInput, type ChartOptions } from '../src/output/chart.js';
 import type { TrendBucket } from '../src/model/types.js';
 import { EIGHTHS, sparkline, squeeze } from '../src/output/sparkline.js';
 import { layoutTable, SPARK_MAX, SPARK_MIN } from '../src/output/table.js';
@@ -267,6 +267,10 @@ describe('edge cases', () => {
         expect(visible).toContain('\ufffd');
       }
     }
+  });
+
+  it('takes half a terminal\'s lines above the table, 8 to 20', () => {
+    expect([undefined, 0, Number.NaN, 10, 24, 30, 60].map(chartHeight)).toEqual([12, 12, 12, 8, 12, 15, 20]);
   });
 
   it('is deterministic and leaves its input as it was', () => {

@@ -73,6 +73,15 @@ interface Cell {
 
 type Paint = (text: string, series: number) => string;
 
+/**
+ * The lines a chart above a table takes on a terminal of `rows` lines (its `rows`, else $LINES;
+ * undefined: 24): half of them, between 8 and 20, so that the table's first rows show too.
+ */
+export function chartHeight(rows: number | undefined): number {
+  const lines = rows !== undefined && Number.isFinite(rows) && rows > 0 ? Math.floor(rows) : 24;
+  return Math.min(20, Math.max(8, Math.floor(lines / 2)));
+}
+
 let moneyFormats: { short: Intl.NumberFormat; cents: Intl.NumberFormat } | undefined;
 function formats() {
   return (moneyFormats ??= {
