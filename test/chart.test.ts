@@ -251,7 +251,7 @@ describe('edge cases', () => {
         { name: '\u202eelas retniW\u2066x\u2069', values: [4, 3, 2, 1] },
         { name: '𠮷野家の春セール'.repeat(5), values: [2, 2, 2, 2] },
       ],
-      unit: 'EUR\x1b[31m',
+      unit: '円\x1b[31m',
     };
     for (const color of [plain, colour]) {
       for (const width of [40, 80]) {

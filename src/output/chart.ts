@@ -121,7 +121,7 @@ export function renderChart(input: ChartInput, options: ChartOptions): string {
   const paint: Paint = (text, i) => (!color ? text : i < 0 ? color.dim(text) : color[PALETTE[i % PALETTE.length]!](text));
   const labels = xLabels(input.labels, x);
   const lines = [
-    `${unit.padStart(yWidth)}  ${legend[0]}`,
+    `${' '.repeat(yWidth - textWidth(unit))}${unit}  ${legend[0]}`,
     ...legend.slice(1).map((line) => `${' '.repeat(yWidth + 2)}${line}`),
     ...grid.map((cells, row) => {
       const level = rows - row;
