@@ -12,6 +12,7 @@
 import type { ChalkInstance } from 'chalk';
 import { COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
+import { sparkline } from './sparkline.js';
 import { fit, safeValue, textWidth } from './terminal.js';
 
 export interface TableOptions {
@@ -22,7 +23,23 @@ export interface TableOptions {
   totals?: boolean;
   /** The label of the totals rows; default "Total". */
   totalLabel?: string;
+  /**
+   * A trend column (TREND_COLUMN, titled "Trend") at the right end: a sparkline of each row's
+   * values, by the row's source key (sourceKey: `campaign:k-1`, as a trend series is named),
+   * e.g. the source's revenue per day of the period. Only with a `width` (a terminal) and when
+   * the table fits it whole beside a column of at least SPARK_MIN blocks (or one per value,
+   * when fewer): else the table is as without it. A key without values gets an empty cell;
+   * --breakdown's lines of one source show it on the first.
+   */
+  sparklines?: ReadonlyMap<string, readonly number[]>;
 }
+
+/** The trend column's key among the columns (never a field of a record). */
+export const TREND_COLUMN = '\u0000trend';
+/** A trend column shows when it can take this many blocks (or one per value, when fewer) ... */
+export const SPARK_MIN = 16;
+/** ... and takes at most this many (more values are averaged: sparkline.ts). */
+export const SPARK_MAX = 32;
 
 export interface TableLayout {
   text: string;
@@ -48,6 +65,41 @@ export function renderTable(records: unknown[], columns: string[], chalk: ChalkI
 }
 
 export function layoutTable(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions = {}): TableLayout {
+  const trend = withTrend(records, columns, chalk, options);
+  return trend ? layoutColumns(trend.records, [...columns, TREND_COLUMN], chalk, trend.options) : layoutColumns(records, columns, chalk, options);
+}
+
+/**
+ * The records and options of a table with its trend column, or undefined when it has none: no
+ * sparklines, no width, or the table at its full width leaves less than the column needs.
+ */
+function withTrend(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions): { records: unknown[]; options: TableOptions } | undefined {
+  const { sparklines, width, ...rest } = options;
+  if (!sparklines?.size || width === undefined || width <= 0 || !records.length) return undefined;
+  const title = 'Trend';
+  const longest = Math.max(...[...sparklines.values()].map((values) => values.length));
+  const full = layoutColumns(records, columns, chalk, rest).text;
+  // the column takes its blocks, two spaces and a rule
+  const room = width - textWidth(full.slice(0, full.indexOf('\n'))) - 3;
+  if (longest === 0 || room < Math.max(title.length, Math.min(SPARK_MIN, longest))) return undefined;
+  const blocks = Math.min(SPARK_MAX, longest, room);
+  const seen = new Set<string>();
+  const shown = records.map((record) => {
+    const key = sourceKey(record);
+    const values = key === undefined || seen.has(key) ? undefined : sparklines.get(key);
+    if (key !== undefined) seen.add(key);
+    return { ...(record as object), [TREND_COLUMN]: values ? sparkline(values, blocks) : '' };
+  });
+  return { records: shown, options: { ...rest, width, titles: { ...(options.titles ?? COLUMN_TITLES), [TREND_COLUMN]: title } } };
+}
+
+/** A record's source key, `type:id` (`campaign:k-1`), or undefined when it has no id. */
+export function sourceKey(record: unknown): string | undefined {
+  const id = getPath(record, 'id');
+  return id === undefined ? undefined : `${String(getPath(record, 'source.type'))}:${String(id)}`;
+}
+
+function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions): TableLayout {
   const titles = columns.map((column) => columnTitle(records, column, options.titles ?? COLUMN_TITLES));
   const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(getPath(record, column), column)), total: false }));
   if (options.totals) {
@@ -154,10 +206,7 @@ function columnTitle(records: unknown[], column: string, titles: Record<string, 
  * then add up across currencies, in the last row).
  */
 export function totalRows(records: unknown[], columns: string[], label: string): Map<string, unknown>[] {
-  const keys = records.map((record, i) => {
-    const id = getPath(record, 'id');
-    return id === undefined ? `#${i}` : `${String(getPath(record, 'source.type'))}:${String(id)}`;
-  });
+  const keys = records.map((record, i) => sourceKey(record) ?? `#${i}`);
   const sources = new Set(keys);
   if (sources.size < 2) return [];
   const labelColumn = columns.find((c) => c === 'name') ?? columns.find((c) => !isAdditiveColumn(c) && !isAmountColumn(c) && c !== 'breakdown.currency');
