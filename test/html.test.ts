@@ -2,37 +2,15 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { getPath } from '../src/output/columns.js';
-import { escapeHtml, PAGE_CSP, REPORT_PAGE_COLUMNS, reportHtml, trendHtml, type PageHeader } from '../src/output/html.js';
+import { escapeHtml, PAGE_CSP, reportHtml, trendHtml, type PageHeader } from '../src/output/html.js';
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
 import { cli, SAMPLES, shop, tempDir } from './helpers.js';
+import { expectFiguresOfJson, pageFigures } from './page-figures.js';
 
 const PERIOD = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
 const HEADER: PageHeader = { dateFrom: '2024-03-01', dateTo: '2024-03-31', referenceCurrency: 'EUR', version: '9.9.9' };
 const HOSTILE = `<script>alert("x")</script> & 'q' <img src=x onerror=1>`;
-
-/** The figure cells of each row of a page: row key -> field -> data-value (the JSON text). */
-export function pageFigures(html: string, rowAttribute: string): Map<string, Map<string, string>> {
-  const rows = new Map<string, Map<string, string>>();
-  for (const [, key, body] of html.matchAll(new RegExp(`<tr ${rowAttribute}="([^"]*)"[^>]*>(.*?)</tr>`, 'gs'))) {
-    const cells = new Map<string, string>();
-    for (const [, field, value] of body!.matchAll(/data-field="([^"]*)" data-value="([^"]*)"/g)) cells.set(field!, value!);
-    rows.set(key!, cells);
-  }
-  return rows;
-}
-
-/** A page's figures equal the JSON's number text, cell by cell, for every row of the JSON. */
-export function expectFiguresOfJson(figures: Map<string, Map<string, string>>, rows: AggregateRow[]): void {
-  expect([...figures.keys()].sort()).toEqual(rows.map((r) => `${r.source.type}:${r.id}`).sort());
-  for (const row of rows) {
-    const cells = figures.get(`${row.source.type}:${row.id}`)!;
-    const numeric = REPORT_PAGE_COLUMNS.filter((c) => typeof getPath(row, c) === 'number');
-    expect([...cells.keys()]).toEqual(numeric);
-    for (const column of numeric) expect(cells.get(column), `${row.id} ${column}`).toBe(JSON.stringify(getPath(row, column)));
-  }
-}
 
 function bucket(label: string, amount: number, extra: Partial<TrendBucket> = {}): TrendBucket {
   return {
