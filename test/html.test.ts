@@ -34,7 +34,7 @@ function bucket(label: string, amount: number, extra: Partial<TrendBucket> = {})
     grossConversionsNumber: 0,
     breakdown: [],
     ...extra,
-  };
+  } as TrendBucket;
 }
 
 const days = ['2024-03-01', '2024-03-02', '2024-03-03', '2024-03-04'];
