@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { escapeHtml, PAGE_CSP, reportHtml, trendHtml, type PageHeader } from '../src/output/html.js';
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
-import { cli, SAMPLES, shop, tempDir } from './helpers.js';
+import { Readable } from 'node:stream';
+import { printTrendPage } from '../src/commands/page.js';
+import { createContext, type Io } from '../src/context.js';
+import { PAGE_FORMATS } from '../src/output/format.js';
+import { packageVersion } from '../src/version.js';
+import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';
 import { expectFiguresOfJson, pageFigures } from './page-figures.js';
 
 const PERIOD = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
@@ -151,6 +156,31 @@ describe('trendHtml', () => {
     expect(page.match(/<tr data-bucket=/g)).toHaveLength(8);
     expect(page).toContain('data-series="campaign:k-1"');
     expect(page).toContain('data-field="comparison.figures.conversionsAmountWTax" data-value="null"></td>');
+  });
+
+  it("trend's hook prints the page through a command's context: stdout, or --output", async () => {
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const io: Io = {
+      stdin: Readable.from([]),
+      stdinIsTTY: false,
+      stdout,
+      stderr,
+      stdoutIsTTY: false,
+      stderrIsTTY: false,
+      env: {},
+      cwd: tempDir(),
+      now: () => new Date('2024-05-01T00:00:00Z'),
+      onSignal: () => () => undefined,
+    };
+    const ctx = createContext(io, { color: false, format: 'html', formats: PAGE_FORMATS }, async () => {
+      throw new Error('no backend');
+    });
+    await printTrendPage(ctx, TREND, {}, { dataVersion: 'v1', filters: ['--country cz'] });
+    expect(stdout.text).toBe(trendHtml(TREND, { referenceCurrency: 'EUR', version: packageVersion(), dataVersion: 'v1', filters: ['--country cz'] }));
+    await printTrendPage(ctx, TREND, { output: 'trend.html' });
+    expect(readFileSync(join(io.cwd, 'trend.html'), 'utf8')).toBe(trendHtml(TREND, { referenceCurrency: 'EUR', version: packageVersion() }));
+    expect(stderr.text).toBe('wrote trend.html\n');
   });
 
   it('an empty series is a page that says so', () => {

@@ -9,6 +9,8 @@ import { rm, writeFile, rename } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import type { TimeframesResponse } from '../model/types.js';
+import { packageVersion } from '../version.js';
 import { isCI } from './shared.js';
 
 /** The page flags as a handler gets them (options.ts PAGE_OPTIONS). */
@@ -60,6 +62,25 @@ export async function printPage(ctx: Context, html: string, flags: PageFlags): P
     return;
   }
   await openInBrowser(ctx, path);
+}
+
+/**
+ * trend's hook: a series as a page (output/html.ts trendHtml) to stdout or --output. The trend
+ * command calls it when ctx.format is 'html' (with 'trend' in PAGE_COMMANDS and PAGE_OPTIONS in its flags).
+ */
+export async function printTrendPage(
+  ctx: Context,
+  response: TimeframesResponse,
+  flags: PageFlags,
+  made: { dataVersion?: string | undefined; filters?: readonly string[] } = {},
+): Promise<void> {
+  const { trendHtml } = await import('../output/html.js');
+  const html = trendHtml(response, {
+    referenceCurrency: response.buckets[0]?.referenceCurrency ?? ctx.globals.referenceCurrency,
+    version: packageVersion(),
+    ...made,
+  });
+  await printPage(ctx, html, flags);
 }
 
 /** The program that opens a file in the default application, per platform, and its arguments. */

@@ -7,7 +7,7 @@
  * (`data-value`, as -o json prints it) beside the figure as a person reads it.
  */
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../model/types.js';
-import { COLUMN_TITLES, getPath, isAmountColumn } from './columns.js';
+import { COLUMN_TITLES, getPath, isAmountColumn, REPORT_TABLE_COLUMNS } from './columns.js';
 import { escapeHtml } from './escape.js';
 import { tableCell } from './format.js';
 import { horizontalBars, seriesChart, type Series } from './svg.js';
@@ -35,32 +35,16 @@ export interface PageHeader {
 /** The sources a report's chart shows; the table has every row. */
 export const CHART_SOURCES = 20;
 
+/** The figures of a page's table: a terminal table's, and revenue without tax beside revenue with it. */
+const PAGE_FIGURES = REPORT_TABLE_COLUMNS.filter((c) => c !== 'name' && c !== 'source.type').flatMap((c) =>
+  c === 'conversionsAmountWTax' ? ['conversionsAmountWoTax', c] : [c],
+);
+
 /** The columns of a report page's table, in order. */
-export const REPORT_PAGE_COLUMNS = [
-  'name',
-  'source.type',
-  'conversionsNumber',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'refundsNumber',
-  'refundsAmountWTax',
-  'grossConversionsAmountWTax',
-  'uniqueContacts',
-  'averageConversion',
-];
+export const REPORT_PAGE_COLUMNS = ['name', 'source.type', ...PAGE_FIGURES];
 
 /** The columns of a series page's table (series and comparison columns join when the buckets have them). */
-export const TREND_PAGE_COLUMNS = [
-  'bucket',
-  'conversionsNumber',
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'refundsNumber',
-  'refundsAmountWTax',
-  'grossConversionsAmountWTax',
-  'uniqueContacts',
-  'averageConversion',
-];
+export const TREND_PAGE_COLUMNS = ['bucket', ...PAGE_FIGURES];
 
 const COMPARISON_COLUMNS = [
   'comparison.figures.conversionsAmountWTax',
@@ -90,7 +74,7 @@ table { border-collapse: collapse; width: 100%; font-size: 13px; font-variant-nu
 th, td { border-bottom: 1px solid #ccc; padding: 4px 6px; text-align: left; vertical-align: top; }
 th { border-bottom: 2px solid #111; font-weight: 600; }
 td.num, th.num { text-align: right; }
-td.num { white-space: nowrap; }
+td.num, td[data-field="bucket"] { white-space: nowrap; }
 tfoot td { border-top: 2px solid #111; border-bottom: none; font-weight: 600; }
 tbody tr:nth-child(even) { background: #f4f6f8; }
 .empty { padding: 16px; border: 1px dashed #777; }
