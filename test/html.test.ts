@@ -161,18 +161,9 @@ describe('trendHtml', () => {
   it("trend's hook prints the page through a command's context: stdout, or --output", async () => {
     const stdout = new Capture();
     const stderr = new Capture();
-    const io: Io = {
-      stdin: Readable.from([]),
-      stdinIsTTY: false,
-      stdout,
-      stderr,
-      stdoutIsTTY: false,
-      stderrIsTTY: false,
-      env: {},
-      cwd: tempDir(),
-      now: () => new Date('2024-05-01T00:00:00Z'),
-      onSignal: () => () => undefined,
-    };
+    // the outside world of a command, no terminal: what a handler's ctx.io holds
+    const [streams, flags] = [{ stdin: Readable.from([]), stdout, stderr }, { stdinIsTTY: false, stdoutIsTTY: false, stderrIsTTY: false }];
+    const io: Io = { ...streams, ...flags, env: {}, cwd: tempDir(), now: () => new Date(0), onSignal: () => () => undefined };
     const ctx = createContext(io, { color: false, format: 'html', formats: PAGE_FORMATS }, async () => {
       throw new Error('no backend');
     });
