@@ -6,7 +6,7 @@ import { escapeHtml, PAGE_CSP, reportHtml, trendHtml, type PageHeader } from '..
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
 import { Readable } from 'node:stream';
-import { printTrendPage } from '../src/commands/page.js';
+import { opener, printTrendPage } from '../src/commands/page.js';
 import { createContext, type Io } from '../src/context.js';
 import { PAGE_FORMATS } from '../src/output/format.js';
 import { packageVersion } from '../src/version.js';
@@ -233,6 +233,12 @@ describe('-o html on the command line', () => {
     const missing = await cli(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'no', 'such', 'x.html')]);
     expect(missing.stderr).toMatch(/cannot write .*x\.html: ENOENT/);
     expect(existsSync(join(dir, 'no'))).toBe(false);
+  });
+
+  it('the opener of each platform', () => {
+    expect(opener('linux', '/r.html')).toEqual({ command: 'xdg-open', args: ['/r.html'] });
+    expect(opener('darwin', '/r.html')).toEqual({ command: 'open', args: ['/r.html'] });
+    expect(opener('win32', 'C:\\r.html')).toEqual({ command: 'cmd', args: ['/c', 'start', '', 'C:\\r.html'] });
   });
 
   it.skipIf(process.platform !== 'linux')('--open starts the opener on a desktop only, and a missing one is a warning', async () => {

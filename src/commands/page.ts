@@ -86,8 +86,8 @@ export async function printTrendPage(
 /** The program that opens a file in the default application, per platform, and its arguments. */
 export function opener(platform: NodeJS.Platform, path: string): { command: string; args: string[] } {
   if (platform === 'darwin') return { command: 'open', args: [path] };
-  // start is a command of cmd; the empty title keeps a quoted path from being taken for one
-  if (platform === 'win32') return { command: 'cmd', args: ['/c', 'start', '""', path] };
+  // start is a command of cmd; the empty title (node quotes an empty argument as "") keeps a quoted path from being taken for one
+  if (platform === 'win32') return { command: 'cmd', args: ['/c', 'start', '', path] };
   return { command: 'xdg-open', args: [path] };
 }
 
