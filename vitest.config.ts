@@ -34,6 +34,7 @@ const E2E = [
   'startup',
   'table-fit',
   'templates-hardening',
+  'trend-api',
   'terminal-safe',
   'validate',
 ].map((name) => `test/${name}.test.ts`);

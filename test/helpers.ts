@@ -173,7 +173,7 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-  /** The pauses API mode asked for before its retries, in ms. */
+  /** The pauses API mode asked for before its retries, in ms (absent: none). */
   slept?: number[];
 }
 
@@ -203,7 +203,7 @@ export async function cli(
     onSignal: () => () => undefined,
   };
   const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text, slept };
+  return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };
 }
 
 export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');

@@ -17,6 +17,8 @@ const REPORTING = [...MODE, '--reference-currency', '--format', '--fields', '--n
 export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   report: REPORTING,
   items: REPORTING,
+  trend: REPORTING,
+  total: REPORTING,
   order: REPORTING,
   drill: REPORTING,
   contact: REPORTING,

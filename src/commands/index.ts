@@ -32,6 +32,28 @@ export const COMMANDS: readonly CommandDefinition[] = [
     load: async () => (await import('./items.js')).default,
   },
   {
+    name: 'trend',
+    summary: 'conversions over time: one row per hour, day, ISO week or month of the period (GET /conversions/timeframes)',
+    options: OPTIONS.trend,
+    examples: [
+      'convx trend --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx trend --from 2024-01-01 --to 2024-06-30 --by week --currency EUR -o csv > weeks.csv',
+      'convx trend --from 2024-03-01 --to 2024-03-31 --per-source --top 3 -o json',
+    ],
+    load: async () => (await import('./trend.js')).default,
+  },
+  {
+    name: 'total',
+    summary: "the period's conversions over every source as one row (GET /conversions/total)",
+    options: OPTIONS.total,
+    examples: [
+      'convx total --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx total --from 2024-01-01 --to 2024-12-31 --country cz,sk -o json',
+      'convx total --from 2024-03-01 --to 2024-03-31 --breakdown -o csv',
+    ],
+    load: async () => (await import('./total.js')).default,
+  },
+  {
     name: 'order',
     summary: 'which source produced an order, or why none did',
     args: '<orderId>',

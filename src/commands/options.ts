@@ -80,6 +80,8 @@ export const OPTIONS = {
     ...PAGE_OPTIONS,
   ],
   items: [...parameterOptions('items'), ALL_OPTION],
+  trend: [...parameterOptions('trend'), { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' }],
+  total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
   order: PERIOD_OPTIONS.map((o) => ({
     ...o,
     description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,

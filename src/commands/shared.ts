@@ -47,6 +47,8 @@ export function queryParams(operation: Operation, flags: { readonly [flag: strin
     const flag = field(p, 'flag');
     const value = flag === undefined ? undefined : flags[flagKey(flag)];
     if (typeof value === 'string') raw[p.name] = value;
+    // a switch (--per-source) is a flag without a value
+    else if (value === true && p.kind === 'switch') raw[p.name] = 'true';
   }
   return raw;
 }

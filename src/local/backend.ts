@@ -10,9 +10,13 @@ import {
   type ConversionRecord,
   type Page,
   type PageRequest,
+  type PeriodFigures,
   type SourceType,
+  type TimeframesResponse,
+  type TotalResponse,
+  type TrendBucket,
 } from '../model/types.js';
-import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
@@ -20,6 +24,7 @@ import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity }
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
+import { totalSelect, trendSelect } from './series.js';
 
 
 /**
@@ -164,6 +169,23 @@ export class LocalBackend implements Backend {
     return this.streamAll(reportSelect(await this.tables(query), query), query, REPORT_TIE_BREAK, toAggregate);
   }
 
+  /** A series of the period (series.ts): every bucket, per source with perSource. */
+  async trend(query: TrendQuery): Promise<TimeframesResponse> {
+    const timeZone = zoneOf(query);
+    const { filter, select } = trendSelect(await this.tables(query), query, timeZone);
+    await this.assertRates(filter, query);
+    const rows = await this.db.all(select);
+    return { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone, interval: query.interval, buckets: rows.map(toBucket) };
+  }
+
+  /** The period's figures over every source (series.ts). */
+  async total(query: TotalQuery): Promise<TotalResponse> {
+    const { filter, select } = totalSelect(await this.tables(query), query);
+    await this.assertRates(filter, query);
+    const row = await this.db.one(select);
+    return { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone: zoneOf(query), total: toFigures(row!) };
+  }
+
   async validateEmail(request: unknown, renderLimits: RenderLimits | undefined = this.renderLimits): Promise<ValidateResponse> {
     const { validateDelivery } = await import('./validate.js');
     return validateDelivery(this.scope, this.db, request, renderLimits);
@@ -272,12 +294,30 @@ function toRecord(row: Row): ConversionRecord {
   };
 }
 
+/** The time zone of a query's days and buckets (UTC until a query names one). */
+function zoneOf(query: object): string {
+  const zone = (query as { timeZone?: unknown }).timeZone;
+  return typeof zone === 'string' ? zone : 'UTC';
+}
+
 function toAggregate(row: Row): AggregateRow {
   return {
     id: str(row.id),
     name: str(row.name),
     source: sourceOf(row, row.id, row.name),
     sourceStartedAt: nullable(row.sourceStartedAt),
+    ...toFigures(row),
+  };
+}
+
+function toBucket(row: Row): TrendBucket {
+  const series = row.series === null || row.series === undefined ? {} : { series: str(row.series), seriesName: str(row.seriesName) };
+  return { bucket: str(row.bucket), start: str(row.start), end: str(row.end), ...series, ...toFigures(row) };
+}
+
+/** The figures of a row (queries.ts, PERIOD_FIGURES), in the interface's field order. */
+function toFigures(row: Row): PeriodFigures {
+  return {
     firstConversionAt: nullable(row.firstConversionAt),
     lastConversionAt: nullable(row.lastConversionAt),
     conversionsAmountWoTax: row.conversionsAmountWoTax as number,

@@ -41,11 +41,11 @@ export interface RecordKind {
  * columns, not the source's totals (those are one per source; --fields may still name them).
  * json and jsonl keep the interface's rows, with their breakdown arrays.
  */
-export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[]): RecordKind {
+export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[], repeated: (column: string) => boolean = isSourceColumn): RecordKind {
   return {
     ...kind,
-    columns: [...kind.columns.filter(isSourceColumn), ...breakdownColumns],
-    moreColumns: kind.columns.filter((c) => !isSourceColumn(c)),
+    columns: [...kind.columns.filter(repeated), ...breakdownColumns],
+    moreColumns: kind.columns.filter((c) => !repeated(c)),
     tableColumns,
     totals: true,
     // a breakdown kind describes report rows only
@@ -264,6 +264,20 @@ export class ResultWriter {
       else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
     }
     return count;
+  }
+
+  /**
+   * An answer that holds its records in a list (a series' buckets) or one record (a total): json
+   * prints the whole answer, `document` of the records (--fields picks their fields); the other
+   * formats print the records as rows (a table, jsonl, csv, tsv).
+   */
+  async document<T>(kind: RecordKind, records: T[], document: (records: unknown[]) => unknown): Promise<void> {
+    if (this.options.format !== 'json') {
+      await this.stream(kind, { totalCount: records.length, rows: toAsync(records) }, 0);
+      return;
+    }
+    const columns = this.columns(kind);
+    await this.json(document(records.map((record) => this.shape(record, columns))));
   }
 
   /** Text for a person (a card, a summary), made of values already made safe (terminal.ts), with its colours. */
