@@ -2,7 +2,8 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, PAGE_CSP, reportHtml, trendHtml, type PageHeader } from '../src/output/html.js';
+import { getPath } from '../src/output/columns.js';
+import { escapeHtml, PAGE_CSP, reportHtml, TREND_PAGE_COLUMNS, trendHtml, type PageHeader } from '../src/output/html.js';
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
 import { Readable } from 'node:stream';
@@ -189,14 +190,30 @@ describe('trendHtml', () => {
 });
 
 describe('-o html on the command line', () => {
-  it('is a format of report only: the others refuse it as before', async () => {
-    for (const argv of [['items'], ['drill', 'k-3'], ['order', 'o-1'], ['contact', 'c-1']]) {
+  it('is a format of report and trend only: the others refuse it as before', async () => {
+    for (const argv of [['items'], ['drill', 'k-3'], ['order', 'o-1'], ['contact', 'c-1'], ['total']]) {
       const result = await cli([...argv, ...PERIOD.slice(0, 2), '-o', 'html']);
       expect(result.code, argv[0]).toBe(2);
       expect(result.stderr).toMatch(/-o: "html" is not one of table, json, jsonl, csv, tsv\n/);
     }
-    expect((await cli(['report', '--help'])).stdout).toMatch(/output format: table, json, jsonl, csv, tsv, html/);
+    for (const command of ['report', 'trend']) expect((await cli([command, '--help'])).stdout).toMatch(/output format: table, json, jsonl, csv, tsv, html/);
     expect((await cli(['items', '--help'])).stdout).toMatch(/output format: table, json, jsonl, csv, tsv\n/);
+  });
+
+  it('trend -o html: every bucket with the figures of trend -o json', async () => {
+    const argv = ['trend', ...PERIOD, '--country', 'cz'];
+    const json = JSON.parse((await cli([...argv, '-o', 'json'])).stdout) as TimeframesResponse;
+    const page = (await cli([...argv, '-o', 'html'])).stdout;
+    expectInert(page);
+    expect(page).toContain('<dt>Filters:</dt><dd>--country CZ</dd>');
+    const figures = pageFigures(page, 'data-bucket');
+    expect([...figures.keys()]).toEqual(json.buckets.map((b) => b.bucket));
+    expect(json.buckets).toHaveLength(31);
+    for (const b of json.buckets) {
+      for (const column of TREND_PAGE_COLUMNS.slice(1)) expect(figures.get(b.bucket)!.get(column), `${b.bucket} ${column}`).toBe(JSON.stringify(getPath(b, column)));
+    }
+    const refused = await cli([...argv, '-o', 'html', '--breakdown']);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--breakdown does not apply to -o html')]);
   });
 
   it('refuses flags that do not apply to a page', async () => {

@@ -54,10 +54,9 @@ export const COMMAND_FORMATS: Record<string, readonly string[]> = {
 
 /**
  * The commands that print a report as one page to share too: -o html (output/html.ts), with
- * --output and --open (commands/page.ts). trend's hook: add 'trend' here, PAGE_OPTIONS to its
- * flags, and print trendHtml(...) through printPage when ctx.format is 'html'.
+ * --output and --open (PAGE_OPTIONS in their flags; commands/page.ts prints the page).
  */
-export const PAGE_COMMANDS: readonly string[] = ['report'];
+export const PAGE_COMMANDS: readonly string[] = ['report', 'trend'];
 
 /** What the next three read of a command's definition. */
 interface Honouring {

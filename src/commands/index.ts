@@ -39,6 +39,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx trend --data samples/shop --from 2024-03-01 --to 2024-03-31',
       'convx trend --from 2024-01-01 --to 2024-06-30 --by week --currency EUR -o csv > weeks.csv',
       'convx trend --from 2024-03-01 --to 2024-03-31 --per-source --top 3 -o json',
+      'convx trend --from 2024-01-01 --to 2024-06-30 --by week --per-source -o html --output weeks.html   # a page: chart and every bucket',
     ],
     load: async () => (await import('./trend.js')).default,
   },

@@ -11,7 +11,7 @@ import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { TimeframesResponse } from '../model/types.js';
 import { packageVersion } from '../version.js';
-import { isCI } from './shared.js';
+import { isCI, type FilterFlag } from './shared.js';
 
 /** The page flags as a handler gets them (options.ts PAGE_OPTIONS). */
 export interface PageFlags {
@@ -19,8 +19,11 @@ export interface PageFlags {
   open?: boolean | undefined;
 }
 
-/** --output and --open belong to -o html, and --open to --output: a usage error before any work is done. */
-export function checkPageFlags(ctx: Context, flags: PageFlags): void {
+/**
+ * --output and --open belong to -o html, and --open to --output; a page has its own columns and one
+ * row per source or bucket (no --fields, no --breakdown). Usage errors before any work is done.
+ */
+export function checkPageFlags(ctx: Context, flags: PageFlags & { breakdown?: boolean | undefined }): void {
   const given = [flags.output !== undefined ? '--output' : undefined, flags.open ? '--open' : undefined].filter((f): f is string => f !== undefined);
   if (given.length && ctx.format !== 'html') {
     throw new UsageError(`${given.join(' and ')} ${given.length === 1 ? 'applies' : 'apply'} to -o html only`, [], 'add -o html for a page to share; other formats go to stdout (redirect it to a file)');
@@ -28,6 +31,14 @@ export function checkPageFlags(ctx: Context, flags: PageFlags): void {
   if (flags.open && flags.output === undefined) {
     throw new UsageError('--open opens the page written by --output', [], 'add --output FILE, e.g. --output report.html --open');
   }
+  if (ctx.format !== 'html') return;
+  if (flags.breakdown) throw new UsageError('--breakdown does not apply to -o html', [], 'the page has one row per source or bucket; -o csv --breakdown gives one per currency');
+  if (ctx.globals.fields !== undefined) throw new UsageError('--fields does not apply to -o html', [], 'the page has its own columns; -o json or csv take --fields');
+}
+
+/** The filters of a request as the page's header names them: "--country cz". */
+export function filterWords(filters: readonly FilterFlag[]): string[] {
+  return filters.map((f) => `${f.flag ?? f.parameter} ${f.value}`);
 }
 
 /**

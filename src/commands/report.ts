@@ -5,7 +5,7 @@ import { parseReportQuery, type ReportQuery } from '../model/query.js';
 import type { AggregateRow } from '../model/types.js';
 import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
-import { checkPageFlags, printPage } from './page.js';
+import { checkPageFlags, filterWords, printPage } from './page.js';
 import { defineHandler } from './registry.js';
 import {
   explainEmpty,
@@ -20,15 +20,13 @@ import {
   type Progress,
   type ResultRequest,
 } from './shared.js';
-import { UsageError } from '../errors.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
     const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     checkPageFlags(ctx, flags);
-    if (ctx.format === 'html') checkHtmlFlags(ctx, flags);
-    else ctx.output.check(kind);
+    if (ctx.format !== 'html') ctx.output.check(kind);
     const period = `${query.dateFrom}..${query.dateTo}`;
     const request = {
       command: 'report',
@@ -55,12 +53,6 @@ export default defineHandler<CommandFlags<'report'>>({
   },
 });
 
-/** -o html shows each source's figures whole: one row per source, the page's own columns. */
-function checkHtmlFlags(ctx: Context, flags: CommandFlags<'report'>): void {
-  if (flags.breakdown) throw new UsageError('--breakdown does not apply to -o html', [], 'the page has one row per source; -o csv --breakdown gives one per source and currency');
-  if (ctx.globals.fields !== undefined) throw new UsageError('--fields does not apply to -o html', [], 'the page has its own columns; -o json or csv take --fields');
-}
-
 /**
  * -o html: every row from --offset on (a page to share holds the whole report, as --all does; --limit
  * does not cut it), then the page to stdout or --output.
@@ -86,7 +78,7 @@ async function printReportPage(
     referenceCurrency: rows[0]?.referenceCurrency ?? ctx.globals.referenceCurrency,
     version: packageVersion(),
     dataVersion: stream.dataVersion,
-    filters: request.filters.map((f) => `${f.flag ?? f.parameter} ${f.value}`),
+    filters: filterWords(request.filters),
   });
   await printPage(ctx, html, flags);
   if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
