@@ -13,7 +13,9 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AggregateRow } from '../src/model/types.js';
+import type { AggregateRow, TimeframesResponse } from '../src/model/types.js';
+import { getPath } from '../src/output/columns.js';
+import { TREND_PAGE_COLUMNS } from '../src/output/html.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
 import { expectFiguresOfJson, pageFigures } from './page-figures.js';
 
@@ -176,6 +178,21 @@ describe.runIf(present)('html report in headless Chromium', () => {
       mkdirSync(join(SCREENSHOT, '..'), { recursive: true });
       copyFileSync(png, SCREENSHOT);
     }
+  });
+
+  it('a trend page: the DOM holds every bucket with the figures of trend -o json', async () => {
+    const argv = ['trend', ...PERIOD, '--by', 'week'];
+    const trendPage = join(dir, 'trend.html');
+    expect((await cli([...argv, '-o', 'html', '--output', trendPage])).code).toBe(0);
+    const buckets = (JSON.parse((await cli([...argv, '-o', 'json'])).stdout) as TimeframesResponse).buckets;
+    const { stdout, stderr } = await chromium(trendPage, proxy.port, ['--dump-dom']);
+    const figures = pageFigures(stdout, 'data-bucket');
+    expect([...figures.keys()]).toEqual(buckets.map((b) => b.bucket));
+    for (const b of buckets) {
+      for (const column of TREND_PAGE_COLUMNS.slice(1)) expect(figures.get(b.bucket)!.get(column)).toBe(JSON.stringify(getPath(b, column)));
+    }
+    expect(consoleLines(stderr)).toEqual([]);
+    expect(pageRequests(proxy.requests)).toEqual([]);
   });
 
   it('the checks can fail: a page that loads an image and logs an error is caught by both', async () => {
