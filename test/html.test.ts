@@ -98,6 +98,17 @@ describe('reportHtml', () => {
     expect(page).toMatch(/text-anchor="end">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;…<\/text>/);
   });
 
+  it('rows compared with another period get its revenue and the change beside theirs', async () => {
+    const rows = (JSON.parse((await cli(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    const change = { absolute: 12.5, relative: 0.25 };
+    const compared = [{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: 50 }, change: { conversionsAmountWTax: change } } }, rows[1]!];
+    const page = reportHtml(compared as AggregateRow[], HEADER);
+    expect(page).toContain('<th class="num" scope="col">Revenue before (EUR)</th><th class="num" scope="col">Change (EUR)</th><th class="num" scope="col">Change %</th>');
+    expect(page).toContain('data-field="comparison.change.conversionsAmountWTax.absolute" data-value="12.5">12.50</td><td class="num" data-field="comparison.change.conversionsAmountWTax.relative" data-value="0.25">25.0 %</td>');
+    expect(page).toContain('data-field="comparison.figures.conversionsAmountWTax" data-value="null"></td>');
+    expect(reportHtml(rows, HEADER)).not.toContain('Revenue before');
+  });
+
   it('an empty report is a page that says so, with the period (exit 0, the reason on stderr)', async () => {
     const result = await cli(['report', '--data', SAMPLES, '--from', '2030-01-01', '--to', '2030-01-31', '-o', 'html']);
     expect(result.code).toBe(0);

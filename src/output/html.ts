@@ -107,7 +107,7 @@ function headerCells(columns: string[], currency: string | undefined): string {
   return columns
     .map((c) => {
       const title = TITLES[c] ?? c;
-      const unit = currency !== undefined && (isAmountColumn(c) || c.endsWith('.absolute')) ? ` (${currency})` : '';
+      const unit = currency !== undefined && isAmountColumn(c) && !c.endsWith('.relative') ? ` (${currency})` : '';
       return `<th${isFigure(c) ? ' class="num"' : ''} scope="col">${escapeHtml(title + unit)}</th>`;
     })
     .join('');
@@ -176,7 +176,8 @@ const money = (n: number) => tableCell(n, 'conversionsAmountWTax');
 
 /**
  * A report (every row of `convx report`) as a page: the header, a chart of each source's revenue
- * with tax (the first CHART_SOURCES by revenue), the table of every row with totals.
+ * with tax (the first CHART_SOURCES by revenue), the table of every row with totals (and, for rows
+ * compared with another period, that period's revenue and the change).
  */
 export function reportHtml(rows: readonly AggregateRow[], header: PageHeader): string {
   const title = 'Conversions by source';
@@ -194,7 +195,7 @@ export function reportHtml(rows: readonly AggregateRow[], header: PageHeader): s
   };
   return documentOf(title, header, [['Sources', String(rows.length)]], [
     chart,
-    table([...rows], REPORT_PAGE_COLUMNS, currency, rowAttributes, rows.length > 1),
+    table([...rows], [...REPORT_PAGE_COLUMNS, ...(rows.some((r) => 'comparison' in r) ? COMPARISON_COLUMNS : [])], currency, rowAttributes, rows.length > 1),
     '<p class="note">Totals add up orders and amounts over the sources; unique contacts and averages do not add up, so they have no total.</p>',
   ]);
 }
