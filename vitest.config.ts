@@ -17,6 +17,7 @@ const E2E = [
   'drain',
   'empty-results',
   'fairness',
+  'html-report',
   'http-conventions',
   'import',
   'invariants',

@@ -79,7 +79,7 @@ describe('the series and total routes on samples/shop', () => {
     }
   });
 
-  it('API mode prints exactly what local mode prints, trend and total, json and csv', async () => {
+  it('API mode prints exactly what local mode prints, trend and total, json, csv and html', async () => {
     const period = ['--from', '2024-02-20', '--to', '2024-04-10'];
     for (const argv of [
       ['trend', ...period, '-o', 'json'],
@@ -89,6 +89,7 @@ describe('the series and total routes on samples/shop', () => {
       ['trend', '--from', '2024-03-01', '--to', '2024-03-02', '--by', 'hour', '--breakdown', '-o', 'tsv'],
       ['trend', ...period, '--source', 'k-1', '--source-type', 'campaign', '-o', 'jsonl'],
       ['trend', ...period, '-o', 'table'],
+      ['trend', ...period, '--by', 'week', '--per-source', '--top', '2', '-o', 'html'],
       ['total', ...period, '-o', 'json'],
       ['total', ...period, '--currency', 'EUR', '-o', 'csv'],
       ['total', ...period, '--breakdown', '-o', 'table'],

@@ -13,6 +13,7 @@ import {
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import type { CommandFlags } from './options.js';
+import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
 import { explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
 
@@ -35,15 +36,16 @@ export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags), ctx.io.now()));
     const kind = trendKind(query.perSource === true, flags.breakdown === true);
-    ctx.output.check(kind);
+    checkPageFlags(ctx, flags);
+    if (ctx.format !== 'html') ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
       const response = await backend.trend(query);
-      await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
-      if (isEmpty(response.buckets)) {
-        const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
-        await explainEmpty(ctx, backend, 'conversions', request);
-      }
+      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
+      // -o html: the series as a page (every bucket, a chart), to stdout or --output
+      if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters) });
+      else await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+      if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
     });
   },
 });
