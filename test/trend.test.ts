@@ -11,7 +11,7 @@ import type { LocalBackend } from '../src/local/backend.js';
 import { importDataset } from '../src/local/import-writer.js';
 import { bucketCount, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
-import { cli, reportQuery, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, onTerminal, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
 
 const NOW = new Date('2024-05-01T12:00:00Z');
 const trendQuery = (raw: RawParams) => parseTrendQuery(raw, NOW);
@@ -347,5 +347,60 @@ describe('property: a series adds up to the report and the total, exactly', () =
       ),
       { seed: 20241126, numRuns: 25, endOnFailure: true },
     );
+  });
+});
+
+describe('the chart on a terminal', () => {
+  const argv = ['trend', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-03-31', '--by', 'week'];
+
+  it('draws the revenue above the table on a terminal, fitted to its width; not with --no-chart, --fields or off a terminal', async () => {
+    const drawn = await onTerminal(argv, 100);
+    expect(drawn.code).toBe(0);
+    const [chart, table] = drawn.stdout.split(/\n(?=┌)/);
+    // The y axis in the reference currency, ticks, bars, the first and last bucket under it.
+    expect(chart).toMatch(/^ +EUR\n/);
+    expect(chart).toMatch(/3,162\.61 ┤/);
+    expect(chart).toContain('█');
+    expect(chart).toMatch(/2024-W05 .* 2024-W13/);
+    for (const line of drawn.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+    // Then the table, as without the chart.
+    const alone = await onTerminal([...argv, '--no-chart'], 100);
+    const axis = /\d ┤/; // a tick of the y axis (the table's own ┤ follows a ─)
+    expect(chart).toMatch(axis);
+    expect(alone.stdout).not.toMatch(axis);
+    expect(table).toBe(alone.stdout);
+    const fields = await onTerminal([...argv, '--fields', 'bucket,conversionsNumber'], 100);
+    expect(fields.stdout).not.toMatch(axis);
+    const piped = await cli([...argv, '-o', 'table']);
+    expect(piped.stdout).not.toMatch(axis);
+  });
+
+  it('has no escape codes with NO_COLOR, and a legend per source with --per-source', async () => {
+    const perSource = await onTerminal([...argv, '--per-source', '--top', '2'], 120);
+    expect(perSource.code).toBe(0);
+    expect(perSource.stdout).not.toMatch(/\u001b\[/);
+    const legend = perSource.stdout.split('\n').find((l) => l.includes('●'))!;
+    expect(legend).toContain('other');
+    // Each series has its own mark in the legend.
+    expect(new Set(legend.match(/[●◆▲■]/g)).size).toBe(3);
+  });
+
+  it("report's Trend column: each listed source's revenue per day, when the terminal is wide enough", async () => {
+    const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
+    const wide = await onTerminal(['report', ...period, '--limit', '5'], 200);
+    expect(wide.code).toBe(0);
+    const header = wide.stdout.split('\n').find((l) => l.includes('Source'))!;
+    expect(header).toMatch(/│ Trend +│$/);
+    // The first row's sparkline is that source's daily revenue, as a per-source series gives it.
+    const series = JSON.parse((await cli(['trend', ...period, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] };
+    const top = series.buckets.filter((b) => b.series !== 'other');
+    const { sparkline } = await import('../src/output/sparkline.js');
+    const first = wide.stdout.split('\n').find((l) => l.includes(top[0]!.seriesName!))!;
+    expect(first).toContain(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
+    // Narrower, piped, or with --fields: the table of today.
+    for (const narrow of [await onTerminal(['report', ...period, '--limit', '5'], 120), await onTerminal(['report', ...period, '--limit', '5', '--fields', 'name,conversionsNumber'], 200)]) {
+      expect(narrow.stdout).not.toContain('Trend');
+    }
+    expect((await cli(['report', ...period, '--limit', '5', '-o', 'table'])).stdout).not.toContain('Trend');
   });
 });

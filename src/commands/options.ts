@@ -80,7 +80,12 @@ export const OPTIONS = {
     ...PAGE_OPTIONS,
   ],
   items: [...parameterOptions('items'), ALL_OPTION],
-  trend: [...parameterOptions('trend'), { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' }, ...PAGE_OPTIONS],
+  trend: [
+    ...parameterOptions('trend'),
+    { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' },
+    { flags: '--no-chart', description: 'on a terminal: the table alone, without the chart drawn above it' },
+    ...PAGE_OPTIONS,
+  ],
   total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
   order: PERIOD_OPTIONS.map((o) => ({
     ...o,

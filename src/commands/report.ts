@@ -1,8 +1,9 @@
 import type { Backend } from '../backend.js';
 import type { Context } from '../context.js';
-import { filterNames } from '../model/parameters.js';
-import { parseReportQuery, type ReportQuery } from '../model/query.js';
-import type { AggregateRow } from '../model/types.js';
+import { filterNames, TOP } from '../model/parameters.js';
+import { bucketCount, parseReportQuery, parseTrendQuery, type ReportQuery } from '../model/query.js';
+import type { AggregateRow, Page } from '../model/types.js';
+import type { TableExtras } from '../output/writer.js';
 import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printPage } from './page.js';
@@ -47,11 +48,51 @@ export default defineHandler<CommandFlags<'report'>>({
               period,
               ...(flags.all ? { all: () => backend.allReport(query) } : {}),
               page: () => backend.report(query),
+              ...(flags.breakdown ? {} : { extras: (page: Page<AggregateRow>) => sparklines(ctx, backend, query, page.rows) }),
             }),
       { progress: true },
     );
   },
 });
+
+/** The sources that get a sparkline: the first by revenue (a per-source series has at most this many apart). */
+const SPARKLINE_SOURCES = TOP.max;
+/** The longest period whose days a sparkline shows (a year). */
+const SPARKLINE_DAYS = 366;
+
+/**
+ * The Trend column of a table on a terminal: each source's revenue (conversionsAmountWTax) per day
+ * of the period, from one per-source series of the same filters (the 20 sources with the most
+ * revenue; the table leaves the cell of the others empty). None off a terminal, with --fields, for a
+ * period longer than a year, or when no row is listed.
+ */
+async function sparklines(ctx: Context, backend: Backend, query: ReportQuery, rows: AggregateRow[]): Promise<TableExtras | undefined> {
+  if (ctx.output.tableWidth() === undefined || ctx.globals.fields !== undefined || !rows.length) return undefined;
+  if (bucketCount('day', query.dateFrom, query.dateTo) > SPARKLINE_DAYS) return undefined;
+  const series = await backend.trend(
+    parseTrendQuery(
+      {
+        dateFrom: query.dateFrom,
+        dateTo: query.dateTo,
+        interval: 'day',
+        perSource: 'true',
+        top: String(SPARKLINE_SOURCES),
+        ...(query.country ? { country: query.country.join(',') } : {}),
+        ...(query.currency ? { currency: query.currency.join(',') } : {}),
+        ...(query.q !== undefined ? { q: query.q } : {}),
+      },
+      ctx.io.now(),
+    ),
+  );
+  const days = new Map<string, number[]>();
+  for (const bucket of series.buckets) {
+    if (!bucket.series || bucket.series === 'other') continue;
+    const values = days.get(bucket.series) ?? [];
+    values.push(bucket.conversionsAmountWTax);
+    days.set(bucket.series, values);
+  }
+  return { sparklines: days };
+}
 
 /**
  * -o html: every row from --offset on (a page to share holds the whole report, as --all does; --limit

@@ -12,7 +12,7 @@ import {
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
 } from '../output/columns.js';
-import { breakdownKind, type RecordKind } from '../output/writer.js';
+import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, parameters, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
 
 export const ITEM_KIND: RecordKind = {
@@ -216,6 +216,8 @@ export async function printListing<T>(
     /** Every row from the offset on (--all), else undefined for a page. */
     all?: () => Promise<RowStream<T>>;
     page: () => Promise<Page<T>>;
+    /** What a page's table may add (the report's Trend column), asked once the page is read. */
+    extras?: (page: Page<T>) => Promise<TableExtras | undefined>;
   },
 ): Promise<void> {
   const { kind, noun, request, period } = listing;
@@ -229,8 +231,9 @@ export async function printListing<T>(
     else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true);
   } else {
     const page = await listing.page();
+    const extras = await listing.extras?.(page);
     progress.done();
-    await ctx.output.page(kind, page);
+    await ctx.output.page(kind, page, extras);
     if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
     else pageSummary(ctx, page.paging, noun, period, false);
   }

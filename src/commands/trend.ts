@@ -12,6 +12,7 @@ import {
   TREND_TABLE_COLUMNS,
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
+import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
@@ -32,6 +33,18 @@ function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
 /** Nothing converted in any bucket: the series is all zeros. */
 const isEmpty = (buckets: TrendBucket[]) => buckets.every((b) => b.grossConversionsNumber === 0);
 
+/**
+ * On a terminal (a table fitted to its width), the chart of the buckets' revenue above the table:
+ * one series, or one per source; nothing when the terminal is too small, with --no-chart or --fields.
+ */
+async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean): Promise<void> {
+  const width = ctx.output.tableWidth();
+  if (!wanted || width === undefined || ctx.globals.fields !== undefined || !buckets.length) return;
+  const { renderChart, trendChartInput, chartHeight } = await import('../output/chart.js');
+  const text = renderChart(trendChartInput(buckets), { width, height: chartHeight((ctx.io.stdout as { rows?: number }).rows), color: ctx.chalk });
+  if (text) await ctx.output.text(`${text}\n`);
+}
+
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags), ctx.io.now()));
@@ -44,7 +57,10 @@ export default defineHandler<CommandFlags<'trend'>>({
       const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
       // -o html: the series as a page (every bucket, a chart), to stdout or --output
       if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters) });
-      else await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+      else {
+        await printChart(ctx, response.buckets, flags.chart !== false);
+        await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+      }
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
     });
   },
