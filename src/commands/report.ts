@@ -2,14 +2,15 @@ import { filterNames } from '../model/parameters.js';
 import { parseReportQuery } from '../model/query.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { filtersOf, parseFlags, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
+import { comparedKind, filtersOf, parseFlags, printListing, periodText, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
-    const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
+    const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
     ctx.output.check(kind);
-    const period = `${query.dateFrom}..${query.dateTo}`;
+    const period = periodText(query);
     const request = {
       command: 'report',
       period: query,

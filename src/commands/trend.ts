@@ -14,7 +14,7 @@ import {
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -34,12 +34,14 @@ const isEmpty = (buckets: TrendBucket[]) => buckets.every((b) => b.grossConversi
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags), ctx.io.now()));
-    const kind = trendKind(query.perSource === true, flags.breakdown === true);
+    const plain = trendKind(query.perSource === true, flags.breakdown === true);
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
     ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
       const response = await backend.trend(query);
       await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+      comparedSummary(ctx, query);
       if (isEmpty(response.buckets)) {
         const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
         await explainEmpty(ctx, backend, 'conversions', request);
