@@ -9,25 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalBackend } from '../src/local/open.js';
 import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
-import { signDevelopmentToken } from '../src/server/auth.js';
-import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, SAMPLES, suiteThreadsOption } from './helpers.js';
-
-const SECRET = 'compare-api-test-secret';
+import { COMPARED_FIGURES } from '../src/model/shapes.js';
+import { cli, SAMPLES, servedSamples, suiteThreadsOption } from './helpers.js';
 
 describe('compareTo on the reporting routes of samples/shop', () => {
-  let server: RunningServer;
-  let token: string;
-  beforeAll(async () => {
-    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
-    token = await signDevelopmentToken(SECRET, 'shop', '1h');
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-
-  const get = (path: string, params: RawParams, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  const { get, url, token } = servedSamples('compare-api-test-secret');
 
   /** The local backend's answer to the same parameters, serialised as the server does. */
   async function local(kind: 'report' | 'trend' | 'total', raw: RawParams, interval?: 'day'): Promise<string> {
@@ -101,7 +87,7 @@ describe('compareTo on the reporting routes of samples/shop', () => {
       ['total', ...period, '--compare', 'year', '-o', 'csv'],
     ]) {
       const fromFiles = await cli([...argv, '--data', SAMPLES]);
-      const fromApi = await cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
+      const fromApi = await cli([...argv, '--api', `${url()}/v1`], { env: { CONVX_TOKEN: token() } });
       expect(fromFiles.code, `${argv.join(' ')}: ${fromFiles.stderr}`).toBe(0);
       expect(fromApi.code, `${argv.join(' ')}: ${fromApi.stderr}`).toBe(0);
       expect(fromApi.stdout, argv.join(' ')).toBe(fromFiles.stdout);
@@ -137,21 +123,5 @@ describe('API mode checks a compared answer', () => {
   });
 });
 
-const TOTAL = {
-  firstConversionAt: null,
-  lastConversionAt: null,
-  conversionsAmountWoTax: 0,
-  conversionsAmountWTax: 0,
-  conversionsNumber: 0,
-  referenceCurrency: 'EUR',
-  uniqueContacts: 0,
-  averageConversion: 0,
-  averageUniqueConversion: 0,
-  refundsAmountWoTax: 0,
-  refundsAmountWTax: 0,
-  refundsNumber: 0,
-  grossConversionsAmountWoTax: 0,
-  grossConversionsAmountWTax: 0,
-  grossConversionsNumber: 0,
-  breakdown: [],
-};
+/** An empty period's figures, as a server answers them. */
+const TOTAL = { firstConversionAt: null, lastConversionAt: null, referenceCurrency: 'EUR', breakdown: [], ...Object.fromEntries(COMPARED_FIGURES.map((f) => [f, 0])) };

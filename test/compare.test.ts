@@ -250,13 +250,16 @@ const compared = (figures: PeriodFigures) => Object.fromEntries(COMPARED_FIGURES
 
 describe('property: the compare side is the other period\'s own report, total and trend', () => {
   it('for random data, periods and filters', async () => {
+    const cases = fc.record({
+      orders: fc.array(orderArb, { minLength: 1, maxLength: 12 }),
+      start: fc.integer({ min: 10, max: 55 }),
+      length: fc.integer({ min: 0, max: 12 }),
+      filters: fc.record({ country: fc.option(fc.constant('SK')), q: fc.option(fc.constant('k')) }),
+    });
     await fc.assert(
       fc.asyncProperty(
-        fc.array(orderArb, { minLength: 1, maxLength: 12 }),
-        fc.integer({ min: 10, max: 55 }),
-        fc.integer({ min: 0, max: 12 }),
-        fc.record({ country: fc.option(fc.constant('SK')), q: fc.option(fc.constant('k')) }),
-        async (orders, start, length, filters) => {
+        cases,
+        async ({ orders, start, length, filters }) => {
           const rows = orders.flatMap((o, i) => {
             const [type, source] = SOURCES[o.source]!;
             const amount = (units: number) => (units / 100).toFixed(2);
