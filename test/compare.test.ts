@@ -5,16 +5,18 @@
  * the columns of csv and --fields, the table's arrows, and the property that the compare side
  * equals a separate report, total and trend of the other period.
  */
+import { join } from 'node:path';
 import { Chalk } from 'chalk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
+import { importDataset } from '../src/local/import-writer.js';
 import { changeOf, otherPeriod } from '../src/model/compare.js';
 import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import { COMPARED_FIGURES } from '../src/model/shapes.js';
 import type { ComparedAggregateRow, PeriodFigures } from '../src/model/types.js';
 import { changeText, renderTable } from '../src/output/table.js';
-import { cli, shop, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
 
 const NOW = new Date('2024-05-01T12:00:00Z');
 const reportOf = (raw: RawParams) => parseReportQuery({ limit: '1000', ...raw }, NOW);
@@ -147,6 +149,17 @@ describe('report --compare: the sources of both periods', () => {
     const table = await cli([...argv, '--compare', 'previous', '-o', 'table', '--wide']);
     expect(table.stderr).toContain('1-3 of 3 sources, 2024-03-01..2024-03-31 compared with 2024-01-30..2024-02-29 (the previous period)');
     expect(table.stdout).toContain('Δ Revenue');
+  });
+
+  it('answers the same from an imported file (the per-day sums of both periods)', async () => {
+    const file = join(tempDir(), 'shop.duckdb');
+    await importDataset(dir, file);
+    for (const compareTo of ['previous', 'year']) {
+      const argv = ['report', '--from', '2024-03-01', '--to', '2024-03-31', '--compare', compareTo, '-o', 'csv'];
+      const fromDir = await cli([...argv, '--data', dir]);
+      expect(fromDir.code, fromDir.stderr).toBe(0);
+      expect((await cli([...argv, '--data', file])).stdout).toBe(fromDir.stdout);
+    }
   });
 
   it('refuses a bad --compare, and --compare with --per-source, as usage errors', async () => {
