@@ -38,6 +38,7 @@ describe('compareTo on the reporting routes of samples/shop', () => {
       ['/v1/conversions', 'report', { ...march, compareTo: 'previous', limit: '4', offset: '2' }],
       ['/v1/conversions', 'report', { ...march, compareTo: 'year', country: 'CZ,SK' }],
       ['/v1/conversions/timeframes', 'trend', { ...march, interval: 'week', compareTo: 'previous' }],
+      ['/v1/conversions/timeframes', 'trend', { ...march, perSource: 'true', top: '3', compareTo: 'year' }],
       ['/v1/conversions/daily', 'trend', { ...march, compareTo: 'year' }, 'day'],
       ['/v1/conversions/total', 'total', { ...march, compareTo: 'previous', q: 'sale' }],
     ] as const) {
@@ -57,11 +58,10 @@ describe('compareTo on the reporting routes of samples/shop', () => {
     expect(tags.has(plain.headers.get('etag')!)).toBe(false);
   });
 
-  it('refuses a bad compareTo, and compareTo with perSource, as problems in the parser\'s words', async () => {
+  it('refuses a bad compareTo as a problem in the parser\'s words', async () => {
     const cases: [string, RawParams, string][] = [
       ['/v1/conversions', { ...march, compareTo: 'last' }, '"last" is not one of previous, year'],
       ['/v1/conversions/total', { ...march, compareTo: '' }, '"" is not one of previous, year'],
-      ['/v1/conversions/timeframes', { ...march, compareTo: 'year', perSource: 'true' }, 'cannot be combined with perSource'],
     ];
     for (const [path, raw, message] of cases) {
       const res = await get(path, raw);
@@ -82,6 +82,7 @@ describe('compareTo on the reporting routes of samples/shop', () => {
       ['report', ...period, '--compare', 'previous', '--fields', 'name,comparison.change.conversionsAmountWTax.relative', '-o', 'tsv'],
       ['trend', ...period, '--compare', 'previous', '-o', 'csv'],
       ['trend', ...period, '--by', 'week', '--compare', 'year', '-o', 'json'],
+      ['trend', ...period, '--per-source', '--top', '2', '--compare', 'previous', '-o', 'csv'],
       ['trend', ...period, '--compare', 'previous', '-o', 'table', '--wide'],
       ['total', ...period, '--compare', 'previous', '-o', 'json'],
       ['total', ...period, '--compare', 'year', '-o', 'csv'],

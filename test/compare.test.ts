@@ -162,13 +162,27 @@ describe('report --compare: the sources of both periods', () => {
     }
   });
 
-  it('refuses a bad --compare, and --compare with --per-source, as usage errors', async () => {
+  it('refuses a bad --compare as a usage error', async () => {
     const bad = await cli(['report', '--data', dir, '--compare', 'last-year']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--compare: "last-year" is not one of previous, year');
-    const series = await cli(['trend', '--data', dir, '--compare', 'year', '--per-source']);
-    expect(series.code).toBe(2);
-    expect(series.stderr).toContain('--compare: cannot be combined with --per-source');
+  });
+
+  it('per source, lines a series up with the same source there, and `other` with the rest of the sources there', async () => {
+    await withBackend(dir, async (b) => {
+      const res = await b.trend(parseTrendQuery({ ...march, interval: 'month', perSource: 'true', top: '1' }, NOW));
+      // the current period's series: k2 (by revenue), the rest (k1); there: k2 nothing, the rest k1 and k3
+      expect(res.buckets.map((x) => [x.series, x.conversionsNumber, x.comparison?.bucket, x.comparison?.figures?.conversionsAmountWTax])).toEqual([
+        ['campaign:k2', 1, '2024-01', 0],
+        ['other', 1, '2024-01', 12.1],
+      ]);
+      // a source's side, day by day, is the other period's series of that source alone
+      const alone = await b.trend(parseTrendQuery({ dateFrom: '2024-01-30', dateTo: '2024-02-29', sourceId: 'k1', sourceType: 'campaign' }, NOW));
+      const days = await b.trend(parseTrendQuery({ ...march, perSource: 'true', top: '2' }, NOW));
+      const k1 = days.buckets.filter((x) => x.series === 'campaign:k1');
+      expect(k1.map((x) => [x.comparison!.bucket, x.comparison!.figures])).toEqual(alone.buckets.map((x) => [x.bucket, compared(x)]));
+      expect(k1.find((x) => x.comparison!.bucket === '2024-02-10')!.comparison!.figures!.conversionsAmountWTax).toBe(0.1);
+    });
   });
 });
 

@@ -194,16 +194,16 @@ export class LocalBackend implements Backend {
     const timeZone = zoneOf(query);
     const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
     const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo } : query);
-    const bucketsOf = async (q: TrendQuery) => {
-      const { filter, select } = trendSelect(tables, q, timeZone);
+    const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
+      const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
       await this.assertRates(filter, q);
       return (await this.db.all(select)).map(toBucket);
     };
     const buckets = await bucketsOf(query);
     const response = { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone, interval: query.interval };
     if (!other) return { ...response, buckets };
-    const past = await bucketsOf({ ...query, ...other });
-    return { ...response, buckets: buckets.map((b, i) => ({ ...b, comparison: comparisonOf(other, b, past[i], past[i]?.bucket ?? null) })) };
+    // per source, the other period's series are the current period's top sources and the rest
+    return { ...response, buckets: lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other) };
   }
 
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
@@ -342,6 +342,23 @@ function toAggregate(row: Row): AggregateRow {
     sourceStartedAt: nullable(row.sourceStartedAt),
     ...toFigures(row),
   };
+}
+
+/**
+ * A series beside another period's (convx trend --compare): bucket i (the i-th label) of a series
+ * beside bucket i of the same series there; a bucket without one has its comparison empty.
+ */
+function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period): TrendBucket[] {
+  const keyed = (rows: TrendBucket[]) => {
+    const labels = new Map<string, number>();
+    return rows.map((b) => `${labels.get(b.bucket) ?? labels.set(b.bucket, labels.size).get(b.bucket)!}|${b.series ?? ''}`);
+  };
+  const pastKeys = keyed(past);
+  const byKey = new Map(past.map((b, i) => [pastKeys[i]!, b]));
+  return keyed(buckets).map((key, i) => {
+    const there = byKey.get(key);
+    return { ...buckets[i]!, comparison: comparisonOf(other, buckets[i]!, there, there?.bucket ?? null) };
+  });
 }
 
 function toBucket(row: Row): TrendBucket {

@@ -342,11 +342,6 @@ export function bucketCount(interval: Interval, dateFrom: string, dateTo: string
 export function parseTrendQuery(raw: RequestParams, today: Date, interval?: Interval): TrendQuery {
   const query = parsePeriodQuery(raw, today, 'trend', (p) => p.name !== 'interval' || interval === undefined) as TrendQuery;
   if (interval !== undefined) query.interval = interval;
-  if (query.compareTo !== undefined && query.perSource) {
-    const problems = new Problems();
-    problems.add('compareTo', 'cannot be combined with perSource: compare the series over every source', 'cannot be combined with --per-source: compare the series over every source');
-    problems.throwIfAny();
-  }
   const count = bucketCount(query.interval, query.dateFrom, query.dateTo);
   if (count > MAX_BUCKETS) {
     const problems = new Problems();
