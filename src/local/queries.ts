@@ -240,7 +240,7 @@ export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR con
  * filters and where they exist, from the per-day sums (a few thousand rows for a month instead
  * of every transaction, and unique contacts counted without a DISTINCT: see contact_day).
  */
-export function reportSelect(tables: QueryTables, query: ReportQuery, detailFor: ReportQuery = query): Selection {
+export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
   const period = periodFilter(query);
   const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
@@ -257,7 +257,7 @@ export function reportSelect(tables: QueryTables, query: ReportQuery, detailFor:
   const nameFilter = q === undefined ? sql`` : sql`WHERE ${nameHolds(q)}`;
   const select = sql`
     WITH ${sums}
-    SELECT ${sourceColumns(detailFor)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
+    SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
@@ -286,7 +286,7 @@ export function comparedReportSelect(tables: QueryTables, query: ReportQuery, ot
   const past = reportSelect(tables, other);
   const compared = figures.map((f) => sql`o.${ident(f)} AS ${ident(comparedColumn(f))}`);
   const select = sql`
-    WITH cur AS (${current.select}), oth AS (${past.select}),
+    WITH cur AS MATERIALIZED (${current.select}), oth AS MATERIALIZED (${past.select}),
       all_rows AS (
         SELECT * FROM cur
         UNION ALL BY NAME
