@@ -35,6 +35,7 @@ const E2E = [
   'table-fit',
   'templates-hardening',
   'trend-api',
+  'compare-api',
   'terminal-safe',
   'validate',
 ].map((name) => `test/${name}.test.ts`);

@@ -53,7 +53,7 @@ export class ApiBackend implements Backend {
 
   private async fetchReport(q: ReportQuery, page: { limit: number; offset: number }, dataVersion?: string): Promise<Page<AggregateRow>> {
     const params = { ...formatQuery('report', q), limit: String(page.limit), offset: String(page.offset) };
-    const body = checkShape('ReportResponse', await this.client.getJson('conversions', params, pinned(dataVersion)), this.client.url('conversions'));
+    const body = checkShape(q.compareTo === undefined ? 'ReportResponse' : 'ComparedReportResponse', await this.client.getJson('conversions', params, pinned(dataVersion)), this.client.url('conversions'));
     return { rows: body.conversions, paging: body.paging };
   }
 
@@ -77,12 +77,12 @@ export class ApiBackend implements Backend {
 
   /** GET /conversions/timeframes, checked. */
   async trend(q: TrendQuery): Promise<TimeframesResponse> {
-    return checkShape('TimeframesResponse', await this.client.getJson('conversions/timeframes', formatQuery('trend', q)), this.client.url('conversions/timeframes'));
+    return checkShape(q.compareTo === undefined ? 'TimeframesResponse' : 'ComparedTimeframesResponse', await this.client.getJson('conversions/timeframes', formatQuery('trend', q)), this.client.url('conversions/timeframes'));
   }
 
   /** GET /conversions/total, checked. */
   async total(q: TotalQuery): Promise<TotalResponse> {
-    return checkShape('TotalResponse', await this.client.getJson('conversions/total', formatQuery('total', q)), this.client.url('conversions/total'));
+    return checkShape(q.compareTo === undefined ? 'TotalResponse' : 'ComparedTotalResponse', await this.client.getJson('conversions/total', formatQuery('total', q)), this.client.url('conversions/total'));
   }
 
   allReport(q: ReportQuery): Promise<RowStream<AggregateRow>> {

@@ -9,9 +9,11 @@ import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printPage } from './page.js';
 import { defineHandler } from './registry.js';
 import {
+  comparedKind,
   explainEmpty,
   filtersOf,
   parseFlags,
+  periodText,
   printDatasetWarnings,
   printListing,
   queryParams,
@@ -25,10 +27,11 @@ import {
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
-    const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
+    const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
     checkPageFlags(ctx, flags);
     if (ctx.format !== 'html') ctx.output.check(kind);
-    const period = `${query.dateFrom}..${query.dateTo}`;
+    const period = periodText(query);
     const request = {
       command: 'report',
       period: query,

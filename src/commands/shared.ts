@@ -7,13 +7,16 @@ import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
   BREAKDOWN_TABLE_COLUMNS,
+  comparisonColumns,
   ITEM_COLUMNS,
   ITEM_TABLE_COLUMNS,
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
+  withChangeColumns,
 } from '../output/columns.js';
+import { otherPeriod } from '../model/compare.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
-import { field, flagKey, parameters, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
+import { field, flagKey, parameters, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -28,6 +31,33 @@ export const REPORT_KIND: RecordKind = {
 };
 
 export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMNS, BREAKDOWN_TABLE_COLUMNS);
+
+/**
+ * A kind compared with another period (--compare): the comparison's columns after the row's
+ * (`bucket`: a series', which names the bucket it lines up with), a change column beside each
+ * headline figure of a table, and `comparison` a whole object --fields may name in json.
+ */
+export function comparedKind(kind: RecordKind, bucket: boolean): RecordKind {
+  return {
+    ...kind,
+    columns: [...kind.columns, ...comparisonColumns(bucket)],
+    tableColumns: withChangeColumns(kind.tableColumns),
+    objectFields: [...kind.objectFields, 'comparison'],
+  };
+}
+
+/** trend and total in a table, with --compare: a line on stderr naming the period compared with. */
+export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; compareTo?: CompareTo }): void {
+  if (query.compareTo !== undefined && ctx.format === 'table') ctx.log.info(`${periodText(query)}.`);
+}
+
+/** The period and, with --compare, the one it is compared with, as a summary on stderr names them. */
+export function periodText(query: { dateFrom: string; dateTo: string; compareTo?: CompareTo }): string {
+  const period = `${query.dateFrom}..${query.dateTo}`;
+  if (query.compareTo === undefined) return period;
+  const other = otherPeriod(query, query.compareTo);
+  return `${period} compared with ${other.dateFrom}..${other.dateTo} (${query.compareTo === 'year' ? 'a year before' : 'the previous period'})`;
+}
 
 /** How the CLI names each interface parameter, so errors speak in flags: the flag as declared, short form first (`-q`). */
 export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(

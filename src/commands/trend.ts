@@ -16,7 +16,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -48,7 +48,8 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags), ctx.io.now()));
-    const kind = trendKind(query.perSource === true, flags.breakdown === true);
+    const plain = trendKind(query.perSource === true, flags.breakdown === true);
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
     checkPageFlags(ctx, flags);
     if (ctx.format !== 'html') ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
@@ -60,6 +61,7 @@ export default defineHandler<CommandFlags<'trend'>>({
       else {
         await printChart(ctx, response.buckets, flags.chart !== false);
         await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+        comparedSummary(ctx, query);
       }
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
     });

@@ -257,11 +257,43 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const nameFilter = q === undefined ? sql`` : sql`WHERE ${nameHolds(q)}`;
   const select = sql`
     WITH ${sums}
-    SELECT i.source_type, i.source_id AS "id", i.name AS "name",
-      i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
-      ${TS(sql`i.started_at`)} AS "sourceStartedAt", ${PERIOD_FIGURES(tables.referenceCurrency)}
+    SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
+}
+
+/** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */
+const sourceColumns = (query: ReportQuery) => sql`i.source_type, i.source_id AS "id", i.name AS "name",
+      i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
+      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
+      ${TS(sql`i.started_at`)} AS "sourceStartedAt"`;
+
+/** The sums of a group without transactions (a source only in the other period of a comparison), as per_source and contacts_and_times name them. */
+const NO_SUMS = sql`SELECT 0 AS wo, 0 AS w, 0 AS n, 0 AS rn, 0 AS rwo, 0 AS rw, [] AS breakdown, 0 AS uc, CAST(NULL AS TIMESTAMP) AS first_at, CAST(NULL AS TIMESTAMP) AS last_at`;
+
+/** The column of a compared figure of the other period, beside a report row (cmp_found: the source has a row there). */
+export const comparedColumn = (figure: string) => `cmp_${figure}`;
+
+/**
+ * A report compared with another period (--compare): the rows of the sources of both periods,
+ * the current period's figures (zeros, null first and last conversion and an empty breakdown for
+ * a source only in the other period, with a detailUrl of the current period), and beside each
+ * the other period's figures (cmp_*, cmp_found) from the same report of that period.
+ */
+export function comparedReportSelect(tables: QueryTables, query: ReportQuery, other: ReportQuery, figures: readonly string[]): Selection & { otherFilter: Filter } {
+  const current = reportSelect(tables, query);
+  const past = reportSelect(tables, other);
+  const compared = figures.map((f) => sql`o.${ident(f)} AS ${ident(comparedColumn(f))}`);
+  const select = sql`
+    WITH cur AS MATERIALIZED (${current.select}), oth AS MATERIALIZED (${past.select}),
+      all_rows AS (
+        SELECT * FROM cur
+        UNION ALL BY NAME
+        SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency, sql`z`, sql`z`)}
+        FROM oth o JOIN ${tables.sourceInfo} i ON i.source_type = o.source_type AND i.source_id = o."id" CROSS JOIN (${NO_SUMS}) z
+        WHERE NOT EXISTS (SELECT 1 FROM cur c WHERE c.source_type = o.source_type AND c."id" = o."id"))
+    SELECT r.*, o.source_type IS NOT NULL AS cmp_found, ${join(compared)}
+    FROM all_rows r LEFT JOIN oth o ON o.source_type = r.source_type AND o."id" = r."id"`;
+  return { filter: current.filter, select, otherFilter: past.filter };
 }

@@ -8,7 +8,7 @@
 import type { Interval } from '../model/parameters.js';
 import type { TotalQuery, TrendQuery } from '../model/query.js';
 import { allOf, nameHolds, PERIOD_FIGURES, periodFilter, sumsFromTransactions, transactionFilters, TS, type Filter, type QueryTables } from './queries.js';
-import { int, sql, trusted, type Sql } from './sql.js';
+import { ident, int, sql, trusted, type Sql } from './sql.js';
 
 /** An interval's bucket: the part date_trunc takes, its step, and its label (ISO weeks: 2025-W01). */
 const BUCKETS: Readonly<Record<Interval, { part: string; step: Sql; label: string }>> = {
@@ -66,10 +66,12 @@ interface Grouping {
   buckets?: { interval: Interval; zone: string };
   /** Per source: this many sources by the period's conversionsAmountWTax, the rest as one `other` series. */
   top?: number;
+  /** Per source: the sources ranked by this query's transactions instead (a comparison's other period has the current period's series). */
+  rankedBy?: TrendQuery;
 }
 
 /** The query's transactions (period_tx before grouping), q included: the sources whose name holds it. */
-function matchedTransactions(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total'): { filter: Filter; matched: Sql } {
+function matchedTransactions(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', name = 'matched'): { filter: Filter; matched: Sql } {
   const { from, where } = transactionFilters(operation, query, tables.conv);
   const filter: Filter = { from, where: allOf([periodFilter(query), ...where]) };
   const q = query.q?.toLowerCase();
@@ -77,15 +79,16 @@ function matchedTransactions(tables: QueryTables, query: TrendQuery | TotalQuery
     q === undefined
       ? sql``
       : sql` AND EXISTS (SELECT 1 FROM ${tables.sourceInfo} i WHERE i.source_type = t.source_type AND i.source_id = t.source_id AND (${nameHolds(q)}))`;
-  return { filter, matched: sql`matched AS (SELECT * FROM ${filter.from} t WHERE ${filter.where}${named})` };
+  return { filter, matched: sql`${ident(name)} AS (SELECT * FROM ${filter.from} t WHERE ${filter.where}${named})` };
 }
 
 /**
  * The series (CTE series: series_rank, series, series_name) and the rank of each transaction's
  * series (the period_tx select): one series over every source, or per source the top ones by the
- * period's conversionsAmountWTax (ties by type and id) and, past them, `other`.
+ * period's conversionsAmountWTax (ties by type and id; the transactions of `rankFrom`, by default
+ * the period's) and, past them, `other`.
  */
-function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql): { ctes: Sql; periodTx: Sql } {
+function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql, rankFrom: Sql = sql`matched`): { ctes: Sql; periodTx: Sql } {
   if (top === undefined) {
     return {
       ctes: sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name)`,
@@ -95,14 +98,15 @@ function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql): { 
   const ctes = sql`ranked AS (
       SELECT source_type, source_id,
         row_number() OVER (ORDER BY coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) DESC, source_type, source_id) AS r
-      FROM matched GROUP BY source_type, source_id),
+      FROM ${rankFrom} GROUP BY source_type, source_id),
     series AS (
       SELECT DISTINCT least(k.r, ${int(top + 1)}) AS series_rank,
         CASE WHEN k.r <= ${int(top)} THEN k.source_type || ':' || k.source_id ELSE 'other' END AS series,
         CASE WHEN k.r <= ${int(top)} THEN i.name ELSE 'other' END AS series_name
       FROM ranked k JOIN ${tables.sourceInfo} i ON i.source_type = k.source_type AND i.source_id = k.source_id)`;
-  const periodTx = sql`SELECT t.*, ${bucket} AS bucket, least(k.r, ${int(top + 1)}) AS series_rank
-      FROM matched t JOIN ranked k ON k.source_type = t.source_type AND k.source_id = t.source_id`;
+  // a source the ranking did not see (ranked by another period's transactions) is among the rest
+  const periodTx = sql`SELECT t.*, ${bucket} AS bucket, least(coalesce(k.r, ${int(top + 1)}), ${int(top + 1)}) AS series_rank
+      FROM matched t LEFT JOIN ranked k ON k.source_type = t.source_type AND k.source_id = t.source_id`;
   return { ctes, periodTx };
 }
 
@@ -116,11 +120,12 @@ function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, oper
   const { filter, matched } = matchedTransactions(tables, query, operation);
   const b = grouping.buckets;
   const bucket = b ? bucketOf(b.interval, b.zone, sql`datetime`) : sql`CAST(NULL AS TIMESTAMP)`;
-  const series = seriesOf(tables, grouping.top, bucket);
+  const rank = grouping.rankedBy && matchedTransactions(tables, grouping.rankedBy, operation, 'rank_matched');
+  const series = seriesOf(tables, grouping.top, bucket, rank ? sql`rank_matched` : undefined);
   const buckets = b ? bucketsOf(b.interval, b.zone, query) : sql`buckets AS (SELECT CAST(NULL AS TIMESTAMP) AS bucket)`;
   const labels = b ? sql`x.label AS "bucket", ${TS(sql`x.start_at`)} AS "start", ${TS(sql`x.end_at`)} AS "end",` : sql``;
   const select = sql`
-    WITH ${matched}, ${series.ctes},
+    WITH ${matched}, ${rank ? sql`${rank.matched}, ` : sql``}${series.ctes},
       ${sumsFromTransactions(series.periodTx, sql`bucket, series_rank`)},
       ${buckets},
       filled AS (
@@ -138,10 +143,10 @@ function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, oper
 }
 
 /** A series of a query (convx trend): one row per bucket, per source with perSource, in bucket then series order. */
-export function trendSelect(tables: QueryTables, query: TrendQuery, zone: string): { filter: Filter; select: Sql } {
+export function trendSelect(tables: QueryTables, query: TrendQuery, zone: string, rankedBy?: TrendQuery): { filter: Filter; select: Sql } {
   return groupedSelect(tables, query, 'trend', {
     buckets: { interval: query.interval, zone },
-    ...(query.perSource ? { top: query.top } : {}),
+    ...(query.perSource ? { top: query.top, ...(rankedBy ? { rankedBy } : {}) } : {}),
   });
 }
 

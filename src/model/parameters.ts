@@ -25,6 +25,9 @@ export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type Interval = (typeof INTERVALS)[number];
 /** A series has at most this many buckets (hours over more than 41 days are refused). */
 export const MAX_BUCKETS = 1000;
+/** --compare: the other period of a comparison (the previous of equal length, the same dates a year before). */
+export const COMPARE_TO = ['previous', 'year'] as const;
+export type CompareTo = (typeof COMPARE_TO)[number];
 /** --top: the sources a per-source series shows apart (the rest is one `other` series). */
 export const TOP = { min: 1, max: 20, fallback: 5 } as const;
 
@@ -87,8 +90,8 @@ export interface QueryParameter {
   count?: { min: number; max: number; fallback: number };
   /** sort: per operation, the default and whether several fields may be given. */
   sort?: Readonly<Partial<Record<Operation, { fallback: string; multiple: boolean }>>>;
-  /** choice: the words it takes and the one when absent. */
-  choice?: { values: readonly string[]; fallback: string };
+  /** choice: the words it takes and the one when absent (none: absent is absent, compareTo). */
+  choice?: { values: readonly string[]; fallback?: string };
 }
 
 /**
@@ -226,6 +229,16 @@ export const QUERY_PARAMETERS = [
     description: `with perSource: the sources shown apart by the period's conversionsAmountWTax (default ${TOP.fallback})`,
     count: { min: TOP.min, max: TOP.max, fallback: TOP.fallback },
   },
+  {
+    name: 'compareTo',
+    kind: 'choice',
+    in: ['report', 'trend', 'total'],
+    flag: '--compare <period>',
+    help: 'set the figures of another period beside each row: previous (the period of equal length before) or year (the same dates a year before)',
+    description:
+      'previous: the period of equal length ending the day before dateFrom; year: the same dates a year before (February 29 is February 28); each row, bucket or total gets a comparison (the other figures, the absolute and relative change)',
+    choice: { values: COMPARE_TO },
+  },
 ] as const satisfies readonly QueryParameter[];
 
 /** One row of the table, with its literal types. */
@@ -253,12 +266,14 @@ type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text'
 
 /** Kinds a parsed query always holds: the period (defaulted for a report), paging and sort. */
 type Always = 'date' | 'count' | 'sort' | 'choice';
+/** Held always: of those kinds, a choice only with a fallback. */
+type Held<P extends Parameter> = P['kind'] extends Always ? (P extends { kind: 'choice'; choice: { fallback: string } } | { kind: Exclude<Always, 'choice'> } ? true : false) : false;
 
 /** The parsed query of an operation: every parameter it takes, under its interface name, typed by its kind. */
 export type QueryOf<Op extends Operation> = {
-  [P in ParameterOf<Op> as P['kind'] extends Always ? P['name'] : never]: ValueOf<P>;
+  [P in ParameterOf<Op> as Held<P> extends true ? P['name'] : never]: ValueOf<P>;
 } & {
-  [P in ParameterOf<Op> as P['kind'] extends Always ? never : P['name']]?: ValueOf<P>;
+  [P in ParameterOf<Op> as Held<P> extends true ? never : P['name']]?: ValueOf<P>;
 };
 
 export const parameters = (operation: Operation): Parameter[] =>

@@ -33,7 +33,7 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
       return { type: 'string', description };
     case 'choice': {
       const { values, fallback } = field(p, 'choice')!;
-      return { type: 'string', enum: [...values], description: `${description} (default ${fallback})` };
+      return { type: 'string', enum: [...values], description: fallback === undefined ? description : `${description} (default ${fallback})` };
     }
     case 'switch':
       return { type: 'boolean', description: `${description} (default false)` };

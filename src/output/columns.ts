@@ -1,5 +1,6 @@
 /** The flat (dotted) columns of each kind of record, in the interface's field order. */
 import { AGGREGATE_FIELDS, BREAKDOWN_FIELDS, flatFields, PERIOD_FIGURE_FIELDS, RECORD_FIELDS, TREND_FIELDS } from '../model/fields.js';
+import { COMPARED_FIGURES } from '../model/shapes.js';
 import type { AggregateRow, BreakdownRow } from '../model/types.js';
 
 export const ITEM_COLUMNS = flatFields(RECORD_FIELDS);
@@ -10,6 +11,30 @@ export const TREND_SERIES_COLUMNS = flatFields(TREND_FIELDS);
 export const TREND_COLUMNS = TREND_SERIES_COLUMNS.filter((c) => c !== 'series' && c !== 'seriesName');
 /** A period's total (convx total): its period and zone, then its figures. */
 export const TOTAL_COLUMNS = ['dateFrom', 'dateTo', 'timeZone', ...flatFields(PERIOD_FIGURE_FIELDS)];
+
+/**
+ * The columns of a comparison (--compare), after a row's own: the other period, in a series the
+ * bucket it lines up with, and per compared figure its other value and its change.
+ */
+export function comparisonColumns(bucket: boolean): string[] {
+  const figures = COMPARED_FIGURES.flatMap((f) => [`comparison.figures.${f}`, `comparison.change.${f}.absolute`, `comparison.change.${f}.relative`]);
+  return ['comparison.dateFrom', 'comparison.dateTo', ...(bucket ? ['comparison.bucket'] : []), ...figures];
+}
+
+/** The headline figures a compared table shows with their change beside them. */
+const HEADLINE_FIGURES: readonly string[] = ['conversionsNumber', 'conversionsAmountWTax', 'uniqueContacts'];
+
+/** A table's columns with a change column (comparison.change.FIGURE, drawn as an arrow) after each headline figure. */
+export function withChangeColumns(tableColumns: string[]): string[] {
+  return tableColumns.flatMap((c) => (HEADLINE_FIGURES.includes(c) ? [c, changeColumn(c)] : [c]));
+}
+
+const changeColumn = (figure: string) => `comparison.change.${figure}`;
+
+/** The figure of a table's change column (undefined: not one). */
+export function changeFigure(column: string): string | undefined {
+  return /^comparison\.change\.([A-Za-z]+)$/.exec(column)?.[1];
+}
 
 /** Columns of a bucket or a total that say which it is (a --breakdown line repeats them), not what it sums. */
 export function isPeriodColumn(column: string): boolean {
@@ -94,11 +119,14 @@ export const COLUMN_TITLES: Record<string, string> = {
   seriesName: 'Series',
   dateFrom: 'From',
   dateTo: 'To',
+  [changeColumn('conversionsNumber')]: 'Δ Orders',
+  [changeColumn('conversionsAmountWTax')]: 'Δ Revenue',
+  [changeColumn('uniqueContacts')]: 'Δ Contacts',
 };
 
 /** Money columns: shown with two decimals in a table. */
 export function isAmountColumn(column: string): boolean {
-  return /Amount|averageConversion|averageUniqueConversion|Reference$/.test(column) && !column.endsWith('Number');
+  return /Amount|averageConversion|averageUniqueConversion|Reference$/.test(column) && !column.endsWith('Number') && changeFigure(column) === undefined;
 }
 
 /** record["a"]["b"] for "a.b"; called for every cell of every row, so it avoids split(). */

@@ -10,7 +10,7 @@
  *   currency, then the reference total, when the rows are per source and currency).
  */
 import type { ChalkInstance } from 'chalk';
-import { COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
+import { changeFigure, COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
 import { sparkline } from './sparkline.js';
 import { fit, safeValue, textWidth } from './terminal.js';
@@ -56,6 +56,8 @@ interface Cell {
   text: string;
   right: boolean;
   negative: boolean;
+  /** A change column's direction: green up, red down (with colour on). */
+  tone?: 'up' | 'down';
 }
 
 type Row = { cells: Cell[]; total: boolean };
@@ -101,7 +103,7 @@ export function sourceKey(record: unknown): string | undefined {
 
 function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions): TableLayout {
   const titles = columns.map((column) => columnTitle(records, column, options.titles ?? COLUMN_TITLES));
-  const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(getPath(record, column), column)), total: false }));
+  const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(valueOf(record, column), column)), total: false }));
   if (options.totals) {
     for (const total of totalRows(records, columns, options.totalLabel ?? 'Total')) {
       rows.push({ cells: columns.map((column) => cell(total.get(column), column)), total: true });
@@ -170,7 +172,7 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
       const c = row.cells[i]!;
       const text = fit(c.text, widths[i]!);
       const pad = ' '.repeat(widths[i]! - textWidth(text));
-      const shownText = c.negative ? chalk.red(text) : row.total && !c.right ? chalk.bold(text) : text;
+      const shownText = c.tone ? (c.tone === 'up' ? chalk.green(text) : chalk.red(text)) : c.negative ? chalk.red(text) : row.total && !c.right ? chalk.bold(text) : text;
       return ` ${c.right ? pad + shownText : shownText + pad} `;
     });
     out.push(`│${cells.join('│')}│`);
@@ -179,13 +181,41 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
   return { text: `${out.join('\n')}\n`, hidden: titles.filter((_, i) => !visible.includes(i)) };
 }
 
+/** A record's value of a column; a change column's is null where the comparison has no change (no other side). */
+function valueOf(record: unknown, column: string): unknown {
+  return changeFigure(column) !== undefined && getPath(record, 'comparison.change') === null ? null : getPath(record, column);
+}
+
 function cell(value: unknown, column: string): Cell {
+  if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as { relative?: unknown } | null);
   return {
     // a value from the data: one line, no control character a terminal would obey (terminal.ts)
     text: safeValue(tableCell(value, column)),
     right: typeof value === 'number',
     negative: typeof value === 'number' && value < 0,
   };
+}
+
+/**
+ * A change (a comparison's, --compare) as a table shows it: the relative change to a tenth of a
+ * percent with a sign and an arrow (▲ +12.3 %, ▼ −4.0 %, = 0 %), `new` where the other side is
+ * absent, `–` where the other side is 0 (no relative change).
+ */
+export function changeText(change: { relative?: unknown } | null): string {
+  if (change === null) return 'new';
+  const relative = change.relative;
+  if (typeof relative !== 'number') return '–';
+  if (relative === 0) return '= 0 %';
+  // basis points, then tenths of a percent rounded half away from zero, in whole numbers
+  const tenths = Math.floor((Math.round(Math.abs(relative) * 10_000) + 5) / 10);
+  const percent = `${Math.floor(tenths / 10)}.${tenths % 10} %`;
+  return relative > 0 ? `▲ +${percent}` : `▼ −${percent}`;
+}
+
+function changeCell(change: { relative?: unknown } | null): Cell {
+  const relative = change?.relative;
+  const tone = typeof relative === 'number' && relative !== 0 ? (relative > 0 ? 'up' : 'down') : undefined;
+  return { text: changeText(change), right: true, negative: false, ...(tone ? { tone } : {}) };
 }
 
 /** The header of a column: money columns name their currency when all rows agree on one. */
