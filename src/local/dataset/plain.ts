@@ -10,7 +10,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
-import type { Database } from '../db.js';
+import { QueryTimeoutError, type Database } from '../db.js';
 import { literal, sql } from '../sql.js';
 import type { TableSource } from './types.js';
 
@@ -98,7 +98,10 @@ function hiveKeys(file: string): string[] {
     .map((segment) => segment.slice(0, segment.indexOf('=')).toLowerCase());
 }
 
-/** Whether DuckDB's globs of a folder find exactly the files discovery found (it reads hidden ones too, say). */
+/**
+ * Whether DuckDB's globs find exactly the files discovery found: it reads a folder's hidden files
+ * too, say, and takes a path holding a glob character as a glob.
+ */
 async function sameFiles(db: Database, source: TableSource): Promise<boolean> {
   const found = new Set<string>();
   for (const pattern of source.patterns) {
@@ -117,7 +120,7 @@ export async function plainColumns(db: Database, source: TableSource): Promise<{
   const delimiter = [...delimiters][0];
   if (delimiters.size !== 1 || delimiter === undefined) return undefined;
   try {
-    if (source.multiFile && !(await sameFiles(db, source))) return undefined;
+    if (source.patterns.some((p) => /[*?[\]{}]/.test(p)) && !(await sameFiles(db, source))) return undefined;
     const files: PlainFile[] = [];
     for (const file of source.files) {
       if ((await stat(file)).size > PLAIN_MAX_BYTES) return undefined;
@@ -130,7 +133,8 @@ export async function plainColumns(db: Database, source: TableSource): Promise<{
     const keys = new Set(source.hive ? source.files.flatMap(hiveKeys) : []);
     if (names.some((n) => keys.has(n.toLowerCase()))) return undefined;
     return { names, tab: delimiter === '\t' };
-  } catch {
+  } catch (error) {
+    if (error instanceof QueryTimeoutError) throw error;
     return undefined;
   }
 }
