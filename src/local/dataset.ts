@@ -1,6 +1,6 @@
 /**
  * A dataset read into DuckDB (docs/datasets.md), its work done by the modules of
- * dataset/: finding the tables on disk (discover.ts), reading them as they are (load.ts, reader.ts,
+ * dataset/: finding the tables on disk (discover.ts), reading them as they are (load.ts, reader.ts, plain.ts,
  * and where and why the reader failed: unreadable.ts, duplicates.ts), checking every value against
  * its column's type (checks.ts, with the table of column types in values.ts), saying where a
  * record lies (labels.ts), and the typed tables (typing.ts).

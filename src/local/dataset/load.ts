@@ -1,12 +1,37 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
 import { DataError } from '../../errors.js';
-import type { Database, Row } from '../db.js';
-import { sql, trusted } from '../sql.js';
+import { QueryTimeoutError, type Database, type Row } from '../db.js';
+import { sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { firstLine, UnreadableTableError } from './problems.js';
-import { rawTable, readExpression } from './reader.js';
+import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
 import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
+
+/** Fills raw_<name> from a table function and describes it. */
+async function fill(db: Database, source: TableSource, read: Sql): Promise<Row[]> {
+  // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
+  // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
+  const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
+  await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${rawTable(source.table)} AS SELECT * FROM ${read}`);
+  return db.all(sql`DESCRIBE SELECT * FROM ${rawTable(source.table)}`);
+}
+
+/**
+ * Reads a table into raw_<name>: plain CSV files without the sniffer, anything else (and a plain
+ * read that fails, so that its error is the sniffer's) with it. A query out of time stays so.
+ */
+async function readRaw(db: Database, source: TableSource): Promise<Row[]> {
+  const plain = await plainReadExpression(db, source);
+  if (plain) {
+    try {
+      return await fill(db, source, plain);
+    } catch (error) {
+      if (error instanceof QueryTimeoutError) throw error;
+    }
+  }
+  return fill(db, source, readExpression(source));
+}
 
 /**
  * Reads a table into raw_<name> and says what columns it has. A table the reader cannot read is
@@ -16,11 +41,7 @@ import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
 export async function loadTable(db: Database, dir: string, source: TableSource): Promise<LoadedTable> {
   let rows: Row[];
   try {
-    // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
-    // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
-    const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
-    await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${rawTable(source.table)} AS SELECT * FROM ${readExpression(source)}`);
-    rows = await db.all(sql`DESCRIBE SELECT * FROM ${rawTable(source.table)}`);
+    rows = await readRaw(db, source);
   } catch (error) {
     // Only now, after the reader failed, the files are read again to say where and why.
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);

@@ -1,5 +1,7 @@
 /** How DuckDB reads a table's files: the table function, the raw table it fills, and each raw record's place. */
+import type { Database } from '../db.js';
 import { EMPTY, ident, join, literal, sql, type Sql } from '../sql.js';
+import { plainColumns } from './plain.js';
 import type { LoadedTable, TableSource } from './types.js';
 
 /**
@@ -28,6 +30,21 @@ export function readExpression(source: TableSource): Sql {
     case 'json':
       return sql`read_json(${path}, format = 'auto', filename = '__file'${hive})`;
   }
+}
+
+/**
+ * The read of a CSV or TSV table without the sniffer, when its files are plain (plain.ts): the
+ * dialect and the columns it would find, spelled out. Undefined for any other table, which
+ * readExpression reads; load.ts falls back to it as well when this read fails.
+ */
+export async function plainReadExpression(db: Database, source: TableSource): Promise<Sql | undefined> {
+  const plain = await plainColumns(db, source);
+  if (!plain) return undefined;
+  const path = pathList(source.patterns);
+  const hive = source.hive ? sql`, hive_partitioning = true` : EMPTY;
+  const delim = plain.tab ? sql`'\t'` : sql`','`;
+  const columns = join(plain.names.map((name) => sql`${literal(name)}: 'VARCHAR'`));
+  return sql`read_csv(${path}, header = true, auto_detect = false, all_varchar = true, delim = ${delim}, quote = '"', escape = '"', columns = {${columns}}, filename = '__file'${hive})`;
 }
 
 /** The raw table (or view, for Parquet) raw_<name> that holds a table's records as read. */
