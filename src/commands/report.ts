@@ -2,14 +2,14 @@ import { filterNames } from '../model/parameters.js';
 import { parseReportQuery } from '../model/query.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { filtersOf, parseFlags, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
+import { filtersOf, parseFlags, periodText, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
+    const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
     const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     ctx.output.check(kind);
-    const period = `${query.dateFrom}..${query.dateTo}`;
+    const period = periodText(query);
     const request = {
       command: 'report',
       period: query,

@@ -39,16 +39,27 @@ export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(
 
 /**
  * The raw parameters of an operation from a command's parsed flags: each parameter with a
- * flag (model/parameters.ts) under its interface name, its value as typed.
+ * flag (model/parameters.ts) under its interface name, its value as typed. settings: the
+ * defaults of the environment and profile (the time zone, CONVX_TZ or tz) where no flag is given.
  */
-export function queryParams(operation: Operation, flags: { readonly [flag: string]: string | boolean | undefined }): RawParams {
+export function queryParams(
+  operation: Operation,
+  flags: { readonly [flag: string]: string | boolean | undefined },
+  settings: { readonly tz?: string } = {},
+): RawParams {
   const raw: RawParams = {};
   for (const p of parameters(operation)) {
     const flag = field(p, 'flag');
     const value = flag === undefined ? undefined : flags[flagKey(flag)];
     if (typeof value === 'string') raw[p.name] = value;
+    else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = settings.tz;
   }
   return raw;
+}
+
+/** The period as a summary names it: FROM..TO, and its zone where it is not UTC (`2024-03-01..2024-03-31 Europe/Prague`). */
+export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string }): string {
+  return `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
 }
 
 /** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names (and wording, where a problem names another parameter). */

@@ -5,6 +5,7 @@
  */
 import { field, parameters, type Operation } from '../model/parameters.js';
 import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import { periodInstants, timestampText } from '../model/period.js';
 import type { SortKey } from '../model/types.js';
 import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
 import { ident, join, list, literal, sql, trusted, type Sql } from './sql.js';
@@ -44,8 +45,14 @@ export interface Selection {
 export const REPORT_TIE_BREAK: readonly Sql[] = [sql`source_type`, sql`"id"`];
 export const ITEMS_TIE_BREAK: readonly Sql[] = [sql`row_id`];
 
-export function periodFilter(period: { dateFrom: string; dateTo: string }): Sql {
-  return sql`day BETWEEN CAST(${period.dateFrom} AS DATE) AND CAST(${period.dateTo} AS DATE)`;
+/**
+ * The period's condition on conv: its UTC days (`day`), or, in another zone, the instants from
+ * the zone's start of dateFrom to its end of dateTo (model/period.ts), [start, end).
+ */
+export function periodFilter(period: { dateFrom: string; dateTo: string; timeZone?: string }): Sql {
+  if (period.timeZone === undefined) return sql`day BETWEEN CAST(${period.dateFrom} AS DATE) AND CAST(${period.dateTo} AS DATE)`;
+  const { start, end } = periodInstants(period.dateFrom, period.dateTo, period.timeZone);
+  return sql`datetime >= CAST(${timestampText(start)} AS TIMESTAMP) AND datetime < CAST(${timestampText(end)} AS TIMESTAMP)`;
 }
 
 /**
@@ -66,6 +73,8 @@ function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifie
   const pairs: [string, string][] = [
     ['dateFrom', query.dateFrom],
     ['dateTo', query.dateTo],
+    // the zone of the period's days, where it is not UTC (a UTC detailUrl stays as it was)
+    ...(query.timeZone !== undefined ? [['timeZone', query.timeZone] as [string, string]] : []),
   ];
   for (const p of DETAIL_FILTERS) {
     const value = values[p.name];
@@ -221,8 +230,9 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const period = periodFilter(query);
   const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
-  // The per-day sums answer the period alone: any filter of the transactions reads them.
-  const daily = where.length || byOrder ? undefined : tables.daily;
+  // The per-day sums answer the period alone, in UTC days: any filter of the transactions, or
+  // another zone's days, reads the transactions.
+  const daily = where.length || byOrder || query.timeZone !== undefined ? undefined : tables.daily;
   const sums = daily ? sumsFromDays(daily, filter.where, query) : sumsFromTransactions(filter);
   // The per-day sums are keyed by source_key (source_info's number for a source).
   const onSource = daily ? sql`USING (source_key)

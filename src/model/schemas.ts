@@ -27,6 +27,8 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
     }
     case 'sourceType':
       return { type: 'string', enum: [...SOURCE_TYPES], description };
+    case 'zone':
+      return { type: 'string', default: 'UTC', description };
     case 'codes':
     case 'id':
     case 'text':
