@@ -34,6 +34,7 @@ const E2E = [
   'table-fit',
   'templates-hardening',
   'terminal-safe',
+  'time-zones',
   'validate',
 ].map((name) => `test/${name}.test.ts`);
 
