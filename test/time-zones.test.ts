@@ -3,7 +3,6 @@
  * that zone; UTC stays byte for byte what it was; the zone is validated once; the profile's tz
  * is the default; API mode prints what local mode prints.
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalZone, periodInstants, utcDaysOf, zoneDate, zoneDayStart } from '../src/model/period.js';
 import { parseItemsQuery } from '../src/model/query.js';
@@ -204,26 +203,29 @@ describe('bad zones and the profile’s default', () => {
   });
 });
 
+/** The dataset served on loopback, with a token of its one plugin. */
+async function serve(dir: string) {
+  const secret = 'time-zones-secret-long-enough';
+  const served = await ServedDataset.load(dir, { poolSize: 2 });
+  const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret }), log: () => undefined, version: 'test', limits: { rateLimitPerMinute: 0 } });
+  return { served, app, token: await signDevelopmentToken(secret, 'default', '1h'), url: await app.listen({ host: '127.0.0.1', port: 0 }) };
+}
+
 describe('the server and API mode', () => {
   const dir = DATA();
-  const SECRET = 'time-zones-secret-long-enough';
-  let served: ServedDataset;
-  let app: FastifyInstance;
+  let server: Awaited<ReturnType<typeof serve>>;
   let token: string;
   let url: string;
-
   beforeAll(async () => {
-    served = await ServedDataset.load(dir, { poolSize: 2 });
-    app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test', limits: { rateLimitPerMinute: 0 } });
-    token = await signDevelopmentToken(SECRET, 'default', '1h');
-    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    server = await serve(dir);
+    ({ token, url } = server);
   });
   afterAll(async () => {
-    await app.close();
-    await served.retire();
+    await server.app.close();
+    await server.served.retire();
   });
 
-  const get = (path: string) => app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${token}` } });
+  const get = (path: string) => server.app.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${token}` } });
 
   it('API mode prints byte for byte what local mode prints, in zones with DST and odd offsets', async () => {
     for (const [from, to, zone] of [
