@@ -285,7 +285,8 @@ export function filtersOf(query: object, parameters: readonly string[]): FilterF
 export interface ResultRequest {
   /** The command and its positional arguments as the user would type them: "report", "drill k-1". */
   command: string;
-  period: { dateFrom: string; dateTo: string };
+  /** The period asked, with its zone (absent: UTC). */
+  period: { dateFrom: string; dateTo: string; timeZone?: string };
   /** --from and --to as given; undefined where the default applied. */
   given: { from?: string | undefined; to?: string | undefined };
   filters: FilterFlag[];
@@ -316,13 +317,13 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const span = `the ${DEFAULT_REPORT_DAYS} days`;
   const how =
     given.from === undefined && given.to === undefined
-      ? ` (no --from/--to: ${span} ending today, UTC)`
+      ? ` (no --from/--to: ${span} ending today, ${period.timeZone ?? 'UTC'})`
       : given.from === undefined
         ? ` (no --from: ${span} ending --to)`
         : given.to === undefined
           ? ` (no --to: ${span} from --from)`
           : '';
-  const lines = [`No ${noun} in ${period.dateFrom}..${period.dateTo}${how}.`];
+  const lines = [`No ${noun} in ${periodText(period)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
   if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);
@@ -361,6 +362,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
       }
       if (withFilters) for (const f of filters) words.push(f.flag!, shellWord(f.value));
       words.push('--from', p.dateFrom, '--to', p.dateTo);
+      if (period.timeZone !== undefined) words.push('--tz', period.timeZone);
       return words.join(' ');
     };
     const expressible = filters.every((f) => f.flag !== undefined);
