@@ -141,6 +141,18 @@ describe('the period in a zone, local mode', () => {
     }
   });
 
+  it('an imported file (with its UTC per-day sums) answers a zone from the transactions, as the directory does', async () => {
+    const file = `${tempDir('convx-tz-import-')}/shop.duckdb`;
+    const imported = await cli(['data', 'import', dir, '--into', file]);
+    expect(imported.code, imported.stderr).toBe(0);
+    for (const zone of ['Europe/Prague', 'Asia/Kathmandu']) {
+      const args = ['--from', '2024-03-02', '--to', '2024-03-31', '--tz', zone, '--all', '-o', 'csv'];
+      expect((await cli(['report', '--data', file, ...args])).stdout).toBe((await cli(['report', '--data', dir, ...args])).stdout);
+    }
+    const [row] = (JSON.parse((await cli(['report', '--data', file, '--from', '2024-03-02', '--to', '2024-03-02', '--tz', 'Europe/Prague', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    expect(row!.conversionsNumber).toBe(2);
+  });
+
   it('the attribution window is absolute time, the same in every zone', async () => {
     // a click 30 days and 30 minutes before an order never attributes it, whatever the zone's calendar says
     const windowed = shop({
