@@ -197,6 +197,11 @@ describe('bad zones and the profile’s default', () => {
     }
   });
 
+  it('shell completion offers the zones', async () => {
+    expect((await cli(['__complete', 'report', '--tz', 'Europe/Pr'])).stdout).toBe('Europe/Prague\n');
+    expect((await cli(['__complete', 'drill', 'k1', '--tz', 'America/New_Y'])).stdout).toBe('America/New_York\n');
+  });
+
   it('config set tz stores the canonical name; reports use it; CONVX_TZ beats it; --tz beats both', async () => {
     const env = { XDG_CONFIG_HOME: tempDir('convx-tz-config-') };
     expect((await cli(['config', 'set', 'tz', 'Europe/Prag'], { env })).code).toBe(2);
