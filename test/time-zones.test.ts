@@ -153,6 +153,18 @@ describe('the period in a zone, local mode', () => {
     expect(row!.conversionsNumber).toBe(2);
   });
 
+  it('a default period ends today in the zone (report, drill of a source id)', async () => {
+    // 2024-03-01T23:30Z is already 2024-03-02 in Prague
+    const now = '2024-03-01T23:30:00Z';
+    for (const command of [['report'], ['drill', 'k1']]) {
+      const args = [...command, '--data', dir, '--tz', 'Europe/Prague', '--all', '-o', 'json'];
+      const defaulted = await cli(args, { now });
+      expect(defaulted.code, defaulted.stderr).toBe(0);
+      expect(defaulted.stdout).toBe((await cli([...args, '--from', '2024-02-02', '--to', '2024-03-02'], { now })).stdout);
+      expect(defaulted.stdout).toContain('dateTo=2024-03-02');
+    }
+  });
+
   it('the attribution window is absolute time, the same in every zone', async () => {
     // a click 30 days and 30 minutes before an order never attributes it, whatever the zone's calendar says
     const windowed = shop({

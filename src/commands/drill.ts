@@ -5,6 +5,7 @@ import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery
 import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
 import { closest } from '../model/closest.js';
+import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { defineHandler } from './registry.js';
@@ -141,10 +142,12 @@ export default defineHandler<CommandFlags<'drill'>>({
     const { source: target, query } = drillTarget(args[0] ?? '');
     // The period of the detailUrl, each bound overridden by its flag; without any, the period of a
     // default report: the 30 days ending today.
-    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now());
-    // The flags are checked first; on the opened backend, the target must be known before it is listed.
     // A detailUrl names its zone (none: a UTC row's), which only --tz overrides; the profile's zone is for a bare source id.
-    const settings = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
+    const settings: { tz?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
+    // A default period ends today in the zone (a zone the parser refuses below: UTC's today meanwhile).
+    const zone = canonicalZone(flags.tz ?? query.timeZone ?? settings.tz ?? UTC) ?? UTC;
+    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
+    // The flags are checked first; on the opened backend, the target must be known before it is listed.
     await listItems(ctx, { ...query, ...queryParams('items', flags, settings), ...target, dateFrom, dateTo }, flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
