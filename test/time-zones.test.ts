@@ -40,6 +40,24 @@ describe('a day of a zone as instants (model/period.ts)', () => {
     expect(hours(periodInstants('2024-04-07', '2024-04-07', 'America/Santiago'))).toBe(24);
   });
 
+  it('the days of a year tile time: each ends where the next starts, each holds its own date, 23 to 25 hours', () => {
+    for (const zone of ['Europe/Prague', 'America/Santiago', 'Australia/Lord_Howe', 'Pacific/Chatham', 'Asia/Kathmandu', 'America/St_Johns', 'Africa/Casablanca']) {
+      let day = '2024-01-01';
+      for (let i = 0; i < 366; i++) {
+        const { start, end } = periodInstants(day, day, zone);
+        expect(zoneDate(start, zone), `${zone} ${day}`).toBe(day);
+        expect(zoneDate(new Date(end.getTime() - 1), zone), `${zone} ${day}`).toBe(day);
+        expect(hours({ start, end }), `${zone} ${day}`).toBeGreaterThanOrEqual(23);
+        expect(hours({ start, end }), `${zone} ${day}`).toBeLessThanOrEqual(25);
+        // the end is the start of the next calendar day
+        const following = zoneDate(end, zone);
+        expect(following, `${zone} after ${day}`).toBe(new Date(Date.parse(`${day}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10));
+        expect(zoneDayStart(following, zone).getTime(), `${zone} after ${day}`).toBe(end.getTime());
+        day = following;
+      }
+    }
+  });
+
   it('the UTC days that hold a period, the date of an instant, UTC itself', () => {
     expect(utcDaysOf('2024-03-02', '2024-03-02', 'Europe/Prague')).toEqual({ dateFrom: '2024-03-01', dateTo: '2024-03-02' });
     expect(utcDaysOf('2024-03-02', '2024-03-05', 'America/New_York')).toEqual({ dateFrom: '2024-03-02', dateTo: '2024-03-06' });
