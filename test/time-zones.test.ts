@@ -3,6 +3,7 @@
  * that zone; UTC stays byte for byte what it was; the zone is validated once; the profile's tz
  * is the default; API mode prints what local mode prints.
  */
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalZone, periodInstants, utcDaysOf, zoneDate, zoneDayStart } from '../src/model/period.js';
 import { parseItemsQuery } from '../src/model/query.js';
@@ -65,6 +66,22 @@ describe('a day of a zone as instants (model/period.ts)', () => {
     expect(zoneDate(new Date('2024-03-01T23:30:00Z'), 'Europe/Prague')).toBe('2024-03-02');
     expect(zoneDate(new Date('2024-03-01T23:30:00Z'), 'UTC')).toBe('2024-03-01');
     expect(hours(periodInstants('2024-03-31', '2024-03-31', 'UTC'))).toBe(24);
+  });
+
+  it("DuckDB's ICU knows every zone by the name Intl gives it, and starts its days at the same instants", async () => {
+    const connection = await (await DuckDBInstance.create()).connect();
+    try {
+      const known = new Set((await connection.runAndReadAll('SELECT name FROM pg_timezone_names()')).getRows().map((r) => String(r[0])));
+      const zones = Intl.supportedValuesOf('timeZone').map((z) => canonicalZone(z)!);
+      expect(zones.filter((z) => !known.has(z))).toEqual([]);
+      for (const [day, zone] of [['2024-03-31', 'Europe/Prague'], ['2024-10-27', 'Europe/Prague'], ['2024-03-01', 'Asia/Kathmandu'], ['2024-10-06', 'Australia/Lord_Howe']] as const) {
+        await connection.run(`SET TimeZone = '${zone}'`);
+        const reader = await connection.runAndReadAll(`SELECT strftime(CAST(TIMESTAMPTZ '${day} 00:00:00' AS TIMESTAMPTZ) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.000Z')`);
+        expect(String(reader.getRows()[0]![0]), `${zone} ${day}`).toBe(iso(zoneDayStart(day, zone)));
+      }
+    } finally {
+      connection.closeSync();
+    }
   });
 
   it('names: any case, the canonical spelling; offsets and unknown names are not zones', () => {
