@@ -156,6 +156,7 @@ export function zoneProblem(name: string): string | undefined {
   if (/^(?:UTC|GMT)?\s*[+-]\d/i.test(name)) {
     return `"${name}" is an offset, not a time zone: give an IANA name such as Europe/Prague (Etc/GMT-2 is a fixed +02:00)`;
   }
-  const near = closest(name, knownZones());
+  // A name too short to tell (or blank) is close to everything: no guess.
+  const near = name.trim().length < 3 ? [] : closest(name.trim().replace(/ +/g, '_'), knownZones());
   return `"${name}" is not a time zone (an IANA name such as Europe/Prague)${near.length ? `; did you mean ${near.join(', ')}?` : ''}`;
 }
