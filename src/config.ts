@@ -126,6 +126,8 @@ export interface ResolvedSettings {
   format?: string;
   /** The time zone of a reporting command's period when --tz is not given (CONVX_TZ, the profile's tz); the parser checks it. */
   tz?: string;
+  /** Where tz comes from, as an error names it: CONVX_TZ, or the profile's tz. */
+  tzFrom?: string;
   /** Where the token comes from, resolved lazily (reading stdin or a file). */
   token?: string;
   profile: string;
@@ -186,7 +188,10 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   const format = pick(flags.format, profile.format);
   if (format) settings.format = format;
   const tz = pick(env.CONVX_TZ, profile.tz);
-  if (tz) settings.tz = tz;
+  if (tz) {
+    settings.tz = tz;
+    settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
+  }
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();
   const threads = threadsOf(env.CONVX_THREADS);

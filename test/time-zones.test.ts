@@ -264,6 +264,10 @@ describe('bad zones and the profile’s default', () => {
     expect((await cli(['items', ...args, '--tz', 'UTC'], { env })).stdout).toBe(utc.stdout);
     expect((await cli(['items', ...args], { env: { ...env, CONVX_TZ: 'UTC' } })).stdout).toBe(utc.stdout);
     expect((await cli(['items', ...args], { env: { CONVX_TZ: 'Europe/Prague' } })).stdout).toBe(prague.stdout);
+    // a bad default names where it came from
+    const bad = await cli(['report', ...args], { env: { CONVX_TZ: 'Europe/Prag' } });
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('CONVX_TZ: "Europe/Prag" is not a time zone')]);
+    expect((await cli(['report', ...args, '--tz', 'UTC'], { env: { CONVX_TZ: 'Europe/Prag' } })).stdout).toBe((await cli(['report', ...args])).stdout);
   });
 });
 

@@ -143,7 +143,7 @@ export default defineHandler<CommandFlags<'drill'>>({
     // The period of the detailUrl, each bound overridden by its flag; without any, the period of a
     // default report: the 30 days ending today.
     // A detailUrl names its zone (none: a UTC row's), which only --tz overrides; the profile's zone is for a bare source id.
-    const settings: { tz?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
+    const settings: { tz?: string; tzFrom?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
     // A default period ends today in the zone (a zone the parser refuses below: UTC's today meanwhile).
     const zone = canonicalZone(flags.tz ?? query.timeZone ?? settings.tz ?? UTC) ?? UTC;
     const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);

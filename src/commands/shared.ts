@@ -14,6 +14,7 @@ import {
 } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import { field, flagKey, parameters, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
+import { zoneProblem } from '../model/period.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -45,16 +46,23 @@ export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(
 export function queryParams(
   operation: Operation,
   flags: { readonly [flag: string]: string | boolean | undefined },
-  settings: { readonly tz?: string } = {},
+  settings: { readonly tz?: string; readonly tzFrom?: string } = {},
 ): RawParams {
   const raw: RawParams = {};
   for (const p of parameters(operation)) {
     const flag = field(p, 'flag');
     const value = flag === undefined ? undefined : flags[flagKey(flag)];
     if (typeof value === 'string') raw[p.name] = value;
-    else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = settings.tz;
+    else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = defaultZone(settings.tz, settings.tzFrom);
   }
   return raw;
+}
+
+/** The zone of the environment or profile, refused in the parser's words naming where it came from. */
+function defaultZone(zone: string, from = 'the default time zone'): string {
+  const problem = zoneProblem(zone);
+  if (problem !== undefined) throw new UsageError(`${from}: ${problem}`, [], 'set it to an IANA name, or give --tz');
+  return zone;
 }
 
 /** The period as a summary names it: FROM..TO, and its zone where it is not UTC (`2024-03-01..2024-03-31 Europe/Prague`). */
