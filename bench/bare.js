@@ -4,6 +4,8 @@
 // nothing of convx. Usage:
 //   node bench/bare.js report --data DIR --from YYYY-MM-DD --to YYYY-MM-DD
 //       the aggregate per source as one JSON document on stdout (convx report -o json)
+//   node bench/bare.js trend --data DIR --from D --to D
+//       the series by day as one JSON document on stdout (convx trend -o json)
 //   node bench/bare.js items --data DIR --from D --to D --out FILE
 //       every conversion record, COPY ... TO FILE as CSV (convx items --all -o csv)
 //   node bench/bare.js sql report|items --data DIR --from D --to D
@@ -46,12 +48,22 @@ function tableExpression(dir, name) {
 /** The statements of a case: its SQL file with transactions.sql and the tables put in. */
 export function statements(kind, { data, from, to }) {
   const dir = resolve(data);
+  // An imported .duckdb file (convx data import): its attributed transactions, attached read-only.
+  if (dir.endsWith('.duckdb')) {
+    const text = sqlFile(kind).replace('{{transactions}}', sqlFile('imported')).replace(/\{\{(from|to)\}\}/g, (_, key) => (key === 'from' ? from : to));
+    return [`ATTACH ${literal(dir)} AS imported (READ_ONLY)`, ...split(text)];
+  }
   let text = sqlFile(kind).replace('{{transactions}}', sqlFile('transactions'));
   text = text.replace(/\{\{(\w+)\}\}/g, (_, key) => {
     if (key === 'from') return from;
     if (key === 'to') return to;
     return tableExpression(dir, key);
   });
+  return split(text);
+}
+
+/** A script's statements. */
+function split(text) {
   return text
     .split(/;\s*\n/)
     .map((s) => s.trim())
@@ -78,7 +90,7 @@ async function main() {
     process.stdout.write(`${statements(sub, options).join(';\n\n')};\n`);
     return;
   }
-  if (kind !== 'report' && kind !== 'items') throw new Error(`unknown case "${kind}": report, items or sql`);
+  if (!['report', 'items', 'trend'].includes(kind)) throw new Error(`unknown case "${kind}": report, items, trend or sql`);
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   await connection.run("SET TimeZone = 'UTC'");
@@ -90,6 +102,10 @@ async function main() {
     const rows = reader.getRowObjectsJson();
     const paging = { start: 0, count: Math.min(rows.length, 50), totalCount: rows.length };
     process.stdout.write(`${JSON.stringify({ conversions: rows.slice(0, 50), paging }, null, 2)}\n`);
+  } else if (kind === 'trend') {
+    const buckets = (await connection.runAndReadAll(query)).getRowObjectsJson();
+    const response = { dateFrom: options.from, dateTo: options.to, timeZone: 'UTC', interval: 'day', buckets };
+    process.stdout.write(`${JSON.stringify(response, null, 2)}\n`);
   } else {
     if (!options.out) throw new Error('--out FILE is required for items');
     await connection.run(`COPY (${query}) TO ${literal(resolve(options.out))} (FORMAT csv, HEADER true)`);

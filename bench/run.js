@@ -150,7 +150,7 @@ function measurePair({ id, label, convx, bareCommand, target, runs = RUNS, check
   const sa = summary(a);
   const sb = summary(b);
   const ratio = { time: sa.ms / sb.ms, mem: sa.kb / sb.kb };
-  const met = target.check(ratio);
+  const met = target.check(ratio, sa);
   console.log(
     `convx ${seconds(sa.ms).padStart(8)} ${megabytes(sa.kb).padStart(7)} | bare ${seconds(sb.ms).padStart(8)} ${megabytes(sb.kb).padStart(7)} | ` +
       `${times(ratio.time)} time, ${times(ratio.mem)} memory  (${target.text}: ${met ? 'met' : 'not met'})` +
@@ -417,9 +417,15 @@ async function serveCases(data, what) {
       };
       const orderPath = () =>
         `/v1/conversions/items?orderId=o-${1 + Math.floor(nextOrder() * size.orders)}&dateFrom=${YEAR.from}&dateTo=${YEAR.to}`;
+      const nextSeries = random(3000 + r);
+      const seriesPath = () => {
+        const from = addDays(YEAR.from, Math.floor(nextSeries() * (days - 89)));
+        return `/v1/conversions/daily?dateFrom=${from}&dateTo=${addDays(from, 89)}`;
+      };
       const reports = await load(server, reportPath);
       const lookups = await load(server, orderPath);
-      rounds.push({ readyMs: server.readyMs, reports, lookups, ...memoryOf(server.child.pid) });
+      const series = await load(server, seriesPath);
+      rounds.push({ readyMs: server.readyMs, reports, lookups, series, ...memoryOf(server.child.pid) });
     } finally {
       await server.stop();
     }
@@ -438,6 +444,7 @@ async function serveCases(data, what) {
   };
   const reports = describe('reports');
   const lookups = describe('lookups');
+  const series = describe('series');
   serveNote = `serve: ${what}; median of ${RUNS} starts, each with ${SERVE_SECONDS} s of each load; autocannon runs in the benchmark's process on the same cores`;
   const rows = [
     {
@@ -460,6 +467,13 @@ async function serveCases(data, what) {
       convx: lookups.text,
       met: lookups.rps >= 1000 && lookups.bad + lookups.errors === 0,
       target: '>= 1000 req/s, no errors',
+    },
+    {
+      id: 'serve-series',
+      label: 'serve: random 90-day daily series, 16 connections',
+      convx: series.text,
+      met: series.rps >= 100 && series.bad + series.errors === 0,
+      target: '>= 100 req/s, no errors',
     },
   ];
   for (const row of rows) {
@@ -504,7 +518,7 @@ pair({
   check: sameBytes,
 });
 
-const needsData = ['report-month', 'report-year', 'items-csv', 'items-jsonl', 'import', 'serve'].some(want);
+const needsData = ['report-month', 'report-year', 'trend-year', 'items-csv', 'items-jsonl', 'import', 'serve'].some(want);
 const data = needsData
   ? generate(size.name, ['--contacts', String(size.contacts), '--orders', String(size.orders), '--touches', String(size.touches), '--file-format', 'parquet', '--from', YEAR.from, '--to', YEAR.to])
   : '';
@@ -519,6 +533,17 @@ for (const [id, label, period] of [
     convx: convxCmd('report', '--data', data, '--from', period.from, '--to', period.to, '-o', 'json'),
     bareCommand: bareCmd('report', data, period),
     target: within(1.25),
+    check: sameBytes,
+  });
+}
+
+if (want('trend-year')) {
+  pair({
+    id: 'trend-year',
+    label: 'trend by day, one year (2025)',
+    convx: convxCmd('trend', '--data', data, '--from', YEAR.from, '--to', YEAR.to, '-o', 'json'),
+    bareCommand: bareCmd('trend', data, YEAR),
+    target: within(1.5),
     check: sameBytes,
   });
 }
@@ -555,6 +580,14 @@ if (want('import') || want('serve')) {
         convx: convxCmd('report', '--data', file, '--from', YEAR.from, '--to', YEAR.to, '-o', 'json'),
         bareCommand: bareCmd('report', data, YEAR),
         target: { text: 'at least 5x faster (ratio <= 0.20)', check: (r) => r.time <= 0.2 },
+        check: sameBytes,
+      });
+      pair({
+        id: 'import-trend',
+        label: 'trend by day, one year, from the .duckdb  vs  bare over its transactions',
+        convx: convxCmd('trend', '--data', file, '--from', YEAR.from, '--to', YEAR.to, '-o', 'json'),
+        bareCommand: bareCmd('trend', file, YEAR),
+        target: { text: 'under 1 s and within 1.5x time', check: (r, a) => r.time <= 1.5 && a.ms < 1000 },
         check: sameBytes,
       });
       served = file;

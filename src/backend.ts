@@ -1,8 +1,8 @@
 import type { ValidateResponse } from './model/validation.js';
 import type { RenderLimits } from './validation/limits.js';
-import type { ItemsQuery, ReportQuery } from './model/query.js';
+import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from './model/query.js';
 import type { ACTIVITY_RESPONSE, CONTACT_RESPONSE, ORDER_RESPONSE } from './model/schemas.js';
-import type { AggregateRow, ConversionRecord, FromSchema, Page } from './model/types.js';
+import type { AggregateRow, ConversionRecord, FromSchema, Page, TimeframesResponse, TotalResponse } from './model/types.js';
 
 export interface RowStream<T> {
   /** All matches of the query, as paging.totalCount reports it. */
@@ -133,6 +133,10 @@ export interface Backend {
   /** Every row from query.offset on, in sort order, streamed (query.limit does not apply). */
   allReport(query: ReportQuery): Promise<RowStream<AggregateRow>>;
   allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>>;
+  /** A series of the period: one bucket per hour, day, week or month (every one), per source with perSource. */
+  trend(query: TrendQuery): Promise<TimeframesResponse>;
+  /** The period's figures over every source. */
+  total(query: TotalQuery): Promise<TotalResponse>;
   /**
    * The dry run of an e-mail delivery; findings are in the response, never
    * thrown (a request over a size limit is a TooLargeError). renderLimits:

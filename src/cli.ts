@@ -6,7 +6,7 @@
  * never loads them (test/startup.test.ts pins that).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { COMMAND_FORMATS, commandFormats, commandGlobals } from './commands/globals.js';
+import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
 import { FORMATS } from './output/format.js';
@@ -119,9 +119,11 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
       }
       const [{ createContext }, factories] = await Promise.all([import('./context.js'), defaultFactories(options)]);
+      // -o is parsed against the command's formats: validate's own, html for the commands that print pages, else the reporting ones.
+      const parsed = pageFormats(definition);
       const ctx = createContext(
         io,
-        { ...globals, newProfile: definition.createsProfile ?? false, ...(definition.formats ? { formats: definition.formats } : {}), formatFlag },
+        { ...globals, newProfile: definition.createsProfile ?? false, ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
         factories.backends,
         factories.lookups,
       );

@@ -60,6 +60,8 @@ describe('parity: API mode against convx serve prints what local mode prints', (
     ['report', ...period, '--sort', '-refundsAmountWTax,id', '--limit', '4', '--offset', '3', '-o', 'json'],
     ['report', ...period, '--breakdown', '-o', 'tsv'],
     ['report', ...period, '--all', '--fields', 'id,source.type,conversionsAmountWTax', '-o', 'json'],
+    ['report', ...period, '-o', 'html'],
+    ['report', ...period, '-q', 'welcome', '--sort', 'name', '--offset', '1', '-o', 'html'],
     ['items', ...period, '-o', 'json'],
     ['items', ...period, '--all', '-o', 'jsonl'],
     ['items', ...period, '--all', '-o', 'json'],

@@ -37,7 +37,7 @@ describe('flags typed from their definitions', () => {
 
   it("gives each command's handler exactly its flags: the query parameters' from the table, its own, nothing else", () => {
     expectTypeOf<keyof CommandFlags<'report'>>().toEqualTypeOf<
-      'from' | 'to' | 'tz' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'all' | 'breakdown'
+      'from' | 'to' | 'tz' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'compare' | 'all' | 'breakdown' | 'output' | 'open'
     >();
     // drill's target fixes the source: no source filters
     expectTypeOf<keyof CommandFlags<'drill'>>().toEqualTypeOf<

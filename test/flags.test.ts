@@ -156,7 +156,7 @@ describe('messages', () => {
       expect(run.stderr.startsWith(message), run.stderr).toBe(true);
     }
     // a flag of another command says whose it is
-    expect((await cli(['items', '--breakdown'])).stderr).toBe("convx: error: unknown option '--breakdown'\nhint: --breakdown is a flag of convx report\n");
+    expect((await cli(['items', '--breakdown'])).stderr).toBe("convx: error: unknown option '--breakdown'\nhint: --breakdown is a flag of convx report, convx trend, convx total\n");
     // red like the rest on a terminal
     expect((await cli(['report', '--bogus'], { tty: true })).stderr).toMatch(/^\x1b\[31mconvx: error:\x1b\[39m unknown option/);
   });

@@ -9,6 +9,7 @@ import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend, type LocalOpenOptions } from '../src/local/open.js';
 import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
 import { tempDir } from './temp.js';
+import { afterAll, beforeAll } from 'vitest';
 
 export { tempDir };
 
@@ -173,7 +174,7 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
-  /** The pauses API mode asked for before its retries, in ms. */
+  /** The pauses API mode asked for before its retries, in ms (absent: none). */
   slept?: number[];
 }
 
@@ -203,7 +204,7 @@ export async function cli(
     onSignal: () => () => undefined,
   };
   const code = await run(argv, io);
-  return { code, stdout: stdout.text, stderr: stderr.text, slept };
+  return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };
 }
 
 export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');
@@ -274,5 +275,29 @@ export async function scripted(handler: (req: IncomingMessage, res: ServerRespon
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * samples/shop served by `convx serve` on a loopback port for the tests of a describe block
+ * (started before them, closed after): its URL, a token of plugin shop signed with `secret`,
+ * and a GET of a path with query parameters and that token.
+ */
+export function servedSamples(secret: string): { url: () => string; token: () => string; get: (path: string, params: Readonly<Record<string, string | undefined>>, headers?: Record<string, string>) => Promise<Response> } {
+  let server: { url: string; close(): Promise<void> } | undefined;
+  let token = '';
+  beforeAll(async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(secret, 'shop', '1h');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return {
+    url: () => server!.url,
+    token: () => token,
+    get: (path, params, headers = {}) => fetch(`${server!.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } }),
   };
 }

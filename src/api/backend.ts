@@ -3,8 +3,8 @@ import { lookupTexts, MAX_LOOKUP_VALUES, type Backend, type ContactReport, type 
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { addDays, EVERY_DATE, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
-import type { AggregateRow, ConversionRecord, Page, PageRequest } from '../model/types.js';
-import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import type { AggregateRow, ConversionRecord, Page, PageRequest, TimeframesResponse, TotalResponse } from '../model/types.js';
+import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import { ORDER_SEARCH } from '../model/parameters.js';
 import { DATA_VERSION_HEADER } from '../model/shapes.js';
 import { DataVersionChangedError, type ApiClient } from './client.js';
@@ -53,7 +53,7 @@ export class ApiBackend implements Backend {
 
   private async fetchReport(q: ReportQuery, page: { limit: number; offset: number }, dataVersion?: string): Promise<Page<AggregateRow>> {
     const params = { ...formatQuery('report', q), limit: String(page.limit), offset: String(page.offset) };
-    const body = checkShape('ReportResponse', await this.client.getJson('conversions', params, pinned(dataVersion)), this.client.url('conversions'));
+    const body = checkShape(q.compareTo === undefined ? 'ReportResponse' : 'ComparedReportResponse', await this.client.getJson('conversions', params, pinned(dataVersion)), this.client.url('conversions'));
     return { rows: body.conversions, paging: body.paging };
   }
 
@@ -73,6 +73,16 @@ export class ApiBackend implements Backend {
 
   items(q: ItemsQuery): Promise<Page<ConversionRecord>> {
     return this.fetchItems(q, q);
+  }
+
+  /** GET /conversions/timeframes, checked. */
+  async trend(q: TrendQuery): Promise<TimeframesResponse> {
+    return checkShape(q.compareTo === undefined ? 'TimeframesResponse' : 'ComparedTimeframesResponse', await this.client.getJson('conversions/timeframes', formatQuery('trend', q)), this.client.url('conversions/timeframes'));
+  }
+
+  /** GET /conversions/total, checked. */
+  async total(q: TotalQuery): Promise<TotalResponse> {
+    return checkShape(q.compareTo === undefined ? 'TotalResponse' : 'ComparedTotalResponse', await this.client.getJson('conversions/total', formatQuery('total', q)), this.client.url('conversions/total'));
   }
 
   allReport(q: ReportQuery): Promise<RowStream<AggregateRow>> {

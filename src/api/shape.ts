@@ -4,13 +4,28 @@ import type { ContactReport, OrderLookup } from '../backend.js';
 import { ApiError } from '../errors.js';
 import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
-import type { ItemsResponse, ReportResponse } from '../model/types.js';
+import type { ComparedAggregateRow, ItemsResponse, ReportResponse, TimeframesResponse, TotalResponse } from '../model/types.js';
 import type { ValidateResponse } from '../model/validation.js';
+
+/** What a row, bucket or total of an answer to compareTo carries: its comparison. */
+const COMPARED = { type: 'object', required: ['comparison'], properties: { comparison: ref('Comparison') } } as const;
 
 /** The answers API mode checks, by what they are: the schema and how a message names it. */
 const RESPONSES = {
   ItemsResponse: { schema: ref('ItemsResponse'), what: 'a conversions/items response' },
   ReportResponse: { schema: ref('ReportResponse'), what: 'a conversions response' },
+  TimeframesResponse: { schema: ref('TimeframesResponse'), what: 'a conversions/timeframes response' },
+  TotalResponse: { schema: ref('TotalResponse'), what: 'a conversions/total response' },
+  // compareTo sent: every row, bucket or the total has its comparison
+  ComparedReportResponse: {
+    schema: { allOf: [ref('ReportResponse'), { type: 'object', properties: { conversions: { type: 'array', items: COMPARED } } }] },
+    what: 'a compared conversions response',
+  },
+  ComparedTimeframesResponse: {
+    schema: { allOf: [ref('TimeframesResponse'), { type: 'object', properties: { buckets: { type: 'array', items: COMPARED } } }] },
+    what: 'a compared conversions/timeframes response',
+  },
+  ComparedTotalResponse: { schema: { allOf: [ref('TotalResponse'), COMPARED] }, what: 'a compared conversions/total response' },
   ValidateResponse: { schema: ref('ValidateResponse'), what: 'a delivery validation response' },
   OrderLookup: { schema: ORDER_RESPONSE, what: 'an order look-up' },
   ContactReport: { schema: CONTACT_RESPONSE, what: 'a contact look-up' },
@@ -20,6 +35,11 @@ const RESPONSES = {
 interface Responses {
   ItemsResponse: ItemsResponse;
   ReportResponse: ReportResponse;
+  TimeframesResponse: TimeframesResponse;
+  TotalResponse: TotalResponse;
+  ComparedReportResponse: ReportResponse & { conversions: ComparedAggregateRow[] };
+  ComparedTimeframesResponse: TimeframesResponse;
+  ComparedTotalResponse: TotalResponse;
   ValidateResponse: ValidateResponse;
   OrderLookup: OrderLookup;
   ContactReport: ContactReport;

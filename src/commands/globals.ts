@@ -1,5 +1,5 @@
 /** Which global flags (src/globals.ts) and formats each command honours. */
-import { FORMATS } from '../output/format.js';
+import { FORMATS, PAGE_FORMATS, type AnyFormat } from '../output/format.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
 
 
@@ -17,6 +17,8 @@ const REPORTING = [...MODE, '--reference-currency', '--format', '--fields', '--n
 export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   report: REPORTING,
   items: REPORTING,
+  trend: REPORTING,
+  total: REPORTING,
   order: REPORTING,
   drill: REPORTING,
   contact: REPORTING,
@@ -50,11 +52,17 @@ export const COMMAND_FORMATS: Record<string, readonly string[]> = {
   'data check': ['table', 'json', 'jsonl'],
 };
 
-/** What the next two read of a command's definition. */
+/**
+ * The commands that print a report as one page to share too: -o html (output/html.ts), with
+ * --output and --open (PAGE_OPTIONS in their flags; commands/page.ts prints the page).
+ */
+export const PAGE_COMMANDS: readonly string[] = ['report', 'trend'];
+
+/** What the next three read of a command's definition. */
 interface Honouring {
   name: string;
   globals?: readonly string[];
-  formats?: readonly string[];
+  formats?: readonly AnyFormat[];
 }
 
 /** The long names of the global flags a command honours: its definition's, COMMAND_GLOBALS', else all of them. */
@@ -64,5 +72,10 @@ export function commandGlobals(command: Honouring): readonly string[] {
 
 /** The formats -o may name for a command: its definition's, COMMAND_FORMATS', else the reporting formats. */
 export function commandFormats(command: Honouring): readonly string[] {
-  return command.formats ?? COMMAND_FORMATS[command.name] ?? FORMATS;
+  return command.formats ?? COMMAND_FORMATS[command.name] ?? pageFormats(command);
+}
+
+/** The formats the context parses -o against when not the reporting ones: a definition's own, or those of a command that prints pages. */
+export function pageFormats(command: Honouring): readonly AnyFormat[] {
+  return command.formats ?? (PAGE_COMMANDS.includes(command.name) ? PAGE_FORMATS : FORMATS);
 }

@@ -16,6 +16,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --wide',
       'convx report --country cz --country sk --currency EUR -q spring --sort -refundsAmountWTax,name',
       'convx report --breakdown --all -o csv > sources.csv',
+      'convx report -o html --output report.html --open   # a page to share: every row, a chart',
     ],
     load: async () => (await import('./report.js')).default,
   },
@@ -29,6 +30,29 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx items --from 2024-01-01 --to 2024-12-31 --all -o csv > conversions.csv',
     ],
     load: async () => (await import('./items.js')).default,
+  },
+  {
+    name: 'trend',
+    summary: 'conversions over time: one row per hour, day, ISO week or month of the period (GET /conversions/timeframes)',
+    options: OPTIONS.trend,
+    examples: [
+      'convx trend --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx trend --from 2024-01-01 --to 2024-06-30 --by week --currency EUR -o csv > weeks.csv',
+      'convx trend --from 2024-03-01 --to 2024-03-31 --per-source --top 3 -o json',
+      'convx trend --from 2024-01-01 --to 2024-06-30 --by week --per-source -o html --output weeks.html   # a page: chart and every bucket',
+    ],
+    load: async () => (await import('./trend.js')).default,
+  },
+  {
+    name: 'total',
+    summary: "the period's conversions over every source as one row (GET /conversions/total)",
+    options: OPTIONS.total,
+    examples: [
+      'convx total --data samples/shop --from 2024-03-01 --to 2024-03-31',
+      'convx total --from 2024-01-01 --to 2024-12-31 --country cz,sk -o json',
+      'convx total --from 2024-03-01 --to 2024-03-31 --breakdown -o csv',
+    ],
+    load: async () => (await import('./total.js')).default,
   },
   {
     name: 'order',

@@ -54,6 +54,14 @@ export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => (
 /** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
+/**
+ * The flags of a command that prints a page (-o html; commands/globals.ts PAGE_COMMANDS): where it
+ * goes and whether a browser shows it. commands/page.ts reads them.
+ */
+export const PAGE_OPTIONS = described([
+  ['--output <file>', '-o html: write the page to FILE (replaced whole: written beside it, then renamed) instead of stdout'],
+  ['--open', '-o html with --output: open the page in the default browser (not when CI is set or stdout is not a terminal)'],
+]);
 
 export { VALIDATE_FORMATS } from '../output/format.js';
 
@@ -69,8 +77,16 @@ export const OPTIONS = {
     ...parameterOptions('report'),
     ALL_OPTION,
     { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
+    ...PAGE_OPTIONS,
   ],
   items: [...parameterOptions('items'), ALL_OPTION],
+  trend: [
+    ...parameterOptions('trend'),
+    { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' },
+    { flags: '--no-chart', description: 'on a terminal: the table alone, without the chart drawn above it' },
+    ...PAGE_OPTIONS,
+  ],
+  total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
   order: PERIOD_OPTIONS.map((o) => ({
     ...o,
     description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,

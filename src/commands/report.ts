@@ -1,14 +1,36 @@
-import { filterNames } from '../model/parameters.js';
-import { parseReportQuery } from '../model/query.js';
+import type { Backend } from '../backend.js';
+import type { Context } from '../context.js';
+import { filterNames, TOP } from '../model/parameters.js';
+import { bucketCount, parseReportQuery, parseTrendQuery, type ReportQuery } from '../model/query.js';
+import type { AggregateRow, Page } from '../model/types.js';
+import type { TableExtras } from '../output/writer.js';
+import { packageVersion } from '../version.js';
 import type { CommandFlags } from './options.js';
+import { checkPageFlags, filterWords, printPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { filtersOf, parseFlags, periodText, printListing, queryParams, REPORT_BREAKDOWN_KIND, REPORT_KIND, withBackend } from './shared.js';
+import {
+  comparedKind,
+  explainEmpty,
+  filtersOf,
+  parseFlags,
+  periodText,
+  printDatasetWarnings,
+  printListing,
+  queryParams,
+  REPORT_BREAKDOWN_KIND,
+  REPORT_KIND,
+  withBackend,
+  type Progress,
+  type ResultRequest,
+} from './shared.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
-    const kind = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
-    ctx.output.check(kind);
+    const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
+    checkPageFlags(ctx, flags);
+    if (ctx.format !== 'html') ctx.output.check(kind);
     const period = periodText(query);
     const request = {
       command: 'report',
@@ -19,16 +41,89 @@ export default defineHandler<CommandFlags<'report'>>({
     await withBackend(
       ctx,
       (backend, progress) =>
-        printListing(ctx, backend, progress, {
-          kind,
-          noun: 'sources',
-          request,
-          offset: query.offset,
-          period,
-          ...(flags.all ? { all: () => backend.allReport(query) } : {}),
-          page: () => backend.report(query),
-        }),
+        ctx.format === 'html'
+          ? printReportPage(ctx, backend, progress, { query, request, flags })
+          : printListing(ctx, backend, progress, {
+              kind,
+              noun: 'sources',
+              request,
+              offset: query.offset,
+              period,
+              ...(flags.all ? { all: () => backend.allReport(query) } : {}),
+              page: () => backend.report(query),
+              ...(flags.breakdown ? {} : { extras: (page: Page<AggregateRow>) => sparklines(ctx, backend, query, page.rows) }),
+            }),
       { progress: true },
     );
   },
 });
+
+/** The sources that get a sparkline: the first by revenue (a per-source series has at most this many apart). */
+const SPARKLINE_SOURCES = TOP.max;
+/** The longest period whose days a sparkline shows (a year). */
+const SPARKLINE_DAYS = 366;
+
+/**
+ * The Trend column of a table on a terminal: each source's revenue (conversionsAmountWTax) per day
+ * of the period, from one per-source series of the same filters (the 20 sources with the most
+ * revenue; the table leaves the cell of the others empty). None off a terminal, with --fields, for a
+ * period longer than a year, or when no row is listed.
+ */
+async function sparklines(ctx: Context, backend: Backend, query: ReportQuery, rows: AggregateRow[]): Promise<TableExtras | undefined> {
+  if (ctx.output.tableWidth() === undefined || ctx.globals.fields !== undefined || !rows.length) return undefined;
+  if (bucketCount('day', query.dateFrom, query.dateTo) > SPARKLINE_DAYS) return undefined;
+  const series = await backend.trend(
+    parseTrendQuery(
+      {
+        dateFrom: query.dateFrom,
+        dateTo: query.dateTo,
+        interval: 'day',
+        perSource: 'true',
+        top: String(SPARKLINE_SOURCES),
+        ...(query.country ? { country: query.country.join(',') } : {}),
+        ...(query.currency ? { currency: query.currency.join(',') } : {}),
+        ...(query.q !== undefined ? { q: query.q } : {}),
+      },
+      ctx.io.now(),
+    ),
+  );
+  const days = new Map<string, number[]>();
+  for (const bucket of series.buckets) {
+    if (!bucket.series || bucket.series === 'other') continue;
+    const values = days.get(bucket.series) ?? [];
+    values.push(bucket.conversionsAmountWTax);
+    days.set(bucket.series, values);
+  }
+  return { sparklines: days };
+}
+
+/**
+ * -o html: every row from --offset on (a page to share holds the whole report, as --all does; --limit
+ * does not cut it), then the page to stdout or --output.
+ */
+async function printReportPage(
+  ctx: Context,
+  backend: Backend,
+  progress: Progress,
+  page: { query: ReportQuery; request: ResultRequest; flags: CommandFlags<'report'> },
+): Promise<void> {
+  const { query, request, flags } = page;
+  progress.clear();
+  printDatasetWarnings(ctx, backend);
+  progress.phase(ctx.settings.mode === 'api' ? 'asking the API' : 'attributing conversions');
+  const stream = await backend.allReport(query);
+  const rows: AggregateRow[] = [];
+  for await (const row of stream.rows) rows.push(row);
+  progress.done();
+  const { reportHtml } = await import('../output/html.js');
+  const html = reportHtml(rows, {
+    dateFrom: query.dateFrom,
+    dateTo: query.dateTo,
+    referenceCurrency: rows[0]?.referenceCurrency ?? ctx.globals.referenceCurrency,
+    version: packageVersion(),
+    dataVersion: stream.dataVersion,
+    filters: filterWords(request.filters),
+  });
+  await printPage(ctx, html, flags);
+  if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
+}

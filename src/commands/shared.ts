@@ -7,13 +7,16 @@ import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
   BREAKDOWN_TABLE_COLUMNS,
+  comparisonColumns,
   ITEM_COLUMNS,
   ITEM_TABLE_COLUMNS,
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
+  withChangeColumns,
 } from '../output/columns.js';
-import { breakdownKind, type RecordKind } from '../output/writer.js';
-import { field, flagKey, parameters, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
+import { otherPeriod } from '../model/compare.js';
+import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
+import { field, flagKey, parameters, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
 import { zoneProblem } from '../model/period.js';
 
 export const ITEM_KIND: RecordKind = {
@@ -29,6 +32,34 @@ export const REPORT_KIND: RecordKind = {
 };
 
 export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMNS, BREAKDOWN_TABLE_COLUMNS);
+
+/**
+ * A kind compared with another period (--compare): the comparison's columns after the row's
+ * (`bucket`: a series', which names the bucket it lines up with), a change column beside each
+ * headline figure of a table, and `comparison` a whole object --fields may name in json.
+ */
+export function comparedKind(kind: RecordKind, bucket: boolean): RecordKind {
+  return {
+    ...kind,
+    columns: [...kind.columns, ...comparisonColumns(bucket)],
+    tableColumns: withChangeColumns(kind.tableColumns),
+    objectFields: [...kind.objectFields, 'comparison'],
+  };
+}
+
+/** trend and total in a table, with --compare: a line on stderr naming the period compared with. */
+export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; compareTo?: CompareTo }): void {
+  if (query.compareTo !== undefined && ctx.format === 'table') ctx.log.info(`${periodText(query)}.`);
+}
+
+/** The period and, with --compare, the one it is compared with, as a summary on stderr names them. */
+export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }): string {
+  // its zone where it is not UTC: `2024-03-01..2024-03-31 Europe/Prague`
+  const period = `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
+  if (query.compareTo === undefined) return period;
+  const other = otherPeriod(query, query.compareTo);
+  return `${period} compared with ${other.dateFrom}..${other.dateTo} (${query.compareTo === 'year' ? 'a year before' : 'the previous period'})`;
+}
 
 /** How the CLI names each interface parameter, so errors speak in flags: the flag as declared, short form first (`-q`). */
 export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(
@@ -53,6 +84,8 @@ export function queryParams(
     const flag = field(p, 'flag');
     const value = flag === undefined ? undefined : flags[flagKey(flag)];
     if (typeof value === 'string') raw[p.name] = value;
+    // a switch (--per-source) is a flag without a value
+    else if (value === true && p.kind === 'switch') raw[p.name] = 'true';
     else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = defaultZone(settings.tz, settings.tzFrom);
   }
   return raw;
@@ -63,11 +96,6 @@ function defaultZone(zone: string, from = 'the default time zone'): string {
   const problem = zoneProblem(zone);
   if (problem !== undefined) throw new UsageError(`${from}: ${problem}`, [], 'set it to an IANA name, or give --tz');
   return zone;
-}
-
-/** The period as a summary names it: FROM..TO, and its zone where it is not UTC (`2024-03-01..2024-03-31 Europe/Prague`). */
-export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string }): string {
-  return `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
 }
 
 /** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names (and wording, where a problem names another parameter). */
@@ -233,6 +261,8 @@ export async function printListing<T>(
     /** Every row from the offset on (--all), else undefined for a page. */
     all?: () => Promise<RowStream<T>>;
     page: () => Promise<Page<T>>;
+    /** What a page's table may add (the report's Trend column), asked once the page is read. */
+    extras?: (page: Page<T>) => Promise<TableExtras | undefined>;
   },
 ): Promise<void> {
   const { kind, noun, request, period } = listing;
@@ -246,8 +276,9 @@ export async function printListing<T>(
     else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true);
   } else {
     const page = await listing.page();
+    const extras = await listing.extras?.(page);
     progress.done();
-    await ctx.output.page(kind, page);
+    await ctx.output.page(kind, page, extras);
     if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
     else pageSummary(ctx, page.paging, noun, period, false);
   }

@@ -7,20 +7,28 @@ import {
   WINDOW_DAYS,
   type AggregateRow,
   type BreakdownRow,
+  type ComparedAggregateRow,
   type ConversionRecord,
   type Page,
   type PageRequest,
+  type PeriodFigures,
   type SourceType,
+  type TimeframesResponse,
+  type TotalResponse,
+  type TrendBucket,
 } from '../model/types.js';
-import type { ItemsQuery, ReportQuery } from '../model/query.js';
+import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
 import { utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
-import { ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
+import { COMPARED_FIGURES } from '../model/shapes.js';
+import { comparedColumn, comparedReportSelect, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
+import { totalSelect, trendSelect } from './series.js';
 
 
 /**
@@ -159,11 +167,59 @@ export class LocalBackend implements Backend {
   }
 
   async report(query: ReportQuery): Promise<Page<AggregateRow>> {
-    return this.page(reportSelect(await this.tables(query), query), query, REPORT_TIE_BREAK, toAggregate);
+    const { selection, map } = await this.reportReading(query);
+    return this.page(selection, query, REPORT_TIE_BREAK, map);
   }
 
   async allReport(query: ReportQuery): Promise<RowStream<AggregateRow>> {
-    return this.streamAll(reportSelect(await this.tables(query), query), query, REPORT_TIE_BREAK, toAggregate);
+    const { selection, map } = await this.reportReading(query);
+    return this.streamAll(selection, query, REPORT_TIE_BREAK, map);
+  }
+
+  /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
+  private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
+    if (query.compareTo === undefined) return { selection: reportSelect(await this.tables(query), query), map: toAggregate };
+    const other = otherPeriod(query, query.compareTo);
+    const tables = await this.tables({ dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone });
+    const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
+    await this.assertRates(otherFilter, other);
+    const map = (row: Row): ComparedAggregateRow => {
+      const aggregate = toAggregate(row);
+      const past = row.cmp_found ? (Object.fromEntries(COMPARED_FIGURES.map((f) => [f, row[comparedColumn(f)] as number])) as Record<ComparedFigure, number>) : undefined;
+      return { ...aggregate, comparison: comparisonOf(other, aggregate, past) };
+    };
+    return { selection: { filter, select }, map };
+  }
+
+  /** A series of the period (series.ts): every bucket, per source with perSource; with compareTo, bucket i beside bucket i of the other period. */
+  async trend(query: TrendQuery): Promise<TimeframesResponse> {
+    const timeZone = zoneOf(query);
+    const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
+    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
+    const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
+      const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
+      await this.assertRates(filter, q);
+      return (await this.db.all(select)).map(toBucket);
+    };
+    const buckets = await bucketsOf(query);
+    const response = { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone, interval: query.interval };
+    if (!other) return { ...response, buckets };
+    // per source, the other period's series are the current period's top sources and the rest
+    return { ...response, buckets: lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other) };
+  }
+
+  /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
+  async total(query: TotalQuery): Promise<TotalResponse> {
+    const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
+    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
+    const figuresOf = async (q: TotalQuery) => {
+      const { filter, select } = totalSelect(tables, q);
+      await this.assertRates(filter, q);
+      return toFigures((await this.db.one(select))!);
+    };
+    const total = await figuresOf(query);
+    const response = { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone: zoneOf(query), total };
+    return other ? { ...response, comparison: comparisonOf(other, total, await figuresOf({ ...query, ...other })) } : response;
   }
 
   async validateEmail(request: unknown, renderLimits: RenderLimits | undefined = this.renderLimits): Promise<ValidateResponse> {
@@ -282,12 +338,47 @@ function toRecord(row: Row): ConversionRecord {
   };
 }
 
+/** The time zone of a query's days and buckets (UTC until a query names one). */
+function zoneOf(query: object): string {
+  const zone = (query as { timeZone?: unknown }).timeZone;
+  return typeof zone === 'string' ? zone : 'UTC';
+}
+
 function toAggregate(row: Row): AggregateRow {
   return {
     id: str(row.id),
     name: str(row.name),
     source: sourceOf(row, row.id, row.name),
     sourceStartedAt: nullable(row.sourceStartedAt),
+    ...toFigures(row),
+  };
+}
+
+/**
+ * A series beside another period's (convx trend --compare): bucket i (the i-th label) of a series
+ * beside bucket i of the same series there; a bucket without one has its comparison empty.
+ */
+function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period): TrendBucket[] {
+  const keyed = (rows: TrendBucket[]) => {
+    const labels = new Map<string, number>();
+    return rows.map((b) => `${labels.get(b.bucket) ?? labels.set(b.bucket, labels.size).get(b.bucket)!}|${b.series ?? ''}`);
+  };
+  const pastKeys = keyed(past);
+  const byKey = new Map(past.map((b, i) => [pastKeys[i]!, b]));
+  return keyed(buckets).map((key, i) => {
+    const there = byKey.get(key);
+    return { ...buckets[i]!, comparison: comparisonOf(other, buckets[i]!, there, there?.bucket ?? null) };
+  });
+}
+
+function toBucket(row: Row): TrendBucket {
+  const series = row.series === null || row.series === undefined ? {} : { series: str(row.series), seriesName: str(row.seriesName) };
+  return { bucket: str(row.bucket), start: str(row.start), end: str(row.end), ...series, ...toFigures(row) };
+}
+
+/** The figures of a row (queries.ts, PERIOD_FIGURES), in the interface's field order. */
+function toFigures(row: Row): PeriodFigures {
+  return {
     firstConversionAt: nullable(row.firstConversionAt),
     lastConversionAt: nullable(row.lastConversionAt),
     conversionsAmountWoTax: row.conversionsAmountWoTax as number,

@@ -4,8 +4,8 @@
  * SELECT and, apart, the filter that picks its transactions (for the rate check).
  */
 import { field, parameters, type Operation } from '../model/parameters.js';
-import type { ItemsQuery, ReportQuery } from '../model/query.js';
 import { periodInstants, timestampText } from '../model/period.js';
+import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { SortKey } from '../model/types.js';
 import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
 import { ident, join, list, literal, sql, trusted, type Sql } from './sql.js';
@@ -97,7 +97,7 @@ export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {
  * that writes `cz` matches `--country CZ`. An order id is answered first, alone in its scan, so
  * that the index on order_id (an imported file's) finds its few rows; `from` is then that scan.
  */
-function transactionFilters(operation: Operation, query: ReportQuery | ItemsQuery, conv: Sql): { from: Sql; where: Sql[]; byOrder: boolean } {
+export function transactionFilters(operation: Operation, query: ReportQuery | ItemsQuery | TrendQuery | TotalQuery, conv: Sql): { from: Sql; where: Sql[]; byOrder: boolean } {
   const values = query as Record<string, unknown>;
   const where: Sql[] = [];
   let from = conv;
@@ -123,7 +123,7 @@ function transactionFilters(operation: Operation, query: ReportQuery | ItemsQuer
 }
 
 /** The period's condition and the filters' conditions, joined with AND. */
-const allOf = (conditions: Sql[]) => join(conditions, trusted(' AND '));
+export const allOf = (conditions: Sql[]) => join(conditions, trusted(' AND '));
 
 export function itemsFilter(conv: Sql, query: ItemsQuery): Filter {
   const period = periodFilter(query);
@@ -150,8 +150,8 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
   return { filter, select };
 }
 
-/** Per source (by its key columns): the totals in the reference currency, and the breakdown per order currency. */
-const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
+/** Per source (by its key columns: or a bucket and series): the totals in the reference currency, and the breakdown per order currency. */
+export const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
       SELECT ${key},${extra}
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
         list(struct_pack(
@@ -165,9 +165,12 @@ const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
         ) ORDER BY currency) AS breakdown
       FROM per_currency GROUP BY ${key})`;
 
-/** The sums of one source and order currency, from the period's transactions (conv path). */
-const PER_CURRENCY_FROM_TRANSACTIONS = sql`
-      SELECT source_type, source_id, currency,
+/**
+ * The sums of one group (by its key columns: a source, a bucket and series) and order currency,
+ * from the period's transactions (conv path, period_tx).
+ */
+export const perCurrencyFromTransactions = (key: Sql) => sql`
+      SELECT ${key}, currency,
         count(*) FILTER (WHERE NOT is_refund) AS n,
         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
         coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
@@ -178,7 +181,7 @@ const PER_CURRENCY_FROM_TRANSACTIONS = sql`
         coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
         coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
         coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
-      FROM period_tx GROUP BY source_type, source_id, currency`;
+      FROM period_tx GROUP BY ${key}, currency`;
 
 /**
  * The same sums from the per-day sums (models/daily.ts, report_day), with the first and last
@@ -192,6 +195,20 @@ const PER_CURRENCY_FROM_DAYS = (sums: Sql, where: Sql) => sql`
         coalesce(sum(ref_rwo), 0) AS ref_rwo, coalesce(sum(ref_rw), 0) AS ref_rw,
         min(first_at) AS first_at, max(last_at) AS last_at
       FROM ${sums} WHERE ${where} GROUP BY source_key, currency`;
+
+/**
+ * The figures of a group (model/shapes.ts, PERIOD_FIGURES) from per_source (g: sums, breakdown) and
+ * contacts_and_times (u: unique contacts, first and last conversion), in the reference currency.
+ */
+export const PERIOD_FIGURES = (referenceCurrency: string, g: Sql = sql`g`, u: Sql = sql`u`) => sql`${TS(sql`${u}.first_at`)} AS "firstConversionAt", ${TS(sql`${u}.last_at`)} AS "lastConversionAt",
+      ${D(sql`${g}.wo`)} AS "conversionsAmountWoTax", ${D(sql`${g}.w`)} AS "conversionsAmountWTax",
+      CAST(${g}.n AS INTEGER) AS "conversionsNumber", CAST(${referenceCurrency} AS VARCHAR) AS "referenceCurrency",
+      CAST(${u}.uc AS INTEGER) AS "uniqueContacts",
+      ${AVERAGE(sql`${g}.w`, sql`${g}.n`)} AS "averageConversion", ${AVERAGE(sql`${g}.w`, sql`${u}.uc`)} AS "averageUniqueConversion",
+      ${D(sql`${g}.rwo`)} AS "refundsAmountWoTax", ${D(sql`${g}.rw`)} AS "refundsAmountWTax", CAST(${g}.rn AS INTEGER) AS "refundsNumber",
+      ${D(sql`${g}.wo + ${g}.rwo`)} AS "grossConversionsAmountWoTax", ${D(sql`${g}.w + ${g}.rw`)} AS "grossConversionsAmountWTax",
+      CAST(${g}.n + ${g}.rn AS INTEGER) AS "grossConversionsNumber",
+      ${g}.breakdown`;
 
 /** A report's sums per source from the per-day sums: per_source and contacts_and_times, keyed by source_key. */
 function sumsFromDays(daily: { sums: Sql; contacts: Sql }, where: Sql, query: ReportQuery): Sql {
@@ -207,18 +224,24 @@ function sumsFromDays(daily: { sums: Sql; contacts: Sql }, where: Sql, query: Re
       FROM per_source g LEFT JOIN unique_contacts u USING (source_key))`;
 }
 
-/** A report's sums per source from the period's transactions: per_source and contacts_and_times, keyed by source. */
-function sumsFromTransactions(filter: Filter): Sql {
-  return sql`period_tx AS (SELECT * FROM ${filter.from} WHERE ${filter.where}),
-    per_currency AS (${PER_CURRENCY_FROM_TRANSACTIONS}),
-    ${PER_SOURCE(sql`source_type, source_id`)},
+/**
+ * Sums per group (its key columns: a source; a bucket and series) from the period's transactions,
+ * period_tx, as `periodTx` selects them: per_source and contacts_and_times, keyed by the group.
+ */
+export function sumsFromTransactions(periodTx: Sql, key: Sql): Sql {
+  return sql`period_tx AS (${periodTx}),
+    per_currency AS (${perCurrencyFromTransactions(key)}),
+    ${PER_SOURCE(key)},
     contacts_and_times AS (
-      SELECT source_type, source_id,
+      SELECT ${key},
         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
         min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
         max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-      FROM period_tx GROUP BY source_type, source_id)`;
+      FROM period_tx GROUP BY ${key})`;
 }
+
+/** q (lower-cased): the source (source_info, as i) whose name or smartflow name holds the text. */
+export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR contains(lower(coalesce(i.smartflow_name, '')), ${q})`;
 
 /**
  * The report of a query: one row per attributing source, with its breakdown per order currency.
@@ -233,28 +256,54 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   // The per-day sums answer the period alone, in UTC days: any filter of the transactions, or
   // another zone's days, reads the transactions.
   const daily = where.length || byOrder || query.timeZone !== undefined ? undefined : tables.daily;
-  const sums = daily ? sumsFromDays(daily, filter.where, query) : sumsFromTransactions(filter);
+  const sums = daily
+    ? sumsFromDays(daily, filter.where, query)
+    : sumsFromTransactions(sql`SELECT * FROM ${filter.from} WHERE ${filter.where}`, sql`source_type, source_id`);
   // The per-day sums are keyed by source_key (source_info's number for a source).
   const onSource = daily ? sql`USING (source_key)
     JOIN ${tables.sourceInfo} i ON i.source_key = g.source_key` : sql`USING (source_type, source_id)
     JOIN ${tables.sourceInfo} i ON i.source_type = g.source_type AND i.source_id = g.source_id`;
   const q = query.q?.toLowerCase();
-  const nameFilter = q === undefined ? sql`` : sql`WHERE contains(lower(i.name), ${q}) OR contains(lower(coalesce(i.smartflow_name, '')), ${q})`;
+  const nameFilter = q === undefined ? sql`` : sql`WHERE ${nameHolds(q)}`;
   const select = sql`
     WITH ${sums}
-    SELECT i.source_type, i.source_id AS "id", i.name AS "name",
-      i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
-      ${TS(sql`i.started_at`)} AS "sourceStartedAt", ${TS(sql`u.first_at`)} AS "firstConversionAt", ${TS(sql`u.last_at`)} AS "lastConversionAt",
-      ${D(sql`g.wo`)} AS "conversionsAmountWoTax", ${D(sql`g.w`)} AS "conversionsAmountWTax",
-      CAST(g.n AS INTEGER) AS "conversionsNumber", CAST(${tables.referenceCurrency} AS VARCHAR) AS "referenceCurrency",
-      CAST(u.uc AS INTEGER) AS "uniqueContacts",
-      ${AVERAGE(sql`g.w`, sql`g.n`)} AS "averageConversion", ${AVERAGE(sql`g.w`, sql`u.uc`)} AS "averageUniqueConversion",
-      ${D(sql`g.rwo`)} AS "refundsAmountWoTax", ${D(sql`g.rw`)} AS "refundsAmountWTax", CAST(g.rn AS INTEGER) AS "refundsNumber",
-      ${D(sql`g.wo + g.rwo`)} AS "grossConversionsAmountWoTax", ${D(sql`g.w + g.rw`)} AS "grossConversionsAmountWTax",
-      CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
-      g.breakdown
+    SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
+}
+
+/** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */
+const sourceColumns = (query: ReportQuery) => sql`i.source_type, i.source_id AS "id", i.name AS "name",
+      i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
+      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
+      ${TS(sql`i.started_at`)} AS "sourceStartedAt"`;
+
+/** The sums of a group without transactions (a source only in the other period of a comparison), as per_source and contacts_and_times name them. */
+const NO_SUMS = sql`SELECT 0 AS wo, 0 AS w, 0 AS n, 0 AS rn, 0 AS rwo, 0 AS rw, [] AS breakdown, 0 AS uc, CAST(NULL AS TIMESTAMP) AS first_at, CAST(NULL AS TIMESTAMP) AS last_at`;
+
+/** The column of a compared figure of the other period, beside a report row (cmp_found: the source has a row there). */
+export const comparedColumn = (figure: string) => `cmp_${figure}`;
+
+/**
+ * A report compared with another period (--compare): the rows of the sources of both periods,
+ * the current period's figures (zeros, null first and last conversion and an empty breakdown for
+ * a source only in the other period, with a detailUrl of the current period), and beside each
+ * the other period's figures (cmp_*, cmp_found) from the same report of that period.
+ */
+export function comparedReportSelect(tables: QueryTables, query: ReportQuery, other: ReportQuery, figures: readonly string[]): Selection & { otherFilter: Filter } {
+  const current = reportSelect(tables, query);
+  const past = reportSelect(tables, other);
+  const compared = figures.map((f) => sql`o.${ident(f)} AS ${ident(comparedColumn(f))}`);
+  const select = sql`
+    WITH cur AS MATERIALIZED (${current.select}), oth AS MATERIALIZED (${past.select}),
+      all_rows AS (
+        SELECT * FROM cur
+        UNION ALL BY NAME
+        SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency, sql`z`, sql`z`)}
+        FROM oth o JOIN ${tables.sourceInfo} i ON i.source_type = o.source_type AND i.source_id = o."id" CROSS JOIN (${NO_SUMS}) z
+        WHERE NOT EXISTS (SELECT 1 FROM cur c WHERE c.source_type = o.source_type AND c."id" = o."id"))
+    SELECT r.*, o.source_type IS NOT NULL AS cmp_found, ${join(compared)}
+    FROM all_rows r LEFT JOIN oth o ON o.source_type = r.source_type AND o."id" = r."id"`;
+  return { filter: current.filter, select, otherFilter: past.filter };
 }

@@ -18,7 +18,18 @@
  */
 import type { SortKey, SourceType } from './types.js';
 
-export type Operation = 'report' | 'items';
+export type Operation = 'report' | 'items' | 'trend' | 'total';
+
+/** The buckets of a series (convx trend, GET /v1/conversions/timeframes). */
+export const INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+export type Interval = (typeof INTERVALS)[number];
+/** A series has at most this many buckets (hours over more than 41 days are refused). */
+export const MAX_BUCKETS = 1000;
+/** --compare: the other period of a comparison (the previous of equal length, the same dates a year before). */
+export const COMPARE_TO = ['previous', 'year'] as const;
+export type CompareTo = (typeof COMPARE_TO)[number];
+/** --top: the sources a per-source series shows apart (the rest is one `other` series). */
+export const TOP = { min: 1, max: 20, fallback: 5 } as const;
 
 /** A parameter's kind decides its value's type and how it is parsed. */
 export type ParameterKind =
@@ -36,6 +47,10 @@ export type ParameterKind =
   | 'count'
   /** comma-separated fields of the response, "-" for descending */
   | 'sort'
+  /** one of a fixed list of words (choices), a default when absent */
+  | 'choice'
+  /** on or off: true or false (a flag without a value) */
+  | 'switch'
   /** an IANA time zone name, any case, held in its canonical spelling; UTC is held as absent */
   | 'zone';
 
@@ -50,7 +65,7 @@ export interface QueryParameter {
   /** The CLI help. */
   help?: string;
   /** The description in the server's request schema (OpenAPI), per operation where they differ. */
-  description: string | Readonly<Record<Operation, string>>;
+  description: string | Readonly<Partial<Record<Operation, string>>>;
   /** Required where the operation is listed (a date of items). */
   required?: readonly Operation[];
   /**
@@ -76,7 +91,9 @@ export interface QueryParameter {
   /** count: bounds and the value when absent. */
   count?: { min: number; max: number; fallback: number };
   /** sort: per operation, the default and whether several fields may be given. */
-  sort?: Readonly<Record<Operation, { fallback: string; multiple: boolean }>>;
+  sort?: Readonly<Partial<Record<Operation, { fallback: string; multiple: boolean }>>>;
+  /** choice: the words it takes and the one when absent (none: absent is absent, compareTo). */
+  choice?: { values: readonly string[]; fallback?: string };
 }
 
 /**
@@ -93,7 +110,7 @@ function periodBound<const Name extends string, const Flag extends string>(name:
   return {
     name,
     kind: 'date',
-    in: ['report', 'items'],
+    in: ['report', 'items', 'trend', 'total'],
     required: ['items'],
     flag,
     help: `${day} day, inclusive (YYYY-MM-DD, UTC)`,
@@ -110,7 +127,7 @@ function codeList<const Name extends string, const Flag extends string>(
 ) {
   const { help, description, code, example } = words;
   const codes = { pattern: `^[A-Za-z]{${letters}}$`, one: `a ${code}`, many: `${code}s`, example };
-  return { name, kind: 'codes', in: ['report', 'items'], flag, help, description, column: name, codes } as const;
+  return { name, kind: 'codes', in: ['report', 'items', 'trend', 'total'], flag, help, description, column: name, codes } as const;
 }
 
 export const QUERY_PARAMETERS = [
@@ -119,17 +136,17 @@ export const QUERY_PARAMETERS = [
   {
     name: 'timeZone',
     kind: 'zone',
-    in: ['report', 'items'],
+    in: ['report', 'items', 'trend', 'total'],
     flag: '--tz <zone>',
     help: 'the period\'s days are of this time zone, an IANA name (Europe/Prague); default UTC',
     description:
-      "the IANA time zone whose days dateFrom and dateTo name (default UTC): the period runs from dateFrom 00:00 to the end of dateTo in this zone (a DST day has 23 or 25 hours); record timestamps stay UTC, exchange rates are those of a conversion's UTC day",
+      "the IANA time zone whose days dateFrom and dateTo name (default UTC): the period runs from dateFrom 00:00 to the end of dateTo in this zone (a DST day has 23 or 25 hours), and a series' buckets are its hours, days, weeks and months; record timestamps stay UTC, exchange rates are those of a conversion's UTC day",
   },
-  { name: 'sourceId', kind: 'id', in: ['items'], source: true, inAlias: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
+  { name: 'sourceId', kind: 'id', in: ['items', 'trend'], source: true, inAlias: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
   {
     name: 'sourceType',
     kind: 'sourceType',
-    in: ['items'],
+    in: ['items', 'trend'],
     source: true,
     inAlias: true,
     flag: '--source-type <type>',
@@ -137,8 +154,8 @@ export const QUERY_PARAMETERS = [
     description: 'only this source type (with sourceId: both must match)',
     column: 'source_type',
   },
-  { name: 'smartflowId', kind: 'id', in: ['items'], source: true, flag: '--smartflow <id>', help: 'only this smartflow', description: 'only this smartflow', column: 'smartflow_id' },
-  { name: 'deliveryId', kind: 'id', in: ['items'], source: true, flag: '--delivery <id>', help: 'only this delivery', description: 'only this delivery', column: 'delivery_id' },
+  { name: 'smartflowId', kind: 'id', in: ['items', 'trend'], source: true, flag: '--smartflow <id>', help: 'only this smartflow', description: 'only this smartflow', column: 'smartflow_id' },
+  { name: 'deliveryId', kind: 'id', in: ['items', 'trend'], source: true, flag: '--delivery <id>', help: 'only this delivery', description: 'only this delivery', column: 'delivery_id' },
   { name: 'contactId', kind: 'id', in: ['items'], flag: '--contact <id>', help: 'only this contact', description: 'only this contact', column: 'contact_id' },
   { name: 'orderId', kind: 'id', in: ['items'], flag: '--order <id>', help: 'only this order id', description: 'only this order', column: 'order_id' },
   {
@@ -165,10 +182,10 @@ export const QUERY_PARAMETERS = [
   {
     name: 'q',
     kind: 'text',
-    in: ['report'],
+    in: ['report', 'trend', 'total'],
     flag: '-q, --query <text>',
     help: 'only sources whose name or smartflow name contains the text',
-    description: 'case-insensitive text in the row name or its smartflow name',
+    description: { report: 'case-insensitive text in the row name or its smartflow name', trend: 'only sources whose name or smartflow name holds this case-insensitive text', total: 'only sources whose name or smartflow name holds this case-insensitive text' },
   },
   {
     name: 'sort',
@@ -197,6 +214,42 @@ export const QUERY_PARAMETERS = [
     description: 'rows to skip (default 0)',
     count: { min: 0, max: Number.MAX_SAFE_INTEGER, fallback: 0 },
   },
+  {
+    name: 'interval',
+    kind: 'choice',
+    in: ['trend'],
+    flag: '--by <interval>',
+    help: `the buckets: hour, day, week (ISO, from Monday) or month (default day); at most ${MAX_BUCKETS.toLocaleString('en-US')} of them (hours: 41 days)`,
+    description: `the buckets: hour, day, week (ISO weeks from Monday) or month; at most ${MAX_BUCKETS.toLocaleString('en-US')} buckets (hours over at most 41 days), more is a 400 problem`,
+    choice: { values: INTERVALS, fallback: 'day' },
+  },
+  {
+    name: 'perSource',
+    kind: 'switch',
+    in: ['trend'],
+    flag: '--per-source',
+    help: 'one series per source (the --top sources by revenue, the rest as one "other" series)',
+    description: 'true: one series per source (the top sources by conversionsAmountWTax, the rest as one "other" series)',
+  },
+  {
+    name: 'top',
+    kind: 'count',
+    in: ['trend'],
+    flag: '--top <n>',
+    help: `with --per-source: the sources shown apart, ${TOP.min} to ${TOP.max} (default ${TOP.fallback})`,
+    description: `with perSource: the sources shown apart by the period's conversionsAmountWTax (default ${TOP.fallback})`,
+    count: { min: TOP.min, max: TOP.max, fallback: TOP.fallback },
+  },
+  {
+    name: 'compareTo',
+    kind: 'choice',
+    in: ['report', 'trend', 'total'],
+    flag: '--compare <period>',
+    help: 'set the figures of another period beside each row: previous (the period of equal length before) or year (the same dates a year before)',
+    description:
+      'previous: the period of equal length ending the day before dateFrom; year: the same dates a year before (February 29 is February 28); each row, bucket or total gets a comparison (the other figures, the absolute and relative change)',
+    choice: { values: COMPARE_TO },
+  },
 ] as const satisfies readonly QueryParameter[];
 
 /** One row of the table, with its literal types. */
@@ -214,16 +267,24 @@ type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text' | '
       ? string[]
       : P['kind'] extends 'count'
         ? number
-        : SortKey[];
+        : P['kind'] extends 'choice'
+          ? P extends { choice: { values: readonly (infer C)[] } }
+            ? C
+            : string
+          : P['kind'] extends 'switch'
+            ? boolean
+            : SortKey[];
 
 /** Kinds a parsed query always holds: the period (defaulted for a report), paging and sort. */
-type Always = 'date' | 'count' | 'sort';
+type Always = 'date' | 'count' | 'sort' | 'choice';
+/** Held always: of those kinds, a choice only with a fallback. */
+type Held<P extends Parameter> = P['kind'] extends Always ? (P extends { kind: 'choice'; choice: { fallback: string } } | { kind: Exclude<Always, 'choice'> } ? true : false) : false;
 
 /** The parsed query of an operation: every parameter it takes, under its interface name, typed by its kind. */
 export type QueryOf<Op extends Operation> = {
-  [P in ParameterOf<Op> as P['kind'] extends Always ? P['name'] : never]: ValueOf<P>;
+  [P in ParameterOf<Op> as Held<P> extends true ? P['name'] : never]: ValueOf<P>;
 } & {
-  [P in ParameterOf<Op> as P['kind'] extends Always ? never : P['name']]?: ValueOf<P>;
+  [P in ParameterOf<Op> as Held<P> extends true ? never : P['name']]?: ValueOf<P>;
 };
 
 export const parameters = (operation: Operation): Parameter[] =>
@@ -243,7 +304,7 @@ export function field<K extends keyof QueryParameter>(p: Parameter, key: K): Que
 /** Its description for an operation. */
 export function describe(p: Parameter, operation: Operation): string {
   const d = field(p, 'description')!;
-  return typeof d === 'string' ? d : d[operation];
+  return typeof d === 'string' ? d : (d[operation] ?? d.report!);
 }
 
 /** The flag as typed: `-q, --query <text>` is `--query`. */

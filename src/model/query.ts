@@ -5,7 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { field, parameters, QUERY_PARAMETERS, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { field, MAX_BUCKETS, parameters, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type QueryOf } from './parameters.js';
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
@@ -20,11 +20,13 @@ export const ITEMS_SORT_FIELDS = scalarFields(RECORD_FIELDS);
 export const REPORT_SORT_FIELDS = scalarFields(AGGREGATE_FIELDS);
 
 /** The fields an operation may sort by: the scalar fields of its rows (model/shapes.ts). */
-export const SORT_FIELDS: Readonly<Record<Operation, readonly string[]>> = { report: REPORT_SORT_FIELDS, items: ITEMS_SORT_FIELDS };
+export const SORT_FIELDS: Readonly<Record<Operation, readonly string[]>> = { report: REPORT_SORT_FIELDS, items: ITEMS_SORT_FIELDS, trend: [], total: [] };
 
 /** The parsed queries, typed from the table of parameters (model/parameters.ts). */
 export type ReportQuery = QueryOf<'report'>;
 export type ItemsQuery = QueryOf<'items'>;
+export type TrendQuery = QueryOf<'trend'>;
+export type TotalQuery = QueryOf<'total'>;
 
 /** The raw parameters of a request: each under its interface name, as text (absent: undefined). */
 export type RawParams = Record<string, string | undefined>;
@@ -168,7 +170,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
       return Number(text);
     }
     case 'sort': {
-      const { fallback, multiple } = field(p, 'sort')![operation];
+      const { fallback, multiple } = field(p, 'sort')![operation]!;
       return parseSort(problems, nonEmpty(text) ?? fallback, SORT_FIELDS[operation], multiple);
     }
     case 'codes': {
@@ -207,6 +209,16 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
     case 'id':
     case 'text':
       return nonEmpty(text);
+    case 'choice': {
+      const { values, fallback } = field(p, 'choice')!;
+      if (text === undefined) return fallback;
+      if (!values.includes(text)) problems.add(name, `"${text}" is not one of ${values.join(', ')}`);
+      return values.includes(text) ? text : fallback;
+    }
+    case 'switch':
+      if (text === undefined || text === 'false') return undefined;
+      if (text !== 'true') problems.add(name, `"${text}" is not true or false`);
+      return text === 'true' ? true : undefined;
   }
 }
 
@@ -230,7 +242,7 @@ function parseOperation(problems: Problems, raw: RequestParams, operation: Opera
   for (const p of taken) {
     const text = raw[p.name];
     if (typeof text === 'object') {
-      const list = p.kind === 'codes' || (p.kind === 'sort' && field(p, 'sort')![operation].multiple);
+      const list = p.kind === 'codes' || (p.kind === 'sort' && field(p, 'sort')![operation]!.multiple);
       problems.add(p.name, `is given more than once${list ? ' (a list is one value, comma-separated)' : ''}`);
       continue;
     }
@@ -290,13 +302,73 @@ export function defaultPeriod(
 }
 
 export function parseReportQuery(raw: RequestParams, today: Date): ReportQuery {
+  return parsePeriodQuery(raw, today, 'report') as ReportQuery;
+}
+
+/** An operation whose period defaults as a report's (report, trend, total); `accepted` as parseOperation's. */
+function parsePeriodQuery(raw: RequestParams, today: Date, operation: Operation, accepted = accepting({})): Record<string, unknown> {
   const problems = new Problems();
-  const query = parseOperation(problems, raw, 'report', accepting({})) as ReportQuery;
+  const query = parseOperation(problems, raw, operation, accepted);
   problems.throwIfAny();
-  const { dateFrom, dateTo } = defaultPeriod(query.dateFrom, query.dateTo, today, query.timeZone);
+  const { dateFrom, dateTo } = defaultPeriod(query.dateFrom as string | undefined, query.dateTo as string | undefined, today, query.timeZone as string | undefined);
   checkPeriod(problems, dateFrom, dateTo);
   problems.throwIfAny();
   return { ...query, dateFrom: dateFrom!, dateTo: dateTo! };
+}
+
+/** Days from one date to another, both included. */
+function daysOf(dateFrom: string, dateTo: string): number {
+  return Math.round((Date.parse(`${dateTo}T00:00:00Z`) - Date.parse(`${dateFrom}T00:00:00Z`)) / 86_400_000) + 1;
+}
+
+/** The ISO week's Monday of a date. */
+function mondayOf(date: string): string {
+  const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+  return addDays(date, -weekday);
+}
+
+/**
+ * How many buckets of an interval a period holds (a week or month cut by the period counts
+ * once). Hours count 24 a day: in a zone with summer time, a day of 23 or 25 hours changes
+ * the count by one, which the limit does not need to know.
+ */
+export function bucketCount(interval: Interval, dateFrom: string, dateTo: string): number {
+  switch (interval) {
+    case 'hour':
+      return daysOf(dateFrom, dateTo) * 24;
+    case 'day':
+      return daysOf(dateFrom, dateTo);
+    case 'week':
+      return (daysOf(mondayOf(dateFrom), mondayOf(dateTo)) - 1) / 7 + 1;
+    case 'month': {
+      const month = (date: string) => Number(date.slice(0, 4)) * 12 + Number(date.slice(5, 7));
+      return month(dateTo) - month(dateFrom) + 1;
+    }
+  }
+}
+
+/**
+ * A series' query (convx trend, GET /v1/conversions/timeframes): a report's period and filters,
+ * the interval and the per-source series; more than MAX_BUCKETS buckets is a problem of the
+ * interval. `interval`: the one a route fixes (GET /v1/conversions/daily), which then takes no
+ * interval parameter.
+ */
+export function parseTrendQuery(raw: RequestParams, today: Date, interval?: Interval): TrendQuery {
+  const query = parsePeriodQuery(raw, today, 'trend', (p) => p.name !== 'interval' || interval === undefined) as TrendQuery;
+  if (interval !== undefined) query.interval = interval;
+  const count = bucketCount(query.interval, query.dateFrom, query.dateTo);
+  if (count > MAX_BUCKETS) {
+    const problems = new Problems();
+    const n = count.toLocaleString('en-US');
+    problems.add('interval', `${query.dateFrom}..${query.dateTo} holds ${n} ${query.interval} buckets, over the limit of ${MAX_BUCKETS.toLocaleString('en-US')} buckets a series may have: a coarser interval or a shorter period`);
+    problems.throwIfAny();
+  }
+  return query;
+}
+
+/** A period's total (convx total, GET /v1/conversions/total): a report's period and filters. */
+export function parseTotalQuery(raw: RequestParams, today: Date): TotalQuery {
+  return parsePeriodQuery(raw, today, 'total') as TotalQuery;
 }
 
 /** A look-up by id (order, contact, activity) takes no query parameters. */
@@ -316,7 +388,7 @@ export function formatSort(sort: readonly SortKey[]): string {
  * sends (parsing them again gives the same query). Path-only parameters (campaignId)
  * are left to the caller, which puts them in the path.
  */
-export function formatQuery(operation: Operation, query: ReportQuery | ItemsQuery): RawParams {
+export function formatQuery(operation: Operation, query: ReportQuery | ItemsQuery | TrendQuery | TotalQuery): RawParams {
   const values = query as Record<string, unknown>;
   const raw: RawParams = {};
   for (const p of parameters(operation)) {
@@ -328,6 +400,9 @@ export function formatQuery(operation: Operation, query: ReportQuery | ItemsQuer
         break;
       case 'sort':
         raw[p.name] = formatSort(value as SortKey[]);
+        break;
+      case 'switch':
+        if (value === true) raw[p.name] = 'true';
         break;
       default:
         raw[p.name] = String(value);

@@ -22,7 +22,7 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
       return { type: 'integer', minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }), description };
     }
     case 'sort': {
-      const fallback = field(p, 'sort')![operation].fallback;
+      const fallback = field(p, 'sort')![operation]!.fallback;
       return { type: 'string', description: `${description} (default ${fallback}): ${SORT_FIELDS[operation].join(', ')}` };
     }
     case 'sourceType':
@@ -33,12 +33,20 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
     case 'id':
     case 'text':
       return { type: 'string', description };
+    case 'choice': {
+      const { values, fallback } = field(p, 'choice')!;
+      return { type: 'string', enum: [...values], description: fallback === undefined ? description : `${description} (default ${fallback})` };
+    }
+    case 'switch':
+      return { type: 'boolean', description: `${description} (default false)` };
   }
 }
 
 /** The query string of an operation, as the table says (a per-source alias without the source filters its path fixes). */
-function querySchema(operation: Operation, alias = false) {
-  const taken = parameters(operation).filter((p) => !field(p, 'pathOnly') && !(alias && field(p, 'source') && !field(p, 'inAlias')));
+function querySchema(operation: Operation, alias = false, without: readonly string[] = []) {
+  const taken = parameters(operation).filter(
+    (p) => !field(p, 'pathOnly') && !(alias && field(p, 'source') && !field(p, 'inAlias')) && !without.includes(p.name),
+  );
   const required = taken.filter((p) => (field(p, 'required') ?? []).includes(operation)).map((p) => p.name);
   return {
     type: 'object',
@@ -52,6 +60,10 @@ export const REPORT_QUERY = querySchema('report');
 export const ITEMS_QUERY = querySchema('items');
 /** The per-source aliases: the items query with its source fixed by the path. */
 export const ALIAS_QUERY = querySchema('items', true);
+export const TREND_QUERY = querySchema('trend');
+/** GET /v1/conversions/daily: a series whose interval is a day. */
+export const DAILY_QUERY = querySchema('trend', false, ['interval']);
+export const TOTAL_QUERY = querySchema('total');
 
 /** Response headers in fastify's form (@fastify/swagger turns each into an OpenAPI header object). */
 const retryAfter = {
@@ -172,7 +184,7 @@ export const ACTIVITY_RESPONSE = {
 } as const;
 
 /** What each route does, for its documented responses. */
-export type OperationKind = 'report' | 'items' | 'validate' | 'health' | 'order' | 'contact' | 'activity';
+export type OperationKind = 'report' | 'items' | 'trend' | 'total' | 'validate' | 'health' | 'order' | 'contact' | 'activity';
 
 const LOOKUP_SCHEMA = { order: ORDER_RESPONSE, contact: CONTACT_RESPONSE, activity: ACTIVITY_RESPONSE } as const;
 const LOOKUP_MISSING = {
@@ -181,7 +193,10 @@ const LOOKUP_MISSING = {
   activity: 'the contact has no touches of this source',
 } as const;
 
-const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', validate: 'ValidateResponse' } as const;
+const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', trend: 'TimeframesResponse', total: 'TotalResponse', validate: 'ValidateResponse' } as const;
+
+/** The operations whose answers carry an ETag and the data version (report, items, a series, a total). */
+const isTagged = (kind: OperationKind) => kind === 'report' || kind === 'items' || kind === 'trend' || kind === 'total';
 
 /**
  * Documentation of every status a route can answer, added to the OpenAPI
@@ -190,7 +205,7 @@ const RESPONSE_SCHEMA = { report: 'ReportResponse', items: 'ItemsResponse', vali
 export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const authenticated = kind !== 'health';
   const lookup = kind === 'order' || kind === 'contact' || kind === 'activity';
-  const queries = kind === 'report' || kind === 'items' || kind === 'validate' || lookup;
+  const queries = isTagged(kind) || kind === 'validate' || lookup;
   const ok =
     kind === 'health'
       ? { description: 'the server is up', content: { 'application/json': { schema: ref('Health') } } }
@@ -200,7 +215,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
             description: kind === 'validate' ? 'the dry run; findings, an invalid request included, are in render.errors and render.warnings' : 'OK',
             content: { 'application/json': { schema: ref(RESPONSE_SCHEMA[kind as keyof typeof RESPONSE_SCHEMA]) } },
           };
-  const tagged = kind === 'report' || kind === 'items';
+  const tagged = isTagged(kind);
   return {
     200: tagged
       ? { ...ok, headers: { ETag: { type: 'string', description: 'the version of this answer; send it back as If-None-Match' }, ...dataVersionHeader } }
@@ -250,7 +265,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
  * on every one, If-None-Match and Convx-Data-Version on those whose answers carry an ETag.
  */
 export function requestHeadersFor(kind: OperationKind): { headers?: Record<string, unknown> } {
-  const tagged = kind === 'report' || kind === 'items';
+  const tagged = isTagged(kind);
   return {
     headers: {
       type: 'object',
@@ -283,7 +298,7 @@ const RATE_LIMIT_HEADERS = {
  */
 export function withConventionHeaders(kind: OperationKind, responses: Record<string, unknown>): Record<string, unknown> {
   const authenticated = kind !== 'health';
-  const tagged = kind === 'report' || kind === 'items';
+  const tagged = isTagged(kind);
   const extra: Record<string, unknown> = { ...CONVENTION_HEADERS, ...(authenticated ? RATE_LIMIT_HEADERS : {}) };
   const withHeaders: Record<string, unknown> = Object.fromEntries(
     Object.entries(responses).map(([status, response]) => {

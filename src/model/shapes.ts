@@ -193,7 +193,8 @@ export const COMPONENT_SCHEMAS = {
    */
   TrendBucket: {
     type: 'object',
-    required: ['bucket', 'start', 'end', ...Object.keys(PERIOD_FIGURES)],
+    // typed as the figures' names, so that series, seriesName and comparison stay optional in TrendBucket
+    required: ['bucket', 'start', 'end', ...(Object.keys(PERIOD_FIGURES) as (keyof typeof PERIOD_FIGURES)[])],
     properties: { bucket: str, start: timestamp, end: timestamp, series: str, seriesName: str, ...PERIOD_FIGURES, comparison: ref('Comparison') },
   } as const,
   TimeframesResponse: object({

@@ -1,10 +1,45 @@
 /** The flat (dotted) columns of each kind of record, in the interface's field order. */
-import { AGGREGATE_FIELDS, BREAKDOWN_FIELDS, flatFields, RECORD_FIELDS } from '../model/fields.js';
+import { AGGREGATE_FIELDS, BREAKDOWN_FIELDS, flatFields, PERIOD_FIGURE_FIELDS, RECORD_FIELDS, TREND_FIELDS } from '../model/fields.js';
+import { COMPARED_FIGURES } from '../model/shapes.js';
 import type { AggregateRow, BreakdownRow } from '../model/types.js';
 
 export const ITEM_COLUMNS = flatFields(RECORD_FIELDS);
 export const REPORT_COLUMNS = flatFields(AGGREGATE_FIELDS);
 export const BREAKDOWN_COLUMNS = BREAKDOWN_FIELDS.map((c) => `breakdown.${c}`);
+/** A series' buckets (convx trend); without --per-source, no series columns. */
+export const TREND_SERIES_COLUMNS = flatFields(TREND_FIELDS);
+export const TREND_COLUMNS = TREND_SERIES_COLUMNS.filter((c) => c !== 'series' && c !== 'seriesName');
+/** A period's total (convx total): its period and zone, then its figures. */
+export const TOTAL_COLUMNS = ['dateFrom', 'dateTo', 'timeZone', ...flatFields(PERIOD_FIGURE_FIELDS)];
+
+/**
+ * The columns of a comparison (--compare), after a row's own: the other period, in a series the
+ * bucket it lines up with, and per compared figure its other value and its change.
+ */
+export function comparisonColumns(bucket: boolean): string[] {
+  const figures = COMPARED_FIGURES.flatMap((f) => [`comparison.figures.${f}`, `comparison.change.${f}.absolute`, `comparison.change.${f}.relative`]);
+  return ['comparison.dateFrom', 'comparison.dateTo', ...(bucket ? ['comparison.bucket'] : []), ...figures];
+}
+
+/** The headline figures a compared table shows with their change beside them. */
+const HEADLINE_FIGURES: readonly string[] = ['conversionsNumber', 'conversionsAmountWTax', 'uniqueContacts'];
+
+/** A table's columns with a change column (comparison.change.FIGURE, drawn as an arrow) after each headline figure. */
+export function withChangeColumns(tableColumns: string[]): string[] {
+  return tableColumns.flatMap((c) => (HEADLINE_FIGURES.includes(c) ? [c, changeColumn(c)] : [c]));
+}
+
+const changeColumn = (figure: string) => `comparison.change.${figure}`;
+
+/** The figure of a table's change column (undefined: not one). */
+export function changeFigure(column: string): string | undefined {
+  return /^comparison\.change\.([A-Za-z]+)$/.exec(column)?.[1];
+}
+
+/** Columns of a bucket or a total that say which it is (a --breakdown line repeats them), not what it sums. */
+export function isPeriodColumn(column: string): boolean {
+  return ['bucket', 'start', 'end', 'series', 'seriesName', 'dateFrom', 'dateTo', 'timeZone', 'referenceCurrency'].includes(column);
+}
 
 /**
  * Columns of an aggregate row that describe its source rather than sum it up: the ones a
@@ -29,9 +64,8 @@ export const ITEM_TABLE_COLUMNS = [
   'attribution.hoursToConversion',
 ];
 
-export const REPORT_TABLE_COLUMNS = [
-  'name',
-  'source.type',
+/** The figures a terminal table shows of a source, a bucket or a total. */
+const FIGURE_TABLE_COLUMNS = [
   'conversionsNumber',
   'conversionsAmountWTax',
   'refundsNumber',
@@ -40,16 +74,22 @@ export const REPORT_TABLE_COLUMNS = [
   'uniqueContacts',
   'averageConversion',
 ];
-
-export const BREAKDOWN_TABLE_COLUMNS = [
-  'name',
-  'source.type',
+export const REPORT_TABLE_COLUMNS = ['name', 'source.type', ...FIGURE_TABLE_COLUMNS];
+export const TREND_TABLE_COLUMNS = ['bucket', ...FIGURE_TABLE_COLUMNS];
+export const TREND_SERIES_TABLE_COLUMNS = ['bucket', 'seriesName', ...FIGURE_TABLE_COLUMNS];
+export const TOTAL_TABLE_COLUMNS = ['dateFrom', 'dateTo', ...FIGURE_TABLE_COLUMNS];
+/** --breakdown of a series or a total: one line per currency. */
+const FIGURE_BREAKDOWN_TABLE_COLUMNS = [
   'breakdown.currency',
   'breakdown.conversionsNumber',
   'breakdown.conversionsAmountWTax',
   'breakdown.refundsAmountWTax',
   'breakdown.conversionAmountWTaxReference',
 ];
+export const BREAKDOWN_TABLE_COLUMNS = ['name', 'source.type', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
+export const TREND_BREAKDOWN_TABLE_COLUMNS = ['bucket', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
+export const TREND_SERIES_BREAKDOWN_TABLE_COLUMNS = ['bucket', 'seriesName', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
+export const TOTAL_BREAKDOWN_TABLE_COLUMNS = ['dateFrom', 'dateTo', ...FIGURE_BREAKDOWN_TABLE_COLUMNS];
 
 export const COLUMN_TITLES: Record<string, string> = {
   datetime: 'Date (UTC)',
@@ -75,11 +115,18 @@ export const COLUMN_TITLES: Record<string, string> = {
   'breakdown.conversionsAmountWTax': 'Revenue',
   'breakdown.refundsAmountWTax': 'Refunded',
   'breakdown.conversionAmountWTaxReference': 'Revenue (ref.)',
+  bucket: 'Bucket',
+  seriesName: 'Series',
+  dateFrom: 'From',
+  dateTo: 'To',
+  [changeColumn('conversionsNumber')]: 'Δ Orders',
+  [changeColumn('conversionsAmountWTax')]: 'Δ Revenue',
+  [changeColumn('uniqueContacts')]: 'Δ Contacts',
 };
 
 /** Money columns: shown with two decimals in a table. */
 export function isAmountColumn(column: string): boolean {
-  return /Amount|averageConversion|averageUniqueConversion|Reference$/.test(column) && !column.endsWith('Number');
+  return /Amount|averageConversion|averageUniqueConversion|Reference$/.test(column) && !column.endsWith('Number') && changeFigure(column) === undefined;
 }
 
 /** record["a"]["b"] for "a.b"; called for every cell of every row, so it avoids split(). */

@@ -6,12 +6,20 @@ import { getPath, isAmountColumn } from './columns.js';
 export const FORMATS = ['table', 'json', 'jsonl', 'csv', 'tsv'] as const;
 export type Format = (typeof FORMATS)[number];
 
+/**
+ * The formats of a command that also prints a report as one page to share (report; trend once it
+ * renders trendHtml): the reporting formats and html (output/html.ts), which only the commands that
+ * list it take (commands/globals.ts, PAGE_COMMANDS).
+ */
+export const PAGE_FORMATS = [...FORMATS, 'html'] as const;
+export type PageFormat = (typeof PAGE_FORMATS)[number];
+
 /** The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped. */
 export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
 export type ValidateFormat = (typeof VALIDATE_FORMATS)[number];
 
 /** Any format a command prints (a command's own list says which it takes). */
-export type AnyFormat = Format | ValidateFormat;
+export type AnyFormat = PageFormat | ValidateFormat;
 
 export const isFormat = (value: string): value is Format => (FORMATS as readonly string[]).includes(value);
 export const isValidateFormat = (value: string): value is ValidateFormat => (VALIDATE_FORMATS as readonly string[]).includes(value);

@@ -10,8 +10,9 @@
  *   currency, then the reference total, when the rows are per source and currency).
  */
 import type { ChalkInstance } from 'chalk';
-import { COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
+import { changeFigure, COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
+import { sparkline } from './sparkline.js';
 import { fit, safeValue, textWidth } from './terminal.js';
 
 export interface TableOptions {
@@ -22,7 +23,23 @@ export interface TableOptions {
   totals?: boolean;
   /** The label of the totals rows; default "Total". */
   totalLabel?: string;
+  /**
+   * A trend column (TREND_COLUMN, titled "Trend") at the right end: a sparkline of each row's
+   * values, by the row's source key (sourceKey: `campaign:k-1`, as a trend series is named),
+   * e.g. the source's revenue per day of the period. Only with a `width` (a terminal) and when
+   * the table fits it whole beside a column of at least SPARK_MIN blocks (or one per value,
+   * when fewer): else the table is as without it. A key without values gets an empty cell;
+   * --breakdown's lines of one source show it on the first.
+   */
+  sparklines?: ReadonlyMap<string, readonly number[]>;
 }
+
+/** The trend column's key among the columns (never a field of a record). */
+export const TREND_COLUMN = '\u0000trend';
+/** A trend column shows when it can take this many blocks (or one per value, when fewer) ... */
+export const SPARK_MIN = 16;
+/** ... and takes at most this many (more values are averaged: sparkline.ts). */
+export const SPARK_MAX = 32;
 
 export interface TableLayout {
   text: string;
@@ -39,6 +56,8 @@ interface Cell {
   text: string;
   right: boolean;
   negative: boolean;
+  /** A change column's direction: green up, red down (with colour on). */
+  tone?: 'up' | 'down';
 }
 
 type Row = { cells: Cell[]; total: boolean };
@@ -48,8 +67,43 @@ export function renderTable(records: unknown[], columns: string[], chalk: ChalkI
 }
 
 export function layoutTable(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions = {}): TableLayout {
+  const trend = withTrend(records, columns, chalk, options);
+  return trend ? layoutColumns(trend.records, [...columns, TREND_COLUMN], chalk, trend.options) : layoutColumns(records, columns, chalk, options);
+}
+
+/**
+ * The records and options of a table with its trend column, or undefined when it has none: no
+ * sparklines, no width, or the table at its full width leaves less than the column needs.
+ */
+function withTrend(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions): { records: unknown[]; options: TableOptions } | undefined {
+  const { sparklines, width, ...rest } = options;
+  if (!sparklines?.size || width === undefined || width <= 0 || !records.length) return undefined;
+  const title = 'Trend';
+  const longest = Math.max(...[...sparklines.values()].map((values) => values.length));
+  const full = layoutColumns(records, columns, chalk, rest).text;
+  // the column takes its blocks, two spaces and a rule
+  const room = width - textWidth(full.slice(0, full.indexOf('\n'))) - 3;
+  if (longest === 0 || room < Math.max(title.length, Math.min(SPARK_MIN, longest))) return undefined;
+  const blocks = Math.min(SPARK_MAX, longest, room);
+  const seen = new Set<string>();
+  const shown = records.map((record) => {
+    const key = sourceKey(record);
+    const values = key === undefined || seen.has(key) ? undefined : sparklines.get(key);
+    if (key !== undefined) seen.add(key);
+    return { ...(record as object), [TREND_COLUMN]: values ? sparkline(values, blocks) : '' };
+  });
+  return { records: shown, options: { ...rest, width, titles: { ...(options.titles ?? COLUMN_TITLES), [TREND_COLUMN]: title } } };
+}
+
+/** A record's source key, `type:id` (`campaign:k-1`), or undefined when it has no id. */
+export function sourceKey(record: unknown): string | undefined {
+  const id = getPath(record, 'id');
+  return id === undefined ? undefined : `${String(getPath(record, 'source.type'))}:${String(id)}`;
+}
+
+function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstance, options: TableOptions): TableLayout {
   const titles = columns.map((column) => columnTitle(records, column, options.titles ?? COLUMN_TITLES));
-  const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(getPath(record, column), column)), total: false }));
+  const rows: Row[] = records.map((record) => ({ cells: columns.map((column) => cell(valueOf(record, column), column)), total: false }));
   if (options.totals) {
     for (const total of totalRows(records, columns, options.totalLabel ?? 'Total')) {
       rows.push({ cells: columns.map((column) => cell(total.get(column), column)), total: true });
@@ -118,7 +172,7 @@ export function layoutTable(records: unknown[], columns: string[], chalk: ChalkI
       const c = row.cells[i]!;
       const text = fit(c.text, widths[i]!);
       const pad = ' '.repeat(widths[i]! - textWidth(text));
-      const shownText = c.negative ? chalk.red(text) : row.total && !c.right ? chalk.bold(text) : text;
+      const shownText = c.tone ? (c.tone === 'up' ? chalk.green(text) : chalk.red(text)) : c.negative ? chalk.red(text) : row.total && !c.right ? chalk.bold(text) : text;
       return ` ${c.right ? pad + shownText : shownText + pad} `;
     });
     out.push(`│${cells.join('│')}│`);
@@ -127,13 +181,41 @@ export function layoutTable(records: unknown[], columns: string[], chalk: ChalkI
   return { text: `${out.join('\n')}\n`, hidden: titles.filter((_, i) => !visible.includes(i)) };
 }
 
+/** A record's value of a column; a change column's is null where the comparison has no change (no other side). */
+function valueOf(record: unknown, column: string): unknown {
+  return changeFigure(column) !== undefined && getPath(record, 'comparison.change') === null ? null : getPath(record, column);
+}
+
 function cell(value: unknown, column: string): Cell {
+  if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as { relative?: unknown } | null);
   return {
     // a value from the data: one line, no control character a terminal would obey (terminal.ts)
     text: safeValue(tableCell(value, column)),
     right: typeof value === 'number',
     negative: typeof value === 'number' && value < 0,
   };
+}
+
+/**
+ * A change (a comparison's, --compare) as a table shows it: the relative change to a tenth of a
+ * percent with a sign and an arrow (▲ +12.3 %, ▼ −4.0 %, = 0 %), `new` where the other side is
+ * absent, `–` where the other side is 0 (no relative change).
+ */
+export function changeText(change: { relative?: unknown } | null): string {
+  if (change === null) return 'new';
+  const relative = change.relative;
+  if (typeof relative !== 'number') return '–';
+  if (relative === 0) return '= 0 %';
+  // basis points, then tenths of a percent rounded half away from zero, in whole numbers
+  const tenths = Math.floor((Math.round(Math.abs(relative) * 10_000) + 5) / 10);
+  const percent = `${Math.floor(tenths / 10)}.${tenths % 10} %`;
+  return relative > 0 ? `▲ +${percent}` : `▼ −${percent}`;
+}
+
+function changeCell(change: { relative?: unknown } | null): Cell {
+  const relative = change?.relative;
+  const tone = typeof relative === 'number' && relative !== 0 ? (relative > 0 ? 'up' : 'down') : undefined;
+  return { text: changeText(change), right: true, negative: false, ...(tone ? { tone } : {}) };
 }
 
 /** The header of a column: money columns name their currency when all rows agree on one. */
@@ -154,10 +236,7 @@ function columnTitle(records: unknown[], column: string, titles: Record<string, 
  * then add up across currencies, in the last row).
  */
 export function totalRows(records: unknown[], columns: string[], label: string): Map<string, unknown>[] {
-  const keys = records.map((record, i) => {
-    const id = getPath(record, 'id');
-    return id === undefined ? `#${i}` : `${String(getPath(record, 'source.type'))}:${String(id)}`;
-  });
+  const keys = records.map((record, i) => sourceKey(record) ?? `#${i}`);
   const sources = new Set(keys);
   if (sources.size < 2) return [];
   const labelColumn = columns.find((c) => c === 'name') ?? columns.find((c) => !isAdditiveColumn(c) && !isAmountColumn(c) && c !== 'breakdown.currency');

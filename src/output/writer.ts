@@ -41,16 +41,22 @@ export interface RecordKind {
  * columns, not the source's totals (those are one per source; --fields may still name them).
  * json and jsonl keep the interface's rows, with their breakdown arrays.
  */
-export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[]): RecordKind {
+export function breakdownKind(kind: RecordKind, breakdownColumns: string[], tableColumns: string[], repeated: (column: string) => boolean = isSourceColumn): RecordKind {
   return {
     ...kind,
-    columns: [...kind.columns.filter(isSourceColumn), ...breakdownColumns],
-    moreColumns: kind.columns.filter((c) => !isSourceColumn(c)),
+    columns: [...kind.columns.filter(repeated), ...breakdownColumns],
+    moreColumns: kind.columns.filter((c) => !repeated(c)),
     tableColumns,
     totals: true,
     // a breakdown kind describes report rows only
     expand: (record) => breakdownRows(record as AggregateRow),
   };
+}
+
+/** What a terminal table may show beside the records (every other format ignores it). */
+export interface TableExtras {
+  /** The trend column's values by source key (`campaign:k-1`): see TableOptions.sparklines in table.ts. */
+  sparklines?: ReadonlyMap<string, readonly number[]>;
 }
 
 export interface WriterOptions {
@@ -116,9 +122,20 @@ export class ResultWriter {
     this.columns(kind);
   }
 
-  async page<T>(kind: RecordKind, page: Page<T>): Promise<void> {
+  /**
+   * The width a terminal table is fitted to: undefined when the format is not a table, with
+   * --wide, or off a terminal. Data only a fitted table shows (TableExtras) is worth fetching
+   * only when this is defined.
+   */
+  tableWidth(): number | undefined {
+    if (this.options.format !== 'table' || this.options.wide) return undefined;
+    return this.options.width === undefined ? this.sink.columns?.() : (this.options.width ?? undefined);
+  }
+
+  async page<T>(kind: RecordKind, page: Page<T>, extras?: TableExtras): Promise<void> {
     const { totalCount, dataVersion } = page.paging;
-    await this.stream(kind, { totalCount, ...(dataVersion !== undefined ? { dataVersion } : {}), rows: toAsync(page.rows) }, page.paging.start);
+    const stream = { totalCount, ...(dataVersion !== undefined ? { dataVersion } : {}), rows: toAsync(page.rows) };
+    await this.stream(kind, stream, page.paging.start, undefined, extras);
   }
 
   /**
@@ -130,9 +147,10 @@ export class ResultWriter {
     stream: RowStream<T>,
     start: number,
     progress?: (written: number, total: number) => void,
+    extras?: TableExtras,
   ): Promise<number> {
     try {
-      return await this.writeStream(kind, stream, start, progress);
+      return await this.writeStream(kind, stream, start, progress, extras);
     } catch (error) {
       // A stream that fails midway (the data changed while paging, a lost connection): the
       // whole records written before the failure are printed, not cut at a buffer's edge.
@@ -146,6 +164,7 @@ export class ResultWriter {
     stream: RowStream<T>,
     start: number,
     progress?: (written: number, total: number) => void,
+    extras?: TableExtras,
   ): Promise<number> {
     const columns = this.columns(kind);
     const written = await this.writeEngineText(kind, stream, columns, progress);
@@ -153,7 +172,7 @@ export class ResultWriter {
     const rows = progress ? withProgress(stream.rows, (n) => progress(n, stream.totalCount)) : stream.rows;
     const count =
       this.options.format === 'table'
-        ? await this.writeTable(kind, rows, columns, start, stream.totalCount)
+        ? await this.writeTable(kind, rows, columns, { start, totalCount: stream.totalCount, ...extras })
         : await this.writeRecords(kind, stream, rows, columns, start);
     await this.sink.flush();
     return count;
@@ -239,7 +258,12 @@ export class ResultWriter {
   }
 
   /** A terminal table of every record, then a note of the columns left out to fit; returns how many records. */
-  private async writeTable<T>(kind: RecordKind, rows: AsyncIterable<T>, columns: string[], start: number, totalCount: number): Promise<number> {
+  private async writeTable<T>(
+    kind: RecordKind,
+    rows: AsyncIterable<T>,
+    columns: string[],
+    { start, totalCount, sparklines }: TableExtras & { start: number; totalCount: number },
+  ): Promise<number> {
     const { layoutTable } = await import('./table.js');
     const lines: unknown[] = [];
     let count = 0;
@@ -248,10 +272,11 @@ export class ResultWriter {
       count++;
     }
     if (!lines.length) return count;
-    const width = this.options.wide ? undefined : this.options.width === undefined ? this.sink.columns?.() : (this.options.width ?? undefined);
+    const width = this.tableWidth();
     const shown = start + count;
     const layout = layoutTable(lines, columns, this.options.chalk, {
       ...(width !== undefined ? { width } : {}),
+      ...(sparklines && !this.options.fields ? { sparklines } : {}),
       totals: kind.totals ?? kind.objectFields.includes('breakdown'),
       totalLabel: start > 0 || shown < totalCount ? `Total (${start + 1}-${shown} of ${totalCount})` : 'Total',
     });
@@ -264,6 +289,20 @@ export class ResultWriter {
       else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
     }
     return count;
+  }
+
+  /**
+   * An answer that holds its records in a list (a series' buckets) or one record (a total): json
+   * prints the whole answer, `document` of the records (--fields picks their fields); the other
+   * formats print the records as rows (a table, jsonl, csv, tsv).
+   */
+  async document<T>(kind: RecordKind, records: T[], document: (records: unknown[]) => unknown): Promise<void> {
+    if (this.options.format !== 'json') {
+      await this.stream(kind, { totalCount: records.length, rows: toAsync(records) }, 0);
+      return;
+    }
+    const columns = this.columns(kind);
+    await this.json(document(records.map((record) => this.shape(record, columns))));
   }
 
   /** Text for a person (a card, a summary), made of values already made safe (terminal.ts), with its colours. */

@@ -6,8 +6,8 @@
  */
 import type { ActivityTarget, Backend } from '../backend.js';
 import { UsageError } from '../errors.js';
-import { parseItemsQuery, parseNoQuery, parseReportQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
-import { ALIAS_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, type OperationKind } from '../model/schemas.js';
+import { parseItemsQuery, parseNoQuery, parseReportQuery, parseTotalQuery, parseTrendQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
+import { ALIAS_QUERY, DAILY_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, TOTAL_QUERY, TREND_QUERY, type OperationKind } from '../model/schemas.js';
 import type { Page } from '../model/types.js';
 import type { ServedDataset } from './plugins.js';
 
@@ -73,6 +73,13 @@ function itemsParser(fixed?: (params: Record<string, string>) => Partial<ItemsQu
 const items = (row: Pick<RouteDoc, 'path' | 'operationId' | 'summary' | 'querystring'>, fixed?: (params: Record<string, string>) => Partial<ItemsQuery>) =>
   data({ ...row, method: 'GET', kind: 'items', answer: 'etag', parse: itemsParser(fixed), handler: async (b, parsed) => pageBody(await b.items(parsed)) });
 
+/** A GET of the period's figures (a series, a total): tagged like the report, parsed by the one parser. */
+const etagged = <Parsed>(
+  row: Pick<RouteDoc, 'path' | 'operationId' | 'summary' | 'kind' | 'querystring'>,
+  parse: (input: RouteInput) => Parsed,
+  handler: (backend: Backend, parsed: Parsed) => Promise<unknown>,
+) => data({ ...row, method: 'GET', answer: 'etag', parse, handler });
+
 /** A look-up by id (issue 12): no query string; what the plugin's backend finds, else a 404 problem. */
 const lookup = (
   row: Pick<RouteDoc, 'path' | 'operationId' | 'summary' | 'kind'>,
@@ -107,6 +114,27 @@ export const ROUTES: readonly RouteRow[] = [
     parse: ({ query, now }) => parseReportQuery(query, now()),
     handler: async (b, parsed) => pageBody(await b.report(parsed)),
   }),
+  etagged(
+    {
+      path: '/v1/conversions/timeframes',
+      operationId: 'getConversionTimeframes',
+      summary: 'The figures of every bucket (hour, day, ISO week or month) of the period, over every source or per source',
+      kind: 'trend',
+      querystring: TREND_QUERY,
+    },
+    ({ query, now }) => parseTrendQuery(query, now()),
+    (b, parsed) => b.trend(parsed),
+  ),
+  etagged(
+    { path: '/v1/conversions/daily', operationId: 'getDailyConversions', summary: 'The figures of every day of the period (timeframes by day)', kind: 'trend', querystring: DAILY_QUERY },
+    ({ query, now }) => parseTrendQuery(query, now(), 'day'),
+    (b, parsed) => b.trend(parsed),
+  ),
+  etagged(
+    { path: '/v1/conversions/total', operationId: 'getConversionsTotal', summary: "The period's figures over every source as one row", kind: 'total', querystring: TOTAL_QUERY },
+    ({ query, now }) => parseTotalQuery(query, now()),
+    (b, parsed) => b.total(parsed),
+  ),
   items({ path: '/v1/conversions/items', operationId: 'listConversionItems', summary: 'Individual conversion records', querystring: ITEMS_QUERY }),
   items(
     { path: '/v1/campaigns/:campaignId/conversions', operationId: 'listCampaignConversions', summary: 'Conversions of a campaign or automation', querystring: ALIAS_QUERY },

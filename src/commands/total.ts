@@ -1,0 +1,36 @@
+import { filterNames } from '../model/parameters.js';
+import { parseTotalQuery } from '../model/query.js';
+import { BREAKDOWN_COLUMNS, isPeriodColumn, TOTAL_BREAKDOWN_TABLE_COLUMNS, TOTAL_COLUMNS, TOTAL_TABLE_COLUMNS } from '../output/columns.js';
+import { breakdownKind, type RecordKind } from '../output/writer.js';
+import type { CommandFlags } from './options.js';
+import { defineHandler } from './registry.js';
+import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+
+/** The total as one row: its period and zone, then its figures; --breakdown: one row per currency. */
+const TOTAL_KIND: RecordKind = { columns: TOTAL_COLUMNS, tableColumns: TOTAL_TABLE_COLUMNS, objectFields: ['breakdown'], totals: false };
+const TOTAL_BREAKDOWN_KIND = { ...breakdownKind(TOTAL_KIND, BREAKDOWN_COLUMNS, TOTAL_BREAKDOWN_TABLE_COLUMNS, isPeriodColumn), totals: false };
+
+export default defineHandler<CommandFlags<'total'>>({
+  async run(ctx, _args, flags) {
+    const query = parseFlags(() => parseTotalQuery(queryParams('total', flags, ctx.settings), ctx.io.now()));
+    const plain = flags.breakdown ? TOTAL_BREAKDOWN_KIND : TOTAL_KIND;
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
+    ctx.output.check(kind);
+    await withBackend(ctx, async (backend) => {
+      printDatasetWarnings(ctx, backend);
+      const response = await backend.total(query);
+      const { total, comparison, ...period } = response;
+      const compared = comparison === undefined ? {} : { comparison };
+      // json: the answer as the interface has it; the other formats: one row of the period and its figures (and comparison)
+      await ctx.output.document(kind, [{ ...period, ...total, ...compared }], ([row]) => {
+        const { dateFrom: _f, dateTo: _t, timeZone: _z, comparison: shown, ...figures } = row as typeof period & typeof total & typeof compared;
+        return { ...period, total: figures, ...(shown === undefined ? {} : { comparison: shown }) };
+      });
+      comparedSummary(ctx, query);
+      if (total.grossConversionsNumber === 0) {
+        const request = { command: 'total', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('total')) };
+        await explainEmpty(ctx, backend, 'conversions', request);
+      }
+    });
+  },
+});

@@ -1,0 +1,69 @@
+import { filterNames } from '../model/parameters.js';
+import { parseTrendQuery } from '../model/query.js';
+import type { TrendBucket } from '../model/types.js';
+import {
+  BREAKDOWN_COLUMNS,
+  isPeriodColumn,
+  TREND_BREAKDOWN_TABLE_COLUMNS,
+  TREND_COLUMNS,
+  TREND_SERIES_BREAKDOWN_TABLE_COLUMNS,
+  TREND_SERIES_COLUMNS,
+  TREND_SERIES_TABLE_COLUMNS,
+  TREND_TABLE_COLUMNS,
+} from '../output/columns.js';
+import { breakdownKind, type RecordKind } from '../output/writer.js';
+import type { Context } from '../context.js';
+import type { CommandFlags } from './options.js';
+import { checkPageFlags, filterWords, printTrendPage } from './page.js';
+import { defineHandler } from './registry.js';
+import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+
+/** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
+function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
+  const kind: RecordKind = {
+    columns: perSource ? TREND_SERIES_COLUMNS : TREND_COLUMNS,
+    tableColumns: perSource ? TREND_SERIES_TABLE_COLUMNS : TREND_TABLE_COLUMNS,
+    objectFields: ['breakdown'],
+    totals: true,
+  };
+  if (!breakdown) return kind;
+  return breakdownKind(kind, BREAKDOWN_COLUMNS, perSource ? TREND_SERIES_BREAKDOWN_TABLE_COLUMNS : TREND_BREAKDOWN_TABLE_COLUMNS, isPeriodColumn);
+}
+
+/** Nothing converted in any bucket: the series is all zeros. */
+const isEmpty = (buckets: TrendBucket[]) => buckets.every((b) => b.grossConversionsNumber === 0);
+
+/**
+ * On a terminal (a table fitted to its width), the chart of the buckets' revenue above the table:
+ * one series, or one per source; nothing when the terminal is too small, with --no-chart or --fields.
+ */
+async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean): Promise<void> {
+  const width = ctx.output.tableWidth();
+  if (!wanted || width === undefined || ctx.globals.fields !== undefined || !buckets.length) return;
+  const { renderChart, trendChartInput, chartHeight } = await import('../output/chart.js');
+  const text = renderChart(trendChartInput(buckets), { width, height: chartHeight((ctx.io.stdout as { rows?: number }).rows), color: ctx.chalk });
+  if (text) await ctx.output.text(`${text}\n`);
+}
+
+export default defineHandler<CommandFlags<'trend'>>({
+  async run(ctx, _args, flags) {
+    const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags, ctx.settings), ctx.io.now()));
+    const plain = trendKind(query.perSource === true, flags.breakdown === true);
+    const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
+    checkPageFlags(ctx, flags);
+    if (ctx.format !== 'html') ctx.output.check(kind);
+    await withBackend(ctx, async (backend) => {
+      printDatasetWarnings(ctx, backend);
+      const response = await backend.trend(query);
+      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
+      // -o html: the series as a page (every bucket, a chart), to stdout or --output
+      if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters) });
+      else {
+        await printChart(ctx, response.buckets, flags.chart !== false);
+        await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+        comparedSummary(ctx, query);
+      }
+      if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
+    });
+  },
+});

@@ -1,0 +1,156 @@
+/**
+ * The named queries of a series and of a period's total (convx trend and total, GET
+ * /v1/conversions/timeframes, /daily and /total): the period's transactions as a report selects
+ * them (queries.ts: its filters, its sums per currency, its figures), grouped by bucket of a time
+ * zone and, per source, by series; every bucket of the period is present, zeros where nothing
+ * converted.
+ */
+import type { Interval } from '../model/parameters.js';
+import type { TotalQuery, TrendQuery } from '../model/query.js';
+import { allOf, nameHolds, PERIOD_FIGURES, periodFilter, sumsFromTransactions, transactionFilters, TS, type Filter, type QueryTables } from './queries.js';
+import { ident, int, sql, trusted, type Sql } from './sql.js';
+
+/** An interval's bucket: the part date_trunc takes, its step, and its label (ISO weeks: 2025-W01). */
+const BUCKETS: Readonly<Record<Interval, { part: string; step: Sql; label: string }>> = {
+  hour: { part: 'hour', step: trusted('INTERVAL 1 HOUR'), label: '%Y-%m-%dT%H' },
+  day: { part: 'day', step: trusted('INTERVAL 1 DAY'), label: '%Y-%m-%d' },
+  week: { part: 'week', step: trusted('INTERVAL 7 DAY'), label: '%G-W%V' },
+  month: { part: 'month', step: trusted('INTERVAL 1 MONTH'), label: '%Y-%m' },
+};
+
+/** A UTC instant (TIMESTAMP) as the wall-clock time of a time zone (an IANA name). */
+export function wallClock(zone: string, instant: Sql): Sql {
+  return zone === 'UTC' ? instant : sql`timezone(${zone}, timezone('UTC', ${instant}))`;
+}
+
+/** A wall-clock time of a time zone as its UTC instant (TIMESTAMP). */
+export function instantOf(zone: string, wall: Sql): Sql {
+  return zone === 'UTC' ? wall : sql`timezone('UTC', timezone(${zone}, ${wall}))`;
+}
+
+/**
+ * Hours are buckets of instants (UTC hours, each labelled with its wall-clock hour in the zone: a
+ * day of 23 or 25 hours has as many); days, weeks and months are buckets of the zone's wall-clock
+ * time. `space` turns a UTC instant into the time the buckets are cut in, `instant` back.
+ */
+function bucketSpace(interval: Interval, zone: string): { space: (instant: Sql) => Sql; instant: (t: Sql) => Sql; label: (bucket: Sql) => Sql } {
+  const { label } = BUCKETS[interval];
+  if (interval === 'hour') return { space: (t) => t, instant: (t) => t, label: (bucket) => sql`strftime(${wallClock(zone, bucket)}, ${label})` };
+  return { space: (t) => wallClock(zone, t), instant: (t) => instantOf(zone, t), label: (bucket) => sql`strftime(${bucket}, ${label})` };
+}
+
+/** The bucket of a transaction: its datetime cut to the interval, in the time the buckets are cut in. */
+export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
+  return sql`date_trunc(${BUCKETS[interval].part}, ${bucketSpace(interval, zone).space(datetime)})`;
+}
+
+/**
+ * The buckets of a period in a zone (CTE buckets): each bucket's key (as bucketOf cuts a
+ * transaction's datetime), its label, and the instants of its part within the period (a week or
+ * month cut by the period starts or ends with it), from the period's first instant (dateFrom
+ * 00:00 in the zone) to the first after it.
+ */
+export function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string; dateTo: string }): Sql {
+  const { part, step } = BUCKETS[interval];
+  const { space, instant, label } = bucketSpace(interval, zone);
+  const wall = (date: Sql) => space(instantOf(zone, date));
+  return sql`bounds AS (
+      SELECT ${wall(sql`CAST(${period.dateFrom} AS TIMESTAMP)`)} AS lo, ${wall(sql`CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY`)} AS hi),
+    buckets AS (
+      SELECT bucket, ${label(sql`bucket`)} AS label, ${instant(sql`greatest(bucket, lo)`)} AS start_at, ${instant(sql`least(bucket + ${step}, hi)`)} AS end_at
+      FROM (SELECT unnest(range(date_trunc(${part}, lo), hi, ${step})) AS bucket, lo, hi FROM bounds))`;
+}
+
+/** How the transactions are grouped: by bucket (a series; none: a total) and by source (the top ones apart). */
+interface Grouping {
+  buckets?: { interval: Interval; zone: string };
+  /** Per source: this many sources by the period's conversionsAmountWTax, the rest as one `other` series. */
+  top?: number;
+  /** Per source: the sources ranked by this query's transactions instead (a comparison's other period has the current period's series). */
+  rankedBy?: TrendQuery;
+}
+
+/** The query's transactions (period_tx before grouping), q included: the sources whose name holds it. */
+function matchedTransactions(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', name = 'matched'): { filter: Filter; matched: Sql } {
+  const { from, where } = transactionFilters(operation, query, tables.conv);
+  const filter: Filter = { from, where: allOf([periodFilter(query), ...where]) };
+  const q = query.q?.toLowerCase();
+  const named =
+    q === undefined
+      ? sql``
+      : sql` AND EXISTS (SELECT 1 FROM ${tables.sourceInfo} i WHERE i.source_type = t.source_type AND i.source_id = t.source_id AND (${nameHolds(q)}))`;
+  return { filter, matched: sql`${ident(name)} AS (SELECT * FROM ${filter.from} t WHERE ${filter.where}${named})` };
+}
+
+/**
+ * The series (CTE series: series_rank, series, series_name) and the rank of each transaction's
+ * series (the period_tx select): one series over every source, or per source the top ones by the
+ * period's conversionsAmountWTax (ties by type and id; the transactions of `rankFrom`, by default
+ * the period's) and, past them, `other`.
+ */
+function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql, rankFrom: Sql = sql`matched`): { ctes: Sql; periodTx: Sql } {
+  if (top === undefined) {
+    return {
+      ctes: sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name)`,
+      periodTx: sql`SELECT *, ${bucket} AS bucket, 0 AS series_rank FROM matched`,
+    };
+  }
+  const ctes = sql`ranked AS (
+      SELECT source_type, source_id,
+        row_number() OVER (ORDER BY coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) DESC, source_type, source_id) AS r
+      FROM ${rankFrom} GROUP BY source_type, source_id),
+    series AS (
+      SELECT DISTINCT least(k.r, ${int(top + 1)}) AS series_rank,
+        CASE WHEN k.r <= ${int(top)} THEN k.source_type || ':' || k.source_id ELSE 'other' END AS series,
+        CASE WHEN k.r <= ${int(top)} THEN i.name ELSE 'other' END AS series_name
+      FROM ranked k JOIN ${tables.sourceInfo} i ON i.source_type = k.source_type AND i.source_id = k.source_id)`;
+  // a source the ranking did not see (ranked by another period's transactions) is among the rest
+  const periodTx = sql`SELECT t.*, ${bucket} AS bucket, least(coalesce(k.r, ${int(top + 1)}), ${int(top + 1)}) AS series_rank
+      FROM matched t LEFT JOIN ranked k ON k.source_type = t.source_type AND k.source_id = t.source_id`;
+  return { ctes, periodTx };
+}
+
+/**
+ * The figures per bucket and series (or of the whole period), every bucket and series present:
+ * the sums of a report (queries.ts) grouped by (bucket, series_rank), LEFT JOINed to the grid of
+ * buckets and series, zeros (and null first and last conversions, an empty breakdown) where no
+ * transaction falls.
+ */
+function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): { filter: Filter; select: Sql } {
+  const { filter, matched } = matchedTransactions(tables, query, operation);
+  const b = grouping.buckets;
+  const bucket = b ? bucketOf(b.interval, b.zone, sql`datetime`) : sql`CAST(NULL AS TIMESTAMP)`;
+  const rank = grouping.rankedBy && matchedTransactions(tables, grouping.rankedBy, operation, 'rank_matched');
+  const series = seriesOf(tables, grouping.top, bucket, rank ? sql`rank_matched` : undefined);
+  const buckets = b ? bucketsOf(b.interval, b.zone, query) : sql`buckets AS (SELECT CAST(NULL AS TIMESTAMP) AS bucket)`;
+  const labels = b ? sql`x.label AS "bucket", ${TS(sql`x.start_at`)} AS "start", ${TS(sql`x.end_at`)} AS "end",` : sql``;
+  const select = sql`
+    WITH ${matched}, ${rank ? sql`${rank.matched}, ` : sql``}${series.ctes},
+      ${sumsFromTransactions(series.periodTx, sql`bucket, series_rank`)},
+      ${buckets},
+      filled AS (
+        SELECT x.*, s.series_rank, s.series, s.series_name,
+          coalesce(p.n, 0) AS n, coalesce(p.wo, 0) AS wo, coalesce(p.w, 0) AS w,
+          coalesce(p.rn, 0) AS rn, coalesce(p.rwo, 0) AS rwo, coalesce(p.rw, 0) AS rw,
+          coalesce(p.breakdown, []) AS breakdown, coalesce(c.uc, 0) AS uc, c.first_at, c.last_at
+        FROM buckets x CROSS JOIN series s
+          LEFT JOIN per_source p ON p.bucket IS NOT DISTINCT FROM x.bucket AND p.series_rank = s.series_rank
+          LEFT JOIN contacts_and_times c ON c.bucket IS NOT DISTINCT FROM x.bucket AND c.series_rank = s.series_rank)
+    SELECT ${labels} x.series, x.series_name AS "seriesName", ${PERIOD_FIGURES(tables.referenceCurrency, sql`x`, sql`x`)}
+    FROM filled x
+    ORDER BY x.bucket, x.series_rank`;
+  return { filter, select };
+}
+
+/** A series of a query (convx trend): one row per bucket, per source with perSource, in bucket then series order. */
+export function trendSelect(tables: QueryTables, query: TrendQuery, zone: string, rankedBy?: TrendQuery): { filter: Filter; select: Sql } {
+  return groupedSelect(tables, query, 'trend', {
+    buckets: { interval: query.interval, zone },
+    ...(query.perSource ? { top: query.top, ...(rankedBy ? { rankedBy } : {}) } : {}),
+  });
+}
+
+/** The total of a query's period over every source (convx total): one row. */
+export function totalSelect(tables: QueryTables, query: TotalQuery): { filter: Filter; select: Sql } {
+  return groupedSelect(tables, query, 'total', {});
+}

@@ -1,0 +1,322 @@
+/**
+ * --compare (issue 19, comparison), on small datasets built here: the other period's bounds
+ * (previous, year, February 29), exact changes and their rounding, a report over the sources of
+ * both periods (a source only in one of them, paging over the union), trend and total compared,
+ * the columns of csv and --fields, the table's arrows, and the property that the compare side
+ * equals a separate report, total and trend of the other period.
+ */
+import { join } from 'node:path';
+import { Chalk } from 'chalk';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { LocalBackend } from '../src/local/backend.js';
+import { importDataset } from '../src/local/import-writer.js';
+import { changeOf, otherPeriod } from '../src/model/compare.js';
+import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
+import { COMPARED_FIGURES } from '../src/model/shapes.js';
+import type { ComparedAggregateRow, PeriodFigures } from '../src/model/types.js';
+import { changeText, renderTable } from '../src/output/table.js';
+import { cli, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+
+const NOW = new Date('2024-05-01T12:00:00Z');
+const reportOf = (raw: RawParams) => parseReportQuery({ limit: '1000', ...raw }, NOW);
+
+type Order = OrderRow & { source?: string; type?: string };
+
+/** A click of the order's contact on its source an hour before each order, so every order is attributed there. */
+function clicked(orders: Order[]): TouchRow[] {
+  return orders
+    .filter((o) => !o.refund)
+    .map((o) => ({ contact: o.contact ?? 'c1', at: new Date(Date.parse(o.at) - 3_600_000).toISOString(), source: o.source ?? 'k1', type: o.type ?? 'campaign' }));
+}
+
+const dataOf = (orders: Order[]) => shop({ orders, touches: clicked(orders) });
+
+describe('the other period', () => {
+  it.each([
+    ['a 31-day March in a leap year: the 31 days ending February 29', '2024-03-01', '2024-03-31', 'previous', '2024-01-30', '2024-02-29'],
+    ['a 31-day March: the 31 days ending February 28', '2023-03-01', '2023-03-31', 'previous', '2023-01-29', '2023-02-28'],
+    ['a single day: the day before', '2024-03-01', '2024-03-01', 'previous', '2024-02-29', '2024-02-29'],
+    ['over a year end', '2024-01-01', '2024-01-10', 'previous', '2023-12-22', '2023-12-31'],
+    ['a year before', '2024-03-01', '2024-03-31', 'year', '2023-03-01', '2023-03-31'],
+    ['a year before February 29: February 28', '2024-02-29', '2024-02-29', 'year', '2023-02-28', '2023-02-28'],
+    ['a leap February a year before: a day shorter', '2024-02-01', '2024-02-29', 'year', '2023-02-01', '2023-02-28'],
+  ] as const)('%s', (_, dateFrom, dateTo, compareTo, from, to) => {
+    expect(otherPeriod({ dateFrom, dateTo }, compareTo)).toEqual({ dateFrom: from, dateTo: to });
+  });
+});
+
+describe('a change', () => {
+  it('is exact: this minus that as the decimal it is', () => {
+    expect(changeOf(0.3, 0.1)).toEqual({ absolute: 0.2, relative: 2 });
+    expect(changeOf(0.1, 0.3).absolute).toBe(-0.2);
+    expect(changeOf(1_234_567_890.12, 1_234_567_890.01).absolute).toBe(0.11);
+    expect(changeOf(1_000_000_000.3, 999_999_999.9)).toEqual({ absolute: 0.4, relative: 0 });
+    expect(changeOf(5, 2)).toEqual({ absolute: 3, relative: 1.5 });
+  });
+
+  it('is relative to that, rounded half away from zero to 4 decimals, null when that is 0', () => {
+    expect(changeOf(4, 3).relative).toBe(0.3333);
+    expect(changeOf(1, 3).relative).toBe(-0.6667);
+    expect(changeOf(200.01, 200).relative).toBe(0.0001);
+    expect(changeOf(199.99, 200).relative).toBe(-0.0001);
+    expect(changeOf(7, 0)).toEqual({ absolute: 7, relative: null });
+    expect(changeOf(0, 0)).toEqual({ absolute: 0, relative: null });
+    expect(changeOf(0, 2.5)).toEqual({ absolute: -2.5, relative: -1 });
+  });
+});
+
+describe('report --compare: the sources of both periods', () => {
+  // March 2024 against the previous 31 days (2024-01-30..2024-02-29)
+  const dir = dataOf([
+    { id: 'o1', at: '2024-03-05T10:00:00Z', net: 0.25, gross: 0.3, source: 'k1' },
+    { id: 'o2', at: '2024-02-10T10:00:00Z', net: 0.08, gross: 0.1, source: 'k1' },
+    { id: 'o3', at: '2024-03-06T10:00:00Z', net: 1_000_000_000, gross: 1_210_000_000.1, source: 'k2', contact: 'c2' },
+    { id: 'o4', at: '2024-01-30T00:30:00Z', net: 10, gross: 12.1, source: 'k3', contact: 'c3' },
+    // before the other period: in neither
+    { id: 'o5', at: '2024-01-29T23:30:00Z', net: 10, gross: 12.1, source: 'k4', contact: 'c4' },
+  ]);
+  const march = { dateFrom: '2024-03-01', dateTo: '2024-03-31', compareTo: 'previous' };
+
+  it('sets each row beside its other side, a row of one period only with the other side empty', async () => {
+    const page = await withBackend(dir, (b) => b.report(reportOf(march)));
+    const rows = page.rows as ComparedAggregateRow[];
+    expect(rows.map((r) => r.id)).toEqual(['k2', 'k1', 'k3']);
+    expect(page.paging.totalCount).toBe(3);
+    const [k2, k1, k3] = rows as [ComparedAggregateRow, ComparedAggregateRow, ComparedAggregateRow];
+    expect(k2.comparison).toEqual({ dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: null, change: null });
+    expect(k1.comparison.figures).toMatchObject({ conversionsAmountWTax: 0.1, conversionsAmountWoTax: 0.08, conversionsNumber: 1, uniqueContacts: 1 });
+    expect(k1.comparison.change!.conversionsAmountWTax).toEqual({ absolute: 0.2, relative: 2 });
+    expect(k1.comparison.change!.conversionsNumber).toEqual({ absolute: 0, relative: 0 });
+    // only in the other period: zeros, no first or last conversion, no breakdown, a detailUrl of this period
+    expect(k3).toMatchObject({
+      firstConversionAt: null,
+      lastConversionAt: null,
+      conversionsAmountWTax: 0,
+      conversionsNumber: 0,
+      uniqueContacts: 0,
+      averageConversion: 0,
+      breakdown: [],
+      referenceCurrency: 'EUR',
+    });
+    expect(k3.source.detailUrl).toBe('/v1/campaigns/k3/conversions?sourceType=campaign&sourceId=k3&dateFrom=2024-03-01&dateTo=2024-03-31');
+    expect(k3.comparison.figures!.conversionsAmountWTax).toBe(12.1);
+    expect(k3.comparison.change!.conversionsAmountWTax).toEqual({ absolute: -12.1, relative: -1 });
+    // the keys of a row: today's, then comparison
+    expect(Object.keys(k3).at(-1)).toBe('comparison');
+    expect(Object.keys(k3.comparison.figures!)).toEqual([...COMPARED_FIGURES]);
+  });
+
+  it('sorts and pages over the union by the current figures', async () => {
+    await withBackend(dir, async (b) => {
+      const whole = (await b.report(reportOf({ ...march, sort: 'name' }))).rows.map((r) => r.id);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 3; offset++) {
+        const page = await b.report(reportOf({ ...march, sort: 'name', limit: '1', offset: String(offset) }));
+        expect(page.paging.totalCount).toBe(3);
+        paged.push(...page.rows.map((r) => r.id));
+      }
+      expect(paged).toEqual(whole);
+      const all = [];
+      for await (const row of (await b.allReport(reportOf({ ...march, sort: '-conversionsNumber,name' }))).rows) all.push(row.id);
+      expect(all).toEqual(['k1', 'k2', 'k3']);
+    });
+  });
+
+  it('prints the comparison as csv columns after today\'s, and --fields picks them', async () => {
+    const argv = ['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
+    const plain = await cli([...argv, '-o', 'csv']);
+    const compared = await cli([...argv, '--compare', 'previous', '-o', 'csv']);
+    expect(compared.code, compared.stderr).toBe(0);
+    const header = compared.stdout.split('\n')[0]!.split(',');
+    const today = plain.stdout.split('\n')[0]!.split(',');
+    expect(header.slice(0, today.length)).toEqual(today);
+    expect(header.slice(today.length, today.length + 5)).toEqual([
+      'comparison.dateFrom',
+      'comparison.dateTo',
+      'comparison.figures.conversionsAmountWoTax',
+      'comparison.change.conversionsAmountWoTax.absolute',
+      'comparison.change.conversionsAmountWoTax.relative',
+    ]);
+    expect(header).toHaveLength(today.length + 2 + 3 * COMPARED_FIGURES.length);
+    const picked = await cli([...argv, '--compare', 'previous', '-o', 'tsv', '--fields', 'id,comparison.figures.conversionsAmountWTax,comparison.change.conversionsAmountWTax.absolute,comparison.change.conversionsAmountWTax.relative']);
+    expect(picked.stdout).toBe(
+      'id\tcomparison.figures.conversionsAmountWTax\tcomparison.change.conversionsAmountWTax.absolute\tcomparison.change.conversionsAmountWTax.relative\nk2\t\t\t\nk1\t0.1\t0.2\t2\nk3\t12.1\t-12.1\t-1\n',
+    );
+    const json = JSON.parse((await cli([...argv, '--compare', 'previous', '-o', 'json', '--fields', 'id,comparison'])).stdout) as { conversions: object[] };
+    expect(json.conversions[0]).toEqual({ id: 'k2', comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: null, change: null } });
+    expect(compared.stderr).toBe('');
+    const table = await cli([...argv, '--compare', 'previous', '-o', 'table', '--wide']);
+    expect(table.stderr).toContain('1-3 of 3 sources, 2024-03-01..2024-03-31 compared with 2024-01-30..2024-02-29 (the previous period)');
+    expect(table.stdout).toContain('Δ Revenue');
+  });
+
+  it('answers the same from an imported file (the per-day sums of both periods)', async () => {
+    const file = join(tempDir(), 'shop.duckdb');
+    await importDataset(dir, file);
+    for (const compareTo of ['previous', 'year']) {
+      const argv = ['report', '--from', '2024-03-01', '--to', '2024-03-31', '--compare', compareTo, '-o', 'csv'];
+      const fromDir = await cli([...argv, '--data', dir]);
+      expect(fromDir.code, fromDir.stderr).toBe(0);
+      expect((await cli([...argv, '--data', file])).stdout).toBe(fromDir.stdout);
+    }
+  });
+
+  it('refuses a bad --compare as a usage error', async () => {
+    const bad = await cli(['report', '--data', dir, '--compare', 'last-year']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--compare: "last-year" is not one of previous, year');
+  });
+
+  it('per source, lines a series up with the same source there, and `other` with the rest of the sources there', async () => {
+    await withBackend(dir, async (b) => {
+      const res = await b.trend(parseTrendQuery({ ...march, interval: 'month', perSource: 'true', top: '1' }, NOW));
+      // the current period's series: k2 (by revenue), the rest (k1); there: k2 nothing, the rest k1 and k3
+      expect(res.buckets.map((x) => [x.series, x.conversionsNumber, x.comparison?.bucket, x.comparison?.figures?.conversionsAmountWTax])).toEqual([
+        ['campaign:k2', 1, '2024-01', 0],
+        ['other', 1, '2024-01', 12.1],
+      ]);
+      // a source's side, day by day, is the other period's series of that source alone
+      const alone = await b.trend(parseTrendQuery({ dateFrom: '2024-01-30', dateTo: '2024-02-29', sourceId: 'k1', sourceType: 'campaign' }, NOW));
+      const days = await b.trend(parseTrendQuery({ ...march, perSource: 'true', top: '2' }, NOW));
+      const k1 = days.buckets.filter((x) => x.series === 'campaign:k1');
+      expect(k1.map((x) => [x.comparison!.bucket, x.comparison!.figures])).toEqual(alone.buckets.map((x) => [x.bucket, compared(x)]));
+      expect(k1.find((x) => x.comparison!.bucket === '2024-02-10')!.comparison!.figures!.conversionsAmountWTax).toBe(0.1);
+    });
+  });
+});
+
+describe('trend and total --compare', () => {
+  const dir = dataOf([
+    { id: 'o1', at: '2024-02-29T10:00:00Z', net: 10, gross: 12.1 },
+    { id: 'o2', at: '2023-02-28T10:00:00Z', net: 5, gross: 6.05 },
+    { id: 'o3', at: '2023-03-01T10:00:00Z', net: 5, gross: 6.05, contact: 'c2' },
+  ]);
+
+  it('lines bucket i up with bucket i of the other period; a bucket without one has figures null', async () => {
+    const res = await withBackend(dir, (b) => b.trend(parseTrendQuery({ dateFrom: '2024-02-28', dateTo: '2024-03-01', compareTo: 'year' }, NOW)));
+    expect(res.buckets.map((b) => [b.bucket, b.comparison?.bucket, b.comparison?.figures?.conversionsNumber ?? null])).toEqual([
+      ['2024-02-28', '2023-02-28', 1],
+      ['2024-02-29', '2023-03-01', 1],
+      ['2024-03-01', null, null],
+    ]);
+    expect(res.buckets[0]!.comparison).toMatchObject({ dateFrom: '2023-02-28', dateTo: '2023-03-01' });
+    expect(res.buckets[1]!.comparison!.change!.conversionsAmountWTax).toEqual({ absolute: 6.05, relative: 1 });
+    expect(res.buckets[2]!.comparison).toEqual({ dateFrom: '2023-02-28', dateTo: '2023-03-01', bucket: null, figures: null, change: null });
+  });
+
+  it('gives the total its comparison at the top level, in json and as columns', async () => {
+    const argv = ['total', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--compare', 'year'];
+    const json = JSON.parse((await cli([...argv, '-o', 'json'])).stdout) as { total: PeriodFigures; comparison: { dateTo: string; figures: { conversionsNumber: number } } };
+    expect(Object.keys(json)).toEqual(['dateFrom', 'dateTo', 'timeZone', 'total', 'comparison']);
+    expect(json.comparison).toMatchObject({ dateFrom: '2023-02-01', dateTo: '2023-02-28', bucket: null, figures: { conversionsNumber: 1 } });
+    const tsv = await cli([...argv, '-o', 'tsv', '--fields', 'conversionsNumber,comparison.dateTo,comparison.change.conversionsNumber.absolute']);
+    expect(tsv.stdout).toBe('conversionsNumber\tcomparison.dateTo\tcomparison.change.conversionsNumber.absolute\n1\t2023-02-28\t0\n');
+    const trend = await cli(['trend', '--data', dir, '--from', '2024-02-28', '--to', '2024-03-01', '--compare', 'year', '-o', 'csv', '--fields', 'bucket,comparison.bucket,comparison.figures.conversionsNumber']);
+    expect(trend.stdout).toBe('bucket,comparison.bucket,comparison.figures.conversionsNumber\n2024-02-28,2023-02-28,1\n2024-02-29,2023-03-01,1\n2024-03-01,,\n');
+  });
+});
+
+describe('the table of a comparison', () => {
+  it('words a change with a sign and an arrow, new where the other side is absent, – where it is 0', () => {
+    expect(changeText({ relative: 0.1234 })).toBe('▲ +12.3 %');
+    expect(changeText({ relative: -0.04 })).toBe('▼ −4.0 %');
+    expect(changeText({ relative: 0.0005 })).toBe('▲ +0.1 %');
+    expect(changeText({ relative: 0 })).toBe('= 0 %');
+    expect(changeText({ relative: null })).toBe('–');
+    expect(changeText(null)).toBe('new');
+  });
+
+  it('draws the change columns beside the headline figures, green and red only with colour', () => {
+    const row = (name: string, revenue: number, change: { absolute: number; relative: number | null } | null) => ({
+      id: name,
+      name,
+      source: { type: 'campaign' },
+      conversionsAmountWTax: revenue,
+      referenceCurrency: 'EUR',
+      comparison: { figures: change === null ? null : {}, change: change === null ? null : { conversionsAmountWTax: change } },
+    });
+    const records = [row('up', 12, { absolute: 2, relative: 0.2 }), row('down', 8, { absolute: -2, relative: -0.2 }), row('fresh', 5, null), row('from zero', 3, { absolute: 3, relative: null })];
+    const columns = ['name', 'conversionsAmountWTax', 'comparison.change.conversionsAmountWTax'];
+    const plain = renderTable(records, columns, new Chalk({ level: 0 }));
+    expect(plain).toContain('│ Source    │ Revenue (EUR) │ Δ Revenue │');
+    expect(plain).toContain('│ up        │         12.00 │ ▲ +20.0 % │');
+    expect(plain).toContain('│ down      │          8.00 │ ▼ −20.0 % │');
+    expect(plain).toContain('│ fresh     │          5.00 │       new │');
+    expect(plain).toContain('│ from zero │          3.00 │         – │');
+    expect(plain).not.toContain('\u001b[');
+    const coloured = renderTable(records, columns, new Chalk({ level: 1 }));
+    expect(coloured).toContain('\u001b[32m▲ +20.0 %\u001b[39m');
+    expect(coloured).toContain('\u001b[31m▼ −20.0 %\u001b[39m');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property: the compare side equals a separate report, total and trend of the other period
+
+const SOURCES = [
+  ['campaign', 'k1'],
+  ['campaign', 'k2'],
+  ['automation', 'a1'],
+] as const;
+const BASE = Date.UTC(2024, 0, 20);
+const iso = (minute: number) => new Date(BASE + minute * 60_000).toISOString();
+const day = (n: number) => iso(n * 24 * 60).slice(0, 10);
+
+const orderArb = fc.record({
+  contact: fc.constantFrom('c1', 'c2', 'c3'),
+  minute: fc.integer({ min: 0, max: 60 * 24 * 60 }),
+  cents: fc.integer({ min: 1, max: 5_000_000 }),
+  country: fc.constantFrom('CZ', 'SK'),
+  source: fc.integer({ min: 0, max: SOURCES.length - 1 }),
+  refund: fc.boolean(),
+});
+
+/** The figures a comparison sets beside: those of a row, a bucket or a total. */
+const compared = (figures: PeriodFigures) => Object.fromEntries(COMPARED_FIGURES.map((f) => [f, figures[f]]));
+
+describe('property: the compare side is the other period\'s own report, total and trend', () => {
+  it('for random data, periods and filters', async () => {
+    const cases = fc.record({
+      orders: fc.array(orderArb, { minLength: 1, maxLength: 12 }),
+      start: fc.integer({ min: 10, max: 55 }),
+      length: fc.integer({ min: 0, max: 12 }),
+      filters: fc.record({ country: fc.option(fc.constant('SK')), q: fc.option(fc.constant('k')) }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        cases,
+        async ({ orders, start, length, filters }) => {
+          const rows = orders.flatMap((o, i) => {
+            const [type, source] = SOURCES[o.source]!;
+            const amount = (units: number) => (units / 100).toFixed(2);
+            const order = { id: `o${i}`, contact: o.contact, at: iso(o.minute), net: amount(o.cents), gross: amount(o.cents * 1.21), country: o.country, source, type };
+            return o.refund ? [order, { ...order, at: iso(o.minute + 600), net: amount(-o.cents), gross: amount(-o.cents * 1.21), refund: true }] : [order];
+          });
+          const dir = dataOf(rows);
+          const raw: RawParams = { dateFrom: day(start), dateTo: day(start + length) };
+          if (filters.country !== null) raw.country = filters.country;
+          if (filters.q !== null) raw.q = filters.q;
+          const other = otherPeriod({ dateFrom: raw.dateFrom!, dateTo: raw.dateTo! }, 'previous');
+          await withBackend(dir, async (b: LocalBackend) => {
+            const report = (await b.report(reportOf({ ...raw, compareTo: 'previous' }))).rows as ComparedAggregateRow[];
+            const separate = (await b.report(reportOf({ ...raw, ...other }))).rows;
+            const sides = report.filter((r) => r.comparison.figures !== null).map((r) => [r.source.type, r.id, r.comparison.figures]);
+            const key = (x: unknown[]) => `${String(x[0])}:${String(x[1])}`;
+            expect(sides.sort((x, y) => key(x).localeCompare(key(y)))).toEqual(separate.map((r) => [r.source.type, r.id, compared(r)]).sort((x, y) => key(x).localeCompare(key(y))));
+            // the current side is the plain report's, over the same union less the rows of the other period only
+            const plain = (await b.report(reportOf(raw))).rows;
+            const current = report.filter((r) => r.conversionsNumber + r.refundsNumber > 0 || plain.some((p) => p.id === r.id && p.source.type === r.source.type));
+            expect(current.map(({ comparison: _c, ...rest }) => rest)).toEqual(plain);
+            const total = await b.total(parseTotalQuery({ ...raw, compareTo: 'previous' }, NOW));
+            expect(total.comparison!.figures).toEqual(compared((await b.total(parseTotalQuery({ ...raw, ...other }, NOW))).total));
+            const trend = await b.trend(parseTrendQuery({ ...raw, compareTo: 'previous' }, NOW));
+            const otherTrend = await b.trend(parseTrendQuery({ ...raw, ...other }, NOW));
+            expect(trend.buckets.map((x) => [x.comparison!.bucket, x.comparison!.figures])).toEqual(otherTrend.buckets.map((x) => [x.bucket, compared(x)]));
+          });
+        },
+      ),
+      { seed: 20241127, numRuns: 20, endOnFailure: true },
+    );
+  });
+});

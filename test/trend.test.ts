@@ -1,0 +1,406 @@
+/**
+ * convx trend and total (issue 19, series and total), on small datasets built here: every bucket
+ * present, ISO weeks, buckets cut by the period, hours, refunds by their own time, unique contacts
+ * within a bucket, per-source series, filters, the bucket limit, an imported file, and the
+ * property that the buckets add up exactly to the report's and the total's figures.
+ */
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { LocalBackend } from '../src/local/backend.js';
+import { importDataset } from '../src/local/import-writer.js';
+import { bucketCount, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
+import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
+import { cli, onTerminal, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+
+const NOW = new Date('2024-05-01T12:00:00Z');
+const trendQuery = (raw: RawParams) => parseTrendQuery(raw, NOW);
+const totalQuery = (raw: RawParams) => parseTotalQuery(raw, NOW);
+
+/** A click of a contact on a source an hour before each order, so every order is attributed there. */
+function clicked(orders: (OrderRow & { source?: string; type?: string })[]): TouchRow[] {
+  return orders
+    .filter((o) => !o.refund)
+    .map((o) => ({ contact: o.contact ?? 'c1', at: new Date(Date.parse(o.at) - 3_600_000).toISOString(), source: o.source ?? 'k1', type: o.type ?? 'campaign' }));
+}
+
+/** CZK rates every five days from December 2023 to February 2025 (a rate is carried at most 7 days). */
+const FX: [string, string, string][] = Array.from({ length: 90 }, (_, i) => [new Date(Date.UTC(2023, 11, 1 + 5 * i)).toISOString().slice(0, 10), 'CZK', (0.04 + i / 10_000).toFixed(4)]);
+
+function dataOf(orders: (OrderRow & { source?: string; type?: string })[], extra: { sources?: (string | null)[][] } = {}): string {
+  return shop({ orders, touches: clicked(orders), fx: FX, ...extra });
+}
+
+const labels = (buckets: TrendBucket[]) => buckets.map((b) => b.bucket);
+const span = (b: TrendBucket) => `${b.start}..${b.end}`;
+
+describe('trend: the buckets of a period', () => {
+  const dir = dataOf([
+    { id: 'o1', at: '2024-03-02T10:00:00Z', net: 100, gross: 121 },
+    { id: 'o2', at: '2024-03-05T13:30:00Z', net: 50, gross: 60.5, contact: 'c2' },
+  ]);
+
+  it('holds every day of the period, zeros (null first and last conversion, no breakdown) where nothing converted', async () => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-06' })));
+    expect(res).toMatchObject({ dateFrom: '2024-03-01', dateTo: '2024-03-06', timeZone: 'UTC', interval: 'day' });
+    expect(labels(res.buckets)).toEqual(['2024-03-01', '2024-03-02', '2024-03-03', '2024-03-04', '2024-03-05', '2024-03-06']);
+    const empty = res.buckets[0]!;
+    expect(empty).toEqual({
+      bucket: '2024-03-01',
+      start: '2024-03-01T00:00:00.000Z',
+      end: '2024-03-02T00:00:00.000Z',
+      firstConversionAt: null,
+      lastConversionAt: null,
+      conversionsAmountWoTax: 0,
+      conversionsAmountWTax: 0,
+      conversionsNumber: 0,
+      referenceCurrency: 'EUR',
+      uniqueContacts: 0,
+      averageConversion: 0,
+      averageUniqueConversion: 0,
+      refundsAmountWoTax: 0,
+      refundsAmountWTax: 0,
+      refundsNumber: 0,
+      grossConversionsAmountWoTax: 0,
+      grossConversionsAmountWTax: 0,
+      grossConversionsNumber: 0,
+      breakdown: [],
+    });
+    expect(Object.keys(empty)).not.toContain('series');
+    expect(res.buckets[1]).toMatchObject({ conversionsNumber: 1, conversionsAmountWTax: 121, firstConversionAt: '2024-03-02T10:00:00.000Z', uniqueContacts: 1 });
+    expect(res.buckets[1]!.breakdown).toHaveLength(1);
+    expect(res.buckets[4]).toMatchObject({ conversionsNumber: 1, conversionsAmountWTax: 60.5, averageConversion: 60.5 });
+  });
+
+  it.each([
+    [
+      'ISO weeks from Monday: a period from a Wednesday cuts its first week and its last',
+      { dateFrom: '2024-02-28', dateTo: '2024-03-12', interval: 'week' },
+      ['2024-W09 2024-02-28T00:00:00.000Z..2024-03-04T00:00:00.000Z 1', '2024-W10 2024-03-04T00:00:00.000Z..2024-03-11T00:00:00.000Z 1', '2024-W11 2024-03-11T00:00:00.000Z..2024-03-13T00:00:00.000Z 0'],
+    ],
+    [
+      'ISO weeks over a year end: 2024-12-30 is in 2025-W01',
+      { dateFrom: '2024-12-25', dateTo: '2025-01-08', interval: 'week' },
+      ['2024-W52 2024-12-25T00:00:00.000Z..2024-12-30T00:00:00.000Z 0', '2025-W01 2024-12-30T00:00:00.000Z..2025-01-06T00:00:00.000Z 0', '2025-W02 2025-01-06T00:00:00.000Z..2025-01-09T00:00:00.000Z 0'],
+    ],
+    [
+      // the order of 03-05 lies after the period
+      'months cut at both ends of the period',
+      { dateFrom: '2024-01-15', dateTo: '2024-03-03', interval: 'month' },
+      ['2024-01 2024-01-15T00:00:00.000Z..2024-02-01T00:00:00.000Z 0', '2024-02 2024-02-01T00:00:00.000Z..2024-03-01T00:00:00.000Z 0', '2024-03 2024-03-01T00:00:00.000Z..2024-03-04T00:00:00.000Z 1'],
+    ],
+  ])('labels and spans %s', async (_, raw: RawParams, expected: string[]) => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery(raw)));
+    expect(res.buckets.map((b) => `${b.bucket} ${span(b)} ${b.conversionsNumber}`)).toEqual(expected);
+  });
+
+  it('has 24 hour buckets a day, the order in the hour of its time', async () => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-05', dateTo: '2024-03-05', interval: 'hour' })));
+    expect(res.buckets).toHaveLength(24);
+    expect(res.buckets[0]!.bucket).toBe('2024-03-05T00');
+    expect(res.buckets[23]!.bucket).toBe('2024-03-05T23');
+    expect(span(res.buckets[13]!)).toBe('2024-03-05T13:00:00.000Z..2024-03-05T14:00:00.000Z');
+    expect(res.buckets.filter((b) => b.conversionsNumber > 0).map((b) => b.bucket)).toEqual(['2024-03-05T13']);
+  });
+});
+
+describe('trend: the rules hold per bucket', () => {
+  it('counts a refund in the bucket of its own time, apart from its order', async () => {
+    const dir = dataOf([
+      { id: 'o1', at: '2024-03-01T10:00:00Z', net: 100, gross: 121 },
+      { id: 'o1', at: '2024-03-03T09:00:00Z', net: -40, gross: -48.4, refund: true },
+    ]);
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-03' })));
+    expect(res.buckets.map((b) => [b.conversionsNumber, b.refundsNumber, b.refundsAmountWTax, b.grossConversionsAmountWTax])).toEqual([
+      [1, 0, 0, 121],
+      [0, 0, 0, 0],
+      [0, 1, -48.4, -48.4],
+    ]);
+    // only a refund in the bucket: no first or last conversion
+    expect(res.buckets[2]!.firstConversionAt).toBeNull();
+  });
+
+  it('counts a contact once within a bucket (whatever the source), once in each bucket it converts in', async () => {
+    const dir = dataOf([
+      { id: 'o1', at: '2024-03-01T08:00:00Z', contact: 'c1', source: 'k1' },
+      { id: 'o2', at: '2024-03-01T18:00:00Z', contact: 'c1', source: 'k2' },
+      { id: 'o3', at: '2024-03-02T08:00:00Z', contact: 'c1', source: 'k1' },
+      { id: 'o4', at: '2024-03-02T09:00:00Z', contact: 'c2', source: 'k1' },
+    ]);
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-02' })));
+    expect(res.buckets.map((b) => [b.conversionsNumber, b.uniqueContacts])).toEqual([
+      [2, 1],
+      [2, 2],
+    ]);
+    // the week: c1 and c2 once each; the total likewise, while report's rows count c1 under k1 and k2
+    const week = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-02', interval: 'week' })));
+    expect(week.buckets.map((b) => b.uniqueContacts)).toEqual([2]);
+    await withBackend(dir, async (b) => {
+      const total = await b.total(totalQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-02' }));
+      const rows = (await b.report(reportQuery('2024-03-01', '2024-03-02'))).rows;
+      expect(total.total.uniqueContacts).toBe(2);
+      expect(rows.reduce((n, r) => n + r.uniqueContacts, 0)).toBe(3);
+    });
+  });
+});
+
+describe('trend --per-source', () => {
+  // k1 earns most, then a2 (automation) and k3 tie, then k4 and k5; c9 converts through k4 and k5 on one day
+  const dir = dataOf(
+    [
+      { id: 'o1', at: '2024-03-01T08:00:00Z', source: 'k1', net: 500, gross: 500 },
+      { id: 'o2', at: '2024-03-02T08:00:00Z', source: 'a2', type: 'automation', net: 200, gross: 200, contact: 'c2' },
+      { id: 'o3', at: '2024-03-02T09:00:00Z', source: 'k3', net: 200, gross: 200, contact: 'c3' },
+      { id: 'o4', at: '2024-03-02T10:00:00Z', source: 'k4', net: 10, gross: 10, contact: 'c9' },
+      { id: 'o5', at: '2024-03-02T11:00:00Z', source: 'k5', net: 20, gross: 20, contact: 'c9' },
+    ],
+    { sources: [['campaign', 'k1', 'First', '', '', '', '', '', '']] },
+  );
+
+  it('shows the top sources by the period revenue (ties by type and id) and sums the rest as other, every bucket for every series', async () => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-02', perSource: 'true', top: '2' })));
+    expect(res.buckets.map((b) => `${b.bucket} ${b.series} ${b.seriesName} ${b.conversionsAmountWTax} ${b.uniqueContacts}`)).toEqual([
+      '2024-03-01 campaign:k1 First 500 1',
+      '2024-03-01 automation:a2 a2 0 0',
+      '2024-03-01 other other 0 0',
+      '2024-03-02 campaign:k1 First 0 0',
+      '2024-03-02 automation:a2 a2 200 1',
+      // k3, k4 and k5: c3 and c9 (who converted through two of them) are two contacts
+      '2024-03-02 other other 230 2',
+    ]);
+    const other = res.buckets[5]!;
+    expect(other.conversionsNumber).toBe(3);
+  });
+
+  it('has no other series when every source is among the top', async () => {
+    const res = await withBackend(dir, (b) => b.trend(trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-01', perSource: 'true', top: '20' })));
+    expect(res.buckets.map((b) => b.series)).toEqual(['campaign:k1']);
+  });
+});
+
+describe('trend and total: filters', () => {
+  const dir = dataOf([
+    { id: 'o1', at: '2024-03-01T08:00:00Z', source: 'k1', country: 'CZ' },
+    { id: 'o2', at: '2024-03-01T09:00:00Z', source: 'k2', country: 'SK', contact: 'c2' },
+    { id: 'o3', at: '2024-03-02T09:00:00Z', source: 'sf1', type: 'smartflow', country: 'SK', currency: 'CZK', net: 1000, gross: 1210, contact: 'c3' },
+  ], { sources: [['campaign', 'k2', 'Spring SALE', '', '', '', '', '', '']] });
+  const counts = (buckets: TrendBucket[]) => buckets.map((b) => b.conversionsNumber);
+  const period = { dateFrom: '2024-03-01', dateTo: '2024-03-02' };
+
+  it('narrows by source id and type, smartflow, country, currency and q', async () => {
+    await withBackend(dir, async (b) => {
+      const trend = async (raw: RawParams) => counts((await b.trend(trendQuery({ ...period, ...raw }))).buckets);
+      expect(await trend({})).toEqual([2, 1]);
+      expect(await trend({ sourceId: 'k1' })).toEqual([1, 0]);
+      expect(await trend({ sourceType: 'smartflow' })).toEqual([0, 1]);
+      expect(await trend({ smartflowId: 'sf1' })).toEqual([0, 1]);
+      expect(await trend({ country: 'sk' })).toEqual([1, 1]);
+      expect(await trend({ currency: 'CZK' })).toEqual([0, 1]);
+      expect(await trend({ q: 'sale' })).toEqual([1, 0]);
+      expect(await trend({ deliveryId: 'nope' })).toEqual([0, 0]);
+      const total = async (raw: RawParams) => (await b.total(totalQuery({ ...period, ...raw }))).total.conversionsNumber;
+      expect([await total({}), await total({ country: 'SK' }), await total({ currency: 'czk' }), await total({ q: 'SALE' })]).toEqual([3, 2, 1, 1]);
+    });
+  });
+
+  it('prints through the one writer: csv columns from the schema, --breakdown one line per bucket and currency', async () => {
+    const plain = await cli(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'csv']);
+    expect(plain.code, plain.stderr).toBe(0);
+    const [header, ...lines] = plain.stdout.trimEnd().split('\n');
+    expect(header).toBe(
+      'bucket,start,end,firstConversionAt,lastConversionAt,conversionsAmountWoTax,conversionsAmountWTax,conversionsNumber,referenceCurrency,uniqueContacts,averageConversion,averageUniqueConversion,refundsAmountWoTax,refundsAmountWTax,refundsNumber,grossConversionsAmountWoTax,grossConversionsAmountWTax,grossConversionsNumber',
+    );
+    expect(lines).toHaveLength(2);
+    const broken = await cli(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--breakdown', '-o', 'tsv', '--fields', 'bucket,breakdown.currency,breakdown.conversionsNumber']);
+    expect(broken.stdout).toBe('bucket\tbreakdown.currency\tbreakdown.conversionsNumber\n2024-03-01\tEUR\t2\n2024-03-02\tCZK\t1\n');
+    const total = await cli(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'tsv', '--fields', 'dateFrom,conversionsNumber,uniqueContacts']);
+    expect(total.stdout).toBe('dateFrom\tconversionsNumber\tuniqueContacts\n2024-03-01\t3\t3\n');
+    const json = JSON.parse((await cli(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'json'])).stdout) as { total: PeriodFigures };
+    expect(Object.keys(json)).toEqual(['dateFrom', 'dateTo', 'timeZone', 'total']);
+    expect(json.total.conversionsNumber).toBe(3);
+  });
+});
+
+describe('trend: the bucket limit', () => {
+  it('counts buckets of each interval', () => {
+    expect(bucketCount('day', '2024-01-01', '2024-12-31')).toBe(366);
+    expect(bucketCount('hour', '2024-03-01', '2024-04-10')).toBe(41 * 24);
+    expect(bucketCount('week', '2024-02-28', '2024-03-12')).toBe(3);
+    expect(bucketCount('week', '2024-12-30', '2025-01-05')).toBe(1);
+    expect(bucketCount('month', '2023-11-30', '2024-02-01')).toBe(4);
+  });
+
+  it('refuses more than 1,000 buckets as a usage error naming the limit and the count', async () => {
+    expect(() => trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-04-10', interval: 'hour' })).not.toThrow();
+    expect(() => trendQuery({ dateFrom: '2024-03-01', dateTo: '2024-04-11', interval: 'hour' })).toThrow(/1,008 hour buckets, over the limit of 1,000/);
+    const res = await cli(['trend', '--data', tempDir(), '--by', 'hour', '--from', '2024-01-01', '--to', '2024-03-01']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--by: 2024-01-01..2024-03-01 holds 1,464 hour buckets, over the limit of 1,000 buckets');
+    const bad = await cli(['trend', '--data', tempDir(), '--by', 'year', '--top', '21']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--by: "year" is not one of hour, day, week, month');
+    expect(bad.stderr).toContain('--top: "21" must be a whole number from 1 to 20');
+  });
+});
+
+describe('trend and total: an imported file answers as the directory', () => {
+  it('prints the same json and csv', async () => {
+    const dir = dataOf([
+      { id: 'o1', at: '2024-03-01T08:00:00Z', source: 'k1' },
+      { id: 'o1', at: '2024-03-09T08:00:00Z', refund: true, net: -10, gross: -12.1 },
+      { id: 'o2', at: '2024-03-04T09:00:00Z', source: 'k2', currency: 'CZK', net: 999.99, gross: 1209.99, contact: 'c2' },
+    ]);
+    const file = join(tempDir(), 'shop.duckdb');
+    await importDataset(dir, file);
+    for (const argv of [
+      ['trend', '--by', 'week', '-o', 'json'],
+      ['trend', '--per-source', '--top', '1', '-o', 'csv'],
+      ['trend', '--by', 'month', '--country', 'cz', '-o', 'json'],
+      ['total', '-o', 'json'],
+      ['total', '--breakdown', '-o', 'csv'],
+    ]) {
+      const period = ['--from', '2024-02-26', '--to', '2024-03-10'];
+      const fromDir = await cli([...argv, ...period, '--data', dir]);
+      const fromFile = await cli([...argv, ...period, '--data', file]);
+      expect(fromDir.code, fromDir.stderr).toBe(0);
+      expect(fromFile.stdout, argv.join(' ')).toBe(fromDir.stdout);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property: the buckets add up exactly to the report's and the total's figures
+
+const CONTACTS = ['c1', 'c2', 'c3'];
+const SOURCES = [
+  ['campaign', 'k1'],
+  ['campaign', 'k2'],
+  ['automation', 'k1'],
+  ['smartflow', 's1'],
+] as const;
+
+const orderArb = fc.record({
+  contact: fc.constantFrom(...CONTACTS),
+  minute: fc.integer({ min: 0, max: 60 * 24 * 70 }),
+  currency: fc.constantFrom('EUR', 'CZK'),
+  cents: fc.integer({ min: 1, max: 5_000_000 }),
+  country: fc.constantFrom('CZ', 'SK'),
+  source: fc.integer({ min: 0, max: SOURCES.length - 1 }),
+  refundAfterMinutes: fc.option(fc.integer({ min: 1, max: 60 * 24 * 20 }), { freq: 3 }),
+});
+
+const BASE = Date.UTC(2024, 0, 20);
+const iso = (minute: number) => new Date(BASE + minute * 60_000).toISOString();
+const day = (n: number) => iso(n * 24 * 60).slice(0, 10);
+
+/** Exact sums: amounts in units of 0.0001 as BigInt (the doubles are the nearest of exact decimals). */
+const units = (x: number) => BigInt(Math.round(x * 10_000));
+const FIGURES = ['conversionsNumber', 'refundsNumber', 'grossConversionsNumber', 'conversionsAmountWoTax', 'conversionsAmountWTax', 'refundsAmountWoTax', 'refundsAmountWTax', 'grossConversionsAmountWoTax', 'grossConversionsAmountWTax'] as const;
+
+function sums(rows: readonly (PeriodFigures | AggregateRow | TrendBucket)[]): Record<string, bigint> {
+  const out: Record<string, bigint> = Object.fromEntries(FIGURES.map((f) => [f, 0n]));
+  for (const row of rows) {
+    for (const f of FIGURES) out[f] = (out[f] ?? 0n) + units(row[f]);
+    for (const b of row.breakdown) {
+      for (const f of ['conversionsAmountWTax', 'refundsAmountWoTax', 'conversionAmountWTaxReference', 'conversionsNumber'] as const) {
+        const key = `${b.currency}.${f}`;
+        out[key] = (out[key] ?? 0n) + units(b[f]);
+      }
+    }
+  }
+  return out;
+}
+
+describe('property: a series adds up to the report and the total, exactly', () => {
+  it('for random data, periods, intervals and filters', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(orderArb, { minLength: 1, maxLength: 14 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.constantFrom('hour', 'day', 'week', 'month'),
+        fc.record({ country: fc.option(fc.constantFrom('cz', 'SK')), currency: fc.option(fc.constant('CZK')), q: fc.option(fc.constantFrom('K1', 's')), perSource: fc.boolean() }),
+        async (orders, start, length, interval, filters) => {
+          const rows = orders.flatMap((o, i) => {
+            const [type, source] = SOURCES[o.source]!;
+            // amounts as the file writes them: units of 0.0001, exact
+            const amount = (units: number) => (units / 10_000).toFixed(4);
+            const order = { id: `o${i}`, contact: o.contact, at: iso(o.minute), currency: o.currency, net: amount(o.cents * 100), gross: amount(o.cents * 121), country: o.country, source, type };
+            const refund = o.refundAfterMinutes === null ? [] : [{ ...order, at: iso(o.minute + o.refundAfterMinutes), net: amount(-o.cents * 50), gross: amount(-o.cents * 100), refund: true }];
+            return [order, ...refund];
+          });
+          const dir = dataOf(rows);
+          const days = interval === 'hour' ? Math.min(length, 5) : length;
+          const raw: RawParams = { dateFrom: day(start), dateTo: day(start + days) };
+          if (filters.country !== null) raw.country = filters.country;
+          if (filters.currency !== null) raw.currency = filters.currency;
+          if (filters.q !== null) raw.q = filters.q;
+          await withBackend(dir, async (b: LocalBackend) => {
+            const trend = await b.trend(trendQuery({ ...raw, interval, ...(filters.perSource ? { perSource: 'true', top: '2' } : {}) }));
+            const total = await b.total(totalQuery(raw));
+            const report = await b.report({ ...reportQuery(raw.dateFrom!, raw.dateTo!), ...(raw.country ? { country: [raw.country.toUpperCase()] } : {}), ...(raw.currency ? { currency: [raw.currency] } : {}), ...(raw.q ? { q: raw.q } : {}) });
+            expect(trend.buckets.length).toBe(bucketCount(interval, raw.dateFrom!, raw.dateTo!) * new Set(trend.buckets.map((x) => x.series)).size);
+            expect(sums(trend.buckets)).toEqual(sums([total.total]));
+            expect(sums(report.rows)).toEqual(sums([total.total]));
+          });
+        },
+      ),
+      { seed: 20241126, numRuns: 25, endOnFailure: true },
+    );
+  });
+});
+
+describe('the chart on a terminal', () => {
+  const argv = ['trend', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-03-31', '--by', 'week'];
+
+  it('draws the revenue above the table on a terminal, fitted to its width; not with --no-chart, --fields or off a terminal', async () => {
+    const drawn = await onTerminal(argv, 100);
+    expect(drawn.code).toBe(0);
+    const [chart, table] = drawn.stdout.split(/\n(?=┌)/);
+    // The y axis in the reference currency, ticks, bars, the first and last bucket under it.
+    expect(chart).toMatch(/^ +EUR\n/);
+    expect(chart).toMatch(/3,162\.61 ┤/);
+    expect(chart).toContain('█');
+    expect(chart).toMatch(/2024-W05 .* 2024-W13/);
+    for (const line of drawn.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+    // Then the table, as without the chart.
+    const alone = await onTerminal([...argv, '--no-chart'], 100);
+    const axis = /\d ┤/; // a tick of the y axis (the table's own ┤ follows a ─)
+    expect(chart).toMatch(axis);
+    expect(alone.stdout).not.toMatch(axis);
+    expect(table).toBe(alone.stdout);
+    const fields = await onTerminal([...argv, '--fields', 'bucket,conversionsNumber'], 100);
+    expect(fields.stdout).not.toMatch(axis);
+    const piped = await cli([...argv, '-o', 'table']);
+    expect(piped.stdout).not.toMatch(axis);
+  });
+
+  it('has no escape codes with NO_COLOR, and a legend per source with --per-source', async () => {
+    const perSource = await onTerminal([...argv, '--per-source', '--top', '2'], 120);
+    expect(perSource.code).toBe(0);
+    expect(perSource.stdout).not.toMatch(/\u001b\[/);
+    const legend = perSource.stdout.split('\n').find((l) => l.includes('●'))!;
+    expect(legend).toContain('other');
+    // Each series has its own mark in the legend.
+    expect(new Set(legend.match(/[●◆▲■]/g)).size).toBe(3);
+  });
+
+  it("report's Trend column: each listed source's revenue per day, when the terminal is wide enough", async () => {
+    const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
+    const wide = await onTerminal(['report', ...period, '--limit', '5'], 200);
+    expect(wide.code).toBe(0);
+    const header = wide.stdout.split('\n').find((l) => l.includes('Source'))!;
+    expect(header).toMatch(/│ Trend +│$/);
+    // The first row's sparkline is that source's daily revenue, as a per-source series gives it.
+    const series = JSON.parse((await cli(['trend', ...period, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] };
+    const top = series.buckets.filter((b) => b.series !== 'other');
+    const { sparkline } = await import('../src/output/sparkline.js');
+    const first = wide.stdout.split('\n').find((l) => l.includes(top[0]!.seriesName!))!;
+    expect(first).toContain(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
+    // Narrower, piped, or with --fields: the table of today.
+    for (const narrow of [await onTerminal(['report', ...period, '--limit', '5'], 120), await onTerminal(['report', ...period, '--limit', '5', '--fields', 'name,conversionsNumber'], 200)]) {
+      expect(narrow.stdout).not.toContain('Trend');
+    }
+    expect((await cli(['report', ...period, '--limit', '5', '-o', 'table'])).stdout).not.toContain('Trend');
+  });
+});
