@@ -176,6 +176,27 @@ describe('the period in a zone, local mode', () => {
     }
   });
 
+  it('trend and total: the zone’s days and hours as buckets (23 and 25 hours on the DST days), adding up to the report', async () => {
+    const json = async (argv: string[]) => {
+      const result = await cli([...argv, '--data', dir, '--tz', 'Europe/Prague', '-o', 'json']);
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout);
+    };
+    type Bucket = { bucket: string; conversionsNumber: number; conversionsAmountWTax: number };
+    const days = (await json(['trend', '--from', '2024-03-01', '--to', '2024-03-31'])) as { timeZone: string; buckets: Bucket[] };
+    expect(days.timeZone).toBe('Europe/Prague');
+    const byDay = Object.fromEntries(days.buckets.filter((b) => b.conversionsNumber).map((b) => [b.bucket, b.conversionsNumber]));
+    expect(byDay).toEqual({ '2024-03-01': 3, '2024-03-02': 2, '2024-03-03': 1, '2024-03-31': 2 });
+    for (const [day, n] of [['2024-03-31', 23], ['2024-10-27', 25]] as const) {
+      expect(((await json(['trend', '--by', 'hour', '--from', day, '--to', day])) as { buckets: Bucket[] }).buckets).toHaveLength(n);
+    }
+    const total = (await json(['total', '--from', '2024-03-01', '--to', '2024-03-31'])) as { total: Bucket };
+    const report = (await json(['report', '--from', '2024-03-01', '--to', '2024-03-31', '--all'])) as { conversions: AggregateRow[] };
+    const sum = (rows: { conversionsNumber: number }[]) => rows.reduce((n, r) => n + r.conversionsNumber, 0);
+    expect([sum(days.buckets), total.total.conversionsNumber]).toEqual([8, 8]);
+    expect(sum(report.conversions)).toBe(8);
+  });
+
   it('an imported file (with its UTC per-day sums) answers a zone from the transactions, as the directory does', async () => {
     const file = `${tempDir('convx-tz-import-')}/shop.duckdb`;
     const imported = await cli(['data', 'import', dir, '--into', file]);
@@ -301,8 +322,8 @@ describe('the server and API mode', () => {
       ['2024-03-31', '2024-10-27', 'Europe/Prague'],
       ['2024-03-01', '2024-03-02', 'Asia/Kathmandu'],
     ] as const) {
-      for (const command of ['report', 'items']) {
-        const args = [command, '--from', from, '--to', to, '--tz', zone, '--all', '-o', 'json'];
+      for (const command of ['report', 'items', 'trend', 'total']) {
+        const args = [command, '--from', from, '--to', to, '--tz', zone, ...(command === 'report' || command === 'items' ? ['--all'] : []), '-o', 'json'];
         const local = await cli([...args, '--data', dir]);
         expect(local.code, local.stderr).toBe(0);
         const api = await cli([...args, '--api', `${url}/v1`], { env: { CONVX_TOKEN: token } });
@@ -330,6 +351,8 @@ describe('the server and API mode', () => {
     ['/v1/conversions?timeZone=Europe/Prag', /"Europe\/Prag" is not a time zone .*did you mean Europe\/Prague/],
     ['/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-01&timeZone=%2B02:00', /"\+02:00" is an offset, not a time zone/],
     ['/v1/campaigns/k1/conversions?dateFrom=2024-03-01&dateTo=2024-03-01&timeZone=Mars/Olympus', /"Mars\/Olympus" is not a time zone/],
+    ['/v1/conversions/timeframes?dateFrom=2024-03-01&dateTo=2024-03-01&timeZone=Europe/Prag', /"Europe\/Prag" is not a time zone/],
+    ['/v1/conversions/total?timeZone=UTC%2B2', /"UTC\+2" is an offset/],
   ])('%s: a 400 problem naming timeZone, in the CLI’s words', async (path, message) => {
     const res = await get(path);
     expect(res.statusCode).toBe(400);
