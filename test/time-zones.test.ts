@@ -197,6 +197,24 @@ describe('the period in a zone, local mode', () => {
     expect(sum(report.conversions)).toBe(8);
   });
 
+  it('--compare previous compares with the previous days of the same zone', async () => {
+    // the previous day (Mar 1 in Prague) starts on Feb 29 in UTC: attributed too
+    const edge = shop({
+      touches: [{ at: '2024-02-20T12:00:00Z' }],
+      orders: [
+        { id: 'edge', at: '2024-02-29T23:30:00Z' },
+        { id: 'now', at: '2024-03-02T10:00:00Z' },
+      ],
+    });
+    const args = ['--data', edge, '--tz', 'Europe/Prague', '-o', 'json'];
+    const compared = await cli(['report', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous']);
+    expect(compared.code, compared.stderr).toBe(0);
+    const [row] = (JSON.parse(compared.stdout) as { conversions: (AggregateRow & { comparison: { dateFrom: string; figures: { conversionsNumber: number } } })[] }).conversions;
+    expect([row!.conversionsNumber, row!.comparison.dateFrom, row!.comparison.figures.conversionsNumber]).toEqual([1, '2024-03-01', 1]);
+    const total = JSON.parse((await cli(['total', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous'])).stdout);
+    expect(total.comparison.figures.conversionsNumber).toBe(1);
+  });
+
   it('an imported file (with its UTC per-day sums) answers a zone from the transactions, as the directory does', async () => {
     const file = `${tempDir('convx-tz-import-')}/shop.duckdb`;
     const imported = await cli(['data', 'import', dir, '--into', file]);
