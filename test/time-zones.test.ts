@@ -116,6 +116,10 @@ const DATA = () =>
     ],
   });
 
+/** A dataset of one click of c1 on k1 and c1's orders, by id. */
+const clickThenOrders = (click: string, orders: Record<string, string>) =>
+  shop({ touches: [{ at: click }], orders: Object.entries(orders).map(([id, at]) => ({ id, at })) });
+
 async function orderIds(dir: string, from: string, to: string, zone?: string): Promise<string[]> {
   const argv = ['items', '--data', dir, '--from', from, '--to', to, '--all', '-o', 'json', ...(zone ? ['--tz', zone] : [])];
   const result = await cli(argv);
@@ -199,13 +203,7 @@ describe('the period in a zone, local mode', () => {
 
   it('--compare previous compares with the previous days of the same zone', async () => {
     // the previous day (Mar 1 in Prague) starts on Feb 29 in UTC: attributed too
-    const edge = shop({
-      touches: [{ at: '2024-02-20T12:00:00Z' }],
-      orders: [
-        { id: 'edge', at: '2024-02-29T23:30:00Z' },
-        { id: 'now', at: '2024-03-02T10:00:00Z' },
-      ],
-    });
+    const edge = clickThenOrders('2024-02-20T12:00:00Z', { edge: '2024-02-29T23:30:00Z', now: '2024-03-02T10:00:00Z' });
     const args = ['--data', edge, '--tz', 'Europe/Prague', '-o', 'json'];
     const compared = await cli(['report', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous']);
     expect(compared.code, compared.stderr).toBe(0);
@@ -241,13 +239,7 @@ describe('the period in a zone, local mode', () => {
 
   it('the attribution window is absolute time, the same in every zone', async () => {
     // a click 30 days and 30 minutes before an order never attributes it, whatever the zone's calendar says
-    const windowed = shop({
-      touches: [{ at: '2024-01-31T23:00:00Z' }],
-      orders: [
-        { id: 'inside', at: '2024-03-01T22:30:00Z' },
-        { id: 'outside', at: '2024-03-01T23:30:00Z' },
-      ],
-    });
+    const windowed = clickThenOrders('2024-01-31T23:00:00Z', { inside: '2024-03-01T22:30:00Z', outside: '2024-03-01T23:30:00Z' });
     expect(await orderIds(windowed, '2024-03-01', '2024-03-02', 'Europe/Prague')).toEqual(['inside']);
     expect(await orderIds(windowed, '2024-03-01', '2024-03-02', 'Pacific/Kiritimati')).toEqual(['inside']);
     expect(await orderIds(windowed, '2024-03-01', '2024-03-02')).toEqual(['inside']);
