@@ -37,6 +37,7 @@ const E2E = [
   'trend-api',
   'compare-api',
   'terminal-safe',
+  'time-zones',
   'validate',
 ].map((name) => `test/${name}.test.ts`);
 

@@ -16,6 +16,8 @@ export interface Profile {
   token?: string;
   plugin?: string;
   format?: string;
+  /** The default time zone of the reporting commands' periods (--tz). */
+  tz?: string;
 }
 
 export interface ConfigFile {
@@ -37,7 +39,7 @@ export function credentialsPath(configFile: string): string {
 }
 
 /** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
-export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format'] as const;
+export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz'] as const;
 /** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
 export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
@@ -122,6 +124,10 @@ export interface ResolvedSettings {
   deliveryApi?: string;
   plugin?: string;
   format?: string;
+  /** The time zone of a reporting command's period when --tz is not given (CONVX_TZ, the profile's tz); the parser checks it. */
+  tz?: string;
+  /** Where tz comes from, as an error names it: CONVX_TZ, or the profile's tz. */
+  tzFrom?: string;
   /** Where the token comes from, resolved lazily (reading stdin or a file). */
   token?: string;
   profile: string;
@@ -181,6 +187,11 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   if (plugin) settings.plugin = plugin;
   const format = pick(flags.format, profile.format);
   if (format) settings.format = format;
+  const tz = pick(env.CONVX_TZ, profile.tz);
+  if (tz) {
+    settings.tz = tz;
+    settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
+  }
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();
   const threads = threadsOf(env.CONVX_THREADS);

@@ -37,11 +37,11 @@ describe('flags typed from their definitions', () => {
 
   it("gives each command's handler exactly its flags: the query parameters' from the table, its own, nothing else", () => {
     expectTypeOf<keyof CommandFlags<'report'>>().toEqualTypeOf<
-      'from' | 'to' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'compare' | 'all' | 'breakdown' | 'output' | 'open'
+      'from' | 'to' | 'tz' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'compare' | 'all' | 'breakdown' | 'output' | 'open'
     >();
     // drill's target fixes the source: no source filters
     expectTypeOf<keyof CommandFlags<'drill'>>().toEqualTypeOf<
-      'from' | 'to' | 'contact' | 'order' | 'country' | 'currency' | 'sort' | 'limit' | 'offset' | 'all'
+      'from' | 'to' | 'tz' | 'contact' | 'order' | 'country' | 'currency' | 'sort' | 'limit' | 'offset' | 'all'
     >();
     expectTypeOf<CommandFlags<'items'>['sourceType']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<CommandFlags<'serve'>['host']>().toEqualTypeOf<string>();

@@ -36,7 +36,7 @@ const VALUE_OF: Record<string, (r: ConversionRecord) => string | null> = {
 };
 
 /** Per kind, a value the parser must refuse (ids and text take any value). */
-const INVALID: Partial<Record<string, string>> = { date: '2024-02-30', count: '0x10', sort: 'nope', codes: 'C1', sourceType: 'sms', choice: 'nope' };
+const INVALID: Partial<Record<string, string>> = { date: '2024-02-30', count: '0x10', sort: 'nope', codes: 'C1', sourceType: 'sms', choice: 'nope', zone: 'Europe/Prag' };
 
 const SCHEMAS = { report: REPORT_QUERY, items: ITEMS_QUERY } as const;
 
@@ -183,10 +183,10 @@ describe('the report filters, one table', () => {
 
   it('a parsed query written back as parameters parses to the same query (API mode sends what the server parses)', () => {
     const today = new Date('2024-05-01T00:00:00Z');
-    const report = parseReportQuery({ ...PERIOD, country: 'cz,SK', currency: 'eur', q: 'sale', sort: '-name,conversionsNumber', limit: '7', offset: '3', compareTo: 'year' }, today);
+    const report = parseReportQuery({ ...PERIOD, timeZone: 'europe/prague', country: 'cz,SK', currency: 'eur', q: 'sale', sort: '-name,conversionsNumber', limit: '7', offset: '3', compareTo: 'year' }, today);
     expect(parseReportQuery(formatQuery('report', report), today)).toEqual(report);
     for (const p of parameters('report')) expect(Object.keys(report), p.name).toContain(p.name);
-    const items = parseItemsQuery({ ...PERIOD, sourceId: 'k-1', sourceType: 'campaign', smartflowId: 's', deliveryId: 'd', contactId: 'c', orderId: 'o', country: 'cz', currency: 'EUR,czk', sort: 'datetime', limit: '9', offset: '1' });
+    const items = parseItemsQuery({ ...PERIOD, timeZone: 'Asia/Kathmandu', sourceId: 'k-1', sourceType: 'campaign', smartflowId: 's', deliveryId: 'd', contactId: 'c', orderId: 'o', country: 'cz', currency: 'EUR,czk', sort: 'datetime', limit: '9', offset: '1' });
     expect(parseItemsQuery(formatQuery('items', items))).toEqual(items);
     for (const p of parameters('items')) if (!field(p, 'pathOnly')) expect(Object.keys(items), p.name).toContain(p.name);
   });

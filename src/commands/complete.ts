@@ -37,9 +37,13 @@ const DYNAMIC_VALUES: Record<string, ValueKind> = {
   '--profile': 'profiles',
 };
 
-/** Flags with a fixed set of values: a source type parameter's, and two commands' own. */
+/** The zones a zone parameter takes, as Intl names them (model/period.ts). */
+const zoneNames = () => [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])];
+
+/** Flags with a fixed set of values: a source type parameter's, a time zone's, and two commands' own. */
 const FIXED_VALUES: Record<string, readonly string[]> = {
   ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'sourceType' ? [[longFlag(field(p, 'flag')), SOURCE_TYPES]] : []))),
+  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'zone' ? [[longFlag(field(p, 'flag')), zoneNames()]] : []))),
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
 };

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, redactUrl, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
+import { canonicalZone, zoneProblem } from '../model/period.js';
 import { FORMATS } from '../output/format.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
@@ -54,6 +55,12 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       return value;
     case 'plugin':
       return value;
+    case 'tz': {
+      // Stored in its canonical spelling; refused with the parser's words when it is no zone.
+      const problem = zoneProblem(value);
+      if (problem !== undefined) throw new UsageError(`config set tz: ${problem}`);
+      return canonicalZone(value)!;
+    }
   }
 }
 
@@ -212,7 +219,7 @@ function explicitJson(ctx: Context): boolean {
 }
 
 function example(key: ConfigKey): string {
-  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', defaultProfile: 'default' }[key];
+  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', defaultProfile: 'default' }[key];
 }
 
 /** Reads the file again (another convx may have written it) and writes it whole with the change. */

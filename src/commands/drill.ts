@@ -4,6 +4,8 @@ import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
+import { closest } from '../model/closest.js';
+import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { defineHandler } from './registry.js';
@@ -79,32 +81,6 @@ export function drillTarget(target: string): DrillTarget {
   return { source: { sourceId: target }, query: {} };
 }
 
-/** Levenshtein distance, for suggesting the closest known ids. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The known ids closest to an unknown one (at most three, the nearest first). */
-export function closest(id: string, known: string[]): string[] {
-  const lower = id.toLowerCase();
-  return [...new Set(known)]
-    .map((k) => ({ k, d: k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()) ? 0.5 : distance(lower, k.toLowerCase()) }))
-    .filter(({ d }) => d <= Math.max(2, Math.ceil(id.length / 2)))
-    .sort((x, y) => x.d - y.d || x.k.localeCompare(y.k))
-    .slice(0, 3)
-    .map(({ k }) => k);
-}
-
 /** The filters drill takes as flags (its target fixes the source), in the order an empty result names them. */
 const DRILL_FILTERS = filterNames('items').filter((name) => {
   const p = QUERY_PARAMETERS.find((q) => q.name === name)!;
@@ -166,9 +142,13 @@ export default defineHandler<CommandFlags<'drill'>>({
     const { source: target, query } = drillTarget(args[0] ?? '');
     // The period of the detailUrl, each bound overridden by its flag; without any, the period of a
     // default report: the 30 days ending today.
-    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now());
+    // A detailUrl names its zone (none: a UTC row's), which only --tz overrides; the profile's zone is for a bare source id.
+    const settings: { tz?: string; tzFrom?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
+    // A default period ends today in the zone (a zone the parser refuses below: UTC's today meanwhile).
+    const zone = canonicalZone(flags.tz ?? query.timeZone ?? settings.tz ?? UTC) ?? UTC;
+    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
     // The flags are checked first; on the opened backend, the target must be known before it is listed.
-    await listItems(ctx, { ...query, ...queryParams('items', flags), ...target, dateFrom, dateTo }, flags.all ?? false, {
+    await listItems(ctx, { ...query, ...queryParams('items', flags, settings), ...target, dateFrom, dateTo }, flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
       given: { from: flags.from, to: flags.to },

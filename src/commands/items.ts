@@ -4,7 +4,7 @@ import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
 import { filterNames } from '../model/parameters.js';
 import type { CommandFlags } from './options.js';
-import { filtersOf, ITEM_KIND, parseFlags, printListing, queryParams, type ResultRequest, withBackend } from './shared.js';
+import { filtersOf, ITEM_KIND, parseFlags, periodText, printListing, queryParams, type ResultRequest, withBackend } from './shared.js';
 
 
 /**
@@ -24,7 +24,7 @@ export interface ItemsInvocation {
 export async function listItems(ctx: Context, raw: RawParams, all: boolean, invocation: ItemsInvocation = {}): Promise<void> {
   const query = parseFlags(() => parseItemsQuery(raw, { campaignId: true }));
   ctx.output.check(ITEM_KIND);
-  const period = `${query.dateFrom}..${query.dateTo}`;
+  const period = periodText(query);
   const request: ResultRequest = {
     command: invocation.command ?? 'items',
     period: query,
@@ -51,6 +51,6 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
 
 export default defineHandler<CommandFlags<'items'>>({
   async run(ctx, _args, flags) {
-    await listItems(ctx, queryParams('items', flags), flags.all ?? false);
+    await listItems(ctx, queryParams('items', flags, ctx.settings), flags.all ?? false);
   },
 });

@@ -26,7 +26,7 @@ import {
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseReportQuery(queryParams('report', flags), ctx.io.now()));
+    const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
     const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
     checkPageFlags(ctx, flags);

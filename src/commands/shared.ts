@@ -17,6 +17,7 @@ import {
 import { otherPeriod } from '../model/compare.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, parameters, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
+import { zoneProblem } from '../model/period.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -52,8 +53,9 @@ export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo:
 }
 
 /** The period and, with --compare, the one it is compared with, as a summary on stderr names them. */
-export function periodText(query: { dateFrom: string; dateTo: string; compareTo?: CompareTo }): string {
-  const period = `${query.dateFrom}..${query.dateTo}`;
+export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }): string {
+  // its zone where it is not UTC: `2024-03-01..2024-03-31 Europe/Prague`
+  const period = `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
   if (query.compareTo === undefined) return period;
   const other = otherPeriod(query, query.compareTo);
   return `${period} compared with ${other.dateFrom}..${other.dateTo} (${query.compareTo === 'year' ? 'a year before' : 'the previous period'})`;
@@ -69,9 +71,14 @@ export const FLAG_FOR_PARAMETER: Record<string, string> = Object.fromEntries(
 
 /**
  * The raw parameters of an operation from a command's parsed flags: each parameter with a
- * flag (model/parameters.ts) under its interface name, its value as typed.
+ * flag (model/parameters.ts) under its interface name, its value as typed. settings: the
+ * defaults of the environment and profile (the time zone, CONVX_TZ or tz) where no flag is given.
  */
-export function queryParams(operation: Operation, flags: { readonly [flag: string]: string | boolean | undefined }): RawParams {
+export function queryParams(
+  operation: Operation,
+  flags: { readonly [flag: string]: string | boolean | undefined },
+  settings: { readonly tz?: string; readonly tzFrom?: string } = {},
+): RawParams {
   const raw: RawParams = {};
   for (const p of parameters(operation)) {
     const flag = field(p, 'flag');
@@ -79,8 +86,16 @@ export function queryParams(operation: Operation, flags: { readonly [flag: strin
     if (typeof value === 'string') raw[p.name] = value;
     // a switch (--per-source) is a flag without a value
     else if (value === true && p.kind === 'switch') raw[p.name] = 'true';
+    else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = defaultZone(settings.tz, settings.tzFrom);
   }
   return raw;
+}
+
+/** The zone of the environment or profile, refused in the parser's words naming where it came from. */
+function defaultZone(zone: string, from = 'the default time zone'): string {
+  const problem = zoneProblem(zone);
+  if (problem !== undefined) throw new UsageError(`${from}: ${problem}`, [], 'set it to an IANA name, or give --tz');
+  return zone;
 }
 
 /** Runs a parse* of model/query.ts, restating its problems with the CLI's flag names (and wording, where a problem names another parameter). */
@@ -309,7 +324,8 @@ export function filtersOf(query: object, parameters: readonly string[]): FilterF
 export interface ResultRequest {
   /** The command and its positional arguments as the user would type them: "report", "drill k-1". */
   command: string;
-  period: { dateFrom: string; dateTo: string };
+  /** The period asked, with its zone (absent: UTC). */
+  period: { dateFrom: string; dateTo: string; timeZone?: string };
   /** --from and --to as given; undefined where the default applied. */
   given: { from?: string | undefined; to?: string | undefined };
   filters: FilterFlag[];
@@ -340,13 +356,13 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const span = `the ${DEFAULT_REPORT_DAYS} days`;
   const how =
     given.from === undefined && given.to === undefined
-      ? ` (no --from/--to: ${span} ending today, UTC)`
+      ? ` (no --from/--to: ${span} ending today, ${period.timeZone ?? 'UTC'})`
       : given.from === undefined
         ? ` (no --from: ${span} ending --to)`
         : given.to === undefined
           ? ` (no --to: ${span} from --from)`
           : '';
-  const lines = [`No ${noun} in ${period.dateFrom}..${period.dateTo}${how}.`];
+  const lines = [`No ${noun} in ${periodText(period)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
   if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);
@@ -385,6 +401,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
       }
       if (withFilters) for (const f of filters) words.push(f.flag!, shellWord(f.value));
       words.push('--from', p.dateFrom, '--to', p.dateTo);
+      if (period.timeZone !== undefined) words.push('--tz', period.timeZone);
       return words.join(' ');
     };
     const expressible = filters.every((f) => f.flag !== undefined);

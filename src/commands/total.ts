@@ -12,7 +12,7 @@ const TOTAL_BREAKDOWN_KIND = { ...breakdownKind(TOTAL_KIND, BREAKDOWN_COLUMNS, T
 
 export default defineHandler<CommandFlags<'total'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseTotalQuery(queryParams('total', flags), ctx.io.now()));
+    const query = parseFlags(() => parseTotalQuery(queryParams('total', flags, ctx.settings), ctx.io.now()));
     const plain = flags.breakdown ? TOTAL_BREAKDOWN_KIND : TOTAL_KIND;
     const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
     ctx.output.check(kind);

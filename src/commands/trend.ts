@@ -47,7 +47,7 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags), ctx.io.now()));
+    const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags, ctx.settings), ctx.io.now()));
     const plain = trendKind(query.perSource === true, flags.breakdown === true);
     const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
     checkPageFlags(ctx, flags);

@@ -19,6 +19,7 @@ import {
 } from '../model/types.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
+import { utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
@@ -68,10 +69,10 @@ export class LocalBackend implements Backend {
     return this.scope.relation('conv');
   }
 
-  /** The tables a query reads, attributed for (at least) the query's period. */
-  private async tables(period: Period): Promise<QueryTables> {
+  /** The tables a query reads, attributed for (at least) the query's period: the UTC days that hold its zone's days. */
+  private async tables(period: ZonedPeriod): Promise<QueryTables> {
     const conv = this.conv();
-    await this.scope.attribute({ dateFrom: period.dateFrom, dateTo: period.dateTo });
+    await this.scope.attribute(utcDays(period));
     return {
       conv,
       sourceInfo: this.scope.relation('source_info'),
@@ -81,9 +82,10 @@ export class LocalBackend implements Backend {
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (docs/reporting.md, Money). */
-  private async assertRates({ from, where }: Filter, period: Period): Promise<void> {
+  private async assertRates({ from, where }: Filter, zoned: ZonedPeriod): Promise<void> {
     // Where the scope knows the days without a rate (usually none), a period without one needs no look.
     const unpriced = this.scope.unpricedDays;
+    const period = utcDays(zoned);
     if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
     const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
       sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
@@ -178,7 +180,7 @@ export class LocalBackend implements Backend {
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
     if (query.compareTo === undefined) return { selection: reportSelect(await this.tables(query), query), map: toAggregate };
     const other = otherPeriod(query, query.compareTo);
-    const tables = await this.tables({ dateFrom: other.dateFrom, dateTo: query.dateTo });
+    const tables = await this.tables({ dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone });
     const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
     await this.assertRates(otherFilter, other);
     const map = (row: Row): ComparedAggregateRow => {
@@ -193,7 +195,7 @@ export class LocalBackend implements Backend {
   async trend(query: TrendQuery): Promise<TimeframesResponse> {
     const timeZone = zoneOf(query);
     const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
-    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo } : query);
+    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
     const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
       const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
       await this.assertRates(filter, q);
@@ -209,7 +211,7 @@ export class LocalBackend implements Backend {
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
   async total(query: TotalQuery): Promise<TotalResponse> {
     const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
-    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo } : query);
+    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
     const figuresOf = async (q: TotalQuery) => {
       const { filter, select } = totalSelect(tables, q);
       await this.assertRates(filter, q);
@@ -273,8 +275,16 @@ export class LocalBackend implements Backend {
   }
 }
 
+/** A period of a query: its days, of its zone (absent: UTC). */
+type ZonedPeriod = Period & { timeZone?: string };
+
+/** The UTC days that hold a period's days: the days of a UTC period, one more on a side where the zone's days reach into another UTC day. */
+function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period {
+  return timeZone === undefined ? { dateFrom, dateTo } : utcDaysOf(dateFrom, dateTo, timeZone);
+}
+
 /** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
-type Reading<T> = [selection: Selection, query: PageRequest & Period, tieBreak: readonly Sql[], map: (row: Row) => T];
+type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly Sql[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);

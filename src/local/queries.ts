@@ -4,6 +4,7 @@
  * SELECT and, apart, the filter that picks its transactions (for the rate check).
  */
 import { field, parameters, type Operation } from '../model/parameters.js';
+import { periodInstants, timestampText } from '../model/period.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { SortKey } from '../model/types.js';
 import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
@@ -44,8 +45,14 @@ export interface Selection {
 export const REPORT_TIE_BREAK: readonly Sql[] = [sql`source_type`, sql`"id"`];
 export const ITEMS_TIE_BREAK: readonly Sql[] = [sql`row_id`];
 
-export function periodFilter(period: { dateFrom: string; dateTo: string }): Sql {
-  return sql`day BETWEEN CAST(${period.dateFrom} AS DATE) AND CAST(${period.dateTo} AS DATE)`;
+/**
+ * The period's condition on conv: its UTC days (`day`), or, in another zone, the instants from
+ * the zone's start of dateFrom to its end of dateTo (model/period.ts), [start, end).
+ */
+export function periodFilter(period: { dateFrom: string; dateTo: string; timeZone?: string }): Sql {
+  if (period.timeZone === undefined) return sql`day BETWEEN CAST(${period.dateFrom} AS DATE) AND CAST(${period.dateTo} AS DATE)`;
+  const { start, end } = periodInstants(period.dateFrom, period.dateTo, period.timeZone);
+  return sql`datetime >= CAST(${timestampText(start)} AS TIMESTAMP) AND datetime < CAST(${timestampText(end)} AS TIMESTAMP)`;
 }
 
 /**
@@ -66,6 +73,8 @@ function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifie
   const pairs: [string, string][] = [
     ['dateFrom', query.dateFrom],
     ['dateTo', query.dateTo],
+    // the zone of the period's days, where it is not UTC (a UTC detailUrl stays as it was)
+    ...(query.timeZone !== undefined ? [['timeZone', query.timeZone] as [string, string]] : []),
   ];
   for (const p of DETAIL_FILTERS) {
     const value = values[p.name];
@@ -244,8 +253,9 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const period = periodFilter(query);
   const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
-  // The per-day sums answer the period alone: any filter of the transactions reads them.
-  const daily = where.length || byOrder ? undefined : tables.daily;
+  // The per-day sums answer the period alone, in UTC days: any filter of the transactions, or
+  // another zone's days, reads the transactions.
+  const daily = where.length || byOrder || query.timeZone !== undefined ? undefined : tables.daily;
   const sums = daily
     ? sumsFromDays(daily, filter.where, query)
     : sumsFromTransactions(sql`SELECT * FROM ${filter.from} WHERE ${filter.where}`, sql`source_type, source_id`);

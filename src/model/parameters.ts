@@ -50,7 +50,9 @@ export type ParameterKind =
   /** one of a fixed list of words (choices), a default when absent */
   | 'choice'
   /** on or off: true or false (a flag without a value) */
-  | 'switch';
+  | 'switch'
+  /** an IANA time zone name, any case, held in its canonical spelling; UTC is held as absent */
+  | 'zone';
 
 export interface QueryParameter {
   /** The interface's name: the query parameter and the key of the parsed query. */
@@ -131,6 +133,15 @@ function codeList<const Name extends string, const Flag extends string>(
 export const QUERY_PARAMETERS = [
   periodBound('dateFrom', '--from <date>', 'first', '29 days before dateTo'),
   periodBound('dateTo', '--to <date>', 'last', 'today'),
+  {
+    name: 'timeZone',
+    kind: 'zone',
+    in: ['report', 'items', 'trend', 'total'],
+    flag: '--tz <zone>',
+    help: 'the period\'s days are of this time zone, an IANA name (Europe/Prague); default UTC',
+    description:
+      "the IANA time zone whose days dateFrom and dateTo name (default UTC): the period runs from dateFrom 00:00 to the end of dateTo in this zone (a DST day has 23 or 25 hours), and a series' buckets are its hours, days, weeks and months; record timestamps stay UTC, exchange rates are those of a conversion's UTC day",
+  },
   { name: 'sourceId', kind: 'id', in: ['items', 'trend'], source: true, inAlias: true, flag: '--source <id>', help: 'only this source id', description: 'only this source', column: 'source_id' },
   {
     name: 'sourceType',
@@ -248,7 +259,7 @@ export type Parameter = (typeof QUERY_PARAMETERS)[number];
 export type ParameterOf<Op extends Operation> = Parameter extends infer P ? (P extends { in: readonly (infer O)[] } ? (Op extends O ? P : never) : never) : never;
 
 /** The value a parsed query holds for a parameter of this kind. */
-type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text'
+type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text' | 'zone'
   ? string
   : P['kind'] extends 'sourceType'
     ? SourceType

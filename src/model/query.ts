@@ -6,6 +6,7 @@
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
 import { field, MAX_BUCKETS, parameters, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
 
@@ -194,6 +195,17 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
       }
       return value;
     }
+    case 'zone': {
+      // Absent or UTC: the days are UTC days, as without the parameter (nothing carries it on).
+      if (text === undefined) return undefined;
+      const problem = zoneProblem(text);
+      if (problem !== undefined) {
+        problems.add(name, problem);
+        return undefined;
+      }
+      const zone = canonicalZone(text)!;
+      return zone === UTC ? undefined : zone;
+    }
     case 'id':
     case 'text':
       return nonEmpty(text);
@@ -266,7 +278,7 @@ export function parseItemsQuery(raw: RequestParams, options: Accepting = {}): It
 }
 
 /**
- * The default period of /conversions: the 30 days ending today; a lone bound
+ * The default period of /conversions: the 30 days ending today (the date in the period's zone); a lone bound
  * anchors the 30 days on its side. Bounds that are not valid dates are left
  * as they are for the parser to reject.
  */
@@ -274,10 +286,12 @@ export function defaultPeriod(
   dateFrom: string | undefined,
   dateTo: string | undefined,
   today: Date,
+  timeZone: string = UTC,
 ): { dateFrom: string | undefined; dateTo: string | undefined } {
   const span = DEFAULT_REPORT_DAYS - 1;
   if (dateFrom === undefined && dateTo === undefined) {
-    const to = formatDate(today);
+    // today: the date in the period's zone
+    const to = zoneDate(today, timeZone);
     return { dateFrom: addDays(to, -span), dateTo: to };
   }
   // A default end never leaves the four-digit years: the period is cut at the calendar's edge.
@@ -296,7 +310,7 @@ function parsePeriodQuery(raw: RequestParams, today: Date, operation: Operation,
   const problems = new Problems();
   const query = parseOperation(problems, raw, operation, accepted);
   problems.throwIfAny();
-  const { dateFrom, dateTo } = defaultPeriod(query.dateFrom as string | undefined, query.dateTo as string | undefined, today);
+  const { dateFrom, dateTo } = defaultPeriod(query.dateFrom as string | undefined, query.dateTo as string | undefined, today, query.timeZone as string | undefined);
   checkPeriod(problems, dateFrom, dateTo);
   problems.throwIfAny();
   return { ...query, dateFrom: dateFrom!, dateTo: dateTo! };

@@ -16,7 +16,7 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
   const description = describe(p, operation);
   switch (p.kind) {
     case 'date':
-      return { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD, UTC, inclusive)` };
+      return { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: `${description} (YYYY-MM-DD, inclusive, a day of timeZone: UTC by default)` };
     case 'count': {
       const { min, max } = field(p, 'count')!;
       return { type: 'integer', minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }), description };
@@ -27,6 +27,8 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
     }
     case 'sourceType':
       return { type: 'string', enum: [...SOURCE_TYPES], description };
+    case 'zone':
+      return { type: 'string', default: 'UTC', description };
     case 'codes':
     case 'id':
     case 'text':
