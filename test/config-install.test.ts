@@ -251,7 +251,9 @@ describe('shell completion (item 15)', () => {
     expect(await complete(['config', 'set', 'fo'])).toEqual(['format']);
     expect(await complete(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
-    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
+    // report and trend print a page too; the other commands do not
+    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html']);
+    expect(await complete(['items', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit']);
     expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);
     expect(await complete(['report', '--bre'])).toEqual(['--breakdown']);
