@@ -13,9 +13,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
     summary: 'conversions per attributing source (GET /conversions)',
     options: OPTIONS.report,
     examples: [
-      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --wide',
-      'convx report --country cz --country sk --currency EUR -q spring --sort -refundsAmountWTax,name',
-      'convx report --breakdown --all -o csv > sources.csv',
+      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --compare previous --tz Europe/Prague',
+      'convx report --country cz,sk --currency EUR -q spring --breakdown --all -o csv > sources.csv',
       'convx report -o html --output report.html --open   # a page to share: every row, a chart',
     ],
     load: async () => (await import('./report.js')).default,
