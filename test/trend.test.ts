@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { importDataset } from '../src/local/import-writer.js';
+import { periodInstants } from '../src/model/period.js';
 import { bucketCount, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
 import { cli, onTerminal, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
@@ -289,9 +290,12 @@ const orderArb = fc.record({
   refundAfterMinutes: fc.option(fc.integer({ min: 1, max: 60 * 24 * 20 }), { freq: 3 }),
 });
 
-const BASE = Date.UTC(2024, 0, 20);
-const iso = (minute: number) => new Date(BASE + minute * 60_000).toISOString();
-const day = (n: number) => iso(n * 24 * 60).slice(0, 10);
+/** Where the generated orders start: before a year end, or before the DST changes of March (US, then EU). */
+const BASES = [Date.UTC(2023, 11, 10), Date.UTC(2024, 1, 20)];
+/** Zones with DST (an hour, Lord Howe's half hour), one without and 45 minutes off the hour, and UTC. */
+const ZONES = ['UTC', 'Europe/Prague', 'America/New_York', 'Asia/Kathmandu', 'Australia/Lord_Howe'];
+const iso = (base: number, minute: number) => new Date(base + minute * 60_000).toISOString();
+const day = (base: number, n: number) => iso(base, n * 24 * 60).slice(0, 10);
 
 /** Exact sums: amounts in units of 0.0001 as BigInt (the doubles are the nearest of exact decimals). */
 const units = (x: number) => BigInt(Math.round(x * 10_000));
@@ -312,7 +316,7 @@ function sums(rows: readonly (PeriodFigures | AggregateRow | TrendBucket)[]): Re
 }
 
 describe('property: a series adds up to the report and the total, exactly', () => {
-  it('for random data, periods, intervals and filters', async () => {
+  it('for random data, periods, intervals, filters and time zones (DST changes and a year end among them)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(orderArb, { minLength: 1, maxLength: 14 }),
@@ -320,32 +324,44 @@ describe('property: a series adds up to the report and the total, exactly', () =
         fc.integer({ min: 0, max: 40 }),
         fc.constantFrom('hour', 'day', 'week', 'month'),
         fc.record({ country: fc.option(fc.constantFrom('cz', 'SK')), currency: fc.option(fc.constant('CZK')), q: fc.option(fc.constantFrom('K1', 's')), perSource: fc.boolean() }),
-        async (orders, start, length, interval, filters) => {
+        fc.constantFrom(...BASES),
+        fc.constantFrom(...ZONES),
+        async (orders, start, length, interval, filters, base, zone) => {
           const rows = orders.flatMap((o, i) => {
             const [type, source] = SOURCES[o.source]!;
             // amounts as the file writes them: units of 0.0001, exact
             const amount = (units: number) => (units / 10_000).toFixed(4);
-            const order = { id: `o${i}`, contact: o.contact, at: iso(o.minute), currency: o.currency, net: amount(o.cents * 100), gross: amount(o.cents * 121), country: o.country, source, type };
-            const refund = o.refundAfterMinutes === null ? [] : [{ ...order, at: iso(o.minute + o.refundAfterMinutes), net: amount(-o.cents * 50), gross: amount(-o.cents * 100), refund: true }];
+            const order = { id: `o${i}`, contact: o.contact, at: iso(base, o.minute), currency: o.currency, net: amount(o.cents * 100), gross: amount(o.cents * 121), country: o.country, source, type };
+            const refund = o.refundAfterMinutes === null ? [] : [{ ...order, at: iso(base, o.minute + o.refundAfterMinutes), net: amount(-o.cents * 50), gross: amount(-o.cents * 100), refund: true }];
             return [order, ...refund];
           });
           const dir = dataOf(rows);
           const days = interval === 'hour' ? Math.min(length, 5) : length;
-          const raw: RawParams = { dateFrom: day(start), dateTo: day(start + days) };
+          const raw: RawParams = { dateFrom: day(base, start), dateTo: day(base, start + days), ...(zone === 'UTC' ? {} : { timeZone: zone }) };
           if (filters.country !== null) raw.country = filters.country;
           if (filters.currency !== null) raw.currency = filters.currency;
           if (filters.q !== null) raw.q = filters.q;
           await withBackend(dir, async (b: LocalBackend) => {
             const trend = await b.trend(trendQuery({ ...raw, interval, ...(filters.perSource ? { perSource: 'true', top: '2' } : {}) }));
             const total = await b.total(totalQuery(raw));
-            const report = await b.report({ ...reportQuery(raw.dateFrom!, raw.dateTo!), ...(raw.country ? { country: [raw.country.toUpperCase()] } : {}), ...(raw.currency ? { currency: [raw.currency] } : {}), ...(raw.q ? { q: raw.q } : {}) });
-            expect(trend.buckets.length).toBe(bucketCount(interval, raw.dateFrom!, raw.dateTo!) * new Set(trend.buckets.map((x) => x.series)).size);
+            const report = await b.report({ ...reportQuery(raw.dateFrom!, raw.dateTo!), ...(raw.timeZone ? { timeZone: raw.timeZone } : {}), ...(raw.country ? { country: [raw.country.toUpperCase()] } : {}), ...(raw.currency ? { currency: [raw.currency] } : {}), ...(raw.q ? { q: raw.q } : {}) });
+            // Hours: a DST day has 23 or 25 of them, so only the other intervals' count is fixed.
+            if (interval !== 'hour') expect(trend.buckets.length).toBe(bucketCount(interval, raw.dateFrom!, raw.dateTo!) * new Set(trend.buckets.map((x) => x.series)).size);
+            // The buckets tile the period's instants in the zone, end to end.
+            // (A per-source series of a period without conversions has no series, so no rows.)
+            const { start: from, end: to } = periodInstants(raw.dateFrom!, raw.dateTo!, zone);
+            const ends = [...new Set(trend.buckets.map((x) => `${x.start} ${x.end}`))].map((x) => x.split(' '));
+            if (ends.length) {
+              expect(ends[0]![0]).toBe(from.toISOString());
+              expect(ends.at(-1)![1]).toBe(to.toISOString());
+              ends.slice(1).forEach(([start], i) => expect(start).toBe(ends[i]![1]));
+            }
             expect(sums(trend.buckets)).toEqual(sums([total.total]));
             expect(sums(report.rows)).toEqual(sums([total.total]));
           });
         },
       ),
-      { seed: 20241126, numRuns: 25, endOnFailure: true },
+      { seed: 20241126, numRuns: 30, endOnFailure: true },
     );
   });
 });

@@ -57,20 +57,17 @@ const PERIOD_FIGURES = {
 };
 
 /** The figures a comparison sets beside each other (the numbers of PERIOD_FIGURES, in its order). */
-export const COMPARED_FIGURES = [
-  'conversionsAmountWoTax',
-  'conversionsAmountWTax',
-  'conversionsNumber',
-  'uniqueContacts',
-  'averageConversion',
-  'averageUniqueConversion',
-  'refundsAmountWoTax',
-  'refundsAmountWTax',
-  'refundsNumber',
-  'grossConversionsAmountWoTax',
-  'grossConversionsAmountWTax',
-  'grossConversionsNumber',
-] as const;
+const COMPARED = {
+  ...CONVERSION_FIGURES,
+  uniqueContacts: int,
+  averageConversion: num,
+  averageUniqueConversion: num,
+  ...REFUND_AND_GROSS_FIGURES,
+};
+export const COMPARED_FIGURES = Object.keys(COMPARED) as (keyof typeof COMPARED)[];
+
+/** A Change per compared figure. */
+const CHANGES = Object.fromEntries(COMPARED_FIGURES.map((f) => [f, ref('Change')])) as { [K in keyof typeof COMPARED]: ReturnType<typeof ref<'Change'>> };
 
 const nullable = <S>(schema: S) => ({ oneOf: [schema, { type: 'null' as const }] }) as const;
 
@@ -141,36 +138,10 @@ export const COMPONENT_SCHEMAS = {
     ...PERIOD_FIGURES,
   }),
   /** The other period's side of a row, a bucket or a total (--compare, compareTo). */
-  ComparedFigures: object({
-    conversionsAmountWoTax: num,
-    conversionsAmountWTax: num,
-    conversionsNumber: int,
-    uniqueContacts: int,
-    averageConversion: num,
-    averageUniqueConversion: num,
-    refundsAmountWoTax: num,
-    refundsAmountWTax: num,
-    refundsNumber: int,
-    grossConversionsAmountWoTax: num,
-    grossConversionsAmountWTax: num,
-    grossConversionsNumber: int,
-  }),
+  ComparedFigures: object(COMPARED),
   /** A figure's change from the other period to this one: this minus that (exact), and that ratio to the other side (null when the other side is 0). */
   Change: object({ absolute: num, relative: { type: ['number', 'null'] } as const }),
-  Changes: object({
-    conversionsAmountWoTax: ref('Change'),
-    conversionsAmountWTax: ref('Change'),
-    conversionsNumber: ref('Change'),
-    uniqueContacts: ref('Change'),
-    averageConversion: ref('Change'),
-    averageUniqueConversion: ref('Change'),
-    refundsAmountWoTax: ref('Change'),
-    refundsAmountWTax: ref('Change'),
-    refundsNumber: ref('Change'),
-    grossConversionsAmountWoTax: ref('Change'),
-    grossConversionsAmountWTax: ref('Change'),
-    grossConversionsNumber: ref('Change'),
-  }),
+  Changes: object(CHANGES),
   /**
    * The comparison of a row, bucket or total: the other period (previous of equal length, or the
    * same dates a year before), the bucket it lines up with (a series; null elsewhere), its figures
