@@ -45,15 +45,22 @@ function tableExpression(dir, name) {
   throw new Error(`${dir}: no ${name}.parquet, ${name}.csv or folder ${name}/`);
 }
 
+/** A case's SQL with the files it includes put in: transactions.sql (or imported.sql for a .duckdb file) and sums.sql per key. */
+function caseText(kind, transactions) {
+  return sqlFile(kind)
+    .replace('{{transactions}}', sqlFile(transactions))
+    .replace(/\{\{sums:([^}]+)\}\}/g, (_, key) => sqlFile('sums').replaceAll('{{key}}', key).trimEnd());
+}
+
 /** The statements of a case: its SQL file with transactions.sql and the tables put in. */
 export function statements(kind, { data, from, to }) {
   const dir = resolve(data);
   // An imported .duckdb file (convx data import): its attributed transactions, attached read-only.
   if (dir.endsWith('.duckdb')) {
-    const text = sqlFile(kind).replace('{{transactions}}', sqlFile('imported')).replace(/\{\{(from|to)\}\}/g, (_, key) => (key === 'from' ? from : to));
+    const text = caseText(kind, 'imported').replace(/\{\{(from|to)\}\}/g, (_, key) => (key === 'from' ? from : to));
     return [`ATTACH ${literal(dir)} AS imported (READ_ONLY)`, ...split(text)];
   }
-  let text = sqlFile(kind).replace('{{transactions}}', sqlFile('transactions'));
+  let text = caseText(kind, 'transactions');
   text = text.replace(/\{\{(\w+)\}\}/g, (_, key) => {
     if (key === 'from') return from;
     if (key === 'to') return to;

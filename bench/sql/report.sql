@@ -7,38 +7,8 @@ CREATE OR REPLACE TEMP MACRO average(amount, n) AS
        ELSE CAST(sign(amount) * ((2 * abs(CAST(amount * 100 AS HUGEINT)) + n) // (2 * n)) AS DOUBLE) / 100 END;
 
 {{transactions}}
-per_currency AS (
-  SELECT source_type, source_id, currency,
-         count(*) FILTER (WHERE NOT is_refund) AS n,
-         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
-         coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
-         count(*) FILTER (WHERE is_refund) AS rn,
-         coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
-         coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
-         coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
-         coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
-         coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
-         coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
-  FROM priced GROUP BY ALL),
-per_source AS (
-  SELECT source_type, source_id,
-         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
-         list(struct_pack(
-           currency := currency,
-           conversionsAmountWoTax := CAST(wo AS DOUBLE), conversionsAmountWTax := CAST(w AS DOUBLE),
-           conversionsNumber := CAST(n AS INTEGER), averageConversion := average(w, n),
-           refundsAmountWoTax := CAST(rwo AS DOUBLE), refundsAmountWTax := CAST(rw AS DOUBLE), refundsNumber := CAST(rn AS INTEGER),
-           grossConversionsAmountWoTax := CAST(wo + rwo AS DOUBLE), grossConversionsAmountWTax := CAST(w + rw AS DOUBLE),
-           grossConversionsNumber := CAST(n + rn AS INTEGER),
-           conversionAmountWoTaxReference := CAST(ref_wo AS DOUBLE), conversionAmountWTaxReference := CAST(ref_w AS DOUBLE)
-         ) ORDER BY currency) AS breakdown
-  FROM per_currency GROUP BY ALL),
-contacts_and_times AS (
-  SELECT source_type, source_id,
-         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
-         min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
-         max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-  FROM priced GROUP BY ALL)
+{{sums:source_type, source_id}}
+
 SELECT i.source_id AS "id", i.name AS "name",
        struct_pack(type := i.source_type, id := i.source_id, name := i.name, campaignId := i.campaign_id,
                    smartflowId := i.smartflow_id, smartflowName := i.smartflow_name,
@@ -60,7 +30,7 @@ SELECT i.source_id AS "id", i.name AS "name",
        CAST(g.wo + g.rwo AS DOUBLE) AS "grossConversionsAmountWoTax", CAST(g.w + g.rw AS DOUBLE) AS "grossConversionsAmountWTax",
        CAST(g.n + g.rn AS INTEGER) AS "grossConversionsNumber",
        g.breakdown AS "breakdown"
-FROM per_source g
+FROM per_group g
 JOIN contacts_and_times c USING (source_type, source_id)
 JOIN info i USING (source_type, source_id)
 ORDER BY g.w DESC, i.name, i.source_type, i.source_id

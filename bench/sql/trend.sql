@@ -8,38 +8,7 @@ CREATE OR REPLACE TEMP MACRO average(amount, n) AS
        ELSE CAST(sign(amount) * ((2 * abs(CAST(amount * 100 AS HUGEINT)) + n) // (2 * n)) AS DOUBLE) / 100 END;
 
 {{transactions}}
-per_currency AS (
-  SELECT day, currency,
-         count(*) FILTER (WHERE NOT is_refund) AS n,
-         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,
-         coalesce(sum(amount_w_tax) FILTER (WHERE NOT is_refund), 0) AS w,
-         count(*) FILTER (WHERE is_refund) AS rn,
-         coalesce(sum(amount_wo_tax) FILTER (WHERE is_refund), 0) AS rwo,
-         coalesce(sum(amount_w_tax) FILTER (WHERE is_refund), 0) AS rw,
-         coalesce(sum(ref_wo) FILTER (WHERE NOT is_refund), 0) AS ref_wo,
-         coalesce(sum(ref_w) FILTER (WHERE NOT is_refund), 0) AS ref_w,
-         coalesce(sum(ref_wo) FILTER (WHERE is_refund), 0) AS ref_rwo,
-         coalesce(sum(ref_w) FILTER (WHERE is_refund), 0) AS ref_rw
-  FROM priced GROUP BY ALL),
-per_day AS (
-  SELECT day,
-         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
-         list(struct_pack(
-           currency := currency,
-           conversionsAmountWoTax := CAST(wo AS DOUBLE), conversionsAmountWTax := CAST(w AS DOUBLE),
-           conversionsNumber := CAST(n AS INTEGER), averageConversion := average(w, n),
-           refundsAmountWoTax := CAST(rwo AS DOUBLE), refundsAmountWTax := CAST(rw AS DOUBLE), refundsNumber := CAST(rn AS INTEGER),
-           grossConversionsAmountWoTax := CAST(wo + rwo AS DOUBLE), grossConversionsAmountWTax := CAST(w + rw AS DOUBLE),
-           grossConversionsNumber := CAST(n + rn AS INTEGER),
-           conversionAmountWoTaxReference := CAST(ref_wo AS DOUBLE), conversionAmountWTaxReference := CAST(ref_w AS DOUBLE)
-         ) ORDER BY currency) AS breakdown
-  FROM per_currency GROUP BY ALL),
-contacts_and_times AS (
-  SELECT day,
-         count(DISTINCT contact_id) FILTER (WHERE NOT is_refund) AS uc,
-         min(datetime) FILTER (WHERE NOT is_refund) AS first_at,
-         max(datetime) FILTER (WHERE NOT is_refund) AS last_at
-  FROM priced GROUP BY ALL),
+{{sums:day}},
 days AS (SELECT CAST(unnest(range(DATE '{{from}}', DATE '{{to}}' + INTERVAL 1 DAY, INTERVAL 1 DAY)) AS DATE) AS day)
 SELECT strftime(d.day, '%Y-%m-%d') AS "bucket",
        strftime(d.day, '%Y-%m-%dT%H:%M:%S.000Z') AS "start",
@@ -56,6 +25,6 @@ SELECT strftime(d.day, '%Y-%m-%d') AS "bucket",
        CAST(coalesce(g.n + g.rn, 0) AS INTEGER) AS "grossConversionsNumber",
        coalesce(g.breakdown, []) AS "breakdown"
 FROM days d
-LEFT JOIN per_day g USING (day)
+LEFT JOIN per_group g USING (day)
 LEFT JOIN contacts_and_times c USING (day)
 ORDER BY d.day
