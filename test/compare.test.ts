@@ -16,7 +16,7 @@ import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } fr
 import { COMPARED_FIGURES } from '../src/model/shapes.js';
 import type { ComparedAggregateRow, PeriodFigures } from '../src/model/types.js';
 import { changeText, renderTable } from '../src/output/table.js';
-import { cli, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
 
 const NOW = new Date('2024-05-01T12:00:00Z');
 const reportOf = (raw: RawParams) => parseReportQuery({ limit: '1000', ...raw }, NOW);
@@ -318,5 +318,16 @@ describe('property: the compare side is the other period\'s own report, total an
       ),
       { seed: 20241127, numRuns: 20, endOnFailure: true },
     );
+  });
+});
+
+describe('--compare with --breakdown', () => {
+  it('is refused on report, trend and total: a comparison is of a whole row, bucket or total, not of one currency', async () => {
+    for (const command of ['report', 'trend', 'total']) {
+      const run = await cli([command, '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--breakdown', '--compare', 'previous', '-o', 'csv']);
+      expect(run.code, command).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('--breakdown and --compare do not go together');
+    }
   });
 });

@@ -106,6 +106,12 @@ describe('reportHtml', () => {
     expect(page).toContain('<th class="num" scope="col">Revenue before (EUR)</th><th class="num" scope="col">Change (EUR)</th><th class="num" scope="col">Change %</th>');
     expect(page).toContain('data-field="comparison.change.conversionsAmountWTax.absolute" data-value="12.5">12.50</td><td class="num" data-field="comparison.change.conversionsAmountWTax.relative" data-value="0.25">25.0 %</td>');
     expect(page).toContain('data-field="comparison.figures.conversionsAmountWTax" data-value="null"></td>');
+    // a percent from whole basis points, as the terminal table rounds it (26.5705 × 100 in binary is 2657.0499…)
+    const withChange = (relative: number) =>
+      reportHtml([{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: 50 }, change: { conversionsAmountWTax: { absolute: 1, relative } } } }] as unknown as AggregateRow[], HEADER);
+    expect(withChange(26.5705)).toContain('data-value="26.5705">2657.1 %</td>');
+    const down = withChange(-0.04);
+    expect(down).toContain('data-value="-0.04">-4.0 %</td>');
     expect(reportHtml(rows, HEADER)).not.toContain('Revenue before');
   });
 
@@ -256,10 +262,10 @@ describe('-o html on the command line', () => {
     mkdirSync(join(dir, 'taken.html'));
     const failed = await cli(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'taken.html')]);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toMatch(/--output: cannot write .*taken\.html: E(ISDIR|EXIST|NOTEMPTY)/);
+    expect(failed.stderr).toMatch(/--output: cannot write .*taken\.html: (it is a folder|EEXIST|ENOTEMPTY)/);
     expect(readdirSync(dir).sort()).toEqual(['report.html', 'taken.html']);
     const missing = await cli(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'no', 'such', 'x.html')]);
-    expect(missing.stderr).toMatch(/cannot write .*x\.html: ENOENT/);
+    expect(missing.stderr).toMatch(/cannot write .*x\.html: its folder does not exist\n/);
     expect(existsSync(join(dir, 'no'))).toBe(false);
   });
 
@@ -289,5 +295,22 @@ describe('-o html on the command line', () => {
     const none = await cli(open, { env: { PATH: join(dir, 'empty') }, tty: true });
     expect(none.code).toBe(0);
     expect(none.stderr).toMatch(/warning: could not open .*r\.html in a browser: xdg-open was not found \(install xdg-utils\); open the file yourself/);
+  });
+});
+
+describe('the header of a page', () => {
+  it('names the zone and the period compared with, where the command had them', async () => {
+    const rows = (JSON.parse((await cli(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    const plain = reportHtml(rows, HEADER);
+    expect(plain).not.toContain('Time zone');
+    expect(plain).not.toContain('Compared with');
+    const page = reportHtml(rows, { ...HEADER, timeZone: 'Europe/Prague', compared: { dateFrom: '2024-01-30', dateTo: '2024-02-29' } });
+    expect(page).toContain('Time zone:</dt><dd>Europe/Prague</dd>');
+    expect(page).toContain('Compared with:</dt><dd>2024-01-30 to 2024-02-29</dd>');
+    // through the command: report --compare --tz -o html
+    const run = await cli(['report', ...PERIOD, '--compare', 'previous', '--tz', 'Europe/Prague', '-o', 'html']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Time zone:</dt><dd>Europe/Prague</dd>');
+    expect(run.stdout).toContain('Compared with:</dt><dd>2024-01-30 to 2024-02-29</dd>');
   });
 });

@@ -420,3 +420,14 @@ describe('the chart on a terminal', () => {
     expect((await cli(['report', ...period, '--limit', '5', '-o', 'table'])).stdout).not.toContain('Trend');
   });
 });
+
+describe('a per-source series on a narrow terminal', () => {
+  it('keeps the series name beside the bucket (its rows differ by it alone)', async () => {
+    const narrow = await onTerminal(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--per-source', '--top', '3', '--no-chart'], 45);
+    expect(narrow.code).toBe(0);
+    const lines = narrow.stdout.split('\n');
+    expect(lines[1]).toMatch(/│ Bucket +│ Series +│ Revenue/);
+    expect(lines.filter((l) => l.includes('2024-03-01')).map((l) => l.split('│')[2]!.trim())).toHaveLength(4);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(45);
+  });
+});

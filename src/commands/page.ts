@@ -53,9 +53,20 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => undefined);
     const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`--output: cannot write ${path}: ${code ?? String(error)}`);
+    throw new UsageError(`--output: cannot write ${path}: ${WRITE_FAILURES[code ?? ''] ?? code ?? String(error)}`);
   }
 }
+
+/** Why a file could not be written, in words, by the system's error code. */
+const WRITE_FAILURES: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EISDIR: 'it is a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
 
 /** Prints a page: to stdout, or to --output's file (then a note naming it), opened with --open where that makes sense. */
 export async function printPage(ctx: Context, html: string, flags: PageFlags): Promise<void> {
@@ -83,7 +94,7 @@ export async function printTrendPage(
   ctx: Context,
   response: TimeframesResponse,
   flags: PageFlags,
-  made: { dataVersion?: string | undefined; filters?: readonly string[] } = {},
+  made: { dataVersion?: string | undefined; filters?: readonly string[]; compared?: { dateFrom: string; dateTo: string } | undefined } = {},
 ): Promise<void> {
   const { trendHtml } = await import('../output/html.js');
   const html = trendHtml(response, {

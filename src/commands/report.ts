@@ -22,11 +22,14 @@ import {
   withBackend,
   type Progress,
   type ResultRequest,
+  refuseBreakdownCompare,
+  comparedPeriod,
 } from './shared.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
+    refuseBreakdownCompare(flags, query);
     const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
     checkPageFlags(ctx, flags);
@@ -123,6 +126,8 @@ async function printReportPage(
     version: packageVersion(),
     dataVersion: stream.dataVersion,
     filters: filterWords(request.filters),
+    timeZone: query.timeZone,
+    compared: comparedPeriod(query),
   });
   await printPage(ctx, html, flags);
   if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);

@@ -417,3 +417,22 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   }
   ctx.log.info(lines.join('\n'));
 }
+
+/**
+ * --compare sets a whole row, bucket or total beside the other period's: a line per order currency
+ * (--breakdown) has no comparison of its own, so the two do not go together.
+ */
+export function refuseBreakdownCompare(flags: { breakdown?: boolean | undefined }, query: { compareTo?: string | undefined }): void {
+  if (flags.breakdown && query.compareTo !== undefined) {
+    throw new UsageError(
+      '--breakdown and --compare do not go together: a comparison is of a whole row, bucket or total, not of one order currency',
+      [],
+      'drop --breakdown to compare; -o json with --compare holds each row\'s breakdown beside its comparison',
+    );
+  }
+}
+
+/** The other period of a query's --compare, for a page's header; undefined without one. */
+export function comparedPeriod(query: { dateFrom: string; dateTo: string; compareTo?: CompareTo | undefined }): { dateFrom: string; dateTo: string } | undefined {
+  return query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
+}

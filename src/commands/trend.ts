@@ -16,7 +16,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend, refuseBreakdownCompare, comparedPeriod } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -48,6 +48,7 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags, ctx.settings), ctx.io.now()));
+    refuseBreakdownCompare(flags, query);
     const plain = trendKind(query.perSource === true, flags.breakdown === true);
     const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
     checkPageFlags(ctx, flags);
@@ -57,7 +58,7 @@ export default defineHandler<CommandFlags<'trend'>>({
       const response = await backend.trend(query);
       const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
       // -o html: the series as a page (every bucket, a chart), to stdout or --output
-      if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters) });
+      if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters), compared: comparedPeriod(query) });
       else {
         await printChart(ctx, response.buckets, flags.chart !== false);
         await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));

@@ -113,7 +113,7 @@ function periodBound<const Name extends string, const Flag extends string>(name:
     in: ['report', 'items', 'trend', 'total'],
     required: ['items'],
     flag,
-    help: `${day} day, inclusive (YYYY-MM-DD, UTC)`,
+    help: `${day} day, inclusive (YYYY-MM-DD; a day of --tz, default UTC)`,
     description: { report: `${day} day; default: ${reportDefault}`, items: `${day} day` },
   } as const;
 }

@@ -11,7 +11,7 @@ import { COLUMN_TITLES, getPath, isAmountColumn, REPORT_TABLE_COLUMNS } from './
 import { escapeHtml } from './escape.js';
 import { tableCell } from './format.js';
 import { horizontalBars, seriesChart, type Series } from './svg.js';
-import { totalRows } from './table.js';
+import { percentOf, totalRows } from './table.js';
 
 export { escapeHtml } from './escape.js';
 
@@ -30,6 +30,18 @@ export interface PageHeader {
   dataVersion?: string | undefined;
   /** The filters as the command line gave them ("--country cz"). */
   filters?: readonly string[];
+  /** The zone of the period's days, where it is not UTC (a series names its zone always). */
+  timeZone?: string | undefined;
+  /** The other period of --compare. */
+  compared?: { dateFrom: string; dateTo: string } | undefined;
+}
+
+/** The header's lines of the zone and of the period compared with, where there are. */
+function contextLines(header: PageHeader): [string, string][] {
+  return [
+    ...(header.timeZone !== undefined ? [['Time zone', header.timeZone] as [string, string]] : []),
+    ...(header.compared ? [['Compared with', `${header.compared.dateFrom} to ${header.compared.dateTo}`] as [string, string]] : []),
+  ];
 }
 
 /** The sources a report's chart shows; the table has every row. */
@@ -93,7 +105,7 @@ footer { margin-top: 24px; color: #444; font-size: 12px; }
 function cell(record: unknown, column: string): string {
   const value = getPath(record, column);
   if (isFigure(column) && (typeof value === 'number' || value === null || value === undefined)) {
-    const shown = column.endsWith('.relative') && typeof value === 'number' ? `${(value * 100).toFixed(1)} %` : tableCell(value, column);
+    const shown = column.endsWith('.relative') && typeof value === 'number' ? `${percentOf(value)} %` : tableCell(value, column);
     return `<td class="num" data-field="${escapeHtml(column)}" data-value="${JSON.stringify(value ?? null)}">${escapeHtml(shown)}</td>`;
   }
   return `<td data-field="${escapeHtml(column)}">${escapeHtml(tableCell(value, column))}</td>`;
@@ -181,7 +193,7 @@ const money = (n: number) => tableCell(n, 'conversionsAmountWTax');
  */
 export function reportHtml(rows: readonly AggregateRow[], header: PageHeader): string {
   const title = 'Conversions by source';
-  if (!rows.length) return documentOf(title, header, [['Sources', '0']], ['<p class="empty">No conversions were attributed to a source in this period.</p>']);
+  if (!rows.length) return documentOf(title, header, [['Sources', '0'], ...contextLines(header)], ['<p class="empty">No conversions were attributed to a source in this period.</p>']);
   const currency = header.referenceCurrency;
   const ranked = rows
     .map((row, i) => ({ row, i }))
@@ -193,7 +205,7 @@ export function reportHtml(rows: readonly AggregateRow[], header: PageHeader): s
     const row = r as AggregateRow;
     return ` data-source="${escapeHtml(`${row.source.type}:${row.id}`)}"`;
   };
-  return documentOf(title, header, [['Sources', String(rows.length)]], [
+  return documentOf(title, header, [['Sources', String(rows.length)], ...contextLines(header)], [
     chart,
     table([...rows], [...REPORT_PAGE_COLUMNS, ...(rows.some((r) => 'comparison' in r) ? COMPARISON_COLUMNS : [])], currency, rowAttributes, rows.length > 1),
     '<p class="note">Totals add up orders and amounts over the sources; unique contacts and averages do not add up, so they have no total.</p>',
@@ -221,7 +233,7 @@ export function trendHtml(response: TimeframesResponse, header: Omit<PageHeader,
   const { buckets } = response;
   const full: PageHeader = { ...header, dateFrom: response.dateFrom, dateTo: response.dateTo };
   const more: [string, string][] = [
-    ['Time zone', response.timeZone],
+    ...contextLines({ ...full, timeZone: response.timeZone }),
     ['Buckets', `${new Set(buckets.map((b) => b.bucket)).size} (by ${response.interval})`],
   ];
   const title = `Conversions by ${response.interval}`;

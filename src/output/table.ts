@@ -3,7 +3,7 @@
  *
  * - Fits a width: names and links are shortened with an ellipsis (never wrapped), and
  *   when even that is not enough columns are left out from the right, keeping the first,
- *   the first money column and the first reference amount (`hidden` says which).
+ *   a series' name, the first money column and the first reference amount (`hidden` says which).
  * - Money columns carry their currency in the header ("Revenue (EUR)") when every row
  *   agrees on it; rows in several currencies show it in their own column (Cur).
  * - With `totals`, rows that cover several sources close with a totals row (one per
@@ -123,7 +123,9 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
   // in the reference currency (name, revenue, and the revenue that adds up across currencies)
   // (with the column naming the currency of a kept amount); then, if need be, those too
   const money = [columns.findIndex((c) => isAmountColumn(c)), columns.findIndex((c) => isAmountColumn(c) && c.endsWith('Reference'))];
-  const keep = new Set([0, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
+  // the first column, a series' name (a per-source series: its rows differ by it alone) and the money
+  const series = columns.flatMap((c, i) => (c === 'seriesName' ? [i] : []));
+  const keep = new Set([0, ...series, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
   let visible = columns.map((_, i) => i);
   const widths = [...natural];
   if (options.width !== undefined && options.width > 0) {
@@ -206,10 +208,17 @@ export function changeText(change: { relative?: unknown } | null): string {
   const relative = change.relative;
   if (typeof relative !== 'number') return '–';
   if (relative === 0) return '= 0 %';
-  // basis points, then tenths of a percent rounded half away from zero, in whole numbers
-  const tenths = Math.floor((Math.round(Math.abs(relative) * 10_000) + 5) / 10);
-  const percent = `${Math.floor(tenths / 10)}.${tenths % 10} %`;
+  const percent = `${percentOf(Math.abs(relative))} %`;
   return relative > 0 ? `▲ +${percent}` : `▼ −${percent}`;
+}
+
+/**
+ * A relative change (a ratio of 4 decimals) as a percent to a tenth, rounded half away from zero on
+ * whole basis points (26.5705 is 2657.1, never the 2657.0 of 26.5705 × 100 in binary): "-4.0".
+ */
+export function percentOf(relative: number): string {
+  const tenths = Math.floor((Math.round(Math.abs(relative) * 10_000) + 5) / 10);
+  return `${relative < 0 ? '-' : ''}${Math.floor(tenths / 10)}.${tenths % 10}`;
 }
 
 function changeCell(change: { relative?: unknown } | null): Cell {
