@@ -431,3 +431,13 @@ describe('a per-source series on a narrow terminal', () => {
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(45);
   });
 });
+
+describe('--top', () => {
+  it('counts only with --per-source: alone it is a usage error naming both flags', async () => {
+    const run = await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3']);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('--top: counts only with --per-source (one series per source): add --per-source, or leave --top out');
+    expect((await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3', '--per-source', '-o', 'csv'])).code).toBe(0);
+  });
+});

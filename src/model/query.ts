@@ -356,6 +356,11 @@ export function bucketCount(interval: Interval, dateFrom: string, dateTo: string
 export function parseTrendQuery(raw: RequestParams, today: Date, interval?: Interval): TrendQuery {
   const query = parsePeriodQuery(raw, today, 'trend', (p) => p.name !== 'interval' || interval === undefined) as TrendQuery;
   if (interval !== undefined) query.interval = interval;
+  if (!query.perSource && typeof raw.top === 'string' && raw.top !== '') {
+    const problems = new Problems();
+    problems.add('top', 'counts only with perSource (one series per source): add perSource=true, or leave top out', 'counts only with --per-source (one series per source): add --per-source, or leave --top out');
+    problems.throwIfAny();
+  }
   const count = bucketCount(query.interval, query.dateFrom, query.dateTo);
   if (count > MAX_BUCKETS) {
     const problems = new Problems();
