@@ -119,8 +119,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
       }
       const [{ createContext }, factories] = await Promise.all([import('./context.js'), defaultFactories(options)]);
-      // -o is parsed against the command's formats: validate's own, html for the commands that print pages, else the reporting ones.
-      const parsed = pageFormats(definition);
+      const parsed = pageFormats(definition); // -o's formats: validate's own, html for the commands printing pages, else the reporting ones
       const ctx = createContext(
         io,
         { ...globals, newProfile: definition.createsProfile ?? false, ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },

@@ -119,13 +119,8 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
   );
   const lineWidth = (widths: number[]) => widths.reduce((sum, w) => sum + w + 3, 1);
 
-  // columns leave from the right, except the first, the first money column and the first amount
-  // in the reference currency (name, revenue, and the revenue that adds up across currencies)
-  // (with the column naming the currency of a kept amount); then, if need be, those too
-  const money = [columns.findIndex((c) => isAmountColumn(c)), columns.findIndex((c) => isAmountColumn(c) && c.endsWith('Reference'))];
-  // the first column, a series' name (a per-source series: its rows differ by it alone) and the money
-  const series = columns.flatMap((c, i) => (c === 'seriesName' ? [i] : []));
-  const keep = new Set([0, ...series, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
+  // columns leave from the right, except those keptColumns names; then, if need be, those too
+  const keep = keptColumns(columns);
   let visible = columns.map((_, i) => i);
   const widths = [...natural];
   if (options.width !== undefined && options.width > 0) {
@@ -196,6 +191,17 @@ function cell(value: unknown, column: string): Cell {
     right: typeof value === 'number',
     negative: typeof value === 'number' && value < 0,
   };
+}
+
+/**
+ * The columns a narrow table keeps longest: the first, a series' name (a per-source series: its rows
+ * differ by it alone), the first money column and the first amount in the reference currency (name,
+ * revenue, and the revenue that adds up across currencies), with the column naming a kept amount's currency.
+ */
+function keptColumns(columns: readonly string[]): Set<number> {
+  const money = [columns.findIndex((c) => isAmountColumn(c)), columns.findIndex((c) => isAmountColumn(c) && c.endsWith('Reference'))];
+  const series = columns.flatMap((c, i) => (c === 'seriesName' ? [i] : []));
+  return new Set([0, ...series, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
 }
 
 /**
