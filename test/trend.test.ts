@@ -356,6 +356,10 @@ describe('property: a series adds up to the report and the total, exactly', () =
               expect(ends.at(-1)![1]).toBe(to.toISOString());
               ends.slice(1).forEach(([start], i) => expect(start).toBe(ends[i]![1]));
             }
+            // Every conversion lies in its bucket's [start, end).
+            for (const x of trend.buckets.filter((x) => x.firstConversionAt !== null)) {
+              expect(x.firstConversionAt! >= x.start && x.lastConversionAt! < x.end, `${x.bucket} ${x.start}..${x.end}`).toBe(true);
+            }
             expect(sums(trend.buckets)).toEqual(sums([total.total]));
             expect(sums(report.rows)).toEqual(sums([total.total]));
           });
@@ -439,5 +443,30 @@ describe('--top', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('--top: counts only with --per-source (one series per source): add --per-source, or leave --top out');
     expect((await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3', '--per-source', '-o', 'csv'])).code).toBe(0);
+  });
+});
+
+describe('hours of a zone', () => {
+  it('are the zone\'s own hours, off UTC by 45 minutes or across a change of half an hour, each holding its conversions', async () => {
+    const hours = async (zone: string, from: string, to: string) =>
+      (JSON.parse((await cli(['trend', '--data', SAMPLES, '--from', from, '--to', to, '--by', 'hour', '--tz', zone, '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets;
+    // Asia/Kathmandu is UTC+05:45: its 00:00 is 18:15 UTC the day before, every hour starts at :15 UTC
+    const kathmandu = await hours('Asia/Kathmandu', '2024-03-05', '2024-03-06');
+    expect(kathmandu.map((b) => b.bucket)).toEqual([5, 6].flatMap((d) => Array.from({ length: 24 }, (_, h) => `2024-03-0${d}T${String(h).padStart(2, '0')}`)));
+    expect(kathmandu[0]).toMatchObject({ start: '2024-03-04T18:15:00.000Z', end: '2024-03-04T19:15:00.000Z' });
+    expect(kathmandu.every((b) => b.start.slice(14) === '15:00.000Z')).toBe(true);
+    // Australia/Lord_Howe goes back from 02:00 (+11) to 01:30 (+10:30) on 2024-04-07: its hour 01 is
+    // 14:00-15:00 UTC, then 01:30-02:00 again (15:00-15:30), then 02:00 at 15:30
+    const lordHowe = await hours('Australia/Lord_Howe', '2024-04-07', '2024-04-07');
+    expect(lordHowe.slice(1, 4).map((b) => [b.bucket, b.start, b.end])).toEqual([
+      ['2024-04-07T01', '2024-04-06T14:00:00.000Z', '2024-04-06T15:00:00.000Z'],
+      ['2024-04-07T01', '2024-04-06T15:00:00.000Z', '2024-04-06T15:30:00.000Z'],
+      ['2024-04-07T02', '2024-04-06T15:30:00.000Z', '2024-04-06T16:30:00.000Z'],
+    ]);
+    expect(lordHowe).toHaveLength(25);
+    for (const b of [...kathmandu, ...lordHowe].filter((x) => x.firstConversionAt !== null)) {
+      expect(b.firstConversionAt! >= b.start && b.lastConversionAt! < b.end, b.bucket).toBe(true);
+    }
+    expect(kathmandu.some((b) => b.conversionsNumber > 0)).toBe(true);
   });
 });

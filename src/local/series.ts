@@ -29,19 +29,20 @@ export function instantOf(zone: string, wall: Sql): Sql {
 }
 
 /**
- * Hours are buckets of instants (UTC hours, each labelled with its wall-clock hour in the zone: a
- * day of 23 or 25 hours has as many); days, weeks and months are buckets of the zone's wall-clock
- * time. `space` turns a UTC instant into the time the buckets are cut in, `instant` back.
+ * The start of a transaction's hour in the zone, as an instant: the instant less the minutes and
+ * seconds its wall-clock time is past the hour. Hours are buckets of instants so that a day of 23
+ * or 25 hours has as many buckets (a wall-clock hour that repeats is two), and the zone's own
+ * hours, so that in a zone 45 minutes off the hour (Asia/Kathmandu) a bucket is 05:00 to 06:00 there.
  */
-function bucketSpace(interval: Interval, zone: string): { space: (instant: Sql) => Sql; instant: (t: Sql) => Sql; label: (bucket: Sql) => Sql } {
-  const { label } = BUCKETS[interval];
-  if (interval === 'hour') return { space: (t) => t, instant: (t) => t, label: (bucket) => sql`strftime(${wallClock(zone, bucket)}, ${label})` };
-  return { space: (t) => wallClock(zone, t), instant: (t) => instantOf(zone, t), label: (bucket) => sql`strftime(${bucket}, ${label})` };
+function zoneHourOf(zone: string, instant: Sql): Sql {
+  const wall = wallClock(zone, instant);
+  return sql`(${instant} - (${wall} - date_trunc('hour', ${wall})))`;
 }
 
-/** The bucket of a transaction: its datetime cut to the interval, in the time the buckets are cut in. */
+/** The bucket of a transaction: its datetime cut to the interval (days, weeks and months in the zone's wall-clock time). */
 export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
-  return sql`date_trunc(${BUCKETS[interval].part}, ${bucketSpace(interval, zone).space(datetime)})`;
+  if (interval === 'hour') return zone === 'UTC' ? sql`date_trunc('hour', ${datetime})` : zoneHourOf(zone, datetime);
+  return sql`date_trunc(${BUCKETS[interval].part}, ${wallClock(zone, datetime)})`;
 }
 
 /**
@@ -51,14 +52,32 @@ export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
  * 00:00 in the zone) to the first after it.
  */
 export function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string; dateTo: string }): Sql {
-  const { part, step } = BUCKETS[interval];
-  const { space, instant, label } = bucketSpace(interval, zone);
-  const wall = (date: Sql) => space(instantOf(zone, date));
+  const { part, step, label } = BUCKETS[interval];
+  if (interval === 'hour' && zone !== 'UTC') return zoneHoursOf(zone, period);
+  // wall-clock time of the zone (for hours: UTC, where wall-clock time is the instant)
   return sql`bounds AS (
-      SELECT ${wall(sql`CAST(${period.dateFrom} AS TIMESTAMP)`)} AS lo, ${wall(sql`CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY`)} AS hi),
+      SELECT CAST(${period.dateFrom} AS TIMESTAMP) AS lo, CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY AS hi),
     buckets AS (
-      SELECT bucket, ${label(sql`bucket`)} AS label, ${instant(sql`greatest(bucket, lo)`)} AS start_at, ${instant(sql`least(bucket + ${step}, hi)`)} AS end_at
+      SELECT bucket, strftime(bucket, ${label}) AS label, ${instantOf(zone, sql`greatest(bucket, lo)`)} AS start_at, ${instantOf(zone, sql`least(bucket + ${step}, hi)`)} AS end_at
       FROM (SELECT unnest(range(date_trunc(${part}, lo), hi, ${step})) AS bucket, lo, hi FROM bounds))`;
+}
+
+/**
+ * The hours of a period in a zone other than UTC: the zone hours (zoneHourOf) of instants every 15
+ * minutes from its first instant (every offset and every change of one falls on a quarter hour, so
+ * each hour holds one), each from the first of its instants to the first of the next hour's;
+ * labelled with the zone's wall-clock hour (a repeated hour, when summer time ends, twice).
+ */
+function zoneHoursOf(zone: string, period: { dateFrom: string; dateTo: string }): Sql {
+  return sql`bounds AS (
+      SELECT ${instantOf(zone, sql`CAST(${period.dateFrom} AS TIMESTAMP)`)} AS lo, ${instantOf(zone, sql`CAST(${period.dateTo} AS TIMESTAMP) + INTERVAL 1 DAY`)} AS hi),
+    hours AS (
+      SELECT ${zoneHourOf(zone, sql`t`)} AS bucket, min(t) AS start_at
+      FROM (SELECT unnest(range(lo, hi, INTERVAL 15 MINUTE)) AS t FROM bounds) GROUP BY ALL),
+    buckets AS (
+      SELECT bucket, strftime(${wallClock(zone, sql`bucket`)}, ${BUCKETS.hour.label}) AS label,
+        start_at, coalesce(lead(start_at) OVER (ORDER BY start_at), hi) AS end_at
+      FROM hours, bounds)`;
 }
 
 /** How the transactions are grouped: by bucket (a series; none: a total) and by source (the top ones apart). */
