@@ -417,6 +417,13 @@ describe('the chart on a terminal', () => {
     const { sparkline } = await import('../src/output/sparkline.js');
     const first = wide.stdout.split('\n').find((l) => l.includes(top[0]!.seriesName!))!;
     expect(first).toContain(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
+    // In a zone, the days are the zone's: the same as its per-source series there.
+    const zoned = [...period, '--tz', 'Pacific/Kiritimati'];
+    const far = await onTerminal(['report', ...zoned, '--limit', '5'], 200);
+    const farSeries = (JSON.parse((await cli(['trend', ...zoned, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets.filter((b) => b.series !== 'other');
+    const farLine = sparkline(farSeries.map((b) => b.conversionsAmountWTax), 32);
+    expect(farLine.slice(0, 20)).not.toBe(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
+    expect(far.stdout.split('\n').find((l) => l.includes(farSeries[0]!.seriesName!))).toContain(farLine.slice(0, 20));
     // Narrower, piped, or with --fields: the table of today.
     for (const narrow of [await onTerminal(['report', ...period, '--limit', '5'], 120), await onTerminal(['report', ...period, '--limit', '5', '--fields', 'name,conversionsNumber'], 200)]) {
       expect(narrow.stdout).not.toContain('Trend');

@@ -1,7 +1,7 @@
 import type { Backend } from '../backend.js';
 import type { Context } from '../context.js';
-import { filterNames, TOP } from '../model/parameters.js';
-import { bucketCount, parseReportQuery, parseTrendQuery, type ReportQuery } from '../model/query.js';
+import { filterNames, parameters, TOP } from '../model/parameters.js';
+import { bucketCount, formatQuery, parseReportQuery, parseTrendQuery, type RawParams, type ReportQuery } from '../model/query.js';
 import type { AggregateRow, Page } from '../model/types.js';
 import type { TableExtras } from '../output/writer.js';
 import { packageVersion } from '../version.js';
@@ -77,16 +77,7 @@ async function sparklines(ctx: Context, backend: Backend, query: ReportQuery, ro
   if (bucketCount('day', query.dateFrom, query.dateTo) > SPARKLINE_DAYS) return undefined;
   const series = await backend.trend(
     parseTrendQuery(
-      {
-        dateFrom: query.dateFrom,
-        dateTo: query.dateTo,
-        interval: 'day',
-        perSource: 'true',
-        top: String(SPARKLINE_SOURCES),
-        ...(query.country ? { country: query.country.join(',') } : {}),
-        ...(query.currency ? { currency: query.currency.join(',') } : {}),
-        ...(query.q !== undefined ? { q: query.q } : {}),
-      },
+      { ...seriesParams(query), interval: 'day', perSource: 'true', top: String(SPARKLINE_SOURCES) },
       ctx.io.now(),
     ),
   );
@@ -98,6 +89,12 @@ async function sparklines(ctx: Context, backend: Backend, query: ReportQuery, ro
     days.set(bucket.series, values);
   }
   return { sparklines: days };
+}
+
+/** The report's period, zone and filters as a series' parameters (the table's rows both take; no comparison). */
+function seriesParams(query: ReportQuery): RawParams {
+  const taken = new Set<string>(parameters('trend').map((p) => p.name));
+  return Object.fromEntries(Object.entries(formatQuery('report', query)).filter(([name]) => taken.has(name) && name !== 'compareTo'));
 }
 
 /**

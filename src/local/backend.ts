@@ -19,7 +19,7 @@ import {
 } from '../model/types.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { Period, Scope } from './attribution.js';
-import { utcDaysOf } from '../model/period.js';
+import { UTC, utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
@@ -338,10 +338,9 @@ function toRecord(row: Row): ConversionRecord {
   };
 }
 
-/** The time zone of a query's days and buckets (UTC until a query names one). */
-function zoneOf(query: object): string {
-  const zone = (query as { timeZone?: unknown }).timeZone;
-  return typeof zone === 'string' ? zone : 'UTC';
+/** The time zone of a query's days and buckets (the parser leaves UTC out). */
+function zoneOf(query: { timeZone?: string | undefined }): string {
+  return query.timeZone ?? UTC;
 }
 
 function toAggregate(row: Row): AggregateRow {
