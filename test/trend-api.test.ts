@@ -67,7 +67,7 @@ describe('the series and total routes on samples/shop', () => {
       ['/v1/conversions/timeframes', { dateFrom: '2024-01-01', dateTo: '2024-03-01', interval: 'hour' }, 'interval', '2024-01-01..2024-03-01 holds 1,464 hour buckets, over the limit of 1,000 buckets'],
       ['/v1/conversions/timeframes', { ...march, interval: 'year' }, 'interval', '"year" is not one of hour, day, week, month'],
       ['/v1/conversions/timeframes', { ...march, perSource: 'yes', top: '0' }, 'perSource', '"yes" is not true or false'],
-      ['/v1/conversions/timeframes', { ...march, top: '3' }, 'top', 'counts only with perSource (one series per source)'],
+      ['/v1/conversions/timeframes', { ...march, top: '3' }, 'top', 'counts only with perSource=true: add it, or leave top out'],
       ['/v1/conversions/daily', { ...march, interval: 'week' }, 'interval', 'is not a parameter of this operation'],
       ['/v1/conversions/total', { ...march, interval: 'day' }, 'interval', 'is not a parameter of this operation'],
     ];

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { importDataset } from '../src/local/import-writer.js';
 import { periodInstants } from '../src/model/period.js';
-import { bucketCount, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
+import { bucketCount, formatQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
 import { cli, onTerminal, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
 
@@ -448,8 +448,17 @@ describe('--top', () => {
     const run = await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3']);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('--top: counts only with --per-source (one series per source): add --per-source, or leave --top out');
+    expect(run.stderr).toContain('--top: counts only with --per-source: add --per-source, or leave --top out');
     expect((await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3', '--per-source', '-o', 'csv'])).code).toBe(0);
+  });
+
+  it('is held, and sent on by API mode, only with perSource (its default 5 too)', () => {
+    const now = new Date('2024-05-01T00:00:00Z');
+    const plain = parseTrendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-03' }, now);
+    expect(plain.top).toBeUndefined();
+    expect(formatQuery('trend', plain)).not.toHaveProperty('top');
+    const perSource = parseTrendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-03', perSource: 'true' }, now);
+    expect(formatQuery('trend', perSource)).toMatchObject({ perSource: 'true', top: '5' });
   });
 });
 

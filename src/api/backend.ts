@@ -77,10 +77,7 @@ export class ApiBackend implements Backend {
 
   /** GET /conversions/timeframes, checked. */
   async trend(q: TrendQuery): Promise<TimeframesResponse> {
-    // top counts with perSource only (the server refuses it alone)
-    const { top, ...params } = formatQuery('trend', q);
-    const query = q.perSource ? { ...params, top } : params;
-    return checkShape(q.compareTo === undefined ? 'TimeframesResponse' : 'ComparedTimeframesResponse', await this.client.getJson('conversions/timeframes', query), this.client.url('conversions/timeframes'));
+    return checkShape(q.compareTo === undefined ? 'TimeframesResponse' : 'ComparedTimeframesResponse', await this.client.getJson('conversions/timeframes', formatQuery('trend', q)), this.client.url('conversions/timeframes'));
   }
 
   /** GET /conversions/total, checked. */

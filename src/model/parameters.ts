@@ -92,6 +92,8 @@ export interface QueryParameter {
   count?: { min: number; max: number; fallback: number };
   /** sort: per operation, the default and whether several fields may be given. */
   sort?: Readonly<Partial<Record<Operation, { fallback: string; multiple: boolean }>>>;
+  /** It counts only with this switch on (top: perSource): given without it, a problem; without it, the query does not hold it. */
+  requires?: string;
   /** choice: the words it takes and the one when absent (none: absent is absent, compareTo). */
   choice?: { values: readonly string[]; fallback?: string };
 }
@@ -239,6 +241,7 @@ export const QUERY_PARAMETERS = [
     help: `with --per-source: the sources shown apart, ${TOP.min} to ${TOP.max} (default ${TOP.fallback})`,
     description: `with perSource: the sources shown apart by the period's conversionsAmountWTax (default ${TOP.fallback})`,
     count: { min: TOP.min, max: TOP.max, fallback: TOP.fallback },
+    requires: 'perSource',
   },
   {
     name: 'compareTo',
@@ -277,8 +280,8 @@ type ValueOf<P extends Parameter> = P['kind'] extends 'date' | 'id' | 'text' | '
 
 /** Kinds a parsed query always holds: the period (defaulted for a report), paging and sort. */
 type Always = 'date' | 'count' | 'sort' | 'choice';
-/** Held always: of those kinds, a choice only with a fallback. */
-type Held<P extends Parameter> = P['kind'] extends Always ? (P extends { kind: 'choice'; choice: { fallback: string } } | { kind: Exclude<Always, 'choice'> } ? true : false) : false;
+/** Held always: of those kinds, a choice only with a fallback; never one that counts only with a switch (requires). */
+type Held<P extends Parameter> = P extends { requires: string } ? false : P['kind'] extends Always ? (P extends { kind: 'choice'; choice: { fallback: string } } | { kind: Exclude<Always, 'choice'> } ? true : false) : false;
 
 /** The parsed query of an operation: every parameter it takes, under its interface name, typed by its kind. */
 export type QueryOf<Op extends Operation> = {

@@ -5,7 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { field, MAX_BUCKETS, parameters, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { field, flagName, MAX_BUCKETS, parameters, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type QueryOf } from './parameters.js';
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
@@ -249,7 +249,19 @@ function parseOperation(problems: Problems, raw: RequestParams, operation: Opera
     const value = parseParameter(problems, p, operation, text);
     if (value !== undefined) query[p.name] = value;
   }
+  for (const p of taken) requireSwitch(problems, p, taken, raw, query);
   return query;
+}
+
+/** A parameter that counts only with a switch on (`requires`): given without it, a problem; else, without it, not held. */
+function requireSwitch(problems: Problems, p: Parameter, taken: Parameter[], raw: RequestParams, query: Record<string, unknown>): void {
+  const name = field(p, 'requires');
+  if (name === undefined || query[name] === true) return;
+  delete query[p.name];
+  if (raw[p.name] === undefined || raw[p.name] === '') return;
+  const flag = (q: Parameter | undefined) => flagName(field(q ?? p, 'flag') ?? '');
+  const needed = flag(taken.find((q) => q.name === name));
+  problems.add(p.name, `counts only with ${name}=true: add it, or leave ${p.name} out`, `counts only with ${needed}: add ${needed}, or leave ${flag(p)} out`);
 }
 
 function checkPeriod(problems: Problems, from?: string, to?: string): void {
@@ -356,11 +368,6 @@ export function bucketCount(interval: Interval, dateFrom: string, dateTo: string
 export function parseTrendQuery(raw: RequestParams, today: Date, interval?: Interval): TrendQuery {
   const query = parsePeriodQuery(raw, today, 'trend', (p) => p.name !== 'interval' || interval === undefined) as TrendQuery;
   if (interval !== undefined) query.interval = interval;
-  if (!query.perSource && typeof raw.top === 'string' && raw.top !== '') {
-    const problems = new Problems();
-    problems.add('top', 'counts only with perSource (one series per source): add perSource=true, or leave top out', 'counts only with --per-source (one series per source): add --per-source, or leave --top out');
-    problems.throwIfAny();
-  }
   const count = bucketCount(query.interval, query.dateFrom, query.dateTo);
   if (count > MAX_BUCKETS) {
     const problems = new Problems();
