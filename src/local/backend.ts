@@ -25,6 +25,7 @@ import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
+import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
 import { comparedColumn, comparedReportSelect, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
@@ -79,6 +80,12 @@ export class LocalBackend implements Backend {
       referenceCurrency: this.referenceCurrency,
       ...(this.scope.summarised ? { daily: { sums: this.scope.relation('report_day'), contacts: this.scope.relation('contact_day') } } : {}),
     };
+  }
+
+  /** The tables of a query and, with compareTo, its other period: attributed over both periods then. */
+  private async comparedTables(query: ZonedPeriod & { compareTo?: CompareTo | undefined }): Promise<{ other: Period | undefined; tables: QueryTables }> {
+    const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
+    return { other, tables: await this.tables(other ? { ...query, dateFrom: other.dateFrom } : query) };
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (docs/reporting.md, Money). */
@@ -180,7 +187,7 @@ export class LocalBackend implements Backend {
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
     if (query.compareTo === undefined) return { selection: reportSelect(await this.tables(query), query), map: toAggregate };
     const other = otherPeriod(query, query.compareTo);
-    const tables = await this.tables({ dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone });
+    const tables = await this.tables({ ...query, dateFrom: other.dateFrom });
     const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
     await this.assertRates(otherFilter, other);
     const map = (row: Row): ComparedAggregateRow => {
@@ -194,8 +201,7 @@ export class LocalBackend implements Backend {
   /** A series of the period (series.ts): every bucket, per source with perSource; with compareTo, bucket i beside bucket i of the other period. */
   async trend(query: TrendQuery): Promise<TimeframesResponse> {
     const timeZone = zoneOf(query);
-    const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
-    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
+    const { other, tables } = await this.comparedTables(query);
     const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
       const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
       await this.assertRates(filter, q);
@@ -210,8 +216,7 @@ export class LocalBackend implements Backend {
 
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
   async total(query: TotalQuery): Promise<TotalResponse> {
-    const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
-    const tables = await this.tables(other ? { dateFrom: other.dateFrom, dateTo: query.dateTo, timeZone: query.timeZone } : query);
+    const { other, tables } = await this.comparedTables(query);
     const figuresOf = async (q: TotalQuery) => {
       const { filter, select } = totalSelect(tables, q);
       await this.assertRates(filter, q);
