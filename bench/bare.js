@@ -45,11 +45,15 @@ function tableExpression(dir, name) {
   throw new Error(`${dir}: no ${name}.parquet, ${name}.csv or folder ${name}/`);
 }
 
-/** A case's SQL with the files it includes put in: transactions.sql (or imported.sql for a .duckdb file) and sums.sql per key. */
-function caseText(kind, transactions) {
+/**
+ * A case's SQL with the files it includes put in: transactions.sql (or imported.sql for a .duckdb
+ * file) and sums.sql per key; a series from a .duckdb file reads its per-day sums instead
+ * (imported-days.sql, sums-days.sql), as convx does.
+ */
+function caseText(kind, transactions, sums = 'sums') {
   return sqlFile(kind)
     .replace('{{transactions}}', sqlFile(transactions))
-    .replace(/\{\{sums:([^}]+)\}\}/g, (_, key) => sqlFile('sums').replaceAll('{{key}}', key).trimEnd());
+    .replace(/\{\{sums:([^}]+)\}\}/g, (_, key) => sqlFile(sums).replaceAll('{{key}}', key).trimEnd());
 }
 
 /** The statements of a case: its SQL file with transactions.sql and the tables put in. */
@@ -57,7 +61,7 @@ export function statements(kind, { data, from, to }) {
   const dir = resolve(data);
   // An imported .duckdb file (convx data import): its attributed transactions, attached read-only.
   if (dir.endsWith('.duckdb')) {
-    const text = caseText(kind, 'imported').replace(/\{\{(from|to)\}\}/g, (_, key) => (key === 'from' ? from : to));
+    const text = (kind === 'trend' ? caseText(kind, 'imported-days', 'sums-days') : caseText(kind, 'imported')).replace(/\{\{(from|to)\}\}/g, (_, key) => (key === 'from' ? from : to));
     return [`ATTACH ${literal(dir)} AS imported (READ_ONLY)`, ...split(text)];
   }
   let text = caseText(kind, 'transactions');

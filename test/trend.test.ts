@@ -370,6 +370,46 @@ describe('property: a series adds up to the report and the total, exactly', () =
   });
 });
 
+describe('property: a series and a total from the per-day sums equal those from the transactions', () => {
+  // A scope that holds every transaction (a server, an imported file) answers a series of UTC
+  // days, weeks or months over every source, and a total, from the per-day sums (plugin_contact_day
+  // for unique contacts); a scope attributed for the period alone answers from the transactions.
+  it('for random data and periods, weeks and months cut by the period, contacts converting on several days through several sources', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(orderArb, { minLength: 1, maxLength: 16 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 45 }),
+        fc.constantFrom(...BASES),
+        async (orders, start, length, base) => {
+          const rows = orders.map((o, i) => {
+            const [type, source] = SOURCES[o.source]!;
+            return { id: `o${i}`, contact: o.contact, at: iso(base, o.minute), currency: o.currency, net: (o.cents / 100).toFixed(2), gross: ((o.cents * 1.21) / 100).toFixed(2), source, type };
+          });
+          const raw: RawParams = { dateFrom: day(base, start), dateTo: day(base, start + length) };
+          const dir = dataOf(rows);
+          // one query at a time: a LocalBackend has one connection
+          const ask = async (b: LocalBackend) => {
+            const answers: unknown[] = [await b.total(totalQuery(raw))];
+            for (const interval of ['day', 'week', 'month'] as const) answers.push(await b.trend(trendQuery({ ...raw, interval })));
+            return answers;
+          };
+          const fromTransactions = await withBackend(dir, ask);
+          const fromSums = await withBackend(dir, async (b) => {
+            // every transaction attributed first, and with it the per-day sums (as a server does)
+            const scope = (b as unknown as { scope: { attribute(): Promise<void>; summarised: boolean } }).scope;
+            await scope.attribute();
+            expect(scope.summarised).toBe(true);
+            return ask(b);
+          });
+          expect(fromSums).toEqual(fromTransactions);
+        },
+      ),
+      { seed: 20261127, numRuns: 12, endOnFailure: true },
+    );
+  });
+});
+
 describe('the chart on a terminal', () => {
   const argv = ['trend', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-03-31', '--by', 'week'];
 

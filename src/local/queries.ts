@@ -19,7 +19,14 @@ export interface QueryTables {
    * The per-day sums of conv (models/daily.ts), where every transaction is attributed (a served
    * dataset, an imported file): a report that filters no transactions (only the period) reads these.
    */
-  daily?: { sums: Sql; contacts: Sql };
+  daily?: DailySums;
+}
+
+/** The per-day sums (models/daily.ts): report_day, contact_day and plugin_contact_day. */
+export interface DailySums {
+  sums: Sql;
+  contacts: Sql;
+  pluginContacts: Sql;
 }
 
 export const TS = (column: Sql) => sql`strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;
@@ -187,14 +194,14 @@ export const perCurrencyFromTransactions = (key: Sql) => sql`
  * The same sums from the per-day sums (models/daily.ts, report_day), with the first and last
  * conversion: sums of exact decimals and counts, so the same values as from the transactions.
  */
-const PER_CURRENCY_FROM_DAYS = (sums: Sql, where: Sql) => sql`
-      SELECT source_key, currency,
+export const PER_CURRENCY_FROM_DAYS = (sums: Sql, where: Sql, key: Sql = sql`source_key`) => sql`
+      SELECT ${key}, currency,
         sum(n) AS n, coalesce(sum(wo), 0) AS wo, coalesce(sum(w), 0) AS w,
         sum(rn) AS rn, coalesce(sum(rwo), 0) AS rwo, coalesce(sum(rw), 0) AS rw,
         coalesce(sum(ref_wo), 0) AS ref_wo, coalesce(sum(ref_w), 0) AS ref_w,
         coalesce(sum(ref_rwo), 0) AS ref_rwo, coalesce(sum(ref_rw), 0) AS ref_rw,
         min(first_at) AS first_at, max(last_at) AS last_at
-      FROM ${sums} WHERE ${where} GROUP BY source_key, currency`;
+      FROM ${sums} WHERE ${where} GROUP BY ALL`;
 
 /**
  * The figures of a group (model/shapes.ts, PERIOD_FIGURES) from per_source (g: sums, breakdown) and
@@ -211,7 +218,7 @@ export const PERIOD_FIGURES = (referenceCurrency: string, g: Sql = sql`g`, u: Sq
       ${g}.breakdown`;
 
 /** A report's sums per source from the per-day sums: per_source and contacts_and_times, keyed by source_key. */
-function sumsFromDays(daily: { sums: Sql; contacts: Sql }, where: Sql, query: ReportQuery): Sql {
+function sumsFromDays(daily: DailySums, where: Sql, query: ReportQuery): Sql {
   return sql`per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, where)}),
     ${PER_SOURCE(sql`source_key`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
     -- a contact counts once per source: on its first day of the period (no earlier day of it in the period)

@@ -7,7 +7,7 @@
  */
 import type { Interval } from '../model/parameters.js';
 import type { TotalQuery, TrendQuery } from '../model/query.js';
-import { allOf, nameHolds, PERIOD_FIGURES, periodFilter, sumsFromTransactions, transactionFilters, TS, type Filter, type QueryTables } from './queries.js';
+import { allOf, nameHolds, PER_CURRENCY_FROM_DAYS, PER_SOURCE, PERIOD_FIGURES, periodFilter, sumsFromTransactions, transactionFilters, TS, type Filter, type QueryTables } from './queries.js';
 import { ident, int, sql, trusted, type Sql } from './sql.js';
 
 /** An interval's bucket: the part date_trunc takes, its step, and its label (ISO weeks: 2025-W01). */
@@ -130,22 +130,62 @@ function seriesOf(tables: QueryTables, top: number | undefined, bucket: Sql, ran
 }
 
 /**
+ * The sums per bucket and series (per_source, contacts_and_times keyed by bucket, series_rank)
+ * and the CTEs they need, from the query's transactions. The rate check's filter beside them.
+ */
+function sumsOfTransactions(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): { filter: Filter; ctes: Sql } {
+  const { filter, matched } = matchedTransactions(tables, query, operation);
+  const b = grouping.buckets;
+  const bucket = b ? bucketOf(b.interval, b.zone, sql`datetime`) : sql`CAST(NULL AS TIMESTAMP)`;
+  const rank = grouping.rankedBy && matchedTransactions(tables, grouping.rankedBy, operation, 'rank_matched');
+  const series = seriesOf(tables, grouping.top, bucket, rank ? sql`rank_matched` : undefined);
+  const ctes = sql`${matched}, ${rank ? sql`${rank.matched}, ` : sql``}${series.ctes},
+      ${sumsFromTransactions(series.periodTx, sql`bucket, series_rank`)}`;
+  return { filter, ctes };
+}
+
+/**
+ * The same sums from the per-day sums (models/daily.ts), where they can answer: a query that
+ * filters no transactions, over every source as one series, of UTC days, weeks or months (or a
+ * total). Unique contacts are plugin_contact_day's rows of the bucket whose previous day lies
+ * before the bucket's first day in the period. Undefined where the sums cannot answer.
+ */
+function sumsOfDays(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): Sql | undefined {
+  const daily = tables.daily;
+  const b = grouping.buckets;
+  if (!daily || grouping.top !== undefined || query.q !== undefined || (b && (b.zone !== 'UTC' || b.interval === 'hour'))) return undefined;
+  const { where, byOrder } = transactionFilters(operation, query, tables.conv);
+  if (where.length || byOrder || query.timeZone !== undefined) return undefined;
+  const bucket = b ? sql`date_trunc(${BUCKETS[b.interval].part}, CAST(day AS TIMESTAMP))` : sql`CAST(NULL AS TIMESTAMP)`;
+  const from = sql`CAST(${query.dateFrom} AS DATE)`;
+  const firstDay = b ? sql`greatest(CAST(${bucket} AS DATE), ${from})` : from;
+  const period = periodFilter(query);
+  return sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name),
+      per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, period, sql`${bucket} AS bucket, 0 AS series_rank`)}),
+      ${PER_SOURCE(sql`bucket, series_rank`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
+      unique_contacts AS (
+        SELECT ${bucket} AS bucket, count(*) AS uc FROM ${daily.pluginContacts}
+        WHERE ${period} AND coalesce(prev_day, DATE '0001-01-01') < ${firstDay}
+        GROUP BY ALL),
+      contacts_and_times AS (
+        SELECT g.bucket, g.series_rank, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
+        FROM per_source g LEFT JOIN unique_contacts u ON u.bucket IS NOT DISTINCT FROM g.bucket)`;
+}
+
+/**
  * The figures per bucket and series (or of the whole period), every bucket and series present:
  * the sums of a report (queries.ts) grouped by (bucket, series_rank), LEFT JOINed to the grid of
  * buckets and series, zeros (and null first and last conversions, an empty breakdown) where no
  * transaction falls.
  */
 function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): { filter: Filter; select: Sql } {
-  const { filter, matched } = matchedTransactions(tables, query, operation);
+  const fromTransactions = sumsOfTransactions(tables, query, operation, grouping);
+  const sums = sumsOfDays(tables, query, operation, grouping) ?? fromTransactions.ctes;
   const b = grouping.buckets;
-  const bucket = b ? bucketOf(b.interval, b.zone, sql`datetime`) : sql`CAST(NULL AS TIMESTAMP)`;
-  const rank = grouping.rankedBy && matchedTransactions(tables, grouping.rankedBy, operation, 'rank_matched');
-  const series = seriesOf(tables, grouping.top, bucket, rank ? sql`rank_matched` : undefined);
   const buckets = b ? bucketsOf(b.interval, b.zone, query) : sql`buckets AS (SELECT CAST(NULL AS TIMESTAMP) AS bucket)`;
   const labels = b ? sql`x.label AS "bucket", ${TS(sql`x.start_at`)} AS "start", ${TS(sql`x.end_at`)} AS "end",` : sql``;
   const select = sql`
-    WITH ${matched}, ${rank ? sql`${rank.matched}, ` : sql``}${series.ctes},
-      ${sumsFromTransactions(series.periodTx, sql`bucket, series_rank`)},
+    WITH ${sums},
       ${buckets},
       filled AS (
         SELECT x.*, s.series_rank, s.series, s.series_name,
@@ -158,7 +198,7 @@ function groupedSelect(tables: QueryTables, query: TrendQuery | TotalQuery, oper
     SELECT ${labels} x.series, x.series_name AS "seriesName", ${PERIOD_FIGURES(tables.referenceCurrency, sql`x`, sql`x`)}
     FROM filled x
     ORDER BY x.bucket, x.series_rank`;
-  return { filter, select };
+  return { filter: fromTransactions.filter, select };
 }
 
 /** A series of a query (convx trend): one row per bucket, per source with perSource, in bucket then series order. */

@@ -45,5 +45,15 @@ export const CONTACT_DAY: Relation = {
       FROM converted ORDER BY day, source_key`,
 };
 
+export const PLUGIN_CONTACT_DAY: Relation = {
+  name: 'plugin_contact_day',
+  holds: 'each day a contact converted through any source of the plugin, with the previous such day (prev_day): unique contacts of a series or total over every source',
+  reads: ['conv'],
+  select: (m) => sql`
+      WITH converted AS (SELECT DISTINCT day, contact_id FROM ${m.relation('conv')} WHERE NOT is_refund)
+      SELECT day, lag(day) OVER (PARTITION BY contact_id ORDER BY day) AS prev_day
+      FROM converted ORDER BY day`,
+};
+
 /** The per-day sums in the order they are made. */
-export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY];
+export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY, PLUGIN_CONTACT_DAY];
