@@ -161,7 +161,8 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
 export const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
       SELECT ${key},${extra}
         sum(n) AS n, sum(ref_wo) AS wo, sum(ref_w) AS w, sum(rn) AS rn, sum(ref_rwo) AS rwo, sum(ref_rw) AS rw,
-        list(struct_pack(
+        -- in currency order: structs sort by their first field (list_sort is cheaper than an ordered aggregate)
+        list_sort(list(struct_pack(
           currency := currency,
           conversionsAmountWoTax := ${D(sql`wo`)}, conversionsAmountWTax := ${D(sql`w`)},
           conversionsNumber := CAST(n AS INTEGER), averageConversion := ${AVERAGE(sql`w`, sql`n`)},
@@ -169,7 +170,7 @@ export const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
           grossConversionsAmountWoTax := ${D(sql`wo + rwo`)}, grossConversionsAmountWTax := ${D(sql`w + rw`)},
           grossConversionsNumber := CAST(n + rn AS INTEGER),
           conversionAmountWoTaxReference := ${D(sql`ref_wo`)}, conversionAmountWTaxReference := ${D(sql`ref_w`)}
-        ) ORDER BY currency) AS breakdown
+        )), 'ASC', 'NULLS LAST') AS breakdown
       FROM per_currency GROUP BY ${key})`;
 
 /**
