@@ -8,7 +8,7 @@
 import type { Interval } from '../model/parameters.js';
 import type { TotalQuery, TrendQuery } from '../model/query.js';
 import { allOf, nameHolds, PER_CURRENCY_FROM_DAYS, PER_SOURCE, PERIOD_FIGURES, periodFilter, sumsFromTransactions, transactionFilters, TS, type Filter, type QueryTables } from './queries.js';
-import { EMPTY, ident, int, sql, trusted, type Sql } from './sql.js';
+import { ident, int, sql, trusted, type Sql } from './sql.js';
 
 /** An interval's bucket: the part date_trunc takes, its step, and its label (ISO weeks: 2025-W01). */
 const BUCKETS: Readonly<Record<Interval, { part: string; step: Sql; label: string }>> = {
@@ -160,15 +160,16 @@ function sumsOfDays(tables: QueryTables, query: TrendQuery | TotalQuery, operati
   const bucket = !b ? sql`CAST(NULL AS TIMESTAMP)` : day ? sql`CAST(day AS TIMESTAMP)` : sql`date_trunc(${BUCKETS[b.interval].part}, CAST(day AS TIMESTAMP))`;
   const from = sql`CAST(${query.dateFrom} AS DATE)`;
   const period = periodFilter(query);
-  // a contact's row counts where no earlier day of it lies in the bucket's part of the period (by day: always)
-  const first = day ? EMPTY : sql` AND coalesce(prev_day, DATE '0001-01-01') < ${b ? sql`greatest(CAST(${bucket} AS DATE), ${from})` : from}`;
+  // a contact's row counts where no earlier day of it lies in the bucket's part of the period; by day: every contact of the day
+  const uniqueContacts = day
+    ? sql`SELECT ${bucket} AS bucket, uc FROM ${daily.dayContacts} WHERE ${period}`
+    : sql`SELECT ${bucket} AS bucket, count(*) AS uc FROM ${daily.pluginContacts}
+        WHERE ${period} AND coalesce(prev_day, DATE '0001-01-01') < ${b ? sql`greatest(CAST(${bucket} AS DATE), ${from})` : from}
+        GROUP BY ALL`;
   return sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name),
       per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, period, sql`${bucket} AS bucket, 0 AS series_rank`)}),
       ${PER_SOURCE(sql`bucket, series_rank`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
-      unique_contacts AS (
-        SELECT ${bucket} AS bucket, count(*) AS uc FROM ${daily.pluginContacts}
-        WHERE ${period}${first}
-        GROUP BY ALL),
+      unique_contacts AS (${uniqueContacts}),
       contacts_and_times AS (
         SELECT g.bucket, g.series_rank, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
         FROM per_source g LEFT JOIN unique_contacts u ON u.bucket IS NOT DISTINCT FROM g.bucket)`;

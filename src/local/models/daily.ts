@@ -55,5 +55,12 @@ export const PLUGIN_CONTACT_DAY: Relation = {
       FROM converted ORDER BY day`,
 };
 
+export const PLUGIN_DAY_CONTACTS: Relation = {
+  name: 'plugin_day_contacts',
+  holds: "the number of contacts who converted each day through any source (plugin_contact_day's rows per day): unique contacts of a series by day",
+  reads: ['plugin_contact_day'],
+  select: (m) => sql`SELECT day, count(*) AS uc FROM ${m.relation('plugin_contact_day')} GROUP BY day ORDER BY day`,
+};
+
 /** The per-day sums in the order they are made. */
-export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY, PLUGIN_CONTACT_DAY];
+export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY_CONTACTS];
