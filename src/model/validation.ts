@@ -28,6 +28,8 @@ export interface Finding {
   count?: number;
   contactId?: string;
   line?: number;
+  /** The file a finding's line is in (a template loaded from a file, the request file), when it is one. */
+  file?: string;
 }
 
 export interface ValidateResponse {
