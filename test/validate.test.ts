@@ -135,11 +135,9 @@ describe('templates and variables', () => {
   it('counts, over every deliverable recipient, those a printed variable would be empty for', async () => {
     const r = await run({ subject: 'Hi {{ contact.firstName }}', html: `${HTML}{{ contact.firstName }} {{ contact.nickname }} {{ coupon }} {{ shop.name }}` }, { shop: { name: 'S' } });
     const unresolved = find(r, 'unresolved_variable').map((f) => [f.message.split(' ')[1], f.count]);
-    expect(unresolved).toEqual([
-      ['contact.firstName', 2],
-      ['contact.nickname', 4],
-      ['coupon', 4],
-    ]);
+    expect(unresolved).toEqual([['contact.firstName', 2]]);
+    // A field no contact has and a variable the request does not give are errors (issue 20).
+    expect(find(r, 'unknown_variable').map((f) => f.message.split(' ')[1])).toEqual(['contact.nickname', 'coupon']);
     expect(find(r, 'unresolved_variable')[0]!.field).toBe('subject');
   });
 
@@ -158,7 +156,7 @@ describe('templates and variables', () => {
     );
     expect(find(r, 'unresolved_variable')).toEqual([]);
     const missing = await run({ html: `${HTML}{% for p in products %}{{ p.name }}{% endfor %}{{ products.size }}` });
-    expect(find(missing, 'unresolved_variable').map((f) => f.message.split(' ')[1])).toEqual(['products.size']);
+    expect(find(missing, 'unknown_variable').map((f) => f.message.split(' ')[1])).toEqual(['products.size']);
   });
 
   it('reports a syntax error with its field and line, and renders nothing from that asset', async () => {
@@ -297,6 +295,7 @@ describe('convx validate', () => {
     ['defect-template-syntax.json', 'template_syntax'],
     ['defect-missing-subject.json', 'missing_subject'],
     ['defect-no-recipients.json', 'no_recipients'],
+    ['defect-unknown-variable.json', 'unknown_variable'],
   ])('exits 1 on %s naming %s', async (file, code) => {
     const run = await cli(argv(file, '-o', 'github'));
     expect(run.code).toBe(1);

@@ -19,6 +19,7 @@ import * as rules from '../validation/delivery.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
+import { camelKey, contactColumn, variableFindings } from '../validation/variables.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
 import { ident, join, sql, trusted, type Sql } from './sql.js';
@@ -87,7 +88,11 @@ export async function validateDelivery(
         warnings.push(...found.warnings);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
-        warnings.push(...rules.unresolvedVariables(asset, printed, await countEmpty(db, printed, langs, contactColumns)));
+        const recipients = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
+        const empty = await countEmpty(db, printed, langs, contactColumns);
+        const judged = variableFindings(asset, printed, { columns: contactColumns, variables: request.variables }, empty, recipients);
+        errors.push(...judged.errors);
+        warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
           samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work)));
         }
@@ -194,13 +199,11 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
   return stored;
 }
 
+/** The contact's columns in the audience table (not ours). */
 async function audienceColumns(db: Database): Promise<Set<string>> {
   const rows = await db.all<{ column_name: string }>(sql`DESCRIBE ${AUDIENCE}`);
-  return new Set(rows.map((r) => r.column_name));
+  return new Set(rows.map((r) => r.column_name).filter((name) => !AUDIENCE_COLUMNS.includes(name)));
 }
-
-const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** For each printed variable, how many deliverable recipients of `langs` would see it empty. */
 async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[], langs: string[], columns: Set<string>): Promise<Map<string, number>> {
@@ -208,12 +211,9 @@ async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[
   const filters = printed.map((variable) => {
     let count: Sql;
     if (variable.source === 'contact') {
-      const column = variable.contactField === undefined ? undefined : snake(variable.contactField);
+      const column = contactColumn(variable, columns);
       // A contact field the dataset does not have is empty for everyone.
-      const condition =
-        column && columns.has(column) && !AUDIENCE_COLUMNS.includes(column)
-          ? sql`${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''`
-          : sql`true`;
+      const condition = column ? sql`${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''` : sql`true`;
       count = sql`count(*) FILTER (WHERE ${condition})`;
     } else count = variable.emptyInRequest ? sql`count(*)` : sql`0`;
     return sql`${count} AS ${ident(variable.key)}`;
@@ -233,7 +233,8 @@ async function sampleRecipients(db: Database, langs: string[], size: number): Pr
   return rows.map((row) => {
     const contact: Record<string, unknown> = {};
     for (const [column, value] of Object.entries(row)) {
-      if (![...AUDIENCE_COLUMNS, 'sample_rank'].includes(column)) contact[camel(column)] = value;
+      // By its camelCase key and by the column's own name (contact.firstName, contact.first_name).
+      if (![...AUDIENCE_COLUMNS, 'sample_rank'].includes(column)) contact[camelKey(column)] = contact[column] = value;
     }
     return { language: String(row.lang), contactId: String(row.contact_id), contact };
   });

@@ -84,6 +84,12 @@ export const CHECKS = {
     'render_failed',
     'template_file_access',
     'render_limit_exceeded',
+    // Issue 20, what the check missed: unknown or always-empty variables, audience values no contact has.
+    'unknown_variable',
+    'empty_variable',
+    'unknown_list',
+    'unknown_language',
+    'unknown_country',
   ],
   warnings: [
     'unresolved_variable',
@@ -97,6 +103,8 @@ export const CHECKS = {
     'missing_text_part',
     'language_fallback',
     'duplicate_email',
+    // Issue 20, what the check missed: contact ids the dataset does not have.
+    'unknown_contact',
   ],
 } as const;
 
