@@ -114,7 +114,7 @@ describe('assets per language', () => {
   });
 
   it('has no recipients when everyone is suppressed or nobody is selected', async () => {
-    expect(codes((await validate(dir, { audience: { lists: ['none'] }, assets: [asset()] })).render.errors)).toEqual(['no_recipients']);
+    expect(codes((await validate(dir, { audience: { lists: ['none'] }, assets: [asset()] })).render.errors)).toEqual(['no_recipients', 'unknown_list']);
   });
 });
 

@@ -20,6 +20,7 @@ import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.j
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
 import { camelKey, contactColumn, variableFindings } from '../validation/variables.js';
+import { unknownAudienceFindings, type AudienceValueKey, type UnknownAudience } from '../validation/audience.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
 import { ident, join, sql, trusted, type Sql } from './sql.js';
@@ -73,8 +74,9 @@ export async function validateDelivery(
     const audience = rules.audienceFindings(counts);
     const { assets, errors: unresolved } = rules.resolveAssets(request.assets, await storedAssets(scope, db, request.assets), scope.dataset.has('assets'));
     const coverage = rules.languageCoverage(await deliverableLanguages(db), assets);
-    const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors];
-    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings];
+    const unknown = unknownAudienceFindings(await unknownAudience(scope, db, request));
+    const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors, ...unknown.errors];
+    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings, ...unknown.warnings];
 
     const samples: ValidateResponse['render']['samples'] = [];
     if (sandbox) {
@@ -154,6 +156,39 @@ function audienceFilter({ audience }: NormalizedRequest): Sql {
   }
   if (audience.countries) where.push(sql`upper(trim(c.country)) IN ${listParam(audience.countries.map((c) => c.toUpperCase()))}`);
   return join(where, trusted(' AND '));
+}
+
+/**
+ * The audience's values no contact has (compared as the audience's filter compares
+ * them: languages in lower case, countries in upper case), in the request's order,
+ * and the known lists, languages and countries to suggest from.
+ */
+async function unknownAudience(scope: Scope, db: Database, { audience }: NormalizedRequest): Promise<UnknownAudience> {
+  const contacts = scope.relation('contacts');
+  const listIds = sql`SELECT unnest(string_split(coalesce(lists, ''), ';')) FROM ${contacts}`;
+  const kinds: Record<AudienceValueKey, { values: string[]; known: Sql; norm: (v: string) => string }> = {
+    lists: { values: audience.lists, known: listIds, norm: (v) => v },
+    excludeLists: { values: audience.excludeLists, known: listIds, norm: (v) => v },
+    contactIds: { values: audience.contactIds, known: sql`SELECT CAST(contact_id AS VARCHAR) FROM ${contacts}`, norm: (v) => v },
+    languages: { values: audience.languages ?? [], known: sql`SELECT coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) FROM ${contacts}`, norm: (v) => v.toLowerCase() },
+    countries: { values: audience.countries ?? [], known: sql`SELECT upper(trim(country)) FROM ${contacts}`, norm: (v) => v.toUpperCase() },
+  };
+  const found: UnknownAudience = { missing: {}, known: { lists: [], languages: [], countries: [] } };
+  for (const [key, { values, known, norm }] of Object.entries(kinds) as [AudienceValueKey, (typeof kinds)[AudienceValueKey]][]) {
+    if (!values.length) continue;
+    const rows = await db.all<{ v: string }>(
+      sql`SELECT DISTINCT v FROM ${listParam(values.map(norm))} AS t(v) WHERE v NOT IN (SELECT k FROM (${known}) AS s(k) WHERE k IS NOT NULL)`,
+    );
+    if (!rows.length) continue;
+    const missing = new Set(rows.map((r) => r.v));
+    found.missing[key] = [...new Set(values.filter((v) => missing.has(norm(v))))];
+    if (key !== 'contactIds') {
+      const suggest = key === 'excludeLists' ? 'lists' : key;
+      const near = await db.all<{ k: string }>(sql`SELECT DISTINCT k FROM (${known}) AS s(k) WHERE k IS NOT NULL AND k <> '' ORDER BY k LIMIT 10000`);
+      found.known[suggest] = near.map((r) => r.k);
+    }
+  }
+  return found;
 }
 
 /** The audience's counts: intended, suppressed by reason, and the duplicates left out. */
