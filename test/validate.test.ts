@@ -299,7 +299,7 @@ describe('convx validate', () => {
   ])('exits 1 on %s naming %s', async (file, code) => {
     const run = await cli(argv(file, '-o', 'github'));
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`^::error file=[^,]+${file.replace('.', '\\.')},title=convx ${code}::`, 'm'));
+    expect(run.stdout).toMatch(new RegExp(`^::error file=[^,]+${file.replace('.', '\\.')}(,line=\\d+)?,title=convx ${code}::`, 'm'));
   });
 
   it('fails on warnings only beyond --max-warnings', async () => {

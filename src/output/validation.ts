@@ -83,9 +83,11 @@ const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').r
  * saying so when the warnings are more than --max-warnings (the run fails on them, and
  * GitHub reports a failure as an error annotation), then a ::notice with the counts.
  */
-export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number): string {
+export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number, label?: string): string {
   const line = (kind: 'error' | 'warning', f: Finding) => {
-    const props = [file ? `file=${escapeProperty(file)}` : '', `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
+    // A finding with a place in a file (issue 20) points at its line there.
+    const at = f.file && f.line ? `file=${escapeProperty(f.file)},line=${f.line}` : file ? `file=${escapeProperty(file)}` : '';
+    const props = [at, `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
   const { audience } = response;
@@ -94,7 +96,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
     ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
-    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
+    `::notice title=convx validate::${escapeData(`${label ? `${label}: ` : ''}${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
 }
 
@@ -107,6 +109,22 @@ const xml = (text: string) =>
  * are reported as output.
  */
 export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number): string {
+  return junitReports([{ response, name }], maxWarnings);
+}
+
+/** One test suite per request (several files in one run, issue 20), in one document. */
+export function junitReports(results: readonly { response: ValidateResponse; name: string }[], maxWarnings?: number): string {
+  const suites = results.map(({ response, name }) => junitSuite(response, name, maxWarnings));
+  const tests = suites.reduce((n, s) => n + s.tests, 0);
+  const failures = suites.reduce((n, s) => n + s.failures, 0);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="convx validate" tests="${tests}" failures="${failures}">
+${suites.map((s) => s.xml).join('\n')}
+</testsuites>
+`;
+}
+
+function junitSuite(response: ValidateResponse, name: string, maxWarnings?: number): { xml: string; tests: number; failures: number } {
   const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
   let failures = 0;
@@ -124,8 +142,13 @@ export function junitReport(response: ValidateResponse, name: string, maxWarning
   }
   for (const code of CHECKS.warnings) {
     const found = findings(code, response.render.warnings);
+    // A warning made fatal by --fail-on is among the errors: its case fails as an error's does.
+    const fatal = findings(code, response.render.errors);
     let body = '';
-    if (found.length && tooMany) {
+    if (fatal.length) {
+      failures++;
+      body = `\n      <failure type="error" message="${xml(`made fatal by --fail-on: ${fatal[0]!.message}`)}">${xml(fatal.map((f) => f.message).join('\n'))}</failure>\n    `;
+    } else if (found.length && tooMany) {
       failures++;
       // The message says why a warning fails here: the run's warnings are more than --max-warnings.
       body = `\n      <failure type="warning" message="${xml(`${tooMany}: ${found[0]!.message}`)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
@@ -133,11 +156,8 @@ export function junitReport(response: ValidateResponse, name: string, maxWarning
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
   const total = CHECKS.errors.length + CHECKS.warnings.length;
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="convx validate" tests="${total}" failures="${failures}">
-  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
+  const xmlText = `  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
 ${cases.join('\n')}
-  </testsuite>
-</testsuites>
-`;
+  </testsuite>`;
+  return { xml: xmlText, tests: total, failures };
 }
