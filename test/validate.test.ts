@@ -389,6 +389,15 @@ describe('server and API mode', () => {
         expect(api.stderr).not.toContain(token);
       }
     }
+    // Several files, a glob and the per-code flags act on the results in the CLI: the same in both modes.
+    const several = [join(SAMPLES, '..', 'deliveries', 'w*.json'), join(SAMPLES, '..', 'deliveries', 'defect-unknown-variable.json'), '--fail-on', 'insecure_link', '--ignore', 'empty_link'];
+    for (const format of ['json', 'github', 'junit']) {
+      const local = await cli(['validate', ...several, '--data', SAMPLES, '-o', format]);
+      const api = await cli(['validate', ...several, '--api', `${server.url}/v1`, '--delivery-api', `${server.url}/v4`, '-o', format], { env: { CONVX_TOKEN: token } });
+      expect(api.stdout, format).toBe(local.stdout);
+      expect([api.code, api.stderr]).toEqual([local.code, local.stderr]);
+      expect(local.code).toBe(1);
+    }
     const noDelivery = await cli(['validate', join(SAMPLES, '..', 'deliveries', 'welcome.json'), '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
     expect(noDelivery.code).toBe(2);
     expect(noDelivery.stderr).toMatch(/needs the delivery base URL: --delivery-api/);
