@@ -62,6 +62,13 @@ describe('several request files in one run', () => {
     expect(table.stdout).toMatch(/\n2 requests: 1 ready, 1 not ready\n$/);
   });
 
+  it('a file whose name has glob characters is that file', async () => {
+    mkdirSync(join(dir, 'odd'), { recursive: true });
+    writeFileSync(join(dir, 'odd', '[draft].json'), JSON.stringify(GOOD));
+    const r = await run(['odd/[draft].json', '-o', 'json']);
+    expect([r.code, JSON.parse(r.stdout).channel]).toEqual([0, 'email']);
+  });
+
   it('a glob that matches nothing is a usage error', async () => {
     const r = await run(['deliveries/*.yaml']);
     expect([r.code, r.stderr]).toEqual([2, 'convx: error: no request file matches deliveries/*.yaml\n']);

@@ -5,7 +5,7 @@
  * depth), each read into its request body or the reason it cannot be read
  * (with the line and column of a JSON syntax error).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { jsonLines, jsonSyntaxError } from './request-json.js';
@@ -85,7 +85,8 @@ export function requestSources(args: readonly string[], cwd: string): RequestSou
       sources.push({ label: 'stdin' });
       continue;
     }
-    const matches = MAGIC.test(arg) ? expandGlob(arg, cwd) : [arg];
+    // A name that exists is that file, even with glob characters in it (`[draft].json`).
+    const matches = MAGIC.test(arg) && !existsSync(resolve(cwd, arg)) ? expandGlob(arg, cwd) : [arg];
     if (!matches.length) throw new UsageError(`no request file matches ${arg}`);
     for (const match of matches) sources.push({ label: match, file: match });
   }
