@@ -59,7 +59,7 @@ const LAYOUTS: Record<number, string[]> = {
     'scope_0.contact_day: day source_key prev_day',
     'scope_0.conv: row_id order_id contact_id datetime is_refund currency country amount_wo_tax amount_w_tax day fx_date ref_wo ref_w touch_datetime order_datetime centi_hours source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at client_contact_id first_name surname',
     'scope_0.plugin_contact_day: day prev_day',
-    'scope_0.plugin_day_contacts: day uc',
+    'scope_0.plugin_day: day first_at last_at n wo w rn rwo rw breakdown uc',
     'scope_0.report_day: day source_key currency n wo w rn rwo rw ref_wo ref_w ref_rwo ref_rw first_at last_at unpriced',
     'scope_0.source_info: source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at source_key',
   ],
