@@ -98,7 +98,7 @@ export const OPTIONS = {
     { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
     {
       flags: '--clients <globs>',
-      description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: apple-mail.*,gmail.*,outlook.*,yahoo.*,samsung-email.*; overrides options.clients)',
+      description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: the most used, docs/validation.md; overrides options.clients)',
     },
     ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
   ],

@@ -14,12 +14,19 @@ import { plural } from '../words.js';
 import { htmlFeatures } from './features.js';
 
 /**
- * The clients checked when the request names none: the families with the
- * largest share of opens in the published market-share figures (Apple Mail,
- * Gmail, Outlook, Yahoo, Samsung Email; together well over 90 %), each on
- * every platform caniemail tests.
+ * The clients checked when the request names none: those of the families with
+ * the largest share of opens in the published market-share figures (Apple
+ * Mail, Gmail, Outlook, Yahoo, Samsung Email; together well over 90 %), on
+ * the platforms where they are read: not Gmail in a phone's browser
+ * (gmail.mobile-webmail) nor the retired Windows Mail app (outlook.windows-mail).
  */
-export const DEFAULT_CLIENTS = ['apple-mail.*', 'gmail.*', 'outlook.*', 'yahoo.*', 'samsung-email.*'];
+export const DEFAULT_CLIENTS = [
+  'apple-mail.*',
+  'gmail.desktop-webmail', 'gmail.ios', 'gmail.android',
+  'outlook.windows', 'outlook.macos', 'outlook.outlook-com', 'outlook.ios', 'outlook.android',
+  'yahoo.*',
+  'samsung-email.*',
+];
 
 interface Feature {
   slug: string;

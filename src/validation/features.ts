@@ -170,7 +170,16 @@ export function atRuleSlugs(rule: string): string[] {
  * selector or an at-rule prelude, one before `;` or `}` a declaration.
  */
 export function stylesheetSlugs(css: string, report: (slug: string, offset: number) => void): void {
-  let start = 0;
+  const piece = { parts: [] as string[], from: 0, offset: -1 };
+  const reportPiece = (text: string, opener: boolean) => {
+    const offset = piece.offset;
+    if (text.startsWith('@')) for (const slug of atRuleSlugs(text)) report(slug, offset);
+    else if (opener && text) for (const slug of selectorSlugs(text)) report(slug, offset);
+    else if (text.includes(':')) {
+      const colon = text.indexOf(':');
+      for (const slug of declarationSlugs(text.slice(0, colon), text.slice(colon + 1))) report(slug, offset);
+    }
+  };
   let quote = '';
   for (let i = 0; i < css.length; i++) {
     const c = css[i]!;
@@ -179,22 +188,20 @@ export function stylesheetSlugs(css: string, report: (slug: string, offset: numb
       else if (c === '\\') i++;
       continue;
     }
-    if (c === '"' || c === "'") quote = c;
-    else if (c === '/' && css[i + 1] === '*') {
+    if (c === '/' && css[i + 1] === '*') {
+      // A comment is no part of the piece it is in: the text before it is kept, and the piece goes on after it.
       report('css-comments', i);
+      piece.parts.push(css.slice(piece.from, i));
       const end = css.indexOf('*/', i + 2);
       i = end < 0 ? css.length : end + 1;
+      piece.from = i + 1;
     } else if (c === '{' || c === ';' || c === '}') {
-      const piece = css.slice(start, i);
-      const offset = start + (piece.length - piece.trimStart().length);
-      const text = piece.trim();
-      if (text.startsWith('@')) for (const slug of atRuleSlugs(text)) report(slug, offset);
-      else if (c === '{' && text) for (const slug of selectorSlugs(text)) report(slug, offset);
-      else if (text.includes(':')) {
-        const colon = text.indexOf(':');
-        for (const slug of declarationSlugs(text.slice(0, colon), text.slice(colon + 1))) report(slug, offset);
-      }
-      start = i + 1;
+      piece.parts.push(css.slice(piece.from, i));
+      reportPiece(piece.parts.join('').trim(), c === '{');
+      Object.assign(piece, { parts: [], from: i + 1, offset: -1 });
+    } else {
+      if (c === '"' || c === "'") quote = c;
+      if (piece.offset < 0 && !/\s/.test(c)) piece.offset = i;
     }
   }
 }
