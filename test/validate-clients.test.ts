@@ -3,6 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalizeRequest } from '../src/model/validation.js';
+import { buildApp } from '../src/server/app.js';
+import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
+import { ServedDataset } from '../src/server/plugins.js';
 import { clientFindings, DEFAULT_CLIENTS, selectClients, supportData } from '../src/validation/clients.js';
 import { htmlFeatures, stylesheetSlugs } from '../src/validation/features.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
@@ -154,5 +157,26 @@ describe('convx validate --clients', () => {
     const data = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'src', 'validation', 'data', 'caniemail.json'), 'utf8'));
     expect(readme).toContain(`last_update_date ${data.last_update_date.slice(0, 10)}`);
     expect(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).toContain('node scripts/copy-data.js');
+  });
+});
+
+describe('the server', () => {
+  it('honours options.clients of the request body (what API mode sends for --clients)', async () => {
+    const served = await ServedDataset.load(SAMPLES);
+    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: 's' }), log: () => undefined, version: 'test' });
+    const token = await signDevelopmentToken('s', 'shop', '1h');
+    const post = async (options: Record<string, unknown>) => {
+      const payload = { audience: { lists: ['l-1'], languages: ['en'] }, assets: [{ language: 'en', subject: 'Hi', text: 'Hi', html: '<p>Hello, a short note.</p><svg></svg>' }], options };
+      const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers: { authorization: `Bearer ${token}` }, payload });
+      return JSON.parse(res.body).render;
+    };
+    try {
+      expect((await post({ clients: ['gmail.ios'] })).warnings.find((f: { code: string }) => f.code === 'client_unsupported').message).toMatch(/not supported by Gmail iOS$/);
+      expect((await post({ clients: ['apple-mail.ios'] })).warnings.map((f: { code: string }) => f.code)).not.toContain('client_unsupported');
+      expect((await post({ clients: ['notes.*'] })).errors).toEqual([expect.objectContaining({ code: 'invalid_request', field: 'options.clients' })]);
+    } finally {
+      await app.close();
+      await served.retire();
+    }
   });
 });
