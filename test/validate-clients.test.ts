@@ -37,20 +37,13 @@ describe('features of a template', () => {
       '<body><div style="margin-top: 1rem; border-top-left-radius: 4px; --brand: red; color: var(--brand)">x</div></body></html>',
     ].join('\n');
     const found = htmlFeatures(html);
-    const line = (slug: string) => found.get(slug)?.line;
-    expect(line('css-display-flex')).toBe(2);
-    expect(line('css-gap')).toBe(2);
-    expect(line('css-pseudo-class-hover')).toBe(2);
-    expect(line('css-selector-child')).toBe(2);
+    const lines = Object.fromEntries([...found].map(([slug, use]) => [slug, use.line]));
+    expect(lines).toMatchObject({
+      'css-display-flex': 2, 'css-gap': 2, 'css-pseudo-class-hover': 2, 'css-selector-child': 2,
+      'css-at-media': 3, 'css-at-media-prefers-color-scheme': 3, 'css-linear-gradient': 3, 'css-important': 3,
+      'css-margin': 5, 'css-unit-rem': 5, 'css-border-radius': 5, 'css-variables': 5,
+    });
     expect(found.has('css-selector-universal')).toBe(false); // the "*" of the comment
-    expect(line('css-at-media')).toBe(3);
-    expect(line('css-at-media-prefers-color-scheme')).toBe(3);
-    expect(line('css-linear-gradient')).toBe(3);
-    expect(line('css-important')).toBe(3);
-    expect(line('css-margin')).toBe(5);
-    expect(line('css-unit-rem')).toBe(5);
-    expect(line('css-border-radius')).toBe(5);
-    expect(line('css-variables')).toBe(5);
     expect(found.get('css-variables')?.count).toBe(2);
   });
 
