@@ -59,6 +59,7 @@ export default defineHandler<ValidateFlags>({
       options.sampleSize = Number(flags.sampleSize);
     }
     if (flags.resolveOnly) options.resolveOnly = true;
+    if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
     if (Object.keys(options).length) body.options = options;
     let maxWarnings: number | undefined;
     if (flags.maxWarnings !== undefined) {

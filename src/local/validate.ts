@@ -16,6 +16,9 @@ import {
   type ValidateResponse,
 } from '../model/validation.js';
 import * as rules from '../validation/delivery.js';
+import { moreAssetFindings } from '../validation/asset-checks.js';
+import { selectClients } from '../validation/clients.js';
+import { headerFindings } from '../validation/headers.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
@@ -57,6 +60,8 @@ export async function validateDelivery(
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
   rules.checkRequestSize(request);
+  const clients = request.resolveOnly && !request.clients ? undefined : selectClients(request.clients);
+  if (clients?.problems.length) return invalidResponse(clients.problems);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
@@ -73,7 +78,8 @@ export async function validateDelivery(
     const { assets, errors: unresolved } = rules.resolveAssets(request.assets, await storedAssets(scope, db, request.assets), scope.dataset.has('assets'));
     const coverage = rules.languageCoverage(await deliverableLanguages(db), assets);
     const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors];
-    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings];
+    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings, ...headerFindings(request.headers)];
+    const information: Finding[] = [];
 
     const samples: ValidateResponse['render']['samples'] = [];
     if (sandbox) {
@@ -85,6 +91,9 @@ export async function validateDelivery(
         const found = rules.assetFindings(asset);
         errors.push(...found.errors);
         warnings.push(...found.warnings);
+        const more = moreAssetFindings(asset, clients?.clients ?? []);
+        warnings.push(...more.warnings);
+        information.push(...more.information);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         warnings.push(...rules.unresolvedVariables(asset, printed, await countEmpty(db, printed, langs, contactColumns)));
@@ -97,7 +106,7 @@ export async function validateDelivery(
       channel: 'email',
       audience: rules.audienceSummary(counts),
       languages: coverage.languages,
-      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors },
+      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors, ...(information.length ? { information } : {}) },
     };
   } finally {
     sandbox?.close();

@@ -38,6 +38,7 @@ export function validationSummary(given: ValidateResponse, chalk: ChalkInstance,
   };
   block('Errors', render.errors, chalk.red);
   block('Warnings', render.warnings, chalk.yellow);
+  block('Information', render.information ?? [], chalk.cyan);
   lines.push('', verdict(response, maxWarnings, chalk));
   return `${lines.join('\n')}\n`;
 }
@@ -84,7 +85,7 @@ const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').r
  * GitHub reports a failure as an error annotation), then a ::notice with the counts.
  */
 export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number): string {
-  const line = (kind: 'error' | 'warning', f: Finding) => {
+  const line = (kind: 'error' | 'warning' | 'notice', f: Finding) => {
     const props = [file ? `file=${escapeProperty(file)}` : '', `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
@@ -93,6 +94,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
   return [
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
+    ...(response.render.information ?? []).map((f) => line('notice', f)),
     ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
     `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
@@ -132,7 +134,12 @@ export function junitReport(response: ValidateResponse, name: string, maxWarning
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
-  const total = CHECKS.errors.length + CHECKS.warnings.length;
+  for (const code of CHECKS.information) {
+    const found = findings(code, response.render.information ?? []);
+    const body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : '';
+    cases.push(`    <testcase classname="convx.validate.information" name="${code}">${body}</testcase>`);
+  }
+  const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
   return `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites name="convx validate" tests="${total}" failures="${failures}">
   <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
