@@ -53,7 +53,7 @@ describe('several request files in one run', () => {
     expect([...junit.stdout.matchAll(/<testsuite name="([^"]+)"/g)].map((m) => m[1])).toEqual(['deliveries/a-good.json', 'deliveries/b-warned.json']);
     expect(junit.stdout.match(/<testsuites [^>]*>/)![0]).toMatch(/failures="2"/);
     const github = await run([...args, '-o', 'github']);
-    expect(github.stdout.match(/^::notice .*$/gm)).toEqual([
+    expect(github.stdout.match(/^::notice title=convx validate::.*$/gm)).toEqual([
       '::notice title=convx validate::deliveries/a-good.json: 2 of 2 deliverable; 0 errors, 0 warnings',
       '::notice title=convx validate::deliveries/b-warned.json: 2 of 2 deliverable; 0 errors, 2 warnings',
     ]);
@@ -149,5 +149,21 @@ describe('completion', () => {
   it('completes the codes of --ignore and --fail-on', async () => {
     const r = await cli(['__complete', 'validate', '--fail-on', 'insecure_']);
     expect(r.stdout).toBe('insecure_link\n');
+  });
+});
+
+describe('the policy on a response', () => {
+  it('ignores and makes fatal information codes too', async () => {
+    const { applyPolicy, findingPolicy } = await import('../src/validation/policy.js');
+    const { invalidResponse } = await import('../src/model/validation.js');
+    const response = invalidResponse([]);
+    response.render.information = [
+      { code: 'client_partial', message: 'p' },
+      { code: 'missing_color_scheme_meta', message: 'm' },
+    ];
+    const ignored = applyPolicy(response, findingPolicy('missing_color_scheme_meta', undefined));
+    expect(ignored.render.information!.map((f) => f.code)).toEqual(['client_partial']);
+    const fatal = applyPolicy(response, findingPolicy('missing_color_scheme_meta', 'client_partial'));
+    expect([fatal.render.errors.map((f) => f.code), fatal.render.information]).toEqual([['client_partial'], undefined]);
   });
 });

@@ -257,21 +257,23 @@ describe('public e-mail templates (../shared/fixtures/email-templates)', () => {
   const present = existsSync(root);
   it.skipIf(present)('skipped: ../shared/fixtures/email-templates is not beside this checkout', () => undefined);
 
+  const ISSUE20 = ['missing_html_lang', 'layout_table_role', 'client_unsupported'];
   const expectations: [string, string[], string[]][] = [
     // a "#" unsubscribe link, one http link, no images
-    ['leemunroe/email.html', [], ['missing_text_part', 'insecure_link', 'empty_link']],
+    // (each also has no lang on <html>, layout tables without role="presentation" and CSS or HTML some default clients do not support)
+    ['leemunroe/email.html', [], ['missing_text_part', 'insecure_link', 'empty_link', ...ISSUE20]],
     // transactional mail: no unsubscribe link, http links
-    ['mailgun/action.html', [], ['missing_text_part', 'missing_unsubscribe_link', 'insecure_link']],
-    ['mailgun/billing.html', [], ['missing_text_part', 'missing_unsubscribe_link', 'insecure_link', 'placeholder_link']],
+    ['mailgun/action.html', [], ['missing_text_part', 'missing_unsubscribe_link', 'insecure_link', ...ISSUE20]],
+    ['mailgun/billing.html', [], ['missing_text_part', 'missing_unsubscribe_link', 'insecure_link', 'placeholder_link', ...ISSUE20]],
     // Handlebars, not Liquid; SendGrid merge tags as links; links without a scheme
-    ['sendgrid/different_languages.html', ['template_syntax'], ['missing_text_part', 'placeholder_link', 'relative_link']],
+    ['sendgrid/different_languages.html', ['template_syntax'], ['missing_text_part', 'placeholder_link', 'relative_link', ...ISSUE20]],
   ];
   it.runIf(present).each(expectations)('%s', async (file, errors, warnings) => {
     const html = readFileSync(join(root, file), 'utf8');
     const dir = contacts([['c1', 'a@x.dev', 'A', 'en', 'US', true, false, 'l']]);
     const r = await validate(dir, { audience: { lists: ['l'] }, assets: [{ language: 'en', subject: 'Test', html }] });
     expect(codes(r.render.errors)).toEqual(errors);
-    expect(codes(r.render.warnings)).toEqual(warnings);
+    expect([...new Set(codes(r.render.warnings))]).toEqual(warnings);
     if (file.startsWith('sendgrid')) expect(r.render.errors[0]).toMatchObject({ line: 145, message: expect.stringMatching(/#if english/) });
     if (file === 'mailgun/action.html') expect(find(r, 'insecure_link')[0]!.count).toBe(2);
   });
@@ -321,7 +323,7 @@ describe('convx validate', () => {
 
   it('writes JUnit with one test case per check', async () => {
     const xml = (await cli(argv('defect-unknown-asset.json', '-o', 'junit'))).stdout;
-    const total = CHECKS.errors.length + CHECKS.warnings.length;
+    const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
     expect(xml).toMatch(new RegExp(`<testsuites name="convx validate" tests="${total}" failures="1">`));
     expect(xml.match(/<testcase /g)).toHaveLength(total);
     expect(xml).toMatch(/<testcase classname="convx.validate.errors" name="asset_not_found">\s*<failure type="error" message="no asset welcome-fr in the dataset's assets"/);

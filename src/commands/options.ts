@@ -96,6 +96,10 @@ export const OPTIONS = {
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
     { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+    {
+      flags: '--clients <globs>',
+      description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: the most used, docs/validation.md; overrides options.clients)',
+    },
     { flags: '--ignore <codes>', description: 'leave out the findings of these codes (comma-separated, repeatable)', list: true },
     { flags: '--fail-on <codes>', description: 'make these codes fatal, or every warning with "warning" (comma-separated, repeatable)', list: true },
     ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),

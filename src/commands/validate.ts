@@ -35,6 +35,7 @@ function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags): R
   const sampleSize = wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
   if (sampleSize !== undefined) options.sampleSize = sampleSize;
   if (flags.resolveOnly) options.resolveOnly = true;
+  if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
   return Object.keys(options).length ? { ...body, options } : body;
 }
 

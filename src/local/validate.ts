@@ -16,6 +16,9 @@ import {
   type ValidateResponse,
 } from '../model/validation.js';
 import * as rules from '../validation/delivery.js';
+import { moreAssetFindings } from '../validation/asset-checks.js';
+import { selectClients } from '../validation/clients.js';
+import { headerFindings } from '../validation/headers.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
@@ -59,6 +62,8 @@ export async function validateDelivery(
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
   rules.checkRequestSize(request);
+  const clients = request.resolveOnly && !request.clients ? undefined : selectClients(request.clients);
+  if (clients?.problems.length) return invalidResponse(clients.problems);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
@@ -76,7 +81,8 @@ export async function validateDelivery(
     const coverage = rules.languageCoverage(await deliverableLanguages(db), assets);
     const unknown = unknownAudienceFindings(await unknownAudience(scope, db, request));
     const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors, ...unknown.errors];
-    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings, ...unknown.warnings];
+    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings, ...headerFindings(request.headers), ...unknown.warnings];
+    const information: Finding[] = [];
 
     const samples: ValidateResponse['render']['samples'] = [];
     if (sandbox) {
@@ -88,6 +94,9 @@ export async function validateDelivery(
         const found = rules.assetFindings(asset);
         errors.push(...found.errors);
         warnings.push(...found.warnings);
+        const more = moreAssetFindings(asset, clients?.clients ?? []);
+        warnings.push(...more.warnings);
+        information.push(...more.information);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         const recipients = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
@@ -104,7 +113,7 @@ export async function validateDelivery(
       channel: 'email',
       audience: rules.audienceSummary(counts),
       languages: coverage.languages,
-      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors },
+      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors, ...(information.length ? { information } : {}) },
     };
   } finally {
     sandbox?.close();

@@ -205,11 +205,16 @@ export const COMPONENT_SCHEMAS = {
       suppressionBreakdown: object({ unsubscribed: int, invalidEmail: int, noConsent: int }),
     }),
     languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
-    render: object({
-      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
-      warnings: { type: 'array', items: ref('Finding') },
-      errors: { type: 'array', items: ref('Finding') },
-    }),
+    render: {
+      type: 'object',
+      required: ['samples', 'warnings', 'errors'],
+      properties: {
+        samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
+        warnings: { type: 'array', items: ref('Finding') },
+        errors: { type: 'array', items: ref('Finding') },
+        information: { type: 'array', items: ref('Finding'), description: 'findings that never fail a run; present only when there are some' },
+      },
+    },
   }),
   Health: object({ status: { type: 'string' as const, enum: ['ok'] }, loadedAt: timestamp }),
   ValidateRequest: {
@@ -235,12 +240,18 @@ export const COMPONENT_SCHEMAS = {
       permId: str,
       name: str,
       tags: strings,
+      headers: {
+        type: 'object',
+        description: 'the message headers; when given, List-Unsubscribe and List-Unsubscribe-Post are checked',
+        additionalProperties: { type: 'string' },
+      },
       options: {
         type: 'object',
         additionalProperties: false,
         properties: {
           sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
           resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
+          clients: { ...strings, minItems: 1, description: 'mail clients whose support of the HTML is checked, as family.platform globs ("gmail.*", "outlook.windows"); default: the most used' },
         },
       },
     },

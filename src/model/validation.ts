@@ -45,6 +45,8 @@ export interface ValidateResponse {
     samples: { language: string; contactId: string; subject: string; htmlExcerpt: string }[];
     warnings: Finding[];
     errors: Finding[];
+    /** Findings that never fail a run (CHECKS.information); present only when there are some. */
+    information?: Finding[];
   };
 }
 
@@ -105,6 +107,29 @@ export const CHECKS = {
     'duplicate_email',
     // Issue 20, what the check missed: contact ids the dataset does not have.
     'unknown_contact',
+    // issue 20, mail-client support and content checks (src/validation/clients.ts, content.ts, headers.ts)
+    'client_unsupported',
+    'link_domain_mismatch',
+    'url_shortener',
+    'preheader_too_long',
+    'subject_too_long',
+    'subject_all_caps',
+    'subject_exclamations',
+    'image_only_body',
+    'low_text_ratio',
+    'missing_html_lang',
+    'layout_table_role',
+    'heading_order',
+    'missing_list_unsubscribe',
+    'invalid_list_unsubscribe',
+    'missing_list_unsubscribe_post',
+  ],
+  /** Findings that never fail a run, in `render.information`. */
+  information: [
+    // issue 20, mail-client support and content checks
+    'client_partial',
+    'missing_preheader',
+    'missing_color_scheme_meta',
   ],
 } as const;
 
@@ -114,6 +139,10 @@ export interface NormalizedRequest {
   variables: Record<string, unknown>;
   sampleSize: number;
   resolveOnly: boolean;
+  /** Globs of the mail clients to check (`gmail.*`); undefined: the default ones. */
+  clients?: string[];
+  /** The message's headers, when the request gives them (List-Unsubscribe is checked then). */
+  headers?: Record<string, string>;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -123,7 +152,7 @@ type Bad = (field: string, message: string) => void;
 
 const AUDIENCE_LISTS = ['lists', 'contactIds', 'excludeLists', 'languages', 'countries'];
 const INLINE_ASSET_FIELDS = ['language', 'subject', 'html', 'text', 'preheader'];
-const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options'];
+const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options', 'headers'];
 
 /** The audience's lists, each an array of strings; the problems of any other shape. */
 function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | undefined> {
@@ -160,9 +189,29 @@ function checkAsset(asset: unknown, at: string, bad: Bad): void {
   if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
 }
 
+/** A glob of mail clients: family.platform, letters, digits, "-" and "*". */
+const CLIENT_GLOB = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$/i;
+
+/** options.clients: an array of globs (their match against the known clients is src/validation/clients.ts's). */
+function checkClientOptions(options: Record<string, unknown>, checked: { clients?: string[] }, bad: Bad): void {
+  if (options.clients === undefined) return;
+  if (!isStringArray(options.clients) || !options.clients.length) bad('options.clients', 'must be a non-empty array of client globs such as "gmail.*" or "outlook.windows"');
+  else if (options.clients.some((g) => !CLIENT_GLOB.test(g.trim()))) bad('options.clients', 'each entry is family.platform, "*" for any part: "gmail.*", "outlook.windows"');
+  else checked.clients = options.clients.map((g) => g.trim());
+}
+
+/** The request's headers: an object of string values (List-Unsubscribe and the like). */
+function checkHeaders(headers: unknown, bad: Bad): Record<string, string> | undefined {
+  if (headers === undefined) return undefined;
+  if (!isObject(headers) || Object.values(headers).some((v) => typeof v !== 'string')) bad('headers', 'must be an object of header names and string values');
+  else if (Object.keys(headers).some((k) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k))) bad('headers', 'a header name is letters, digits and - (such as List-Unsubscribe)');
+  else return headers as Record<string, string>;
+  return undefined;
+}
+
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean } {
-  const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
+function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; clients?: string[] } {
+  const checked: { sampleSize: number; resolveOnly: boolean; clients?: string[] } = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
     bad('options', 'must be an object');
@@ -177,6 +226,7 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
     if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
     else checked.resolveOnly = options.resolveOnly;
   }
+  checkClientOptions(options, checked, bad);
   return checked;
 }
 
@@ -197,7 +247,8 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, clients } = checkOptions(body.options, bad);
+  const headers = checkHeaders(body.headers, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
   return {
@@ -213,6 +264,8 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       variables: (body.variables as Record<string, unknown>) ?? {},
       sampleSize,
       resolveOnly,
+      ...(clients ? { clients } : {}),
+      ...(headers ? { headers } : {}),
     },
     problems,
   };

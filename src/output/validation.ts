@@ -38,6 +38,7 @@ export function validationSummary(given: ValidateResponse, chalk: ChalkInstance,
   };
   block('Errors', render.errors, chalk.red);
   block('Warnings', render.warnings, chalk.yellow);
+  block('Information', render.information ?? [], chalk.cyan);
   lines.push('', verdict(response, maxWarnings, chalk));
   return `${lines.join('\n')}\n`;
 }
@@ -84,7 +85,7 @@ const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').r
  * GitHub reports a failure as an error annotation), then a ::notice with the counts.
  */
 export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number, label?: string): string {
-  const line = (kind: 'error' | 'warning', f: Finding) => {
+  const line = (kind: 'error' | 'warning' | 'notice', f: Finding) => {
     // A finding with a place in a file (issue 20) points at its line there.
     const at = f.file && f.line ? `file=${escapeProperty(f.file)},line=${f.line}` : file ? `file=${escapeProperty(file)}` : '';
     const props = [at, `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
@@ -95,6 +96,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
   return [
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
+    ...(response.render.information ?? []).map((f) => line('notice', f)),
     ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
     `::notice title=convx validate::${escapeData(`${label ? `${label}: ` : ''}${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
@@ -124,6 +126,10 @@ ${suites.map((s) => s.xml).join('\n')}
 `;
 }
 
+/** The failure of a test case whose findings --fail-on made fatal (they are among the errors). */
+const madeFatal = (fatal: Finding[]) =>
+  `\n      <failure type="error" message="${xml(`made fatal by --fail-on: ${fatal[0]!.message}`)}">${xml(fatal.map((f) => f.message).join('\n'))}</failure>\n    `;
+
 function junitSuite(response: ValidateResponse, name: string, maxWarnings?: number): { xml: string; tests: number; failures: number } {
   const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
@@ -147,7 +153,7 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings?: numb
     let body = '';
     if (fatal.length) {
       failures++;
-      body = `\n      <failure type="error" message="${xml(`made fatal by --fail-on: ${fatal[0]!.message}`)}">${xml(fatal.map((f) => f.message).join('\n'))}</failure>\n    `;
+      body = madeFatal(fatal);
     } else if (found.length && tooMany) {
       failures++;
       // The message says why a warning fails here: the run's warnings are more than --max-warnings.
@@ -155,7 +161,17 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings?: numb
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
-  const total = CHECKS.errors.length + CHECKS.warnings.length;
+  for (const code of CHECKS.information) {
+    const found = findings(code, response.render.information ?? []);
+    const fatal = findings(code, response.render.errors);
+    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : '';
+    if (fatal.length) {
+      failures++;
+      body = madeFatal(fatal);
+    }
+    cases.push(`    <testcase classname="convx.validate.information" name="${code}">${body}</testcase>`);
+  }
+  const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
   const xmlText = `  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
 ${cases.join('\n')}
   </testsuite>`;

@@ -32,5 +32,7 @@ export function locateFindings(response: ValidateResponse, body: Record<string, 
       .find((l) => l !== undefined);
     return line === undefined ? finding : { ...finding, line, file };
   };
-  return { ...response, render: { ...response.render, errors: response.render.errors.map(locate), warnings: response.render.warnings.map(locate) } };
+  const render = { ...response.render, errors: response.render.errors.map(locate), warnings: response.render.warnings.map(locate) };
+  if (render.information) render.information = render.information.map(locate);
+  return { ...response, render };
 }

@@ -2,8 +2,8 @@
  * Per-code control of a validation's findings, as shellcheck, hadolint and eslint
  * allow: `--ignore CODE` silences a code (its findings are left out of every
  * output and of the exit code), `--fail-on CODE|warning|error` makes codes fatal
- * (such a warning is reported among the errors, so every format and the exit code
- * treat it as one). Pure: the CLI parses the flags and applies the policy to a
+ * (such a warning, or information, is reported among the errors, so every format and
+ * the exit code treat it as one). Pure: the CLI parses the flags and applies the policy to a
  * response, local or from a server.
  */
 import { UsageError } from '../errors.js';
@@ -50,12 +50,16 @@ export function applyPolicy(response: ValidateResponse, policy: FindingPolicy): 
   const kept = (f: { code: string }) => !policy.ignore.has(f.code);
   const fatal = (f: { code: string }) => policy.failOnWarnings || policy.failOn.has(f.code);
   const warnings = response.render.warnings.filter(kept);
-  return {
-    ...response,
-    render: {
-      ...response.render,
-      errors: [...response.render.errors.filter(kept), ...warnings.filter(fatal)],
-      warnings: warnings.filter((f) => !fatal(f)),
-    },
+  // Information never fails a run, unless its code is named.
+  const information = (response.render.information ?? []).filter(kept);
+  const named = (f: { code: string }) => policy.failOn.has(f.code);
+  const render: ValidateResponse['render'] = {
+    ...response.render,
+    errors: [...response.render.errors.filter(kept), ...warnings.filter(fatal), ...information.filter(named)],
+    warnings: warnings.filter((f) => !fatal(f)),
   };
+  const left = information.filter((f) => !named(f));
+  if (left.length) render.information = left;
+  else delete render.information;
+  return { ...response, render };
 }
