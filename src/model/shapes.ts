@@ -206,7 +206,11 @@ export const COMPONENT_SCHEMAS = {
     }),
     languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
     render: object({
-      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
+      // html: only when options.preview asks for it (the -o html preview)
+      samples: {
+        type: 'array',
+        items: { type: 'object', required: ['language', 'contactId', 'subject', 'htmlExcerpt'], properties: { language: str, contactId: str, subject: str, htmlExcerpt: str, html: str } },
+      },
       warnings: { type: 'array', items: ref('Finding') },
       errors: { type: 'array', items: ref('Finding') },
     }),
@@ -241,6 +245,7 @@ export const COMPONENT_SCHEMAS = {
         properties: {
           sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
           resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
+          preview: { type: 'boolean', description: 'each sample carries its whole rendered HTML as html (what convx validate -o html shows)' },
         },
       },
     },

@@ -42,7 +42,8 @@ export interface ValidateResponse {
   };
   languages: { language: string; recipients: number; assetRef: string }[];
   render: {
-    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string }[];
+    /** `html`: the whole rendered HTML, only when the request's options ask for it (`preview`, for -o html). */
+    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string; html?: string }[];
     warnings: Finding[];
     errors: Finding[];
   };
@@ -106,6 +107,8 @@ export interface NormalizedRequest {
   variables: Record<string, unknown>;
   sampleSize: number;
   resolveOnly: boolean;
+  /** The samples carry their whole rendered HTML (options.preview; issue 20's -o html preview). */
+  preview: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -153,8 +156,8 @@ function checkAsset(asset: unknown, at: string, bad: Bad): void {
 }
 
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean } {
-  const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
+function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; preview: boolean } {
+  const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false, preview: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
     bad('options', 'must be an object');
@@ -169,7 +172,18 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
     if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
     else checked.resolveOnly = options.resolveOnly;
   }
+  checked.preview = checkPreviewOption(options, bad);
   return checked;
+}
+
+/** options.preview (issue 20, the -o html preview): each sample carries its whole rendered HTML. */
+function checkPreviewOption(options: Record<string, unknown>, bad: Bad): boolean {
+  if (options.preview === undefined) return false;
+  if (typeof options.preview !== 'boolean') {
+    bad('options.preview', 'must be true or false');
+    return false;
+  }
+  return options.preview;
 }
 
 /** Checks a request body; every problem becomes an invalid_request finding naming the field. */
@@ -189,7 +203,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, preview } = checkOptions(body.options, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
   return {
@@ -205,6 +219,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       variables: (body.variables as Record<string, unknown>) ?? {},
       sampleSize,
       resolveOnly,
+      preview,
     },
     problems,
   };
