@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { compareWithBaseline } from '../src/model/baseline.js';
 import { CHECKS, type ValidateResponse } from '../src/model/validation.js';
@@ -19,8 +19,10 @@ import { cli, csv, dataset, tempDir } from './helpers.js';
 function sarifSchema(): ValidateFunction {
   const { id, $schema: _draft, ...schema } = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'sarif-schema-2.1.0.json'), 'utf8')) as Record<string, unknown>;
   const ajv = new Ajv({ strict: false, allErrors: true });
+  // ajv-formats is CommonJS: its function is the module (and its default)
+  const addFormats = ((formats as unknown as { default?: unknown }).default ?? formats) as unknown as (ajv: Ajv) => void;
   addFormats(ajv);
-  return ajv.compile({ $id: id, ...schema });
+  return ajv.compile({ $id: id as string, ...schema });
 }
 
 const validSarif = sarifSchema();

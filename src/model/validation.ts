@@ -108,7 +108,7 @@ export interface NormalizedRequest {
   sampleSize: number;
   resolveOnly: boolean;
   /** The samples carry their whole rendered HTML (options.preview; issue 20's -o html preview). */
-  preview: boolean;
+  preview?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
