@@ -18,6 +18,7 @@ const E2E = [
   'empty-results',
   'fairness',
   'html-report',
+  'validate-html',
   'http-conventions',
   'import',
   'invariants',

@@ -20,7 +20,7 @@ export const BLOCKED_IMAGE =
 /** A start tag with its attributes (quoted values may hold ">"). */
 const START_TAG = /<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
 /** An attribute that loads a resource, with its value (quoted or bare). */
-const LOADING_ATTRIBUTE = /(\s)(src|srcset|background|poster)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/gi;
+const LOADING_ATTRIBUTE = /(\s)(src|srcset|background|poster|href)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/gi;
 /** A CSS url(…) that is not data:. */
 const CSS_URL = /url\(\s*(['"]?)(?!data:)([^'")]*)\1\s*\)/gi;
 
@@ -28,7 +28,7 @@ const unquoted = (value: string) => (/^["']/.test(value) ? value.slice(1, -1) : 
 
 /**
  * The HTML with every resource it would load replaced: an image's source by BLOCKED_IMAGE (the
- * original kept in data-blocked-src), srcset, background and poster left out, CSS url() emptied; and
+ * original kept in data-blocked-src), srcset, background, poster and a <link>'s href left out, CSS url() emptied; and
  * the addresses so replaced, in order, each once. data: sources stay.
  */
 export function blockRemoteImages(html: string): { html: string; blocked: string[] } {
@@ -36,7 +36,7 @@ export function blockRemoteImages(html: string): { html: string; blocked: string
   const replaced = html.replace(START_TAG, (_tag, name: string, attributes: string) => {
     const kept = attributes.replace(LOADING_ATTRIBUTE, (whole, space: string, attribute: string, equals: string, value: string) => {
       const address = unquoted(value);
-      if (/^\s*data:/i.test(address)) return whole;
+      if (/^\s*data:/i.test(address) || (attribute.toLowerCase() === 'href' && name.toLowerCase() !== 'link')) return whole;
       if (address.trim() !== '') blocked.add(address.trim());
       if (attribute.toLowerCase() === 'src' && name.toLowerCase() === 'img') {
         return `${space}src${equals}"${BLOCKED_IMAGE}" data-blocked-src="${escapeHtml(address)}"`;
