@@ -40,6 +40,7 @@ const E2E = [
   'terminal-safe',
   'time-zones',
   'validate',
+  'validate-report-api',
 ].map((name) => `test/${name}.test.ts`);
 
 export default defineConfig({

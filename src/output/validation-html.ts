@@ -63,6 +63,8 @@ h3 { font-size: 15px; margin: 16px 0 4px; }
 .errors h2 { color: #a00; }
 .warnings h2 { color: #8a5a00; }
 .verdict { font-weight: 600; }
+table.audience { width: auto; min-width: 320px; }
+table.audience th { border-bottom: 1px solid #ccc; font-weight: normal; }
 .fail { color: #a00; }
 .sample iframe { display: block; width: 100%; height: 480px; border: 1px solid #777; background: #fff; }
 .blocked { font-size: 12px; color: #333; }
