@@ -5,24 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signDevelopmentToken } from '../src/server/auth.js';
-import { startServer } from '../src/server/start.js';
-import { cli, SAMPLES, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cli, SAMPLES, servedSamples, tempDir } from './helpers.js';
 
 const DELIVERIES = join(SAMPLES, '..', 'deliveries');
 
 describe('baseline, sarif and html in API mode', () => {
-  const SECRET = 'validate-report-secret';
-  let server: Awaited<ReturnType<typeof startServer>>;
-  let token = '';
-  beforeAll(async () => {
-    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
-    token = await signDevelopmentToken(SECRET, 'shop', '1h');
-  });
-  afterAll(async () => server?.close());
-
-  const api = (argv: string[]) => cli([...argv, '--api', `${server.url}/v1`, '--delivery-api', `${server.url}/v4`], { env: { CONVX_TOKEN: token } });
+  const served = servedSamples('validate-report-secret');
+  const api = (argv: string[]) => cli([...argv, '--api', `${served.url()}/v1`, '--delivery-api', `${served.url()}/v4`], { env: { CONVX_TOKEN: served.token() } });
 
   it('prints what local mode prints, with a baseline of either', async () => {
     const dir = tempDir();
