@@ -71,7 +71,7 @@ describe('-o sarif', () => {
   });
 
   it('with a baseline: each result new or unchanged, and the audience and sample changes as results of their own', () => {
-    const before: ValidateResponse = { ...RESPONSE, audience: { ...RESPONSE.audience, deliverable: 20 }, render: { ...RESPONSE.render, warnings: [], samples: [{ ...RESPONSE.render.samples[0]!, subject: 'Ahoj' }] } };
+    const before: ValidateResponse = { ...RESPONSE, audience: { ...RESPONSE.audience, deliverable: 20 }, render: { ...RESPONSE.render, warnings: [], samples: [{ ...RESPONSE.render.samples[0]!, subject: 'Ahoj' }, { ...RESPONSE.render.samples[0]!, contactId: 'c2' }] } };
     const comparison = compareWithBaseline(before, RESPONSE, 'base.json', { maxAudienceDrift: 0.1 });
     const text = sarifLog(RESPONSE, 'r.json', '0.1.0', comparison);
     expectValidSarif(text);
@@ -81,6 +81,7 @@ describe('-o sarif', () => {
       ['image_missing_alt', 'warning', 'new'],
       ['baseline_audience_drift', 'error', 'updated'],
       ['baseline_sample_changed', 'note', 'updated'],
+      ['baseline_sample_changed', 'note', 'absent'],
     ]);
   });
 

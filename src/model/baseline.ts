@@ -30,6 +30,8 @@ export interface BaselineChange {
   contactId?: string;
   /** A changed sample: a short diff of each part that changed, "- before" and "+ after" lines. */
   diff?: string[];
+  /** A sample's change: one that came, went, or changed. */
+  sample?: 'new' | 'gone' | 'changed';
 }
 
 export interface BaselineComparison {
@@ -148,29 +150,30 @@ const sampleKey = (s: Sample) => JSON.stringify([s.language, s.contactId]);
 function sampleChanges(before: ValidateResponse, after: ValidateResponse, policy: BaselinePolicy): BaselineChange[] {
   const was = new Map(before.render.samples.map((s) => [sampleKey(s), s]));
   const now = new Set(after.render.samples.map(sampleKey));
-  const change = (s: Sample, message: string, diff?: string[]): BaselineChange => ({
+  const change = (s: Sample, sample: 'new' | 'gone' | 'changed', message: string, diff?: string[]): BaselineChange => ({
     kind: 'sample',
     message,
     fails: !!policy.strict,
     language: s.language,
     contactId: s.contactId,
     ...(diff ? { diff } : {}),
+    sample,
   });
   const changes: BaselineChange[] = [];
   for (const s of after.render.samples) {
     const old = was.get(sampleKey(s));
     const who = `sample ${s.language} (contact ${s.contactId})`;
     if (!old) {
-      changes.push(change(s, `${who} is new`));
+      changes.push(change(s, 'new', `${who} is new`));
       continue;
     }
     const parts = (['subject', 'htmlExcerpt'] as const).filter((p) => old[p] !== s[p]);
     if (parts.length) {
       const names = parts.map((p) => (p === 'subject' ? 'subject' : 'HTML'));
-      changes.push(change(s, `${who}: ${names.join(' and ')} changed`, parts.flatMap((p) => shortDiff(old[p], s[p]))));
+      changes.push(change(s, 'changed', `${who}: ${names.join(' and ')} changed`, parts.flatMap((p) => shortDiff(old[p], s[p]))));
     }
   }
-  for (const s of before.render.samples) if (!now.has(sampleKey(s))) changes.push(change(s, `sample ${s.language} (contact ${s.contactId}) is gone`));
+  for (const s of before.render.samples) if (!now.has(sampleKey(s))) changes.push(change(s, 'gone', `sample ${s.language} (contact ${s.contactId}) is gone`));
   return changes;
 }
 

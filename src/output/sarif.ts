@@ -110,7 +110,7 @@ export function sarifLog(response: ValidateResponse, requestFile: string | undef
   for (const c of changes) {
     const code = c.kind === 'audience' ? 'baseline_audience_drift' : 'baseline_sample_changed';
     const text = [c.message, ...(c.diff ?? [])].join('\n');
-    results.push({ ...result({ code, message: text }, c.fails ? 'error' : 'note'), baselineState: c.message.endsWith(' is new') ? 'new' : 'updated' });
+    results.push({ ...result({ code, message: text }, c.fails ? 'error' : 'note'), baselineState: { new: 'new', gone: 'absent', changed: 'updated' }[c.sample ?? 'changed'] });
   }
   return jsonDocument({
     $schema: SARIF_SCHEMA,
