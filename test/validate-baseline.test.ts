@@ -98,6 +98,10 @@ describe('convx validate --baseline', () => {
     const asJson = JSON.parse((await run(s, '--baseline', 'base.json', '-o', 'json')).stdout) as { baseline: unknown };
     expect(asJson.baseline).toEqual({ file: 'base.json', same: true, changes: [] });
     expect((await run(s, '--baseline', 'base.json', '-o', 'github')).stdout).toContain('::notice title=convx baseline::same as baseline base.json\n');
+     // the page asks for each sample's whole HTML; the baseline it writes is still the JSON of -o json
+    const page = await run(s, '--baseline', 'html-base.json', '--update-baseline', '-o', 'html');
+    expect([page.code, page.stderr]).toEqual([0, 'wrote the baseline html-base.json\n']);
+    expect(readFileSync(join(s.dir, 'html-base.json'), 'utf8')).toBe(json.stdout);
   });
 
   it('a new finding fails the run in every format; --update-baseline accepts it', async () => {
