@@ -102,9 +102,12 @@ function audienceChange(before: ValidateResponse, after: ValidateResponse, polic
   return [{ kind: 'audience', message: `deliverable audience ${was} -> ${is} (${percent(drift)}${limit})`, fails: over || !!policy.strict }];
 }
 
-/** What identifies a finding across runs: its place and code, and its message with the numbers left out (counts and lines move). */
+/**
+ * What identifies a finding across runs: its severity, code and place, and its message with the
+ * numbers left out (counts and lines move). Not its file: a path differs between checkouts.
+ */
 function findingKey(f: Finding, severity: Severity): string {
-  return JSON.stringify([severity, f.code, f.assetRef, f.language, f.field, f.file, f.contactId, f.message.replace(/\d+/g, '#')]);
+  return JSON.stringify([severity, f.code, f.assetRef, f.language, f.field, f.contactId, f.message.replace(/\d+/g, '#')]);
 }
 
 const withSeverity = (r: ValidateResponse) => [
