@@ -125,5 +125,13 @@ describe('-o html, as text', () => {
     expect(frame![1]).not.toContain(' src=&quot;https://'); // the address only as data-blocked-src
     expect(page).toContain('<li><code>https://cdn.example/a.png</code></li>');
     expect(page).not.toMatch(/<script/i);
+    expect(page).not.toContain('The HTML excerpt only');
+    // a server that does not know options.preview sends no whole HTML: the excerpt, and the page says so
+    const { html: _html, ...excerptOnly } = RESPONSE.render.samples[0]!;
+    const older = validationHtml({ ...RESPONSE, render: { ...RESPONSE.render, samples: [excerptOnly] } }, { request: '<r>.json', version: '0.1.0' });
+    expect(older).toContain('The HTML excerpt only');
+    expect(older).toContain('srcdoc="&lt;!doctype html&gt;&lt;meta charset=&quot;utf-8&quot;&gt;');
+    expect(older).toContain('<title>Delivery validation, &lt;r&gt;.json</title>');
+    expect(older).toContain('data-verdict="ready"');
   });
 });
