@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { readAll } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
+import { baselineReason } from '../model/baseline.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
+import { packageVersion } from '../version.js';
+import { baselineRun, compareRun, exitWithBaseline, updateBaseline } from './baseline.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
@@ -60,6 +63,7 @@ export default defineHandler<ValidateFlags>({
     }
     if (flags.resolveOnly) options.resolveOnly = true;
     if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
+    if (format === 'html') options.preview = true; // the page shows each sample's whole HTML
     if (Object.keys(options).length) body.options = options;
     let maxWarnings: number | undefined;
     if (flags.maxWarnings !== undefined) {
@@ -72,6 +76,7 @@ export default defineHandler<ValidateFlags>({
       throw new UsageError(`${limitFlag} works in local mode only: a server applies its own limits (the same flags of convx serve)`);
     }
     const renderLimits = renderLimitsFromFlags(flags);
+    const baseline = baselineRun(ctx, flags);
 
     const backend = await ctx.openBackend({ validation: true });
     let response: ValidateResponse;
@@ -81,20 +86,26 @@ export default defineHandler<ValidateFlags>({
       await backend.close();
     }
     const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
+    const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
     const label = source === '-' ? 'stdin' : source;
-    const output = {
+    const comparison = compareRun(baseline, response);
+    const formatted = {
       table: () => validationSummary(response, ctx.chalk, maxWarnings),
       json: () => jsonDocument(response),
       github: () => githubAnnotations(response, source === '-' ? undefined : source, maxWarnings),
       junit: () => junitReport(response, label, maxWarnings),
+      html: () => validationHtml(response, { request: label, version: packageVersion(), failure: failureReason(response, maxWarnings) }, comparison),
+      sarif: () => sarifLog(response, source === '-' ? undefined : source, packageVersion(), comparison),
     }[format]();
+    const output = withBaseline(format, formatted, response, comparison, ctx.chalk);
     // A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal.
     if (format === 'table') await ctx.output.text(output);
     else await ctx.output.formatted(output, format);
     // Why the run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already.
-    const reason = failureReason(response, maxWarnings);
+    const reason = [failureReason(response, maxWarnings), baselineReason(comparison)].filter(Boolean).join(' and ');
     if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.log.failure('convx: not ready:', reason);
-    return exitCode(response, maxWarnings);
+    await updateBaseline(ctx, baseline, response);
+    return exitWithBaseline(exitCode(response, maxWarnings), comparison);
   },
 });

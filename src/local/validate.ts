@@ -98,7 +98,7 @@ export async function validateDelivery(
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         warnings.push(...rules.unresolvedVariables(asset, printed, await countEmpty(db, printed, langs, contactColumns)));
         if (rules.allParsed(asset, parsed)) {
-          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work)));
+          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview)));
         }
       }
     }
