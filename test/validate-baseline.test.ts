@@ -107,7 +107,7 @@ describe('convx validate --baseline', () => {
   it('a new finding fails the run in every format; --update-baseline accepts it', async () => {
     const s = setup();
     await run(s, '--baseline', 'base.json', '--update-baseline');
-    writeFileSync(join(s.dir, 'request.json'), request('Hello', '<html><body><p>Hi</p><img src="https://x.dev/a.png"></body></html>'));
+    writeFileSync(join(s.dir, 'request.json'), request('Hello', '<html><body><p>Hi, our spring sale starts today.</p><img src="https://x.dev/a.png"></body></html>'));
     const table = await run(s, '--baseline', 'base.json', '-o', 'table');
     expect(table.code).toBe(1);
     expect(table.stdout).toContain('✗ new warning missing_unsubscribe_link: inline:0 has no unsubscribe link');

@@ -51,7 +51,7 @@ describe('-o sarif', () => {
     const run = log.runs[0];
     expect(log.version).toBe('2.1.0');
     expect(run.tool.driver.name).toBe('convx');
-    expect(run.tool.driver.rules.map((r: { id: string }) => r.id)).toEqual([...CHECKS.errors, ...CHECKS.warnings, ...Object.keys(BASELINE_RULES)]);
+    expect(run.tool.driver.rules.map((r: { id: string }) => r.id)).toEqual([...CHECKS.errors, ...CHECKS.warnings, ...CHECKS.information, ...Object.keys(BASELINE_RULES)]);
     const [error, warning] = run.results;
     // a finding without a file: the request file, no line (the line is one of an inline template)
     expect(error).toMatchObject({ ruleId: 'template_syntax', ruleIndex: CHECKS.errors.indexOf('template_syntax'), level: 'error', message: { text: 'subject line 1: bad tag' } });
@@ -93,7 +93,7 @@ describe('-o sarif', () => {
     expect(r.code).toBe(1);
     expectValidSarif(r.stdout);
     const results = JSON.parse(r.stdout).runs[0].results as { ruleId: string; locations: unknown[] }[];
-    expect(results.map((x) => x.ruleId)).toEqual(['language_fallback', 'missing_text_part', 'missing_unsubscribe_link', 'insecure_link']);
+    expect(results.map((x) => x.ruleId)).toEqual(['language_fallback', 'missing_text_part', 'missing_unsubscribe_link', 'insecure_link', 'missing_preheader']);
     expect(results[0]!.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: 'r.json', uriBaseId: '%SRCROOT%' } } }]);
   });
 });

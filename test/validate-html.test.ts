@@ -86,7 +86,7 @@ describe.runIf(present)('validate -o html in headless Chromium', () => {
 
   it('the screenshot shows the samples drawn in their frames, and no script of theirs ran', async () => {
     const png = join(dir, 'validation.png');
-    const { stderr } = await chromium(page, proxy.port, [`--screenshot=${png}`, '--window-size=1000,2400']);
+    const { stderr } = await chromium(page, proxy.port, [`--screenshot=${png}`, '--window-size=1000,4000']);
     const { rgba } = decodePng(readFileSync(png));
     let magenta = 0;
     for (let i = 0; i < rgba.length; i += 4) if (rgba[i] === MAGENTA[0] && rgba[i + 1] === MAGENTA[1] && rgba[i + 2] === MAGENTA[2]) magenta++;
