@@ -18,6 +18,7 @@ const E2E = [
   'empty-results',
   'fairness',
   'html-report',
+  'validate-html',
   'http-conventions',
   'import',
   'invariants',
@@ -39,6 +40,7 @@ const E2E = [
   'terminal-safe',
   'time-zones',
   'validate',
+  'validate-report-api',
 ].map((name) => `test/${name}.test.ts`);
 
 export default defineConfig({

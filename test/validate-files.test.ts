@@ -62,6 +62,18 @@ describe('several request files in one run', () => {
     expect(table.stdout).toMatch(/\n2 requests: 1 ready, 1 not ready\n$/);
   });
 
+  it('-o sarif: one run with the results of every file, each in its own file; --baseline and -o html take one request', async () => {
+    const r = await run(['deliveries/*.json', '-o', 'sarif']);
+    const runs = JSON.parse(r.stdout).runs as { results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[];
+    expect(runs).toHaveLength(1);
+    const files = new Set(runs[0]!.results.map((x) => x.locations[0]!.physicalLocation.artifactLocation.uri));
+    expect(files).toEqual(new Set(['deliveries/a-good.json', 'deliveries/b-warned.json']));
+    const html = await run(['deliveries/*.json', '-o', 'html']);
+    expect([html.code, html.stderr]).toEqual([2, 'convx: error: -o html previews one request: name one request file (a page per file: run once for each)\n']);
+    const baseline = await run(['deliveries/*.json', '--baseline', 'b.json']);
+    expect([baseline.code, baseline.stderr]).toEqual([2, 'convx: error: --baseline compares one request with its earlier result: name one request file\n']);
+  });
+
   it('a file whose name has glob characters is that file', async () => {
     mkdirSync(join(dir, 'odd'), { recursive: true });
     writeFileSync(join(dir, 'odd', '[draft].json'), JSON.stringify(GOOD));

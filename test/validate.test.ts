@@ -343,7 +343,7 @@ describe('convx validate', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/not found: nope.json/);
     const format = await cli(['validate', '-', '--data', SAMPLES, '-o', 'csv'], { stdin: text });
-    expect(format.stderr).toMatch(/-o: "csv" is not one of table, json, github, junit/);
+    expect(format.stderr).toMatch(/-o: "csv" is not one of table, json, github, junit, html, sarif/);
   });
 });
 

@@ -1,11 +1,14 @@
 import { readAll, type Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
+import { baselineReason, type BaselineComparison } from '../model/baseline.js';
 import { invalidResponse, MAX_SAMPLE_SIZE, type Finding, type ValidateResponse } from '../model/validation.js';
-import { isValidateFormat } from '../output/format.js';
+import { isValidateFormat, jsonDocument, type ValidateFormat } from '../output/format.js';
 import type { RequestResult } from '../output/validation-results.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { locateFindings } from '../validation/locations.js';
 import { applyPolicy, findingPolicy, type FindingPolicy } from '../validation/policy.js';
+import { packageVersion } from '../version.js';
+import { baselineRun, compareRun, exitWithBaseline, updateBaseline, type BaselineRun } from './baseline.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { parseRequest, readRequestFile, requestSources, type ReadRequest, type RequestSource } from './request-files.js';
@@ -30,12 +33,13 @@ function wholeNumber(flag: string, value: string | undefined, max?: number): num
 }
 
 /** The request options the flags override (options of the request as given otherwise). */
-function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags): Record<string, unknown> {
+function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat): Record<string, unknown> {
   const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
   const sampleSize = wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
   if (sampleSize !== undefined) options.sampleSize = sampleSize;
   if (flags.resolveOnly) options.resolveOnly = true;
   if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
+  if (format === 'html') options.preview = true; // the page shows each sample's whole HTML
   return Object.keys(options).length ? { ...body, options } : body;
 }
 
@@ -58,7 +62,7 @@ function unreadable(read: Extract<ReadRequest, { problem: unknown }>, source: Re
 }
 
 /** Each request validated on one backend, in order; the problems of those that cannot be read. */
-async function validateAll(ctx: Context, sources: RequestSource[], flags: ValidateFlags, policy: FindingPolicy) {
+async function validateAll(ctx: Context, sources: RequestSource[], flags: ValidateFlags, policy: FindingPolicy, format: ValidateFormat) {
   const results: RequestResult[] = [];
   /** The requests that cannot be read, by their result. */
   const problems = new Map<RequestResult, UsageError>();
@@ -70,7 +74,7 @@ async function validateAll(ctx: Context, sources: RequestSource[], flags: Valida
       let response: ValidateResponse;
       if ('problem' in read) response = unreadable(read, source);
       else {
-        response = applyPolicy(await backend.validateEmail(withFlagOptions(read.body, flags), renderLimits), policy);
+        response = applyPolicy(await backend.validateEmail(withFlagOptions(read.body, flags, format), renderLimits), policy);
         if (source.file !== undefined) response = locateFindings(response, read.body, read.lines, source.file);
       }
       const result = { label: source.label, ...(source.file === undefined ? {} : { file: source.file }), response };
@@ -83,6 +87,43 @@ async function validateAll(ctx: Context, sources: RequestSource[], flags: Valida
   return { results, problems };
 }
 
+/** What takes one request only: a baseline (one earlier result) and the preview page. */
+function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
+  if (flags.baseline !== undefined || flags.updateBaseline) throw new UsageError('--baseline compares one request with its earlier result: name one request file');
+  if (format === 'html') throw new UsageError('-o html previews one request: name one request file (a page per file: run once for each)');
+}
+
+/** One request's result in the format, with its baseline comparison (none without --baseline); the comparison. */
+async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, baseline: BaselineRun | undefined): Promise<BaselineComparison | undefined> {
+  const { response, label, file } = result;
+  const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
+  const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
+  const comparison = compareRun(baseline, response);
+  const formatted = {
+    table: () => validationSummary(response, ctx.chalk, maxWarnings),
+    json: () => jsonDocument(response),
+    github: () => githubAnnotations(response, file, maxWarnings),
+    junit: () => junitReport(response, label, maxWarnings),
+    html: () => validationHtml(response, { request: label, version: packageVersion(), failure: failureReason(response, maxWarnings) }, comparison),
+    sarif: () => sarifLog(response, file, packageVersion(), comparison),
+  }[format]();
+  await print(ctx, withBaseline(format, formatted, response, comparison, ctx.chalk), format);
+  return comparison;
+}
+
+/** Several requests' results, one per request, in the format (never html: oneRequestOnly). */
+async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined): Promise<undefined> {
+  const { validationResults } = await import('../output/validation-results.js');
+  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion()), format);
+  return undefined;
+}
+
+/** A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal. */
+async function print(ctx: Context, output: string, format: ValidateFormat): Promise<void> {
+  if (format === 'table') await ctx.output.text(output);
+  else await ctx.output.formatted(output, format);
+}
+
 export default defineHandler<ValidateFlags>({
   async run(ctx, args, flags) {
     const format = ctx.format;
@@ -92,30 +133,29 @@ export default defineHandler<ValidateFlags>({
     const policy = findingPolicy(flags.ignore, flags.failOn);
     wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
     const maxWarnings = wholeNumber('--max-warnings', flags.maxWarnings);
+    if (sources.length > 1) oneRequestOnly(format, flags);
     const limitFlag = givenRenderLimitFlag(flags);
     if (limitFlag && ctx.settings.mode === 'api') {
       throw new UsageError(`${limitFlag} works in local mode only: a server applies its own limits (the same flags of convx serve)`);
     }
-    const { results, problems } = await validateAll(ctx, sources, flags, policy);
+    const baseline = baselineRun(ctx, flags);
+    const { results, problems } = await validateAll(ctx, sources, flags, policy, format);
     // One request that cannot be read prints nothing but the error in a table or JSON, as it always did;
-    // a CI format still gets its annotation or failing test case.
+    // the CI formats and the preview still get its annotation, failing test case or result.
     const only = results.length === 1 ? problems.get(results[0]!) : undefined;
     if (only && (format === 'table' || format === 'json')) throw only;
-    const { failureReason } = await import('../output/validation.js');
-    const { validationResults } = await import('../output/validation-results.js');
-    const output = validationResults(results, format, ctx.chalk, maxWarnings);
-    // A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal.
-    if (format === 'table') await ctx.output.text(output);
-    else await ctx.output.formatted(output, format);
+    const comparison = results.length === 1 ? await printOne(ctx, results[0]!, format, maxWarnings, baseline) : await printSeveral(ctx, results, format, maxWarnings);
     if (only) throw only;
     // Why a run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already. A request that cannot be read says why.
+    const { failureReason } = await import('../output/validation.js');
     for (const result of results) {
       const problem = problems.get(result);
-      const reason = problem ? undefined : failureReason(result.response, maxWarnings);
+      const reason = problem ? undefined : [failureReason(result.response, maxWarnings), baselineReason(comparison)].filter(Boolean).join(' and ');
       if (problem) ctx.log.failure('convx: error:', problem.message);
       else if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.log.failure('convx: not ready:', results.length > 1 ? `${result.label}: ${reason}` : reason);
     }
-    return Math.max(...results.map(({ response }) => exitCode(response, maxWarnings)));
+    if (results.length === 1) await updateBaseline(ctx, baseline, results[0]!.response);
+    return exitWithBaseline(Math.max(...results.map(({ response }) => exitCode(response, maxWarnings))), comparison);
   },
 });

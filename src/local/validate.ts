@@ -105,7 +105,7 @@ export async function validateDelivery(
         errors.push(...judged.errors);
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
-          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work)));
+          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview)));
         }
       }
     }

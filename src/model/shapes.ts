@@ -209,7 +209,11 @@ export const COMPONENT_SCHEMAS = {
       type: 'object',
       required: ['samples', 'warnings', 'errors'],
       properties: {
-        samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
+        // html: only when options.preview asks for it (the -o html preview)
+        samples: {
+          type: 'array',
+          items: { type: 'object', required: ['language', 'contactId', 'subject', 'htmlExcerpt'], properties: { language: str, contactId: str, subject: str, htmlExcerpt: str, html: str } },
+        },
         warnings: { type: 'array', items: ref('Finding') },
         errors: { type: 'array', items: ref('Finding') },
         information: { type: 'array', items: ref('Finding'), description: 'findings that never fail a run; present only when there are some' },
@@ -252,6 +256,7 @@ export const COMPONENT_SCHEMAS = {
           sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
           resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
           clients: { ...strings, minItems: 1, description: 'mail clients whose support of the HTML is checked, as family.platform globs ("gmail.*", "outlook.windows"); default: the most used' },
+          preview: { type: 'boolean', description: 'each sample carries its whole rendered HTML as html (what convx validate -o html shows)' },
         },
       },
     },

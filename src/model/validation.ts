@@ -42,7 +42,8 @@ export interface ValidateResponse {
   };
   languages: { language: string; recipients: number; assetRef: string }[];
   render: {
-    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string }[];
+    /** `html`: the whole rendered HTML, only when the request's options ask for it (`preview`, for -o html). */
+    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string; html?: string }[];
     warnings: Finding[];
     errors: Finding[];
     /** Findings that never fail a run (CHECKS.information); present only when there are some. */
@@ -143,6 +144,8 @@ export interface NormalizedRequest {
   clients?: string[];
   /** The message's headers, when the request gives them (List-Unsubscribe is checked then). */
   headers?: Record<string, string>;
+  /** The samples carry their whole rendered HTML (options.preview; issue 20's -o html preview). */
+  preview?: boolean;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -210,8 +213,8 @@ function checkHeaders(headers: unknown, bad: Bad): Record<string, string> | unde
 }
 
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; clients?: string[] } {
-  const checked: { sampleSize: number; resolveOnly: boolean; clients?: string[] } = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
+function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean } {
+  const checked: { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean } = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false, preview: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
     bad('options', 'must be an object');
@@ -227,7 +230,18 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
     else checked.resolveOnly = options.resolveOnly;
   }
   checkClientOptions(options, checked, bad);
+  checked.preview = checkPreviewOption(options, bad);
   return checked;
+}
+
+/** options.preview (issue 20, the -o html preview): each sample carries its whole rendered HTML. */
+function checkPreviewOption(options: Record<string, unknown>, bad: Bad): boolean {
+  if (options.preview === undefined) return false;
+  if (typeof options.preview !== 'boolean') {
+    bad('options.preview', 'must be true or false');
+    return false;
+  }
+  return options.preview;
 }
 
 /** Checks a request body; every problem becomes an invalid_request finding naming the field. */
@@ -247,7 +261,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly, clients } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, clients, preview } = checkOptions(body.options, bad);
   const headers = checkHeaders(body.headers, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
@@ -266,6 +280,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       resolveOnly,
       ...(clients ? { clients } : {}),
       ...(headers ? { headers } : {}),
+      preview,
     },
     problems,
   };

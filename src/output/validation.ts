@@ -76,7 +76,7 @@ export function verdict(response: ValidateResponse, maxWarnings: number | undefi
 }
 
 /** GitHub workflow commands: the message and properties escaped as the runner expects. */
-const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+export const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
 /**
@@ -102,7 +102,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
   ].join('\n') + '\n';
 }
 
-const xml = (text: string) =>
+export const xml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
 /**

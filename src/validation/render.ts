@@ -92,6 +92,7 @@ export async function renderSamples(
   recipients: readonly SampleRecipient[],
   requestVariables: Record<string, unknown>,
   work: TemplateWork,
+  preview = false,
 ): Promise<ValidateResponse['render']['samples']> {
   const samples: ValidateResponse['render']['samples'] = [];
   for (const { language, contactId, contact } of recipients) {
@@ -124,6 +125,7 @@ export async function renderSamples(
       contactId,
       subject: cut(rendered.subject, SAMPLE_SUBJECT_CHARS),
       htmlExcerpt: excerpt(rendered.html, HTML_EXCERPT_CHARS),
+      ...(preview ? { html: rendered.html } : {}),
     });
   }
   return samples;
