@@ -446,7 +446,8 @@ describe('a __proto__ key of a validation body', () => {
       file,
       '{"audience":{"contactIds":["c-1"]},"assets":[{"html":"<p>Hi</p>","subject":"Hi"}],"options":{"resolveOnly":true},"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}',
     );
-    const local = await cli(['validate', file, '--data', SAMPLES, '-o', 'json']);
+    // From stdin: a request file's findings also carry their place in the file (file, line), which a server has not.
+    const local = await cli(['validate', '-', '--data', SAMPLES, '-o', 'json'], { stdin: (await import('node:fs')).readFileSync(file, 'utf8') });
     expect(local.stdout).toMatch(/__proto__/);
     const { app } = await appWith();
     try {

@@ -139,7 +139,7 @@ describe('convx validate --clients', () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/Information \(3\)\n {2}missing_preheader {2}inline:0 has no preheader/);
     const github = (await cli([...argv, '-o', 'github'])).stdout;
-    expect(github).toMatch(/^::notice file=[^,]+,title=convx client_partial::display:flex \(css-display-flex\), first on line 1: partly supported by /m);
+    expect(github).toMatch(/^::notice file=[^,]+(,line=\d+)?,title=convx client_partial::display:flex \(css-display-flex\), first on line 1: partly supported by /m);
     const junit = (await cli([...argv, '-o', 'junit'])).stdout;
     expect(junit).toMatch(/<testcase classname="convx.validate.information" name="missing_preheader">\s*<system-out>information: inline:0 has no preheader/);
     expect(junit).toMatch(/<testcase classname="convx.validate.information" name="missing_color_scheme_meta"><\/testcase>/);

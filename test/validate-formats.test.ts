@@ -94,7 +94,8 @@ describe('-o sarif', () => {
     expectValidSarif(r.stdout);
     const results = JSON.parse(r.stdout).runs[0].results as { ruleId: string; locations: unknown[] }[];
     expect(results.map((x) => x.ruleId)).toEqual(['language_fallback', 'missing_text_part', 'missing_unsubscribe_link', 'insecure_link', 'missing_preheader']);
-    expect(results[0]!.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: 'r.json', uriBaseId: '%SRCROOT%' } } }]);
+    // The inline asset's finding is at its line of the request file (issue 20's locations).
+    expect(results[0]!.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: 'r.json', uriBaseId: '%SRCROOT%' }, region: { startLine: 1 } } }]);
   });
 });
 

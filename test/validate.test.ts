@@ -114,7 +114,7 @@ describe('assets per language', () => {
   });
 
   it('has no recipients when everyone is suppressed or nobody is selected', async () => {
-    expect(codes((await validate(dir, { audience: { lists: ['none'] }, assets: [asset()] })).render.errors)).toEqual(['no_recipients']);
+    expect(codes((await validate(dir, { audience: { lists: ['none'] }, assets: [asset()] })).render.errors)).toEqual(['no_recipients', 'unknown_list']);
   });
 });
 
@@ -135,11 +135,9 @@ describe('templates and variables', () => {
   it('counts, over every deliverable recipient, those a printed variable would be empty for', async () => {
     const r = await run({ subject: 'Hi {{ contact.firstName }}', html: `${HTML}{{ contact.firstName }} {{ contact.nickname }} {{ coupon }} {{ shop.name }}` }, { shop: { name: 'S' } });
     const unresolved = find(r, 'unresolved_variable').map((f) => [f.message.split(' ')[1], f.count]);
-    expect(unresolved).toEqual([
-      ['contact.firstName', 2],
-      ['contact.nickname', 4],
-      ['coupon', 4],
-    ]);
+    expect(unresolved).toEqual([['contact.firstName', 2]]);
+    // A field no contact has and a variable the request does not give are errors (issue 20).
+    expect(find(r, 'unknown_variable').map((f) => f.message.split(' ')[1])).toEqual(['contact.nickname', 'coupon']);
     expect(find(r, 'unresolved_variable')[0]!.field).toBe('subject');
   });
 
@@ -158,7 +156,7 @@ describe('templates and variables', () => {
     );
     expect(find(r, 'unresolved_variable')).toEqual([]);
     const missing = await run({ html: `${HTML}{% for p in products %}{{ p.name }}{% endfor %}{{ products.size }}` });
-    expect(find(missing, 'unresolved_variable').map((f) => f.message.split(' ')[1])).toEqual(['products.size']);
+    expect(find(missing, 'unknown_variable').map((f) => f.message.split(' ')[1])).toEqual(['products.size']);
   });
 
   it('reports a syntax error with its field and line, and renders nothing from that asset', async () => {
@@ -299,10 +297,11 @@ describe('convx validate', () => {
     ['defect-template-syntax.json', 'template_syntax'],
     ['defect-missing-subject.json', 'missing_subject'],
     ['defect-no-recipients.json', 'no_recipients'],
+    ['defect-unknown-variable.json', 'unknown_variable'],
   ])('exits 1 on %s naming %s', async (file, code) => {
     const run = await cli(argv(file, '-o', 'github'));
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`^::error file=[^,]+${file.replace('.', '\\.')},title=convx ${code}::`, 'm'));
+    expect(run.stdout).toMatch(new RegExp(`^::error file=[^,]+${file.replace('.', '\\.')}(,line=\\d+)?,title=convx ${code}::`, 'm'));
   });
 
   it('fails on warnings only beyond --max-warnings', async () => {
@@ -391,6 +390,15 @@ describe('server and API mode', () => {
         expect(api.code).toBe(local.code);
         expect(api.stderr).not.toContain(token);
       }
+    }
+    // Several files, a glob and the per-code flags act on the results in the CLI: the same in both modes.
+    const several = [join(SAMPLES, '..', 'deliveries', 'w*.json'), join(SAMPLES, '..', 'deliveries', 'defect-unknown-variable.json'), '--fail-on', 'insecure_link', '--ignore', 'empty_link'];
+    for (const format of ['json', 'github', 'junit']) {
+      const local = await cli(['validate', ...several, '--data', SAMPLES, '-o', format]);
+      const api = await cli(['validate', ...several, '--api', `${server.url}/v1`, '--delivery-api', `${server.url}/v4`, '-o', format], { env: { CONVX_TOKEN: token } });
+      expect(api.stdout, format).toBe(local.stdout);
+      expect([api.code, api.stderr]).toEqual([local.code, local.stderr]);
+      expect(local.code).toBe(1);
     }
     const noDelivery = await cli(['validate', join(SAMPLES, '..', 'deliveries', 'welcome.json'), '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
     expect(noDelivery.code).toBe(2);

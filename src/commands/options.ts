@@ -108,6 +108,8 @@ export const OPTIONS = {
       flags: '--clients <globs>',
       description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: the most used, docs/validation.md; overrides options.clients)',
     },
+    { flags: '--ignore <codes>', description: 'leave out the findings of these codes (comma-separated, repeatable)', list: true },
+    { flags: '--fail-on <codes>', description: 'make these codes fatal, or every warning with "warning" (comma-separated, repeatable)', list: true },
     ...BASELINE_OPTIONS,
     ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
   ],

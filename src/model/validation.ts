@@ -87,6 +87,12 @@ export const CHECKS = {
     'render_failed',
     'template_file_access',
     'render_limit_exceeded',
+    // Issue 20, what the check missed: unknown or always-empty variables, audience values no contact has.
+    'unknown_variable',
+    'empty_variable',
+    'unknown_list',
+    'unknown_language',
+    'unknown_country',
   ],
   warnings: [
     'unresolved_variable',
@@ -100,6 +106,8 @@ export const CHECKS = {
     'missing_text_part',
     'language_fallback',
     'duplicate_email',
+    // Issue 20, what the check missed: contact ids the dataset does not have.
+    'unknown_contact',
     // issue 20, mail-client support and content checks (src/validation/clients.ts, content.ts, headers.ts)
     'client_unsupported',
     'link_domain_mismatch',
