@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -156,9 +156,12 @@ export function itemsQuery(dateFrom: string, dateTo: string, extra: Partial<Item
 }
 
 let configHome: string | undefined;
-/** An empty config directory, so no test reads the real ~/.config. */
+/**
+ * An empty config directory, so no test reads the real ~/.config: one per test file (the files of a
+ * worker share this module, and test/setup.ts removes the directory after each file).
+ */
 function isolatedConfig(): string {
-  configHome ??= tempDir('convx-config-');
+  if (configHome === undefined || !existsSync(configHome)) configHome = tempDir('convx-config-');
   return configHome;
 }
 
