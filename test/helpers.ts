@@ -210,20 +210,12 @@ export async function cli(
   return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };
 }
 
-/** `convx serve` run in process by serveInProcess: its URL, its log so far, and a signal as the process would get it. */
-export interface InProcessServe {
-  url: string;
-  stderr: () => string;
-  signal: (signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP') => void;
-  /** The exit code once it has stopped. */
-  exited: Promise<number>;
-}
-
 /**
  * Runs `convx serve ARGV` in process, as cli() runs a command (the flags parsed and passed to the
- * server by the same code as the built binary), until it logs that it listens. stop() it after.
+ * server by the same code as the built binary), until it logs that it listens: its URL, and stop(),
+ * its SIGTERM handler run as the process would on the signal, which resolves to the exit code.
  */
-export async function serveInProcess(argv: string[], env: Record<string, string> = {}): Promise<InProcessServe & { stop: () => Promise<number> }> {
+export async function serveInProcess(argv: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number> }> {
   const stderr = new Capture();
   const handlers = new Map<string, () => void>();
   const io: Io = {
@@ -247,10 +239,7 @@ export async function serveInProcess(argv: string[], env: Record<string, string>
   const began = Date.now();
   for (;;) {
     const listening = /"msg":"listening".*"url":"([^"]+)"/.exec(stderr.text);
-    if (listening) {
-      const signal = (name: 'SIGTERM' | 'SIGINT' | 'SIGHUP') => handlers.get(name)?.();
-      return { url: listening[1]!, stderr: () => stderr.text, signal, exited, stop: () => (signal('SIGTERM'), exited) };
-    }
+    if (listening) return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited) };
     if (code !== undefined || Date.now() - began > 20_000) throw new Error(`convx serve did not start (exit ${code}): ${stderr.text}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
