@@ -42,8 +42,16 @@ describe.runIf(present)('html report in headless Chromium', () => {
   });
   afterAll(() => new Promise<void>((resolve) => proxy.server.close(() => resolve())));
 
+  /** The report page in one run of Chromium, asked for both: its DOM (stdout) and a screenshot (png). */
+  let reportRun: Promise<{ stdout: string; stderr: string; png: string }> | undefined;
+  const reportPage = () =>
+    (reportRun ??= (async () => {
+      const png = join(dir, 'report.png');
+      return { ...(await chromium(page, proxy.port, ['--dump-dom', `--screenshot=${png}`, '--window-size=900,700'])), png };
+    })());
+
   it('the DOM holds the figures of -o json, with no console error and no request', async () => {
-    const { stdout, stderr } = await chromium(page, proxy.port, ['--dump-dom']);
+    const { stdout, stderr } = await reportPage();
     expect(stdout).toMatch(/^<!DOCTYPE html>/);
     expect(stdout).toContain('<h1>Conversions by source</h1>');
     expect(stdout).toContain('<svg class="chart"');
@@ -53,8 +61,7 @@ describe.runIf(present)('html report in headless Chromium', () => {
   });
 
   it('the screenshot is a drawn page, not a blank one', async () => {
-    const png = join(dir, 'report.png');
-    const { stderr } = await chromium(page, proxy.port, [`--screenshot=${png}`, '--window-size=900,700']);
+    const { stderr, png } = await reportPage();
     const { width, height, rgba } = decodePng(readFileSync(png));
     expect([width, height]).toEqual([900, 700]);
     const colours = new Set<number>();
