@@ -18,6 +18,9 @@ export interface Profile {
   format?: string;
   /** The default time zone of the reporting commands' periods (--tz). */
   tz?: string;
+  /** Tracking lint of convx validate: the shop's own domains and the parameters their links carry (comma-separated). */
+  trackingDomains?: string;
+  trackingParams?: string;
 }
 
 export interface ConfigFile {
@@ -39,7 +42,7 @@ export function credentialsPath(configFile: string): string {
 }
 
 /** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
-export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz'] as const;
+export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingDomains', 'trackingParams'] as const;
 /** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
 export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
@@ -128,6 +131,9 @@ export interface ResolvedSettings {
   tz?: string;
   /** Where tz comes from, as an error names it: CONVX_TZ, or the profile's tz. */
   tzFrom?: string;
+  /** The profile's tracking lint settings (comma-separated), for convx validate. */
+  trackingDomains?: string;
+  trackingParams?: string;
   /** Where the token comes from, resolved lazily (reading stdin or a file). */
   token?: string;
   profile: string;
@@ -192,6 +198,8 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
     settings.tz = tz;
     settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
   }
+  if (profile.trackingDomains) settings.trackingDomains = profile.trackingDomains;
+  if (profile.trackingParams) settings.trackingParams = profile.trackingParams;
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();
   const threads = threadsOf(env.CONVX_THREADS);

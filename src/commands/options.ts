@@ -108,6 +108,14 @@ export const OPTIONS = {
       flags: '--clients <globs>',
       description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: the most used, docs/validation.md; overrides options.clients)',
     },
+    {
+      flags: '--tracking-domains <domains>',
+      description: "the shop's own domains (comma-separated; subdomains count): their links must carry the tracking parameters (overrides options.trackingDomains and the profile's trackingDomains)",
+    },
+    {
+      flags: '--tracking-params <names>',
+      description: 'the tracking parameters those links carry (default: utm_source,utm_medium,utm_campaign; overrides options.trackingParams and the profile)',
+    },
     { flags: '--ignore <codes>', description: 'leave out the findings of these codes (comma-separated, repeatable)', list: true },
     { flags: '--fail-on <codes>', description: 'make these codes fatal, or every warning with "warning" (comma-separated, repeatable)', list: true },
     ...BASELINE_OPTIONS,

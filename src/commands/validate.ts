@@ -1,3 +1,4 @@
+import type { ResolvedSettings } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { baselineReason, type BaselineComparison } from '../model/baseline.js';
@@ -33,12 +34,19 @@ function wholeNumber(flag: string, value: string | undefined, max?: number): num
 }
 
 /** The request options the flags override (options of the request as given otherwise). */
-function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat): Record<string, unknown> {
+const commaList = (text: string) => text.split(',').map((v) => v.trim()).filter((v) => v !== '');
+
+function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat, settings: ResolvedSettings): Record<string, unknown> {
   const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
   const sampleSize = wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
   if (sampleSize !== undefined) options.sampleSize = sampleSize;
   if (flags.resolveOnly) options.resolveOnly = true;
   if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
+  // tracking lint: the flag, else the request's option, else the profile's setting
+  const domains = flags.trackingDomains ?? (options.trackingDomains === undefined ? settings.trackingDomains : undefined);
+  if (domains !== undefined) options.trackingDomains = commaList(domains);
+  const params = flags.trackingParams ?? (options.trackingParams === undefined && options.trackingDomains !== undefined ? settings.trackingParams : undefined);
+  if (params !== undefined) options.trackingParams = commaList(params);
   if (format === 'html') options.preview = true; // the page shows each sample's whole HTML
   return Object.keys(options).length ? { ...body, options } : body;
 }
@@ -74,7 +82,7 @@ async function validateAll(ctx: Context, sources: RequestSource[], flags: Valida
       let response: ValidateResponse;
       if ('problem' in read) response = unreadable(read, source);
       else {
-        response = applyPolicy(await backend.validateEmail(withFlagOptions(read.body, flags, format), renderLimits), policy);
+        response = applyPolicy(await backend.validateEmail(withFlagOptions(read.body, flags, format, ctx.settings), renderLimits), policy);
         if (source.file !== undefined) response = locateFindings(response, read.body, read.lines, source.file);
       }
       const result = { label: source.label, ...(source.file === undefined ? {} : { file: source.file }), response };

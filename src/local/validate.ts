@@ -19,6 +19,7 @@ import * as rules from '../validation/delivery.js';
 import { moreAssetFindings } from '../validation/asset-checks.js';
 import { selectClients } from '../validation/clients.js';
 import { headerFindings } from '../validation/headers.js';
+import { trackingFindings, type RenderedSample } from '../validation/tracking.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
@@ -85,6 +86,7 @@ export async function validateDelivery(
     const information: Finding[] = [];
 
     const samples: ValidateResponse['render']['samples'] = [];
+    const renderedHtml: RenderedSample[] = [];
     if (sandbox) {
       const work = new TemplateWork(sandbox, errors);
       const contactColumns = await audienceColumns(db);
@@ -105,9 +107,13 @@ export async function validateDelivery(
         errors.push(...judged.errors);
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
-          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview)));
+          // tracking lint judges links filled in per recipient in the samples' whole HTML
+          const rendered = await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview || !!request.tracking);
+          rendered.forEach((s) => s.html !== undefined && renderedHtml.push({ assetRef: asset.ref, language: s.language, contactId: s.contactId, html: s.html }));
+          samples.push(...(request.preview ? rendered : rendered.map(({ html: _html, ...sample }) => sample)));
         }
       }
+      warnings.push(...trackingFindings(assets, renderedHtml, request));
     }
     return {
       channel: 'email',

@@ -256,6 +256,8 @@ export const COMPONENT_SCHEMAS = {
           sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
           resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
           clients: { ...strings, minItems: 1, description: 'mail clients whose support of the HTML is checked, as family.platform globs ("gmail.*", "outlook.windows"); default: the most used' },
+          trackingDomains: { ...strings, minItems: 1, maxItems: 100, description: "the shop's own domains (subdomains count): their links must carry the tracking parameters (tracking lint)" },
+          trackingParams: { ...strings, minItems: 1, maxItems: 100, description: 'the tracking parameters those links carry; default utm_source, utm_medium, utm_campaign (needs trackingDomains)' },
           preview: { type: 'boolean', description: 'each sample carries its whole rendered HTML as html (what convx validate -o html shows)' },
         },
       },

@@ -124,6 +124,10 @@ export const CHECKS = {
     'missing_list_unsubscribe',
     'invalid_list_unsubscribe',
     'missing_list_unsubscribe_post',
+    // tracking lint (issue 20, point 2)
+    'tracking_param_missing',
+    'tracking_param_mismatch',
+    'tracking_inconsistent',
   ],
   /** Findings that never fail a run, in `render.information`. */
   information: [
@@ -133,6 +137,15 @@ export const CHECKS = {
     'missing_color_scheme_meta',
   ],
 } as const;
+
+/** Tracking lint's settings: the shop's own domains (subdomains count) and the parameters their links carry. */
+export interface TrackingRequest {
+  domains: string[];
+  params: string[];
+}
+
+/** The tracking parameters when a request names its domains but not the parameters. */
+export const DEFAULT_TRACKING_PARAMS = ['utm_source', 'utm_medium', 'utm_campaign'];
 
 export interface NormalizedRequest {
   audience: Required<Pick<AudienceInput, 'lists' | 'contactIds' | 'excludeLists'>> & Pick<AudienceInput, 'languages' | 'countries'>;
@@ -146,6 +159,11 @@ export interface NormalizedRequest {
   headers?: Record<string, string>;
   /** The samples carry their whole rendered HTML (options.preview; issue 20's -o html preview). */
   preview?: boolean;
+  /** Tracking lint (options.trackingDomains, options.trackingParams): links to these domains carry these parameters. */
+  tracking?: TrackingRequest;
+  /** The delivery's name and permId, as the request gives them (the campaign a link's utm_campaign names). */
+  name?: string;
+  permId?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -213,8 +231,10 @@ function checkHeaders(headers: unknown, bad: Bad): Record<string, string> | unde
 }
 
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean } {
-  const checked: { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean } = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false, preview: false };
+type CheckedOptions = { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean; tracking?: TrackingRequest };
+
+function checkOptions(options: unknown, bad: Bad): CheckedOptions {
+  const checked: CheckedOptions = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false, preview: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
     bad('options', 'must be an object');
@@ -231,7 +251,44 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
   }
   checkClientOptions(options, checked, bad);
   checked.preview = checkPreviewOption(options, bad);
+  const tracking = checkTrackingOptions(options, bad);
+  if (tracking) checked.tracking = tracking;
   return checked;
+}
+
+/** A host name as a link's URL gives it: labels of letters, digits and hyphens, a dot between them. */
+export const TRACKING_DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const TRACKING_PARAM = /^[A-Za-z0-9_.-]{1,100}$/;
+/** The most tracking domains or parameters a request may name. */
+export const MAX_TRACKING_ENTRIES = 100;
+
+/** A list option of strings that each match a pattern, at most MAX_TRACKING_ENTRIES; undefined when absent or bad. */
+function patternList(value: unknown, field: string, pattern: RegExp, what: string, bad: Bad): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!isStringArray(value) || value.length === 0 || value.length > MAX_TRACKING_ENTRIES) {
+    bad(field, `must be an array of 1 to ${MAX_TRACKING_ENTRIES} strings`);
+    return undefined;
+  }
+  const wrong = value.find((v) => !pattern.test(v));
+  if (wrong !== undefined) {
+    bad(field, `${JSON.stringify(wrong)} is not ${what}`);
+    return undefined;
+  }
+  return value;
+}
+
+/** options.trackingDomains and options.trackingParams (issue 20, tracking lint); the parameters default to utm_source, utm_medium, utm_campaign. */
+function checkTrackingOptions(options: Record<string, unknown>, bad: Bad): TrackingRequest | undefined {
+  const domains = patternList(
+    Array.isArray(options.trackingDomains) ? options.trackingDomains.map((d) => (typeof d === 'string' ? d.trim().toLowerCase().replace(/\.$/, '') : d)) : options.trackingDomains,
+    'options.trackingDomains',
+    TRACKING_DOMAIN,
+    'a domain name (such as shop.example.com)',
+    bad,
+  );
+  const params = patternList(options.trackingParams, 'options.trackingParams', TRACKING_PARAM, 'a query parameter name (letters, digits, _ . -)', bad);
+  if (params && options.trackingDomains === undefined) bad('options.trackingParams', 'needs options.trackingDomains: the domains whose links carry them');
+  return domains ? { domains, params: params ?? DEFAULT_TRACKING_PARAMS } : undefined;
 }
 
 /** options.preview (issue 20, the -o html preview): each sample carries its whole rendered HTML. */
@@ -261,7 +318,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly, clients, preview } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, clients, preview, tracking } = checkOptions(body.options, bad);
   const headers = checkHeaders(body.headers, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
@@ -281,6 +338,9 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       ...(clients ? { clients } : {}),
       ...(headers ? { headers } : {}),
       preview,
+      ...(tracking ? { tracking } : {}),
+      ...(typeof body.name === 'string' ? { name: body.name } : {}),
+      ...(typeof body.permId === 'string' ? { permId: body.permId } : {}),
     },
     problems,
   };

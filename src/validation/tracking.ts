@@ -1,0 +1,268 @@
+/**
+ * Tracking lint (issue 20, point 2): every link to the shop's own domains carries the tracking
+ * parameters that attribution depends on, with values that agree with the delivery and with each
+ * other across every part and language. Pure: from the assets as written and the rendered samples
+ * to findings. Links filled in per recipient (a template tag in the href) are judged after
+ * rendering, in the samples; every other link as written.
+ */
+import { Parser } from 'htmlparser2';
+import type { Finding, TrackingRequest } from '../model/validation.js';
+import type { Field, ResolvedAsset } from './delivery.js';
+
+/** The most links of one part that are judged (a template's size is bounded; this bounds the work per part). */
+export const MAX_LINKS_PER_PART = 1000;
+/** The most findings of one code that are listed; one more finding counts the rest. */
+export const MAX_FINDINGS_PER_CODE = 20;
+
+/** A link of a part: its href as written or rendered, the line it is on (1-based) and whether a template fills it in. */
+interface Link {
+  href: string;
+  line: number;
+  templated: boolean;
+}
+
+/** A link to an own domain, where it is, and its tracking parameters' values (undefined: missing). */
+interface OwnLink {
+  href: string;
+  assetRef: string;
+  language?: string;
+  field: Field;
+  line?: number;
+  contactId?: string;
+  /** Rendered: how many other samples rendered the same link with the same parameters. */
+  others?: number;
+  values: Map<string, string | undefined>;
+}
+
+const TEMPLATE_TAG = /\{\{|\{%/;
+const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
+/** A URL in a text part: up to a blank, a quote or an angle bracket; trailing punctuation is not part of it. */
+const TEXT_URL = /https?:\/\/[^\s<>"'`]+/gi;
+
+/** The line (1-based) of an offset in a text. */
+function lineAt(offset: number, lines: number[]): number {
+  let lo = 0;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lines[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+/** The offsets where each line of a text starts. */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** The links (a and area href) of an HTML part, each with its line. */
+export function htmlLinks(html: string): Link[] {
+  const links: Link[] = [];
+  const starts = lineStarts(html);
+  const parser = new Parser(
+    {
+      onopentag(name, attributes) {
+        if ((name !== 'a' && name !== 'area') || attributes.href === undefined || links.length >= MAX_LINKS_PER_PART) return;
+        const href = attributes.href.trim();
+        links.push({ href, line: lineAt(parser.startIndex, starts), templated: TEMPLATE_TAG.test(href) });
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  parser.end();
+  return links;
+}
+
+/** The http(s) URLs of a text part, each with its line. */
+export function textLinks(text: string): Link[] {
+  const links: Link[] = [];
+  const starts = lineStarts(text);
+  for (const match of text.matchAll(TEXT_URL)) {
+    if (links.length >= MAX_LINKS_PER_PART) break;
+    const href = match[0].replace(/[.,;:!?)\]}]+$/, '');
+    links.push({ href, line: lineAt(match.index, starts), templated: false });
+  }
+  return links;
+}
+
+/** True when a host is one of the domains or a subdomain of one (case-insensitive). */
+export function isOwnHost(host: string, domains: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return domains.some((d) => h === d || h.endsWith(`.${d}`));
+}
+
+/** The link as an own link with its parameters' values, or undefined for a link elsewhere (or no URL). */
+function ownLink(href: string, tracking: TrackingRequest, where: Omit<OwnLink, 'href' | 'values'>): OwnLink | undefined {
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return undefined; // relative, placeholder or broken links have their own checks
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !isOwnHost(url.hostname, tracking.domains)) return undefined;
+  // an unsubscribe link leads to no conversion: it needs no tracking
+  if (UNSUBSCRIBE.test(url.pathname)) return undefined;
+  const values = new Map<string, string | undefined>();
+  for (const param of tracking.params) values.set(param, url.searchParams.get(param) ?? undefined);
+  return { href, values, ...where };
+}
+
+/** The own links of the assets as written (links without a template tag), html and text parts. */
+function writtenLinks(assets: readonly ResolvedAsset[], tracking: TrackingRequest): OwnLink[] {
+  const out: OwnLink[] = [];
+  for (const asset of assets) {
+    for (const field of ['html', 'text'] as const) {
+      const content = asset.content[field];
+      if (!content) continue;
+      for (const link of field === 'html' ? htmlLinks(content) : textLinks(content)) {
+        if (link.templated) continue;
+        const own = ownLink(link.href, tracking, { assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}), field, line: link.line });
+        if (own) out.push(own);
+      }
+    }
+  }
+  return out;
+}
+
+/** A rendered sample: its asset, language, contact and whole HTML. */
+export interface RenderedSample {
+  assetRef: string;
+  language: string;
+  contactId: string;
+  html: string;
+}
+
+/** The own links that a template fills in, as the samples rendered them (the line is the template's). */
+function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly RenderedSample[], tracking: TrackingRequest): OwnLink[] {
+  const out: OwnLink[] = [];
+  const seen = new Map<string, OwnLink>();
+  for (const asset of assets) {
+    const written = htmlLinks(asset.content.html ?? '');
+    if (!written.some((l) => l.templated)) continue;
+    const fixed = new Set(written.filter((l) => !l.templated).map((l) => l.href));
+    for (const sample of samples.filter((s) => s.assetRef === asset.ref)) {
+      const rendered = htmlLinks(sample.html);
+      const where = { assetRef: asset.ref, language: sample.language, field: 'html' as const, contactId: sample.contactId };
+      // the same links in the same order: the n-th rendered link is the n-th written one, with its line;
+      // else (a loop or a condition changed them) the rendered links that are not written as they are
+      const pairs: [Link, number | undefined][] =
+        rendered.length === written.length
+          ? rendered.map((r, i) => [r, written[i]!.templated ? written[i]!.line : -1])
+          : rendered.filter((r) => !fixed.has(r.href)).map((r) => [r, undefined]);
+      for (const [link, line] of pairs) {
+        if (line === -1) continue; // written as it is: judged above
+        const own = ownLink(link.href, tracking, { ...where, ...(line !== undefined ? { line } : {}) });
+        if (!own) continue;
+        // one link of the template, the same parameters in every sample: judged once, the other samples counted
+        const key = JSON.stringify([asset.ref, sample.language, line ?? link.href, [...own.values]]);
+        const first = seen.get(key);
+        if (first) first.others = (first.others ?? 0) + 1;
+        else {
+          seen.set(key, own);
+          out.push(own);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The values a delivery's campaign parameter may take: its permId, its name, the name as a slug. */
+export function campaignValues(request: { name?: string; permId?: string }): string[] {
+  const values = new Set<string>();
+  if (request.permId) values.add(request.permId);
+  if (request.name) {
+    values.add(request.name);
+    const slug = request.name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    if (slug) {
+      values.add(slug);
+      values.add(slug.replaceAll('-', '_'));
+    }
+  }
+  return [...values];
+}
+
+/** Where a finding about a link is. */
+function at(link: OwnLink): Partial<Finding> {
+  return {
+    assetRef: link.assetRef,
+    ...(link.language ? { language: link.language } : {}),
+    field: link.field,
+    ...(link.line !== undefined ? { line: link.line } : {}),
+    ...(link.contactId ? { contactId: link.contactId } : {}),
+  };
+}
+
+const linkName = (link: OwnLink) =>
+  `${link.href}${link.contactId ? ` (as rendered for contact ${link.contactId}${link.others ? ` and ${link.others} other ${link.others === 1 ? 'sample' : 'samples'}` : ''})` : ''}`;
+
+/** Findings of each code, at most MAX_FINDINGS_PER_CODE, then one counting the rest. */
+function capped(findings: Finding[]): Finding[] {
+  const out: Finding[] = [];
+  const counts = new Map<string, number>();
+  for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  for (const f of findings) {
+    const n = (seen.get(f.code) ?? 0) + 1;
+    seen.set(f.code, n);
+    if (n <= MAX_FINDINGS_PER_CODE) out.push(f);
+    else if (n === MAX_FINDINGS_PER_CODE + 1) out.push({ code: f.code, message: `and ${counts.get(f.code)! - MAX_FINDINGS_PER_CODE} more links like these`, count: counts.get(f.code)! - MAX_FINDINGS_PER_CODE });
+  }
+  return out;
+}
+
+/** Missing parameters, a campaign value that is not the delivery's, and values that differ from the links' usual one. */
+function judge(links: readonly OwnLink[], tracking: TrackingRequest, campaign: readonly string[]): Finding[] {
+  const findings: Finding[] = [];
+  const usual = new Map<string, { value: string; n: number }>();
+  for (const param of tracking.params) {
+    // distinct links per value (a link written twice, or rendered for several samples, counts once)
+    const hrefs = new Map<string, Set<string>>();
+    for (const l of links) {
+      const v = l.values.get(param);
+      if (v !== undefined) hrefs.set(v, (hrefs.get(v) ?? new Set()).add(l.href));
+    }
+    const counts = new Map([...hrefs].map(([v, set]) => [v, set.size]));
+    // the most used value; ties by the first seen
+    let best: { value: string; n: number } | undefined;
+    for (const [value, n] of counts) if (!best || n > best.n) best = { value, n };
+    if (best && counts.size > 1) usual.set(param, best);
+  }
+  const campaignParam = tracking.params.find((p) => p === 'utm_campaign');
+  for (const link of links) {
+    const missing = tracking.params.filter((p) => link.values.get(p) === undefined);
+    if (missing.length) {
+      findings.push({ code: 'tracking_param_missing', message: `${linkName(link)} has no ${missing.join(', ')}: attribution needs ${tracking.params.join(', ')} on links to ${tracking.domains.join(', ')}`, ...at(link) });
+    }
+    const given = campaignParam ? link.values.get(campaignParam) : undefined;
+    if (given !== undefined && campaign.length && !campaign.includes(given)) {
+      findings.push({ code: 'tracking_param_mismatch', message: `${linkName(link)} has ${campaignParam}=${given}, not this delivery's ${campaign.map((c) => JSON.stringify(c)).join(' or ')}`, ...at(link) });
+    }
+    for (const [param, best] of usual) {
+      const v = link.values.get(param);
+      if (v !== undefined && v !== best.value && !(param === campaignParam && campaign.length)) {
+        findings.push({ code: 'tracking_inconsistent', message: `${linkName(link)} has ${param}=${v}, where ${best.n} ${best.n === 1 ? 'link has' : 'links have'} ${param}=${best.value}`, ...at(link) });
+      }
+    }
+  }
+  return findings;
+}
+
+/**
+ * The tracking findings of a delivery (warnings): its assets as written and the samples as
+ * rendered, judged for the request's domains and parameters. None without tracking domains.
+ */
+export function trackingFindings(
+  assets: readonly ResolvedAsset[],
+  samples: readonly RenderedSample[],
+  request: { tracking?: TrackingRequest; name?: string; permId?: string },
+): Finding[] {
+  const tracking = request.tracking;
+  if (!tracking || !tracking.domains.length) return [];
+  const links = [...writtenLinks(assets, tracking), ...renderedLinks(assets, samples, tracking)];
+  return capped(judge(links, tracking, campaignValues(request)));
+}
