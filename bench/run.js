@@ -627,10 +627,12 @@ if (want('validate')) {
     JSON.stringify({
       audience: { lists: ['l-1', 'l-2', 'l-3', 'l-4'] },
       assets: [{ assetId: 'welcome-cs' }, { assetId: 'welcome-en' }, { assetId: 'welcome' }],
-      // every check on (issue 20): the List-Unsubscribe headers are checked when the request has headers;
-      // the mail-client support (its default clients) and the content checks always run
+      // every check on (issue 20): the List-Unsubscribe headers are checked when the request has headers,
+      // tracking lint when it names the shop's domains; the mail-client support (its default clients)
+      // and the content checks always run
+      name: 'Welcome',
       headers: { 'List-Unsubscribe': '<https://shop.example.com/u>, <mailto:u@example.com>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-      options: { sampleSize: 3 },
+      options: { sampleSize: 3, trackingDomains: ['example.com'] },
     }),
   );
   alone({
