@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
 import { FORMATS } from '../output/format.js';
+import { trackingList } from '../validation/tracking.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
@@ -60,6 +61,10 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       const problem = zoneProblem(value);
       if (problem !== undefined) throw new UsageError(`config set tz: ${problem}`);
       return canonicalZone(value)!;
+    }
+    case 'trackingParams': {
+      // Stored as a comma list without spaces; refused as options.trackingParams would be.
+      return trackingList('trackingParams', value, 'config set trackingParams').join(',');
     }
   }
 }
@@ -219,7 +224,7 @@ function explicitJson(ctx: Context): boolean {
 }
 
 function example(key: ConfigKey): string {
-  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', defaultProfile: 'default' }[key];
+  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingParams: 'utm_source,utm_medium,utm_campaign', defaultProfile: 'default' }[key];
 }
 
 /** Reads the file again (another convx may have written it) and writes it whole with the change. */

@@ -96,6 +96,8 @@ export const OPTIONS = {
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
     { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
+    { flags: '--tracking-domains <list>', description: "the shop's domains, comma-separated (subdomains count): its links must carry the tracking parameters (overrides options.trackingDomains)" },
+    { flags: '--tracking-params <list>', description: 'the tracking parameters those links carry (default: the profile\'s trackingParams, else utm_source,utm_medium,utm_campaign; overrides options.trackingParams)' },
     ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
   ],
   serve: [

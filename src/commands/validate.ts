@@ -4,6 +4,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument } from '../output/format.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
+import { trackingOptionsOf } from '../validation/tracking.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 
@@ -59,6 +60,7 @@ export default defineHandler<ValidateFlags>({
       options.sampleSize = Number(flags.sampleSize);
     }
     if (flags.resolveOnly) options.resolveOnly = true;
+    trackingOptionsOf(flags, ctx.settings.trackingParams, options);
     if (Object.keys(options).length) body.options = options;
     let maxWarnings: number | undefined;
     if (flags.maxWarnings !== undefined) {

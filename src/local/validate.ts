@@ -19,6 +19,7 @@ import * as rules from '../validation/delivery.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
+import { trackingLint } from '../validation/tracking.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
 import { ident, join, sql, trusted, type Sql } from './sql.js';
@@ -76,6 +77,7 @@ export async function validateDelivery(
     const warnings: Finding[] = [...audience.warnings, ...coverage.warnings];
 
     const samples: ValidateResponse['render']['samples'] = [];
+    const tracking = sandbox && trackingLint(request);
     if (sandbox) {
       const work = new TemplateWork(sandbox, errors);
       const contactColumns = await audienceColumns(db);
@@ -85,13 +87,15 @@ export async function validateDelivery(
         const found = rules.assetFindings(asset);
         errors.push(...found.errors);
         warnings.push(...found.warnings);
+        tracking?.written(asset);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         warnings.push(...rules.unresolvedVariables(asset, printed, await countEmpty(db, printed, langs, contactColumns)));
         if (rules.allParsed(asset, parsed)) {
-          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work)));
+          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, tracking)));
         }
       }
+      tracking?.judge(errors, warnings);
     }
     return {
       channel: 'email',

@@ -84,6 +84,9 @@ export const CHECKS = {
     'render_failed',
     'template_file_access',
     'render_limit_exceeded',
+    // tracking lint (docs/validation.md, "Tracking lint"): links to the shop without or with other tracking parameters
+    'tracking_param_missing',
+    'tracking_param_mismatch',
   ],
   warnings: [
     'unresolved_variable',
@@ -97,6 +100,8 @@ export const CHECKS = {
     'missing_text_part',
     'language_fallback',
     'duplicate_email',
+    // tracking lint (docs/validation.md, "Tracking lint"): the warning of links that disagree
+    'tracking_inconsistent',
   ],
 } as const;
 
@@ -106,6 +111,12 @@ export interface NormalizedRequest {
   variables: Record<string, unknown>;
   sampleSize: number;
   resolveOnly: boolean;
+  /** The delivery's ids, which the tracking lint compares utm_campaign with. */
+  permId?: string;
+  name?: string;
+  /** The tracking lint's options (checkTrackingOptions): the shop's domains (lowercase) and the parameters its links carry. */
+  trackingDomains?: string[];
+  trackingParams?: string[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -153,7 +164,7 @@ function checkAsset(asset: unknown, at: string, bad: Bad): void {
 }
 
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean } {
+function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; trackingDomains?: string[]; trackingParams?: string[] } {
   const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
@@ -168,6 +179,35 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
   if (options.resolveOnly !== undefined) {
     if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
     else checked.resolveOnly = options.resolveOnly;
+  }
+  return { ...checked, ...checkTrackingOptions(options, bad) };
+}
+
+/** The most entries of options.trackingDomains and of options.trackingParams. */
+export const MAX_TRACKING_ENTRIES = 100;
+
+/** Why a list of the tracking lint is not valid (`key`: trackingDomains or trackingParams), else undefined. */
+export function trackingOptionProblem(key: 'trackingDomains' | 'trackingParams', value: unknown): string | undefined {
+  if (!isStringArray(value)) return 'must be an array of strings';
+  if (value.length > MAX_TRACKING_ENTRIES) return `may list at most ${MAX_TRACKING_ENTRIES}`;
+  const bad =
+    key === 'trackingDomains'
+      ? value.find((d) => !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(d))
+      : value.find((p) => !/^[^\s&=#]{1,100}$/.test(p));
+  if (bad === undefined) return undefined;
+  return key === 'trackingDomains'
+    ? `"${bad}" is not a domain name (shop.example.com: no scheme, path or port)`
+    : `"${bad}" is not a query parameter name`;
+}
+
+/** The tracking lint's options (docs/validation.md, "Tracking lint"), when given. */
+function checkTrackingOptions(options: Record<string, unknown>, bad: Bad): { trackingDomains?: string[]; trackingParams?: string[] } {
+  const checked: { trackingDomains?: string[]; trackingParams?: string[] } = {};
+  for (const key of ['trackingDomains', 'trackingParams'] as const) {
+    if (options[key] === undefined) continue;
+    const problem = trackingOptionProblem(key, options[key]);
+    if (problem) bad(`options.${key}`, problem);
+    else checked[key] = key === 'trackingDomains' ? (options[key] as string[]).map((d) => d.toLowerCase()) : (options[key] as string[]);
   }
   return checked;
 }
@@ -189,7 +229,7 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, ...tracking } = checkOptions(body.options, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
   return {
@@ -205,6 +245,9 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       variables: (body.variables as Record<string, unknown>) ?? {},
       sampleSize,
       resolveOnly,
+      ...(typeof body.permId === 'string' ? { permId: body.permId } : {}),
+      ...(typeof body.name === 'string' ? { name: body.name } : {}),
+      ...tracking,
     },
     problems,
   };
