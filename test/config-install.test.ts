@@ -83,7 +83,7 @@ describe('convx config (item 14)', () => {
 
     const unknown = await cli(['config', 'set', 'colour', 'red'], { env });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/"colour" is not a setting; settings: mode, data, api, deliveryApi, plugin, format, tz, defaultProfile/);
+    expect(unknown.stderr).toMatch(/"colour" is not a setting; settings: mode, data, api, deliveryApi, plugin, format, tz, trackingParams, defaultProfile/);
     expect((await cli(['config', 'set', 'format', 'xml'], { env })).stderr).toMatch(/config set format: "xml" is not one of table, json, jsonl, csv, tsv/);
     expect((await cli(['config', 'set', 'api', 'ftp://x'], { env })).stderr).toMatch(/not an http\(s\) URL/);
     expect((await cli(['config', 'set', 'defaultProfile', 'nope'], { env })).stderr).toMatch(/no profile "nope"/);

@@ -210,7 +210,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'config set',
     createsProfile: true,
-    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, tz, or defaultProfile (tokens: convx auth login)',
+    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, tz, trackingParams, or defaultProfile (tokens: convx auth login)',
     args: '<key> <value>',
     examples: ['convx config set data samples/shop', 'convx config set format csv --profile shop', 'convx config set defaultProfile shop'],
     load: async () => (await import('./config.js')).configSet,
