@@ -18,7 +18,8 @@ export interface Profile {
   format?: string;
   /** The default time zone of the reporting commands' periods (--tz). */
   tz?: string;
-  /** The tracking parameters `convx validate` checks on the shop's links when --tracking-params is not given (comma-separated). */
+  /** Tracking lint of convx validate: the shop's own domains and the parameters their links carry (comma-separated). */
+  trackingDomains?: string;
   trackingParams?: string;
 }
 
@@ -41,7 +42,7 @@ export function credentialsPath(configFile: string): string {
 }
 
 /** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
-export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingParams'] as const;
+export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingDomains', 'trackingParams'] as const;
 /** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
 export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
@@ -130,10 +131,11 @@ export interface ResolvedSettings {
   tz?: string;
   /** Where tz comes from, as an error names it: CONVX_TZ, or the profile's tz. */
   tzFrom?: string;
+  /** The profile's tracking lint settings (comma-separated), for convx validate. */
+  trackingDomains?: string;
+  trackingParams?: string;
   /** Where the token comes from, resolved lazily (reading stdin or a file). */
   token?: string;
-  /** The profile's trackingParams (convx validate's tracking lint), as written. */
-  trackingParams?: string;
   profile: string;
   /** DuckDB worker threads of local mode (CONVX_THREADS); undefined: one per core. */
   threads?: number;
@@ -196,6 +198,7 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
     settings.tz = tz;
     settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
   }
+  if (profile.trackingDomains) settings.trackingDomains = profile.trackingDomains;
   if (profile.trackingParams) settings.trackingParams = profile.trackingParams;
   const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
   if (token) settings.token = token.trim();

@@ -16,6 +16,23 @@ async function serve(dir: string): Promise<RunningServer> {
   return startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
 }
 
+/**
+ * API mode against a server that never answers in time, begun with the file: each of its four
+ * attempts waits for undici's timeout, whose timers tick every half second (about a second each,
+ * whatever --timeout says), so the 4 s pass while the other tests run. "faults" checks the result.
+ */
+let slowServerRun: Promise<CliResult> | undefined;
+beforeAll(() => {
+  slowServerRun = (async () => {
+    const s = await scripted((_req, res) => setTimeout(() => json(res, 200, REPORT_BODY), 5000));
+    try {
+      return await cli(['report', '--api', s.url, '--timeout', '0.3'], { env: { CONVX_TOKEN: 'fault-test-token-0123456789' } });
+    } finally {
+      await s.close();
+    }
+  })();
+});
+
 function expectNoToken(result: CliResult, token: string): void {
   expect(result.stdout).not.toContain(token);
   expect(result.stderr).not.toContain(token);
@@ -178,9 +195,7 @@ describe('faults', () => {
   });
 
   it('times out on a slow server with exit 5', async () => {
-    const s = await scripted((_req, res) => setTimeout(() => json(res, 200, REPORT_BODY), 5000));
-    const result = await cli(['report', '--api', s.url, '--timeout', '0.3'], { env: { CONVX_TOKEN: token } });
-    await s.close();
+    const result = await slowServerRun!;
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/the answer timed out/);
     expect(result.stdout).toBe('');

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, dataset, SAMPLES, tempDir } from './helpers.js';
+import { cli, dataset, SAMPLES, serveInProcess, tempDir } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
@@ -147,9 +147,10 @@ describe('item 10: convx serve on a dataset of contacts and assets only', () => 
 describe('API mode against a server of a validation-only dataset', () => {
   it('a report, items, drill or order is a data error (exit 2) in the server\'s words, not "the API has no URL" (exit 5)', async () => {
     const dir = validationOnly();
-    const server = spawnConvx(['serve', '--data', dir, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+    // convx serve in process: what is checked here is API mode's answer (the built binary serves it above).
+    const server = await serveInProcess(['--data', dir, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+    const { url } = server;
     try {
-      const url = await until(server, () => /"msg":"listening","url":"([^"]+)"/.exec(server.stderr())?.[1]);
       const env = { CONVX_TOKEN: await signDevelopmentToken(SECRET, 'default', '1h') };
       const api = ['--api', `${url}/v1`];
       for (const argv of [
@@ -169,7 +170,7 @@ describe('API mode against a server of a validation-only dataset', () => {
       const validate = await cli(['validate', join(DELIVERIES, 'welcome.json'), ...api, '--delivery-api', `${url}/v4`, '-o', 'json'], { env });
       expect(validate.code).toBe(0);
     } finally {
-      server.child.kill('SIGKILL');
+      expect(await server.stop()).toBe(0);
     }
   });
 });

@@ -83,7 +83,7 @@ describe('convx config (item 14)', () => {
 
     const unknown = await cli(['config', 'set', 'colour', 'red'], { env });
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/"colour" is not a setting; settings: mode, data, api, deliveryApi, plugin, format, tz, trackingParams, defaultProfile/);
+    expect(unknown.stderr).toMatch(/"colour" is not a setting; settings: mode, data, api, deliveryApi, plugin, format, tz, trackingDomains, trackingParams, defaultProfile/);
     expect((await cli(['config', 'set', 'format', 'xml'], { env })).stderr).toMatch(/config set format: "xml" is not one of table, json, jsonl, csv, tsv/);
     expect((await cli(['config', 'set', 'api', 'ftp://x'], { env })).stderr).toMatch(/not an http\(s\) URL/);
     expect((await cli(['config', 'set', 'defaultProfile', 'nope'], { env })).stderr).toMatch(/no profile "nope"/);
@@ -254,7 +254,7 @@ describe('shell completion (item 15)', () => {
     // report and trend print a page too; the other commands do not
     expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html']);
     expect(await complete(['items', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
-    expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit']);
+    expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit', 'html', 'sarif']);
     expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);
     expect(await complete(['report', '--bre'])).toEqual(['--breakdown']);
     // only what the command takes: the global flags it honours, -o with its own formats
@@ -338,6 +338,6 @@ describe('shell completion (item 15)', () => {
     expect(fish).toContain("complete -c convx -f -a '(__convx_complete)'");
     // what fish offers is what the engine prints
     expect((await cli(['__complete', 'report', '--data', dir, '--plugin', ''])).stdout).toBe('A\nB\n');
-    expect((await cli(['__complete', 'validate', '-o', ''])).stdout).toBe('table\njson\ngithub\njunit\n');
+    expect((await cli(['__complete', 'validate', '-o', ''])).stdout).toBe('table\njson\ngithub\njunit\nhtml\nsarif\n');
   });
 });

@@ -6,9 +6,7 @@
  * assertions are structural (order of completion, the gate's and the pool's
  * figures), with wall-clock bounds only far from what is measured.
  */
-import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, withQueryBudget } from '../src/local/db.js';
@@ -18,7 +16,7 @@ import { BusyError, ConnectionPool, FairGate } from '../src/server/pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
-import { cli, csv, dataset } from './helpers.js';
+import { cli, csv, dataset, serveInProcess } from './helpers.js';
 import { sql } from '../src/local/sql.js';
 
 const SECRET = 'fairness-test-secret-long-enough';
@@ -439,26 +437,15 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
 });
 
 describe('a body that never completes (issue 17, point 4)', () => {
-  let child: ReturnType<typeof spawn>;
+  let server: Awaited<ReturnType<typeof serveInProcess>> | undefined;
   let url: URL;
-  let stderr = '';
-  afterAll(() => {
-    child?.kill('SIGKILL');
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
   });
 
   beforeAll(async () => {
-    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
-    child = spawn(process.execPath, [bin, 'serve', '--data', dir, '--port', '0', '--body-timeout', '0.5'], {
-      env: { ...process.env, CONVX_JWT_SECRET: SECRET },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    const began = Date.now();
-    while (!/"msg":"listening"/.test(stderr)) {
-      if (Date.now() - began > 30_000 || child.exitCode !== null) throw new Error(`server did not start: ${stderr}`);
-      await sleep(50);
-    }
-    url = new URL(/"url":"([^"]+)"/.exec(stderr)![1]!);
+    server = await serveInProcess(['--data', dir, '--port', '0', '--body-timeout', '0.5'], { CONVX_JWT_SECRET: SECRET });
+    url = new URL(server.url);
   }, 40_000);
 
   it('answers Content-Length: 1000 and then silence with a 408 problem and closes the connection within the body timeout', async () => {

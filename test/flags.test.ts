@@ -108,7 +108,7 @@ describe('help', () => {
     expect(serve).not.toMatch(/--fields|--format|--api </);
 
     const validate = (await cli(['validate', '--help'])).stdout;
-    expect(validate).toMatch(/-o, --format <format> +output format: table, json, github, junit\n/);
+    expect(validate).toMatch(/-o, --format <format> +output format: table, json, github, junit,\n +html, sarif\n/);
     expect(validate).toContain('--delivery-api <url>');
     expect(validate).not.toContain('--fields');
 

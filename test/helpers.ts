@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -156,9 +156,12 @@ export function itemsQuery(dateFrom: string, dateTo: string, extra: Partial<Item
 }
 
 let configHome: string | undefined;
-/** An empty config directory, so no test reads the real ~/.config. */
+/**
+ * An empty config directory, so no test reads the real ~/.config: one per test file (the files of a
+ * worker share this module, and test/setup.ts removes the directory after each file).
+ */
 function isolatedConfig(): string {
-  configHome ??= tempDir('convx-config-');
+  if (configHome === undefined || !existsSync(configHome)) configHome = tempDir('convx-config-');
   return configHome;
 }
 
@@ -205,6 +208,41 @@ export async function cli(
   };
   const code = await run(argv, io);
   return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };
+}
+
+/**
+ * Runs `convx serve ARGV` in process, as cli() runs a command (the flags parsed and passed to the
+ * server by the same code as the built binary), until it logs that it listens: its URL, and stop(),
+ * its SIGTERM handler run as the process would on the signal, which resolves to the exit code.
+ */
+export async function serveInProcess(argv: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number> }> {
+  const stderr = new Capture();
+  const handlers = new Map<string, () => void>();
+  const io: Io = {
+    stdin: Readable.from([]),
+    stdinIsTTY: false,
+    stdout: new Capture(),
+    stderr,
+    stdoutIsTTY: false,
+    stderrIsTTY: false,
+    env: { XDG_CONFIG_HOME: isolatedConfig(), ...suiteThreads(), ...env },
+    cwd: process.cwd(),
+    now: () => new Date(),
+    onSignal: (signal, handler) => {
+      handlers.set(signal, handler);
+      return () => handlers.delete(signal);
+    },
+  };
+  const exited = run(['serve', ...argv], io);
+  let code: number | undefined;
+  void exited.then((c) => (code = c));
+  const began = Date.now();
+  for (;;) {
+    const listening = /"msg":"listening".*"url":"([^"]+)"/.exec(stderr.text);
+    if (listening) return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited) };
+    if (code !== undefined || Date.now() - began > 20_000) throw new Error(`convx serve did not start (exit ${code}): ${stderr.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 export const SAMPLES = join(import.meta.dirname, '..', 'samples', 'shop');

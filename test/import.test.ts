@@ -30,39 +30,25 @@ const root = tempDir('convx-import-');
  * The tables and columns of samples/shop imported, per format version of the file (IMPORT_VERSION;
  * version 1 keyed the per-day sums by source type and id and had no unpriced count).
  */
+const VERSION_2 = [
+  'main.convx_dataset: key value',
+  'main.t_assets: row_id plugin_id asset_id language subject html text preheader',
+  'main.t_contacts: row_id plugin_id contact_id client_contact_id email first_name surname language country consent unsubscribed lists',
+  'main.t_fx: row_id plugin_id date currency rate reference_currency',
+  'main.t_orders: row_id plugin_id order_id contact_id datetime currency amount_wo_tax amount_w_tax country is_refund status',
+  'main.t_plugins: row_id plugin_id plugin_id_1 reference_currency name',
+  'main.t_sources: row_id plugin_id source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at',
+  'main.t_touches: plugin_id contact_id datetime touch source_type source_id',
+  'scope_0.contact_day: day source_key prev_day',
+  'scope_0.conv: row_id order_id contact_id datetime is_refund currency country amount_wo_tax amount_w_tax day fx_date ref_wo ref_w touch_datetime order_datetime centi_hours source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at client_contact_id first_name surname',
+  'scope_0.report_day: day source_key currency n wo w rn rwo rw ref_wo ref_w ref_rwo ref_rw first_at last_at unpriced',
+  'scope_0.source_info: source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at source_key',
+];
 const LAYOUTS: Record<number, string[]> = {
   // the per-day sums keyed by source_info.source_key, with report_day.unpriced
-  2: [
-    'main.convx_dataset: key value',
-    'main.t_assets: row_id plugin_id asset_id language subject html text preheader',
-    'main.t_contacts: row_id plugin_id contact_id client_contact_id email first_name surname language country consent unsubscribed lists',
-    'main.t_fx: row_id plugin_id date currency rate reference_currency',
-    'main.t_orders: row_id plugin_id order_id contact_id datetime currency amount_wo_tax amount_w_tax country is_refund status',
-    'main.t_plugins: row_id plugin_id plugin_id_1 reference_currency name',
-    'main.t_sources: row_id plugin_id source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at',
-    'main.t_touches: plugin_id contact_id datetime touch source_type source_id',
-    'scope_0.contact_day: day source_key prev_day',
-    'scope_0.conv: row_id order_id contact_id datetime is_refund currency country amount_wo_tax amount_w_tax day fx_date ref_wo ref_w touch_datetime order_datetime centi_hours source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at client_contact_id first_name surname',
-    'scope_0.report_day: day source_key currency n wo w rn rwo rw ref_wo ref_w ref_rwo ref_rw first_at last_at unpriced',
-    'scope_0.source_info: source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at source_key',
-  ],
-  // version 2 and the contacts of each day over every source (plugin_contact_day: series and totals from the sums)
-  3: [
-    'main.convx_dataset: key value',
-    'main.t_assets: row_id plugin_id asset_id language subject html text preheader',
-    'main.t_contacts: row_id plugin_id contact_id client_contact_id email first_name surname language country consent unsubscribed lists',
-    'main.t_fx: row_id plugin_id date currency rate reference_currency',
-    'main.t_orders: row_id plugin_id order_id contact_id datetime currency amount_wo_tax amount_w_tax country is_refund status',
-    'main.t_plugins: row_id plugin_id plugin_id_1 reference_currency name',
-    'main.t_sources: row_id plugin_id source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at',
-    'main.t_touches: plugin_id contact_id datetime touch source_type source_id',
-    'scope_0.contact_day: day source_key prev_day',
-    'scope_0.conv: row_id order_id contact_id datetime is_refund currency country amount_wo_tax amount_w_tax day fx_date ref_wo ref_w touch_datetime order_datetime centi_hours source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at client_contact_id first_name surname',
-    'scope_0.plugin_contact_day: day prev_day',
-    'scope_0.plugin_day_contacts: day uc',
-    'scope_0.report_day: day source_key currency n wo w rn rwo rw ref_wo ref_w ref_rwo ref_rw first_at last_at unpriced',
-    'scope_0.source_info: source_type source_id name campaign_id smartflow_id smartflow_name delivery_id delivery_name started_at source_key',
-  ],
+  2: VERSION_2,
+  // version 2 and the per-day sums over every source (series and totals from the sums)
+  3: [...VERSION_2, 'scope_0.plugin_contact_day: day prev_day', 'scope_0.plugin_day: day first_at last_at n wo w rn rwo rw breakdown uc'].sort(),
 };
 const DELIVERIES = join(SAMPLES, '..', 'deliveries');
 const ALL_TIME: [string, string] = ['1900-01-01', '9999-12-31'];

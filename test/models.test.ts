@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseItemsQuery, parseReportQuery } from '../src/model/query.js';
+import { parseItemsQuery, parseReportQuery, parseTrendQuery } from '../src/model/query.js';
 import { Database } from '../src/local/db.js';
 import { ATTRIBUTION } from '../src/local/models/attribution.js';
 import { DAILY } from '../src/local/models/daily.js';
 import { firstContacts, firstSources, referenceRates } from '../src/local/models/inputs.js';
 import { materialise, type ModelInput } from '../src/local/models/relation.js';
 import { itemsSelect, reportSelect, type QueryTables } from '../src/local/queries.js';
+import { trendSelect } from '../src/local/series.js';
 import { columnSqlType, TABLES } from '../src/local/schema.js';
 import { compile, ident, sql } from '../src/local/sql.js';
 
@@ -31,7 +32,7 @@ describe('the named models (src/local/models/)', () => {
       for (const name of relation.reads) expect(made.has(name), `${relation.name} reads ${name}`).toBe(true);
       made.add(relation.name);
     }
-    expect([...ATTRIBUTION, ...DAILY].map((r) => r.name)).toEqual(['order_head', 'clicks', 'attr', 'source_info', 'conv', 'report_day', 'contact_day']);
+    expect([...ATTRIBUTION, ...DAILY].map((r) => r.name)).toEqual(['order_head', 'clicks', 'attr', 'source_info', 'conv', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day']);
     await expect(materialise(bare(), DAILY)).rejects.toThrow(/report_day reads conv, source_info before it is made/);
   });
 
@@ -55,7 +56,7 @@ describe('the named models (src/local/models/)', () => {
       conv: sql`s.conv`,
       sourceInfo: sql`s.source_info`,
       referenceCurrency: 'EUR',
-      daily: { sums: sql`s.report_day`, contacts: sql`s.contact_day` },
+      daily: { sums: sql`s.report_day`, contacts: sql`s.contact_day`, pluginContacts: sql`s.plugin_contact_day`, days: sql`s.plugin_day` },
     };
     const today = new Date('2025-01-01T00:00:00Z');
     const asked = [
@@ -66,6 +67,9 @@ describe('the named models (src/local/models/)', () => {
       (v: (typeof asked)[number]) => reportSelect(tables, parseReportQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo }, today)),
       (v: (typeof asked)[number]) => reportSelect(tables, parseReportQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo, country: v.country, q: v.q }, today)),
       (v: (typeof asked)[number]) => itemsSelect(tables, parseItemsQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo, currency: v.currency, orderId: v.orderId })),
+      // a series by day and by week from the per-day sums
+      (v: (typeof asked)[number]) => trendSelect(tables, parseTrendQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo }, today), 'UTC'),
+      (v: (typeof asked)[number]) => trendSelect(tables, parseTrendQuery({ dateFrom: v.dateFrom, dateTo: v.dateTo, interval: 'week' }, today), 'UTC'),
     ];
     for (const shape of shapes) {
       const [a, b] = asked.map((v) => compile(shape(v).select));

@@ -4,10 +4,8 @@
  * and query time, strict integer parameters, tokens only in the header and
  * never in the log, and the 503 of a draining server.
  */
-import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TooLargeError } from '../src/errors.js';
 import { LocalBackend } from '../src/local/backend.js';
@@ -19,7 +17,7 @@ import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, SAMPLES, shop } from './helpers.js';
+import { cli, SAMPLES, serveInProcess, shop } from './helpers.js';
 import { sql } from '../src/local/sql.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
@@ -557,18 +555,9 @@ describe('convx serve limit flags', () => {
   });
 
   it('passes --body-limit, --rate-limit and --query-timeout to the server', async () => {
-    const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
-    const argv = [bin, 'serve', '--data', SAMPLES, '--port', '0', '--body-limit', '1k', '--rate-limit', '3', '--query-timeout', '0.000001'];
-    const child = spawn(process.execPath, argv, { env: { ...process.env, CONVX_JWT_SECRET: SECRET }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const server = await serveInProcess(['--data', SAMPLES, '--port', '0', '--body-limit', '1k', '--rate-limit', '3', '--query-timeout', '0.000001'], { CONVX_JWT_SECRET: SECRET });
+    const { url } = server;
     try {
-      const began = Date.now();
-      while (!/"msg":"listening"/.test(stderr)) {
-        if (Date.now() - began > 20_000 || child.exitCode !== null) throw new Error(`server did not start: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const url = /"url":"([^"]+)"/.exec(stderr)![1]!;
       const headers = { ...(await bearer()), 'content-type': 'application/json' };
       const big = await fetch(`${url}${VALIDATE}`, { method: 'POST', headers, body: JSON.stringify({ ...VALID_REQUEST, name: 'x'.repeat(2000) }) });
       expect(big.status).toBe(413);
@@ -581,7 +570,7 @@ describe('convx serve limit flags', () => {
       expect(limited.status).toBe(429);
       expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     } finally {
-      child.kill('SIGKILL');
+      expect(await server.stop()).toBe(0);
     }
   });
 });

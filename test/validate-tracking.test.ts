@@ -1,152 +1,165 @@
-/** The tracking lint of `convx validate` (docs/validation.md, "Tracking lint"): the rules alone, then a validation end to end, the flags and the profile setting. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+/** Tracking lint of issue 20 (docs/validation.md, "Tracking lint"): the rule alone, the request's options, then through `convx validate`. */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/open.js';
-import type { Finding, ValidateResponse } from '../src/model/validation.js';
-import { partLinks, shopQuery, templatePattern } from '../src/validation/tracking.js';
-import { cli, csv, dataset, suiteThreadsOption } from './helpers.js';
+import { DEFAULT_TRACKING_PARAMS, normalizeRequest, type Finding } from '../src/model/validation.js';
+import type { ResolvedAsset } from '../src/validation/delivery.js';
+import { campaignValues, htmlLinks, isOwnHost, MAX_FINDINGS_PER_CODE, textLinks, trackingFindings } from '../src/validation/tracking.js';
+import { cli, csv, dataset, tempDir } from './helpers.js';
 
-describe('the rules alone', () => {
-  it('finds hrefs with their lines, and URLs of a text part without trailing punctuation', () => {
-    expect(partLinks('html', '<p>\n<a href="https://a.dev/x?utm_source=n&amp;b=1">A</a>\n\n<a href="{{ url }}">B</a></p>')).toEqual([
-      { url: 'https://a.dev/x?utm_source=n&b=1', line: 2, liquid: false },
-      { url: '{{ url }}', line: 4, liquid: true },
+const TRACKING = { domains: ['shop.example.com'], params: DEFAULT_TRACKING_PARAMS };
+const asset = (html: string, text?: string, language = 'en'): ResolvedAsset => ({ ref: `inline:${language}`, language, content: { subject: 'Hi', html, ...(text ? { text } : {}) } });
+const utm = (campaign = 'spring-sale', source = 'email') => `utm_source=${source}&utm_medium=email&utm_campaign=${campaign}`;
+const codes = (findings: Finding[]) => findings.map((f) => f.code);
+
+describe('links and domains', () => {
+  it('finds the links of an HTML part with their lines, and the URLs of a text part without trailing punctuation', () => {
+    expect(htmlLinks('<p>a</p>\n<a href=" https://x.dev/1 ">1</a>\n\n<AREA HREF="https://x.dev/{{ id }}">')).toEqual([
+      { href: 'https://x.dev/1', line: 2, templated: false },
+      { href: 'https://x.dev/{{ id }}', line: 4, templated: true },
     ]);
-    expect(partLinks('text', 'Sale: https://a.dev/s?utm_source=n.\nMore (https://a.dev/p?id={{ contact.contactId }})')).toEqual([
-      { url: 'https://a.dev/s?utm_source=n', line: 1, liquid: false },
-      { url: 'https://a.dev/p?id={{ contact.contactId }}', line: 2, liquid: true },
+    expect(textLinks('See https://x.dev/a?b=1.\nor (https://x.dev/c), thanks')).toEqual([
+      { href: 'https://x.dev/a?b=1', line: 1, templated: false },
+      { href: 'https://x.dev/c', line: 2, templated: false },
     ]);
   });
 
-  it('counts a subdomain of a listed domain, nothing else', () => {
-    expect(shopQuery('https://www.shop.dev/a?utm_source=n', ['shop.dev'])?.get('utm_source')).toBe('n');
-    expect(shopQuery('https://SHOP.dev./a', ['shop.dev'])).toBeDefined();
-    expect(shopQuery('https://notshop.dev/a', ['shop.dev'])).toBeUndefined();
-    expect(shopQuery('mailto:a@shop.dev', ['shop.dev'])).toBeUndefined();
+  it('counts a domain and its subdomains as own, nothing else', () => {
+    expect(isOwnHost('shop.example.com', ['shop.example.com'])).toBe(true);
+    expect(isOwnHost('WWW.Shop.Example.com.', ['shop.example.com'])).toBe(true);
+    expect(isOwnHost('evilshop.example.com', ['shop.example.com'])).toBe(false);
+    expect(isOwnHost('example.com', ['shop.example.com'])).toBe(false);
   });
 
-  it('matches a rendered link to the template it came from', () => {
-    const pattern = templatePattern('https://shop.dev/p?c={{ contact.contactId }}&utm_source=n');
-    expect(pattern.test('https://shop.dev/p?c=c-1&utm_source=n')).toBe(true);
-    expect(pattern.test('https://shop.dev/q?c=c-1&utm_source=n')).toBe(false);
+  it("takes the delivery's permId, name and the name's slugs as its campaign", () => {
+    expect(campaignValues({ name: 'Jarní výprodej 2025!', permId: 'd-17' })).toEqual(['d-17', 'Jarní výprodej 2025!', 'jarni-vyprodej-2025', 'jarni_vyprodej_2025']);
+    expect(campaignValues({})).toEqual([]);
   });
 });
 
-const CONTACTS = csv(
-  ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists', 'ref'],
-  [
-    ['c1', 'a@shop.dev', 'Ann', 'cs', 'CZ', true, false, 'l1', 'spring'],
-    ['c2', 'b@shop.dev', 'Bob', 'en', 'CZ', true, false, 'l1', 'spring'],
-  ],
-);
-const UTM = 'utm_source=newsletter&amp;utm_medium=email&amp;utm_campaign=spring';
-const UNSUBSCRIBE = '<a href="https://shop.dev/unsubscribe?utm_source=newsletter&amp;utm_medium=email&amp;utm_campaign=spring">Unsubscribe</a>';
-const html = (body: string) => `<html><body>\n${body}\n${UNSUBSCRIBE}\n</body></html>`;
-const cs = (body: string, text = 'Ahoj') => ({ language: 'cs', subject: 'Ahoj', html: html(body), text });
-const en = (body: string, text = 'Hi') => ({ language: 'en', subject: 'Hi', html: html(body), text });
-
-async function validate(body: unknown): Promise<ValidateResponse> {
-  const backend = await openLocalBackend(dataset({ 'contacts.csv': CONTACTS }), { ...suiteThreadsOption(), require: ['contacts'] });
-  try {
-    return await backend.validateEmail(body);
-  } finally {
-    await backend.close();
-  }
-}
-const tracked = (assets: unknown[], extra: Record<string, unknown> = {}) => ({
-  name: 'Spring sale',
-  permId: 'spring',
-  audience: { lists: ['l1'] },
-  assets,
-  options: { trackingDomains: ['shop.dev'], sampleSize: 2 },
-  ...extra,
-});
-const ofCode = (r: ValidateResponse, code: string): Finding[] => [...r.render.errors, ...r.render.warnings].filter((f) => f.code === code);
-
-describe('a validation', () => {
-  it('does not run without trackingDomains', async () => {
-    const r = await validate({ audience: { lists: ['l1'] }, assets: [cs('<a href="https://shop.dev/a">A</a>'), en('')] });
-    expect([...r.render.errors, ...r.render.warnings].filter((f) => f.code.startsWith('tracking_'))).toEqual([]);
+describe('the rule', () => {
+  it('says nothing without tracking domains, and nothing about links elsewhere or unsubscribe links', () => {
+    const a = asset('<a href="https://shop.example.com/x">x</a>');
+    expect(trackingFindings([a], [], {})).toEqual([]);
+    const b = asset('<a href="https://other.org/x">x</a><a href="https://shop.example.com/unsubscribe?c=1">u</a><a href="/relative">r</a>');
+    expect(trackingFindings([b], [], { tracking: TRACKING })).toEqual([]);
   });
 
-  it('passes links that carry every parameter with the delivery campaign, and ignores other domains', async () => {
-    const r = await validate(tracked([cs(`<a href="https://www.shop.dev/a?${UTM}">A</a> <a href="https://other.dev/x">X</a>`), en('')]));
-    expect([...r.render.errors, ...r.render.warnings].filter((f) => f.code.startsWith('tracking_'))).toEqual([]);
-  });
-
-  it('names the link, part, language and line of a missing parameter, in HTML and text', async () => {
-    const r = await validate(tracked([cs('<p>x</p>\n<a href="https://shop.dev/a?utm_source=newsletter&amp;utm_campaign=spring">A</a>', 'Ahoj\nhttps://shop.dev/t.'), en('')]));
-    const missing = ofCode(r, 'tracking_param_missing');
-    expect(missing).toEqual([
-      expect.objectContaining({ assetRef: 'inline:0', language: 'cs', field: 'html', line: 3 }),
-      expect.objectContaining({ assetRef: 'inline:0', language: 'cs', field: 'text', line: 2 }),
+  it('tracking_param_missing: an own link without a parameter, naming what is missing, with its part and line', () => {
+    const a = asset(`<p>x</p>\n<a href="https://shop.example.com/a?${utm()}">a</a>\n<a href="https://www.shop.example.com/b?utm_source=email">b</a>`, `Shop: https://shop.example.com/t?${utm()}`);
+    const found = trackingFindings([a], [], { tracking: TRACKING });
+    expect(found).toEqual([
+      expect.objectContaining({ code: 'tracking_param_missing', assetRef: 'inline:en', language: 'en', field: 'html', line: 3 }),
     ]);
-    expect(missing[0]!.message).toBe('link https://shop.dev/a?utm_source=newsletter&utm_campaign=spring in html line 3 of inline:0 (cs) lacks utm_medium');
-    expect(missing[1]!.message).toContain('lacks utm_source, utm_medium, utm_campaign');
-    expect(r.render.errors.map((f) => f.code)).toContain('tracking_param_missing');
+    expect(found[0]!.message).toContain('https://www.shop.example.com/b?utm_source=email has no utm_medium, utm_campaign');
   });
 
-  it('compares utm_campaign with permId or name, and the other parameters across parts and languages', async () => {
-    const r = await validate(
-      tracked([cs(`<a href="https://shop.dev/a?${UTM.replace('=spring', '=summer')}">A</a>`), en(`<a href="https://shop.dev/b?${UTM.replace('=email', '=mail')}">B</a>`)]),
-    );
-    const mismatch = ofCode(r, 'tracking_param_mismatch');
-    expect(mismatch).toHaveLength(1);
-    expect(mismatch[0]!.message).toContain(`has utm_campaign=summer, not the delivery's permId "spring" or name "Spring sale"`);
-    const inconsistent = ofCode(r, 'tracking_inconsistent');
-    expect(inconsistent).toEqual([expect.objectContaining({ language: 'en', field: 'html', line: 2 })]);
-    expect(inconsistent[0]!.message).toContain('has utm_medium=mail, but link https://shop.dev/a?');
-    expect(r.render.warnings.map((f) => f.code)).toContain('tracking_inconsistent');
+  it("tracking_param_mismatch: utm_campaign is not the delivery's (permId, name or its slug); without either, not judged", () => {
+    const a = asset(`<a href="https://shop.example.com/a?${utm('spring-sale')}">a</a>`, `https://shop.example.com/t?${utm('autumn')}`);
+    const found = trackingFindings([a], [], { tracking: TRACKING, name: 'Spring Sale' });
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_mismatch', field: 'text', line: 1 })]);
+    expect(found[0]!.message).toContain('utm_campaign=autumn, not this delivery\'s "Spring Sale" or "spring-sale" or "spring_sale"');
+    expect(trackingFindings([a], [], { tracking: TRACKING, permId: 'autumn' })).toEqual([expect.objectContaining({ code: 'tracking_param_mismatch', field: 'html' })]);
+    // no campaign to compare with: the values must still agree with each other
+    expect(codes(trackingFindings([a], [], { tracking: TRACKING }))).toEqual(['tracking_inconsistent']);
   });
 
-  it('judges links filled in per recipient after rendering the samples, naming the contact and the template line', async () => {
-    const r = await validate(
-      tracked([cs('<a href="https://shop.dev/p?utm_source=newsletter&amp;utm_medium=email&amp;utm_campaign={{ contact.ref }}-{{ contact.contactId }}">P</a>'), en('')]),
-    );
-    const mismatch = ofCode(r, 'tracking_param_mismatch');
-    expect(mismatch).toEqual([expect.objectContaining({ contactId: 'c1', language: 'cs', field: 'html', line: 2 })]);
-    expect(mismatch[0]!.message).toContain('utm_campaign=spring-c1');
-    expect(mismatch[0]!.message).toContain('rendered for contact c1 from https://shop.dev/p?');
-    const fine = await validate(tracked([cs(`<a href="https://shop.dev/p?c={{ contact.contactId }}&amp;${UTM}">P</a>`), en('', 'https://shop.dev/t?id={{ contact.contactId }}')]));
-    expect(ofCode(fine, 'tracking_param_missing')).toEqual([expect.objectContaining({ contactId: 'c2', language: 'en', field: 'text', line: 1 })]);
+  it('tracking_inconsistent: a value that differs from the one most links have, across parts and languages', () => {
+    const en = asset(`<a href="https://shop.example.com/a?${utm()}">a</a><a href="https://shop.example.com/b?${utm()}">b</a>`, undefined, 'en');
+    const cs = asset(`<a href="https://shop.example.com/c?${utm('spring-sale', 'newsletter')}">c</a>`, undefined, 'cs');
+    const found = trackingFindings([en, cs], [], { tracking: TRACKING, name: 'spring-sale' });
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_inconsistent', language: 'cs' })]);
+    expect(found[0]!.message).toContain('has utm_source=newsletter, where 2 links have utm_source=email');
   });
 
-  it('refuses a bad domain as an invalid request', async () => {
-    const r = await validate(tracked([cs('')], { options: { trackingDomains: ['https://shop.dev'] } }));
-    expect(r.render.errors).toEqual([expect.objectContaining({ code: 'invalid_request', field: 'options.trackingDomains' })]);
+  it('judges links a template fills in as the samples rendered them, once per template link', () => {
+    const a = asset(`<a href="https://shop.example.com/a?${utm()}">a</a>\n<a href="https://shop.example.com/c/{{ contact.contactId }}?{{ q }}">me</a>`);
+    const rendered = (contactId: string, query: string) => ({
+      assetRef: 'inline:en',
+      language: 'en',
+      contactId,
+      html: `<a href="https://shop.example.com/a?${utm()}">a</a>\n<a href="https://shop.example.com/c/${contactId}?${query}">me</a>`,
+    });
+    const samples = [rendered('c1', 'utm_source=email'), rendered('c2', 'utm_source=email'), rendered('c3', utm())];
+    const found = trackingFindings([a], samples, { tracking: TRACKING, name: 'spring-sale' });
+    // the template's line 2; c1 and c2 gave the same parameters: one finding for both
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_missing', line: 2, contactId: 'c1' })]);
+    expect(found[0]!.message).toContain('(as rendered for contact c1 and 1 other sample)');
+  });
+
+  it(`lists at most ${MAX_FINDINGS_PER_CODE} findings of a code, then one counting the rest`, () => {
+    const links = Array.from({ length: MAX_FINDINGS_PER_CODE + 5 }, (_, i) => `<a href="https://shop.example.com/${i}">${i}</a>`).join('\n');
+    const found = trackingFindings([asset(links)], [], { tracking: TRACKING });
+    expect(found).toHaveLength(MAX_FINDINGS_PER_CODE + 1);
+    expect(found.at(-1)).toEqual({ code: 'tracking_param_missing', message: 'and 5 more links like these', count: 5 });
   });
 });
 
-describe('the CLI', () => {
-  const dir = dataset({ 'contacts.csv': CONTACTS });
-  const request = JSON.stringify(tracked([cs('<a href="https://shop.dev/a?utm_source=newsletter">A</a>'), en('')], { options: {} }));
+describe('the request', () => {
+  const body = (options: Record<string, unknown>) => ({ audience: { lists: ['l'] }, assets: [{ html: '<p>x</p>' }], options });
 
-  it('takes the domains and parameters from flags, else the parameters from the profile', async () => {
-    const off = await cli(['validate', '-', '--data', dir, '-o', 'json'], { stdin: request });
-    expect(off.code).toBe(0);
-    const on = await cli(['validate', '-', '--data', dir, '-o', 'json', '--tracking-domains', 'shop.dev'], { stdin: request });
-    expect(on.code).toBe(1);
-    expect(JSON.stringify(JSON.parse(on.stdout).render.errors)).toContain('lacks utm_medium, utm_campaign');
-    const onlySource = await cli(['validate', '-', '--data', dir, '-o', 'json', '--tracking-domains', 'shop.dev', '--tracking-params', 'utm_source'], { stdin: request });
-    expect(onlySource.code).toBe(0);
-
-    const home = mkdtempSync(join(tmpdir(), 'convx-tracking-'));
-    mkdirSync(join(home, 'convx'));
-    writeFileSync(join(home, 'convx', 'config.json'), JSON.stringify({ profiles: { default: { trackingParams: 'utm_source' } } }));
-    const env = { XDG_CONFIG_HOME: home };
-    expect((await cli(['validate', '-', '--data', dir, '--tracking-domains', 'shop.dev'], { stdin: request, env })).code).toBe(0);
-    const set = await cli(['config', 'set', 'trackingParams', ' utm_source, utm_medium '], { env });
-    expect(set.code).toBe(0);
-    expect((await cli(['config', 'get', 'trackingParams'], { env })).stdout).toBe('utm_source,utm_medium\n');
-    expect((await cli(['validate', '-', '--data', dir, '--tracking-domains', 'shop.dev'], { stdin: request, env })).code).toBe(1);
+  it('takes trackingDomains (lower-cased) with the default parameters, or the parameters it names', () => {
+    expect(normalizeRequest(body({ trackingDomains: ['Shop.Example.com'] })).request?.tracking).toEqual({ domains: ['shop.example.com'], params: DEFAULT_TRACKING_PARAMS });
+    expect(normalizeRequest(body({ trackingDomains: ['a.dev'], trackingParams: ['cid'] })).request?.tracking).toEqual({ domains: ['a.dev'], params: ['cid'] });
+    expect(normalizeRequest(body({})).request?.tracking).toBeUndefined();
   });
 
-  it('refuses a bad list naming its flag', async () => {
-    const bad = await cli(['validate', '-', '--data', dir, '--tracking-domains', 'shop.dev/x'], { stdin: request });
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--tracking-domains: "shop.dev/x" is not a domain name');
-    expect((await cli(['validate', '-', '--data', dir, '--tracking-params', ','], { stdin: request })).stderr).toContain('--tracking-params: lists nothing');
+  it('refuses a domain that is no host name, a parameter that is no name, and parameters without domains', () => {
+    const problems = (options: Record<string, unknown>) => normalizeRequest(body(options)).problems.map((p) => p.message);
+    expect(problems({ trackingDomains: ['https://shop.example.com'] })).toEqual(['options.trackingDomains: "https://shop.example.com" is not a domain name (such as shop.example.com)']);
+    expect(problems({ trackingDomains: ['a.dev'], trackingParams: ['utm source'] })).toEqual(['options.trackingParams: "utm source" is not a query parameter name (letters, digits, _ . -)']);
+    expect(problems({ trackingParams: ['cid'] })).toEqual(['options.trackingParams: needs options.trackingDomains: the domains whose links carry them']);
+    expect(problems({ trackingDomains: [] })).toEqual(['options.trackingDomains: must be an array of 1 to 100 strings']);
+  });
+});
+
+describe('convx validate', () => {
+  const data = () =>
+    dataset({
+      'contacts.csv': csv(['contact_id', 'email', 'first_name', 'language', 'consent', 'unsubscribed', 'lists'], [
+        ['c1', 'a@x.dev', 'Ann', 'en', true, false, 'l'],
+        ['c2', 'b@x.dev', 'Bob', 'en', true, false, 'l'],
+      ]),
+    });
+  const request = (dir: string, options: Record<string, unknown> = {}) => {
+    const html = `<p>Hi</p>\n<a href="https://shop.example.com/a?${utm()}">a</a>\n<a href="https://shop.example.com/u/{{ contact.contactId }}?utm_source=email">me</a>\n<a href="https://shop.example.com/unsubscribe">Unsubscribe</a>`;
+    writeFileSync(join(dir, 'r.json'), JSON.stringify({ name: 'Spring sale', audience: { lists: ['l'] }, assets: [{ language: 'en', subject: 'Hi', html }], options: { sampleSize: 2, ...options } }));
+  };
+  const tracking = (stdout: string) => (JSON.parse(stdout).render.warnings as Finding[]).filter((f) => f.code.startsWith('tracking_'));
+
+  it('lints with --tracking-domains, the request option, or the profile; the flag wins; the samples carry no html', async () => {
+    const dir = tempDir();
+    const d = data();
+    request(dir);
+    const none = await cli(['validate', 'r.json', '--data', d, '-o', 'json'], { cwd: dir });
+    expect(tracking(none.stdout)).toEqual([]);
+    const flagged = await cli(['validate', 'r.json', '--data', d, '-o', 'json', '--tracking-domains', 'shop.example.com'], { cwd: dir });
+    // the two samples rendered the link alike: one finding, at a sample's contact, counting the other
+    expect(tracking(flagged.stdout).map((f) => [f.code, f.contactId])).toEqual([['tracking_param_missing', expect.stringMatching(/^c[12]$/)]]);
+    expect(tracking(flagged.stdout)[0]!.message).toMatch(/\(as rendered for contact c[12] and 1 other sample\)/);
+    expect(JSON.parse(flagged.stdout).render.samples.every((s: Record<string, unknown>) => !('html' in s))).toBe(true);
+    // a parameter list of the flag: only utm_source is needed, which every link has
+    const params = await cli(['validate', 'r.json', '--data', d, '-o', 'json', '--tracking-domains', 'shop.example.com', '--tracking-params', 'utm_source'], { cwd: dir });
+    expect(tracking(params.stdout)).toEqual([]);
+    request(dir, { trackingDomains: ['shop.example.com'] });
+    const option = await cli(['validate', 'r.json', '--data', d, '-o', 'json'], { cwd: dir });
+    expect(tracking(option.stdout).map((f) => f.code)).toEqual(['tracking_param_missing']);
+    const elsewhere = await cli(['validate', 'r.json', '--data', d, '-o', 'json', '--tracking-domains', 'other.org'], { cwd: dir });
+    expect(tracking(elsewhere.stdout)).toEqual([]);
+  });
+
+  it("takes the profile's trackingDomains and trackingParams, refuses bad ones at config set, and makes a finding fatal with --fail-on", async () => {
+    const dir = tempDir();
+    const d = data();
+    request(dir);
+    const env = { XDG_CONFIG_HOME: tempDir() };
+    expect((await cli(['config', 'set', 'trackingDomains', 'Shop.Example.com'], { env })).code).toBe(0);
+    const bad = await cli(['config', 'set', 'trackingParams', 'utm source'], { env });
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('config set trackingParams: "utm source" is not a query parameter name')]);
+    const fromProfile = await cli(['validate', 'r.json', '--data', d, '-o', 'json'], { cwd: dir, env });
+    expect(fromProfile.code).toBe(0);
+    expect(tracking(fromProfile.stdout).map((f) => f.code)).toEqual(['tracking_param_missing']);
+    const fatal = await cli(['validate', 'r.json', '--data', d, '-o', 'json', '--fail-on', 'tracking_param_missing'], { cwd: dir, env });
+    expect(fatal.code).toBe(1);
   });
 });

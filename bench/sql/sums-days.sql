@@ -1,7 +1,7 @@
 -- The sums of sums.sql per {{key}} (a day), read from an imported file's per-day sums instead of
 -- its transactions: scope_0.report_day (each day, source and order currency: counts, exact sums,
--- first and last conversion) and scope_0.plugin_day_contacts (the contacts who converted each day
--- through any source). trend.sql puts it in its WITH list.
+-- first and last conversion) and the contacts who converted each day through any source
+-- (scope_0.plugin_day.uc). trend.sql puts it in its WITH list.
 per_currency AS (
   SELECT day AS {{key}}, currency,
          sum(n) AS n, coalesce(sum(wo), 0) AS wo, coalesce(sum(w), 0) AS w,
@@ -25,6 +25,6 @@ per_group AS (
          ) ORDER BY currency) AS breakdown
   FROM per_currency GROUP BY ALL),
 contacts AS (
-  SELECT day AS {{key}}, uc FROM imported.scope_0.plugin_day_contacts WHERE day BETWEEN DATE '{{from}}' AND DATE '{{to}}'),
+  SELECT day AS {{key}}, uc FROM imported.scope_0.plugin_day WHERE day BETWEEN DATE '{{from}}' AND DATE '{{to}}'),
 contacts_and_times AS (
   SELECT g.{{key}}, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at FROM per_group g LEFT JOIN contacts u USING ({{key}}))

@@ -13,6 +13,7 @@ import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
+import { CHECKS } from '../model/validation.js';
 import { FORMATS } from '../output/format.js';
 import { streamSink } from '../output/sink.js';
 import { commandFormats, commandGlobals } from './globals.js';
@@ -46,6 +47,9 @@ const FIXED_VALUES: Record<string, readonly string[]> = {
   ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'zone' ? [[longFlag(field(p, 'flag')), zoneNames()]] : []))),
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
+  // convx validate's finding codes.
+  '--ignore': Object.values(CHECKS).flat(),
+  '--fail-on': ['warning', 'error', ...Object.values(CHECKS).flat()],
 };
 
 /** The global flags on the line that name the data a value comes from. */

@@ -4,12 +4,12 @@
  * them, in the 0600 credentials file only.
  */
 import { existsSync } from 'node:fs';
+import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
 import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, redactUrl, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
 import { FORMATS } from '../output/format.js';
-import { trackingList } from '../validation/tracking.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
@@ -56,15 +56,19 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       return value;
     case 'plugin':
       return value;
+    case 'trackingDomains':
+    case 'trackingParams': {
+      const pattern = key === 'trackingDomains' ? TRACKING_DOMAIN : TRACKING_PARAM;
+      const items = value.split(',').map((v) => (key === 'trackingDomains' ? v.trim().toLowerCase() : v.trim()));
+      const wrong = items.find((v) => !pattern.test(v));
+      if (wrong !== undefined) throw new UsageError(`config set ${key}: "${wrong}" is not ${key === 'trackingDomains' ? 'a domain name' : 'a query parameter name'}`);
+      return items.join(',');
+    }
     case 'tz': {
       // Stored in its canonical spelling; refused with the parser's words when it is no zone.
       const problem = zoneProblem(value);
       if (problem !== undefined) throw new UsageError(`config set tz: ${problem}`);
       return canonicalZone(value)!;
-    }
-    case 'trackingParams': {
-      // Stored as a comma list without spaces; refused as options.trackingParams would be.
-      return trackingList('trackingParams', value, 'config set trackingParams').join(',');
     }
   }
 }
@@ -224,7 +228,7 @@ function explicitJson(ctx: Context): boolean {
 }
 
 function example(key: ConfigKey): string {
-  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingParams: 'utm_source,utm_medium,utm_campaign', defaultProfile: 'default' }[key];
+  return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingDomains: 'shop.example.com', trackingParams: 'utm_source,utm_medium,utm_campaign', defaultProfile: 'default' }[key];
 }
 
 /** Reads the file again (another convx may have written it) and writes it whole with the change. */

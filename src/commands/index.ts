@@ -88,12 +88,12 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'validate',
     summary: 'dry-run an e-mail delivery: audience, suppression, languages, samples and findings',
-    args: '<request>',
+    args: '<request...>',
     formats: VALIDATE_FORMATS,
     options: OPTIONS.validate,
     examples: [
       'convx validate samples/deliveries/welcome.json --data samples/shop',
-      'convx validate request.json -o github --max-warnings 0     # in a CI job; -o junit > validation.xml for test reports',
+      "convx validate 'deliveries/*.json' -o github --max-warnings 0 --ignore missing_text_part     # in a CI job; -o junit > validation.xml for test reports",
       'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
     ],
     load: async () => (await import('./validate.js')).default,
@@ -210,7 +210,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'config set',
     createsProfile: true,
-    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, tz, trackingParams, or defaultProfile (tokens: convx auth login)',
+    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, tz, or defaultProfile (tokens: convx auth login)',
     args: '<key> <value>',
     examples: ['convx config set data samples/shop', 'convx config set format csv --profile shop', 'convx config set defaultProfile shop'],
     load: async () => (await import('./config.js')).configSet,

@@ -65,6 +65,14 @@ export const PAGE_OPTIONS = described([
 
 export { VALIDATE_FORMATS } from '../output/format.js';
 
+/** convx validate's comparison with an earlier result (commands/baseline.ts, model/baseline.ts; issue 20, point 4). */
+export const BASELINE_OPTIONS = described([
+  ['--baseline <file>', 'compare with an earlier result, the JSON of -o json: audience drift, new and gone findings, changed samples; new findings fail the run'],
+  ['--max-audience-drift <percent>', 'with --baseline: fail when the deliverable audience differs from the baseline by more than this, e.g. 10%'],
+  ['--strict-baseline', 'with --baseline: fail on any change (changed samples, findings gone, any audience drift)'],
+  ['--update-baseline', 'with --baseline: write this result to that file (replaced whole) after comparing; changes do not fail the run'],
+]);
+
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
 const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
 
@@ -96,8 +104,21 @@ export const OPTIONS = {
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
     { flags: '--max-warnings <n>', description: 'exit 1 when there are more warnings than this (default: no limit)' },
-    { flags: '--tracking-domains <list>', description: "the shop's domains, comma-separated (subdomains count): its links must carry the tracking parameters (overrides options.trackingDomains)" },
-    { flags: '--tracking-params <list>', description: 'the tracking parameters those links carry (default: the profile\'s trackingParams, else utm_source,utm_medium,utm_campaign; overrides options.trackingParams)' },
+    {
+      flags: '--clients <globs>',
+      description: 'mail clients whose support of the HTML is checked, family.platform globs: gmail.*,outlook.windows (default: the most used, docs/validation.md; overrides options.clients)',
+    },
+    {
+      flags: '--tracking-domains <domains>',
+      description: "the shop's own domains (comma-separated; subdomains count): their links must carry the tracking parameters (overrides options.trackingDomains and the profile's trackingDomains)",
+    },
+    {
+      flags: '--tracking-params <names>',
+      description: 'the tracking parameters those links carry (default: utm_source,utm_medium,utm_campaign; overrides options.trackingParams and the profile)',
+    },
+    { flags: '--ignore <codes>', description: 'leave out the findings of these codes (comma-separated, repeatable)', list: true },
+    { flags: '--fail-on <codes>', description: 'make these codes fatal, or every warning with "warning" (comma-separated, repeatable)', list: true },
+    ...BASELINE_OPTIONS,
     ...RENDER_LIMIT_OPTIONS.map((o) => ({ ...o, description: `${o.description}; local mode only` })),
   ],
   serve: [

@@ -45,7 +45,7 @@ export function filterWords(filters: readonly FilterFlag[]): string[] {
  * Writes text to a file as one step: a temporary file beside it, then a rename over it, so that a
  * reader never sees half a page and a failure leaves the old file (or none), not a broken one.
  */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
+export async function writeFileAtomic(path: string, text: string, flag = '--output'): Promise<void> {
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     await writeFile(temporary, text, { flag: 'wx' });
@@ -53,7 +53,7 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => undefined);
     const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`--output: cannot write ${path}: ${WRITE_FAILURES[code ?? ''] ?? code ?? String(error)}`);
+    throw new UsageError(`${flag}: cannot write ${path}: ${WRITE_FAILURES[code ?? ''] ?? code ?? String(error)}`);
   }
 }
 

@@ -1,39 +1,21 @@
-import { readFileSync } from 'node:fs';
-import { readAll } from '../context.js';
+import type { ResolvedSettings } from '../config.js';
+import { readAll, type Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
-import type { ValidateResponse } from '../model/validation.js';
-import { isValidateFormat, jsonDocument } from '../output/format.js';
+import { baselineReason, type BaselineComparison } from '../model/baseline.js';
+import { invalidResponse, MAX_SAMPLE_SIZE, type Finding, type ValidateResponse } from '../model/validation.js';
+import { isValidateFormat, jsonDocument, type ValidateFormat } from '../output/format.js';
+import type { RequestResult } from '../output/validation-results.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
-import { trackingOptionsOf } from '../validation/tracking.js';
+import { locateFindings } from '../validation/locations.js';
+import { applyPolicy, findingPolicy, type FindingPolicy } from '../validation/policy.js';
+import { packageVersion } from '../version.js';
+import { baselineRun, compareRun, exitWithBaseline, updateBaseline, type BaselineRun } from './baseline.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
+import { parseRequest, readRequestFile, requestSources, type ReadRequest, type RequestSource } from './request-files.js';
 
 /** Its flags (OPTIONS of options.ts), and the render limits, whose flags validation/limits.ts defines. */
 type ValidateFlags = CommandFlags<'validate'> & RenderLimitFlags;
-
-function readRequest(text: string, source: string): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${source} is not JSON: ${(error as Error).message}`);
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UsageError(`${source} must hold a JSON object (the request body)`);
-  return body as Record<string, unknown>;
-}
-
-/** The request file's text; a missing file is "not found: PATH" (exit 2), as every other reason it cannot be read is a usage error. */
-function readRequestFile(path: string, typed: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UsageError(`not found: ${typed}`, [], 'name the request file (a JSON body of POST /delivery/e-mail/validate), or - for stdin');
-    if (code === 'EISDIR') throw new UsageError(`${typed} is a directory, not a request file`);
-    if (code === 'EACCES' || code === 'EPERM') throw new UsageError(`cannot read ${typed}: permission denied`);
-    throw new UsageError(`cannot read ${typed}: ${code ?? (error as Error).message}`);
-  }
-}
 
 /** 0 ready; 1 errors, or warnings beyond --max-warnings; 2 a request that could not be read. */
 export function exitCode(response: ValidateResponse, maxWarnings: number | undefined): number {
@@ -42,60 +24,146 @@ export function exitCode(response: ValidateResponse, maxWarnings: number | undef
   return maxWarnings !== undefined && response.render.warnings.length > maxWarnings ? ExitCode.findings : ExitCode.ok;
 }
 
+/** A whole number flag, or a usage error naming the flag (never the request file: issue 20). */
+function wholeNumber(flag: string, value: string | undefined, max?: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`${flag}: "${value}" is not a whole number`);
+  const n = Number(value);
+  if (max !== undefined && (n < 1 || n > max)) throw new UsageError(`${flag}: ${value} is out of range: a whole number from 1 to ${max}`);
+  return n;
+}
+
+/** The request options the flags override (options of the request as given otherwise). */
+const commaList = (text: string) => text.split(',').map((v) => v.trim()).filter((v) => v !== '');
+
+function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat, settings: ResolvedSettings): Record<string, unknown> {
+  const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
+  const sampleSize = wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
+  if (sampleSize !== undefined) options.sampleSize = sampleSize;
+  if (flags.resolveOnly) options.resolveOnly = true;
+  if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
+  // tracking lint: the flag, else the request's option, else the profile's setting
+  const domains = flags.trackingDomains ?? (options.trackingDomains === undefined ? settings.trackingDomains : undefined);
+  if (domains !== undefined) options.trackingDomains = commaList(domains);
+  const params = flags.trackingParams ?? (options.trackingParams === undefined && options.trackingDomains !== undefined ? settings.trackingParams : undefined);
+  if (params !== undefined) options.trackingParams = commaList(params);
+  if (format === 'html') options.preview = true; // the page shows each sample's whole HTML
+  return Object.keys(options).length ? { ...body, options } : body;
+}
+
+/** A request source read and parsed; one that cannot be read is its problem, to report as a result. */
+async function readSource(ctx: Context, source: RequestSource): Promise<ReadRequest> {
+  try {
+    const text = source.file === undefined ? await readAll(ctx.io.stdin) : readRequestFile(ctx.resolvePath(source.file), source.file);
+    return parseRequest(text, source.label);
+  } catch (error) {
+    if (error instanceof UsageError) return { problem: error };
+    throw error;
+  }
+}
+
+/** The result of a request that cannot be read: one invalid_request error, at its line when the JSON breaks there. */
+function unreadable(read: Extract<ReadRequest, { problem: unknown }>, source: RequestSource): ValidateResponse {
+  const at = read.line !== undefined && source.file !== undefined ? { line: read.line, file: source.file } : {};
+  const finding: Finding = { code: 'invalid_request', message: read.problem.message, ...at };
+  return invalidResponse([finding]);
+}
+
+/** Each request validated on one backend, in order; the problems of those that cannot be read. */
+async function validateAll(ctx: Context, sources: RequestSource[], flags: ValidateFlags, policy: FindingPolicy, format: ValidateFormat) {
+  const results: RequestResult[] = [];
+  /** The requests that cannot be read, by their result. */
+  const problems = new Map<RequestResult, UsageError>();
+  const renderLimits = renderLimitsFromFlags(flags);
+  const backend = await ctx.openBackend({ validation: true });
+  try {
+    for (const source of sources) {
+      const read = await readSource(ctx, source);
+      let response: ValidateResponse;
+      if ('problem' in read) response = unreadable(read, source);
+      else {
+        response = applyPolicy(await backend.validateEmail(withFlagOptions(read.body, flags, format, ctx.settings), renderLimits), policy);
+        if (source.file !== undefined) response = locateFindings(response, read.body, read.lines, source.file);
+      }
+      const result = { label: source.label, ...(source.file === undefined ? {} : { file: source.file }), response };
+      results.push(result);
+      if ('problem' in read) problems.set(result, read.problem);
+    }
+  } finally {
+    await backend.close();
+  }
+  return { results, problems };
+}
+
+/** What takes one request only: a baseline (one earlier result) and the preview page. */
+function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
+  if (flags.baseline !== undefined || flags.updateBaseline) throw new UsageError('--baseline compares one request with its earlier result: name one request file');
+  if (format === 'html') throw new UsageError('-o html previews one request: name one request file (a page per file: run once for each)');
+}
+
+/** One request's result in the format, with its baseline comparison (none without --baseline); the comparison. */
+async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, baseline: BaselineRun | undefined): Promise<BaselineComparison | undefined> {
+  const { response, label, file } = result;
+  const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
+  const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
+  const comparison = compareRun(baseline, response);
+  const formatted = {
+    table: () => validationSummary(response, ctx.chalk, maxWarnings),
+    json: () => jsonDocument(response),
+    github: () => githubAnnotations(response, file, maxWarnings),
+    junit: () => junitReport(response, label, maxWarnings),
+    html: () => validationHtml(response, { request: label, version: packageVersion(), failure: failureReason(response, maxWarnings) }, comparison),
+    sarif: () => sarifLog(response, file, packageVersion(), comparison),
+  }[format]();
+  await print(ctx, withBaseline(format, formatted, response, comparison, ctx.chalk), format);
+  return comparison;
+}
+
+/** Several requests' results, one per request, in the format (never html: oneRequestOnly). */
+async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined): Promise<undefined> {
+  const { validationResults } = await import('../output/validation-results.js');
+  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion()), format);
+  return undefined;
+}
+
+/** A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal. */
+async function print(ctx: Context, output: string, format: ValidateFormat): Promise<void> {
+  if (format === 'table') await ctx.output.text(output);
+  else await ctx.output.formatted(output, format);
+}
+
 export default defineHandler<ValidateFlags>({
   async run(ctx, args, flags) {
-    const source = args[0]!;
     const format = ctx.format;
     // The context parsed -o against this command's formats (index.ts: formats: VALIDATE_FORMATS).
     if (!isValidateFormat(format)) throw new UsageError(`-o ${format} is not a format of convx validate`);
-    let text: string;
-    if (source === '-') text = await readAll(ctx.io.stdin);
-    else {
-      text = readRequestFile(ctx.resolvePath(source), source);
-    }
-    const body = readRequest(text, source === '-' ? 'stdin' : source);
-    const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
-    if (flags.sampleSize !== undefined) {
-      if (!/^\d+$/.test(flags.sampleSize)) throw new UsageError(`--sample-size: "${flags.sampleSize}" is not a whole number`);
-      options.sampleSize = Number(flags.sampleSize);
-    }
-    if (flags.resolveOnly) options.resolveOnly = true;
-    trackingOptionsOf(flags, ctx.settings.trackingParams, options);
-    if (Object.keys(options).length) body.options = options;
-    let maxWarnings: number | undefined;
-    if (flags.maxWarnings !== undefined) {
-      if (!/^\d+$/.test(flags.maxWarnings)) throw new UsageError(`--max-warnings: "${flags.maxWarnings}" is not a whole number`);
-      maxWarnings = Number(flags.maxWarnings);
-    }
-
+    const sources = requestSources(args, ctx.io.cwd);
+    const policy = findingPolicy(flags.ignore, flags.failOn);
+    wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
+    const maxWarnings = wholeNumber('--max-warnings', flags.maxWarnings);
+    if (sources.length > 1) oneRequestOnly(format, flags);
     const limitFlag = givenRenderLimitFlag(flags);
     if (limitFlag && ctx.settings.mode === 'api') {
       throw new UsageError(`${limitFlag} works in local mode only: a server applies its own limits (the same flags of convx serve)`);
     }
-    const renderLimits = renderLimitsFromFlags(flags);
-
-    const backend = await ctx.openBackend({ validation: true });
-    let response: ValidateResponse;
-    try {
-      response = await backend.validateEmail(body, renderLimits);
-    } finally {
-      await backend.close();
+    const baseline = baselineRun(ctx, flags);
+    const { results, problems } = await validateAll(ctx, sources, flags, policy, format);
+    // One request that cannot be read prints nothing but the error in a table or JSON, as it always did;
+    // the CI formats and the preview still get its annotation, failing test case or result.
+    const only = results.length === 1 ? problems.get(results[0]!) : undefined;
+    if (only && (format === 'table' || format === 'json')) throw only;
+    const comparison = results.length === 1 ? await printOne(ctx, results[0]!, format, maxWarnings, baseline) : await printSeveral(ctx, results, format, maxWarnings);
+    if (only) throw only;
+    // Why a run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
+    // a table on a terminal ends with the same verdict already. A request that cannot be read says why.
+    const { failureReason } = await import('../output/validation.js');
+    for (const result of results) {
+      const problem = problems.get(result);
+      const reason = problem ? undefined : [failureReason(result.response, maxWarnings), baselineReason(comparison)].filter(Boolean).join(' and ');
+      if (problem) ctx.log.failure('convx: error:', problem.message);
+      else if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.log.failure('convx: not ready:', results.length > 1 ? `${result.label}: ${reason}` : reason);
     }
-    const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
-    const label = source === '-' ? 'stdin' : source;
-    const output = {
-      table: () => validationSummary(response, ctx.chalk, maxWarnings),
-      json: () => jsonDocument(response),
-      github: () => githubAnnotations(response, source === '-' ? undefined : source, maxWarnings),
-      junit: () => junitReport(response, label, maxWarnings),
-    }[format]();
-    // A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal.
-    if (format === 'table') await ctx.output.text(output);
-    else await ctx.output.formatted(output, format);
-    // Why the run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
-    // a table on a terminal ends with the same verdict already.
-    const reason = failureReason(response, maxWarnings);
-    if (reason && !(format === 'table' && ctx.io.stdoutIsTTY)) ctx.log.failure('convx: not ready:', reason);
-    return exitCode(response, maxWarnings);
+    if (results.length === 1) await updateBaseline(ctx, baseline, results[0]!.response);
+    return exitWithBaseline(Math.max(...results.map(({ response }) => exitCode(response, maxWarnings))), comparison);
   },
 });

@@ -90,10 +90,10 @@ export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): 
 
 
 /** What a scope's attribution of every transaction consists of (an import stores these). */
-export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day_contacts'] as const;
+export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'] as const;
 
 /** The per-day sums, which a server copies into memory from an imported file. */
-const SUMS: readonly string[] = ['report_day', 'contact_day', 'plugin_contact_day', 'plugin_day_contacts'];
+const SUMS: readonly string[] = ['report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'];
 
 /**
  * One plugin's data in its own DuckDB schema: views over the typed tables narrowed to the
@@ -177,7 +177,7 @@ export class Scope {
   /** What the attributed tables hold: every transaction ('all'), one period's, or nothing yet. */
   private extent: 'all' | Period | undefined;
 
-  /** True when conv holds every transaction, and with it the per-day sums (report_day, contact_day, plugin_contact_day, plugin_day_contacts). */
+  /** True when conv holds every transaction, and with it the per-day sums (report_day, contact_day, plugin_contact_day, plugin_day). */
   get summarised(): boolean {
     return this.extent === 'all';
   }

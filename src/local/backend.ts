@@ -78,7 +78,7 @@ export class LocalBackend implements Backend {
       conv,
       sourceInfo: this.scope.relation('source_info'),
       referenceCurrency: this.referenceCurrency,
-      ...(this.scope.summarised ? { daily: { sums: this.scope.relation('report_day'), contacts: this.scope.relation('contact_day'), pluginContacts: this.scope.relation('plugin_contact_day'), dayContacts: this.scope.relation('plugin_day_contacts') } } : {}),
+      ...(this.scope.summarised ? { daily: { sums: this.scope.relation('report_day'), contacts: this.scope.relation('contact_day'), pluginContacts: this.scope.relation('plugin_contact_day'), days: this.scope.relation('plugin_day') } } : {}),
     };
   }
 

@@ -22,12 +22,12 @@ export interface QueryTables {
   daily?: DailySums;
 }
 
-/** The per-day sums (models/daily.ts): report_day, contact_day, plugin_contact_day and plugin_day_contacts. */
+/** The per-day sums (models/daily.ts): report_day, contact_day, plugin_contact_day and plugin_day. */
 export interface DailySums {
   sums: Sql;
   contacts: Sql;
   pluginContacts: Sql;
-  dayContacts: Sql;
+  days: Sql;
 }
 
 export const TS = (column: Sql) => sql`strftime(${column}, '%Y-%m-%dT%H:%M:%S.%gZ')`;

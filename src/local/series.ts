@@ -147,8 +147,10 @@ function sumsOfTransactions(tables: QueryTables, query: TrendQuery | TotalQuery,
 /**
  * The same sums from the per-day sums (models/daily.ts), where they can answer: a query that
  * filters no transactions, over every source as one series, of UTC days, weeks or months (or a
- * total). Unique contacts are plugin_contact_day's rows of the bucket whose previous day lies
- * before the bucket's first day in the period. Undefined where the sums cannot answer.
+ * total). A series by day reads plugin_day, each day's figures as shown; weeks, months and a
+ * total add up report_day, and count as unique contacts plugin_contact_day's rows of the bucket
+ * whose previous day lies before the bucket's first day in the period. Undefined where the sums
+ * cannot answer.
  */
 function sumsOfDays(tables: QueryTables, query: TrendQuery | TotalQuery, operation: 'trend' | 'total', grouping: Grouping): Sql | undefined {
   const daily = tables.daily;
@@ -156,20 +158,25 @@ function sumsOfDays(tables: QueryTables, query: TrendQuery | TotalQuery, operati
   if (!daily || grouping.top !== undefined || query.q !== undefined || (b && (b.zone !== 'UTC' || b.interval === 'hour'))) return undefined;
   const { where, byOrder } = transactionFilters(operation, query, tables.conv);
   if (where.length || byOrder || query.timeZone !== undefined) return undefined;
-  const day = b?.interval === 'day';
-  const bucket = !b ? sql`CAST(NULL AS TIMESTAMP)` : day ? sql`CAST(day AS TIMESTAMP)` : sql`date_trunc(${BUCKETS[b.interval].part}, CAST(day AS TIMESTAMP))`;
-  const from = sql`CAST(${query.dateFrom} AS DATE)`;
   const period = periodFilter(query);
-  // a contact's row counts where no earlier day of it lies in the bucket's part of the period; by day: every contact of the day
-  const uniqueContacts = day
-    ? sql`SELECT ${bucket} AS bucket, uc FROM ${daily.dayContacts} WHERE ${period}`
-    : sql`SELECT ${bucket} AS bucket, count(*) AS uc FROM ${daily.pluginContacts}
-        WHERE ${period} AND coalesce(prev_day, DATE '0001-01-01') < ${b ? sql`greatest(CAST(${bucket} AS DATE), ${from})` : from}
-        GROUP BY ALL`;
-  return sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name),
+  const series = sql`series AS (SELECT 0 AS series_rank, CAST(NULL AS VARCHAR) AS series, CAST(NULL AS VARCHAR) AS series_name)`;
+  // by day: plugin_day holds each day's figures as they are shown
+  if (b?.interval === 'day') {
+    const day = sql`SELECT CAST(day AS TIMESTAMP) AS bucket, 0 AS series_rank`;
+    return sql`${series},
+      per_source AS (${day}, n, wo, w, rn, rwo, rw, breakdown FROM ${daily.days} WHERE ${period}),
+      contacts_and_times AS (${day}, uc, first_at, last_at FROM ${daily.days} WHERE ${period})`;
+  }
+  const bucket = b ? sql`date_trunc(${BUCKETS[b.interval].part}, CAST(day AS TIMESTAMP))` : sql`CAST(NULL AS TIMESTAMP)`;
+  const from = sql`CAST(${query.dateFrom} AS DATE)`;
+  // a contact's row counts where no earlier day of it lies in the bucket's part of the period
+  return sql`${series},
       per_currency AS (${PER_CURRENCY_FROM_DAYS(daily.sums, period, sql`${bucket} AS bucket, 0 AS series_rank`)}),
       ${PER_SOURCE(sql`bucket, series_rank`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
-      unique_contacts AS (${uniqueContacts}),
+      unique_contacts AS (
+        SELECT ${bucket} AS bucket, count(*) AS uc FROM ${daily.pluginContacts}
+        WHERE ${period} AND coalesce(prev_day, DATE '0001-01-01') < ${b ? sql`greatest(CAST(${bucket} AS DATE), ${from})` : from}
+        GROUP BY ALL),
       contacts_and_times AS (
         SELECT g.bucket, g.series_rank, coalesce(u.uc, 0) AS uc, g.first_at, g.last_at
         FROM per_source g LEFT JOIN unique_contacts u ON u.bucket IS NOT DISTINCT FROM g.bucket)`;

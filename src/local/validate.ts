@@ -16,10 +16,15 @@ import {
   type ValidateResponse,
 } from '../model/validation.js';
 import * as rules from '../validation/delivery.js';
+import { moreAssetFindings } from '../validation/asset-checks.js';
+import { selectClients } from '../validation/clients.js';
+import { headerFindings } from '../validation/headers.js';
+import { trackingFindings, type RenderedSample } from '../validation/tracking.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
-import { trackingLint } from '../validation/tracking.js';
+import { camelKey, contactColumn, variableFindings } from '../validation/variables.js';
+import { unknownAudienceFindings, type AudienceValueKey, type UnknownAudience } from '../validation/audience.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
 import { ident, join, sql, trusted, type Sql } from './sql.js';
@@ -58,6 +63,8 @@ export async function validateDelivery(
   const { request, problems } = normalizeRequest(body);
   if (!request) return invalidResponse(problems);
   rules.checkRequestSize(request);
+  const clients = request.resolveOnly && !request.clients ? undefined : selectClients(request.clients);
+  if (clients?.problems.length) return invalidResponse(clients.problems);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
@@ -73,11 +80,13 @@ export async function validateDelivery(
     const audience = rules.audienceFindings(counts);
     const { assets, errors: unresolved } = rules.resolveAssets(request.assets, await storedAssets(scope, db, request.assets), scope.dataset.has('assets'));
     const coverage = rules.languageCoverage(await deliverableLanguages(db), assets);
-    const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors];
-    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings];
+    const unknown = unknownAudienceFindings(await unknownAudience(scope, db, request));
+    const errors: Finding[] = [...unresolved, ...coverage.errors, ...audience.errors, ...unknown.errors];
+    const warnings: Finding[] = [...audience.warnings, ...coverage.warnings, ...headerFindings(request.headers), ...unknown.warnings];
+    const information: Finding[] = [];
 
     const samples: ValidateResponse['render']['samples'] = [];
-    const tracking = sandbox && trackingLint(request);
+    const renderedHtml: RenderedSample[] = [];
     if (sandbox) {
       const work = new TemplateWork(sandbox, errors);
       const contactColumns = await audienceColumns(db);
@@ -87,21 +96,30 @@ export async function validateDelivery(
         const found = rules.assetFindings(asset);
         errors.push(...found.errors);
         warnings.push(...found.warnings);
-        tracking?.written(asset);
+        const more = moreAssetFindings(asset, clients?.clients ?? []);
+        warnings.push(...more.warnings);
+        information.push(...more.information);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
-        warnings.push(...rules.unresolvedVariables(asset, printed, await countEmpty(db, printed, langs, contactColumns)));
+        const recipients = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
+        const empty = await countEmpty(db, printed, langs, contactColumns);
+        const judged = variableFindings(asset, printed, { columns: contactColumns, variables: request.variables }, empty, recipients);
+        errors.push(...judged.errors);
+        warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
-          samples.push(...(await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, tracking)));
+          // tracking lint judges links filled in per recipient in the samples' whole HTML
+          const rendered = await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview || !!request.tracking);
+          rendered.forEach((s) => s.html !== undefined && renderedHtml.push({ assetRef: asset.ref, language: s.language, contactId: s.contactId, html: s.html }));
+          samples.push(...(request.preview ? rendered : rendered.map(({ html: _html, ...sample }) => sample)));
         }
       }
-      tracking?.judge(errors, warnings);
+      warnings.push(...trackingFindings(assets, renderedHtml, request));
     }
     return {
       channel: 'email',
       audience: rules.audienceSummary(counts),
       languages: coverage.languages,
-      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors },
+      render: { samples: rules.orderSamples(samples, coverage.languages), warnings, errors, ...(information.length ? { information } : {}) },
     };
   } finally {
     sandbox?.close();
@@ -155,6 +173,39 @@ function audienceFilter({ audience }: NormalizedRequest): Sql {
   return join(where, trusted(' AND '));
 }
 
+/**
+ * The audience's values no contact has (compared as the audience's filter compares
+ * them: languages in lower case, countries in upper case), in the request's order,
+ * and the known lists, languages and countries to suggest from.
+ */
+async function unknownAudience(scope: Scope, db: Database, { audience }: NormalizedRequest): Promise<UnknownAudience> {
+  const contacts = scope.relation('contacts');
+  const listIds = sql`SELECT unnest(string_split(coalesce(lists, ''), ';')) FROM ${contacts}`;
+  const kinds: Record<AudienceValueKey, { values: string[]; known: Sql; norm: (v: string) => string }> = {
+    lists: { values: audience.lists, known: listIds, norm: (v) => v },
+    excludeLists: { values: audience.excludeLists, known: listIds, norm: (v) => v },
+    contactIds: { values: audience.contactIds, known: sql`SELECT CAST(contact_id AS VARCHAR) FROM ${contacts}`, norm: (v) => v },
+    languages: { values: audience.languages ?? [], known: sql`SELECT coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) FROM ${contacts}`, norm: (v) => v.toLowerCase() },
+    countries: { values: audience.countries ?? [], known: sql`SELECT upper(trim(country)) FROM ${contacts}`, norm: (v) => v.toUpperCase() },
+  };
+  const found: UnknownAudience = { missing: {}, known: { lists: [], languages: [], countries: [] } };
+  for (const [key, { values, known, norm }] of Object.entries(kinds) as [AudienceValueKey, (typeof kinds)[AudienceValueKey]][]) {
+    if (!values.length) continue;
+    const rows = await db.all<{ v: string }>(
+      sql`SELECT DISTINCT v FROM ${listParam(values.map(norm))} AS t(v) WHERE v NOT IN (SELECT k FROM (${known}) AS s(k) WHERE k IS NOT NULL)`,
+    );
+    if (!rows.length) continue;
+    const missing = new Set(rows.map((r) => r.v));
+    found.missing[key] = [...new Set(values.filter((v) => missing.has(norm(v))))];
+    if (key !== 'contactIds') {
+      const suggest = key === 'excludeLists' ? 'lists' : key;
+      const near = await db.all<{ k: string }>(sql`SELECT DISTINCT k FROM (${known}) AS s(k) WHERE k IS NOT NULL AND k <> '' ORDER BY k LIMIT 10000`);
+      found.known[suggest] = near.map((r) => r.k);
+    }
+  }
+  return found;
+}
+
 /** The audience's counts: intended, suppressed by reason, and the duplicates left out. */
 async function countAudience(db: Database): Promise<rules.AudienceCounts> {
   const row = (await db.one<Row>(sql`
@@ -198,13 +249,11 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
   return stored;
 }
 
+/** The contact's columns in the audience table (not ours). */
 async function audienceColumns(db: Database): Promise<Set<string>> {
   const rows = await db.all<{ column_name: string }>(sql`DESCRIBE ${AUDIENCE}`);
-  return new Set(rows.map((r) => r.column_name));
+  return new Set(rows.map((r) => r.column_name).filter((name) => !AUDIENCE_COLUMNS.includes(name)));
 }
-
-const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** For each printed variable, how many deliverable recipients of `langs` would see it empty. */
 async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[], langs: string[], columns: Set<string>): Promise<Map<string, number>> {
@@ -212,12 +261,9 @@ async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[
   const filters = printed.map((variable) => {
     let count: Sql;
     if (variable.source === 'contact') {
-      const column = variable.contactField === undefined ? undefined : snake(variable.contactField);
+      const column = contactColumn(variable, columns);
       // A contact field the dataset does not have is empty for everyone.
-      const condition =
-        column && columns.has(column) && !AUDIENCE_COLUMNS.includes(column)
-          ? sql`${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''`
-          : sql`true`;
+      const condition = column ? sql`${ident(column)} IS NULL OR trim(CAST(${ident(column)} AS VARCHAR)) = ''` : sql`true`;
       count = sql`count(*) FILTER (WHERE ${condition})`;
     } else count = variable.emptyInRequest ? sql`count(*)` : sql`0`;
     return sql`${count} AS ${ident(variable.key)}`;
@@ -237,7 +283,8 @@ async function sampleRecipients(db: Database, langs: string[], size: number): Pr
   return rows.map((row) => {
     const contact: Record<string, unknown> = {};
     for (const [column, value] of Object.entries(row)) {
-      if (![...AUDIENCE_COLUMNS, 'sample_rank'].includes(column)) contact[camel(column)] = value;
+      // By its camelCase key and by the column's own name (contact.firstName, contact.first_name).
+      if (![...AUDIENCE_COLUMNS, 'sample_rank'].includes(column)) contact[camelKey(column)] = contact[column] = value;
     }
     return { language: String(row.lang), contactId: String(row.contact_id), contact };
   });

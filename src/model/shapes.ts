@@ -205,11 +205,20 @@ export const COMPONENT_SCHEMAS = {
       suppressionBreakdown: object({ unsubscribed: int, invalidEmail: int, noConsent: int }),
     }),
     languages: { type: 'array', items: object({ language: str, recipients: int, assetRef: str }) },
-    render: object({
-      samples: { type: 'array', items: object({ language: str, contactId: str, subject: str, htmlExcerpt: str }) },
-      warnings: { type: 'array', items: ref('Finding') },
-      errors: { type: 'array', items: ref('Finding') },
-    }),
+    render: {
+      type: 'object',
+      required: ['samples', 'warnings', 'errors'],
+      properties: {
+        // html: only when options.preview asks for it (the -o html preview)
+        samples: {
+          type: 'array',
+          items: { type: 'object', required: ['language', 'contactId', 'subject', 'htmlExcerpt'], properties: { language: str, contactId: str, subject: str, htmlExcerpt: str, html: str } },
+        },
+        warnings: { type: 'array', items: ref('Finding') },
+        errors: { type: 'array', items: ref('Finding') },
+        information: { type: 'array', items: ref('Finding'), description: 'findings that never fail a run; present only when there are some' },
+      },
+    },
   }),
   Health: object({ status: { type: 'string' as const, enum: ['ok'] }, loadedAt: timestamp }),
   ValidateRequest: {
@@ -235,12 +244,21 @@ export const COMPONENT_SCHEMAS = {
       permId: str,
       name: str,
       tags: strings,
+      headers: {
+        type: 'object',
+        description: 'the message headers; when given, List-Unsubscribe and List-Unsubscribe-Post are checked',
+        additionalProperties: { type: 'string' },
+      },
       options: {
         type: 'object',
         additionalProperties: false,
         properties: {
           sampleSize: { type: 'integer', minimum: 1, maximum: 20, description: 'samples per language (default 1)' },
           resolveOnly: { type: 'boolean', description: 'counts and languages only, no rendering' },
+          clients: { ...strings, minItems: 1, description: 'mail clients whose support of the HTML is checked, as family.platform globs ("gmail.*", "outlook.windows"); default: the most used' },
+          trackingDomains: { ...strings, minItems: 1, maxItems: 100, description: "the shop's own domains (subdomains count): their links must carry the tracking parameters (tracking lint)" },
+          trackingParams: { ...strings, minItems: 1, maxItems: 100, description: 'the tracking parameters those links carry; default utm_source, utm_medium, utm_campaign (needs trackingDomains)' },
+          preview: { type: 'boolean', description: 'each sample carries its whole rendered HTML as html (what convx validate -o html shows)' },
         },
       },
     },

@@ -42,9 +42,12 @@ export interface ValidateResponse {
   };
   languages: { language: string; recipients: number; assetRef: string }[];
   render: {
-    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string }[];
+    /** `html`: the whole rendered HTML, only when the request's options ask for it (`preview`, for -o html). */
+    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string; html?: string }[];
     warnings: Finding[];
     errors: Finding[];
+    /** Findings that never fail a run (CHECKS.information); present only when there are some. */
+    information?: Finding[];
   };
 }
 
@@ -84,9 +87,12 @@ export const CHECKS = {
     'render_failed',
     'template_file_access',
     'render_limit_exceeded',
-    // tracking lint (docs/validation.md, "Tracking lint"): links to the shop without or with other tracking parameters
-    'tracking_param_missing',
-    'tracking_param_mismatch',
+    // Issue 20, what the check missed: unknown or always-empty variables, audience values no contact has.
+    'unknown_variable',
+    'empty_variable',
+    'unknown_list',
+    'unknown_language',
+    'unknown_country',
   ],
   warnings: [
     'unresolved_variable',
@@ -100,10 +106,46 @@ export const CHECKS = {
     'missing_text_part',
     'language_fallback',
     'duplicate_email',
-    // tracking lint (docs/validation.md, "Tracking lint"): the warning of links that disagree
+    // Issue 20, what the check missed: contact ids the dataset does not have.
+    'unknown_contact',
+    // issue 20, mail-client support and content checks (src/validation/clients.ts, content.ts, headers.ts)
+    'client_unsupported',
+    'link_domain_mismatch',
+    'url_shortener',
+    'preheader_too_long',
+    'subject_too_long',
+    'subject_all_caps',
+    'subject_exclamations',
+    'image_only_body',
+    'low_text_ratio',
+    'missing_html_lang',
+    'layout_table_role',
+    'heading_order',
+    'missing_list_unsubscribe',
+    'invalid_list_unsubscribe',
+    'missing_list_unsubscribe_post',
+    // tracking lint (issue 20, point 2)
+    'tracking_param_missing',
+    'tracking_param_mismatch',
     'tracking_inconsistent',
   ],
+  /** Findings that never fail a run, in `render.information`. */
+  information: [
+    // issue 20, mail-client support and content checks
+    'client_partial',
+    'missing_preheader',
+    'missing_color_scheme_meta',
+  ],
 } as const;
+
+/** Tracking lint's settings: the shop's own domains (subdomains count) and the parameters their links carry. */
+export interface TrackingRequest {
+  domains: string[];
+  params: string[];
+}
+
+/** The tracking parameters when a request names its domains but not the parameters. */
+export const DEFAULT_TRACKING_PARAMS = ['utm_source', 'utm_medium', 'utm_campaign'];
 
 export interface NormalizedRequest {
   audience: Required<Pick<AudienceInput, 'lists' | 'contactIds' | 'excludeLists'>> & Pick<AudienceInput, 'languages' | 'countries'>;
@@ -111,12 +153,17 @@ export interface NormalizedRequest {
   variables: Record<string, unknown>;
   sampleSize: number;
   resolveOnly: boolean;
-  /** The delivery's ids, which the tracking lint compares utm_campaign with. */
-  permId?: string;
+  /** Globs of the mail clients to check (`gmail.*`); undefined: the default ones. */
+  clients?: string[];
+  /** The message's headers, when the request gives them (List-Unsubscribe is checked then). */
+  headers?: Record<string, string>;
+  /** The samples carry their whole rendered HTML (options.preview; issue 20's -o html preview). */
+  preview?: boolean;
+  /** Tracking lint (options.trackingDomains, options.trackingParams): links to these domains carry these parameters. */
+  tracking?: TrackingRequest;
+  /** The delivery's name and permId, as the request gives them (the campaign a link's utm_campaign names). */
   name?: string;
-  /** The tracking lint's options (checkTrackingOptions): the shop's domains (lowercase) and the parameters its links carry. */
-  trackingDomains?: string[];
-  trackingParams?: string[];
+  permId?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -126,7 +173,7 @@ type Bad = (field: string, message: string) => void;
 
 const AUDIENCE_LISTS = ['lists', 'contactIds', 'excludeLists', 'languages', 'countries'];
 const INLINE_ASSET_FIELDS = ['language', 'subject', 'html', 'text', 'preheader'];
-const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options'];
+const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options', 'headers'];
 
 /** The audience's lists, each an array of strings; the problems of any other shape. */
 function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | undefined> {
@@ -163,9 +210,31 @@ function checkAsset(asset: unknown, at: string, bad: Bad): void {
   if (typeof asset.html !== 'string' || asset.html === '') bad(`${at}.html`, 'is required for an inline asset');
 }
 
+/** A glob of mail clients: family.platform, letters, digits, "-" and "*". */
+const CLIENT_GLOB = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$/i;
+
+/** options.clients: an array of globs (their match against the known clients is src/validation/clients.ts's). */
+function checkClientOptions(options: Record<string, unknown>, checked: { clients?: string[] }, bad: Bad): void {
+  if (options.clients === undefined) return;
+  if (!isStringArray(options.clients) || !options.clients.length) bad('options.clients', 'must be a non-empty array of client globs such as "gmail.*" or "outlook.windows"');
+  else if (options.clients.some((g) => !CLIENT_GLOB.test(g.trim()))) bad('options.clients', 'each entry is family.platform, "*" for any part: "gmail.*", "outlook.windows"');
+  else checked.clients = options.clients.map((g) => g.trim());
+}
+
+/** The request's headers: an object of string values (List-Unsubscribe and the like). */
+function checkHeaders(headers: unknown, bad: Bad): Record<string, string> | undefined {
+  if (headers === undefined) return undefined;
+  if (!isObject(headers) || Object.values(headers).some((v) => typeof v !== 'string')) bad('headers', 'must be an object of header names and string values');
+  else if (Object.keys(headers).some((k) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k))) bad('headers', 'a header name is letters, digits and - (such as List-Unsubscribe)');
+  else return headers as Record<string, string>;
+  return undefined;
+}
+
 /** The options: a sample size within its bounds and resolveOnly, their defaults when left out. */
-function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolveOnly: boolean; trackingDomains?: string[]; trackingParams?: string[] } {
-  const checked = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false };
+type CheckedOptions = { sampleSize: number; resolveOnly: boolean; clients?: string[]; preview: boolean; tracking?: TrackingRequest };
+
+function checkOptions(options: unknown, bad: Bad): CheckedOptions {
+  const checked: CheckedOptions = { sampleSize: DEFAULT_SAMPLE_SIZE, resolveOnly: false, preview: false };
   if (options === undefined) return checked;
   if (!isObject(options)) {
     bad('options', 'must be an object');
@@ -180,36 +249,56 @@ function checkOptions(options: unknown, bad: Bad): { sampleSize: number; resolve
     if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
     else checked.resolveOnly = options.resolveOnly;
   }
-  return { ...checked, ...checkTrackingOptions(options, bad) };
+  checkClientOptions(options, checked, bad);
+  checked.preview = checkPreviewOption(options, bad);
+  const tracking = checkTrackingOptions(options, bad);
+  if (tracking) checked.tracking = tracking;
+  return checked;
 }
 
-/** The most entries of options.trackingDomains and of options.trackingParams. */
+/** A host name as a link's URL gives it: labels of letters, digits and hyphens, a dot between them. */
+export const TRACKING_DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+export const TRACKING_PARAM = /^[A-Za-z0-9_.-]{1,100}$/;
+/** The most tracking domains or parameters a request may name. */
 export const MAX_TRACKING_ENTRIES = 100;
 
-/** Why a list of the tracking lint is not valid (`key`: trackingDomains or trackingParams), else undefined. */
-export function trackingOptionProblem(key: 'trackingDomains' | 'trackingParams', value: unknown): string | undefined {
-  if (!isStringArray(value)) return 'must be an array of strings';
-  if (value.length > MAX_TRACKING_ENTRIES) return `may list at most ${MAX_TRACKING_ENTRIES}`;
-  const bad =
-    key === 'trackingDomains'
-      ? value.find((d) => !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(d))
-      : value.find((p) => !/^[^\s&=#]{1,100}$/.test(p));
-  if (bad === undefined) return undefined;
-  return key === 'trackingDomains'
-    ? `"${bad}" is not a domain name (shop.example.com: no scheme, path or port)`
-    : `"${bad}" is not a query parameter name`;
+/** A list option of strings that each match a pattern, at most MAX_TRACKING_ENTRIES; undefined when absent or bad. */
+function patternList(value: unknown, field: string, pattern: RegExp, what: string, bad: Bad): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!isStringArray(value) || value.length === 0 || value.length > MAX_TRACKING_ENTRIES) {
+    bad(field, `must be an array of 1 to ${MAX_TRACKING_ENTRIES} strings`);
+    return undefined;
+  }
+  const wrong = value.find((v) => !pattern.test(v));
+  if (wrong !== undefined) {
+    bad(field, `${JSON.stringify(wrong)} is not ${what}`);
+    return undefined;
+  }
+  return value;
 }
 
-/** The tracking lint's options (docs/validation.md, "Tracking lint"), when given. */
-function checkTrackingOptions(options: Record<string, unknown>, bad: Bad): { trackingDomains?: string[]; trackingParams?: string[] } {
-  const checked: { trackingDomains?: string[]; trackingParams?: string[] } = {};
-  for (const key of ['trackingDomains', 'trackingParams'] as const) {
-    if (options[key] === undefined) continue;
-    const problem = trackingOptionProblem(key, options[key]);
-    if (problem) bad(`options.${key}`, problem);
-    else checked[key] = key === 'trackingDomains' ? (options[key] as string[]).map((d) => d.toLowerCase()) : (options[key] as string[]);
+/** options.trackingDomains and options.trackingParams (issue 20, tracking lint); the parameters default to utm_source, utm_medium, utm_campaign. */
+function checkTrackingOptions(options: Record<string, unknown>, bad: Bad): TrackingRequest | undefined {
+  const domains = patternList(
+    Array.isArray(options.trackingDomains) ? options.trackingDomains.map((d) => (typeof d === 'string' ? d.trim().toLowerCase().replace(/\.$/, '') : d)) : options.trackingDomains,
+    'options.trackingDomains',
+    TRACKING_DOMAIN,
+    'a domain name (such as shop.example.com)',
+    bad,
+  );
+  const params = patternList(options.trackingParams, 'options.trackingParams', TRACKING_PARAM, 'a query parameter name (letters, digits, _ . -)', bad);
+  if (params && options.trackingDomains === undefined) bad('options.trackingParams', 'needs options.trackingDomains: the domains whose links carry them');
+  return domains ? { domains, params: params ?? DEFAULT_TRACKING_PARAMS } : undefined;
+}
+
+/** options.preview (issue 20, the -o html preview): each sample carries its whole rendered HTML. */
+function checkPreviewOption(options: Record<string, unknown>, bad: Bad): boolean {
+  if (options.preview === undefined) return false;
+  if (typeof options.preview !== 'boolean') {
+    bad('options.preview', 'must be true or false');
+    return false;
   }
-  return checked;
+  return options.preview;
 }
 
 /** Checks a request body; every problem becomes an invalid_request finding naming the field. */
@@ -229,7 +318,8 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
   for (const key of ['permId', 'name'] as const) {
     if (body[key] !== undefined && typeof body[key] !== 'string') bad(key, 'must be a string');
   }
-  const { sampleSize, resolveOnly, ...tracking } = checkOptions(body.options, bad);
+  const { sampleSize, resolveOnly, clients, preview, tracking } = checkOptions(body.options, bad);
+  const headers = checkHeaders(body.headers, bad);
   for (const key of Object.keys(body)) if (!REQUEST_FIELDS.includes(key)) bad(key, 'is not a field of the request');
   if (problems.length) return { problems };
   return {
@@ -245,9 +335,12 @@ export function normalizeRequest(body: unknown): { request?: NormalizedRequest; 
       variables: (body.variables as Record<string, unknown>) ?? {},
       sampleSize,
       resolveOnly,
-      ...(typeof body.permId === 'string' ? { permId: body.permId } : {}),
+      ...(clients ? { clients } : {}),
+      ...(headers ? { headers } : {}),
+      preview,
+      ...(tracking ? { tracking } : {}),
       ...(typeof body.name === 'string' ? { name: body.name } : {}),
-      ...tracking,
+      ...(typeof body.permId === 'string' ? { permId: body.permId } : {}),
     },
     problems,
   };

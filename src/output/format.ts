@@ -14,8 +14,11 @@ export type Format = (typeof FORMATS)[number];
 export const PAGE_FORMATS = [...FORMATS, 'html'] as const;
 export type PageFormat = (typeof PAGE_FORMATS)[number];
 
-/** The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped. */
-export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit'] as const;
+/**
+ * The output formats of `convx validate`. Without -o: a summary on a terminal, the JSON body when piped.
+ * html: a preview page (validation-html.ts); sarif: SARIF 2.1.0 for code scanning (sarif.ts).
+ */
+export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit', 'html', 'sarif'] as const;
 export type ValidateFormat = (typeof VALIDATE_FORMATS)[number];
 
 /** Any format a command prints (a command's own list says which it takes). */

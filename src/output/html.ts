@@ -149,19 +149,35 @@ function table(records: unknown[], columns: string[], currency: string | undefin
     .join('\n');
 }
 
-function metaList(header: PageHeader, more: [string, string][]): string {
+function metaItems(header: PageHeader, more: [string, string][]): [string, string][] {
   const items: [string, string][] = [
     ['Period', `${header.dateFrom} to ${header.dateTo}`],
     ...more,
     ['Reference currency', header.referenceCurrency ?? 'none (no conversions)'],
   ];
   if (header.filters?.length) items.push(['Filters', header.filters.join(' ')]);
-  return `<dl class="meta">${items.map(([k, v]) => `<dt>${escapeHtml(k)}:</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
+  return items;
 }
 
-/** The whole document around a page's body. */
-function documentOf(title: string, header: PageHeader, more: [string, string][], body: string[]): string {
-  const made = `convx ${header.version}${header.dataVersion !== undefined ? `, data version ${header.dataVersion}` : ''}`;
+/** What a page is made of around its body (reportHtml, trendHtml here; validationHtml of validation-html.ts). */
+export interface PageFrame {
+  /** The document's <title>. */
+  title: string;
+  /** Its <h1>. */
+  heading: string;
+  /** convx's version, for the generator meta. */
+  version: string;
+  /** The header's list of names and values. */
+  meta: [string, string][];
+  body: string[];
+  /** The footer's HTML (the caller escapes what comes from data). */
+  footer: string;
+  /** CSS beside the page's own (STYLE). */
+  style?: string;
+}
+
+/** The whole document around a page's body: the same head, policy and style for every page. */
+export function pageDocument(frame: PageFrame): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -169,19 +185,32 @@ function documentOf(title: string, header: PageHeader, more: [string, string][],
     '<meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(PAGE_CSP)}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta name="generator" content="${escapeHtml(`convx ${header.version}`)}">`,
-    `<title>${escapeHtml(`${title}, ${header.dateFrom} to ${header.dateTo}`)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<meta name="generator" content="${escapeHtml(`convx ${frame.version}`)}">`,
+    `<title>${escapeHtml(frame.title)}</title>`,
+    `<style>${STYLE}${frame.style ?? ''}</style>`,
     '</head>',
     '<body>',
-    `<h1>${escapeHtml(title)}</h1>`,
-    metaList(header, more),
-    ...body,
-    `<footer>Made by ${escapeHtml(made)}. Each figure's data-value holds the exact number of -o json.</footer>`,
+    `<h1>${escapeHtml(frame.heading)}</h1>`,
+    `<dl class="meta">${frame.meta.map(([k, v]) => `<dt>${escapeHtml(k)}:</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`,
+    ...frame.body,
+    `<footer>${frame.footer}</footer>`,
     '</body>',
     '</html>',
     '',
   ].join('\n');
+}
+
+/** A report's or a series' document around its body. */
+function documentOf(title: string, header: PageHeader, more: [string, string][], body: string[]): string {
+  const made = `convx ${header.version}${header.dataVersion !== undefined ? `, data version ${header.dataVersion}` : ''}`;
+  return pageDocument({
+    title: `${title}, ${header.dateFrom} to ${header.dateTo}`,
+    heading: title,
+    version: header.version,
+    meta: metaItems(header, more),
+    body,
+    footer: `Made by ${escapeHtml(made)}. Each figure's data-value holds the exact number of -o json.`,
+  });
 }
 
 const money = (n: number) => tableCell(n, 'conversionsAmountWTax');

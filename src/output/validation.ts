@@ -38,6 +38,7 @@ export function validationSummary(given: ValidateResponse, chalk: ChalkInstance,
   };
   block('Errors', render.errors, chalk.red);
   block('Warnings', render.warnings, chalk.yellow);
+  block('Information', render.information ?? [], chalk.cyan);
   lines.push('', verdict(response, maxWarnings, chalk));
   return `${lines.join('\n')}\n`;
 }
@@ -75,7 +76,7 @@ export function verdict(response: ValidateResponse, maxWarnings: number | undefi
 }
 
 /** GitHub workflow commands: the message and properties escaped as the runner expects. */
-const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+export const escapeData = (text: string) => text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
 
 /**
@@ -83,9 +84,11 @@ const escapeProperty = (text: string) => escapeData(text).replace(/:/g, '%3A').r
  * saying so when the warnings are more than --max-warnings (the run fails on them, and
  * GitHub reports a failure as an error annotation), then a ::notice with the counts.
  */
-export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number): string {
-  const line = (kind: 'error' | 'warning', f: Finding) => {
-    const props = [file ? `file=${escapeProperty(file)}` : '', `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
+export function githubAnnotations(response: ValidateResponse, file: string | undefined, maxWarnings?: number, label?: string): string {
+  const line = (kind: 'error' | 'warning' | 'notice', f: Finding) => {
+    // A finding with a place in a file (issue 20) points at its line there.
+    const at = f.file && f.line ? `file=${escapeProperty(f.file)},line=${f.line}` : file ? `file=${escapeProperty(file)}` : '';
+    const props = [at, `title=${escapeProperty(`convx ${f.code}`)}`].filter(Boolean).join(',');
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
   const { audience } = response;
@@ -93,12 +96,13 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
   return [
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
+    ...(response.render.information ?? []).map((f) => line('notice', f)),
     ...(tooMany ? [`::error ${file ? `file=${escapeProperty(file)},` : ''}title=convx validate::${escapeData(`not ready: ${tooMany}`)}`] : []),
-    `::notice title=convx validate::${escapeData(`${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
+    `::notice title=convx validate::${escapeData(`${label ? `${label}: ` : ''}${audience.deliverable} of ${audience.intended} deliverable; ${plural(response.render.errors.length, 'error')}, ${plural(response.render.warnings.length, 'warning')}`)}`,
   ].join('\n') + '\n';
 }
 
-const xml = (text: string) =>
+export const xml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
 /**
@@ -107,6 +111,26 @@ const xml = (text: string) =>
  * are reported as output.
  */
 export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number): string {
+  return junitReports([{ response, name }], maxWarnings);
+}
+
+/** One test suite per request (several files in one run, issue 20), in one document. */
+export function junitReports(results: readonly { response: ValidateResponse; name: string }[], maxWarnings?: number): string {
+  const suites = results.map(({ response, name }) => junitSuite(response, name, maxWarnings));
+  const tests = suites.reduce((n, s) => n + s.tests, 0);
+  const failures = suites.reduce((n, s) => n + s.failures, 0);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="convx validate" tests="${tests}" failures="${failures}">
+${suites.map((s) => s.xml).join('\n')}
+</testsuites>
+`;
+}
+
+/** The failure of a test case whose findings --fail-on made fatal (they are among the errors). */
+const madeFatal = (fatal: Finding[]) =>
+  `\n      <failure type="error" message="${xml(`made fatal by --fail-on: ${fatal[0]!.message}`)}">${xml(fatal.map((f) => f.message).join('\n'))}</failure>\n    `;
+
+function junitSuite(response: ValidateResponse, name: string, maxWarnings?: number): { xml: string; tests: number; failures: number } {
   const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
   let failures = 0;
@@ -124,20 +148,32 @@ export function junitReport(response: ValidateResponse, name: string, maxWarning
   }
   for (const code of CHECKS.warnings) {
     const found = findings(code, response.render.warnings);
+    // A warning made fatal by --fail-on is among the errors: its case fails as an error's does.
+    const fatal = findings(code, response.render.errors);
     let body = '';
-    if (found.length && tooMany) {
+    if (fatal.length) {
+      failures++;
+      body = madeFatal(fatal);
+    } else if (found.length && tooMany) {
       failures++;
       // The message says why a warning fails here: the run's warnings are more than --max-warnings.
       body = `\n      <failure type="warning" message="${xml(`${tooMany}: ${found[0]!.message}`)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
-  const total = CHECKS.errors.length + CHECKS.warnings.length;
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="convx validate" tests="${total}" failures="${failures}">
-  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
+  for (const code of CHECKS.information) {
+    const found = findings(code, response.render.information ?? []);
+    const fatal = findings(code, response.render.errors);
+    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : '';
+    if (fatal.length) {
+      failures++;
+      body = madeFatal(fatal);
+    }
+    cases.push(`    <testcase classname="convx.validate.information" name="${code}">${body}</testcase>`);
+  }
+  const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
+  const xmlText = `  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
 ${cases.join('\n')}
-  </testsuite>
-</testsuites>
-`;
+  </testsuite>`;
+  return { xml: xmlText, tests: total, failures };
 }

@@ -327,7 +327,7 @@ export class ResultWriter {
 /** How machine text is defused on a terminal: json and jsonl losslessly (the same data), other text as the tables' values; none for a table. */
 function defuser(format: AnyFormat): ((text: string) => string) | undefined {
   if (format === 'table') return undefined;
-  return format === 'json' || format === 'jsonl' ? safeJsonText : safeLines;
+  return format === 'json' || format === 'jsonl' || format === 'sarif' ? safeJsonText : safeLines;
 }
 
 export const PROGRESS_EVERY = 10_000;

@@ -254,6 +254,11 @@ export type PrintedVariable = { key: string; path: string[]; fields: Field[] } &
 function lookup(value: unknown, path: string[]): unknown {
   let current = value;
   for (const key of path) {
+    // Liquid's own size, first and last of a list or a string.
+    if (Array.isArray(current) || typeof current === 'string') {
+      if (key === 'size') return current.length;
+      if (key === 'first' || key === 'last') return key === 'first' ? current[0] : current[current.length - 1];
+    }
     if (current === null || typeof current !== 'object') return undefined;
     current = (current as Record<string, unknown>)[key];
   }

@@ -82,31 +82,23 @@ export interface SampleRecipient {
   contact: Record<string, unknown>;
 }
 
-/** A reader of the rendered parts beside the samples (the tracking lint): which parts it wants, and each as rendered. */
-export interface RenderedSink {
-  fields(asset: ResolvedAsset): Field[];
-  rendered(asset: ResolvedAsset, field: Field, language: string, contactId: string, output: string): void;
-}
-
 /**
  * The subject and HTML of an asset rendered for each recipient, in order: a
  * render that fails is render_failed (that recipient has no sample); a limit
- * stops the asset's samples (the same template would hit it again). A sink's
- * parts are rendered too (the text part only when it asks) and handed to it.
+ * stops the asset's samples (the same template would hit it again).
  */
 export async function renderSamples(
   asset: ResolvedAsset,
   recipients: readonly SampleRecipient[],
   requestVariables: Record<string, unknown>,
   work: TemplateWork,
-  sink?: RenderedSink,
+  preview = false,
 ): Promise<ValidateResponse['render']['samples']> {
   const samples: ValidateResponse['render']['samples'] = [];
-  const sunk = sink?.fields(asset) ?? [];
   for (const { language, contactId, contact } of recipients) {
     const variables = { ...requestVariables, contact };
     const rendered: Partial<Record<Field, string>> = {};
-    for (const field of ['subject', 'html', ...sunk.filter((f) => f !== 'subject' && f !== 'html')] as Field[]) {
+    for (const field of ['subject', 'html'] as const) {
       const template = asset.content[field] ?? '';
       const outcome = template === '' ? ({ kind: 'ok', output: '' } as const) : await work.sandbox.render(template, variables);
       if (outcome.kind === 'limit') {
@@ -127,13 +119,13 @@ export async function renderSamples(
       }
       rendered[field] = outcome.output;
     }
-    for (const field of sunk) if (rendered[field] !== undefined) sink!.rendered(asset, field, language, contactId, rendered[field]!);
     if (rendered.subject === undefined || rendered.html === undefined) continue;
     samples.push({
       language,
       contactId,
       subject: cut(rendered.subject, SAMPLE_SUBJECT_CHARS),
       htmlExcerpt: excerpt(rendered.html, HTML_EXCERPT_CHARS),
+      ...(preview ? { html: rendered.html } : {}),
     });
   }
   return samples;

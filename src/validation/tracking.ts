@@ -1,62 +1,73 @@
 /**
- * The tracking lint of a delivery (docs/validation.md, "Tracking lint"): every
- * link to the shop's own domains (options.trackingDomains; a subdomain of one
- * counts) carries the tracking parameters attribution depends on
- * (options.trackingParams), with one value across all parts and languages, and
- * utm_campaign equal to the delivery's permId or name. Pure: links come from
- * the templates as written (with their line) and, for links filled in per
- * recipient, from the rendered samples; `TrackingLint` gathers them and judges
- * them all at the end. No database, no sandbox.
+ * Tracking lint (issue 20, point 2): every link to the shop's own domains carries the tracking
+ * parameters that attribution depends on, with values that agree with the delivery and with each
+ * other across every part and language. Pure: from the assets as written and the rendered samples
+ * to findings. Links filled in per recipient (a template tag in the href) are judged after
+ * rendering, in the samples; every other link as written.
  */
 import { Parser } from 'htmlparser2';
-import { UsageError } from '../errors.js';
-import { trackingOptionProblem, type Finding, type NormalizedRequest } from '../model/validation.js';
+import type { Finding, TrackingRequest } from '../model/validation.js';
 import type { Field, ResolvedAsset } from './delivery.js';
-import type { RenderedSink } from './render.js';
 
-/** The parameters checked when the request names domains but no parameters. */
-export const DEFAULT_TRACKING_PARAMS = ['utm_source', 'utm_medium', 'utm_campaign'];
-/** The parameter whose value must be the delivery's permId or name. */
-export const CAMPAIGN_PARAM = 'utm_campaign';
-/** The most distinct links judged per part (a part as written, or one rendered sample of it); more are not judged. */
-export const MAX_TRACKED_LINKS = 100;
+/** The most links of one part that are judged (a template's size is bounded; this bounds the work per part). */
+export const MAX_LINKS_PER_PART = 1000;
+/** The most findings of one code that are listed; one more finding counts the rest. */
+export const MAX_FINDINGS_PER_CODE = 20;
 
-/** A link as found: its URL, whether Liquid fills it in, and its line in the part (1-based). */
-export interface FoundLink {
-  url: string;
+/** A link of a part: its href as written or rendered, the line it is on (1-based) and whether a template fills it in. */
+interface Link {
+  href: string;
   line: number;
-  liquid: boolean;
+  templated: boolean;
 }
 
-/** Where a judged link is: the asset, the part, its language, line and, for a rendered one, the contact. */
-export interface LinkPlace {
-  asset: ResolvedAsset;
-  field: Field;
+/** A link to an own domain, where it is, and its tracking parameters' values (undefined: missing). */
+interface OwnLink {
+  href: string;
+  assetRef: string;
   language?: string;
+  field: Field;
   line?: number;
   contactId?: string;
-  /** The link as written in the template, when it was rendered from one with Liquid. */
-  template?: string;
+  /** Rendered: how many other samples rendered the same link with the same parameters. */
+  others?: number;
+  values: Map<string, string | undefined>;
 }
 
-const hasLiquid = (value: string) => /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/.test(value);
-const lineAt = (text: string, index: number) => {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) line++;
-  return line;
-};
+const TEMPLATE_TAG = /\{\{|\{%/;
+const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
+/** A URL in a text part: up to a blank, a quote or an angle bracket; trailing punctuation is not part of it. */
+const TEXT_URL = /https?:\/\/[^\s<>"'`]+/gi;
 
-/** The hrefs of a part's `<a>` and `<area>` elements with their lines, at most MAX_TRACKED_LINKS distinct. */
-function htmlLinks(html: string): FoundLink[] {
-  const links: FoundLink[] = [];
-  const seen = new Set<string>();
-  const parser: Parser = new Parser(
+/** The line (1-based) of an offset in a text. */
+function lineAt(offset: number, lines: number[]): number {
+  let lo = 0;
+  let hi = lines.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (lines[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+/** The offsets where each line of a text starts. */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+}
+
+/** The links (a and area href) of an HTML part, each with its line. */
+export function htmlLinks(html: string): Link[] {
+  const links: Link[] = [];
+  const starts = lineStarts(html);
+  const parser = new Parser(
     {
       onopentag(name, attributes) {
-        const url = (attributes.href ?? '').trim();
-        if ((name !== 'a' && name !== 'area') || !url || seen.has(url) || seen.size >= MAX_TRACKED_LINKS) return;
-        seen.add(url);
-        links.push({ url, line: lineAt(html, parser.startIndex), liquid: hasLiquid(url) });
+        if ((name !== 'a' && name !== 'area') || attributes.href === undefined || links.length >= MAX_LINKS_PER_PART) return;
+        const href = attributes.href.trim();
+        links.push({ href, line: lineAt(parser.startIndex, starts), templated: TEMPLATE_TAG.test(href) });
       },
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
@@ -66,215 +77,192 @@ function htmlLinks(html: string): FoundLink[] {
   return links;
 }
 
-/** The http(s) URLs of a plain-text part with their lines (trailing punctuation is not part of one), at most MAX_TRACKED_LINKS distinct. */
-function textLinks(text: string): FoundLink[] {
-  const links: FoundLink[] = [];
-  const seen = new Set<string>();
-  // A URL runs to white space or a bracket; Liquid inside it ({{ x }}, with its spaces) stays part of it.
-  const pattern = /https?:\/\/(?:\{\{[^}]*\}\}|\{%[^%]*%\}|[^\s<>"'()[\]{}])+/gi;
-  for (const match of text.matchAll(pattern)) {
-    const url = match[0].replace(/[.,;:!?]+$/, '');
-    if (seen.has(url)) continue;
-    if (seen.size >= MAX_TRACKED_LINKS) break;
-    seen.add(url);
-    links.push({ url, line: lineAt(text, match.index), liquid: hasLiquid(url) });
+/** The http(s) URLs of a text part, each with its line. */
+export function textLinks(text: string): Link[] {
+  const links: Link[] = [];
+  const starts = lineStarts(text);
+  for (const match of text.matchAll(TEXT_URL)) {
+    if (links.length >= MAX_LINKS_PER_PART) break;
+    const href = match[0].replace(/[.,;:!?)\]}]+$/, '');
+    links.push({ href, line: lineAt(match.index, starts), templated: false });
   }
   return links;
 }
 
-/** The links of a part: hrefs of HTML, URLs of the text part (the subject and preheader have none). */
-export function partLinks(field: Field, content: string): FoundLink[] {
-  if (field === 'html') return htmlLinks(content);
-  if (field === 'text') return textLinks(content);
-  return [];
+/** True when a host is one of the domains or a subdomain of one (case-insensitive). */
+export function isOwnHost(host: string, domains: readonly string[]): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  return domains.some((d) => h === d || h.endsWith(`.${d}`));
 }
 
-/** Whether a URL is an http(s) link to one of the domains or a subdomain of one; its query when it is. */
-export function shopQuery(url: string, domains: readonly string[]): URLSearchParams | undefined {
-  let parsed: URL;
+/** The link as an own link with its parameters' values, or undefined for a link elsewhere (or no URL). */
+function ownLink(href: string, tracking: TrackingRequest, where: Omit<OwnLink, 'href' | 'values'>): OwnLink | undefined {
+  let url: URL;
   try {
-    parsed = new URL(url);
+    url = new URL(href);
   } catch {
-    return undefined;
+    return undefined; // relative, placeholder or broken links have their own checks
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
-  const host = parsed.hostname.toLowerCase().replace(/\.$/, '');
-  return domains.some((d) => host === d || host.endsWith(`.${d}`)) ? parsed.searchParams : undefined;
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !isOwnHost(url.hostname, tracking.domains)) return undefined;
+  // an unsubscribe link leads to no conversion: it needs no tracking
+  if (UNSUBSCRIBE.test(url.pathname)) return undefined;
+  const values = new Map<string, string | undefined>();
+  for (const param of tracking.params) values.set(param, url.searchParams.get(param) ?? undefined);
+  return { href, values, ...where };
 }
 
-/** A template link as a pattern its rendered links match: the text as written, each Liquid part any text. */
-export function templatePattern(url: string): RegExp {
-  const literal = url.split(/\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${literal.join('[\\s\\S]*?')}$`);
-}
-
-/** The tracking settings of a request: none when it names no domains (the lint does not run). */
-export interface TrackingSettings {
-  domains: string[];
-  params: string[];
-  /** The values utm_campaign may take: the request's permId and name, when given. */
-  campaign: { permId?: string; name?: string };
-}
-
-export function trackingSettings(request: NormalizedRequest): TrackingSettings | undefined {
-  const { trackingDomains, trackingParams, permId, name } = request;
-  if (!trackingDomains?.length) return undefined;
-  return {
-    domains: trackingDomains.map((d) => d.toLowerCase()),
-    params: trackingParams?.length ? trackingParams : DEFAULT_TRACKING_PARAMS,
-    campaign: { ...(permId ? { permId } : {}), ...(name ? { name } : {}) },
-  };
-}
-
-/** The lint of a request, when it names the shop's domains (else undefined: the lint does not run). */
-export function trackingLint(request: NormalizedRequest): TrackingLint | undefined {
-  const settings = trackingSettings(request);
-  return settings && new TrackingLint(settings);
-}
-
-interface Observed extends LinkPlace {
-  url: string;
-  query: URLSearchParams;
-}
-
-const cutUrl = (url: string) => (url.length > 200 ? `${url.slice(0, 200)}…` : url);
-/** "link URL in html line 3 of welcome-cs (cs)", with the template and contact of a rendered one. */
-function describe(o: Observed): string {
-  const rendered = o.contactId === undefined ? '' : ` (rendered for contact ${o.contactId}${o.template ? ` from ${cutUrl(o.template)}` : ''})`;
-  const line = o.line === undefined ? '' : ` line ${o.line}`;
-  return `link ${cutUrl(o.url)}${rendered} in ${o.field}${line} of ${o.asset.ref}${o.language ? ` (${o.language})` : ''}`;
-}
-
-function findingOf(code: string, message: string, o: Observed): Finding {
-  return {
-    code,
-    message,
-    assetRef: o.asset.ref,
-    ...(o.language ? { language: o.language } : {}),
-    field: o.field,
-    ...(o.contactId === undefined ? {} : { contactId: o.contactId }),
-    ...(o.line === undefined ? {} : { line: o.line }),
-  };
-}
-
-/**
- * The links to the shop's domains of a validation, gathered part by part
- * (`written`: a part as written; `rendered`: a rendered sample), then judged
- * together (`findings`): tracking_param_missing and tracking_param_mismatch
- * (errors), tracking_inconsistent (a warning).
- */
-export class TrackingLint implements RenderedSink {
-  private readonly observed: Observed[] = [];
-  /** The Liquid links of each asset's part as written, to name the template of a rendered link. */
-  private readonly templates = new Map<string, FoundLink[]>();
-  /** The links as written without Liquid, already judged: a rendered sample's copy of one is not judged again. */
-  private readonly fixed = new Map<string, Set<string>>();
-
-  constructor(readonly settings: TrackingSettings) {}
-
-  /** The parts to render for the samples: those with a link that Liquid fills in. */
-  fields(asset: ResolvedAsset): Field[] {
-    return (['html', 'text'] as const).filter((f) => this.templates.get(`${asset.ref} ${f}`)?.length);
-  }
-
-  /** The links of each part of an asset as written (links with Liquid wait for the samples). */
-  written(asset: ResolvedAsset): void {
+/** The own links of the assets as written (links without a template tag), html and text parts. */
+function writtenLinks(assets: readonly ResolvedAsset[], tracking: TrackingRequest): OwnLink[] {
+  const out: OwnLink[] = [];
+  for (const asset of assets) {
     for (const field of ['html', 'text'] as const) {
       const content = asset.content[field];
       if (!content) continue;
-      const links = partLinks(field, content);
-      const key = `${asset.ref} ${field}`;
-      this.templates.set(key, links.filter((l) => l.liquid));
-      this.fixed.set(key, new Set(links.filter((l) => !l.liquid).map((l) => l.url)));
-      for (const link of links) {
-        if (!link.liquid) this.observe(link.url, { asset, field, ...(asset.language ? { language: asset.language } : {}), line: link.line });
+      for (const link of field === 'html' ? htmlLinks(content) : textLinks(content)) {
+        if (link.templated) continue;
+        const own = ownLink(link.href, tracking, { assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}), field, line: link.line });
+        if (own) out.push(own);
       }
     }
   }
-
-  /** The links of a rendered sample's part that were filled in per recipient. */
-  rendered(asset: ResolvedAsset, field: Field, language: string, contactId: string, output: string): void {
-    const key = `${asset.ref} ${field}`;
-    const templates = (this.templates.get(key) ?? []).map((l) => ({ link: l, pattern: templatePattern(l.url) }));
-    for (const { url } of partLinks(field, output)) {
-      if (this.fixed.get(key)?.has(url)) continue;
-      const from = templates.find((t) => t.pattern.test(url))?.link;
-      this.observe(url, { asset, field, language, contactId, ...(from ? { line: from.line, template: from.url } : {}) });
-    }
-  }
-
-  private observe(url: string, place: LinkPlace): void {
-    const query = shopQuery(url, this.settings.domains);
-    if (query) this.observed.push({ url, query, ...place });
-  }
-
-  /** Adds the findings of the links gathered to the validation's lists. */
-  judge(errors: Finding[], warnings: Finding[]): void {
-    const found = this.findings();
-    errors.push(...found.errors);
-    warnings.push(...found.warnings);
-  }
-
-  /** Every finding of the links gathered, in the order they were found. */
-  findings(): { errors: Finding[]; warnings: Finding[] } {
-    const errors: Finding[] = [];
-    const warnings: Finding[] = [];
-    const { params, campaign } = this.settings;
-    const expected = [campaign.permId, campaign.name].filter((v): v is string => v !== undefined);
-    const first = new Map<string, Observed>();
-    for (const o of this.observed) {
-      const missing = params.filter((p) => !o.query.get(p));
-      if (missing.length) {
-        errors.push(findingOf('tracking_param_missing', `${describe(o)} lacks ${missing.join(', ')}${missing.some((p) => o.query.has(p)) ? ' (empty counts as missing)' : ''}`, o));
-      }
-      for (const param of params) {
-        const value = o.query.get(param);
-        if (!value) continue;
-        if (param === CAMPAIGN_PARAM && expected.length && !expected.includes(value)) {
-          const wanted = [campaign.permId && `permId "${campaign.permId}"`, campaign.name && `name "${campaign.name}"`].filter(Boolean).join(' or ');
-          errors.push(findingOf('tracking_param_mismatch', `${describe(o)} has ${param}=${value}, not the delivery's ${wanted}`, o));
-          continue;
-        }
-        const earlier = first.get(param);
-        if (!earlier) first.set(param, o);
-        else if (earlier.query.get(param) !== value) {
-          warnings.push(
-            findingOf('tracking_inconsistent', `${describe(o)} has ${param}=${value}, but ${describe(earlier)} has ${param}=${earlier.query.get(param)}`, o),
-          );
-        }
-      }
-    }
-    return { errors, warnings };
-  }
+  return out;
 }
 
-/** A comma list of a flag or setting (`source`), its entries trimmed; a usage error naming the source when it is not a valid list. */
-export function trackingList(key: 'trackingDomains' | 'trackingParams', text: string, source: string): string[] {
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
-  const problem = list.length ? trackingOptionProblem(key, list) : 'lists nothing';
-  if (problem) throw new UsageError(`${source}: ${problem}`);
-  return list;
+/** A rendered sample: its asset, language, contact and whole HTML. */
+export interface RenderedSample {
+  assetRef: string;
+  language: string;
+  contactId: string;
+  html: string;
+}
+
+/** The own links that a template fills in, as the samples rendered them (the line is the template's). */
+function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly RenderedSample[], tracking: TrackingRequest): OwnLink[] {
+  const out: OwnLink[] = [];
+  const seen = new Map<string, OwnLink>();
+  for (const asset of assets) {
+    const written = htmlLinks(asset.content.html ?? '');
+    if (!written.some((l) => l.templated)) continue;
+    const fixed = new Set(written.filter((l) => !l.templated).map((l) => l.href));
+    for (const sample of samples.filter((s) => s.assetRef === asset.ref)) {
+      const rendered = htmlLinks(sample.html);
+      const where = { assetRef: asset.ref, language: sample.language, field: 'html' as const, contactId: sample.contactId };
+      // the same links in the same order: the n-th rendered link is the n-th written one, with its line;
+      // else (a loop or a condition changed them) the rendered links that are not written as they are
+      const pairs: [Link, number | undefined][] =
+        rendered.length === written.length
+          ? rendered.map((r, i) => [r, written[i]!.templated ? written[i]!.line : -1])
+          : rendered.filter((r) => !fixed.has(r.href)).map((r) => [r, undefined]);
+      for (const [link, line] of pairs) {
+        if (line === -1) continue; // written as it is: judged above
+        const own = ownLink(link.href, tracking, { ...where, ...(line !== undefined ? { line } : {}) });
+        if (!own) continue;
+        // one link of the template, the same parameters in every sample: judged once, the other samples counted
+        const key = JSON.stringify([asset.ref, sample.language, line ?? link.href, [...own.values]]);
+        const first = seen.get(key);
+        if (first) first.others = (first.others ?? 0) + 1;
+        else {
+          seen.set(key, own);
+          out.push(own);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The values a delivery's campaign parameter may take: its permId, its name, the name as a slug. */
+export function campaignValues(request: { name?: string; permId?: string }): string[] {
+  const values = new Set<string>();
+  if (request.permId) values.add(request.permId);
+  if (request.name) {
+    values.add(request.name);
+    const slug = request.name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    if (slug) {
+      values.add(slug);
+      values.add(slug.replaceAll('-', '_'));
+    }
+  }
+  return [...values];
+}
+
+/** Where a finding about a link is. */
+function at(link: OwnLink): Partial<Finding> {
+  return {
+    assetRef: link.assetRef,
+    ...(link.language ? { language: link.language } : {}),
+    field: link.field,
+    ...(link.line !== undefined ? { line: link.line } : {}),
+    ...(link.contactId ? { contactId: link.contactId } : {}),
+  };
+}
+
+const linkName = (link: OwnLink) =>
+  `${link.href}${link.contactId ? ` (as rendered for contact ${link.contactId}${link.others ? ` and ${link.others} other ${link.others === 1 ? 'sample' : 'samples'}` : ''})` : ''}`;
+
+/** Findings of each code, at most MAX_FINDINGS_PER_CODE, then one counting the rest. */
+function capped(findings: Finding[]): Finding[] {
+  const out: Finding[] = [];
+  const counts = new Map<string, number>();
+  for (const f of findings) counts.set(f.code, (counts.get(f.code) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  for (const f of findings) {
+    const n = (seen.get(f.code) ?? 0) + 1;
+    seen.set(f.code, n);
+    if (n <= MAX_FINDINGS_PER_CODE) out.push(f);
+    else if (n === MAX_FINDINGS_PER_CODE + 1) out.push({ code: f.code, message: `and ${counts.get(f.code)! - MAX_FINDINGS_PER_CODE} more links like these`, count: counts.get(f.code)! - MAX_FINDINGS_PER_CODE });
+  }
+  return out;
+}
+
+/** Missing parameters, a campaign value that is not the delivery's, and values that differ from the links' usual one. */
+function judge(links: readonly OwnLink[], tracking: TrackingRequest, campaign: readonly string[]): Finding[] {
+  const findings: Finding[] = [];
+  const usual = new Map<string, { value: string; n: number }>();
+  for (const param of tracking.params) {
+    // distinct links per value (a link written twice, or rendered for several samples, counts once)
+    const hrefs = new Map<string, Set<string>>();
+    for (const l of links) {
+      const v = l.values.get(param);
+      if (v !== undefined) hrefs.set(v, (hrefs.get(v) ?? new Set()).add(l.href));
+    }
+    const counts = new Map([...hrefs].map(([v, set]) => [v, set.size]));
+    // the most used value; ties by the first seen
+    let best: { value: string; n: number } | undefined;
+    for (const [value, n] of counts) if (!best || n > best.n) best = { value, n };
+    if (best && counts.size > 1) usual.set(param, best);
+  }
+  const campaignParam = tracking.params.find((p) => p === 'utm_campaign');
+  for (const link of links) {
+    const missing = tracking.params.filter((p) => link.values.get(p) === undefined);
+    if (missing.length) {
+      findings.push({ code: 'tracking_param_missing', message: `${linkName(link)} has no ${missing.join(', ')}: attribution needs ${tracking.params.join(', ')} on links to ${tracking.domains.join(', ')}`, ...at(link) });
+    }
+    const given = campaignParam ? link.values.get(campaignParam) : undefined;
+    if (given !== undefined && campaign.length && !campaign.includes(given)) {
+      findings.push({ code: 'tracking_param_mismatch', message: `${linkName(link)} has ${campaignParam}=${given}, not this delivery's ${campaign.map((c) => JSON.stringify(c)).join(' or ')}`, ...at(link) });
+    }
+    for (const [param, best] of usual) {
+      const v = link.values.get(param);
+      if (v !== undefined && v !== best.value && !(param === campaignParam && campaign.length)) {
+        findings.push({ code: 'tracking_inconsistent', message: `${linkName(link)} has ${param}=${v}, where ${best.n} ${best.n === 1 ? 'link has' : 'links have'} ${param}=${best.value}`, ...at(link) });
+      }
+    }
+  }
+  return findings;
 }
 
 /**
- * The tracking options a run adds to the request's `options` (the CLI's plumbing):
- * --tracking-domains and --tracking-params replace the request's; without
- * either, the profile's trackingParams fills in the parameters of a request
- * that names domains. A bad list is a usage error naming its flag or setting.
+ * The tracking findings of a delivery (warnings): its assets as written and the samples as
+ * rendered, judged for the request's domains and parameters. None without tracking domains.
  */
-export function trackingOptionsOf(
-  flags: { trackingDomains?: string; trackingParams?: string },
-  profileParams: string | undefined,
-  options: Record<string, unknown>,
-): void {
-  const given: [key: 'trackingDomains' | 'trackingParams', text: string | undefined, source: string][] = [
-    ['trackingDomains', flags.trackingDomains, '--tracking-domains'],
-    ['trackingParams', flags.trackingParams, '--tracking-params'],
-  ];
-  if (flags.trackingParams === undefined && options.trackingParams === undefined && (flags.trackingDomains !== undefined || options.trackingDomains !== undefined)) {
-    given.push(['trackingParams', profileParams, 'trackingParams of the profile']);
-  }
-  for (const [key, text, source] of given) {
-    if (text !== undefined) options[key] = trackingList(key, text, source);
-  }
+export function trackingFindings(
+  assets: readonly ResolvedAsset[],
+  samples: readonly RenderedSample[],
+  request: { tracking?: TrackingRequest; name?: string; permId?: string },
+): Finding[] {
+  const tracking = request.tracking;
+  if (!tracking || !tracking.domains.length) return [];
+  const links = [...writtenLinks(assets, tracking), ...renderedLinks(assets, samples, tracking)];
+  return capped(judge(links, tracking, campaignValues(request)));
 }

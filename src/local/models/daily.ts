@@ -4,6 +4,7 @@
  * on the one day of it in the period whose previous day lies before the period, so unique contacts
  * are a count of rows, never a DISTINCT over the period's transactions.
  */
+import { PER_CURRENCY_FROM_DAYS, PER_SOURCE } from '../queries.js';
 import { sql } from '../sql.js';
 import type { Relation } from './relation.js';
 
@@ -55,12 +56,16 @@ export const PLUGIN_CONTACT_DAY: Relation = {
       FROM converted ORDER BY day`,
 };
 
-export const PLUGIN_DAY_CONTACTS: Relation = {
-  name: 'plugin_day_contacts',
-  holds: "the number of contacts who converted each day through any source (plugin_contact_day's rows per day): unique contacts of a series by day",
-  reads: ['plugin_contact_day'],
-  select: (m) => sql`SELECT day, count(*) AS uc FROM ${m.relation('plugin_contact_day')} GROUP BY day ORDER BY day`,
+export const PLUGIN_DAY: Relation = {
+  name: 'plugin_day',
+  holds: "the figures of each day over every source, as a series by day shows them: report_day's sums (in the reference currency, with the day's breakdown per order currency), the first and last conversion, and the contacts who converted that day (uc)",
+  reads: ['report_day', 'plugin_contact_day'],
+  select: (m) => sql`
+      WITH per_currency AS (${PER_CURRENCY_FROM_DAYS(m.relation('report_day'), sql`true`, sql`day`)}),
+      ${PER_SOURCE(sql`day`, sql` min(first_at) AS first_at, max(last_at) AS last_at,`)},
+      contacts AS (SELECT day, count(*) AS uc FROM ${m.relation('plugin_contact_day')} GROUP BY day)
+      SELECT g.*, coalesce(u.uc, 0) AS uc FROM per_source g LEFT JOIN contacts u USING (day) ORDER BY day`,
 };
 
 /** The per-day sums in the order they are made. */
-export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY_CONTACTS];
+export const DAILY: readonly Relation[] = [REPORT_DAY, CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY];

@@ -1,0 +1,222 @@
+/**
+ * A validation compared with an earlier one (`convx validate --baseline FILE`, docs/validation.md
+ * "Baseline"): the baseline is the JSON that `-o json` printed then. Pure: the text of the file and
+ * the response in, the changes out, each saying whether it fails the run under the flags given.
+ * The same in local and API mode (the baseline is a local file; the response comes from either).
+ */
+import { UsageError } from '../errors.js';
+import type { Finding, ValidateResponse } from './validation.js';
+
+/** What a change from the baseline may be before it fails the run. */
+export interface BaselinePolicy {
+  /** The largest relative change of the deliverable audience that passes (0.1: 10 %); undefined: any. */
+  maxAudienceDrift?: number | undefined;
+  /** Every change fails: any drift, a finding gone, a changed sample (new findings fail always). */
+  strict?: boolean | undefined;
+}
+
+export type BaselineChangeKind = 'audience' | 'new_finding' | 'gone_finding' | 'sample';
+
+export interface BaselineChange {
+  kind: BaselineChangeKind;
+  /** One line saying what changed. */
+  message: string;
+  /** Whether this change fails the run under the policy. */
+  fails: boolean;
+  /** A new or gone finding, with its severity. */
+  finding?: Finding & { severity: 'error' | 'warning' };
+  /** A changed sample's language and contact. */
+  language?: string;
+  contactId?: string;
+  /** A changed sample: a short diff of each part that changed, "- before" and "+ after" lines. */
+  diff?: string[];
+  /** A sample's change: one that came, went, or changed. */
+  sample?: 'new' | 'gone' | 'changed';
+}
+
+export interface BaselineComparison {
+  /** The baseline file as the command line named it. */
+  file: string;
+  same: boolean;
+  changes: BaselineChange[];
+}
+
+type Sample = ValidateResponse['render']['samples'][number];
+type Severity = 'error' | 'warning';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+
+/** The first problem of a parsed baseline's shape ("render.errors[2].code must be a string"), or undefined. */
+function shapeProblem(body: unknown): string | undefined {
+  if (!isObject(body)) return 'must hold a JSON object (the output of convx validate -o json)';
+  if (!isObject(body.audience)) return 'audience must be an object';
+  for (const key of ['intended', 'suppressed', 'deliverable']) {
+    if (!isCount(body.audience[key])) return `audience.${key} must be a whole number`;
+  }
+  if (!isObject(body.render)) return 'render must be an object';
+  for (const list of ['samples', 'warnings', 'errors'] as const) {
+    const items = body.render[list];
+    if (!Array.isArray(items)) return `render.${list} must be an array`;
+    const fields = list === 'samples' ? ['language', 'contactId', 'subject', 'htmlExcerpt'] : ['code', 'message'];
+    for (const [i, item] of items.entries()) {
+      if (!isObject(item)) return `render.${list}[${i}] must be an object`;
+      const bad = fields.find((f) => typeof item[f] !== 'string');
+      if (bad) return `render.${list}[${i}].${bad} must be a string`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The baseline of a file's text: a usage error (exit 2) naming the file and what is wrong when it is
+ * not JSON or not a validation's result.
+ */
+export function parseBaseline(text: string, file: string): ValidateResponse {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--baseline ${file} is not JSON: ${(error as Error).message}`, [], 'a baseline is what convx validate -o json printed (or --update-baseline wrote)');
+  }
+  const problem = shapeProblem(body);
+  if (problem) throw new UsageError(`--baseline ${file} is not a validation result: ${problem}`, [], 'a baseline is what convx validate -o json printed (or --update-baseline wrote)');
+  return body as ValidateResponse;
+}
+
+/** "10%", "10" or "2.5 %": the fraction it names (0.1); undefined when it is not a percentage from 0. */
+export function parseDrift(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*%?\s*$/.exec(text);
+  return match ? Number(match[1]) / 100 : undefined;
+}
+
+const percent = (fraction: number) => (Number.isFinite(fraction) ? `${fraction >= 0 ? '+' : ''}${(fraction * 100).toFixed(1)} %` : 'from none');
+
+/** The deliverable audience's change, when there is one. */
+function audienceChange(before: ValidateResponse, after: ValidateResponse, policy: BaselinePolicy): BaselineChange[] {
+  const [was, is] = [before.audience.deliverable, after.audience.deliverable];
+  if (was === is) return [];
+  const drift = was === 0 ? Infinity : (is - was) / was;
+  const over = policy.maxAudienceDrift !== undefined && Math.abs(drift) > policy.maxAudienceDrift;
+  const limit = policy.maxAudienceDrift !== undefined ? `, ${over ? 'over' : 'within'} --max-audience-drift ${+(policy.maxAudienceDrift * 100).toFixed(4)}%` : '';
+  return [{ kind: 'audience', message: `deliverable audience ${was} -> ${is} (${percent(drift)}${limit})`, fails: over || !!policy.strict }];
+}
+
+/**
+ * What identifies a finding across runs: its severity, code and place, and its message with the
+ * numbers left out (counts and lines move). Not its file: a path differs between checkouts.
+ */
+function findingKey(f: Finding, severity: Severity): string {
+  return JSON.stringify([severity, f.code, f.assetRef, f.language, f.field, f.contactId, f.message.replace(/\d+/g, '#')]);
+}
+
+const withSeverity = (r: ValidateResponse) => [
+  ...r.render.errors.map((f) => ({ ...f, severity: 'error' as const })),
+  ...r.render.warnings.map((f) => ({ ...f, severity: 'warning' as const })),
+];
+
+/** The findings of `of` beyond those of `than` (as many times as they are more). */
+function extraFindings(of: ValidateResponse, than: ValidateResponse): (Finding & { severity: Severity })[] {
+  const counts = new Map<string, number>();
+  for (const f of withSeverity(than)) counts.set(findingKey(f, f.severity), (counts.get(findingKey(f, f.severity)) ?? 0) + 1);
+  return withSeverity(of).filter((f) => {
+    const key = findingKey(f, f.severity);
+    const left = counts.get(key) ?? 0;
+    counts.set(key, left - 1);
+    return left <= 0;
+  });
+}
+
+/** Characters of context around a change in a short diff, and the most of the changed text shown. */
+const CONTEXT = 20;
+const CHANGED = 80;
+
+/** "- …before…" and "+ …after…": the part that differs, with a little context each side. */
+export function shortDiff(before: string, after: string): string[] {
+  let start = 0;
+  while (start < before.length && start < after.length && before[start] === after[start]) start++;
+  let end = 0;
+  while (end < before.length - start && end < after.length - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  const side = (text: string) => {
+    const from = Math.max(0, start - CONTEXT);
+    const changed = text.slice(start, text.length - end);
+    const shown = changed.length > CHANGED ? `${changed.slice(0, CHANGED)}…` : changed;
+    const tail = text.slice(text.length - end, text.length - end + CONTEXT);
+    return `${from > 0 ? '…' : ''}${text.slice(from, start)}${shown}${tail}${text.length - end + CONTEXT < text.length ? '…' : ''}`;
+  };
+  return [`- ${side(before)}`, `+ ${side(after)}`];
+}
+
+const sampleKey = (s: Sample) => JSON.stringify([s.language, s.contactId]);
+
+/** Samples (by language and contact) whose subject or HTML changed, and samples that came or went. */
+function sampleChanges(before: ValidateResponse, after: ValidateResponse, policy: BaselinePolicy): BaselineChange[] {
+  const was = new Map(before.render.samples.map((s) => [sampleKey(s), s]));
+  const now = new Set(after.render.samples.map(sampleKey));
+  const change = (s: Sample, sample: 'new' | 'gone' | 'changed', message: string, diff?: string[]): BaselineChange => ({
+    kind: 'sample',
+    message,
+    fails: !!policy.strict,
+    language: s.language,
+    contactId: s.contactId,
+    ...(diff ? { diff } : {}),
+    sample,
+  });
+  const changes: BaselineChange[] = [];
+  for (const s of after.render.samples) {
+    const old = was.get(sampleKey(s));
+    const who = `sample ${s.language} (contact ${s.contactId})`;
+    if (!old) {
+      changes.push(change(s, 'new', `${who} is new`));
+      continue;
+    }
+    const parts = (['subject', 'htmlExcerpt'] as const).filter((p) => old[p] !== s[p]);
+    if (parts.length) {
+      const names = parts.map((p) => (p === 'subject' ? 'subject' : 'HTML'));
+      changes.push(change(s, 'changed', `${who}: ${names.join(' and ')} changed`, parts.flatMap((p) => shortDiff(old[p], s[p]))));
+    }
+  }
+  for (const s of before.render.samples) if (!now.has(sampleKey(s))) changes.push(change(s, 'gone', `sample ${s.language} (contact ${s.contactId}) is gone`));
+  return changes;
+}
+
+const findingText = (f: Finding & { severity: Severity }) => `${f.severity} ${f.code}: ${f.message}`;
+
+/**
+ * Every change from the baseline, in order: the audience, new findings (always failing), findings
+ * gone, changed samples; the last two, and any drift, fail only under `strict`.
+ */
+export function compareWithBaseline(before: ValidateResponse, after: ValidateResponse, file: string, policy: BaselinePolicy = {}): BaselineComparison {
+  const changes: BaselineChange[] = [
+    ...audienceChange(before, after, policy),
+    ...extraFindings(after, before).map((finding) => ({ kind: 'new_finding' as const, message: `new ${findingText(finding)}`, fails: true, finding })),
+    ...extraFindings(before, after).map((finding) => ({ kind: 'gone_finding' as const, message: `gone ${findingText(finding)}`, fails: !!policy.strict, finding })),
+    ...sampleChanges(before, after, policy),
+  ];
+  return { file, same: changes.length === 0, changes };
+}
+
+/** Why the comparison fails the run ("1 new finding and 1 audience drift since the baseline"), or undefined. */
+export function baselineReason(comparison: BaselineComparison | undefined): string | undefined {
+  const failing = comparison?.changes.filter((c) => c.fails) ?? [];
+  if (!failing.length) return undefined;
+  const words: Record<BaselineChangeKind, [string, string]> = {
+    audience: ['audience drift', 'audience drifts'],
+    new_finding: ['new finding', 'new findings'],
+    gone_finding: ['finding gone', 'findings gone'],
+    sample: ['changed sample', 'changed samples'],
+  };
+  const counted = (Object.keys(words) as BaselineChangeKind[])
+    .map((kind) => [kind, failing.filter((c) => c.kind === kind).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${words[kind][n === 1 ? 0 : 1]}`);
+  return `${counted.join(', ')} since the baseline ${comparison!.file}`;
+}
+
+/** The response as a baseline file holds it: without the samples' whole HTML (only -o html asks for it). */
+export function baselineOf(response: ValidateResponse): ValidateResponse {
+  return {
+    ...response,
+    render: { ...response.render, samples: response.render.samples.map(({ html: _html, ...sample }) => sample) },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * Issue 20, point 4: `convx validate --baseline FILE` against an earlier `-o json` result: the
+ * comparison alone (model/baseline.ts), then the command in process on a small dataset built here:
+ * "same as baseline", audience drift, new and gone findings, changed samples with a short diff, the
+ * flags that make a change fail, --update-baseline, and a bad baseline file as exit 2.
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compareWithBaseline, parseBaseline, parseDrift, shortDiff } from '../src/model/baseline.js';
+import type { ValidateResponse } from '../src/model/validation.js';
+import { cli, csv, dataset, tempDir } from './helpers.js';
+
+const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
+const person = (i: number, list = 'l') => [`c${i}`, `p${i}@x.dev`, `Name${i}`, 'cs', 'CZ', true, false, list];
+/** n deliverable contacts on list l. */
+const contacts = (n: number) => dataset({ 'contacts.csv': csv(CONTACT_HEADER, Array.from({ length: n }, (_, i) => person(i + 1))) });
+
+const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
+const request = (subject = 'Hello {{ contact.firstName }}', html = `<html><body><p>Hi</p>${UNSUBSCRIBE}</body></html>`) =>
+  JSON.stringify({ audience: { lists: ['l'] }, assets: [{ language: 'cs', subject, html, text: 'Hi' }] });
+
+/** A folder with the request file; the dataset of n contacts. */
+function setup(n = 10, body = request()) {
+  const dir = tempDir('convx-baseline-');
+  writeFileSync(join(dir, 'request.json'), body);
+  return { dir, data: contacts(n), base: join(dir, 'base.json') };
+}
+
+const run = (s: { dir: string; data: string }, ...more: string[]) => cli(['validate', 'request.json', '--data', s.data, ...more], { cwd: s.dir });
+
+describe('the comparison alone', () => {
+  const response = (deliverable: number, warnings: ValidateResponse['render']['warnings'] = [], subject = 'Hi Ann'): ValidateResponse => ({
+    channel: 'email',
+    audience: { intended: deliverable, suppressed: 0, deliverable, suppressionBreakdown: { unsubscribed: 0, invalidEmail: 0, noConsent: 0 } },
+    languages: [],
+    render: { samples: [{ language: 'cs', contactId: 'c1', subject, htmlExcerpt: '<p>x</p>' }], warnings, errors: [] },
+  });
+
+  it('finds nothing in the same result, and a finding whose numbers moved is the same finding', () => {
+    const w = (n: number) => [{ code: 'unresolved_variable', message: `{{ x }} is empty for ${n} recipients`, assetRef: 'inline:0' }];
+    expect(compareWithBaseline(response(100, w(3)), response(100, w(7)), 'b.json')).toEqual({ file: 'b.json', same: true, changes: [] });
+  });
+
+  it('counts a finding twice when it is there twice, and fails on new ones always', () => {
+    const f = { code: 'empty_link', message: 'an empty link', assetRef: 'inline:0' };
+    const c = compareWithBaseline(response(100, [f]), response(100, [f, f]), 'b.json');
+    expect(c.changes).toEqual([{ kind: 'new_finding', message: 'new warning empty_link: an empty link', fails: true, finding: { ...f, severity: 'warning' } }]);
+  });
+
+  it('drift fails over --max-audience-drift only, and everything under strict', () => {
+    expect(compareWithBaseline(response(100), response(111), 'b', { maxAudienceDrift: 0.1 }).changes[0]).toMatchObject({
+      message: 'deliverable audience 100 -> 111 (+11.0 %, over --max-audience-drift 10%)',
+      fails: true,
+    });
+    expect(compareWithBaseline(response(100), response(91), 'b', { maxAudienceDrift: 0.1 }).changes[0]!.fails).toBe(false);
+    expect(compareWithBaseline(response(100), response(91), 'b').changes[0]!.fails).toBe(false);
+    expect(compareWithBaseline(response(0), response(5), 'b', { maxAudienceDrift: 5 }).changes[0]!.fails).toBe(true);
+    const strict = compareWithBaseline(response(100, [], 'Hi Ann'), response(101, [], 'Hi Bob'), 'b', { strict: true });
+    expect(strict.changes.map((c) => [c.kind, c.fails])).toEqual([
+      ['audience', true],
+      ['sample', true],
+    ]);
+  });
+
+  it('a short diff shows the part that changed with a little context', () => {
+    expect(shortDiff('Hello Ann, welcome', 'Hello Bob, welcome')).toEqual(['- Hello Ann, welcome', '+ Hello Bob, welcome']);
+    const long = 'x'.repeat(100);
+    expect(shortDiff(`${long}A${long}`, `${long}B${long}`)).toEqual([`- …${'x'.repeat(20)}A${'x'.repeat(20)}…`, `+ …${'x'.repeat(20)}B${'x'.repeat(20)}…`]);
+  });
+
+  it('reads percentages', () => {
+    expect([parseDrift('10%'), parseDrift('2.5 %'), parseDrift('0'), parseDrift('ten'), parseDrift('-5%')]).toEqual([0.1, 0.025, 0, undefined, undefined]);
+  });
+
+  it('a baseline that is not a result says what is wrong', () => {
+    expect(() => parseBaseline('{"audience":{"intended":1,"suppressed":0,"deliverable":"1"}}', 'b.json')).toThrow(
+      '--baseline b.json is not a validation result: audience.deliverable must be a whole number',
+    );
+    const ok = JSON.stringify(response(1));
+    expect(() => parseBaseline(ok.replace('"subject":"Hi Ann"', '"subject":3'), 'b.json')).toThrow('render.samples[0].subject must be a string');
+    expect(() => parseBaseline('[]', 'b.json')).toThrow('must hold a JSON object');
+  });
+});
+
+describe('convx validate --baseline', () => {
+  it('--update-baseline writes the -o json result (atomically), and the next run is the same as the baseline', async () => {
+    const s = setup();
+    const wrote = await run(s, '--baseline', 'base.json', '--update-baseline', '-o', 'table');
+    expect(wrote.code).toBe(0);
+    expect(wrote.stderr).toContain('wrote the baseline base.json');
+    const json = await run(s, '-o', 'json');
+    expect(readFileSync(s.base, 'utf8')).toBe(json.stdout);
+    expect(readdirSync(s.dir).sort()).toEqual(['base.json', 'request.json']); // no temporary file left
+    const again = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('Baseline base.json: same as baseline\n');
+    const asJson = JSON.parse((await run(s, '--baseline', 'base.json', '-o', 'json')).stdout) as { baseline: unknown };
+    expect(asJson.baseline).toEqual({ file: 'base.json', same: true, changes: [] });
+    expect((await run(s, '--baseline', 'base.json', '-o', 'github')).stdout).toContain('::notice title=convx baseline::same as baseline base.json\n');
+     // the page asks for each sample's whole HTML; the baseline it writes is still the JSON of -o json
+    const page = await run(s, '--baseline', 'html-base.json', '--update-baseline', '-o', 'html');
+    expect([page.code, page.stderr]).toEqual([0, 'wrote the baseline html-base.json\n']);
+    expect(readFileSync(join(s.dir, 'html-base.json'), 'utf8')).toBe(json.stdout);
+  });
+
+  it('a new finding fails the run in every format; --update-baseline accepts it', async () => {
+    const s = setup();
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), request('Hello', '<html><body><p>Hi, our spring sale starts today.</p><img src="https://x.dev/a.png"></body></html>'));
+    const table = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect(table.code).toBe(1);
+    expect(table.stdout).toContain('✗ new warning missing_unsubscribe_link: inline:0 has no unsubscribe link');
+    expect(table.stdout).toContain('✗ new warning image_missing_alt');
+    expect(table.stdout).toMatch(/NOT READY: 2 new findings since the baseline base\.json\n$/);
+    expect(table.stderr).toBe('convx: not ready: 2 new findings since the baseline base.json\n');
+    const github = await run(s, '--baseline', 'base.json', '-o', 'github');
+    expect(github.code).toBe(1);
+    expect(github.stdout).toContain('::error title=convx baseline::new warning missing_unsubscribe_link');
+    const junit = await run(s, '--baseline', 'base.json', '-o', 'junit');
+    expect(junit.stdout).toContain('<testcase classname="convx.validate.baseline" name="baseline">\n      <failure type="baseline" message="2 new findings since the baseline base.json">');
+    expect(junit.stdout).toMatch(/<testsuites name="convx validate" tests="(\d+)" failures="1">/);
+    const accepted = await run(s, '--baseline', 'base.json', '--update-baseline', '-o', 'table');
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('· new warning missing_unsubscribe_link');
+    expect((await run(s, '--baseline', 'base.json', '-o', 'table')).stdout).toContain('same as baseline');
+  });
+
+  it('gone findings and changed samples are listed (a short diff) and pass; --strict-baseline fails on them', async () => {
+    const s = setup(10, request('Hello {{ contact.firstName }}', '<html><body><p>Hi</p><a href="#">x</a></body></html>'));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), request('Welcome {{ contact.firstName }}'));
+    const listed = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/· gone warning missing_unsubscribe_link/);
+    expect(listed.stdout).toMatch(/· gone warning empty_link/);
+    expect(listed.stdout).toMatch(/· sample cs \(contact c\d+\): subject and HTML changed\n\s+- Hello Name\d+\n\s+\+ Welcome Name\d+\n/);
+    const strict = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'json');
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toBe('convx: not ready: 2 findings gone, 1 changed sample since the baseline base.json\n');
+  });
+
+  it('audience drift: listed, and a failure over --max-audience-drift', async () => {
+    const s = setup(10);
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    const more = { ...s, data: contacts(12) };
+    const listed = await run(more, '--baseline', 'base.json', '-o', 'table');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('· deliverable audience 10 -> 12 (+20.0 %)');
+    expect((await run(more, '--baseline', 'base.json', '--max-audience-drift', '25%')).code).toBe(0);
+    const over = await run(more, '--baseline', 'base.json', '--max-audience-drift', '10%', '-o', 'github');
+    expect(over.code).toBe(1);
+    expect(over.stdout).toContain('::error title=convx baseline::deliverable audience 10 -> 12 (+20.0 %25, over --max-audience-drift 10%25)');
+    expect(over.stderr).toBe('convx: not ready: 1 audience drift since the baseline base.json\n');
+  });
+
+  it('a bad baseline or flag is exit 2 naming the file and what is wrong, before any work', async () => {
+    const s = setup();
+    const missing = await run(s, '--baseline', 'nope.json');
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining('--baseline: not found: nope.json')]);
+    writeFileSync(s.base, '{"audience": ');
+    const broken = await run(s, '--baseline', 'base.json');
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/--baseline base\.json is not JSON: /);
+    writeFileSync(s.base, '{"audience": {"intended": 1, "suppressed": 0, "deliverable": 1}, "render": {"samples": [], "warnings": [{}], "errors": []}}');
+    expect((await run(s, '--baseline', 'base.json')).stderr).toContain('--baseline base.json is not a validation result: render.warnings[0].code must be a string');
+    expect((await run(s, '--baseline', 'base.json', '--update-baseline')).code).toBe(2); // a broken file is not overwritten
+    expect(readFileSync(s.base, 'utf8')).toContain('"warnings": [{}]');
+    const drift = await run(s, '--baseline', 'base.json', '--max-audience-drift', 'lots');
+    expect([drift.code, drift.stderr]).toEqual([2, expect.stringContaining('--max-audience-drift: "lots" is not a percentage (e.g. 10%)')]);
+    const alone = await run(s, '--update-baseline');
+    expect([alone.code, alone.stderr]).toEqual([2, expect.stringContaining('--update-baseline applies to --baseline FILE only')]);
+    expect(existsSync(join(s.dir, 'nope.json'))).toBe(false);
+  });
+});

@@ -1,0 +1,89 @@
+/** Issue 20: a contact field by its column name, unknown fields and variables, variables empty for everyone. */
+import { describe, expect, it } from 'vitest';
+import { openLocalBackend } from '../src/local/open.js';
+import type { Finding, ValidateResponse } from '../src/model/validation.js';
+import { cli, csv, dataset, suiteThreadsOption } from './helpers.js';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+
+const HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists', 'nick'];
+const dir = dataset({
+  'contacts.csv': csv(HEADER, [
+    ['c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l', ''],
+    ['c2', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l', ''],
+    ['c3', 'c@x.dev', null, 'cs', 'CZ', true, false, 'l', 'Cy'],
+  ]),
+});
+
+const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
+async function validate(html: string, variables: Record<string, unknown> = {}): Promise<ValidateResponse> {
+  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
+  try {
+    return await backend.validateEmail({ audience: { lists: ['l'] }, assets: [{ subject: 'Hi', html: `${html}${UNSUBSCRIBE}`, text: 't' }], variables, options: { sampleSize: 3 } });
+  } finally {
+    await backend.close();
+  }
+}
+const of = (findings: Finding[], code: string) => findings.filter((f) => f.code === code).map((f) => f.message);
+
+describe('contact fields by their column name', () => {
+  it('contact.first_name resolves as contact.firstName does: counted and rendered', async () => {
+    const r = await validate('<p>{{ contact.first_name }}|{{ contact.firstName }}</p>');
+    expect(r.render.errors).toEqual([]);
+    expect(of(r.render.warnings, 'unresolved_variable')).toEqual([
+      '{{ contact.first_name }} in html is empty for 1 deliverable recipient (contact field without a value; add one, or a default filter)',
+      '{{ contact.firstName }} in html is empty for 1 deliverable recipient (contact field without a value; add one, or a default filter)',
+    ]);
+    const excerpts = r.render.samples.map((s) => s.htmlExcerpt);
+    expect(excerpts.some((e) => e.includes('Ann|Ann'))).toBe(true);
+    expect(excerpts.some((e) => e.includes('Bob|Bob'))).toBe(true);
+  });
+});
+
+describe('unknown fields and variables are errors with the nearest names', () => {
+  it('a misspelt field, a field nobody has, a misspelt variable', async () => {
+    const r = await validate('{{ contact.frist_name }} {{ contact.firstNam }} {{ contact.nickname }} {{ promo_cod }} {{ shop.nmae }}', {
+      promo_code: 'X',
+      shop: { name: 'S' },
+    });
+    expect(of(r.render.errors, 'unknown_variable')).toEqual([
+      '{{ contact.frist_name }} in html: the contacts have no field frist_name; did you mean first_name?',
+      '{{ contact.firstNam }} in html: the contacts have no field firstNam; did you mean firstName?',
+      '{{ contact.nickname }} in html: the contacts have no field nickname; did you mean nick?',
+      "{{ promo_cod }} in html: the request's variables have no promo_cod; did you mean promo_code?",
+      "{{ shop.nmae }} in html: the request's variables have no shop.nmae; did you mean name?",
+    ]);
+    expect(r.render.errors.every((f) => f.assetRef === 'inline:0' && f.field === 'html')).toBe(true);
+    expect(of(r.render.warnings, 'unresolved_variable')).toEqual([]);
+  });
+
+  it('liquid\'s own size, first and last of a given list are no unknown variable', async () => {
+    const r = await validate('{{ items.size }} {{ items.first }}', { items: ['a'] });
+    expect(r.render.errors).toEqual([]);
+  });
+});
+
+describe('a variable empty for every recipient is an error', () => {
+  it('a request variable without a value and a field no recipient has', async () => {
+    const r = await validate('{{ promo }} {{ contact.nick }}', { promo: '' });
+    expect(r.render.errors.map((f) => [f.code, f.count, f.message])).toEqual([
+      [
+        'empty_variable',
+        3,
+        '{{ promo }} in html is empty for every deliverable recipient (3 recipients: the request gives it no value; give it one, or a default filter)',
+      ],
+    ]);
+    // Cy has a nickname: empty for two of three is a warning.
+    expect(r.render.warnings.filter((f) => f.code === 'unresolved_variable').map((f) => f.count)).toEqual([2]);
+    const none = await validate('{{ contact.nick }}');
+    expect(none.render.errors.map((f) => f.code)).toEqual([]);
+  });
+
+  it('exits 1 from the CLI', async () => {
+    const request = join(dir, 'request.json');
+    writeFileSync(request, JSON.stringify({ audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ promo_cod }}', html: `x${UNSUBSCRIBE}`, text: 't' }], variables: { promo_code: 'X' } }));
+    const run = await cli(['validate', request, '--data', dir, '-o', 'json']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('convx: not ready: 1 error (unknown_variable)\n');
+  });
+});
