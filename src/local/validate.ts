@@ -107,7 +107,7 @@ export async function validateDelivery(
         errors.push(...judged.errors);
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
-          // tracking lint judges links filled in per recipient in the samples' whole HTML
+          // tracking lint judges links filled in per recipient in the samples' whole HTML (and text part, when a URL of it has a template tag)
           const recipients = await sampleRecipients(db, langs, request.sampleSize);
           const rendered = await renderSamples(asset, recipients, request.variables, work, request.preview || !!request.tracking, !!request.tracking && textNeedsRendering(asset));
           rendered.forEach((s) => s.html !== undefined && renderedHtml.push({ assetRef: asset.ref, language: s.language, contactId: s.contactId, html: s.html, ...(s.text === undefined ? {} : { text: s.text }) }));
