@@ -165,6 +165,16 @@ describe('convx validate', () => {
     expect(tracking(elsewhere.stdout)).toEqual([]);
   });
 
+  it('refuses a bad list of a flag as a usage error naming the flag, not the request file', async () => {
+    const dir = tempDir();
+    request(dir);
+    const bad = await cli(['validate', 'r.json', '--data', data(), '-o', 'json', '--tracking-domains', 'shop.example.com,https://shop.example.com'], { cwd: dir });
+    expect([bad.code, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toContain('--tracking-domains: "https://shop.example.com" is not a domain name (such as shop.example.com)');
+    const params = await cli(['validate', 'r.json', '--data', data(), '--tracking-domains', 'shop.example.com', '--tracking-params', ' , '], { cwd: dir });
+    expect([params.code, params.stderr]).toEqual([2, expect.stringContaining('--tracking-params: give 1 to 100 of them, comma-separated')]);
+  });
+
   it('renders the text part for its URLs a template fills in, and keeps the rendered text out of the samples', async () => {
     const dir = tempDir();
     const text = `Hi\nhttps://shop.example.com/u/{{ contact.contactId }}?${utm('spring-sale', '{{ contact.firstName }}')}`;
