@@ -61,6 +61,12 @@ describe('the rule', () => {
     expect(found[0]!.message).toContain('https://www.shop.example.com/b?utm_source=email has no utm_medium, utm_campaign');
   });
 
+  it('tracking_param_missing: an empty value counts as missing', () => {
+    const found = trackingFindings([asset(`<a href="https://shop.example.com/a?utm_source=&utm_medium=email&utm_campaign=spring-sale">a</a>`)], [], { tracking: TRACKING });
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_missing', line: 1 })]);
+    expect(found[0]!.message).toContain('has no utm_source:');
+  });
+
   it("tracking_param_mismatch: utm_campaign is not the delivery's (permId, name or its slug); without either, not judged", () => {
     const a = asset(`<a href="https://shop.example.com/a?${utm('spring-sale')}">a</a>`, `https://shop.example.com/t?${utm('autumn')}`);
     const found = trackingFindings([a], [], { tracking: TRACKING, name: 'Spring Sale' });

@@ -111,7 +111,8 @@ function ownLink(href: string, tracking: TrackingRequest, where: Omit<OwnLink, '
   // an unsubscribe link leads to no conversion: it needs no tracking
   if (UNSUBSCRIBE.test(url.pathname)) return undefined;
   const values = new Map<string, string | undefined>();
-  for (const param of tracking.params) values.set(param, url.searchParams.get(param) ?? undefined);
+  // an empty value (utm_source=) tells attribution nothing: it counts as missing
+  for (const param of tracking.params) values.set(param, url.searchParams.get(param) || undefined);
   return { href, values, ...where };
 }
 
