@@ -24,6 +24,13 @@ describe('links and domains', () => {
     ]);
   });
 
+  it('keeps a template tag inside a URL of a text part, blanks and all, and marks the URL as filled in', () => {
+    expect(textLinks('Picks: https://x.dev/p?id={{ contact.contactId }}&utm_source=email.\nhttps://x.dev/q?c={% if a %}1{% endif %} and {x}')).toEqual([
+      { href: 'https://x.dev/p?id={{ contact.contactId }}&utm_source=email', line: 1, templated: true },
+      { href: 'https://x.dev/q?c={% if a %}1{% endif %}', line: 2, templated: true },
+    ]);
+  });
+
   it('counts a domain and its subdomains as own, nothing else', () => {
     expect(isOwnHost('shop.example.com', ['shop.example.com'])).toBe(true);
     expect(isOwnHost('WWW.Shop.Example.com.', ['shop.example.com'])).toBe(true);
@@ -52,6 +59,12 @@ describe('the rule', () => {
       expect.objectContaining({ code: 'tracking_param_missing', assetRef: 'inline:en', language: 'en', field: 'html', line: 3 }),
     ]);
     expect(found[0]!.message).toContain('https://www.shop.example.com/b?utm_source=email has no utm_medium, utm_campaign');
+  });
+
+  it('tracking_param_missing: an empty value counts as missing', () => {
+    const found = trackingFindings([asset(`<a href="https://shop.example.com/a?utm_source=&utm_medium=email&utm_campaign=spring-sale">a</a>`)], [], { tracking: TRACKING });
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_missing', line: 1 })]);
+    expect(found[0]!.message).toContain('has no utm_source:');
   });
 
   it("tracking_param_mismatch: utm_campaign is not the delivery's (permId, name or its slug); without either, not judged", () => {
@@ -85,6 +98,16 @@ describe('the rule', () => {
     // the template's line 2; c1 and c2 gave the same parameters: one finding for both
     expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_missing', line: 2, contactId: 'c1' })]);
     expect(found[0]!.message).toContain('(as rendered for contact c1 and 1 other sample)');
+  });
+
+  it('judges a URL of the text part that a template fills in as rendered, not as written', () => {
+    const text = `Picks:\nhttps://shop.example.com/p?id={{ contact.contactId }}&${utm('{{ campaign }}')}`;
+    const a = asset(`<a href="https://shop.example.com/a?${utm()}">a</a>`, text);
+    // as written (no rendered text): not judged, so no "has no utm_source" about a URL cut at "{{"
+    expect(trackingFindings([a], [], { tracking: TRACKING, name: 'spring-sale' })).toEqual([]);
+    const sample = { assetRef: 'inline:en', language: 'en', contactId: 'c1', html: '', text: `Picks:\nhttps://shop.example.com/p?id=c1&${utm('autumn')}` };
+    const found = trackingFindings([a], [sample], { tracking: TRACKING, name: 'spring-sale' });
+    expect(found).toEqual([expect.objectContaining({ code: 'tracking_param_mismatch', field: 'text', line: 2, contactId: 'c1' })]);
   });
 
   it(`lists at most ${MAX_FINDINGS_PER_CODE} findings of a code, then one counting the rest`, () => {
@@ -146,6 +169,33 @@ describe('convx validate', () => {
     expect(tracking(option.stdout).map((f) => f.code)).toEqual(['tracking_param_missing']);
     const elsewhere = await cli(['validate', 'r.json', '--data', d, '-o', 'json', '--tracking-domains', 'other.org'], { cwd: dir });
     expect(tracking(elsewhere.stdout)).toEqual([]);
+  });
+
+  it('refuses a bad list of a flag as a usage error naming the flag, not the request file', async () => {
+    const dir = tempDir();
+    request(dir);
+    const bad = await cli(['validate', 'r.json', '--data', data(), '-o', 'json', '--tracking-domains', 'shop.example.com,https://shop.example.com'], { cwd: dir });
+    expect([bad.code, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toContain('--tracking-domains: "https://shop.example.com" is not a domain name (such as shop.example.com)');
+    const params = await cli(['validate', 'r.json', '--data', data(), '--tracking-domains', 'shop.example.com', '--tracking-params', ' , '], { cwd: dir });
+    expect([params.code, params.stderr]).toEqual([2, expect.stringContaining('--tracking-params: give 1 to 100 of them, comma-separated')]);
+  });
+
+  it('renders the text part for its URLs a template fills in, and keeps the rendered text out of the samples', async () => {
+    const dir = tempDir();
+    const text = `Hi\nhttps://shop.example.com/u/{{ contact.contactId }}?${utm('spring-sale', '{{ contact.firstName }}')}`;
+    const html = `<a href="https://shop.example.com/a?${utm()}">a</a>`;
+    writeFileSync(join(dir, 'r.json'), JSON.stringify({ name: 'Spring sale', audience: { lists: ['l'] }, assets: [{ language: 'en', subject: 'Hi', html, text }], options: { sampleSize: 2 } }));
+    const r = await cli(['validate', 'r.json', '--data', data(), '-o', 'json', '--tracking-domains', 'shop.example.com'], { cwd: dir });
+    const body = JSON.parse(r.stdout);
+    // utm_source is the contact's first name: each sample's link differs from the HTML's utm_source=email
+    const found = tracking(r.stdout);
+    expect(found.map((f) => [f.code, f.field, f.contactId]).sort()).toEqual([
+      ['tracking_inconsistent', 'text', 'c1'],
+      ['tracking_inconsistent', 'text', 'c2'],
+    ]);
+    expect(found.map((f) => f.message).join('\n')).toContain('https://shop.example.com/u/c1?utm_source=Ann&utm_medium=email&utm_campaign=spring-sale (as rendered for contact c1) has utm_source=Ann');
+    expect(body.render.samples.every((s: Record<string, unknown>) => !('text' in s) && !('html' in s))).toBe(true);
   });
 
   it("takes the profile's trackingDomains and trackingParams, refuses bad ones at config set, and makes a finding fatal with --fail-on", async () => {

@@ -2,7 +2,7 @@ import type { ResolvedSettings } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { baselineReason, type BaselineComparison } from '../model/baseline.js';
-import { invalidResponse, MAX_SAMPLE_SIZE, type Finding, type ValidateResponse } from '../model/validation.js';
+import { invalidResponse, MAX_SAMPLE_SIZE, MAX_TRACKING_ENTRIES, TRACKING_LISTS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { isValidateFormat, jsonDocument, type ValidateFormat } from '../output/format.js';
 import type { RequestResult } from '../output/validation-results.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
@@ -33,9 +33,21 @@ function wholeNumber(flag: string, value: string | undefined, max?: number): num
   return n;
 }
 
-/** The request options the flags override (options of the request as given otherwise). */
-const commaList = (text: string) => text.split(',').map((v) => v.trim()).filter((v) => v !== '');
+/**
+ * A tracking list of a flag or of the profile (`source` names it), comma-separated: a usage
+ * error naming the source when it lists nothing, too much, or an entry that is not one (the
+ * request's own option is an invalid_request of the request file instead).
+ */
+function trackingList(key: keyof typeof TRACKING_LISTS, text: string, source: string): string[] {
+  const list = text.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  const { pattern, what } = TRACKING_LISTS[key];
+  const wrong = list.find((v) => !pattern.test(key === 'trackingDomains' ? v.toLowerCase().replace(/\.$/, '') : v));
+  if (wrong !== undefined) throw new UsageError(`${source}: ${JSON.stringify(wrong)} is not ${what}`);
+  if (!list.length || list.length > MAX_TRACKING_ENTRIES) throw new UsageError(`${source}: give 1 to ${MAX_TRACKING_ENTRIES} of them, comma-separated`);
+  return list;
+}
 
+/** The request options the flags override (options of the request as given otherwise). */
 function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat, settings: ResolvedSettings): Record<string, unknown> {
   const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
   const sampleSize = wholeNumber('--sample-size', flags.sampleSize, MAX_SAMPLE_SIZE);
@@ -43,10 +55,15 @@ function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, fo
   if (flags.resolveOnly) options.resolveOnly = true;
   if (flags.clients !== undefined) options.clients = flags.clients.split(',').map((glob) => glob.trim());
   // tracking lint: the flag, else the request's option, else the profile's setting
-  const domains = flags.trackingDomains ?? (options.trackingDomains === undefined ? settings.trackingDomains : undefined);
-  if (domains !== undefined) options.trackingDomains = commaList(domains);
-  const params = flags.trackingParams ?? (options.trackingParams === undefined && options.trackingDomains !== undefined ? settings.trackingParams : undefined);
-  if (params !== undefined) options.trackingParams = commaList(params);
+  const profile = (key: string) => `${key} of profile "${settings.profile}"`;
+  if (flags.trackingDomains !== undefined) options.trackingDomains = trackingList('trackingDomains', flags.trackingDomains, '--tracking-domains');
+  else if (options.trackingDomains === undefined && settings.trackingDomains !== undefined) {
+    options.trackingDomains = trackingList('trackingDomains', settings.trackingDomains, profile('trackingDomains'));
+  }
+  if (flags.trackingParams !== undefined) options.trackingParams = trackingList('trackingParams', flags.trackingParams, '--tracking-params');
+  else if (options.trackingParams === undefined && options.trackingDomains !== undefined && settings.trackingParams !== undefined) {
+    options.trackingParams = trackingList('trackingParams', settings.trackingParams, profile('trackingParams'));
+  }
   if (format === 'html') options.preview = true; // the page shows each sample's whole HTML
   return Object.keys(options).length ? { ...body, options } : body;
 }

@@ -19,7 +19,7 @@ import * as rules from '../validation/delivery.js';
 import { moreAssetFindings } from '../validation/asset-checks.js';
 import { selectClients } from '../validation/clients.js';
 import { headerFindings } from '../validation/headers.js';
-import { trackingFindings, type RenderedSample } from '../validation/tracking.js';
+import { textNeedsRendering, trackingFindings, type RenderedSample } from '../validation/tracking.js';
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
@@ -107,10 +107,11 @@ export async function validateDelivery(
         errors.push(...judged.errors);
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
-          // tracking lint judges links filled in per recipient in the samples' whole HTML
-          const rendered = await renderSamples(asset, await sampleRecipients(db, langs, request.sampleSize), request.variables, work, request.preview || !!request.tracking);
-          rendered.forEach((s) => s.html !== undefined && renderedHtml.push({ assetRef: asset.ref, language: s.language, contactId: s.contactId, html: s.html }));
-          samples.push(...(request.preview ? rendered : rendered.map(({ html: _html, ...sample }) => sample)));
+          // tracking lint judges links filled in per recipient in the samples' whole HTML (and text part, when a URL of it has a template tag)
+          const recipients = await sampleRecipients(db, langs, request.sampleSize);
+          const rendered = await renderSamples(asset, recipients, request.variables, work, request.preview || !!request.tracking, !!request.tracking && textNeedsRendering(asset));
+          rendered.forEach((s) => s.html !== undefined && renderedHtml.push({ assetRef: asset.ref, language: s.language, contactId: s.contactId, html: s.html, ...(s.text === undefined ? {} : { text: s.text }) }));
+          samples.push(...rendered.map(({ html, text: _text, ...sample }) => (request.preview ? { ...sample, html: html! } : sample)));
         }
       }
       warnings.push(...trackingFindings(assets, renderedHtml, request));

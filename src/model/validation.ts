@@ -262,6 +262,12 @@ export const TRACKING_PARAM = /^[A-Za-z0-9_.-]{1,100}$/;
 /** The most tracking domains or parameters a request may name. */
 export const MAX_TRACKING_ENTRIES = 100;
 
+/** What each tracking list holds: the pattern of an entry and what one is called in a problem. */
+export const TRACKING_LISTS = {
+  trackingDomains: { pattern: TRACKING_DOMAIN, what: 'a domain name (such as shop.example.com)' },
+  trackingParams: { pattern: TRACKING_PARAM, what: 'a query parameter name (letters, digits, _ . -)' },
+} as const;
+
 /** A list option of strings that each match a pattern, at most MAX_TRACKING_ENTRIES; undefined when absent or bad. */
 function patternList(value: unknown, field: string, pattern: RegExp, what: string, bad: Bad): string[] | undefined {
   if (value === undefined) return undefined;
@@ -282,11 +288,12 @@ function checkTrackingOptions(options: Record<string, unknown>, bad: Bad): Track
   const domains = patternList(
     Array.isArray(options.trackingDomains) ? options.trackingDomains.map((d) => (typeof d === 'string' ? d.trim().toLowerCase().replace(/\.$/, '') : d)) : options.trackingDomains,
     'options.trackingDomains',
-    TRACKING_DOMAIN,
-    'a domain name (such as shop.example.com)',
+    TRACKING_LISTS.trackingDomains.pattern,
+    TRACKING_LISTS.trackingDomains.what,
     bad,
   );
-  const params = patternList(options.trackingParams, 'options.trackingParams', TRACKING_PARAM, 'a query parameter name (letters, digits, _ . -)', bad);
+  const { pattern, what } = TRACKING_LISTS.trackingParams;
+  const params = patternList(options.trackingParams, 'options.trackingParams', pattern, what, bad);
   if (params && options.trackingDomains === undefined) bad('options.trackingParams', 'needs options.trackingDomains: the domains whose links carry them');
   return domains ? { domains, params: params ?? DEFAULT_TRACKING_PARAMS } : undefined;
 }

@@ -85,7 +85,9 @@ export interface SampleRecipient {
 /**
  * The subject and HTML of an asset rendered for each recipient, in order: a
  * render that fails is render_failed (that recipient has no sample); a limit
- * stops the asset's samples (the same template would hit it again).
+ * stops the asset's samples (the same template would hit it again). `preview`
+ * keeps each sample's whole HTML; `text` renders the text part too (the
+ * tracking lint, for its URLs a template fills in), kept as `text`.
  */
 export async function renderSamples(
   asset: ResolvedAsset,
@@ -93,12 +95,14 @@ export async function renderSamples(
   requestVariables: Record<string, unknown>,
   work: TemplateWork,
   preview = false,
-): Promise<ValidateResponse['render']['samples']> {
-  const samples: ValidateResponse['render']['samples'] = [];
+  text = false,
+): Promise<(ValidateResponse['render']['samples'][number] & { text?: string })[]> {
+  const samples: (ValidateResponse['render']['samples'][number] & { text?: string })[] = [];
+  const fields: Field[] = text && asset.content.text ? ['subject', 'html', 'text'] : ['subject', 'html'];
   for (const { language, contactId, contact } of recipients) {
     const variables = { ...requestVariables, contact };
     const rendered: Partial<Record<Field, string>> = {};
-    for (const field of ['subject', 'html'] as const) {
+    for (const field of fields) {
       const template = asset.content[field] ?? '';
       const outcome = template === '' ? ({ kind: 'ok', output: '' } as const) : await work.sandbox.render(template, variables);
       if (outcome.kind === 'limit') {
@@ -126,6 +130,7 @@ export async function renderSamples(
       subject: cut(rendered.subject, SAMPLE_SUBJECT_CHARS),
       htmlExcerpt: excerpt(rendered.html, HTML_EXCERPT_CHARS),
       ...(preview ? { html: rendered.html } : {}),
+      ...(rendered.text !== undefined ? { text: rendered.text } : {}),
     });
   }
   return samples;

@@ -36,8 +36,11 @@ interface OwnLink {
 
 const TEMPLATE_TAG = /\{\{|\{%/;
 const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
-/** A URL in a text part: up to a blank, a quote or an angle bracket; trailing punctuation is not part of it. */
-const TEXT_URL = /https?:\/\/[^\s<>"'`]+/gi;
+/**
+ * A URL in a text part: up to a blank, a quote or an angle bracket; trailing punctuation is not
+ * part of it. A template tag in it ({{ contact.contactId }}, blanks and all) is part of it.
+ */
+const TEXT_URL = /https?:\/\/(?:\{\{[^}]*\}\}|\{%[^%]*%\}|[^\s<>"'`{]|\{(?![{%]))+/gi;
 
 /** The line (1-based) of an offset in a text. */
 function lineAt(offset: number, lines: number[]): number {
@@ -83,8 +86,9 @@ export function textLinks(text: string): Link[] {
   const starts = lineStarts(text);
   for (const match of text.matchAll(TEXT_URL)) {
     if (links.length >= MAX_LINKS_PER_PART) break;
-    const href = match[0].replace(/[.,;:!?)\]}]+$/, '');
-    links.push({ href, line: lineAt(match.index, starts), templated: false });
+    // a closing brace ends a template tag, not a sentence
+    const href = match[0].replace(TEMPLATE_TAG.test(match[0]) ? /[.,;:!?)\]]+$/ : /[.,;:!?)\]}]+$/, '');
+    links.push({ href, line: lineAt(match.index, starts), templated: TEMPLATE_TAG.test(href) });
   }
   return links;
 }
@@ -107,7 +111,8 @@ function ownLink(href: string, tracking: TrackingRequest, where: Omit<OwnLink, '
   // an unsubscribe link leads to no conversion: it needs no tracking
   if (UNSUBSCRIBE.test(url.pathname)) return undefined;
   const values = new Map<string, string | undefined>();
-  for (const param of tracking.params) values.set(param, url.searchParams.get(param) ?? undefined);
+  // an empty value (utm_source=) tells attribution nothing: it counts as missing
+  for (const param of tracking.params) values.set(param, url.searchParams.get(param) || undefined);
   return { href, values, ...where };
 }
 
@@ -118,7 +123,7 @@ function writtenLinks(assets: readonly ResolvedAsset[], tracking: TrackingReques
     for (const field of ['html', 'text'] as const) {
       const content = asset.content[field];
       if (!content) continue;
-      for (const link of field === 'html' ? htmlLinks(content) : textLinks(content)) {
+      for (const link of linksOf(field, content)) {
         if (link.templated) continue;
         const own = ownLink(link.href, tracking, { assetRef: asset.ref, ...(asset.language ? { language: asset.language } : {}), field, line: link.line });
         if (own) out.push(own);
@@ -128,12 +133,20 @@ function writtenLinks(assets: readonly ResolvedAsset[], tracking: TrackingReques
   return out;
 }
 
-/** A rendered sample: its asset, language, contact and whole HTML. */
+/** A rendered sample: its asset, language, contact, whole HTML and, when a template fills in a URL of it, text part. */
 export interface RenderedSample {
   assetRef: string;
   language: string;
   contactId: string;
   html: string;
+  text?: string;
+}
+
+const linksOf = (field: 'html' | 'text', content: string) => (field === 'html' ? htmlLinks(content) : textLinks(content));
+
+/** Whether the samples must render an asset's text part: a template fills in a URL of it. */
+export function textNeedsRendering(asset: ResolvedAsset): boolean {
+  return textLinks(asset.content.text ?? '').some((l) => l.templated);
 }
 
 /** The own links that a template fills in, as the samples rendered them (the line is the template's). */
@@ -141,34 +154,48 @@ function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly Rende
   const out: OwnLink[] = [];
   const seen = new Map<string, OwnLink>();
   for (const asset of assets) {
-    const written = htmlLinks(asset.content.html ?? '');
-    if (!written.some((l) => l.templated)) continue;
-    const fixed = new Set(written.filter((l) => !l.templated).map((l) => l.href));
-    for (const sample of samples.filter((s) => s.assetRef === asset.ref)) {
-      const rendered = htmlLinks(sample.html);
-      const where = { assetRef: asset.ref, language: sample.language, field: 'html' as const, contactId: sample.contactId };
-      // the same links in the same order: the n-th rendered link is the n-th written one, with its line;
-      // else (a loop or a condition changed them) the rendered links that are not written as they are
-      const pairs: [Link, number | undefined][] =
-        rendered.length === written.length
-          ? rendered.map((r, i) => [r, written[i]!.templated ? written[i]!.line : -1])
-          : rendered.filter((r) => !fixed.has(r.href)).map((r) => [r, undefined]);
-      for (const [link, line] of pairs) {
-        if (line === -1) continue; // written as it is: judged above
-        const own = ownLink(link.href, tracking, { ...where, ...(line !== undefined ? { line } : {}) });
-        if (!own) continue;
-        // one link of the template, the same parameters in every sample: judged once, the other samples counted
-        const key = JSON.stringify([asset.ref, sample.language, line ?? link.href, [...own.values]]);
-        const first = seen.get(key);
-        if (first) first.others = (first.others ?? 0) + 1;
-        else {
-          seen.set(key, own);
-          out.push(own);
-        }
-      }
+    for (const field of ['html', 'text'] as const) {
+      const written = linksOf(field, asset.content[field] ?? '');
+      if (written.some((l) => l.templated)) renderedPart(asset, field, written, samples, tracking, seen, out);
     }
   }
   return out;
+}
+
+/** The own links a template fills in of one part of an asset, as each sample rendered it (renderedLinks). */
+function renderedPart(
+  asset: ResolvedAsset,
+  field: 'html' | 'text',
+  written: readonly Link[],
+  samples: readonly RenderedSample[],
+  tracking: TrackingRequest,
+  seen: Map<string, OwnLink>,
+  out: OwnLink[],
+): void {
+  const fixed = new Set(written.filter((l) => !l.templated).map((l) => l.href));
+  for (const sample of samples.filter((s) => s.assetRef === asset.ref && s[field] !== undefined)) {
+    const rendered = linksOf(field, sample[field]!);
+    const where = { assetRef: asset.ref, language: sample.language, field, contactId: sample.contactId };
+    // the same links in the same order: the n-th rendered link is the n-th written one, with its line;
+    // else (a loop or a condition changed them) the rendered links that are not written as they are
+    const pairs: [Link, number | undefined][] =
+      rendered.length === written.length
+        ? rendered.map((r, i) => [r, written[i]!.templated ? written[i]!.line : -1])
+        : rendered.filter((r) => !fixed.has(r.href)).map((r) => [r, undefined]);
+    for (const [link, line] of pairs) {
+      if (line === -1) continue; // written as it is: judged above
+      const own = ownLink(link.href, tracking, { ...where, ...(line !== undefined ? { line } : {}) });
+      if (!own) continue;
+      // one link of the template, the same parameters in every sample: judged once, the other samples counted
+      const key = JSON.stringify([asset.ref, field, sample.language, line ?? link.href, [...own.values]]);
+      const first = seen.get(key);
+      if (first) first.others = (first.others ?? 0) + 1;
+      else {
+        seen.set(key, own);
+        out.push(own);
+      }
+    }
+  }
 }
 
 /** The values a delivery's campaign parameter may take: its permId, its name, the name as a slug. */
