@@ -109,7 +109,7 @@ function ownLink(href: string, tracking: TrackingRequest, where: Omit<OwnLink, '
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !isOwnHost(url.hostname, tracking.domains)) return undefined;
   // an unsubscribe link leads to no conversion: it needs no tracking
-  if (UNSUBSCRIBE.test(url.pathname)) return undefined;
+  if (UNSUBSCRIBE.test(`${url.pathname}${url.search}`)) return undefined;
   const values = new Map<string, string | undefined>();
   // an empty value (utm_source=) tells attribution nothing: it counts as missing
   for (const param of tracking.params) values.set(param, url.searchParams.get(param) || undefined);
