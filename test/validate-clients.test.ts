@@ -124,10 +124,13 @@ describe('convx validate --clients', () => {
     expect(inRequest.render.warnings).toEqual([]);
   });
 
-  it('an unknown glob is exit 2 listing the valid clients', async () => {
-    const run = await cli(['validate', request(), '--data', SAMPLES, '-o', 'table', '--clients', 'gmail.*,notes.*']);
-    expect(run.code).toBe(2);
-    expect(run.stdout).toMatch(/"notes\.\*" matches no mail client; valid clients \(family\.platform, \* for any\): aol\.android/);
+  it("an unknown glob is exit 2 listing the valid clients: the flag's usage error, nothing on stdout; the request's option its invalid_request", async () => {
+    const run = await cli(['validate', request(), '--data', SAMPLES, '-o', 'github', '--clients', 'gmail.*,notes.*']);
+    expect([run.code, run.stdout]).toEqual([2, '']);
+    expect(run.stderr).toMatch(/^convx: error: --clients: "notes\.\*" matches no mail client; valid clients \(family\.platform, \* for any\): aol\.android/);
+    const option = await cli(['validate', request({ options: { clients: ['notes.*'] } }), '--data', SAMPLES, '-o', 'table']);
+    expect(option.code).toBe(2);
+    expect(option.stdout).toMatch(/options\.clients: "notes\.\*" matches no mail client/);
   });
 
   it('information is printed in every format and never fails the run', async () => {

@@ -27,6 +27,10 @@ describe('subject', () => {
     expect(codes(subjectFindings('ÚŽASNÁ SLEVA {{ contact.firstName }}', at))).toEqual(['subject_all_caps']);
     expect(subjectFindings('Big SALE today', at)).toEqual([]);
     expect(subjectFindings('NEW: 20 %', at)).toEqual([]); // three capitals
+    // the message quotes at most 80 characters of the subject
+    const [caps] = subjectFindings('A'.repeat(5000), at);
+    expect(caps!.message).toContain(`("${'A'.repeat(80)}…")`);
+    expect(caps!.message.length).toBeLessThan(200);
   });
 
   it('subject_exclamations: more than one "!"', () => {

@@ -58,7 +58,7 @@ describe('the rule', () => {
     expect(found).toEqual([
       expect.objectContaining({ code: 'tracking_param_missing', assetRef: 'inline:en', language: 'en', field: 'html', line: 3 }),
     ]);
-    expect(found[0]!.message).toContain('https://www.shop.example.com/b?utm_source=email has no utm_medium, utm_campaign');
+    expect(found[0]!.message).toContain('html line 3: https://www.shop.example.com/b?utm_source=email has no utm_medium, utm_campaign');
   });
 
   it('tracking_param_missing: an empty value counts as missing', () => {

@@ -47,6 +47,14 @@ function trackingList(key: keyof typeof TRACKING_LISTS, text: string, source: st
   return list;
 }
 
+/** --clients checked before any request (a glob that matches no client is the flag's usage error, not the request file's). */
+async function checkClientsFlag(text: string | undefined): Promise<void> {
+  if (text === undefined) return;
+  const { selectClients } = await import('../validation/clients.js');
+  const [problem] = selectClients(text.split(',').map((glob) => glob.trim())).problems;
+  if (problem) throw new UsageError(`--clients: ${problem.message.replace(/^options\.clients: /, '')}`);
+}
+
 /** The request options the flags override (options of the request as given otherwise). */
 function withFlagOptions(body: Record<string, unknown>, flags: ValidateFlags, format: ValidateFormat, settings: ResolvedSettings): Record<string, unknown> {
   const options = { ...((body.options as Record<string, unknown> | undefined) ?? {}) };
@@ -92,6 +100,7 @@ async function validateAll(ctx: Context, sources: RequestSource[], flags: Valida
   /** The requests that cannot be read, by their result. */
   const problems = new Map<RequestResult, UsageError>();
   const renderLimits = renderLimitsFromFlags(flags);
+  await checkClientsFlag(flags.clients);
   const backend = await ctx.openBackend({ validation: true });
   try {
     for (const source of sources) {

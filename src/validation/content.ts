@@ -63,7 +63,7 @@ export function subjectFindings(subject: string | undefined, at: Where): Finding
     found.push({ ...finding('subject_too_long', `the subject is ${length} characters (Liquid tags not counted); most clients cut it after about ${MAX_SUBJECT_CHARS}`), count: length });
   }
   const upper = text.match(/\p{Lu}/gu)?.length ?? 0;
-  if (upper >= 5 && !/\p{Ll}/u.test(text)) found.push(finding('subject_all_caps', `the subject is all in capitals ("${text}"), which reads as shouting and spam filters score`));
+  if (upper >= 5 && !/\p{Ll}/u.test(text)) found.push(finding('subject_all_caps', `the subject is all in capitals ("${length > 80 ? `${[...text].slice(0, 80).join('')}…` : text}"), which reads as shouting and spam filters score`));
   const marks = text.match(/!/g)?.length ?? 0;
   if (marks > 1) found.push({ ...finding('subject_exclamations', `the subject has ${marks} exclamation marks; spam filters score more than one`), count: marks });
   return found;

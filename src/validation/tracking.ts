@@ -224,8 +224,9 @@ function at(link: OwnLink): Partial<Finding> {
   };
 }
 
+/** A link as a message names it: the part and its line there (an inline asset's finding is placed at the asset's line of the request file), the URL, the samples. */
 const linkName = (link: OwnLink) =>
-  `${link.href}${link.contactId ? ` (as rendered for contact ${link.contactId}${link.others ? ` and ${link.others} other ${link.others === 1 ? 'sample' : 'samples'}` : ''})` : ''}`;
+  `${link.field}${link.line !== undefined ? ` line ${link.line}` : ''}: ${link.href}${link.contactId ? ` (as rendered for contact ${link.contactId}${link.others ? ` and ${link.others} other ${link.others === 1 ? 'sample' : 'samples'}` : ''})` : ''}`;
 
 /** Findings of each code, at most MAX_FINDINGS_PER_CODE, then one counting the rest. */
 function capped(findings: Finding[]): Finding[] {
