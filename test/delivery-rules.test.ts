@@ -23,7 +23,7 @@ import {
   type ResolvedAsset,
 } from '../src/validation/delivery.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
-import { checkTemplates, renderSamples, TemplateWork } from '../src/validation/render.js';
+import { checkTemplates, digestOf, renderSamples, TemplateWork } from '../src/validation/render.js';
 import { TemplateSandbox } from '../src/validation/sandbox.js';
 
 const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
@@ -336,10 +336,13 @@ describe('template checks and samples on the sandbox, recipients given by hand',
       new TemplateWork(sandbox, errors),
     );
     expect(errors).toEqual([]);
+    // the text part's excerpt, and the digest of the whole rendered subject, HTML and text: samples that differ differ in it
     expect(samples).toEqual([
-      { language: 'cs', contactId: 'c1', subject: 'Hi Ann, use X1', htmlExcerpt: `<p>Ann</p>${UNSUBSCRIBE}` },
-      { language: 'cs', contactId: 'c2', subject: 'Hi Bob, use X1', htmlExcerpt: `<p>Bob</p>${UNSUBSCRIBE}` },
+      { language: 'cs', contactId: 'c1', subject: 'Hi Ann, use X1', htmlExcerpt: `<p>Ann</p>${UNSUBSCRIBE}`, textExcerpt: 'Hi', digest: digestOf('Hi Ann, use X1', `<body><p>Ann</p>${UNSUBSCRIBE}</body>`, 'Hi') },
+      { language: 'cs', contactId: 'c2', subject: 'Hi Bob, use X1', htmlExcerpt: `<p>Bob</p>${UNSUBSCRIBE}`, textExcerpt: 'Hi', digest: digestOf('Hi Bob, use X1', `<body><p>Bob</p>${UNSUBSCRIBE}</body>`, 'Hi') },
     ]);
+    expect(samples[0]!.digest).toMatch(/^[0-9a-f]{16}$/);
+    expect(samples[0]!.digest).not.toBe(samples[1]!.digest);
   });
 
   it('says a limit the work runs into once per part, naming the part, the limit and its flag', async () => {

@@ -140,6 +140,21 @@ describe('convx validate --baseline', () => {
     expect(strict.stderr).toBe('convx: not ready: 2 findings gone, 1 changed sample since the baseline base.json\n');
   });
 
+  it("sees a change of the text part (a short diff) and one past the HTML's excerpt (the whole sample's digest)", async () => {
+    const long = (offer: string) => `<html><body><p>${'Our spring collection is here. '.repeat(20)}</p><p>Sleva ${offer} %.</p>${UNSUBSCRIBE}</body></html>`;
+    const body = (offer: string, text: string) => JSON.stringify({ audience: { lists: ['l'] }, assets: [{ language: 'cs', subject: 'Hello', html: long(offer), text }] });
+    const s = setup(3, body('10', 'Sleva 10 %'));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), body('10', 'Sleva 20 %'));
+    const text = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'table');
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/✗ sample cs \(contact c\d+\): text changed\n\s+- Sleva 10 %\n\s+\+ Sleva 20 %\n/);
+    writeFileSync(join(s.dir, 'request.json'), body('90', 'Sleva 10 %'));
+    const past = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'table');
+    expect(past.code).toBe(1);
+    expect(past.stdout).toMatch(/✗ sample cs \(contact c\d+\): the HTML or text changed past the excerpts/);
+  });
+
   it('audience drift: listed, and a failure over --max-audience-drift', async () => {
     const s = setup(10);
     await run(s, '--baseline', 'base.json', '--update-baseline');

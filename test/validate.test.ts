@@ -110,7 +110,8 @@ describe('assets per language', () => {
     });
     const r = await validate(withAssets, { audience: { lists: ['l'] }, assets: [{ assetId: 'promo-cs' }] });
     expect(r.languages).toEqual([{ language: 'cs', recipients: 1, assetRef: 'promo-cs' }]);
-    expect(r.render.samples).toEqual([{ language: 'cs', contactId: 'c1', subject: 'Ahoj A', htmlExcerpt: expect.stringContaining('<p>Hi</p>') }]);
+    // the text part rendered too: its excerpt beside the HTML's, and in the digest
+    expect(r.render.samples).toEqual([{ language: 'cs', contactId: 'c1', subject: 'Ahoj A', htmlExcerpt: expect.stringContaining('<p>Hi</p>'), textExcerpt: 'Ahoj', digest: expect.stringMatching(/^[0-9a-f]{16}$/) }]);
   });
 
   it('has no recipients when everyone is suppressed or nobody is selected', async () => {

@@ -149,7 +149,7 @@ export function shortDiff(before: string, after: string): string[] {
 
 const sampleKey = (s: Sample) => JSON.stringify([s.language, s.contactId]);
 
-/** Samples (by language and contact) whose subject or HTML changed, and samples that came or went. */
+/** Samples (by language and contact) whose subject, HTML or text changed, and samples that came or went. */
 function sampleChanges(before: ValidateResponse, after: ValidateResponse, policy: BaselinePolicy): BaselineChange[] {
   const was = new Map(before.render.samples.map((s) => [sampleKey(s), s]));
   const now = new Set(after.render.samples.map(sampleKey));
@@ -170,10 +170,13 @@ function sampleChanges(before: ValidateResponse, after: ValidateResponse, policy
       changes.push(change(s, 'new', `${who} is new`));
       continue;
     }
-    const parts = (['subject', 'htmlExcerpt'] as const).filter((p) => old[p] !== s[p]);
+    // a part both results have (a baseline written before textExcerpt and digest existed compares what it has)
+    const parts = (['subject', 'htmlExcerpt', 'textExcerpt'] as const).filter((p) => old[p] !== undefined && s[p] !== undefined && old[p] !== s[p]);
     if (parts.length) {
-      const names = parts.map((p) => (p === 'subject' ? 'subject' : 'HTML'));
-      changes.push(change(s, 'changed', `${who}: ${names.join(' and ')} changed`, parts.flatMap((p) => shortDiff(old[p], s[p]))));
+      const names = parts.map((p) => ({ subject: 'subject', htmlExcerpt: 'HTML', textExcerpt: 'text' })[p]);
+      changes.push(change(s, 'changed', `${who}: ${names.join(' and ')} changed`, parts.flatMap((p) => shortDiff(old[p]!, s[p]!))));
+    } else if (old.digest !== undefined && s.digest !== undefined && old.digest !== s.digest) {
+      changes.push(change(s, 'changed', `${who}: the HTML or text changed past the excerpts (the whole rendered sample differs)`));
     }
   }
   for (const s of before.render.samples) if (!now.has(sampleKey(s))) changes.push(change(s, 'gone', `sample ${s.language} (contact ${s.contactId}) is gone`));

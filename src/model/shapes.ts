@@ -212,7 +212,7 @@ export const COMPONENT_SCHEMAS = {
         // html: only when options.preview asks for it (the -o html preview)
         samples: {
           type: 'array',
-          items: { type: 'object', required: ['language', 'contactId', 'subject', 'htmlExcerpt'], properties: { language: str, contactId: str, subject: str, htmlExcerpt: str, html: str } },
+          items: { type: 'object', required: ['language', 'contactId', 'subject', 'htmlExcerpt'], properties: { language: str, contactId: str, subject: str, htmlExcerpt: str, textExcerpt: str, digest: str, html: str } },
         },
         warnings: { type: 'array', items: ref('Finding') },
         errors: { type: 'array', items: ref('Finding') },

@@ -42,8 +42,12 @@ export interface ValidateResponse {
   };
   languages: { language: string; recipients: number; assetRef: string }[];
   render: {
-    /** `html`: the whole rendered HTML, only when the request's options ask for it (`preview`, for -o html). */
-    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string; html?: string }[];
+    /**
+     * `textExcerpt`: the rendered text part's first characters, when the asset has one; `digest`: a
+     * hash of the whole rendered subject, HTML and text (a baseline sees a change past the excerpts);
+     * `html`: the whole rendered HTML, only when the request's options ask for it (`preview`, for -o html).
+     */
+    samples: { language: string; contactId: string; subject: string; htmlExcerpt: string; textExcerpt?: string; digest?: string; html?: string }[];
     warnings: Finding[];
     errors: Finding[];
     /** Findings that never fail a run (CHECKS.information); present only when there are some. */

@@ -5,6 +5,7 @@
  * (render_limit_exceeded, each said once). No database: the recipients to
  * render for are given (src/local/validate.ts picks them).
  */
+import { createHash } from 'node:crypto';
 import { HTML_EXCERPT_CHARS, SAMPLE_SUBJECT_CHARS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { FIELDS, where, type Field, type ResolvedAsset } from './delivery.js';
 import { cut, excerpt } from './html.js';
@@ -89,6 +90,11 @@ export interface SampleRecipient {
  * keeps each sample's whole HTML; `text` renders the text part too (the
  * tracking lint, for its URLs a template fills in), kept as `text`.
  */
+/** A sample's digest: the first 16 hex digits of the SHA-256 of its whole rendered subject, HTML and text. */
+export function digestOf(subject: string, html: string, text: string | undefined): string {
+  return createHash('sha256').update(JSON.stringify([subject, html, text ?? null])).digest('hex').slice(0, 16);
+}
+
 export async function renderSamples(
   asset: ResolvedAsset,
   recipients: readonly SampleRecipient[],
@@ -98,7 +104,8 @@ export async function renderSamples(
   text = false,
 ): Promise<(ValidateResponse['render']['samples'][number] & { text?: string })[]> {
   const samples: (ValidateResponse['render']['samples'][number] & { text?: string })[] = [];
-  const fields: Field[] = text && asset.content.text ? ['subject', 'html', 'text'] : ['subject', 'html'];
+  // the text part too, when there is one: its excerpt and the digest show a change of it (and the tracking lint reads its URLs)
+  const fields: Field[] = asset.content.text ? ['subject', 'html', 'text'] : ['subject', 'html'];
   for (const { language, contactId, contact } of recipients) {
     const variables = { ...requestVariables, contact };
     const rendered: Partial<Record<Field, string>> = {};
@@ -129,8 +136,10 @@ export async function renderSamples(
       contactId,
       subject: cut(rendered.subject, SAMPLE_SUBJECT_CHARS),
       htmlExcerpt: excerpt(rendered.html, HTML_EXCERPT_CHARS),
+      ...(rendered.text !== undefined ? { textExcerpt: excerpt(rendered.text, HTML_EXCERPT_CHARS) } : {}),
+      digest: digestOf(rendered.subject, rendered.html, rendered.text),
       ...(preview ? { html: rendered.html } : {}),
-      ...(rendered.text !== undefined ? { text: rendered.text } : {}),
+      ...(text && rendered.text !== undefined ? { text: rendered.text } : {}),
     });
   }
   return samples;
