@@ -7,29 +7,12 @@
  * have are dropped by the caller (src/validation/clients.ts).
  */
 import { Parser } from 'htmlparser2';
+import { lineAt, lineStarts } from './line-numbers.js';
 
 /** Where a feature is first used (1-based line) and how many times. */
 export interface FeatureUse {
   line: number;
   count: number;
-}
-
-/** The start offset of each line, for a line number by binary search. */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
-  return starts;
-}
-
-function lineAt(starts: readonly number[], offset: number): number {
-  let low = 0;
-  let high = starts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (starts[mid]! <= offset) low = mid;
-    else high = mid - 1;
-  }
-  return low + 1;
 }
 
 /** Elements whose caniemail slug is not `html-<name>`. */

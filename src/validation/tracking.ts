@@ -8,6 +8,7 @@
 import { Parser } from 'htmlparser2';
 import type { Finding, TrackingRequest } from '../model/validation.js';
 import type { Field, ResolvedAsset } from './delivery.js';
+import { lineAt, lineStarts } from './line-numbers.js';
 
 /** The most links of one part that are judged (a template's size is bounded; this bounds the work per part). */
 export const MAX_LINKS_PER_PART = 1000;
@@ -42,25 +43,6 @@ const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
  */
 const TEXT_URL = /https?:\/\/(?:\{\{[^}]*\}\}|\{%[^%]*%\}|[^\s<>"'`{]|\{(?![{%]))+/gi;
 
-/** The line (1-based) of an offset in a text. */
-function lineAt(offset: number, lines: number[]): number {
-  let lo = 0;
-  let hi = lines.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (lines[mid]! <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo + 1;
-}
-
-/** The offsets where each line of a text starts. */
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
-}
-
 /** The links (a and area href) of an HTML part, each with its line. */
 export function htmlLinks(html: string): Link[] {
   const links: Link[] = [];
@@ -70,7 +52,7 @@ export function htmlLinks(html: string): Link[] {
       onopentag(name, attributes) {
         if ((name !== 'a' && name !== 'area') || attributes.href === undefined || links.length >= MAX_LINKS_PER_PART) return;
         const href = attributes.href.trim();
-        links.push({ href, line: lineAt(parser.startIndex, starts), templated: TEMPLATE_TAG.test(href) });
+        links.push({ href, line: lineAt(starts, parser.startIndex), templated: TEMPLATE_TAG.test(href) });
       },
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
@@ -88,7 +70,7 @@ export function textLinks(text: string): Link[] {
     if (links.length >= MAX_LINKS_PER_PART) break;
     // a closing brace ends a template tag, not a sentence
     const href = match[0].replace(TEMPLATE_TAG.test(match[0]) ? /[.,;:!?)\]]+$/ : /[.,;:!?)\]}]+$/, '');
-    links.push({ href, line: lineAt(match.index, starts), templated: TEMPLATE_TAG.test(href) });
+    links.push({ href, line: lineAt(starts, match.index), templated: TEMPLATE_TAG.test(href) });
   }
   return links;
 }
