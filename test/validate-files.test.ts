@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jsonLines, jsonSyntaxError } from '../src/commands/request-json.js';
 import { expandGlob } from '../src/commands/request-files.js';
-import { cli, csv, dataset } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, tempDir } from './helpers.js';
 
 const HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 const dir = dataset({
@@ -131,6 +131,16 @@ describe('findings point into the request file', () => {
       ['missing_text_part', 'deliveries/b-warned.json', 8],
       ['insecure_link', 'deliveries/b-warned.json', 11],
     ]);
+  });
+
+  it("a stored asset's findings at the request's reference to it", async () => {
+    const file = join(tempDir(), 'stored.json');
+    writeFileSync(file, JSON.stringify({ audience: { lists: ['l-1'] }, assets: [{ assetId: 'welcome-cs' }, { assetId: 'welcome-en' }] }, null, 2));
+    const r = await cli(['validate', file, '--data', SAMPLES, '-o', 'json']);
+    const { information } = (JSON.parse(r.stdout) as { render: { information: { assetRef?: string; file?: string; line?: number }[] } }).render;
+    const at = new Set(information.filter((f) => f.assetRef !== undefined).map((f) => `${f.assetRef} ${f.file} ${f.line}`));
+    // "assetId": "welcome-cs" is on line 9 of the pretty-printed request, "welcome-en" on line 12
+    expect([...at].sort()).toEqual([`welcome-cs ${file} 9`, `welcome-en ${file} 12`]);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * Where in the request file a finding is (issue 20): a finding about an inline
  * asset points at the part of the asset it is about (`assets[1].html`; a JSON
- * string is one line, so the template's own line stays in the message), a stored
- * asset the dataset lacks at the request's reference to it, and a finding about a
+ * string is one line, so the template's own line stays in the message), a finding
+ * about a stored asset (the dataset's, or one it lacks) at the request's reference
+ * to it (`assets[0].assetId`), and a finding about a
  * request field (`audience.excludeLists`, an invalid_request's field) at that field.
  * Such a finding gets `file` and `line` (the line in that file). Pure: the lines of
  * the request's values are given (src/commands/request-json.ts).
@@ -14,7 +15,8 @@ function pathsOf(finding: Finding, body: Record<string, unknown>): string[] {
   const inline = /^inline:(\d+)$/.exec(finding.assetRef ?? '');
   if (inline) return [`assets[${inline[1]}]${finding.field ? `.${finding.field}` : ''}`, `assets[${inline[1]}]`];
   if (finding.assetRef !== undefined) {
-    if (finding.code !== 'asset_not_found' || !Array.isArray(body.assets)) return [];
+    // a stored asset (found or not) at the request's reference to it
+    if (!Array.isArray(body.assets)) return [];
     const index = body.assets.findIndex((a) => typeof a === 'object' && a !== null && (a as Record<string, unknown>).assetId === finding.assetRef);
     return index < 0 ? [] : [`assets[${index}].assetId`, `assets[${index}]`];
   }
