@@ -79,6 +79,18 @@ describe('a variable empty for every recipient is an error', () => {
     expect(none.render.errors.map((f) => f.code)).toEqual([]);
   });
 
+  it('a variable the template tests ({% if %}, {% unless %}) is only a warning, even empty for everyone', async () => {
+    const r = await validate('{% if promo %}Code: {{ promo }}{% endif %} {% unless promo != blank %}no code{% endunless %}', { promo: '' });
+    expect(r.render.errors).toEqual([]);
+    expect(r.render.warnings.filter((f) => f.code === 'unresolved_variable').map((f) => f.count)).toEqual([3]);
+    // tested elsewhere than where it is printed counts too: the part handles its absence
+    const other = await validate('{% if promo == blank %}none{% endif %}{{ promo }}', { promo: '' });
+    expect(other.render.errors).toEqual([]);
+    // a test of another variable does not guard this one
+    const unguarded = await validate('{% if promotion %}x{% endif %}{{ promo }}', { promo: '' });
+    expect(unguarded.render.errors.map((f) => f.code)).toEqual(['empty_variable']);
+  });
+
   it('exits 1 from the CLI', async () => {
     const request = join(dir, 'request.json');
     writeFileSync(request, JSON.stringify({ audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ promo_cod }}', html: `x${UNSUBSCRIBE}`, text: 't' }], variables: { promo_code: 'X' } }));

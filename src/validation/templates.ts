@@ -36,6 +36,19 @@ export function printedVariables(template: string): string[][] {
   return [...paths.values()];
 }
 
+/**
+ * The variable paths a template tests in a condition ({% if %}, {% elsif %}, {% unless %},
+ * {% case %}): `contact.surname` of `{% if contact.surname != blank %}`. A variable printed only
+ * where it is tested has a template that handles its absence.
+ */
+export function testedVariables(template: string): Set<string> {
+  const tested = new Set<string>();
+  for (const m of template.matchAll(/{%-?\s*(?:if|elsif|unless|case)\s([^%]*)%}/g)) {
+    for (const path of m[1]!.matchAll(/[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*/g)) tested.add(path[0]);
+  }
+  return tested;
+}
+
 /** The inside of each {{ … }} (without whitespace-control dashes), found with indexOf so an unclosed {{ costs one scan. */
 function* outputs(template: string): Generator<string> {
   let at = 0;

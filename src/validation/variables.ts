@@ -11,6 +11,7 @@ import { closest } from '../model/closest.js';
 import type { Finding } from '../model/validation.js';
 import { plural } from '../words.js';
 import { unresolvedVariables, type Findings, type PrintedVariable, type ResolvedAsset } from './delivery.js';
+import { testedVariables } from './templates.js';
 
 /** A contacts column as a template's camelCase key: first_name is firstName. */
 export const camelKey = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -97,7 +98,9 @@ export function variableFindings(
       continue;
     }
     const count = empty.get(variable.key) ?? 0;
-    if (count > 0 && count >= recipients) {
+    // empty for everyone, but the template tests it ({% if contact.surname %}): its absence is handled, a warning at most
+    const guarded = variable.fields.some((field) => testedVariables(asset.content[field] ?? '').has(variable.key));
+    if (count > 0 && count >= recipients && !guarded) {
       const whose = variable.source === 'contact' ? 'no recipient has a value' : 'the request gives it no value';
       errors.push({
         code: 'empty_variable',
