@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { renderCommandDocs, writeCommandDocs } from '../scripts/gen-docs.js';
 import { createProgram } from '../src/cli.js';
 import { COMMANDS } from '../src/commands/index.js';
+import { CHECKS } from '../src/model/validation.js';
 import { tempDir } from './helpers.js';
 
 const ROOT = resolve(__dirname, '..');
@@ -99,6 +100,16 @@ describe('the command reference', () => {
       process.stdout.columns = saved.columns;
       process.env = saved.env;
     }
+  });
+});
+
+describe("the README's list of checks", () => {
+  it('has every check code of convx validate once, with its severity', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const listed = [...readme.matchAll(/^\| `([a-z_]+)` \| (error|warning|information) \|/gm)].map((m) => [m[1], m[2]]);
+    const severities = { errors: 'error', warnings: 'warning', information: 'information' } as const;
+    const expected = Object.entries(CHECKS).flatMap(([list, codes]) => codes.map((code) => [code, severities[list as keyof typeof severities]]));
+    expect(listed).toEqual(expected);
   });
 });
 
