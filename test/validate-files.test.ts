@@ -149,6 +149,11 @@ describe('--ignore and --fail-on', () => {
     const ignored = await run(['deliveries/b-warned.json', '-o', 'json', '--ignore', 'missing_text_part', '--max-warnings', '0', '--ignore', 'insecure_link']);
     expect(ignored.code).toBe(0);
     expect(JSON.parse(ignored.stdout).render.warnings).toEqual([]);
+    // in JUnit an ignored check is a skipped test case, not a passing one
+    const skipped = await run(['deliveries/b-warned.json', '-o', 'junit', '--ignore', 'insecure_link,missing_text_part']);
+    expect(skipped.stdout).toMatch(/name="insecure_link">\n\s+<skipped message="left out by --ignore"\/>\n\s+<\/testcase>/);
+    expect(skipped.stdout).toMatch(/<testsuite name="[^"]+" tests="\d+" failures="0" errors="0" skipped="2">/);
+    expect(skipped.stdout).toMatch(/<testsuites name="convx validate" tests="\d+" failures="0" skipped="2">/);
     const fatal = await run(['deliveries/b-warned.json', '-o', 'json', '--fail-on', 'insecure_link']);
     expect(fatal.code).toBe(1);
     expect(fatal.stderr).toBe('convx: not ready: 1 error (insecure_link)\n');

@@ -128,7 +128,7 @@ function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
 }
 
 /** One request's result in the format, with its baseline comparison (none without --baseline); the comparison. */
-async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, baseline: BaselineRun | undefined): Promise<BaselineComparison | undefined> {
+async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, baseline: BaselineRun | undefined, ignored: ReadonlySet<string>): Promise<BaselineComparison | undefined> {
   const { response, label, file } = result;
   const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
   const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
@@ -137,7 +137,7 @@ async function printOne(ctx: Context, result: RequestResult, format: ValidateFor
     table: () => validationSummary(response, ctx.chalk, maxWarnings),
     json: () => jsonDocument(response),
     github: () => githubAnnotations(response, file, maxWarnings),
-    junit: () => junitReport(response, label, maxWarnings),
+    junit: () => junitReport(response, label, maxWarnings, ignored),
     html: () => validationHtml(response, { request: label, version: packageVersion(), failure: failureReason(response, maxWarnings) }, comparison),
     sarif: () => sarifLog(response, file, packageVersion(), comparison),
   }[format]();
@@ -146,9 +146,9 @@ async function printOne(ctx: Context, result: RequestResult, format: ValidateFor
 }
 
 /** Several requests' results, one per request, in the format (never html: oneRequestOnly). */
-async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined): Promise<undefined> {
+async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined, ignored: ReadonlySet<string>): Promise<undefined> {
   const { validationResults } = await import('../output/validation-results.js');
-  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion()), format);
+  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion(), ignored), format);
   return undefined;
 }
 
@@ -178,7 +178,7 @@ export default defineHandler<ValidateFlags>({
     // the CI formats and the preview still get its annotation, failing test case or result.
     const only = results.length === 1 ? problems.get(results[0]!) : undefined;
     if (only && (format === 'table' || format === 'json')) throw only;
-    const comparison = results.length === 1 ? await printOne(ctx, results[0]!, format, maxWarnings, baseline) : await printSeveral(ctx, results, format, maxWarnings);
+    const comparison = results.length === 1 ? await printOne(ctx, results[0]!, format, maxWarnings, baseline, policy.ignore) : await printSeveral(ctx, results, format, maxWarnings, policy.ignore);
     if (only) throw only;
     // Why a run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already. A request that cannot be read says why.

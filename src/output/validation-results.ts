@@ -22,7 +22,7 @@ export interface RequestResult {
 }
 
 /** The results in a format; `maxWarnings` as --max-warnings gives it, `version` convx's (SARIF names it). */
-export function validationResults(results: readonly RequestResult[], format: Exclude<ValidateFormat, 'html'>, chalk: ChalkInstance, maxWarnings: number | undefined, version: string): string {
+export function validationResults(results: readonly RequestResult[], format: Exclude<ValidateFormat, 'html'>, chalk: ChalkInstance, maxWarnings: number | undefined, version: string, ignored: ReadonlySet<string> = new Set()): string {
   const several = results.length > 1;
   switch (format) {
     case 'sarif':
@@ -32,7 +32,7 @@ export function validationResults(results: readonly RequestResult[], format: Exc
     case 'github':
       return results.map((r) => githubAnnotations(r.response, r.file, maxWarnings, several ? r.label : undefined)).join('');
     case 'junit':
-      return junitReports(results.map((r) => ({ response: r.response, name: r.label })), maxWarnings);
+      return junitReports(results.map((r) => ({ response: r.response, name: r.label })), maxWarnings, ignored);
     case 'table': {
       if (!several) return validationSummary(results[0]!.response, chalk, maxWarnings);
       const failing = results.filter((r) => failureReason(r.response, maxWarnings) !== undefined).length;

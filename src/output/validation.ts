@@ -110,17 +110,18 @@ export const xml = (text: string) =>
  * failure's message begins with why: "6 warnings, more than --max-warnings 5: …"), else they
  * are reported as output.
  */
-export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number): string {
-  return junitReports([{ response, name }], maxWarnings);
+export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number, ignored: ReadonlySet<string> = new Set()): string {
+  return junitReports([{ response, name }], maxWarnings, ignored);
 }
 
 /** One test suite per request (several files in one run, issue 20), in one document. */
-export function junitReports(results: readonly { response: ValidateResponse; name: string }[], maxWarnings?: number): string {
-  const suites = results.map(({ response, name }) => junitSuite(response, name, maxWarnings));
+export function junitReports(results: readonly { response: ValidateResponse; name: string }[], maxWarnings?: number, ignored: ReadonlySet<string> = new Set()): string {
+  const suites = results.map(({ response, name }) => junitSuite(response, name, maxWarnings, ignored));
   const tests = suites.reduce((n, s) => n + s.tests, 0);
   const failures = suites.reduce((n, s) => n + s.failures, 0);
+  const skipped = suites.reduce((n, s) => n + s.skipped, 0);
   return `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="convx validate" tests="${tests}" failures="${failures}">
+<testsuites name="convx validate" tests="${tests}" failures="${failures}"${skipped ? ` skipped="${skipped}"` : ''}>
 ${suites.map((s) => s.xml).join('\n')}
 </testsuites>
 `;
@@ -130,7 +131,10 @@ ${suites.map((s) => s.xml).join('\n')}
 const madeFatal = (fatal: Finding[]) =>
   `\n      <failure type="error" message="${xml(`made fatal by --fail-on: ${fatal[0]!.message}`)}">${xml(fatal.map((f) => f.message).join('\n'))}</failure>\n    `;
 
-function junitSuite(response: ValidateResponse, name: string, maxWarnings?: number): { xml: string; tests: number; failures: number } {
+/** A check --ignore left out: a skipped test case (it was not judged). */
+const SKIPPED = '\n      <skipped message="left out by --ignore"/>\n    ';
+
+function junitSuite(response: ValidateResponse, name: string, maxWarnings: number | undefined, ignored: ReadonlySet<string>): { xml: string; tests: number; failures: number; skipped: number } {
   const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
   let failures = 0;
@@ -142,7 +146,9 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings?: numb
       `    <testcase classname="convx.validate.errors" name="${code}">${
         found.length
           ? `\n      <failure type="error" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `
-          : ''
+          : ignored.has(code)
+            ? SKIPPED
+            : ''
       }</testcase>`,
     );
   }
@@ -159,12 +165,13 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings?: numb
       // The message says why a warning fails here: the run's warnings are more than --max-warnings.
       body = `\n      <failure type="warning" message="${xml(`${tooMany}: ${found[0]!.message}`)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
+    else if (ignored.has(code)) body = SKIPPED;
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
   for (const code of CHECKS.information) {
     const found = findings(code, response.render.information ?? []);
     const fatal = findings(code, response.render.errors);
-    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : '';
+    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : ignored.has(code) ? SKIPPED : '';
     if (fatal.length) {
       failures++;
       body = madeFatal(fatal);
@@ -172,8 +179,9 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings?: numb
     cases.push(`    <testcase classname="convx.validate.information" name="${code}">${body}</testcase>`);
   }
   const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
-  const xmlText = `  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="0">
+  const skipped = cases.filter((c) => c.includes('<skipped ')).length;
+  const xmlText = `  <testsuite name="${xml(name)}" tests="${total}" failures="${failures}" errors="0" skipped="${skipped}">
 ${cases.join('\n')}
   </testsuite>`;
-  return { xml: xmlText, tests: total, failures };
+  return { xml: xmlText, tests: total, failures, skipped };
 }
