@@ -9,7 +9,7 @@ import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printPage } from './page.js';
 import { defineHandler } from './registry.js';
 import {
-  comparedKind,
+  compareAwareKind,
   explainEmpty,
   filtersOf,
   parseFlags,
@@ -22,16 +22,14 @@ import {
   withBackend,
   type Progress,
   type ResultRequest,
-  refuseBreakdownCompare,
   comparedPeriod,
 } from './shared.js';
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
-    refuseBreakdownCompare(flags, query);
     const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
-    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
+    const kind = compareAwareKind(flags, query, plain, false);
     checkPageFlags(ctx, flags);
     if (ctx.format !== 'html') ctx.output.check(kind);
     const period = periodText(query);

@@ -38,13 +38,19 @@ export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMN
  * (`bucket`: a series', which names the bucket it lines up with), a change column beside each
  * headline figure of a table, and `comparison` a whole object --fields may name in json.
  */
-export function comparedKind(kind: RecordKind, bucket: boolean): RecordKind {
+function comparedKind(kind: RecordKind, bucket: boolean): RecordKind {
   return {
     ...kind,
     columns: [...kind.columns, ...comparisonColumns(bucket)],
     tableColumns: withChangeColumns(kind.tableColumns),
     objectFields: [...kind.objectFields, 'comparison'],
   };
+}
+
+/** The kind a command prints: `plain`, or with --compare that kind compared (refused with --breakdown, see refuseBreakdownCompare). */
+export function compareAwareKind(flags: { breakdown?: boolean | undefined }, query: { compareTo?: string | undefined }, plain: RecordKind, bucket: boolean): RecordKind {
+  refuseBreakdownCompare(flags, query);
+  return query.compareTo === undefined ? plain : comparedKind(plain, bucket);
 }
 
 /** trend and total in a table, with --compare: a line on stderr naming the period compared with. */
@@ -422,7 +428,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
  * --compare sets a whole row, bucket or total beside the other period's: a line per order currency
  * (--breakdown) has no comparison of its own, so the two do not go together.
  */
-export function refuseBreakdownCompare(flags: { breakdown?: boolean | undefined }, query: { compareTo?: string | undefined }): void {
+function refuseBreakdownCompare(flags: { breakdown?: boolean | undefined }, query: { compareTo?: string | undefined }): void {
   if (flags.breakdown && query.compareTo !== undefined) {
     throw new UsageError(
       '--breakdown and --compare do not go together: a comparison is of a whole row, bucket or total, not of one order currency',

@@ -4,7 +4,7 @@ import { BREAKDOWN_COLUMNS, isPeriodColumn, TOTAL_BREAKDOWN_TABLE_COLUMNS, TOTAL
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend, refuseBreakdownCompare } from './shared.js';
+import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
 
 /** The total as one row: its period and zone, then its figures; --breakdown: one row per currency. */
 const TOTAL_KIND: RecordKind = { columns: TOTAL_COLUMNS, tableColumns: TOTAL_TABLE_COLUMNS, objectFields: ['breakdown'], totals: false };
@@ -13,9 +13,8 @@ const TOTAL_BREAKDOWN_KIND = { ...breakdownKind(TOTAL_KIND, BREAKDOWN_COLUMNS, T
 export default defineHandler<CommandFlags<'total'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTotalQuery(queryParams('total', flags, ctx.settings), ctx.io.now()));
-    refuseBreakdownCompare(flags, query);
     const plain = flags.breakdown ? TOTAL_BREAKDOWN_KIND : TOTAL_KIND;
-    const kind = query.compareTo === undefined ? plain : comparedKind(plain, false);
+    const kind = compareAwareKind(flags, query, plain, false);
     ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);

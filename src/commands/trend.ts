@@ -16,7 +16,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { comparedKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend, refuseBreakdownCompare, comparedPeriod } from './shared.js';
+import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend, comparedPeriod } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -48,9 +48,8 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
     const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags, ctx.settings), ctx.io.now()));
-    refuseBreakdownCompare(flags, query);
     const plain = trendKind(query.perSource === true, flags.breakdown === true);
-    const kind = query.compareTo === undefined ? plain : comparedKind(plain, true);
+    const kind = compareAwareKind(flags, query, plain, true);
     checkPageFlags(ctx, flags);
     if (ctx.format !== 'html') ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {

@@ -185,9 +185,8 @@ export class LocalBackend implements Backend {
 
   /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
-    if (query.compareTo === undefined) return { selection: reportSelect(await this.tables(query), query), map: toAggregate };
-    const other = otherPeriod(query, query.compareTo);
-    const tables = await this.tables({ ...query, dateFrom: other.dateFrom });
+    const { other, tables } = await this.comparedTables(query);
+    if (!other) return { selection: reportSelect(tables, query), map: toAggregate };
     const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
     await this.assertRates(otherFilter, other);
     const map = (row: Row): ComparedAggregateRow => {

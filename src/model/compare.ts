@@ -5,14 +5,11 @@
  * (counts), so they are compared as whole cents, the relative change by integer division.
  */
 import type { CompareTo } from './parameters.js';
+import { addDays, daysOf } from './query.js';
 import { COMPARED_FIGURES } from './shapes.js';
 import type { Change, ComparedFigures, Comparison, Period } from './types.js';
 
 export type ComparedFigure = (typeof COMPARED_FIGURES)[number];
-
-const DAY = 86_400_000;
-const dayOf = (date: string) => Date.parse(`${date}T00:00:00Z`);
-const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The same date a year before; February 29 is February 28. */
 export function yearBefore(date: string): string {
@@ -28,9 +25,8 @@ export function yearBefore(date: string): string {
  */
 export function otherPeriod(period: Period, compareTo: CompareTo): Period {
   if (compareTo === 'year') return { dateFrom: yearBefore(period.dateFrom), dateTo: yearBefore(period.dateTo) };
-  const days = Math.round((dayOf(period.dateTo) - dayOf(period.dateFrom)) / DAY) + 1;
-  const dateTo = dateOf(dayOf(period.dateFrom) - DAY);
-  return { dateFrom: dateOf(dayOf(dateTo) - (days - 1) * DAY), dateTo };
+  const dateTo = addDays(period.dateFrom, -1);
+  return { dateFrom: addDays(dateTo, 1 - daysOf(period.dateFrom, period.dateTo)), dateTo };
 }
 
 /** Whole hundredths of a figure (exact: the figures have at most 2 decimal places). */

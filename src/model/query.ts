@@ -329,7 +329,8 @@ function parsePeriodQuery(raw: RequestParams, today: Date, operation: Operation,
 }
 
 /** Days from one date to another, both included. */
-function daysOf(dateFrom: string, dateTo: string): number {
+/** The days from dateFrom to dateTo, both counted. */
+export function daysOf(dateFrom: string, dateTo: string): number {
   return Math.round((Date.parse(`${dateTo}T00:00:00Z`) - Date.parse(`${dateFrom}T00:00:00Z`)) / 86_400_000) + 1;
 }
 

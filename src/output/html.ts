@@ -10,7 +10,8 @@ import type { AggregateRow, TimeframesResponse, TrendBucket } from '../model/typ
 import { COLUMN_TITLES, getPath, isAmountColumn, REPORT_TABLE_COLUMNS } from './columns.js';
 import { escapeHtml } from './escape.js';
 import { tableCell } from './format.js';
-import { horizontalBars, seriesChart, type Series } from './svg.js';
+import { horizontalBars, seriesChart } from './svg.js';
+import { trendChartInput } from './chart.js';
 import { percentOf, totalRows } from './table.js';
 
 export { escapeHtml } from './escape.js';
@@ -241,18 +242,6 @@ export function reportHtml(rows: readonly AggregateRow[], header: PageHeader): s
   ]);
 }
 
-/** The series of a response's buckets, in their order of first appearance, each over every label. */
-function seriesOf(buckets: readonly TrendBucket[], labels: string[]): Series[] {
-  const byKey = new Map<string, { name: string; values: Map<string, number> }>();
-  for (const b of buckets) {
-    const key = b.series ?? '';
-    const entry = byKey.get(key) ?? { name: b.seriesName ?? b.series ?? 'all', values: new Map<string, number>() };
-    entry.values.set(b.bucket, b.conversionsAmountWTax);
-    byKey.set(key, entry);
-  }
-  return [...byKey.values()].map((s) => ({ name: s.name, values: labels.map((l) => s.values.get(l) ?? 0) }));
-}
-
 /**
  * A series (`convx trend`, TimeframesResponse) as a page: the header with the time zone and the
  * interval, a chart of revenue with tax per bucket (a line per series with --per-source), the table
@@ -268,8 +257,8 @@ export function trendHtml(response: TimeframesResponse, header: Omit<PageHeader,
   const title = `Conversions by ${response.interval}`;
   if (!buckets.length) return documentOf(title, full, more, ['<p class="empty">No buckets in this period.</p>']);
   const currency = header.referenceCurrency;
-  const labels = [...new Set(buckets.map((b) => b.bucket))];
-  const chart = seriesChart(`Revenue with tax per ${response.interval}${currency ? ` (${currency})` : ''}`, currency ?? '', labels, seriesOf(buckets, labels));
+  const { labels, series } = trendChartInput(buckets, undefined, 'all');
+  const chart = seriesChart(`Revenue with tax per ${response.interval}${currency ? ` (${currency})` : ''}`, currency ?? '', labels, series);
   const columns = [
     'bucket',
     ...(buckets.some((b) => b.seriesName !== undefined) ? ['seriesName'] : []),

@@ -3,6 +3,7 @@
  * an xmlns, which HTML does not need), the same bytes for the same figures. Every label is
  * HTML-escaped here; shapes are drawn in greys and patterns that stay readable in black and white.
  */
+import { tickText } from './chart.js';
 import { escapeHtml } from './escape.js';
 
 export interface Bar {
@@ -12,7 +13,7 @@ export interface Bar {
 
 export interface Series {
   name: string;
-  values: number[];
+  values: readonly number[];
 }
 
 /** Dash patterns of the series of a line chart (distinct without colour), then their colours. */
@@ -25,8 +26,6 @@ const at = (n: number): string => {
   return text === '-0' ? '0' : text;
 };
 
-let tickFormat: Intl.NumberFormat | undefined;
-const tickText = (n: number) => (tickFormat ??= new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 })).format(n);
 
 /** Round ticks from 0 (or the lowest value below 0) to at least the highest value: steps of 1, 2 or 5 times a power of ten. */
 export function niceTicks(low: number, high: number, target = 5): number[] {
@@ -94,7 +93,7 @@ function axisLabelEvery(count: number): number {
  * series for several (each its dash pattern and colour, with a legend). The y axis has round
  * ticks, `unit` its caption (the currency).
  */
-export function seriesChart(title: string, unit: string, labels: string[], series: Series[]): string {
+export function seriesChart(title: string, unit: string, labels: readonly string[], series: readonly Series[]): string {
   const [left, top, plotWidth, plotHeight] = [70, 30 + Math.ceil(series.length / 3) * 18 * (series.length > 1 ? 1 : 0), 780, 260];
   const values = series.flatMap((s) => s.values);
   const ticks = niceTicks(Math.min(0, ...values), Math.max(0, ...values));
@@ -123,7 +122,7 @@ export function seriesChart(title: string, unit: string, labels: string[], serie
   return parts.join('\n');
 }
 
-function columns(values: number[], left: number, slot: number, y: (v: number) => number): string[] {
+function columns(values: readonly number[], left: number, slot: number, y: (v: number) => number): string[] {
   const width = Math.max(slot * 0.8, 0.5);
   return values.map((v, i) => {
     const [a, b] = [y(Math.max(v, 0)), y(Math.min(v, 0))];
@@ -131,7 +130,7 @@ function columns(values: number[], left: number, slot: number, y: (v: number) =>
   });
 }
 
-function lines(series: Series[], left: number, slot: number, y: (v: number) => number): string[] {
+function lines(series: readonly Series[], left: number, slot: number, y: (v: number) => number): string[] {
   return series.map((s, k) => {
     const points = s.values.map((v, i) => `${at(left + slot * (i + 0.5))},${at(y(v))}`).join(' ');
     const dash = DASHES[k % DASHES.length] ? ` stroke-dasharray="${DASHES[k % DASHES.length]}"` : '';
@@ -139,7 +138,7 @@ function lines(series: Series[], left: number, slot: number, y: (v: number) => n
   });
 }
 
-function legend(series: Series[], left: number): string[] {
+function legend(series: readonly Series[], left: number): string[] {
   return series.flatMap((s, k) => {
     const [x, yy] = [left + (k % 3) * 260, 34 + Math.floor(k / 3) * 18];
     const dash = DASHES[k % DASHES.length] ? ` stroke-dasharray="${DASHES[k % DASHES.length]}"` : '';
