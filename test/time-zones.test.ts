@@ -219,7 +219,9 @@ describe('the period in a zone, local mode', () => {
     expect(imported.code, imported.stderr).toBe(0);
     for (const zone of ['Europe/Prague', 'Asia/Kathmandu']) {
       const args = ['--from', '2024-03-02', '--to', '2024-03-31', '--tz', zone, '--all', '-o', 'csv'];
-      expect((await cli(['report', '--data', file, ...args])).stdout).toBe((await cli(['report', '--data', dir, ...args])).stdout);
+      const [fromFile, fromDir] = [await cli(['report', '--data', file, ...args]), await cli(['report', '--data', dir, ...args])];
+      expect([fromFile.code, fromDir.code], fromFile.stderr + fromDir.stderr).toEqual([0, 0]);
+      expect(fromFile.stdout).toBe(fromDir.stdout);
     }
     const [row] = (JSON.parse((await cli(['report', '--data', file, '--from', '2024-03-02', '--to', '2024-03-02', '--tz', 'Europe/Prague', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
     expect(row!.conversionsNumber).toBe(2);
