@@ -127,7 +127,7 @@ export interface ResolvedSettings {
   deliveryApi?: string;
   plugin?: string;
   format?: string;
-  /** The time zone of a reporting command's period when --tz is not given (CONVX_TZ, the profile's tz); the parser checks it. */
+  /** The time zone of a reporting command's period when --tz is not given (CONVX_TZ, the profile's tz); checked where a command takes it (commands/shared.ts, naming where it came from). */
   tz?: string;
   /** Where tz comes from, as an error names it: CONVX_TZ, or the profile's tz. */
   tzFrom?: string;

@@ -3,7 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getPath } from '../src/output/columns.js';
-import { escapeHtml, PAGE_CSP, reportHtml, TREND_PAGE_COLUMNS, trendHtml, type PageHeader } from '../src/output/html.js';
+import { PAGE_CSP, reportHtml, TREND_PAGE_COLUMNS, trendHtml, type PageHeader } from '../src/output/html.js';
+import { escapeHtml } from '../src/output/escape.js';
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
 import { Readable } from 'node:stream';

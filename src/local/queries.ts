@@ -23,7 +23,7 @@ export interface QueryTables {
 }
 
 /** The per-day sums (models/daily.ts): report_day, contact_day, plugin_contact_day and plugin_day. */
-export interface DailySums {
+interface DailySums {
   sums: Sql;
   contacts: Sql;
   pluginContacts: Sql;
@@ -178,7 +178,7 @@ export const PER_SOURCE = (key: Sql, extra: Sql = sql``) => sql`per_source AS (
  * The sums of one group (by its key columns: a source, a bucket and series) and order currency,
  * from the period's transactions (conv path, period_tx).
  */
-export const perCurrencyFromTransactions = (key: Sql) => sql`
+const perCurrencyFromTransactions = (key: Sql) => sql`
       SELECT ${key}, currency,
         count(*) FILTER (WHERE NOT is_refund) AS n,
         coalesce(sum(amount_wo_tax) FILTER (WHERE NOT is_refund), 0) AS wo,

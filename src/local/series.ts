@@ -19,12 +19,12 @@ const BUCKETS: Readonly<Record<Interval, { part: string; step: Sql; label: strin
 };
 
 /** A UTC instant (TIMESTAMP) as the wall-clock time of a time zone (an IANA name). */
-export function wallClock(zone: string, instant: Sql): Sql {
+function wallClock(zone: string, instant: Sql): Sql {
   return zone === 'UTC' ? instant : sql`timezone(${zone}, timezone('UTC', ${instant}))`;
 }
 
 /** A wall-clock time of a time zone as its UTC instant (TIMESTAMP). */
-export function instantOf(zone: string, wall: Sql): Sql {
+function instantOf(zone: string, wall: Sql): Sql {
   return zone === 'UTC' ? wall : sql`timezone('UTC', timezone(${zone}, ${wall}))`;
 }
 
@@ -40,7 +40,7 @@ function zoneHourOf(zone: string, instant: Sql): Sql {
 }
 
 /** The bucket of a transaction: its datetime cut to the interval (days, weeks and months in the zone's wall-clock time). */
-export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
+function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
   if (interval === 'hour') return zone === 'UTC' ? sql`date_trunc('hour', ${datetime})` : zoneHourOf(zone, datetime);
   return sql`date_trunc(${BUCKETS[interval].part}, ${wallClock(zone, datetime)})`;
 }
@@ -51,7 +51,7 @@ export function bucketOf(interval: Interval, zone: string, datetime: Sql): Sql {
  * month cut by the period starts or ends with it), from the period's first instant (dateFrom
  * 00:00 in the zone) to the first after it.
  */
-export function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string; dateTo: string }): Sql {
+function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string; dateTo: string }): Sql {
   const { part, step, label } = BUCKETS[interval];
   if (interval === 'hour' && zone !== 'UTC') return zoneHoursOf(zone, period);
   // wall-clock time of the zone (for hours: UTC, where wall-clock time is the instant)

@@ -12,7 +12,7 @@ import type { Change, ComparedFigures, Comparison, Period } from './types.js';
 export type ComparedFigure = (typeof COMPARED_FIGURES)[number];
 
 /** The same date a year before; February 29 is February 28. */
-export function yearBefore(date: string): string {
+function yearBefore(date: string): string {
   const year = String(Number(date.slice(0, 4)) - 1).padStart(4, '0');
   const monthDay = date.slice(5) === '02-29' ? '02-28' : date.slice(5);
   return `${year}-${monthDay}`;
@@ -48,7 +48,7 @@ export function changeOf(current: number, other: number): Change {
 }
 
 /** The compared figures of a row, bucket or total, in COMPARED_FIGURES' order. */
-export function comparedFigures(figures: Readonly<Record<ComparedFigure, number>>): ComparedFigures {
+function comparedFigures(figures: Readonly<Record<ComparedFigure, number>>): ComparedFigures {
   return Object.fromEntries(COMPARED_FIGURES.map((f) => [f, figures[f]])) as unknown as ComparedFigures;
 }
 

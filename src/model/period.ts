@@ -90,7 +90,7 @@ export function zoneDayStart(date: string, zone: string): Date {
 }
 
 /** The instant the day after `date` starts in the zone: where `date` ends. */
-export function zoneDayEnd(date: string, zone: string): Date {
+function zoneDayEnd(date: string, zone: string): Date {
   const [y, m, d] = dayParts(date);
   const next = new Date(utcMidnight(y, m, d) + 86_400_000);
   const midnight = next.getTime();

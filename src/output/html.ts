@@ -14,7 +14,6 @@ import { horizontalBars, seriesChart } from './svg.js';
 import { trendChartInput } from './chart.js';
 import { percentOf, totalRows } from './table.js';
 
-export { escapeHtml } from './escape.js';
 
 /** The page's policy: nothing may load or run; only its own inline style (and data: images, of which it has none). */
 export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -46,7 +45,7 @@ function contextLines(header: PageHeader): [string, string][] {
 }
 
 /** The sources a report's chart shows; the table has every row. */
-export const CHART_SOURCES = 20;
+const CHART_SOURCES = 20;
 
 /** The figures of a page's table: a terminal table's, and revenue without tax beside revenue with it. */
 const PAGE_FIGURES = REPORT_TABLE_COLUMNS.filter((c) => c !== 'name' && c !== 'source.type').flatMap((c) =>
