@@ -51,8 +51,8 @@ function trackingList(key: keyof typeof TRACKING_LISTS, text: string, source: st
 async function checkClientsFlag(text: string | undefined): Promise<void> {
   if (text === undefined) return;
   const { selectClients } = await import('../validation/clients.js');
-  const [problem] = selectClients(text.split(',').map((glob) => glob.trim())).problems;
-  if (problem) throw new UsageError(`--clients: ${problem.message.replace(/^options\.clients: /, '')}`);
+  const { unknown } = selectClients(text.split(',').map((glob) => glob.trim()));
+  if (unknown) throw new UsageError(`--clients: ${unknown}`);
 }
 
 /** The request options the flags override (options of the request as given otherwise). */

@@ -64,7 +64,7 @@ export async function validateDelivery(
   if (!request) return invalidResponse(problems);
   rules.checkRequestSize(request);
   const clients = request.resolveOnly && !request.clients ? undefined : selectClients(request.clients);
-  if (clients?.problems.length) return invalidResponse(clients.problems);
+  if (clients?.unknown) return invalidResponse([{ code: 'invalid_request', message: `options.clients: ${clients.unknown}`, field: 'options.clients' }]);
   if (!scope.dataset.has('contacts')) {
     return invalidResponse([{ code: 'invalid_request', message: 'the dataset has no contacts table, so there is no audience to validate' }]);
   }
@@ -101,9 +101,9 @@ export async function validateDelivery(
         information.push(...more.information);
         if (!langs.length) continue; // an asset nobody gets: no variables to count, no samples
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
-        const recipients = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
+        const recipientCount = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
         const empty = await countEmpty(db, printed, langs, contactColumns);
-        const judged = variableFindings(asset, printed, { columns: contactColumns, variables: request.variables }, empty, recipients);
+        const judged = variableFindings(asset, printed, { columns: contactColumns, variables: request.variables }, empty, recipientCount);
         errors.push(...judged.errors);
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {

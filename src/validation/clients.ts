@@ -101,10 +101,10 @@ export function supportData(): SupportData {
 const globPattern = (glob: string) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
 
 /**
- * The clients the globs select, in the data's order; a glob that selects none
- * is an invalid_request finding (exit 2) listing the valid clients.
+ * The clients the globs select, in the data's order; `unknown`: why a glob selects none, listing
+ * the valid clients (the request's invalid_request, or the --clients flag's usage error: exit 2).
  */
-export function selectClients(globs: readonly string[] = DEFAULT_CLIENTS): { clients: string[]; problems: Finding[] } {
+export function selectClients(globs: readonly string[] = DEFAULT_CLIENTS): { clients: string[]; unknown?: string } {
   const { clients: known } = supportData();
   const selected = new Set<string>();
   const unknown: string[] = [];
@@ -116,9 +116,9 @@ export function selectClients(globs: readonly string[] = DEFAULT_CLIENTS): { cli
   }
   if (unknown.length) {
     const message = `${unknown.map((g) => `"${g}"`).join(', ')} ${unknown.length === 1 ? 'matches' : 'match'} no mail client; valid clients (family.platform, * for any): ${known.join(', ')}`;
-    return { clients: [], problems: [{ code: 'invalid_request', message: `options.clients: ${message}`, field: 'options.clients' }] };
+    return { clients: [], unknown: message };
   }
-  return { clients: known.filter((client) => selected.has(client)), problems: [] };
+  return { clients: known.filter((client) => selected.has(client)) };
 }
 
 /** The first characters of a caniemail note. */

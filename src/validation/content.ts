@@ -8,6 +8,7 @@
 import { Parser } from 'htmlparser2';
 import type { Finding } from '../model/validation.js';
 import { plural } from '../words.js';
+import { lineAt, lineStarts } from './line-numbers.js';
 
 /** Subjects longer than this are cut by most clients (mobile ones show about 40). */
 export const MAX_SUBJECT_CHARS = 70;
@@ -116,22 +117,11 @@ const sameSite = (a: string, b: string) => a === b || a.endsWith(`.${b}`) || b.e
 const HIDDEN = new Set(['style', 'script', 'head', 'title']);
 const isTemplated = (href: string) => href.includes('{{') || href.includes('{%');
 
-/** The line of each offset, for text whose line starts are known. */
-function lineCounter(text: string): (offset: number) => number {
-  let line = 1;
-  let scanned = 0;
-  return (offset) => {
-    // Offsets come in increasing order from the parser: count the newlines since the last one.
-    for (let at = text.indexOf('\n', scanned); at >= 0 && at < offset; at = text.indexOf('\n', at + 1)) line++;
-    scanned = Math.max(scanned, offset);
-    return line;
-  };
-}
-
 /** The facts of an HTML part, from one pass of htmlparser2. */
 export function readHtml(html: string): HtmlFacts {
   const facts: HtmlFacts = { mismatchedLinks: [], shortenedLinks: [], images: 0, textChars: 0, hasColorSchemeMeta: false, layoutTables: [], skippedHeadings: [] };
-  const lineOf = lineCounter(html);
+  const starts = lineStarts(html);
+  const lineOf = (offset: number) => lineAt(starts, offset);
   const tables: { line: number; data: boolean }[] = [];
   let link: { href: string; text: string; line: number } | undefined;
   let hidden = 0;
