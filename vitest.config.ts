@@ -32,6 +32,7 @@ const E2E = [
   'serve-pool',
   'server-hardening',
   'server',
+  'shards',
   'startup',
   'table-fit',
   'templates-hardening',

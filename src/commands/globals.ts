@@ -32,6 +32,7 @@ export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   'data check': ['--format', ...ALWAYS],
   'data import': ['--reference-currency', ...ALWAYS],
   'data generate': [...ALWAYS],
+  'data shards': ['--format', ...ALWAYS],
   'config list': ['--profile', '--format', ...ALWAYS],
   'config get': ['--profile', ...ALWAYS],
   'config set': ['--profile', ...ALWAYS],
@@ -50,6 +51,7 @@ export const COMMAND_FORMATS: Record<string, readonly string[]> = {
   'config list': ['table', 'json', 'jsonl'],
   'config profiles': ['table', 'json', 'jsonl'],
   'data check': ['table', 'json', 'jsonl'],
+  'data shards': ['table', 'json', 'jsonl'],
 };
 
 /**

@@ -182,6 +182,18 @@ export const COMMANDS: readonly CommandDefinition[] = [
     load: async () => (await import('./data.js')).dataGenerate,
   },
   {
+    name: 'data shards',
+    summary: "spread the plugins' files over convx serve shards behind HAProxy: the shard map, haproxy.cfg and each shard's files",
+    args: '<dir>',
+    options: OPTIONS['data shards'],
+    examples: [
+      'convx data import exports/ --split-plugins --into plugins/',
+      'convx data shards plugins/ --shards 2 --out deploy/',
+      'convx data shards plugins/ --servers 10.0.0.11:8080,10.0.0.12:8080 --listen 0.0.0.0:80 --out deploy/ --force',
+    ],
+    load: async () => (await import('./shards.js')).default,
+  },
+  {
     name: 'completion',
     summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
     args: '[shell]',
@@ -231,7 +243,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
 ];
 
 export const GROUPS: Record<string, string> = {
-  data: 'dataset tools: check, import, generate',
+  data: 'dataset tools: check, import, generate, shards',
   auth: 'API credentials: login, status, logout',
   config: 'settings of a profile: list, get, set, unset, profiles',
 };

@@ -187,6 +187,13 @@ export const OPTIONS = {
     { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
     { flags: '--force', description: 'replace a non-empty --out directory' },
   ],
+  'data shards': [
+    { flags: '--out <dir>', description: 'the directory to write: shards.map, haproxy.cfg, 503.http and shard_K/ (links to the files each shard serves); written beside it first, renamed when complete' },
+    { flags: '--shards <n>', description: 'number of shards (convx serve processes), from 1 to 256' },
+    { flags: '--servers <list>', description: "the shards' host:port, comma-separated, in order (default: 127.0.0.1:8081, :8082 ...)" },
+    { flags: '--listen <host:port>', description: 'where HAProxy listens', defaultValue: '127.0.0.1:8080' },
+    { flags: '--force', description: 'replace an existing --out directory' },
+  ],
   completion: [
     {
       flags: '--values <kind>',

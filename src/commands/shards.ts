@@ -1,0 +1,117 @@
+/**
+ * `convx data shards DIR --shards N --out OUT`: spreads the plugins' files of DIR (written by
+ * `data import --split-plugins`) over N `convx serve` shards behind HAProxy. OUT holds the plan:
+ * `shards.map` (HAProxy's map of plugin to shard), `haproxy.cfg`, `503.http` (the problem+json
+ * answer of a shard that is down) and `shard_K/`, the files each shard serves (symbolic links to
+ * DIR's files: `convx serve --data OUT/shard_K/`). Written beside OUT first and renamed whole.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { DataError, UsageError } from '../errors.js';
+import type { Context } from '../context.js';
+import type { CommandFlags } from './options.js';
+import { defineHandler } from './registry.js';
+import { haproxyConfig, planShards, shardMap, unavailableResponse, type PluginFile, type Shard } from '../server/shards.js';
+import { plural } from '../words.js';
+import { safeValue } from '../output/terminal.js';
+
+/** A plugin id that names a file safely (what `data import --split-plugins` writes). */
+const SAFE_PLUGIN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/;
+
+/** The plugins' files of dir: every `<plugin>.duckdb`, by plugin. */
+function pluginFiles(dir: string): PluginFile[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory (the plugins' files written by convx data import --split-plugins)`);
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.duckdb'))
+    .sort()
+    .map((name) => {
+      const plugin = name.slice(0, -'.duckdb'.length);
+      if (!SAFE_PLUGIN.test(plugin)) throw new DataError(`${join(dir, name)}: "${safeValue(plugin)}" is not a plugin id convx writes a file for`);
+      const file = join(dir, name);
+      return { plugin, file, bytes: statSync(file).size };
+    });
+  if (files.length === 0) throw new DataError(`${dir} holds no .duckdb file: write one per plugin with convx data import DATASET --split-plugins --into ${dir}`);
+  return files;
+}
+
+function count(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw new UsageError(`--shards: "${value}" must be a whole number from 1 to 256`);
+  return Number(value);
+}
+
+/** The shards' addresses: --servers as given, else 127.0.0.1 from port 8081 on. */
+function serversOf(flags: CommandFlags<'data shards'>): string[] {
+  const shards = count(flags.shards);
+  const servers = flags.servers?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!servers && !shards) throw new UsageError('--shards <n> is required (or --servers host:port,host:port,...)');
+  if (servers) {
+    for (const server of servers) if (!HOST_PORT.test(server)) throw new UsageError(`--servers: "${safeValue(server)}" is not host:port`);
+    if (shards && shards !== servers.length) throw new UsageError(`--shards ${shards} but --servers names ${plural(servers.length, 'server')}`);
+    return servers;
+  }
+  return Array.from({ length: shards! }, (_, i) => `127.0.0.1:${8081 + i}`);
+}
+
+/** Writes the plan into a fresh directory beside out, then renames it to out (replacing it with --force). */
+function writePlan(out: string, shards: readonly Shard[], listen: string, force: boolean): void {
+  if (existsSync(out) && !force) throw new UsageError(`${out} exists: pass --force to replace it`);
+  const parent = dirname(out);
+  if (!existsSync(parent)) throw new UsageError(`the folder ${parent} does not exist`);
+  const staging = join(parent, `.${basename(out)}.${process.pid}.tmp`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging);
+  try {
+    writeFileSync(join(staging, 'shards.map'), shardMap(shards));
+    writeFileSync(join(staging, '503.http'), unavailableResponse());
+    writeFileSync(join(staging, 'haproxy.cfg'), haproxyConfig(shards, { listen, mapFile: join(out, 'shards.map'), errorFile: join(out, '503.http') }));
+    for (const shard of shards) {
+      mkdirSync(join(staging, shard.name));
+      for (const p of shard.plugins) symlinkSync(p.file, join(staging, shard.name, `${p.plugin}.duckdb`));
+    }
+    if (existsSync(out)) {
+      const old = `${staging}.old`;
+      renameSync(out, old);
+      renameSync(staging, out);
+      rmSync(old, { recursive: true, force: true });
+    } else {
+      renameSync(staging, out);
+    }
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** JSON only when -o asks for it (a profile's default format is for reports). */
+const explicitJson = (ctx: Context) => ctx.globals.format === 'json' || ctx.globals.format === 'jsonl';
+
+export default defineHandler<CommandFlags<'data shards'>>({
+  async run(ctx, args, flags) {
+    if (!flags.out) throw new UsageError('--out <dir> is required: the directory to write the plan into');
+    const listen = flags.listen;
+    if (!HOST_PORT.test(listen)) throw new UsageError(`--listen: "${safeValue(listen)}" is not host:port`);
+    const servers = serversOf(flags);
+    const dir = ctx.resolvePath(args[0]!);
+    // The links point at absolute paths, so that OUT may move apart from DIR.
+    const files = pluginFiles(dir);
+    const out = ctx.resolvePath(flags.out);
+    if (out === dir || out.startsWith(`${dir}/`)) throw new UsageError('--out must not lie inside the plugins\' directory');
+    const shards = planShards(files, servers);
+    writePlan(out, shards, listen, flags.force ?? false);
+    if (explicitJson(ctx)) {
+      await ctx.output.json({
+        out,
+        shards: shards.map((s) => ({ name: s.name, server: s.server, bytes: s.bytes, plugins: s.plugins.map((p) => p.plugin) })),
+      });
+      return;
+    }
+    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+    const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${mb(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
+    await ctx.output.text(`${lines.join('\n')}\n`);
+    ctx.log.info(
+      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)} --port ${shards[0]!.server.split(':').at(-1)}, then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+    );
+  },
+});

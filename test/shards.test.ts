@@ -1,0 +1,190 @@
+/**
+ * Shards behind HAProxy (`convx data shards`), end to end on loopback: three plugins' files
+ * (`data import --split-plugins`) spread over two `convx serve` shards (the built binary), and
+ * Debian's HAProxy in front, configured by the files `data shards` writes. Each plugin's requests
+ * reach its shard; API mode through the proxy prints what local mode prints; a forged claim reaches
+ * a shard that refuses it; a SIGHUP of a shard under load loses nothing; a stopped shard's plugins
+ * get HAProxy's problem+json 503 while the other plugins are answered.
+ *
+ * Without haproxy (/usr/sbin/haproxy or $HAPROXY) the file is skipped, except under CI, where it
+ * fails: `.ci/run` installs Debian's haproxy when it is missing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readlinkSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { cli, tempDir } from './helpers.js';
+
+const HAPROXY = process.env.HAPROXY ?? '/usr/sbin/haproxy';
+const present = existsSync(HAPROXY);
+const ci = Boolean(process.env.CI);
+const SECRET = 'shards-test-secret-long-enough-0123';
+const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const PERIOD = ['--from', '2024-01-01', '--to', '2024-06-30'];
+const QUERY = '/v1/conversions?dateFrom=2024-01-01&dateTo=2024-06-30&limit=1000';
+
+if (!present && !ci) console.warn(`shards.test.ts: skipped, no HAProxy at ${HAPROXY} (apt-get install haproxy, or set HAPROXY)`);
+
+/** A port free on loopback now (HAProxy's configuration names the shards' ports before they start). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A child process and what it wrote on stderr so far. */
+interface Child {
+  process: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(command: string, args: string[], env: Record<string, string> = {}): Child {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return { process: child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+async function until(done: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const began = Date.now();
+  while (!(await done())) {
+    if (Date.now() - began > ms) throw new Error(`timed out: ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The plugins a shard's access log names, one per answered request. */
+const pluginsServed = (shard: Child) =>
+  shard
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('"msg":"request"'))
+    .map((line) => (JSON.parse(line) as { plugin?: string }).plugin);
+
+describe.runIf(present || ci)('shards behind HAProxy', () => {
+  const root = tempDir('convx-shards-');
+  const [data, plugins, deploy] = ['data', 'plugins', 'deploy'].map((name) => join(root, name)) as [string, string, string];
+  let proxy = '';
+  let shards: Child[] = [];
+  let haproxy: Child | undefined;
+  const token = (plugin: string) => signDevelopmentToken(SECRET, plugin, '1h');
+  const get = async (plugin: string, path = QUERY) => fetch(`${proxy}${path}`, { headers: { authorization: `Bearer ${await token(plugin)}` } });
+
+  beforeAll(async () => {
+    if (!present) expect.fail(`no HAProxy at ${HAPROXY}: .ci/run installs Debian's haproxy when it is missing`);
+    const generated = await cli(['data', 'generate', '--out', data, '--plugins', '3', '--orders', '900', '--touches', '6000', '--contacts', '200']);
+    expect(generated.code, generated.stderr).toBe(0);
+    const imported = await cli(['data', 'import', data, '--split-plugins', '--into', plugins]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const [listen, one, two] = [await freePort(), await freePort(), await freePort()];
+    const planned = await cli(['data', 'shards', plugins, '--servers', `127.0.0.1:${one},127.0.0.1:${two}`, '--listen', `127.0.0.1:${listen}`, '--out', deploy, '-o', 'json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    shards = [one, two].map((port, i) =>
+      start(process.execPath, [BIN, 'serve', '--data', join(deploy, `shard_${i + 1}`), '--port', String(port), '--rate-limit', '0'], { CONVX_JWT_SECRET: SECRET }),
+    );
+    for (const shard of shards) await until(() => /"msg":"listening"/.test(shard.stderr()) || shard.process.exitCode !== null, 'a shard to listen');
+    for (const shard of shards) expect(shard.process.exitCode, shard.stderr()).toBeNull();
+    haproxy = start(HAPROXY, ['-db', '-f', join(deploy, 'haproxy.cfg')]);
+    proxy = `http://127.0.0.1:${listen}`;
+    await until(async () => (await fetch(`${proxy}/healthz`).catch(() => undefined))?.status === 200, `HAProxy on ${proxy}`);
+  }, 120_000);
+
+  afterAll(async () => {
+    haproxy?.process.kill('SIGTERM');
+    for (const shard of shards) shard.process.kill('SIGTERM');
+    await Promise.all([haproxy?.exited, ...shards.map((s) => s.exited)]);
+  });
+
+  it('plans by size: every plugin on one shard, its file linked in that shard\'s folder, the map naming it', () => {
+    const map = readFileSync(join(deploy, 'shards.map'), 'utf8').trim().split('\n').map((line) => line.split(' '));
+    expect(map.map(([plugin]) => plugin)).toEqual(['shop-1', 'shop-2', 'shop-3']);
+    for (const [plugin, shard] of map) {
+      expect(readdirSync(join(deploy, shard!))).toContain(`${plugin}.duckdb`);
+      expect(readlinkSync(join(deploy, shard!, `${plugin}.duckdb`))).toBe(join(plugins, `${plugin}.duckdb`));
+    }
+    // Two shards, three plugins: one shard holds two.
+    expect(new Set(map.map(([, shard]) => shard))).toEqual(new Set(['shard_1', 'shard_2']));
+  });
+
+  it("routes each plugin's requests to its shard, and API mode through HAProxy prints what local mode prints", async () => {
+    const map = new Map(readFileSync(join(deploy, 'shards.map'), 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]));
+    for (const plugin of ['shop-1', 'shop-2', 'shop-3']) {
+      const shard = shards[Number(map.get(plugin)!.slice('shard_'.length)) - 1]!;
+      const other = shards.find((s) => s !== shard)!;
+      const [before, beforeOther] = [pluginsServed(shard).length, pluginsServed(other).length];
+      const env = { CONVX_TOKEN: await token(plugin) };
+      const [api, local] = await Promise.all([
+        cli(['report', '--api', `${proxy}/v1`, ...PERIOD, '-o', 'json', '--limit', '1000'], { env }),
+        cli(['report', '--data', join(plugins, `${plugin}.duckdb`), ...PERIOD, '-o', 'json', '--limit', '1000']),
+      ]);
+      expect(api.code, api.stderr).toBe(0);
+      expect(api.stdout).toBe(local.stdout);
+      expect(JSON.parse(api.stdout).conversions.length).toBeGreaterThan(3);
+      // The shard of the plugin answered it; the other shard saw nothing of it.
+      expect(pluginsServed(shard).slice(before)).toContain(plugin);
+      expect(pluginsServed(other).slice(beforeOther)).not.toContain(plugin);
+    }
+  });
+
+  it('a claim forged for a plugin reaches its shard, which refuses the token', async () => {
+    const forged = await signDevelopmentToken('another-secret-long-enough-0123456', 'shop-2', '1h');
+    const res = await fetch(`${proxy}${QUERY}`, { headers: { authorization: `Bearer ${forged}` } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('loses nothing while a shard reloads (SIGHUP) under load', async () => {
+    const shard = shards[0]!;
+    const reloads = () => (shard.stderr().match(/"msg":"reloaded"/g) ?? []).length;
+    const plugin = readFileSync(join(deploy, 'shards.map'), 'utf8').split('\n').find((line) => line.endsWith(' shard_1'))!.split(' ')[0]!;
+    let answered = 0;
+    const statuses: number[] = [];
+    let reloaded = false;
+    const worker = async () => {
+      // Until the reload is done and 20 more answers came after it.
+      let after = Infinity;
+      while (!reloaded || answered < after) {
+        const res = await get(plugin, `/v1/conversions?dateFrom=2024-0${1 + (answered % 6)}-01&dateTo=2024-06-30`);
+        statuses.push(res.status);
+        await res.arrayBuffer();
+        answered++;
+        if (reloaded && after === Infinity) after = answered + 20;
+      }
+    };
+    const load = Promise.all(Array.from({ length: 8 }, worker));
+    await until(() => answered >= 16, 'the load to start');
+    const before = reloads();
+    shard.process.kill('SIGHUP');
+    await until(() => reloads() > before, 'the reload');
+    reloaded = true;
+    await load;
+    expect(statuses.length).toBeGreaterThan(40);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+
+  it("answers a stopped shard's plugins with a problem+json 503, and keeps answering the other plugins", async () => {
+    const map = readFileSync(join(deploy, 'shards.map'), 'utf8').trim().split('\n').map((line) => line.split(' ') as [string, string]);
+    const down = map.filter(([, shard]) => shard === 'shard_2').map(([plugin]) => plugin);
+    const up = map.filter(([, shard]) => shard === 'shard_1').map(([plugin]) => plugin);
+    shards[1]!.process.kill('SIGTERM');
+    expect(await shards[1]!.exited).toBe(0);
+    for (const plugin of down) {
+      const res = await get(plugin);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(await res.json()).toMatchObject({ type: 'urn:convx:problem:shard-unavailable', status: 503 });
+    }
+    for (const plugin of up) expect((await get(plugin)).status).toBe(200);
+    // API mode says so as it says any problem, with the exit code of an unavailable service.
+    const api = await cli(['report', '--api', `${proxy}/v1`, ...PERIOD], { env: { CONVX_TOKEN: await token(down[0]!) } });
+    expect(api.code).not.toBe(0);
+    expect(api.stderr).toMatch(/503|not answering/);
+  });
+});
