@@ -1,9 +1,11 @@
-import type { ContactReport } from '../backend.js';
+import type { Backend, ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { ExitCode, NotFoundError, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { tableCell } from '../output/format.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
+import { answerEach, idsOf, notFound, queried, type Outcome } from './ids.js';
+import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { withBackend } from './shared.js';
 
@@ -72,24 +74,30 @@ export function contactCard(ctx: Context, given: ContactReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export default defineHandler<Record<string, never>>({
-  async run(ctx, args) {
-    const key = (args[0] ?? '').trim();
-    if (key === '') throw new UsageError('give a contact id, an e-mail address or a client contact id');
-    ctx.output.check(CLICK_KIND);
+/** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown. */
+async function contactOutcome(ctx: Context, backend: Backend, key: string): Promise<Outcome> {
+  const report = await backend.contact(key);
+  if (!report) {
+    throw await notFound(
+      backend,
+      key,
+      'contact',
+      `no contact ${key} in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'} (looked for a contact id, an e-mail address and a client contact id)`,
+    );
+  }
+  return { result: report, rows: clickRows(report), ...(ctx.format === 'table' ? { card: contactCard(ctx, report) } : {}) };
+}
+
+export default defineHandler<CommandFlags<'contact'>>({
+  async run(ctx, args, flags) {
+    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'a contact id, an e-mail address or a client contact id');
+    ctx.output.check(several ? queried(CLICK_KIND) : CLICK_KIND);
     return withBackend(ctx, async (backend) => {
-      const report = await backend.contact(key);
-      if (!report) {
-        throw new NotFoundError(
-          `no contact ${key} in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'} (looked for a contact id, an e-mail address and a client contact id)`,
-        );
-      }
-      if (ctx.format === 'table') await ctx.output.text(contactCard(ctx, report));
+      if (several) return answerEach(ctx, ids, CLICK_KIND, (key) => contactOutcome(ctx, backend, key));
+      const { result: report, rows, card } = await contactOutcome(ctx, backend, ids[0]!);
+      if (card !== undefined) await ctx.output.text(card);
       else if (ctx.format === 'json') await ctx.output.json(report);
-      else {
-        const rows = clickRows(report);
-        await ctx.output.page(CLICK_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
-      }
+      else await ctx.output.page(CLICK_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
       return ExitCode.ok;
     });
   },

@@ -1,4 +1,4 @@
-import type { Backend, KnownSource } from '../backend.js';
+import type { Backend, IdMatch, KnownSource } from '../backend.js';
 import { redactUrl } from '../config.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
@@ -8,6 +8,7 @@ import { closest } from '../model/closest.js';
 import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
+import { commandFor, namesHint, nearestHint, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
 import { queryParams, shellWord } from './shared.js';
 
@@ -75,10 +76,10 @@ export function drillTarget(target: string): DrillTarget {
     }
     return { source, query };
   }
-  const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target);
-  if (typed) return { source: { sourceType: typed[1], sourceId: typed[2] }, query: {} };
+  const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target.trim());
+  if (typed) return { source: { sourceType: typed[1], sourceId: typed[2]!.trim() }, query: {} };
   if (target.trim() === '') throw new UsageError(`give a detailUrl or a source id (types: ${SOURCE_TYPES.join(', ')})`);
-  return { source: { sourceId: target }, query: {} };
+  return { source: { sourceId: target.trim() }, query: {} };
 }
 
 /** The filters drill takes as flags (its target fixes the source), in the order an empty result names them. */
@@ -88,6 +89,49 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
 });
 
 
+const WHERE = 'in the data (no click and no row of sources has it)';
+
+/** Two or more sources carry the name (or delivery id) given: which, and how to drill one. */
+function ambiguous(id: string, matches: IdMatch[]): UsageError {
+  return new UsageError(
+    `"${id}" names ${matches.length} sources: ${matches.map((m) => `${m.kind === 'source' ? m.type : m.kind} ${suggestion(m)}`).join(', ')}`,
+    [],
+    `drill one of them by its id: ${commandFor({ ...matches[0]!, by: 'id' })}`,
+  );
+}
+
+/**
+ * The source a bare or typed id names, by the resolver (Backend.resolve): a source id as it is;
+ * a smartflow, a delivery, a campaign id or a source's name as the filter that lists it; else
+ * "not found" (exit 3) saying what the id is instead (an order, a contact) or the nearest
+ * sources with their names. Undefined: the backend cannot tell (an API without GET ids/{id}).
+ */
+async function resolveSource(target: RawParams, backend: Backend): Promise<RawParams | undefined> {
+  const resolution = await backend.resolve?.(target.sourceId!);
+  if (!resolution) return undefined;
+  const { id } = resolution;
+  const type = target.sourceType;
+  const ofType = (m: IdMatch) => (m.kind === 'source' ? type === undefined || m.type === type : type === undefined || type === 'smartflow');
+  const hits = (kind: IdMatch['kind'], by: IdMatch['by']) => resolution.matches.filter((m) => m.kind === kind && m.by === by && ofType(m));
+  if (hits('source', 'id').length) return target;
+  if (hits('smartflow', 'id').length) return { smartflowId: id };
+  const deliveries = hits('delivery', 'id');
+  if (deliveries.length > 1) throw ambiguous(id, deliveries);
+  if (deliveries.length) return { smartflowId: deliveries[0]!.smartflowId ?? '', deliveryId: id };
+  if (hits('source', 'campaignId').length) return { campaignId: id };
+  const named = hits('source', 'name');
+  if (named.length > 1) throw ambiguous(id, named);
+  if (named.length) return { sourceType: named[0]!.type ?? '', sourceId: named[0]!.id };
+  const other = resolution.matches.filter((m) => m.kind === 'source' && m.by === 'id');
+  if (other.length) throw new NotFoundError(`no ${type} ${id} in the data`, `it is ${other.map((m) => `${m.type}:${m.id}`).join(', ')}`);
+  const elsewhere = resolution.matches.filter((m) => m.kind === 'order' || m.kind === 'contact');
+  const known = resolution.sources.map(suggestion).join(', ') || 'none';
+  throw new NotFoundError(
+    `no ${type ?? 'source'} ${id} ${WHERE}`,
+    elsewhere.length ? namesHint(resolution, elsewhere) : (nearestHint(resolution, ['source', 'smartflow', 'delivery']) ?? `known source ids: ${known}`),
+  );
+}
+
 /**
  * "Not found" (exit 3) with the closest known ids, when the drill target names an id that no
  * click and no source of the data holds (local mode), or that no conversion of any date has
@@ -95,7 +139,7 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
  */
 async function checkTarget(target: RawParams, backend: Backend, now: Date): Promise<void> {
   let sources: KnownSource[];
-  let where = 'in the data (no click and no row of sources has it)';
+  let where = WHERE;
   if (backend.knownSources) {
     sources = await backend.knownSources();
     // A dataset without orders or touches: the listing says that it cannot report.
@@ -153,7 +197,11 @@ export default defineHandler<CommandFlags<'drill'>>({
       command: `drill ${shellWord(args[0] ?? '')}`,
       given: { from: flags.from, to: flags.to },
       filters: DRILL_FILTERS,
-      before: (backend) => checkTarget(target, backend, ctx.io.now()),
+      before: async (backend) => {
+        const source = target.sourceId !== undefined ? await resolveSource(target, backend) : undefined;
+        if (source) return source === target ? undefined : { ...query, ...queryParams('items', flags, settings), ...source, dateFrom, dateTo };
+        await checkTarget(target, backend, ctx.io.now());
+      },
     });
   },
 });

@@ -56,7 +56,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'order',
     summary: 'which source produced an order, or why none did',
-    args: '<orderId>',
+    args: '[orderId...]',
     options: OPTIONS.order,
     examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json', 'convx order o-1042 --api https://host/v1 --token-file token.txt'],
     load: async () => (await import('./order.js')).default,
@@ -64,7 +64,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'contact',
     summary: "a contact's conversions, the clicks that decided them and those that did not count (and why)",
-    args: '<contact>',
+    args: '[contact...]',
+    options: OPTIONS.contact,
     examples: [
       'convx contact c-11 --data samples/shop',
       'convx contact Greta.Prochazka2@example.com        # by e-mail, any case',

@@ -52,6 +52,9 @@ export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => (
 }));
 
 /** Not a query parameter: every page, walked by the command. */
+/** --stdin of the look-ups: ids one a line, as a support queue holds them (README, several at once). */
+const STDIN_IDS = (what: string) => `read more ids from stdin, one ${what} a line (blank lines ignored); with several ids: one answer each, exit 3 when any is not found`;
+
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
 /**
@@ -95,10 +98,14 @@ export const OPTIONS = {
     ...PAGE_OPTIONS,
   ],
   total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
-  order: PERIOD_OPTIONS.map((o) => ({
-    ...o,
-    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
-  })),
+  order: [
+    ...PERIOD_OPTIONS.map((o) => ({
+      ...o,
+      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
+    })),
+    { flags: '--stdin', description: STDIN_IDS('order id') },
+  ],
+  contact: [{ flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
