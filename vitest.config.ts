@@ -24,6 +24,7 @@ const E2E = [
   'invariants',
   'load',
   'lookups',
+  'ids',
   'openapi',
   'parameters',
   'progress-line',
