@@ -128,7 +128,7 @@ async function resolveSource(target: RawParams, backend: Backend): Promise<RawPa
   const known = resolution.sources.map(suggestion).join(', ') || 'none';
   throw new NotFoundError(
     `no ${type ?? 'source'} ${id} ${WHERE}`,
-    elsewhere.length ? namesHint(resolution, elsewhere) : (nearestHint(resolution, ['source', 'smartflow', 'delivery']) ?? `known source ids: ${known}`),
+    elsewhere.length ? namesHint(resolution, elsewhere) : (nearestHint(resolution, ['source']) ?? nearestHint(resolution, ['smartflow', 'delivery']) ?? `known source ids: ${known}`),
   );
 }
 
