@@ -317,24 +317,31 @@ export async function scripted(handler: (req: IncomingMessage, res: ServerRespon
 }
 
 /**
- * samples/shop served by `convx serve` on a loopback port for the tests of a describe block
- * (started before them, closed after): its URL, a token of plugin shop signed with `secret`,
- * and a GET of a path with query parameters and that token.
+ * samples/shop (or the dataset `data` makes, of plugin `plugin`) served by `convx serve` on a
+ * loopback port for the tests of a describe block (started before them, closed after): its URL,
+ * its directory, a token of the plugin signed with `secret`, and a GET of a path with query
+ * parameters and that token.
  */
-export function servedSamples(secret: string): { url: () => string; token: () => string; get: (path: string, params: Readonly<Record<string, string | undefined>>, headers?: Record<string, string>) => Promise<Response> } {
+export function servedSamples(
+  secret: string,
+  { data, plugin = 'shop' }: { data?: () => string; plugin?: string } = {},
+): { url: () => string; dir: () => string; token: () => string; get: (path: string, params: Readonly<Record<string, string | undefined>>, headers?: Record<string, string>) => Promise<Response> } {
   let server: { url: string; close(): Promise<void> } | undefined;
   let token = '';
+  let dir = SAMPLES;
   beforeAll(async () => {
     const { startServer } = await import('../src/server/start.js');
     const { signDevelopmentToken } = await import('../src/server/auth.js');
-    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
-    token = await signDevelopmentToken(secret, 'shop', '1h');
+    dir = data?.() ?? SAMPLES;
+    server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(secret, plugin, '1h');
   });
   afterAll(async () => {
     await server?.close();
   });
   return {
     url: () => server!.url,
+    dir: () => dir,
     token: () => token,
     get: (path, params, headers = {}) => fetch(`${server!.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } }),
   };

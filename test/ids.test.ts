@@ -5,11 +5,9 @@
  * same in API mode through GET /v1/ids/{id}; and several ids at once (arguments, --stdin), one
  * answer each in every format, exit 3 only when any is not found.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { signDevelopmentToken } from '../src/server/auth.js';
-import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, csv, shop } from './helpers.js';
+import { cli, csv, servedSamples, shop, type OrderRow, type TouchRow } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 
@@ -18,49 +16,27 @@ const SECRET = 'test-secret-that-is-long-enough';
  * cancelled; contact c-2 orders o-2 after a click on smartflow node n-1 (smartflow sf-1,
  * delivery d-1). Campaign k-2 and automation a-1 share the name "Twin".
  */
+const order = (id: string, contact: string, day: string, status?: string): OrderRow => ({ id, contact, at: `2024-${day}T10:00:00Z`, ...(status ? { status } : {}) });
+const click = (contact: string, day: string, source: string, type?: string): TouchRow => ({ contact, at: `2024-${day}T10:00:00Z`, source, ...(type ? { type } : {}) });
+const campaign = (type: string, id: string, name: string) => [type, id, name, id, '', '', '', '', ''];
 const data = () =>
   shop({
-    orders: [
-      { id: 'o-1', contact: 'c-1', at: '2024-03-01T10:00:00Z' },
-      { id: 'o-2', contact: 'c-2', at: '2024-03-05T10:00:00Z' },
-      { id: 'o-3', contact: 'c-1', at: '2024-03-10T10:00:00Z', status: 'cancelled' },
-    ],
-    touches: [
-      { contact: 'c-1', at: '2024-02-25T10:00:00Z', source: 'k-1' },
-      { contact: 'c-2', at: '2024-03-04T10:00:00Z', type: 'smartflow', source: 'n-1' },
-      { contact: 'c-2', at: '2024-01-04T10:00:00Z', source: 'k-2' },
-    ],
+    orders: [order('o-1', 'c-1', '03-01'), order('o-2', 'c-2', '03-05'), order('o-3', 'c-1', '03-10', 'cancelled')],
+    touches: [click('c-1', '02-25', 'k-1'), click('c-2', '03-04', 'n-1', 'smartflow'), click('c-2', '01-04', 'k-2')],
     sources: [
-      ['campaign', 'k-1', 'Spring sale', 'k-1', '', '', '', '', ''],
-      ['campaign', 'k-2', 'Twin', 'k-2', '', '', '', '', ''],
-      ['automation', 'a-1', 'Twin', 'a-1', '', '', '', '', ''],
+      campaign('campaign', 'k-1', 'Spring sale'),
+      campaign('campaign', 'k-2', 'Twin'),
+      campaign('automation', 'a-1', 'Twin'),
       ['smartflow', 'n-1', 'Welcome: first', '', 'sf-1', 'Welcome series', 'd-1', 'Welcome e-mail 1', ''],
     ],
     files: {
-      'contacts.csv': csv(
-        ['contact_id', 'client_contact_id', 'email', 'first_name', 'surname'],
-        [
-          ['c-1', 'CL-1', 'ann@example.com', 'Ann', 'Novak'],
-          ['c-2', 'CL-2', 'bob@example.com', 'Bob', 'Dvorak'],
-        ],
-      ),
+      'contacts.csv': csv(['contact_id', 'client_contact_id', 'email', 'first_name', 'surname'], [['c-1', 'CL-1', 'ann@example.com', 'Ann', 'Novak'], ['c-2', 'CL-2', 'bob@example.com', 'Bob', 'Dvorak']]),
     },
   });
 
-let dir: string;
-let server: RunningServer;
-let token: string;
-beforeAll(async () => {
-  dir = data();
-  server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
-  token = await signDevelopmentToken(SECRET, 'default', '1h');
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-const local = (argv: string[], stdin?: string) => cli([...argv, '--data', dir], stdin === undefined ? {} : { stdin });
-const api = (argv: string[], stdin?: string) => cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token }, ...(stdin === undefined ? {} : { stdin }) });
+const served = servedSamples(SECRET, { data, plugin: 'default' });
+const local = (argv: string[], stdin?: string) => cli([...argv, '--data', served.dir()], stdin === undefined ? {} : { stdin });
+const api = (argv: string[], stdin?: string) => cli([...argv, '--api', `${served.url()}/v1`], { env: { CONVX_TOKEN: served.token() }, ...(stdin === undefined ? {} : { stdin }) });
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-03-31'];
 
 /** Both modes print the same, but for where an error says it looked (as before: "the dataset", "the API's data"). */
@@ -133,10 +109,10 @@ describe('ids of any kind (item 1)', () => {
   });
 
   it('answers GET /v1/ids/{id} with the shape the OpenAPI document declares, scoped to the token', async () => {
-    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
+    const doc = await (await fetch(`${served.url()}/openapi.json`)).json();
     const schema = doc.paths['/v1/ids/{id}'].get.responses['200'].content['application/json'].schema;
     const check = new Ajv({ strict: false, validateFormats: false }).compile({ ...schema, components: doc.components });
-    const get = (id: string, auth = true) => fetch(`${server.url}/v1/ids/${encodeURIComponent(id)}`, auth ? { headers: { authorization: `Bearer ${token}` } } : {});
+    const get = (id: string, auth = true) => fetch(`${served.url()}/v1/ids/${encodeURIComponent(id)}`, auth ? { headers: { authorization: `Bearer ${served.token()}` } } : {});
     const res = await get('Spring sale');
     expect(res.status).toBe(200);
     const body = await res.json();

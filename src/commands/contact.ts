@@ -4,7 +4,7 @@ import { ExitCode } from '../errors.js';
 import { tableCell } from '../output/format.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
-import { answerEach, idsOf, notFound, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, lookedIn, notFound, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { withBackend } from './shared.js';
@@ -77,20 +77,14 @@ export function contactCard(ctx: Context, given: ContactReport): string {
 /** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown. */
 async function contactOutcome(ctx: Context, backend: Backend, key: string): Promise<Outcome> {
   const report = await backend.contact(key);
-  if (!report) {
-    throw await notFound(
-      backend,
-      key,
-      'contact',
-      `no contact ${key} in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'} (looked for a contact id, an e-mail address and a client contact id)`,
-    );
-  }
+  const message = `no contact ${key} in ${lookedIn(ctx)} (looked for a contact id, an e-mail address and a client contact id)`;
+  if (!report) throw await notFound(backend, key, 'contact', message);
   return { result: report, rows: clickRows(report), ...(ctx.format === 'table' ? { card: contactCard(ctx, report) } : {}) };
 }
 
 export default defineHandler<CommandFlags<'contact'>>({
   async run(ctx, args, flags) {
-    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'a contact id, an e-mail address or a client contact id');
+    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'a contact id, an e-mail address or a client contact id', 'contact');
     ctx.output.check(several ? queried(CLICK_KIND) : CLICK_KIND);
     return withBackend(ctx, async (backend) => {
       if (several) return answerEach(ctx, ids, CLICK_KIND, (key) => contactOutcome(ctx, backend, key));

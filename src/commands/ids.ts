@@ -69,16 +69,20 @@ export async function notFoundHint(backend: Backend, id: string, command: Lookup
   return others.length ? namesHint(resolution, others) : nearestHint(resolution, OWN[command]);
 }
 
+/** Where a look-up looked, as its "not found" says: "the dataset", "the API's data". */
+export const lookedIn = (ctx: Context): string => (ctx.settings.mode === 'api' ? "the API's data" : 'the dataset');
+
 /** A NotFoundError with the resolver's hint, else the one given. */
 export async function notFound(backend: Backend, id: string, command: LookupCommand, message: string, hint?: string): Promise<NotFoundError> {
   return new NotFoundError(message, (await notFoundHint(backend, id, command)) ?? hint);
 }
 
-/** The ids to look up: the arguments, and with --stdin one a line (blank lines ignored), each trimmed. */
-export async function idsOf(ctx: Context, args: string[], stdin: boolean | undefined, noun: string): Promise<{ ids: string[]; several: boolean }> {
+/** The ids to look up: the arguments, and with --stdin one a line (blank lines ignored), each trimmed; none at all is commander's own error (the argument was required before --stdin). */
+export async function idsOf(ctx: Context, args: string[], stdin: boolean | undefined, noun: string, argument: string): Promise<{ ids: string[]; several: boolean }> {
+  if (args.length === 0 && !stdin) throw new UsageError(`missing required argument '${argument}'`);
   const lines = stdin ? (await readAll(ctx.io.stdin)).split(/\r?\n/) : [];
   const ids = [...args, ...lines].map((a) => a.trim()).filter((a) => a !== '');
-  if (ids.length === 0) throw new UsageError(`give ${noun}${stdin ? ': stdin had none' : args.length ? '' : ', or --stdin to read them one a line'}`);
+  if (ids.length === 0) throw new UsageError(`give ${noun}${stdin ? ': stdin had none' : ''}`);
   return { ids, several: stdin === true || ids.length > 1 };
 }
 

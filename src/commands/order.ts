@@ -7,7 +7,7 @@ import { renderCard, tableCell } from '../output/format.js';
 import { safeData } from '../output/terminal.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { answerEach, idsOf, notFound, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, lookedIn, notFound, queried, type Outcome } from './ids.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 
@@ -58,15 +58,8 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
   if (!explicit) {
     // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
     const found = await backend.findOrder(orderId);
-    if (!found) {
-      throw await notFound(
-        backend,
-        orderId,
-        'order',
-        `order ${orderId} is not in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'}`,
-        'check the id; `convx items --order ID --from D --to D` lists the conversions of an order',
-      );
-    }
+    const hint = 'check the id; `convx items --order ID --from D --to D` lists the conversions of an order';
+    if (!found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in ${lookedIn(ctx)}`, hint);
     if (found.conversions.length) {
       await print(found.conversions);
       return ExitCode.ok;
@@ -126,7 +119,7 @@ async function orderOutcome(ctx: Context, backend: Backend, orderId: string, fla
 
 export default defineHandler<CommandFlags<'order'>>({
   async run(ctx, args, flags) {
-    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'an order id');
+    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'an order id', 'orderId');
     if (several) ctx.output.check(queried(ITEM_KIND));
     return withBackend(ctx, async (backend) => {
       if (several) return answerEach(ctx, ids, ITEM_KIND, (id) => orderOutcome(ctx, backend, id, flags));
