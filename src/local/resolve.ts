@@ -9,16 +9,16 @@ import { closest } from '../model/closest.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
 import type { TableName } from './schema.js';
-import { EMPTY, sql, type Sql } from './sql.js';
+import { EMPTY, int, sql, type Sql } from './sql.js';
 
 /** The kinds in the order an answer lists them. */
 const KINDS: IdMatch['kind'][] = ['order', 'contact', 'source', 'smartflow', 'delivery'];
 
-/** Near candidates read per kind before closest() ranks them; sources named when none is near. */
+/** Near candidates read per kind before closest() ranks them; the sources named when none is near. */
 const CANDIDATES = 20;
 const FIRST_SOURCES = 8;
 
-type Row = { kind: IdMatch['kind']; hit: IdMatch['by']; id: string; term: string; type: string | null; name: string | null; smartflow_id: string | null; exact: boolean; near: boolean; is_first: boolean };
+type Row = { kind: IdMatch['kind']; hit: IdMatch['by']; id: string; term: string; type: string | null; name: string | null; smartflow_id: string | null };
 
 /** Every (kind, by, id, key) the data holds: what an id may name. */
 function candidates(scope: Scope): Sql {
@@ -51,40 +51,41 @@ function candidates(scope: Scope): Sql {
   return parts.reduce((all, part) => sql`${all} UNION ALL ${part}`);
 }
 
-/** The rows an answer needs: exact matches, the nearest few of each kind, the first sources. */
-async function read(scope: Scope, db: Database, id: string): Promise<Row[]> {
+/** The candidates a condition keeps, one row per (kind, hit, id, term): the condition applies before the grouping, so a look-up by id scans without grouping every order. */
+function kept(scope: Scope, where: Sql): Sql {
+  return sql`SELECT kind, hit, id, term, max(type) AS type, max(name) AS name, max(smartflow_id) AS smartflow_id
+    FROM (${candidates(scope)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
+}
+
+/** What the id names: its exact matches (an e-mail in any case). */
+function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {
+  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit = 'email' THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`)} ORDER BY kind, hit, type, id`);
+}
+
+/** The first sources by type and id, to name when none is near. */
+function firstSources(scope: Scope, db: Database): Promise<Row[]> {
+  return db.all<Row>(sql`${kept(scope, sql`kind = 'source' AND hit = 'id'`)} ORDER BY type, id LIMIT ${int(FIRST_SOURCES)}`);
+}
+
+/** The candidates near the id (closest()'s rule: contained, or a few edits away, any case), a few of each kind, nearest first. */
+function near(scope: Scope, db: Database, id: string): Promise<Row[]> {
   const lower = id.toLowerCase();
-  const limit = Math.max(2, Math.ceil(id.length / 2));
-  return db.all<Row>(sql`
-    WITH c AS (
-      SELECT kind, hit, id, term, max(type) AS type, max(name) AS name, max(smartflow_id) AS smartflow_id
-      FROM (${candidates(scope)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' GROUP BY ALL),
-    d AS (
-      SELECT *, CASE WHEN hit = 'email' THEN lower(term) = ${lower} ELSE term = ${id} END AS exact,
-             CASE WHEN contains(lower(term), ${lower}) OR contains(${lower}, lower(term)) THEN 0.5 ELSE levenshtein(lower(term), ${lower}) END AS distance
-      FROM c),
-    r AS (
-      SELECT *, row_number() OVER (PARTITION BY kind, distance <= ${limit} ORDER BY distance, term) AS near_rank,
-             row_number() OVER (PARTITION BY kind, hit ORDER BY type, id) AS first_rank
-      FROM d)
-    SELECT kind, hit, id, term, type, name, smartflow_id, exact,
-           distance <= ${limit} AND near_rank <= ${CANDIDATES} AS near,
-           kind = 'source' AND hit = 'id' AND first_rank <= ${FIRST_SOURCES} AS is_first
-    FROM r WHERE exact OR (distance <= ${limit} AND near_rank <= ${CANDIDATES}) OR (kind = 'source' AND hit = 'id' AND first_rank <= ${FIRST_SOURCES})
-    ORDER BY kind, hit, type, id`);
+  const distance = sql`CASE WHEN contains(lower(term), ${lower}) OR contains(${lower}, lower(term)) THEN 0.5 ELSE levenshtein(lower(term), ${lower}) END`;
+  return db.all<Row>(sql`SELECT * FROM (${kept(scope, sql`${distance} <= ${int(Math.max(2, Math.ceil(id.length / 2)))}`)})
+    QUALIFY row_number() OVER (PARTITION BY kind ORDER BY ${distance}, term) <= ${int(CANDIDATES)} ORDER BY kind, hit, type, id`);
 }
 
 const matchOf = (r: Row): IdMatch => ({ kind: r.kind, by: r.hit, id: r.id, type: r.type, name: r.name, smartflowId: r.kind === 'delivery' ? r.smartflow_id : null });
 const byKind = (a: IdMatch, b: IdMatch) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind);
 
 /** The ids nearest the one given, at most three of each kind, nearest first (closest() of the keys). */
-function nearest(rows: Row[], id: string, exact: Set<string>): IdMatch[] {
+function nearest(rows: Row[], id: string): IdMatch[] {
   const out: IdMatch[] = [];
   for (const kind of KINDS) {
-    const near = rows.filter((r) => r.kind === kind && r.near && !exact.has(`${r.kind}|${r.id}`));
+    const ofKind = rows.filter((r) => r.kind === kind);
     const seen = new Set<string>();
-    for (const key of closest(id, near.map((r) => r.term))) {
-      for (const r of near.filter((n) => n.term === key)) {
+    for (const key of closest(id, ofKind.map((r) => r.term))) {
+      for (const r of ofKind.filter((n) => n.term === key)) {
         if (seen.size < 3 && !seen.has(r.id)) {
           seen.add(r.id);
           out.push(matchOf(r));
@@ -95,13 +96,14 @@ function nearest(rows: Row[], id: string, exact: Set<string>): IdMatch[] {
   return out;
 }
 
-/** What an id names in the scope's data (surrounding blanks ignored), else the ids nearest it. */
+/**
+ * What an id names in the scope's data (surrounding blanks ignored), else the ids nearest it
+ * (only then: the distances to every id are the costly part) and the first sources.
+ */
 export async function resolveId(scope: Scope, db: Database, given: string): Promise<IdResolution> {
   const id = given.trim();
   if (id === '' || !scope.reports) return { id, matches: [], nearest: [], sources: [] };
-  const rows = await read(scope, db, id);
-  const matches = rows.filter((r) => r.exact).map(matchOf).sort(byKind);
-  const exact = new Set(matches.map((m) => `${m.kind}|${m.id}`));
-  const sources = rows.filter((r) => r.is_first).map(matchOf);
-  return { id, matches, nearest: nearest(rows, id, exact), sources };
+  const matches = (await exactly(scope, db, id)).map(matchOf).sort(byKind);
+  if (matches.length) return { id, matches, nearest: [], sources: [] };
+  return { id, matches, nearest: nearest(await near(scope, db, id), id), sources: (await firstSources(scope, db)).map(matchOf) };
 }

@@ -210,8 +210,8 @@ export const IDS_RESPONSE = {
   properties: {
     id: { ...text, description: 'the id looked for, surrounding blanks removed' },
     matches: { type: 'array', items: idMatch, description: 'everything the id names exactly (an e-mail in any case)' },
-    nearest: { type: 'array', items: idMatch, description: 'the known ids nearest it (any case, a few edits away), at most three of each kind, nearest first' },
-    sources: { type: 'array', items: idMatch, description: 'the first eight sources by type and id, to name when none is near' },
+    nearest: { type: 'array', items: idMatch, description: 'when the id names nothing: the known ids nearest it (any case, a few edits away), at most three of each kind, nearest first' },
+    sources: { type: 'array', items: idMatch, description: 'when the id names nothing: the first eight sources by type and id, to name when none is near' },
   },
 } as const;
 
