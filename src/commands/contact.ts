@@ -4,7 +4,7 @@ import { ExitCode } from '../errors.js';
 import { tableCell } from '../output/format.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
-import { answerEach, idsOf, lookedIn, notFound, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { withBackend } from './shared.js';
@@ -79,7 +79,7 @@ async function contactOutcome(ctx: Context, backend: Backend, key: string): Prom
   const report = await backend.contact(key);
   const message = `no contact ${key} in ${lookedIn(ctx)} (looked for a contact id, an e-mail address and a client contact id)`;
   if (!report) throw await notFound(backend, key, 'contact', message);
-  return { result: report, rows: clickRows(report), ...(ctx.format === 'table' ? { card: contactCard(ctx, report) } : {}) };
+  return { result: report, rows: clickRows(report), ...(printsCards(ctx) ? { card: contactCard(ctx, report) } : {}) };
 }
 
 export default defineHandler<CommandFlags<'contact'>>({

@@ -86,6 +86,12 @@ export async function idsOf(ctx: Context, args: string[], stdin: boolean | undef
   return { ids, several: stdin === true || ids.length > 1 };
 }
 
+/** The formats of several ids' answers made of records (the rest print each id's card, one after another). */
+const RECORD_FORMATS: readonly string[] = ['json', 'jsonl', 'csv', 'tsv'];
+
+/** Whether an answer is printed as a card (a table on a terminal), not as records. */
+export const printsCards = (ctx: Context): boolean => !RECORD_FORMATS.includes(ctx.format);
+
 /** One id's answer with several ids: the object of its json line, its csv rows, its card, or why not. */
 export interface Answer {
   /** The id as given (trimmed). */
@@ -147,11 +153,10 @@ export async function answerEach(ctx: Context, ids: string[], kind: RecordKind, 
 }
 
 async function printAnswers(ctx: Context, kind: RecordKind, answers: Answer[], rows: Record<string, unknown>[], cards: string[]): Promise<void> {
-  if (ctx.format === 'table') {
-    if (cards.length) await ctx.output.text(cards.join('\n'));
-  } else if (ctx.format === 'json') await ctx.output.json(answers);
+  if (ctx.format === 'json') await ctx.output.json(answers);
   else if (ctx.format === 'jsonl') for (const answer of answers) await ctx.output.json(answer);
-  else await ctx.output.page(queried(kind), { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
+  else if (!printsCards(ctx)) await ctx.output.page(queried(kind), { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
+  else if (cards.length) await ctx.output.text(cards.join('\n'));
 }
 
 /** csv and tsv of several ids: each row led by the id asked. */

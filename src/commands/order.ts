@@ -7,7 +7,7 @@ import { renderCard, tableCell } from '../output/format.js';
 import { safeData } from '../output/terminal.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { answerEach, idsOf, lookedIn, notFound, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 
@@ -105,7 +105,7 @@ async function orderOutcome(ctx: Context, backend: Backend, orderId: string, fla
   const outcome = (finding?: FindingError): Outcome => ({
     result: { orderId, conversions: rows, reasons: (finding as { reasons?: string[] } | undefined)?.reasons ?? [] },
     rows,
-    ...(rows.length ? { card: orderCard(ctx, rows) } : {}),
+    ...(rows.length && printsCards(ctx) ? { card: orderCard(ctx, rows) } : {}),
     ...(finding ? { finding } : {}),
   });
   try {
