@@ -10,6 +10,7 @@ import {
   comparisonColumns,
   ITEM_COLUMNS,
   ITEM_TABLE_COLUMNS,
+  ITEM_TABLE_DROP_FIRST,
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
   withChangeColumns,
@@ -22,6 +23,7 @@ import { zoneProblem } from '../model/period.js';
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
   tableColumns: ITEM_TABLE_COLUMNS,
+  dropFirst: ITEM_TABLE_DROP_FIRST,
   objectFields: ['attribution', 'source'],
 };
 

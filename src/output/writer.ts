@@ -31,6 +31,8 @@ export interface RecordKind {
   tableColumns: string[];
   /** Names that --fields may also take in json/jsonl (whole nested objects). */
   objectFields: string[];
+  /** A terminal table's columns left out first when it does not fit (TableOptions.dropFirst); default: from the right. */
+  dropFirst?: readonly string[];
   /** Expands a record into flat rows (--breakdown: one per currency). */
   expand?: (record: unknown) => unknown[];
 }
@@ -277,6 +279,7 @@ export class ResultWriter {
     const layout = layoutTable(lines, columns, this.options.chalk, {
       ...(width !== undefined ? { width } : {}),
       ...(sparklines && !this.options.fields ? { sparklines } : {}),
+      ...(kind.dropFirst ? { dropFirst: kind.dropFirst } : {}),
       totals: kind.totals ?? kind.objectFields.includes('breakdown'),
       totalLabel: start > 0 || shown < totalCount ? `Total (${start + 1}-${shown} of ${totalCount})` : 'Total',
     });
