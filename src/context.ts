@@ -6,7 +6,7 @@ import type { Backend, Lookups } from './backend.js';
 import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
-import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
+import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
 import { createLogger, type Logger } from './output/logger.js';
 import { ResultWriter } from './output/writer.js';
@@ -200,7 +200,7 @@ function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: 
     .filter(Boolean);
   return new ResultWriter(streamSink(io.stdout), {
     // validate's own formats (github, junit) are printed by validate, not by the writer
-    format: isFormat(format) ? format : 'json',
+    format: isFormat(format) || format === MARKDOWN ? format : 'json',
     chalk,
     formulaEscape: globals.formulaEscape !== false,
     ...(fields?.length ? { fields } : {}),

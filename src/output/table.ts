@@ -191,6 +191,12 @@ function valueOf(record: unknown, column: string): unknown {
   return changeFigure(column) !== undefined && getPath(record, 'comparison.change') === null ? null : getPath(record, column);
 }
 
+/** A cell as a table shows it (a record's value of the column, or the value given): its text, made safe, and whether it is aligned right. */
+export function tableText(record: unknown, column: string, value: unknown = valueOf(record, column)): { text: string; right: boolean } {
+  const { text, right } = cell(value, column);
+  return { text, right };
+}
+
 function cell(value: unknown, column: string): Cell {
   if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as { relative?: unknown } | null);
   return {
@@ -250,7 +256,7 @@ function changeCell(change: { relative?: unknown } | null): Cell {
 }
 
 /** The header of a column: money columns name their currency when all rows agree on one. */
-function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
+export function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
   const title = safeValue(titles[column] ?? column);
   const currencyPath = currencyColumn(column);
   if (!currencyPath || records.length === 0) return title;
