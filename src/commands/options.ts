@@ -106,7 +106,7 @@ export const OPTIONS = {
       ...o,
       description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
     })),
-    { ...CARD_ZONE_OPTION, description: `${CARD_ZONE_OPTION.description}; --from and --to stay UTC days` },
+    { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
   ],
   contact: [CARD_ZONE_OPTION],
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],

@@ -58,7 +58,7 @@ export default defineHandler<CommandFlags<'order'>>({
         throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
       }
       const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
-      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
+      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
       const page = await backend.items(query);
       if (page.rows.length > 0) {
         await print(page.rows);

@@ -194,7 +194,8 @@ export function paint(line: Run[], chalk: ChalkInstance): string {
 /**
  * Runs laid out in lines of at most `width` columns, broken at spaces (the spaces at a break
  * dropped), each line after the first starting with `indent` spaces; a word longer than a line
- * stays whole on its own. Runs that fit, or without a width (or one too narrow to hold the
+ * stays whole on its own, and so does a word within the first `indent` columns (a card's label)
+ * and the first after them (the first word of its value). Runs that fit, or without a width (or one too narrow to hold the
  * indent): one line, as they are.
  */
 export function wrapRuns(runs: Run[], width: number | undefined, indent: number): Run[][] {
