@@ -4,14 +4,11 @@
  * in the --tz (or CONVX_TZ, or profile) zone beside UTC, an automation as an automation, and wrap
  * at spaces to the terminal; -o markdown for order, contact and report.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { duration, wrapRuns } from '../src/output/cards.js';
 import { escapeMarkdown } from '../src/output/markdown.js';
-import { signDevelopmentToken } from '../src/server/auth.js';
-import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, csv, onTerminal, shop } from './helpers.js';
+import { cli, csv, onTerminal, servedDataset, shop } from './helpers.js';
 
-const SECRET = 'test-secret-that-is-long-enough';
 /** A source name a markdown table must escape: a pipe, backticks, a line break and an ESC sequence. */
 const NASTY = 'Win | `back`\nnow \x1b[2J';
 
@@ -44,21 +41,9 @@ const data = () =>
     },
   });
 
-let dir: string;
-let server: RunningServer;
-let token: string;
-beforeAll(async () => {
-  dir = data();
-  server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
-  token = await signDevelopmentToken(SECRET, 'default', '1h');
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-const local = (argv: string[], env: Record<string, string> = {}) => cli([...argv, '--data', dir], { env });
-const api = (argv: string[]) => cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
-const card = (argv: string[], env: Record<string, string> = {}) => cli([...argv, '--data', dir], { tty: true, env: { NO_COLOR: '1', ...env } });
+const served = servedDataset(data);
+const { local, api } = served;
+const card = (argv: string[], env: Record<string, string> = {}) => cli([...argv, '--data', served.dir()], { tty: true, env: { NO_COLOR: '1', ...env } });
 
 describe('order -o json says why an order is not a conversion', () => {
   it('carries the reasons, the same bytes in local and API mode, and still exits 1', async () => {
@@ -123,8 +108,8 @@ describe('the order and contact cards', () => {
 
   it('wrap at spaces to the terminal, never inside a word, a wrapped value under its first line', async () => {
     for (const argv of [['order', 'o2', '--tz', 'Europe/Prague'], ['contact', 'c2']]) {
-      const whole = await onTerminal([...argv, '--data', dir], 400);
-      const narrow = await onTerminal([...argv, '--data', dir], 50);
+      const whole = await onTerminal([...argv, '--data', served.dir()], 400);
+      const narrow = await onTerminal([...argv, '--data', served.dir()], 50);
       expect(narrow.code, narrow.stderr).toBe(0);
       const words = (text: string) => text.split(/\s+/).filter(Boolean);
       // the same words in the same order: none broken
@@ -134,7 +119,7 @@ describe('the order and contact cards', () => {
       for (const line of lines) if (line.length > 50) expect(line.trim().split(/ +/), line).toHaveLength(2);
       expect(lines.length).toBeGreaterThan(whole.stdout.trimEnd().split('\n').length);
     }
-    const order = (await onTerminal(['order', 'o2', '--data', dir, '--tz', 'Europe/Prague'], 50)).stdout;
+    const order = (await onTerminal(['order', 'o2', '--data', served.dir(), '--tz', 'Europe/Prague'], 50)).stdout;
     expect(order).toContain('\n  click     2024-03-03T09:40:00.000Z (2024-03-03\n            10:40:00 Europe/Prague), 20 min before\n            the order (last-click, 30-day window)\n');
     // over the width: a word stays whole; runs that fit stay as they are
     expect(wrapRuns([{ text: 'abc defghijk lm' }], 6, 2).map((l) => l.map((r) => r.text).join(''))).toEqual(['abc', '  defghijk', '  lm']);
