@@ -231,7 +231,8 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
   const configured = globals.format ?? allowed.find((f) => f === settings.format);
   const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
   // Notes, warnings and progress may quote data values: no control character reaches the terminal (output/logger.ts).
-  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY });
+  const noteWidth = io.stderrIsTTY ? terminalColumns(io.stderr, io.env) : undefined;
+  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY, ...(noteWidth !== undefined ? { width: noteWidth } : {}) });
   const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const timeoutSeconds = parseTimeout(globals.timeout);
   const ctx: Context = {

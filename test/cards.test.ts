@@ -5,7 +5,8 @@
  * at spaces to the terminal; -o markdown for order, contact and report.
  */
 import { describe, expect, it } from 'vitest';
-import { duration, wrapRuns } from '../src/output/cards.js';
+import { duration } from '../src/output/cards.js';
+import { wrapRuns } from '../src/output/terminal.js';
 import { escapeMarkdown } from '../src/output/markdown.js';
 import { cli, csv, onTerminal, servedDataset, shop } from './helpers.js';
 
@@ -124,6 +125,20 @@ describe('the order and contact cards', () => {
     // over the width: a word stays whole; runs that fit stay as they are
     expect(wrapRuns([{ text: 'abc defghijk lm' }], 6, 2).map((l) => l.map((r) => r.text).join(''))).toEqual(['abc', '  defghijk', '  lm']);
     expect(wrapRuns([{ text: '  two  spaces ' }], 40, 2)).toEqual([[{ text: '  two  spaces ' }]]);
+  });
+});
+
+describe('notes on a terminal wrap at spaces', () => {
+  it('the note of the columns a report table left out at 80 columns breaks no word ("A\\nvg order")', async () => {
+    const argv = ['report', '--data', served.dir(), '--from', '2024-03-01', '--to', '2024-03-31', '--limit', '1'];
+    const run = await onTerminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' }, { stderrIsTTY: true });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('Avg order (EUR)');
+    expect(run.stderr).toMatch(/columns? left out to fit the terminal/);
+    for (const line of run.stderr.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+    // piped, a note is one line as before
+    const piped = await onTerminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' });
+    expect(piped.stderr.split('\n').find((l) => l.includes('left out'))).toMatch(/Avg order \(EUR\)\); --wide shows every column$/);
   });
 });
 

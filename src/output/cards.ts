@@ -18,7 +18,7 @@ import { zoneTime } from '../model/period.js';
 import type { ConversionRecord } from '../model/types.js';
 import { plural } from '../words.js';
 import { tableCell } from './format.js';
-import { textWidth } from './terminal.js';
+import { wrapRuns, type TextRun } from './terminal.js';
 
 export interface CardOptions {
   chalk: ChalkInstance;
@@ -32,8 +32,7 @@ export interface CardOptions {
 export type Tone = 'bold' | 'dim' | 'good' | 'bad';
 
 /** A run of text of one colour. */
-export interface Run {
-  text: string;
+export interface Run extends TextRun {
   tone?: Tone;
 }
 
@@ -189,43 +188,4 @@ export function paint(line: Run[], chalk: ChalkInstance): string {
   }
   const colour = { bold: chalk.bold, dim: chalk.dim, good: chalk.green, bad: chalk.red } as const;
   return merged.map((run) => (run.tone ? colour[run.tone](run.text) : run.text)).join('');
-}
-
-/**
- * Runs laid out in lines of at most `width` columns, broken at spaces (the spaces at a break
- * dropped), each line after the first starting with `indent` spaces; a word longer than a line
- * stays whole on its own, and so does a word within the first `indent` columns (a card's label)
- * and the first after them (the first word of its value). Runs that fit, or without a width (or one too narrow to hold the
- * indent): one line, as they are.
- */
-export function wrapRuns(runs: Run[], width: number | undefined, indent: number): Run[][] {
-  if (width === undefined || width <= indent + 1 || textWidth(runs.map((r) => r.text).join('')) <= width) return [runs];
-  const lines: Run[][] = [[]];
-  let used = 0;
-  let pending: Run[] = [];
-  let pendingWidth = 0;
-  for (const run of runs) {
-    for (const piece of run.text.split(/( +)/)) {
-      if (piece === '') continue;
-      const token: Run = { text: piece, ...(run.tone ? { tone: run.tone } : {}) };
-      if (piece.startsWith(' ')) {
-        pending.push(token);
-        pendingWidth += piece.length;
-        continue;
-      }
-      const w = textWidth(piece);
-      if (used > indent && used + pendingWidth + w > width) {
-        lines.push([{ text: ' '.repeat(indent) }]);
-        used = indent;
-      } else {
-        lines.at(-1)!.push(...pending);
-        used += pendingWidth;
-      }
-      pending = [];
-      pendingWidth = 0;
-      lines.at(-1)!.push(token);
-      used += w;
-    }
-  }
-  return lines;
 }
