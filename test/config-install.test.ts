@@ -251,8 +251,9 @@ describe('shell completion (item 15)', () => {
     expect(await complete(['config', 'set', 'fo'])).toEqual(['format']);
     expect(await complete(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
-    // report and trend print a page too; the other commands do not
-    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html']);
+    // report and trend print a page too; the other commands do not; report, order and contact print markdown (issue 22)
+    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html', 'markdown']);
+    expect(await complete(['order', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'markdown']);
     expect(await complete(['items', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit', 'html', 'sarif']);
     expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);

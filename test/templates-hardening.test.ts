@@ -309,9 +309,9 @@ describe('render workers are shared fairly, and waiting for one is never charged
       ),
     };
     // Short limits keep the test short; every time below is a multiple of them. Three renders of one
-    // validation fit its validation time limit (3 × (R + 0.1 s) < 6R); the queue of renders does not.
+    // validation fit its validation time limit (3 × (R + 0.2 s) < 5R); the queue of renders does not.
     const R = 400;
-    const renderLimits = resolveRenderLimits({ renderTimeMs: R, requestTimeMs: 6 * R });
+    const renderLimits = resolveRenderLimits({ renderTimeMs: R, requestTimeMs: 5 * R });
     // The default pool of DuckDB connections: a validation runs on a connection of its own, so
     // hostile validations cannot hold the pool either.
     const server = await startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', renderLimits });
@@ -325,16 +325,16 @@ describe('render workers are shared fairly, and waiting for one is never charged
         });
         return { status: res.status, body: (await res.json()) as ValidateResponse, ms: performance.now() - began };
       };
-      // Three renders of R each per validation, three validations per worker: at least 9R of renders
-      // however many workers there are (18 renders on this machine's 2).
+      // Three renders of R each per validation, two validations per worker: at least 6R of renders
+      // however many workers there are (12 renders on this machine's 2), longer than the limit of 5R.
       const hostileBody = { audience: { lists: ['l'] }, assets: ['cs', 'en', 'de'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
-      const hostile = Array.from({ length: 3 * MAX_RENDER_WORKERS }, () => post('A', hostileBody));
+      const hostile = Array.from({ length: 2 * MAX_RENDER_WORKERS }, () => post('A', hostileBody));
       await new Promise((resolve) => setTimeout(resolve, 300));
       const normal = await post('B', request({ subject: 'Hi {{ contact.firstName }}' }));
       expect(normal.status).toBe(200);
       expect(normal.body.render.errors).toEqual([]);
       expect(normal.body.render.samples.map((s) => s.subject)).toEqual(['Hi Bob']);
-      // At most one render of A (R) before B's turn, and B's own work; behind A's queue it took about 9R.
+      // At most one render of A (R) before B's turn, and B's own work; behind A's queue it took about 6R.
       expect(normal.ms).toBeLessThan(3 * R);
 
       // Each waited for the others, within the request's budget of 30 s: the waits are no finding,
@@ -357,7 +357,7 @@ describe('render workers are shared fairly, and waiting for one is never charged
     const dir = contactsDir();
     // The harmless validation's own time limit Q, and the time each hostile render holds a worker:
     // past the 0.5 s head start, twice Q and a margin of its own work.
-    const Q = 600;
+    const Q = 400;
     const hold = 0.5 * 1000 + 2 * Q + 300;
     // As many validations as there are workers, each holding one for `hold`.
     const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>

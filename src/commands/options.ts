@@ -76,6 +76,12 @@ export const BASELINE_OPTIONS = described([
   ['--update-baseline', 'with --baseline: write this result to that file (replaced whole) after comparing; changes do not fail the run'],
 ]);
 
+/** The look-ups by id (order, contact): the zone their cards show times in beside UTC (commands/shared.ts, cardZone). */
+export const CARD_ZONE_OPTION = {
+  flags: '--tz <zone>',
+  description: "show times in this time zone too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz)",
+} as const;
+
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
 const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
 
@@ -103,9 +109,10 @@ export const OPTIONS = {
       ...o,
       description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
     })),
+    { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
     { flags: '--stdin', description: STDIN_IDS('order id') },
   ],
-  contact: [{ flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
+  contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
