@@ -293,6 +293,19 @@ describe('convx config (item 14)', () => {
         const good = await login(`${server.url}/v1`, '--profile', 'served');
         expect(good.code, good.stderr).toBe(0);
         expect(good.stderr).toMatch(/^logged in to http:\/\/127\.0\.0\.1:\d+\/v1 as profile "served", plugin shop/);
+        // an API that serves validation only (no orders) accepted the token before it said so: stored, without a word
+        const contactsOnly = dataset({ 'contacts.csv': readFileSync(join(SAMPLES, 'contacts.csv')) });
+        const validation = await startServer({ dir: contactsOnly, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+        try {
+          const accepted = await cli(['auth', 'login', '--api', `${validation.url}/v1`, '--with-token', '--profile', 'validation'], {
+            env: { XDG_CONFIG_HOME: home },
+            stdin: await signDevelopmentToken(SECRET, 'default', '1h'),
+          });
+          expect(accepted.code, accepted.stderr).toBe(0);
+          expect(accepted.stderr).toMatch(/^logged in to .* as profile "validation", plugin default, token expires [^\n]*\n$/);
+        } finally {
+          await validation.close();
+        }
       }, 30_000);
     });
   });
