@@ -15,7 +15,7 @@ import { createContext } from '../src/context.js';
 import { NotFoundError } from '../src/errors.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { Capture, SAMPLES, cli, csv, dataset, serveInProcess, tempDir } from './helpers.js';
+import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const configFile = (home: string) => join(home, 'convx', 'config.json');
@@ -293,6 +293,20 @@ describe('convx config (item 14)', () => {
         const good = await login(`${server.url}/v1`, '--profile', 'served');
         expect(good.code, good.stderr).toBe(0);
         expect(good.stderr).toMatch(/^logged in to http:\/\/127\.0\.0\.1:\d+\/v1 as profile "served", plugin shop/);
+        // /healthz answers, but the prefix serves nothing of the interface
+        const healthOnly = await scripted((req, res) => {
+          res.writeHead(req.url === '/healthz' ? 200 : 404, { 'content-type': 'application/json' });
+          res.end(req.url === '/healthz' ? '{"status":"ok"}' : '{}');
+        });
+        try {
+          const prefixless = await login(healthOnly.url);
+          expect(prefixless.code).toBe(5);
+          expect(prefixless.stderr).toMatch(/^convx: error: http:\/\/127\.0\.0\.1:\d+\/v1 does not answer the reporting interface: GET http:\/\/127\.0\.0\.1:\d+\/v1\/conversions answered with HTTP 404\n/);
+          // asked without the token: the token goes to an API only once it is known to be one
+          expect(healthOnly.requests).toEqual([{ url: '/healthz', authorization: undefined }, { url: '/v1/conversions', authorization: undefined }]);
+        } finally {
+          await healthOnly.close();
+        }
         // an API that serves validation only (no orders) accepted the token before it said so: stored, without a word
         const contactsOnly = dataset({ 'contacts.csv': readFileSync(join(SAMPLES, 'contacts.csv')) });
         const validation = await startServer({ dir: contactsOnly, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });

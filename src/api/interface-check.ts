@@ -50,9 +50,29 @@ const isHealthy = (body: string): boolean => {
 };
 
 /**
+ * GET of a URL of the API: the answer, when `answers` takes it; else the error that says the API is
+ * not reachable, or (`what` of the answer) does not answer the reporting interface.
+ */
+async function ask(api: string, url: string, timeoutMs: number, answers: (answer: { status: number; body: string }) => string | undefined): Promise<void> {
+  const answer = await get(url, timeoutMs);
+  if ('failure' in answer) {
+    throw new ApiError(`cannot reach the API at ${redactUrl(api)}: ${answer.failure} (GET ${url})`, `check the URL and that the service is up; ${SKIP}`);
+  }
+  const wrong = answers(answer);
+  if (wrong) {
+    throw new ApiError(
+      `${redactUrl(api)} does not answer the reporting interface: GET ${url} answered ${wrong}`,
+      `give the reporting base URL of a convx API, e.g. https://host/v1 (convx serve: http://HOST:PORT/v1); ${SKIP}`,
+    );
+  }
+}
+
+/**
  * Checks that the reporting base URL answers the interface: it ends in the version prefix (else a
  * usage error that names the URL meant: "did you mean http://host:8080/v1?"), the service is
- * reachable, and `/healthz` beside the prefix answers `{"status":"ok"}`. Throws what is wrong.
+ * reachable, `/healthz` beside the prefix answers `{"status":"ok"}`, and the prefix serves the
+ * interface's operations (`/v1/conversions` is there: asked without a token, anything but a 404).
+ * Throws what is wrong.
  */
 export async function checkBase(api: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
   // the client refuses what is no http(s) URL, or holds credentials, in the words API mode uses
@@ -62,18 +82,11 @@ export async function checkBase(api: string, timeoutMs = CHECK_TIMEOUT_MS): Prom
     throw new UsageError(`${redactUrl(api)} is not a reporting base URL: it lacks the version prefix ${VERSION_PREFIX}; did you mean ${redactUrl(meant)}?`);
   }
   const base = new URL(api);
-  const health = `${base.origin}${base.pathname.replace(/\/+$/, '').slice(0, -VERSION_PREFIX.length)}/healthz`;
-  const answer = await get(health, timeoutMs);
-  if ('failure' in answer) {
-    throw new ApiError(`cannot reach the API at ${redactUrl(api)}: ${answer.failure} (GET ${health})`, `check the URL and that the service is up; ${SKIP}`);
-  }
-  if (answer.status !== 200 || !isHealthy(answer.body)) {
-    const what = answer.status === 200 ? 'without {"status":"ok"}' : `with HTTP ${answer.status}`;
-    throw new ApiError(
-      `${redactUrl(api)} does not answer the reporting interface: GET ${health} answered ${what}`,
-      `give the reporting base URL of a convx API, e.g. https://host/v1 (convx serve: http://HOST:PORT/v1); ${SKIP}`,
-    );
-  }
+  const path = base.pathname.replace(/\/+$/, '');
+  await ask(api, `${base.origin}${path.slice(0, -VERSION_PREFIX.length)}/healthz`, timeoutMs, ({ status, body }) =>
+    status !== 200 ? `with HTTP ${status}` : isHealthy(body) ? undefined : 'without {"status":"ok"}',
+  );
+  await ask(api, `${base.origin}${path}/conversions`, timeoutMs, ({ status }) => (status === 404 ? 'with HTTP 404' : undefined));
 }
 
 /** Asks the API for one row with the token: 'accepted', or the error that says why not. */
