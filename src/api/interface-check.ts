@@ -1,7 +1,8 @@
 /**
  * What `convx init` and `convx auth login` check before they store an API profile (`--no-verify`
- * skips it): the URL is a reporting base of the interface (it ends in the version prefix, and
- * `/healthz` beside that prefix answers as convx serve's does), and the API accepts the token. A
+ * skips it): the URL is a reporting base of the interface (it ends in the version prefix,
+ * `/healthz` beside that prefix answers as convx serve's does, the prefix serves the interface's
+ * operations), and the API accepts the token. A
  * failure is an error that says what to fix; nothing is stored. `convx auth status` asks the same
  * question of the token (`probe`).
  */
@@ -50,18 +51,18 @@ const isHealthy = (body: string): boolean => {
 };
 
 /**
- * GET of a URL of the API: the answer, when `answers` takes it; else the error that says the API is
- * not reachable, or (`what` of the answer) does not answer the reporting interface.
+ * A GET of a URL of the API; `wrong` says what is wrong with its answer (undefined: nothing). Throws
+ * the error that says the API is not reachable, or does not answer the reporting interface.
  */
-async function ask(api: string, url: string, timeoutMs: number, answers: (answer: { status: number; body: string }) => string | undefined): Promise<void> {
+async function ask(api: string, url: string, timeoutMs: number, wrong: (answer: { status: number; body: string }) => string | undefined): Promise<void> {
   const answer = await get(url, timeoutMs);
   if ('failure' in answer) {
     throw new ApiError(`cannot reach the API at ${redactUrl(api)}: ${answer.failure} (GET ${url})`, `check the URL and that the service is up; ${SKIP}`);
   }
-  const wrong = answers(answer);
-  if (wrong) {
+  const what = wrong(answer);
+  if (what) {
     throw new ApiError(
-      `${redactUrl(api)} does not answer the reporting interface: GET ${url} answered ${wrong}`,
+      `${redactUrl(api)} does not answer the reporting interface: GET ${url} answered ${what}`,
       `give the reporting base URL of a convx API, e.g. https://host/v1 (convx serve: http://HOST:PORT/v1); ${SKIP}`,
     );
   }
