@@ -133,6 +133,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     name: 'init',
     createsProfile: true,
     summary: 'set up a config profile interactively: mode, dataset or API, token, default format',
+    options: OPTIONS.init,
     examples: ['convx init', 'convx init --profile staging'],
     load: async () => (await import('./init.js')).default,
   },

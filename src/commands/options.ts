@@ -82,6 +82,12 @@ export const CARD_ZONE_OPTION = {
   description: "show times in this time zone too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz)",
 } as const;
 
+/** `init` and `auth login` check an API profile before they store it (api/interface-check.ts); this skips that. */
+const NO_VERIFY_OPTION = {
+  flags: '--no-verify',
+  description: 'store without checking that the URL answers the reporting interface (/healthz, the /v1 prefix) and that the API accepts the token',
+} as const;
+
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
 const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
 
@@ -181,10 +187,8 @@ export const OPTIONS = {
     { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
     { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
   ],
-  'auth login': [
-    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-  ],
+  init: [NO_VERIFY_OPTION],
+  'auth login': [{ flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' }, NO_VERIFY_OPTION],
   'data import': [
     { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
     { flags: '--force', description: 'replace an existing --into file' },
