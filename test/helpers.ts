@@ -317,31 +317,24 @@ export async function scripted(handler: (req: IncomingMessage, res: ServerRespon
 }
 
 /**
- * samples/shop (or the dataset `data` makes, of plugin `plugin`) served by `convx serve` on a
- * loopback port for the tests of a describe block (started before them, closed after): its URL,
- * its directory, a token of the plugin signed with `secret`, and a GET of a path with query
- * parameters and that token.
+ * samples/shop served by `convx serve` on a loopback port for the tests of a describe block
+ * (started before them, closed after): its URL, a token of plugin shop signed with `secret`,
+ * and a GET of a path with query parameters and that token.
  */
-export function servedSamples(
-  secret: string,
-  { data, plugin = 'shop' }: { data?: () => string; plugin?: string } = {},
-): { url: () => string; dir: () => string; token: () => string; get: (path: string, params: Readonly<Record<string, string | undefined>>, headers?: Record<string, string>) => Promise<Response> } {
+export function servedSamples(secret: string): { url: () => string; token: () => string; get: (path: string, params: Readonly<Record<string, string | undefined>>, headers?: Record<string, string>) => Promise<Response> } {
   let server: { url: string; close(): Promise<void> } | undefined;
   let token = '';
-  let dir = SAMPLES;
   beforeAll(async () => {
     const { startServer } = await import('../src/server/start.js');
     const { signDevelopmentToken } = await import('../src/server/auth.js');
-    dir = data?.() ?? SAMPLES;
-    server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
-    token = await signDevelopmentToken(secret, plugin, '1h');
+    server = await startServer({ dir: SAMPLES, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(secret, 'shop', '1h');
   });
   afterAll(async () => {
     await server?.close();
   });
   return {
     url: () => server!.url,
-    dir: () => dir,
     token: () => token,
     get: (path, params, headers = {}) => fetch(`${server!.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } }),
   };
@@ -350,12 +343,15 @@ export function servedSamples(
 /**
  * A dataset made by `make` and served by `convx serve` on a loopback port for the tests of a file or
  * describe block (made and started before them, closed after): `local` runs convx on the directory
- * (with more environment), `api` in API mode against the server with a token of plugin default.
+ * (with more environment), `api` in API mode against the server with a token of plugin default
+ * (`url` and `token` for requests of a test's own); either with text on stdin.
  */
 export function servedDataset(make: () => string): {
   dir: () => string;
-  local: (argv: string[], env?: Record<string, string>) => Promise<CliResult>;
-  api: (argv: string[]) => Promise<CliResult>;
+  url: () => string;
+  token: () => string;
+  local: (argv: string[], env?: Record<string, string>, stdin?: string) => Promise<CliResult>;
+  api: (argv: string[], stdin?: string) => Promise<CliResult>;
 } {
   const secret = 'test-secret-that-is-long-enough';
   let dir = '';
@@ -373,7 +369,9 @@ export function servedDataset(make: () => string): {
   });
   return {
     dir: () => dir,
-    local: (argv, env = {}) => cli([...argv, '--data', dir], { env }),
-    api: (argv) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token } }),
+    url: () => server!.url,
+    token: () => token,
+    local: (argv, env = {}, stdin) => cli([...argv, '--data', dir], { env, ...(stdin === undefined ? {} : { stdin }) }),
+    api: (argv, stdin) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token }, ...(stdin === undefined ? {} : { stdin }) }),
   };
 }

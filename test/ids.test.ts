@@ -7,9 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { cli, csv, servedSamples, shop, type OrderRow, type TouchRow } from './helpers.js';
-
-const SECRET = 'test-secret-that-is-long-enough';
+import { csv, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
 
 /**
  * Contact c-1 (Ann Novak) orders o-1 after a click on campaign k-1 "Spring sale" and o-3,
@@ -34,9 +32,9 @@ const data = () =>
     },
   });
 
-const served = servedSamples(SECRET, { data, plugin: 'default' });
-const local = (argv: string[], stdin?: string) => cli([...argv, '--data', served.dir()], stdin === undefined ? {} : { stdin });
-const api = (argv: string[], stdin?: string) => cli([...argv, '--api', `${served.url()}/v1`], { env: { CONVX_TOKEN: served.token() }, ...(stdin === undefined ? {} : { stdin }) });
+const served = servedDataset(data);
+const local = (argv: string[], stdin?: string) => served.local(argv, {}, stdin);
+const api = served.api;
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-03-31'];
 
 /** Both modes print the same, but for where an error says it looked (as before: "the dataset", "the API's data"). */

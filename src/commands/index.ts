@@ -60,10 +60,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
     options: OPTIONS.order,
     examples: [
       'convx order o-1042 --data samples/shop',
-      'convx order o-1042 -o json',
+      'convx order o-2 o-7 -o json   # several: one answer each (--stdin: ids one a line)',
       'convx order o-1042 --api https://host/v1 --token-file token.txt',
-      'convx order o-2 o-7 --data samples/shop -o jsonl   # several: one answer a line',
-      'convx order --stdin -o csv < queue.txt              # ids one a line; exit 3 when any is not found',
     ],
     load: async () => (await import('./order.js')).default,
   },
@@ -89,8 +87,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     examples: [
       'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
       'convx drill /v1/deliveries/sf-1/d-2/conversions',
-      'convx drill automation:a-2 --all -o csv',
-      "convx drill 'Spring sale' --from 2024-03-01 --to 2024-03-31   # a source by its name; sf-1: a smartflow's nodes",
+      "convx drill 'Spring sale' --all -o csv   # a source by its name (or automation:a-2, or sf-1: a smartflow)",
     ],
     load: async () => (await import('./drill.js')).default,
   },
