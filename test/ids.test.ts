@@ -171,6 +171,10 @@ describe('several ids at once (item 2)', () => {
     const cards = await local(['contact', 'c-1', 'c-2', '-o', 'table']);
     expect(cards.code).toBe(0);
     expect(cards.stdout).toMatch(/^Contact c-1 \/ CL-1 \(Ann Novak\)[\s\S]*\n\nContact c-2 \/ CL-2 \(Bob Dvorak\)/);
+    // -o markdown: each order's card to paste, and the reasons of one that is not a conversion
+    const markdown = await both(['order', 'o-1', 'o-3', '-o', 'markdown']);
+    expect(markdown.code).toBe(1);
+    expect(markdown.stdout).toMatch(/^\*\*Order o-1: a conversion of campaign "Spring sale"\*\*\n[\s\S]*\n\n\*\*Order o-3 is not a conversion\*\*\n\n- the order is cancelled/);
     const single = await local(['order', 'o-1', '-o', 'table']);
     const two = await local(['order', 'o-1', 'o-2', '-o', 'table']);
     expect(two.stdout.startsWith(single.stdout)).toBe(true);
