@@ -4,11 +4,10 @@
  * served); and several ids at once (the arguments, or --stdin one a line), one answer each.
  */
 import type { Backend, IdMatch, IdResolution } from '../backend.js';
-import type { Context } from '../context.js';
+import { readAll, type Context } from '../context.js';
 import { ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { closest } from '../model/closest.js';
 import type { RecordKind } from '../output/writer.js';
-import { readAll } from '../context.js';
 import { shellWord } from './shared.js';
 
 /** The commands that look an id up, and the kinds each one answers. */
