@@ -15,6 +15,7 @@ const E2E = [
   'config-install',
   'data-version',
   'drain',
+  'examples',
   'empty-results',
   'fairness',
   'html-report',
