@@ -10,6 +10,14 @@ import { cli, SAMPLES } from './helpers.js';
 
 const WELCOME = join(SAMPLES, '..', 'deliveries', 'welcome.json');
 
+/** The command is a usage error (exit 2, nothing on stdout) saying exactly this. */
+async function refused(argv: string[], message: string): Promise<void> {
+  const result = await cli(argv);
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toBe(`convx: error: ${message}\n`);
+}
+
 describe('a date that is not one', () => {
   it.each([
     ['2024-02-30', '"2024-02-30" is not a date: February 2024 has 29 days'],
@@ -27,24 +35,19 @@ describe('a date that is not one', () => {
   });
 
   it('names the length of the month on the command line', async () => {
-    const result = await cli(['report', '--data', SAMPLES, '--from', '2024-02-30']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe('convx: error: --from: "2024-02-30" is not a date: February 2024 has 29 days\n');
+    await refused(['report', '--data', SAMPLES, '--from', '2024-02-30'], '--from: "2024-02-30" is not a date: February 2024 has 29 days');
   });
 });
 
 describe('--max-warnings', () => {
   it('below 0 says it must be 0 or more (exit 2)', async () => {
     for (const argv of [['--max-warnings', '-1'], ['--max-warnings=-1']]) {
-      const result = await cli(['validate', WELCOME, '--data', SAMPLES, ...argv]);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toBe('convx: error: --max-warnings: "-1" must be 0 or more\n');
+      await refused(['validate', WELCOME, '--data', SAMPLES, ...argv], '--max-warnings: "-1" must be 0 or more');
     }
   });
 
   it('that is no number still says so', async () => {
-    const result = await cli(['validate', WELCOME, '--data', SAMPLES, '--max-warnings', 'x']);
-    expect(result.stderr).toBe('convx: error: --max-warnings: "x" is not a whole number\n');
+    await refused(['validate', WELCOME, '--data', SAMPLES, '--max-warnings', 'x'], '--max-warnings: "x" is not a whole number');
   });
 });
 
@@ -62,9 +65,7 @@ describe('-o in any case', () => {
   });
 
   it('still refuses a name no format has, quoted as typed', async () => {
-    const result = await cli(['report', '--data', SAMPLES, '-o', 'XML']);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe('convx: error: -o: "XML" is not one of table, json, jsonl, csv, tsv, html\n');
+    await refused(['report', '--data', SAMPLES, '-o', 'XML'], '-o: "XML" is not one of table, json, jsonl, csv, tsv, html');
   });
 });
 

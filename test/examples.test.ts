@@ -20,11 +20,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../src/cli.js';
-import type { Io } from '../src/context.js';
-import { Capture, cli, SAMPLES, suiteThreads, tempDir } from './helpers.js';
+import { cli, SAMPLES, serveInProcess, suiteThreads, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SECRET = 'dev-secret';
@@ -213,30 +210,8 @@ class Place {
   async serve(argv: string[], env: Record<string, string>): Promise<Outcome> {
     const at = argv.indexOf('--port');
     const args = at < 0 ? [...argv, '--port', '0'] : argv.map((a, i) => (i === at + 1 ? '0' : a));
-    const stderr = new Capture();
-    const handlers = new Map<string, () => void>();
-    const io: Io = {
-      stdin: Readable.from([]),
-      stdinIsTTY: false,
-      stdout: new Capture(),
-      stderr,
-      stdoutIsTTY: false,
-      stderrIsTTY: false,
-      env,
-      cwd: this.cwd,
-      now: () => new Date(),
-      onSignal: (signal, handler) => {
-        handlers.set(signal, handler);
-        return () => handlers.delete(signal);
-      },
-    };
-    let code: number | undefined;
-    const exited = run(['serve', ...args], io).then((c) => (code = c));
-    const began = Date.now();
-    while (!stderr.text.includes('"msg":"listening"') && code === undefined && Date.now() - began < 30_000) await new Promise((r) => setTimeout(r, 20));
-    handlers.get('SIGTERM')?.();
-    await exited;
-    return { code: code!, stdout: '', stderr: stderr.text };
+    const served = await serveInProcess(args, env, this.cwd);
+    return { code: await served.stop(), stdout: '', stderr: '' };
   }
 
   /** A line with a command substitution, in bash, the built binary as `convx` (not waiting idly: the API answers from this process). */
