@@ -33,6 +33,7 @@ const E2E = [
   'serve-pool',
   'server-hardening',
   'server',
+  'short-periods-api',
   'startup',
   'table-fit',
   'templates-hardening',
