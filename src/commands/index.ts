@@ -14,8 +14,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
     options: OPTIONS.report,
     examples: [
       'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --compare previous --tz Europe/Prague',
-      'convx report --country cz,sk --currency EUR -q spring --breakdown --all -o csv > sources.csv',
-      'convx report -o html --output report.html --open   # a page to share: every row, a chart',
+      'convx report --from 2024-01-01 --to 2024-04-30 --country cz,sk --currency EUR -q spring --breakdown --all -o csv > sources.csv',
+      'convx report --month 2024-03 -o html --output report.html --open   # a page to share: every row, a chart',
     ],
     load: async () => (await import('./report.js')).default,
   },
@@ -58,7 +58,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     summary: 'which source produced an order, or why none did',
     args: '<orderId>',
     options: OPTIONS.order,
-    examples: ['convx order o-1042 --data samples/shop', 'convx order o-1042 -o json', 'convx order o-1042 --api https://host/v1 --token-file token.txt'],
+    examples: ['convx order o-2 --data samples/shop', 'convx order o-2 -o json', 'convx order o-2 --api https://host/v1 --token-file token.txt'],
     load: async () => (await import('./order.js')).default,
   },
   {
@@ -81,8 +81,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
     options: OPTIONS.drill,
     examples: [
       'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
-      'convx drill /v1/deliveries/sf-1/d-2/conversions',
-      'convx drill automation:a-2 --all -o csv',
+      'convx drill /v1/deliveries/sf-1/d-2/conversions --month 2024-03',
+      'convx drill automation:a-2 --from 2024-01-01 --to 2024-04-30 --all -o csv',
     ],
     load: async () => (await import('./drill.js')).default,
   },
@@ -94,8 +94,8 @@ export const COMMANDS: readonly CommandDefinition[] = [
     options: OPTIONS.validate,
     examples: [
       'convx validate samples/deliveries/welcome.json --data samples/shop',
-      "convx validate 'deliveries/*.json' -o github --max-warnings 0 --ignore missing_text_part     # in a CI job; -o junit > validation.xml for test reports",
-      'cat request.json | convx validate - --api https://host/v1 --delivery-api https://host/v4',
+      "convx validate 'samples/deliveries/welcome*.json' -o github --max-warnings 0 --ignore missing_text_part,language_fallback   # in a CI job; -o junit > validation.xml for test reports",
+      'cat samples/deliveries/welcome.json | convx validate - --api https://host/v1 --delivery-api https://host/v4 --token-file token.txt',
     ],
     load: async () => (await import('./validate.js')).default,
   },
@@ -105,7 +105,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     options: OPTIONS.serve,
     examples: [
       'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
-      'convx serve --data exports/ --port 9000 --jwks keys.json',
+      'convx serve --data samples/shop --port 9000 --jwks keys.json',
       'curl -H "Authorization: Bearer $(CONVX_JWT_SECRET=dev-secret convx token --plugin shop)" \\\n    "http://127.0.0.1:8080/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31"',
     ],
     load: async () => (await import('./serve.js')).default,
@@ -157,7 +157,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     name: 'data check',
     summary: 'report every problem and integrity finding of a dataset, without computing a report',
     args: '<dir>',
-    examples: ['convx data check samples/shop', 'convx data check exports/2024-06 -o json'],
+    examples: ['convx data check samples/shop', 'convx data check samples/shop -o json'],
     load: async () => (await import('./data.js')).dataCheck,
   },
   {
@@ -177,9 +177,9 @@ export const COMMANDS: readonly CommandDefinition[] = [
     summary: 'write a deterministic synthetic dataset (for demos, tests and benchmarks)',
     options: OPTIONS['data generate'],
     examples: [
-      'convx data generate --out /tmp/shop',
-      'convx data generate --out /tmp/big --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
-      'convx data generate --out /tmp/tenants --plugins 3 --seed 42',
+      'convx data generate --out demo-shop',
+      'convx data generate --out big-shop --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
+      'convx data generate --out tenants --plugins 3 --seed 42',
     ],
     load: async () => (await import('./data.js')).dataGenerate,
   },
