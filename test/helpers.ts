@@ -215,7 +215,7 @@ export async function cli(
  * server by the same code as the built binary), until it logs that it listens: its URL, and stop(),
  * its SIGTERM handler run as the process would on the signal, which resolves to the exit code.
  */
-export async function serveInProcess(argv: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number> }> {
+export async function serveInProcess(argv: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<{ url: string; stop: () => Promise<number> }> {
   const stderr = new Capture();
   const handlers = new Map<string, () => void>();
   const io: Io = {
@@ -226,7 +226,7 @@ export async function serveInProcess(argv: string[], env: Record<string, string>
     stdoutIsTTY: false,
     stderrIsTTY: false,
     env: { XDG_CONFIG_HOME: isolatedConfig(), ...suiteThreads(), ...env },
-    cwd: process.cwd(),
+    cwd,
     now: () => new Date(),
     onSignal: (signal, handler) => {
       handlers.set(signal, handler);

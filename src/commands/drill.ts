@@ -10,7 +10,7 @@ import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { commandFor, namesHint, nearestHint, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
-import { queryParams, shellWord } from './shared.js';
+import { chosenPeriod, queryParams, shellWord } from './shared.js';
 
 /** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
 const URL_PARAMETERS = parameters('items').filter((p) => !field(p, 'pathOnly') && (!field(p, 'source') || field(p, 'inAlias') === true));
@@ -190,16 +190,21 @@ export default defineHandler<CommandFlags<'drill'>>({
     const settings: { tz?: string; tzFrom?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
     // A default period ends today in the zone (a zone the parser refuses below: UTC's today meanwhile).
     const zone = canonicalZone(flags.tz ?? query.timeZone ?? settings.tz ?? UTC) ?? UTC;
-    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
+    // A short period (--month …) replaces the detailUrl's period as --from and --to do.
+    const short = chosenPeriod(flags, ctx.io.now(), zone);
+    const { dateFrom, dateTo } = short ?? defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
     // The flags are checked first; on the opened backend, the target must be known before it is listed.
-    await listItems(ctx, { ...query, ...queryParams('items', flags, settings), ...target, dateFrom, dateTo }, flags.all ?? false, {
+    const listed = (source: RawParams) => ({ ...query, ...queryParams('items', flags, settings), ...source, dateFrom, dateTo });
+    await listItems(ctx, listed(target), flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
-      given: { from: flags.from, to: flags.to },
+      given: short === undefined ? { from: flags.from, to: flags.to } : { from: dateFrom, to: dateTo },
+      chosen: short?.chosen,
       filters: DRILL_FILTERS,
       before: async (backend) => {
         const source = target.sourceId !== undefined ? await resolveSource(target, backend) : undefined;
-        if (source) return source === target ? undefined : { ...query, ...queryParams('items', flags, settings), ...source, dateFrom, dateTo };
+        // A source id as given lists as parsed; a smartflow id, a delivery id or a name lists what it names.
+        if (source) return source === target ? undefined : listed(source);
         await checkTarget(target, backend, ctx.io.now());
       },
     });

@@ -4,7 +4,7 @@
  * model/parameters.ts), and the constants help texts and handlers share.
  * Plain data: `convx --help` loads this module.
  */
-import { field, ORDER_SEARCH, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
+import { field, ORDER_SEARCH, parameters, PERIOD_FLAGS, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
 import { DEFAULT_RENDER_LIMITS, LIMIT_FLAGS } from '../validation/limits.js';
@@ -35,6 +35,15 @@ export function parameterOptions<Op extends Operation, P extends ParameterOf<Op>
     // its flags are p's flag, which ParameterOption<P> types literally
     return [option as ParameterOption<P>];
   });
+}
+
+/** The flags of the short periods (--month, --since, --last-month, --ytd; model/parameters.ts PERIOD_FLAGS), their flags literal. */
+const SHORT_PERIOD_OPTIONS = PERIOD_FLAGS.map(({ flag, help }) => ({ flags: flag, description: help }));
+
+/** A command's flags with the short periods after --to (every command that takes --from/--to for a period). */
+function withShortPeriods<O extends OptionDefinition>(options: O[]): (O | (typeof SHORT_PERIOD_OPTIONS)[number])[] {
+  const at = options.findIndex((o) => o.flags.startsWith('--to ')) + 1;
+  return [...options.slice(0, at), ...SHORT_PERIOD_OPTIONS, ...options.slice(at)];
 }
 
 /** --from and --to. */
@@ -97,19 +106,19 @@ const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'ite
  */
 export const OPTIONS = {
   report: [
-    ...parameterOptions('report'),
+    ...withShortPeriods(parameterOptions('report')),
     ALL_OPTION,
     { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
     ...PAGE_OPTIONS,
   ],
-  items: [...parameterOptions('items'), ALL_OPTION],
+  items: [...withShortPeriods(parameterOptions('items')), ALL_OPTION],
   trend: [
-    ...parameterOptions('trend'),
+    ...withShortPeriods(parameterOptions('trend')),
     { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' },
     { flags: '--no-chart', description: 'on a terminal: the table alone, without the chart drawn above it' },
     ...PAGE_OPTIONS,
   ],
-  total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
+  total: [...withShortPeriods(parameterOptions('total')), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
   order: [
     ...PERIOD_OPTIONS.map((o) => ({
       ...o,
@@ -119,7 +128,7 @@ export const OPTIONS = {
     { flags: '--stdin', description: STDIN_IDS('order id') },
   ],
   contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
-  drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
+  drill: [...withShortPeriods(parameterOptions('items', notSourceFilter)), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
