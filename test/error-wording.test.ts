@@ -65,7 +65,7 @@ describe('-o in any case', () => {
   });
 
   it('still refuses a name no format has, quoted as typed', async () => {
-    await refused(['report', '--data', SAMPLES, '-o', 'XML'], '-o: "XML" is not one of table, json, jsonl, csv, tsv, html');
+    await refused(['report', '--data', SAMPLES, '-o', 'XML'], '-o: "XML" is not one of table, json, jsonl, csv, tsv, html, markdown');
   });
 });
 

@@ -320,7 +320,7 @@ describe('what the README and the guides say about the program', () => {
     const asked = ['Where does the data come from?', 'Default output format', 'Dataset directory'].map((m) => init.indexOf(`message: '${m}`));
     expect(asked.every((at, i) => at >= 0 && (i === 0 || at > asked[i - 1]!))).toBe(true);
     const guide = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
-    const bullet = /- `convx init` asks ([\s\S]*?)\n- /.exec(guide)![1]!;
+    const bullet = /- `convx init[^`]*` asks ([\s\S]*?)\n- /.exec(guide)![1]!;
     const told = ['mode', 'format', 'dataset'].map((w) => bullet.indexOf(w));
     expect(told.every((at, i) => at >= 0 && (i === 0 || at > told[i - 1]!))).toBe(true);
   });
