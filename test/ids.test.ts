@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { csv, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, csv, scripted, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
 
 /**
  * Contact c-1 (Ann Novak) orders o-1 after a click on campaign k-1 "Spring sale" and o-3,
@@ -104,6 +104,22 @@ describe('ids of any kind (item 1)', () => {
     // a typed id of another type still says what it is
     const typed = await both(['drill', 'automation:k-1', ...PERIOD]);
     expect(typed.stderr).toMatch(/no automation k-1 in the data\nhint: it is campaign:k-1/);
+  });
+
+  it('against an API without GET /v1/ids/{id}, says what it said before', async () => {
+    const old = await scripted((req, res) => {
+      const path = (req.url ?? '').split('?')[0]!;
+      if (path.startsWith('/v1/ids/')) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } }));
+    });
+    try {
+      const run = await cli(['drill', 'k-9', ...PERIOD, '--api', old.url], { env: { CONVX_TOKEN: served.token() } });
+      expect([run.code, run.stdout]).toEqual([3, '']);
+      expect(run.stderr).toBe("convx: error: no source k-9 among the API's conversions of any date\nhint: known source ids: none\n");
+      expect(old.requests.map((r) => r.url.split('?')[0])).toContain('/v1/ids/k-9');
+    } finally {
+      await old.close();
+    }
   });
 
   it('answers GET /v1/ids/{id} with the shape the OpenAPI document declares, scoped to the token', async () => {

@@ -82,7 +82,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'drill',
     summary: 'the conversion records behind a report row',
-    args: '<detailUrl|sourceId>',
+    args: '<detailUrl|sourceId|name>',
     options: OPTIONS.drill,
     examples: [
       'convx drill /v1/campaigns/k-3/conversions --from 2024-03-01 --to 2024-03-31',
