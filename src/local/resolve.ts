@@ -70,8 +70,12 @@ function firstSources(scope: Scope, db: Database): Promise<Row[]> {
 /** The candidates near the id (closest()'s rule: contained, or a few edits away, any case), a few of each kind, nearest first. */
 function near(scope: Scope, db: Database, id: string): Promise<Row[]> {
   const lower = id.toLowerCase();
-  const distance = sql`CASE WHEN contains(lower(term), ${lower}) OR contains(${lower}, lower(term)) THEN 0.5 ELSE levenshtein(lower(term), ${lower}) END`;
-  return db.all<Row>(sql`SELECT * FROM (${kept(scope, sql`${distance} <= ${int(Math.max(2, Math.ceil(id.length / 2)))}`)})
+  const limit = int(Math.max(2, Math.ceil(id.length / 2)));
+  const contained = sql`contains(lower(term), ${lower}) OR contains(${lower}, lower(term))`;
+  const distance = sql`CASE WHEN ${contained} THEN 0.5 ELSE levenshtein(lower(term), ${lower}) END`;
+  // The edits are at least the difference in length: only terms of about the length are measured.
+  const within = sql`${contained} OR (abs(length(term) - ${int(id.length)}) <= ${limit} AND levenshtein(lower(term), ${lower}) <= ${limit})`;
+  return db.all<Row>(sql`SELECT * FROM (${kept(scope, within)})
     QUALIFY row_number() OVER (PARTITION BY kind ORDER BY ${distance}, term) <= ${int(CANDIDATES)} ORDER BY kind, hit, type, id`);
 }
 
