@@ -254,6 +254,8 @@ export class LocalBackend implements Backend {
 
   /** What an id names, else the ids nearest it (resolve.ts). */
   async resolve(id: string): Promise<IdResolution> {
+    // A dataset without orders or touches cannot say what an id names: NoOrdersError, as a report.
+    this.conv();
     return resolveId(this.scope, this.db, id);
   }
 
