@@ -174,6 +174,10 @@ export const OPTIONS = {
   'data import': [
     { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
     { flags: '--force', description: 'replace an existing --into file' },
+    {
+      flags: '--split-plugins',
+      description: 'write one file per plugin, DIR/<plugin>.duckdb, into the directory --into names (made if missing); `convx serve --data DIR` serves them',
+    },
   ],
   'data generate': [
     { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
