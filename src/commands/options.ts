@@ -161,6 +161,10 @@ export const OPTIONS = {
     ...RENDER_LIMIT_OPTIONS,
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
+    {
+      flags: '--max-open-plugins <n>',
+      description: 'with --data a directory of plugin files (data import --split-plugins): files open at once (default: 16); one more closes the least recently used that no request holds',
+    },
   ],
   token: [
     { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
