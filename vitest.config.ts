@@ -30,6 +30,7 @@ const E2E = [
   'property',
   'pushdown',
   'serve-pool',
+  'split-plugins',
   'server-hardening',
   'server',
   'startup',

@@ -170,30 +170,36 @@ export class PluginFiles implements ServedData {
     };
   }
 
-  /** Opens a plugin's file (ServedDataset.load on it), checked to hold that plugin and only it; a failed opening is forgotten, so the next request tries again. */
+  /**
+   * Opens a plugin's file (ServedDataset.load on it), checked to hold that plugin and only it. A
+   * failure is logged and answered as the server's own (500, no detail: the file's path and its
+   * plugins are no business of the caller's), and forgotten, so the next request tries again.
+   */
   private open(plugin: string, listed: Listed): Entry {
     const began = Date.now();
     const load = this.options.load ?? ((file, o) => ServedDataset.load(file, o));
-    const entry: Entry = { opening: undefined as unknown as Promise<ServedDataset>, waiting: 0, lastUsed: ++this.tick };
-    entry.opening = (async () => {
+    const loaded = (async () => {
       const dataset = await load(listed.file, this.options);
       const plugins = dataset.plugins;
       if (plugins.length !== 1 || plugins[0] !== plugin) {
         void dataset.retire();
-        throw new DataError(`${listed.file} holds plugin ${plugins.join(', ')}, not ${plugin}: a plugin file holds the plugin it is named after, and only it`);
+        throw new Error(`${listed.file} holds plugin ${plugins.join(', ')}, not ${plugin}: a plugin file holds the plugin it is named after, and only it`);
       }
       return dataset;
     })();
-    entry.opening.then(
+    const entry: Entry = { opening: loaded, waiting: 0, lastUsed: ++this.tick };
+    entry.opening = loaded.then(
       (dataset) => {
         entry.dataset = dataset;
         this.counts.opened++;
         this.log({ msg: 'opened a plugin file', plugin, dataVersion: dataset.version, ms: Date.now() - began });
         this.trim();
+        return dataset;
       },
       (error: unknown) => {
         if (this.entries.get(plugin) === entry) this.entries.delete(plugin);
         this.log({ msg: 'cannot open a plugin file', plugin, error: error instanceof Error ? error.message : String(error) });
+        throw new Error(`the file of plugin ${plugin} cannot be opened`);
       },
     );
     this.entries.set(plugin, entry);
