@@ -7,19 +7,17 @@ import type { CommandFlags } from './options.js';
 
 export async function importSplitPlugins(ctx: Context, dir: string, flags: CommandFlags<'data import'> & { into: string }): Promise<void> {
   const [{ importSplit }, { startProgress }] = await Promise.all([import('../local/import-writer.js'), import('./shared.js')]);
+  const options = {
+    ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
+    force: flags.force ?? false,
+    ...threadsOption(ctx),
+  };
   const started = Date.now();
+  // The phases on a terminal's stderr, as data import shows them.
   const progress = startProgress(ctx);
-  let result: Awaited<ReturnType<typeof importSplit>>;
-  try {
-    result = await importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), {
-      ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
-      force: flags.force ?? false,
-      onPhase: (phase) => progress.phase(phase),
-      ...threadsOption(ctx),
-    });
-  } finally {
-    progress.done();
-  }
+  const result = await importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...options, onPhase: (phase) => progress.phase(phase) }).finally(() =>
+    progress.done(),
+  );
   for (const warning of result.findings) ctx.log.warn(`${warning.message}: ${warning.examples.join('; ')}`);
   for (const file of result.files) {
     const rows = file.tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');

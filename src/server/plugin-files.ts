@@ -146,6 +146,8 @@ export class PluginFiles implements ServedData {
     if (version !== undefined && kept?.version === version) return { dataset: kept, release: kept.retain() };
     const listed = this.listing.get(plugin);
     if (!listed) return undefined;
+    // A pinned version the listing does not hold is not worth opening the file for.
+    if (version !== undefined && !this.entries.has(plugin) && listed.version !== version) return undefined;
     const entry = this.entries.get(plugin) ?? this.open(plugin, listed);
     entry.lastUsed = ++this.tick;
     entry.waiting++;
