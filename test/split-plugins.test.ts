@@ -226,8 +226,29 @@ describe('convx serve --data DIR of plugin files', () => {
           expect(viaApi.stdout, `${plugin}: ${argv.join(' ')}`).toBe(fromFile.stdout);
         }
       }
+      // Opened on the first request each, logged; SIGHUP lists the directory again.
+      const log = server.log();
+      expect(log).toMatch(/"msg":"listening","url":"[^"]+","plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,/);
+      expect(log.match(/"msg":"opened a plugin file"/g)!.length).toBeGreaterThanOrEqual(3);
+      expect(log).toMatch(/"msg":"closed a plugin file \(least recently used\)"/);
+      server.signal('SIGHUP');
+      await expect.poll(() => server.log()).toMatch(/"msg":"reloaded","ms":\d+,"generation":2,"plugins":\["shop-1","shop-2","shop-3"\]\}/);
     } finally {
       expect(await server.stop()).toBe(0);
     }
+  });
+
+  it('a dataset without plugin_id is one file, default.duckdb, served to the plugin "default"', async () => {
+    const dir = dataset({
+      'orders.csv': csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12]]),
+      'touches.csv': csv(['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]),
+    });
+    const into = join(root, 'single');
+    expect((await split(dir, into)).code).toBe(0);
+    expect(readdirSync(into)).toEqual(['default.duckdb']);
+    const server = await serve(into, 1);
+    const answer = await get(server, 'default', `/v1/conversions?${QUERY}`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text).conversions).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@
  * Writing convx's own dataset file (`convx data import DIR --into FILE.duckdb`; imported.ts reads
  * it): the dataset read, checked and attributed as `convx report` would, then its typed tables,
  * each scope's attribution and what the file holds, written under a temporary name and renamed
- * into place when complete.
+ * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
