@@ -48,6 +48,7 @@ describe('flags typed from their definitions', () => {
     expectTypeOf<CommandFlags<'serve'>['poolSize']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<CommandFlags<'serve'>['allowTokensWithoutExp']>().toEqualTypeOf<boolean | undefined>();
     expectTypeOf<CommandFlags<'auth login'>['verify']>().toEqualTypeOf<boolean>();
+    expectTypeOf<CommandFlags<'init'>['verify']>().toEqualTypeOf<boolean>();
     expectTypeOf<CommandFlags<'data generate'>['fileFormat']>().toEqualTypeOf<string>();
   });
 

@@ -344,3 +344,34 @@ export function servedSamples(secret: string): { url: () => string; token: () =>
     get: (path, params, headers = {}) => fetch(`${server!.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } }),
   };
 }
+
+/**
+ * A dataset made by `make` and served by `convx serve` on a loopback port for the tests of a file or
+ * describe block (made and started before them, closed after): `local` runs convx on the directory
+ * (with more environment), `api` in API mode against the server with a token of plugin default.
+ */
+export function servedDataset(make: () => string): {
+  dir: () => string;
+  local: (argv: string[], env?: Record<string, string>) => Promise<CliResult>;
+  api: (argv: string[]) => Promise<CliResult>;
+} {
+  const secret = 'test-secret-that-is-long-enough';
+  let dir = '';
+  let server: { url: string; close(): Promise<void> } | undefined;
+  let token = '';
+  beforeAll(async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    dir = make();
+    server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(secret, 'default', '1h');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return {
+    dir: () => dir,
+    local: (argv, env = {}) => cli([...argv, '--data', dir], { env }),
+    api: (argv) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token } }),
+  };
+}

@@ -65,6 +65,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     name: 'contact',
     summary: "a contact's conversions, the clicks that decided them and those that did not count (and why)",
     args: '<contact>',
+    options: OPTIONS.contact,
     examples: [
       'convx contact c-11 --data samples/shop',
       'convx contact Greta.Prochazka2@example.com        # by e-mail, any case',
@@ -124,6 +125,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     name: 'init',
     createsProfile: true,
     summary: 'set up a config profile interactively: mode, dataset or API, token, default format',
+    options: OPTIONS.init,
     examples: ['convx init', 'convx init --profile staging'],
     load: async () => (await import('./init.js')).default,
   },

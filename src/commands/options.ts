@@ -73,6 +73,18 @@ export const BASELINE_OPTIONS = described([
   ['--update-baseline', 'with --baseline: write this result to that file (replaced whole) after comparing; changes do not fail the run'],
 ]);
 
+/** The look-ups by id (order, contact): the zone their cards show times in beside UTC (commands/shared.ts, cardZone). */
+export const CARD_ZONE_OPTION = {
+  flags: '--tz <zone>',
+  description: "show times in this time zone too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz)",
+} as const;
+
+/** `init` and `auth login` check an API profile before they store it (api/interface-check.ts); this skips that. */
+const NO_VERIFY_OPTION = {
+  flags: '--no-verify',
+  description: 'store without checking that the URL answers the reporting interface (/healthz, the /v1 prefix) and that the API accepts the token',
+} as const;
+
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
 const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
 
@@ -95,10 +107,14 @@ export const OPTIONS = {
     ...PAGE_OPTIONS,
   ],
   total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
-  order: PERIOD_OPTIONS.map((o) => ({
-    ...o,
-    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
-  })),
+  order: [
+    ...PERIOD_OPTIONS.map((o) => ({
+      ...o,
+      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
+    })),
+    { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
+  ],
+  contact: [CARD_ZONE_OPTION],
   drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
@@ -171,10 +187,8 @@ export const OPTIONS = {
     { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
     { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
   ],
-  'auth login': [
-    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-  ],
+  init: [NO_VERIFY_OPTION],
+  'auth login': [{ flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' }, NO_VERIFY_OPTION],
   'data import': [
     { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
     { flags: '--force', description: 'replace an existing --into file' },

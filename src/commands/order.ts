@@ -2,44 +2,27 @@ import type { Context } from '../context.js';
 import { ExitCode, FindingError, NotFoundError } from '../errors.js';
 import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import type { ConversionRecord } from '../model/types.js';
-import { renderCard, tableCell } from '../output/format.js';
+import { orderCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
+import { cardOptions, cardZone, ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
-
-function money(amount: number, currency: string): string {
-  return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
+/** The card of an order's conversions on a terminal (output/cards.ts), in the zone asked beside UTC. */
+export function orderCard(ctx: Context, given: ConversionRecord[], zone?: string): string {
+  // Names, ids and links come from the data: made safe for a terminal first (output/terminal.ts).
+  return card(safeData(given), cardOptions(ctx, zone));
 }
 
-export function orderCard(ctx: Context, given: ConversionRecord[]): string {
-  // Names, ids and links come from the data: made safe for a terminal first (output/terminal.ts).
-  const records = safeData(given);
-  const first = records[0]!;
-  const { source, attribution } = first;
-  const lines: [string, string][] = [
-    ['source', `${source.name} (${source.type} ${source.id})`],
-    ['campaign', source.campaignId],
-  ];
-  if (source.smartflowId) lines.push(['smartflow', `${source.smartflowName ?? source.smartflowId} (${source.smartflowId})`]);
-  if (source.deliveryId) lines.push(['delivery', `${source.deliveryName ?? source.deliveryId} (${source.deliveryId})`]);
-  const name = [first.firstName, first.surname].filter(Boolean).join(' ');
-  lines.push(['contact', `${first.contactId}${first.clientContactId ? ` / ${first.clientContactId}` : ''}${name ? ` (${name})` : ''}`]);
-  lines.push(['click', `${attribution.datetime}, ${attribution.hoursToConversion} h before the order (${attribution.model}, ${attribution.windowDays}-day window)`]);
-  for (const record of records) {
-    const label = record.isRefund ? 'refund' : 'order';
-    const amount = money(record.conversionsAmount, record.conversionsCurrency);
-    const reference =
-      record.conversionsCurrency === record.referenceCurrency
-        ? ''
-        : ` = ${money(record.conversionsReferenceAmount, record.referenceCurrency)}`;
-    const text = `${record.datetime}  ${amount}${reference}${record.country ? `  ${record.country}` : ''}`;
-    lines.push([label, record.isRefund ? ctx.chalk.red(text) : text]);
-  }
-  lines.push(['detail', source.detailUrl]);
-  lines.push(['activity', first.activityUrl]);
-  return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
+/**
+ * An order the data holds that is not a conversion, on stdout before the finding: -o json the
+ * document with its reasons (the API's look-up has them, so both modes print the same), -o markdown
+ * the reasons to paste, the other formats what they print of no records.
+ */
+async function printNotAConversion(ctx: Context, orderId: string, reasons: string[]): Promise<void> {
+  if (ctx.format === 'json') await ctx.output.json({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 }, reasons });
+  else if (ctx.format === 'markdown') await ctx.output.text((await import('../output/markdown.js')).notAConversionMarkdown(orderId, reasons));
+  else await ctx.output.page(ITEM_KIND, { rows: [], paging: { start: 0, count: 0, totalCount: 0 } });
 }
 
 /** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3). */
@@ -50,9 +33,11 @@ function notAConversion(orderId: string, reasons: string[]): FindingError {
 export default defineHandler<CommandFlags<'order'>>({
   async run(ctx, args, flags) {
     const orderId = args[0]!;
+    const zone = cardZone(flags.tz, ctx.settings);
     const explicit = flags.from !== undefined || flags.to !== undefined;
     const print = async (rows: ConversionRecord[]) => {
-      if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, rows));
+      if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, rows, zone));
+      else if (ctx.format === 'markdown') await ctx.output.text((await import('../output/markdown.js')).orderMarkdown(rows, zone));
       else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
     };
     return withBackend(ctx, async (backend) => {
@@ -69,11 +54,11 @@ export default defineHandler<CommandFlags<'order'>>({
           await print(found.conversions);
           return ExitCode.ok;
         }
-        if (ctx.format !== 'table') await print([]);
+        if (ctx.format !== 'table') await printNotAConversion(ctx, orderId, found.reasons);
         throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
       }
       const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
-      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
+      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
       const page = await backend.items(query);
       if (page.rows.length > 0) {
         await print(page.rows);

@@ -10,18 +10,21 @@ import {
   comparisonColumns,
   ITEM_COLUMNS,
   ITEM_TABLE_COLUMNS,
+  ITEM_TABLE_DROP_FIRST,
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
   withChangeColumns,
 } from '../output/columns.js';
 import { otherPeriod } from '../model/compare.js';
+import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, parameters, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
-import { zoneProblem } from '../model/period.js';
+import { canonicalZone, zoneProblem } from '../model/period.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
   tableColumns: ITEM_TABLE_COLUMNS,
+  dropFirst: ITEM_TABLE_DROP_FIRST,
   objectFields: ['attribution', 'source'],
 };
 
@@ -95,6 +98,28 @@ export function queryParams(
     else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = defaultZone(settings.tz, settings.tzFrom);
   }
   return raw;
+}
+
+/**
+ * The zone a look-up's card shows its times in beside UTC (order, contact: --tz, else CONVX_TZ or
+ * the profile's tz), by its canonical name; undefined for UTC, where a card keeps one time.
+ */
+export function cardZone(given: string | undefined, settings: { readonly tz?: string; readonly tzFrom?: string }): string | undefined {
+  const zone = given ?? settings.tz;
+  if (zone === undefined) return undefined;
+  const problem = zoneProblem(zone);
+  if (problem !== undefined) {
+    if (given !== undefined) throw new UsageError(`--tz: ${problem}`);
+    defaultZone(zone, settings.tzFrom);
+  }
+  const name = canonicalZone(zone)!;
+  return name === 'UTC' ? undefined : name;
+}
+
+/** How a look-up's card is laid out: stdout's colours, the terminal's width (none off a terminal or with --wide) and the zone beside UTC. */
+export function cardOptions(ctx: Context, zone: string | undefined): CardOptions {
+  const width = ctx.output.tableWidth();
+  return { chalk: ctx.chalk, ...(width !== undefined ? { width } : {}), ...(zone !== undefined ? { timeZone: zone } : {}) };
 }
 
 /** The zone of the environment or profile, refused in the parser's words naming where it came from. */

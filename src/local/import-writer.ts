@@ -40,10 +40,7 @@ export interface ImportOptions {
  * when complete, so a failed import leaves nothing half-written.
  */
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  if (existsSync(into)) {
-    if (!statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
-    if (!options.force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
-  }
+  checkTarget(into, options.force ?? false);
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
@@ -212,6 +209,28 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
   } finally {
     dataset.db.close();
   }
+}
+
+/**
+ * Refuses a target before any work: a directory; a name that does not end in .duckdb (the name
+ * says what the file is: `--data shop.duckdb` reads as convx's dataset file to whoever sees it,
+ * and a slip such as `--into exports/orders.csv` or `--into shop` never becomes a DuckDB file);
+ * an existing file without force; a folder that is not there.
+ */
+function checkTarget(into: string, force: boolean): void {
+  const exists = existsSync(into);
+  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
+  if (!/\.duckdb$/i.test(into)) {
+    throw new UsageError(
+      `--into ${into}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,
+      [],
+      `give a name such as ${into.replace(/\.[^./\\]*$/, '')}.duckdb`,
+    );
+  }
+  if (exists && !force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
+  const folder = dirname(into);
+  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
+  if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${into}: ${folder} is not a folder`);
 }
 
 /** The typed tables into the file (those with a row order in it), and what each holds. */
