@@ -109,6 +109,13 @@ describe('data import --split-plugins', () => {
     const file = join(root, 'a-file.duckdb');
     copyFileSync(whole, file);
     expect((await split(gen, file)).code).toBe(2);
+    const named = await split(gen, join(root, 'new.duckdb'));
+    expect(named.code).toBe(2);
+    expect(named.stderr).toMatch(/names a directory/);
+    expect(existsSync(join(root, 'new.duckdb'))).toBe(false);
+    const nowhere = await split(gen, join(root, 'missing', 'plugins'));
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(/the folder .*missing does not exist/);
     const forced = join(root, 'forced');
     expect((await split(gen, forced)).code).toBe(0);
     expect((await split(gen, forced, '--force')).code).toBe(0);

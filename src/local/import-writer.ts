@@ -164,13 +164,15 @@ export interface SplitSummary {
   findings: DataIssue[];
 }
 
-/** --into DIR of --split-plugins: a directory, made if missing (its parent must exist). */
+/** --into DIR of --split-plugins: a directory, made if missing (the folder it is in must exist); never a name of a .duckdb file. */
 function checkSplitTarget(into: string): void {
   if (existsSync(into)) {
     if (!statSync(into).isDirectory()) throw new UsageError(`--into ${into} is a file; with --split-plugins give a directory, e.g. --into plugins/`);
-  } else if (!existsSync(dirname(into))) {
-    throw new UsageError(`--into ${into}: its parent directory ${dirname(into)} does not exist`);
+    return;
   }
+  if (/\.duckdb$/i.test(into)) throw new UsageError(`--into ${into}: with --split-plugins --into names a directory (of <plugin>.duckdb files), not a .duckdb file`, [], 'give a directory such as --into plugins/');
+  const folder = dirname(into);
+  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
 }
 
 /**
