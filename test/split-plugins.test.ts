@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import type { PluginFiles } from '../src/server/plugin-files.js';
 import { startPluginFiles, type RunningServer } from '../src/server/start.js';
-import { cli, csv, dataset, serveInProcess, tempDir } from './helpers.js';
+import { cli, csv, dataset, reportQuery, serveInProcess, tempDir } from './helpers.js';
 
 const SECRET = 'split-plugins-secret';
 const PLUGINS = ['shop-1', 'shop-2', 'shop-3'];
@@ -154,6 +154,11 @@ describe('convx serve --data DIR of plugin files', () => {
     expect(files.plugins).toEqual(PLUGINS);
     expect(files.stats).toEqual({ open: [], opened: 0, closed: 0 });
     const answers: Record<string, string> = {};
+    // Requests that arrive together for a plugin not open yet wait for one opening.
+    const together = await Promise.all([1, 2, 3, 4].map(() => get(server, 'shop-1')));
+    expect(together.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(together.map((a) => a.text)).size).toBe(1);
+    expect(files.stats).toEqual({ open: ['shop-1'], opened: 1, closed: 0 });
     for (const plugin of PLUGINS) {
       const answer = await get(server, plugin);
       expect(answer.status, answer.text).toBe(200);
@@ -184,6 +189,17 @@ describe('convx serve --data DIR of plugin files', () => {
     const server = await serve(dir, 2);
     const before = await get(server, 'shop-1');
     expect(before.status).toBe(200);
+    // A request in flight across the reload finishes on the data it began with.
+    const inFlight = (await server.holder.hold('shop-1'))!;
+    const oldTotal = async () => {
+      const backend = await inFlight.dataset.backend('shop-1');
+      try {
+        return JSON.stringify(await backend.report(reportQuery('2024-01-01', '2024-06-30')));
+      } finally {
+        await backend.close();
+      }
+    };
+    const beforeReload = await oldTotal();
     expect((await get(server, 'shop-4')).status).toBe(403);
     // Written beside, renamed over (as data import does); shop-4 added, shop-3 removed.
     copyFileSync(join(next, 'shop-1.duckdb'), join(dir, 'shop-1.duckdb.new'));
@@ -192,6 +208,8 @@ describe('convx serve --data DIR of plugin files', () => {
     rmSync(join(dir, 'shop-3.duckdb'));
     await server.reload();
     expect(server.holder.plugins).toEqual(['shop-1', 'shop-2', 'shop-4']);
+    expect(await oldTotal()).toBe(beforeReload);
+    inFlight.release();
     const after = await get(server, 'shop-1');
     expect(after.status).toBe(200);
     expect(after.version).not.toBe(before.version);
