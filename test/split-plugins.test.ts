@@ -120,6 +120,13 @@ describe('data import --split-plugins', () => {
     expect((await split(gen, forced)).code).toBe(0);
     expect((await split(gen, forced, '--force')).code).toBe(0);
     expect(readdirSync(forced).sort()).toEqual(PLUGINS.map((p) => `${p}.duckdb`));
+    // A plugin's file name taken by a directory: refused before anything is written, even with --force.
+    const taken = join(root, 'taken');
+    mkdirSync(join(taken, 'shop-2.duckdb'), { recursive: true });
+    const refused = await split(gen, taken, '--force');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/shop-2\.duckdb: not a file/);
+    expect(readdirSync(taken)).toEqual(['shop-2.duckdb']);
   });
 });
 

@@ -192,6 +192,8 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
     assertFileNames(ids, dir);
     const existing = ids.map((id) => join(into, `${id}.duckdb`)).filter((file) => existsSync(file));
+    const notFiles = existing.filter((file) => !statSync(file).isFile());
+    if (notFiles.length) throw new UsageError(`${notFiles.join(', ')}: not a file, so no plugin's file can replace it`);
     if (existing.length && !options.force) throw new UsageError(`${existing.join(', ')} exist${existing.length === 1 ? 's' : ''}; choose another --into or pass --force to replace`);
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
