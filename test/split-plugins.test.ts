@@ -74,6 +74,12 @@ describe('data import --split-plugins', () => {
           expect(noVersion(run.stdout), argv.join(' ')).toBe(noVersion(fromDir.stdout));
         }
       }
+      // The directory itself is no dataset: local mode names a file to pass instead.
+      if (plugin === 'shop-1') {
+        const dir = await cli(['report', ...HALF, '--data', out]);
+        expect(dir.code).toBe(2);
+        expect(dir.stderr).toContain(`pass one to --data, e.g. --data ${join(out, 'shop-1.duckdb')}`);
+      }
       // The file holds this plugin only: another's id is not found in it.
       const other = await cli(['report', ...HALF, '--plugin', PLUGINS.find((p) => p !== plugin)!, '--data', file]);
       expect(other.code).toBe(2);
