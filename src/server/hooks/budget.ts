@@ -8,6 +8,7 @@ import type { Backend } from '../../backend.js';
 import { ConvxError } from '../../errors.js';
 import { outsideBudget, QueryTimeoutError, withQueryBudget } from '../../local/db.js';
 import type { ServerLimits } from '../limits.js';
+import type { LocalBackend } from '../../local/backend.js';
 import type { Held, ServedDataset } from '../plugins.js';
 import { defaultPluginConcurrency, defaultPluginQueue, FairGate } from '../pool.js';
 import { unknownPlugin } from '../problem.js';
@@ -104,20 +105,23 @@ export function dataAccess({ app, limits, clientOf, arrival }: BudgetDeps): Data
  */
 async function withHeld<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, hold: (plugin: string) => Promise<Held | undefined>, connection: Connection): Promise<T> {
   const held = await outsideBudget(() => hold(request.plugin));
-  try {
-    // A reload between authentication and here may have swapped in data without this plugin.
-    if (!held || !held.dataset.has(request.plugin)) {
-      throw unknownPlugin(request.plugin);
-    }
-    return await withBackend(request, work, held.dataset, connection);
-  } finally {
+  // A reload between authentication and here may have swapped in data without this plugin.
+  if (!held || !held.dataset.has(request.plugin)) {
     held?.release();
+    throw unknownPlugin(request.plugin);
   }
+  let backend: LocalBackend;
+  try {
+    backend = await held.dataset.backend(request.plugin, connection);
+  } finally {
+    // From here the backend counts the request (its data is not closed under it): the hold is let go.
+    held.release();
+  }
+  return withBackend(work, held.dataset, backend);
 }
 
 /** Runs work on a backend of the dataset, on a pooled connection; one whose work failed is replaced. */
-async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset: ServedDataset, connection: Connection): Promise<T> {
-  const backend = await dataset.backend(request.plugin, connection);
+async function withBackend<T>(work: (backend: Backend) => Promise<T>, dataset: ServedDataset, backend: LocalBackend): Promise<T> {
   try {
     return await work(backend);
   } catch (error) {
