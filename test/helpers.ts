@@ -218,6 +218,7 @@ export async function cli(
 export async function serveInProcess(
   argv: string[],
   env: Record<string, string> = {},
+  cwd = process.cwd(),
 ): Promise<{ url: string; stop: () => Promise<number>; log: () => string; signal: (name: NodeJS.Signals) => void }> {
   const stderr = new Capture();
   const handlers = new Map<string, () => void>();
@@ -229,7 +230,7 @@ export async function serveInProcess(
     stdoutIsTTY: false,
     stderrIsTTY: false,
     env: { XDG_CONFIG_HOME: isolatedConfig(), ...suiteThreads(), ...env },
-    cwd: process.cwd(),
+    cwd,
     now: () => new Date(),
     onSignal: (signal, handler) => {
       handlers.set(signal, handler);
@@ -348,12 +349,15 @@ export function servedSamples(secret: string): { url: () => string; token: () =>
 /**
  * A dataset made by `make` and served by `convx serve` on a loopback port for the tests of a file or
  * describe block (made and started before them, closed after): `local` runs convx on the directory
- * (with more environment), `api` in API mode against the server with a token of plugin default.
+ * (with more environment), `api` in API mode against the server with a token of plugin default
+ * (`url` and `token` for requests of a test's own); either with text on stdin.
  */
 export function servedDataset(make: () => string): {
   dir: () => string;
-  local: (argv: string[], env?: Record<string, string>) => Promise<CliResult>;
-  api: (argv: string[]) => Promise<CliResult>;
+  url: () => string;
+  token: () => string;
+  local: (argv: string[], env?: Record<string, string>, stdin?: string) => Promise<CliResult>;
+  api: (argv: string[], stdin?: string) => Promise<CliResult>;
 } {
   const secret = 'test-secret-that-is-long-enough';
   let dir = '';
@@ -371,7 +375,9 @@ export function servedDataset(make: () => string): {
   });
   return {
     dir: () => dir,
-    local: (argv, env = {}) => cli([...argv, '--data', dir], { env }),
-    api: (argv) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token } }),
+    url: () => server!.url,
+    token: () => token,
+    local: (argv, env = {}, stdin) => cli([...argv, '--data', dir], { env, ...(stdin === undefined ? {} : { stdin }) }),
+    api: (argv, stdin) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token }, ...(stdin === undefined ? {} : { stdin }) }),
   };
 }

@@ -1,9 +1,10 @@
-import type { ContactReport } from '../backend.js';
+import type { Backend, ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { ExitCode, NotFoundError, UsageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
+import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { cardOptions, cardZone, withBackend } from './shared.js';
@@ -34,26 +35,30 @@ export function contactCard(ctx: Context, given: ContactReport, zone?: string): 
   return card(safeData(given), cardOptions(ctx, zone));
 }
 
+/** A contact's card: on a terminal (output/cards.ts), or -o markdown to paste. */
+async function contactText(ctx: Context, report: ContactReport, zone: string | undefined): Promise<string> {
+  return ctx.format === 'markdown' ? (await import('../output/markdown.js')).contactMarkdown(report, zone) : contactCard(ctx, report, zone);
+}
+
+/** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown. */
+async function contactOutcome(ctx: Context, backend: Backend, key: string, zone: string | undefined): Promise<Outcome> {
+  const report = await backend.contact(key);
+  const message = `no contact ${key} in ${lookedIn(ctx)} (looked for a contact id, an e-mail address and a client contact id)`;
+  if (!report) throw await notFound(backend, key, 'contact', message);
+  return { result: report, rows: clickRows(report), ...(printsCards(ctx) ? { card: await contactText(ctx, report, zone) } : {}) };
+}
+
 export default defineHandler<CommandFlags<'contact'>>({
   async run(ctx, args, flags) {
-    const key = (args[0] ?? '').trim();
-    if (key === '') throw new UsageError('give a contact id, an e-mail address or a client contact id');
+    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'a contact id, an e-mail address or a client contact id', 'contact');
     const zone = cardZone(flags.tz, ctx.settings);
-    ctx.output.check(CLICK_KIND);
+    ctx.output.check(several ? queried(CLICK_KIND) : CLICK_KIND);
     return withBackend(ctx, async (backend) => {
-      const report = await backend.contact(key);
-      if (!report) {
-        throw new NotFoundError(
-          `no contact ${key} in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'} (looked for a contact id, an e-mail address and a client contact id)`,
-        );
-      }
-      if (ctx.format === 'table') await ctx.output.text(contactCard(ctx, report, zone));
-      else if (ctx.format === 'markdown') await ctx.output.text((await import('../output/markdown.js')).contactMarkdown(report, zone));
+      if (several) return answerEach(ctx, ids, CLICK_KIND, (key) => contactOutcome(ctx, backend, key, zone));
+      const { result: report, rows, card } = await contactOutcome(ctx, backend, ids[0]!, zone);
+      if (card !== undefined) await ctx.output.text(card);
       else if (ctx.format === 'json') await ctx.output.json(report);
-      else {
-        const rows = clickRows(report);
-        await ctx.output.page(CLICK_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
-      }
+      else await ctx.output.page(CLICK_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
       return ExitCode.ok;
     });
   },

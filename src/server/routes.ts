@@ -174,6 +174,17 @@ export const ROUTES: readonly RouteRow[] = [
   ),
   lookup(
     {
+      path: '/v1/ids/:id',
+      kind: 'ids',
+      operationId: 'resolveId',
+      summary:
+        'What an id names (an order; a contact by id, e-mail or client contact id; a source by id, name or campaign id; a smartflow; a delivery), else the ids nearest it with their names: what convx order, contact and drill say of an id they do not find',
+    },
+    (b, p) => b.resolve?.(p.id!),
+    (p) => `cannot look up ${p.id}`,
+  ),
+  lookup(
+    {
       path: '/v1/campaigns/:campaignId/recipients/:contactId/activity',
       kind: 'activity',
       operationId: 'getCampaignRecipientActivity',
