@@ -32,6 +32,7 @@ const E2E = [
   'property',
   'pushdown',
   'serve-pool',
+  'split-plugins',
   'server-hardening',
   'server',
   'short-periods-api',

@@ -215,7 +215,11 @@ export async function cli(
  * server by the same code as the built binary), until it logs that it listens: its URL, and stop(),
  * its SIGTERM handler run as the process would on the signal, which resolves to the exit code.
  */
-export async function serveInProcess(argv: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<{ url: string; stop: () => Promise<number> }> {
+export async function serveInProcess(
+  argv: string[],
+  env: Record<string, string> = {},
+  cwd = process.cwd(),
+): Promise<{ url: string; stop: () => Promise<number>; log: () => string; signal: (name: NodeJS.Signals) => void }> {
   const stderr = new Capture();
   const handlers = new Map<string, () => void>();
   const io: Io = {
@@ -239,7 +243,9 @@ export async function serveInProcess(argv: string[], env: Record<string, string>
   const began = Date.now();
   for (;;) {
     const listening = /"msg":"listening".*"url":"([^"]+)"/.exec(stderr.text);
-    if (listening) return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited) };
+    if (listening) {
+      return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited), log: () => stderr.text, signal: (name) => handlers.get(name)?.() };
+    }
     if (code !== undefined || Date.now() - began > 20_000) throw new Error(`convx serve did not start (exit ${code}): ${stderr.text}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -174,6 +174,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx data import samples/shop --into shop.duckdb',
       'convx report --data shop.duckdb --from 2024-03-01 --to 2024-03-31',
       'convx serve --data shop.duckdb   # ready at once, even for millions of orders',
+      'convx data import exports/ --split-plugins --into plugins/   # plugins/<plugin>.duckdb; convx serve --data plugins/',
     ],
     load: async () => (await import('./data.js')).dataImport,
   },

@@ -190,6 +190,10 @@ export const OPTIONS = {
     ...RENDER_LIMIT_OPTIONS,
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
+    {
+      flags: '--max-open-plugins <n>',
+      description: 'with --data a directory of plugin files (data import --split-plugins): files open at once (default: 16); one more closes the least recently used that no request holds',
+    },
   ],
   token: [
     { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
@@ -201,6 +205,10 @@ export const OPTIONS = {
   'data import': [
     { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
     { flags: '--force', description: 'replace an existing --into file' },
+    {
+      flags: '--split-plugins',
+      description: 'write one file per plugin, DIR/<plugin>.duckdb, into the directory --into names (made if missing); `convx serve --data DIR` serves them',
+    },
   ],
   'data generate': [
     { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },
