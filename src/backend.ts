@@ -1,7 +1,7 @@
 import type { ValidateResponse } from './model/validation.js';
 import type { RenderLimits } from './validation/limits.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from './model/query.js';
-import type { ACTIVITY_RESPONSE, CONTACT_RESPONSE, ORDER_RESPONSE } from './model/schemas.js';
+import type { ACTIVITY_RESPONSE, CONTACT_RESPONSE, IDS_RESPONSE, ORDER_RESPONSE } from './model/schemas.js';
 import type { AggregateRow, ConversionRecord, FromSchema, Page, TimeframesResponse, TotalResponse } from './model/types.js';
 
 export interface RowStream<T> {
@@ -59,6 +59,12 @@ export interface ActivityTarget {
 
 /** A contact's touches (clicks and opens) of one source: what an activityUrl answers (its schema's type). */
 export type ActivityResponse = FromSchema<typeof ACTIVITY_RESPONSE>;
+
+/** What an id names in the data (`convx order`, `contact`, `drill`; GET /v1/ids/{id}), else the ids nearest it: its schema's type. */
+export type IdResolution = FromSchema<typeof IDS_RESPONSE>;
+
+/** One thing an id names, or one near it. */
+export type IdMatch = IdResolution['matches'][number];
 
 /** A source id the data holds, with the ids a detailUrl may name it by. */
 export interface KnownSource {
@@ -151,6 +157,8 @@ export interface Backend {
   contact(key: string): Promise<ContactReport | undefined>;
   /** A contact's touches of one source; undefined when there are none. */
   activity?(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined>;
+  /** What an id (trimmed) names: an order, a contact, a source; else the ids nearest it. Undefined where the backend cannot tell (an API without GET ids/{id}). */
+  resolve?(id: string): Promise<IdResolution | undefined>;
   /** Every source id the data holds (clicks and sources), for suggestions. */
   knownSources?(): Promise<KnownSource[]>;
   /** The date range the data holds (empty results explain themselves); absent where unknown. */

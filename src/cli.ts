@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
-import { FORMATS } from './output/format.js';
+import { FORMATS, PAGE_FORMATS, VALIDATE_FORMATS } from './output/format.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
@@ -52,7 +52,17 @@ export interface ProgramOptions {
  */
 function parsedFlags(cmd: Command): GlobalFlags {
   const all = cmd.optsWithGlobals<Record<string, unknown>>();
-  return Object.fromEntries(GLOBAL_OPTIONS.map((o) => [flagKey(o.flags), all[flagKey(o.flags)]])) as GlobalFlags;
+  const flags = Object.fromEntries(GLOBAL_OPTIONS.map((o) => [flagKey(o.flags), all[flagKey(o.flags)]])) as GlobalFlags;
+  return flags.format === undefined ? flags : { ...flags, format: formatName(flags.format) };
+}
+
+/** Every format name of any command. */
+const FORMAT_NAMES: ReadonlySet<string> = new Set([...PAGE_FORMATS, ...VALIDATE_FORMATS]);
+
+/** -o in any case, as codes are (`-o TSV` is tsv); a name no format has stays as typed, for the error to quote. */
+function formatName(value: string): string {
+  const lower = value.toLowerCase();
+  return FORMAT_NAMES.has(lower) ? lower : value;
 }
 
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */

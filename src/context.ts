@@ -6,7 +6,7 @@ import type { Backend, Lookups } from './backend.js';
 import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
-import { FORMATS, isFormat, type AnyFormat } from './output/format.js';
+import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/format.js';
 import { streamSink, terminalColumns } from './output/sink.js';
 import { createLogger, type Logger } from './output/logger.js';
 import { ResultWriter } from './output/writer.js';
@@ -200,7 +200,7 @@ function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: 
     .filter(Boolean);
   return new ResultWriter(streamSink(io.stdout), {
     // validate's own formats (github, junit) are printed by validate, not by the writer
-    format: isFormat(format) ? format : 'json',
+    format: isFormat(format) || format === MARKDOWN ? format : 'json',
     chalk,
     formulaEscape: globals.formulaEscape !== false,
     ...(fields?.length ? { fields } : {}),
@@ -231,7 +231,8 @@ export function createContext(io: Io, given: GlobalOptions, backends: BackendFac
   const configured = globals.format ?? allowed.find((f) => f === settings.format);
   const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
   // Notes, warnings and progress may quote data values: no control character reaches the terminal (output/logger.ts).
-  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY });
+  const noteWidth = io.stderrIsTTY ? terminalColumns(io.stderr, io.env) : undefined;
+  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY, ...(noteWidth !== undefined ? { width: noteWidth } : {}) });
   const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const timeoutSeconds = parseTimeout(globals.timeout);
   const ctx: Context = {

@@ -2,3 +2,6 @@
 
 /** A count with its noun: "1 contact", "2 contacts" ("1 row has", "2 rows have" with `many`). */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** The word of a count: `one` for 1, else `many` ("1 recipient gets", "2 recipients get"). */
+export const agree = (n: number, one: string, many: string): string => (n === 1 ? one : many);

@@ -148,6 +148,8 @@ describe('an upstream server with a source type convx does not know', () => {
     s = await scripted((req, res) => {
       const path = new URL(req.url!, 'http://x').pathname;
       if (path === '/v1/conversions') send(res, 200, { conversions: [ROW], paging: { start: 0, count: 1, totalCount: 1 } });
+      // An upstream interface without convx's look-up of ids (GET /v1/ids/{id}): drill does without it.
+      else if (path.startsWith('/v1/ids/')) send(res, 404, { type: 'about:blank', title: 'Not Found', status: 404 });
       else send(res, 200, { conversions: [RECORD], paging: { start: 0, count: 1, totalCount: 1 } });
     });
   });

@@ -438,7 +438,7 @@ describe('configuration', () => {
     };
     const DOWN = '\x1b[B';
     // API mode, default format, a delivery URL, a token
-    const api = await answer([DOWN, '\r', '\r', 'http://127.0.0.1:9/v1\r', 'http://127.0.0.1:9/v4\r', 'typed-secret-token\r']);
+    const api = await answer([DOWN, '\r', '\r', 'http://127.0.0.1:9/v1\r', 'http://127.0.0.1:9/v4\r', 'typed-secret-token\r'], ['--no-verify']);
     expect(api.code).toBe(0);
     expect(JSON.parse(readFileSync(api.file, 'utf8'))).toEqual({
       defaultProfile: 'default',

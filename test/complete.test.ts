@@ -4,6 +4,8 @@
  * Backend.lookup, in local mode (files as they are, and a LocalBackend's scope) and in API mode
  * against a loopback server.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLookups } from '../src/local/lookups.js';
 import { openLocalBackend } from '../src/local/open.js';
@@ -14,7 +16,7 @@ import { field, parameters } from '../src/model/parameters.js';
 import { SOURCE_TYPES } from '../src/model/shapes.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, dataset, SAMPLES, twoPluginFiles, suiteThreadsOption } from './helpers.js';
+import { cli, dataset, SAMPLES, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 
 const complete = async (...words: string[]) => {
   const run = await cli(['__complete', ...words]);
@@ -106,6 +108,51 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     expect(await complete('drill', '--data', dir, '')).toEqual(['n1', 'shared']);
     expect(await complete('config', 'set', '--data', dir, 'plugin', '')).toEqual(['A', 'B']);
   });
+
+  it('offers values only for the flags the command takes (report takes no --source), every spelling', async () => {
+    expect(await complete('items', '--data', dir, '--source', '')).toEqual(['n1', 'shared']);
+    expect(await complete('report', '--data', dir, '--source', '')).toEqual([]);
+    expect(await complete('report', '--data', dir, '--smartflow', '')).toEqual([]);
+    expect(await complete('drill', '--data', dir, '--source-type', '')).toEqual([]);
+    expect(await complete('items', '--data', dir, '--source-type', '')).toEqual([...SOURCE_TYPES]);
+    // a global flag the command does not honour: none; -o and --format alike where it does
+    expect(await complete('data', 'generate', '--plugin', '')).toEqual([]);
+    expect(await complete('data', 'generate', '-o', '')).toEqual([]);
+    expect(await complete('report', '-o', 'js')).toEqual(['json', 'jsonl']);
+    expect(await complete('report', '--format', 'js')).toEqual(['json', 'jsonl']);
+    // every command and every flag that takes a value: something offered only where the command takes it
+    for (const command of COMMANDS) {
+      for (const flag of ['--source', '--smartflow', '--country', '--plugin', '--tz', '--fail-on']) {
+        const takes = [...(command.options ?? []).map((o) => o.flags), ...commandGlobals(command)].some((f) => f.split(/[ ,|]+/).includes(flag));
+        if (!takes) expect(await complete(...command.name.split(' '), '--data', SAMPLES, flag, ''), `${command.name} ${flag}`).toEqual([]);
+      }
+    }
+  }, 60_000);
+
+  it('does not offer again what a comma list already holds', async () => {
+    expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,')).toEqual(['CZ,AT', 'CZ,DE', 'CZ,PL', 'CZ,SK']);
+    expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,SK,')).toEqual(['CZ,SK,AT', 'CZ,SK,DE', 'CZ,SK,PL']);
+    expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,C')).toEqual([]);
+    expect(await complete('report', '--data', dir, '--currency', 'EUR,')).toEqual(['EUR,CZK']);
+  });
+});
+
+describe('--profile completes with the profiles of the config', () => {
+  it("offers the config's profile names, the word being typed not taken for a profile", async () => {
+    const home = tempDir();
+    mkdirSync(join(home, 'convx'));
+    writeFileSync(
+      join(home, 'convx', 'config.json'),
+      JSON.stringify({ defaultProfile: 'dev', profiles: { dev: { mode: 'local', data: SAMPLES }, prod: { mode: 'api', api: 'http://127.0.0.1:9/v1' }, 'prod-eu': { mode: 'local' } } }),
+    );
+    const complete = async (...words: string[]) => (await cli(['__complete', ...words], { env: { XDG_CONFIG_HOME: home } })).stdout;
+    expect(await complete('report', '--profile', '')).toBe('dev\nprod\nprod-eu\n');
+    expect(await complete('report', '--profile', 'pr')).toBe('prod\nprod-eu\n');
+    expect(await complete('--profile', 'd')).toBe('dev\n');
+    expect(await complete('config', 'set', '--profile', 'prod-')).toBe('prod-eu\n');
+    // a profile named before the cursor still names the data of the values after it
+    expect(await complete('report', '--profile', 'dev', '--currency', 'E')).toBe('EUR\n');
+  });
 });
 
 describe('look-ups in API mode (Backend.lookup over the client)', () => {
@@ -120,10 +167,11 @@ describe('look-ups in API mode (Backend.lookup over the client)', () => {
     const env = { CONVX_API_URL: `${server.url}/v1`, CONVX_TOKEN: await signDevelopmentToken(SECRET, 'shop', '1h') };
     const run = (...words: string[]) => cli(['__complete', ...words], { env, now: '2024-12-31T12:00:00Z' });
     expect((await run('report', '--plugin', '')).stdout).toBe('shop\n');
-    expect((await run('report', '--smartflow', '')).stdout).toBe((await cli(['__complete', '--data', SAMPLES, 'report', '--smartflow', ''])).stdout);
+    expect((await run('items', '--smartflow', '')).stdout).toBe((await cli(['__complete', '--data', SAMPLES, 'items', '--smartflow', ''])).stdout);
+    expect((await run('items', '--smartflow', '')).stdout).toMatch(/^sf-1\n/);
     expect((await run('drill', 'k')).stdout).toMatch(/^k-1\n/);
     expect((await run('report', '--country', '')).stdout).toBe('');
-    const refused = await cli(['__complete', 'report', '--source', ''], { env: { ...env, CONVX_TOKEN: 'wrong' } });
+    const refused = await cli(['__complete', 'items', '--source', ''], { env: { ...env, CONVX_TOKEN: 'wrong' } });
     expect(refused).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 });

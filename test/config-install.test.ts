@@ -15,7 +15,7 @@ import { createContext } from '../src/context.js';
 import { NotFoundError } from '../src/errors.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { Capture, SAMPLES, cli, csv, dataset, tempDir } from './helpers.js';
+import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const configFile = (home: string) => join(home, 'convx', 'config.json');
@@ -190,17 +190,138 @@ describe('convx config (item 14)', () => {
       expect(local.stderr).toMatch(/without a dataset: pass --data DIR, or save one with: convx config set data DIR/);
     }, 20_000);
 
-    it('puts the typed token in credentials.json only', async () => {
+    it('puts the typed token in credentials.json only (--no-verify: an API that is not there, saved unchecked)', async () => {
       const api = await answer(
         [[MODE, `${DOWN}\r`], [FORMAT, '\r'], [/Reporting base URL/, 'http://127.0.0.1:9/v1\r'], [/Delivery base URL/, '\r'], [/API token/, 'typed-secret-token\r']],
-        ['--profile', 'staging'],
+        ['--profile', 'staging', '--no-verify'],
       );
       expect(api.code, api.stderr).toBe(0);
       expect(readJson(configFile(api.home))).toEqual({ defaultProfile: 'staging', profiles: { staging: { mode: 'api', api: 'http://127.0.0.1:9/v1' } } });
       expect(readJson(credentialsFile(api.home))).toEqual({ profiles: { staging: { token: 'typed-secret-token' } } });
       expect(statSync(credentialsFile(api.home)).mode & 0o777).toBe(0o600);
       expect(api.stderr).not.toContain('typed-secret-token');
+      expect(api.stderr).toContain(`saved profile "staging" in ${configFile(api.home)}; check it with: convx auth status --profile staging\n`);
     }, 20_000);
+
+    it('ends with the command that uses the profile it saved', async () => {
+      const local = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory/, `${SAMPLES}\r`]], ['--profile', 'mine']);
+      expect(local.code, local.stderr).toBe(0);
+      expect(local.stderr).toContain(`saved profile "mine" in ${configFile(local.home)}; try: convx report --profile mine\n`);
+      const bare = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory/, `${SAMPLES}\r`]]);
+      expect(bare.stderr).toContain(`saved profile "default" in ${configFile(bare.home)}; try: convx report\n`);
+    }, 20_000);
+
+    describe('in API mode, against convx serve', () => {
+      const SECRET = 'init-check-secret';
+      let server: { url: string; stop: () => Promise<number> };
+      let token = '';
+      beforeAll(async () => {
+        server = await serveInProcess(['--data', SAMPLES, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+        token = await signDevelopmentToken(SECRET, 'shop', '1h');
+      });
+      afterAll(async () => server?.stop());
+      const URL_PROMPT = /Reporting base URL/;
+
+      it('asks again for a URL without /v1 ("did you mean"), one not reachable or not the interface; saves what answers', async () => {
+        const run = await answer(
+          [
+            [MODE, `${DOWN}\r`],
+            [FORMAT, '\r'],
+            [URL_PROMPT, `${server.url}\r`],
+            // each answer once the prompt says what is wrong with the last (ctrl-U clears the line kept for editing)
+            [/did you mean/, '\x15http://127.0.0.1:9/v1\r'],
+            [/cannot reach/, `\x15${server.url}/x/v1\r`],
+            [/does not answer/, `\x15${server.url}/v1\r`],
+            [/Delivery base URL/, '\r'],
+            [/API token/, `${token}\r`],
+          ],
+          ['--profile', 'staging'],
+        );
+        expect(run.code, run.stderr).toBe(0);
+        // what the prompt said, its lines as the terminal's width broke them joined again
+        const said = run.stderr.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\s+/g, ' ');
+        expect(said).toContain(`${server.url} is not a reporting base URL: it lacks the version prefix /v1; did you mean ${server.url}/v1?`);
+        expect(said).toContain(
+          'cannot reach the API at http://127.0.0.1:9/v1: connection refused (GET http://127.0.0.1:9/healthz) (check the URL and that the service is up; --no-verify stores it without checking)',
+        );
+        expect(said).toContain(`${server.url}/x/v1 does not answer the reporting interface: GET ${server.url}/x/healthz answered with HTTP 404`);
+        expect(readJson(configFile(run.home))).toEqual({ defaultProfile: 'staging', profiles: { staging: { mode: 'api', api: `${server.url}/v1` } } });
+        expect(readJson(credentialsFile(run.home))).toEqual({ profiles: { staging: { token } } });
+        expect(run.stderr).toContain(`saved profile "staging" in ${configFile(run.home)}; the API accepts the token; try: convx report --profile staging\n`);
+        expect(run.stderr).not.toContain(token);
+        // and that command works
+        const report = await cli(['report', '--profile', 'staging', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'], { env: { XDG_CONFIG_HOME: run.home } });
+        expect(report.stdout).toBe((await cli(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stdout);
+      }, 30_000);
+
+      it('a token the API refuses is an error (exit 4) and nothing is saved; no token: saved, with the command that stores one', async () => {
+        const refused = await answer([[MODE, `${DOWN}\r`], [FORMAT, '\r'], [URL_PROMPT, `${server.url}/v1\r`], [/Delivery base URL/, '\r'], [/API token/, 'not-a-token\r']]);
+        expect(refused.code).toBe(4);
+        expect(refused.stderr).toContain('convx: error: not stored: the API refused the request (403): the bearer token is not a JWT\n');
+        expect(existsSync(join(refused.home, 'convx'))).toBe(false);
+        const none = await answer([[MODE, `${DOWN}\r`], [FORMAT, '\r'], [URL_PROMPT, `${server.url}/v1\r`], [/Delivery base URL/, '\r'], [/API token/, '\r']], ['--profile', 'ci']);
+        expect(none.code, none.stderr).toBe(0);
+        expect(none.stderr).toContain(`saved profile "ci" in ${configFile(none.home)}, without a token: store one with: convx auth login --profile ci\n`);
+        expect(existsSync(credentialsFile(none.home))).toBe(false);
+      }, 30_000);
+
+      it('auth login checks the same: the URL (a usage error, or exit 5) before the token, and stores nothing unless both pass', async () => {
+        const home = tempDir();
+        const login = (api: string, ...extra: string[]) => cli(['auth', 'login', '--api', api, '--with-token', ...extra], { env: { XDG_CONFIG_HOME: home }, stdin: token });
+        const bare = await login(server.url);
+        expect(bare.code).toBe(2);
+        expect(bare.stderr).toBe(`convx: error: ${server.url} is not a reporting base URL: it lacks the version prefix /v1; did you mean ${server.url}/v1?\n`);
+        const delivery = await login(`${server.url}/v4`);
+        expect(delivery.stderr).toMatch(/did you mean http:\/\/127\.0\.0\.1:\d+\/v1\?\n$/);
+        const elsewhere = await login(`${server.url}/reports/v1`);
+        expect(elsewhere.code).toBe(5);
+        expect(elsewhere.stderr).toBe(
+          `convx: error: ${server.url}/reports/v1 does not answer the reporting interface: GET ${server.url}/reports/healthz answered with HTTP 404\n` +
+            'hint: give the reporting base URL of a convx API, e.g. https://host/v1 (convx serve: http://HOST:PORT/v1); --no-verify stores it without checking\n',
+        );
+        const down = await login('http://127.0.0.1:9/v1');
+        expect(down.code).toBe(5);
+        expect(down.stderr).toBe(
+          'convx: error: cannot reach the API at http://127.0.0.1:9/v1: connection refused (GET http://127.0.0.1:9/healthz)\n' +
+            'hint: check the URL and that the service is up; --no-verify stores it without checking\n',
+        );
+        expect(existsSync(join(home, 'convx'))).toBe(false);
+        // the escape hatch: stored unchecked
+        const unchecked = await login('http://127.0.0.1:9/v1', '--no-verify');
+        expect(unchecked.code, unchecked.stderr).toBe(0);
+        expect(readJson(configFile(home)).profiles.default).toEqual({ mode: 'api', api: 'http://127.0.0.1:9/v1' });
+        const good = await login(`${server.url}/v1`, '--profile', 'served');
+        expect(good.code, good.stderr).toBe(0);
+        expect(good.stderr).toMatch(/^logged in to http:\/\/127\.0\.0\.1:\d+\/v1 as profile "served", plugin shop/);
+        // /healthz answers, but the prefix serves nothing of the interface
+        const healthOnly = await scripted((req, res) => {
+          res.writeHead(req.url === '/healthz' ? 200 : 404, { 'content-type': 'application/json' });
+          res.end(req.url === '/healthz' ? '{"status":"ok"}' : '{}');
+        });
+        try {
+          const prefixless = await login(healthOnly.url);
+          expect(prefixless.code).toBe(5);
+          expect(prefixless.stderr).toMatch(/^convx: error: http:\/\/127\.0\.0\.1:\d+\/v1 does not answer the reporting interface: GET http:\/\/127\.0\.0\.1:\d+\/v1\/conversions answered with HTTP 404\n/);
+          // asked without the token: the token goes to an API only once it is known to be one
+          expect(healthOnly.requests).toEqual([{ url: '/healthz', authorization: undefined }, { url: '/v1/conversions', authorization: undefined }]);
+        } finally {
+          await healthOnly.close();
+        }
+        // an API that serves validation only (no orders) accepted the token before it said so: stored, without a word
+        const contactsOnly = dataset({ 'contacts.csv': readFileSync(join(SAMPLES, 'contacts.csv')) });
+        const validation = await startServer({ dir: contactsOnly, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
+        try {
+          const accepted = await cli(['auth', 'login', '--api', `${validation.url}/v1`, '--with-token', '--profile', 'validation'], {
+            env: { XDG_CONFIG_HOME: home },
+            stdin: await signDevelopmentToken(SECRET, 'default', '1h'),
+          });
+          expect(accepted.code, accepted.stderr).toBe(0);
+          expect(accepted.stderr).toMatch(/^logged in to .* as profile "validation", plugin default, token expires [^\n]*\n$/);
+        } finally {
+          await validation.close();
+        }
+      }, 30_000);
+    });
   });
 });
 
@@ -251,8 +372,9 @@ describe('shell completion (item 15)', () => {
     expect(await complete(['config', 'set', 'fo'])).toEqual(['format']);
     expect(await complete(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
-    // report and trend print a page too; the other commands do not
-    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html']);
+    // report and trend print a page too; the other commands do not; report, order and contact print markdown (issue 22)
+    expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html', 'markdown']);
+    expect(await complete(['order', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'markdown']);
     expect(await complete(['items', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['validate', '--format', ''])).toEqual(['table', 'json', 'github', 'junit', 'html', 'sarif']);
     expect(await complete(['items', '--source-type', 'a'])).toEqual(['automation']);
@@ -266,8 +388,8 @@ describe('shell completion (item 15)', () => {
   it('bash: plugins, currencies, countries and source ids of the dataset on the line (or configured)', async () => {
     expect(await complete(['report', '--data', dir, '--plugin', ''])).toEqual(['A', 'B']);
     expect(await complete(['report', '--data', dir, '--currency', ''])).toEqual(['CZK', 'EUR']);
-    // the last item of a comma list
-    expect(await complete(['report', '--data', dir, '--country', 'CZ,'])).toEqual(['CZ,CZ', 'CZ,SK']);
+    // the last item of a comma list, without the items it holds
+    expect(await complete(['report', '--data', dir, '--country', 'CZ,'])).toEqual(['CZ,SK']);
     expect(await complete(['items', '--data', dir, '--source', 'k'])).toEqual(['k1']);
     expect(await complete(['drill', '--data', dir, ''])).toEqual(['a1', 'k1']);
     // from the environment, as any command would read it

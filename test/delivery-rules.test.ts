@@ -157,7 +157,7 @@ describe('language coverage', () => {
     const r = languageCoverage(found, [cs, any]);
     expect(r.errors).toEqual([]);
     expect(r.warnings).toEqual([
-      { code: 'language_fallback', message: '1 recipient in language en get inline:1, which has no language', language: 'en', assetRef: 'inline:1', count: 1 },
+      { code: 'language_fallback', message: '1 recipient in language en gets inline:1, which has no language', language: 'en', assetRef: 'inline:1', count: 1 },
     ]);
     expect(r.languages.map((l) => l.assetRef)).toEqual(['a-cs', 'inline:1']);
     expect(r.languagesOf.get(any)).toEqual(['en']);

@@ -37,17 +37,20 @@ describe('flags typed from their definitions', () => {
 
   it("gives each command's handler exactly its flags: the query parameters' from the table, its own, nothing else", () => {
     expectTypeOf<keyof CommandFlags<'report'>>().toEqualTypeOf<
-      'from' | 'to' | 'tz' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'compare' | 'all' | 'breakdown' | 'output' | 'open'
+      'from' | 'to' | 'month' | 'since' | 'lastMonth' | 'ytd' | 'tz' | 'country' | 'currency' | 'query' | 'sort' | 'limit' | 'offset' | 'compare' | 'all' | 'breakdown' | 'output' | 'open'
     >();
     // drill's target fixes the source: no source filters
     expectTypeOf<keyof CommandFlags<'drill'>>().toEqualTypeOf<
-      'from' | 'to' | 'tz' | 'contact' | 'order' | 'country' | 'currency' | 'sort' | 'limit' | 'offset' | 'all'
+      'from' | 'to' | 'month' | 'since' | 'lastMonth' | 'ytd' | 'tz' | 'contact' | 'order' | 'country' | 'currency' | 'sort' | 'limit' | 'offset' | 'all'
     >();
     expectTypeOf<CommandFlags<'items'>['sourceType']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<CommandFlags<'total'>['month']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<CommandFlags<'trend'>['lastMonth']>().toEqualTypeOf<boolean | undefined>();
     expectTypeOf<CommandFlags<'serve'>['host']>().toEqualTypeOf<string>();
     expectTypeOf<CommandFlags<'serve'>['poolSize']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<CommandFlags<'serve'>['allowTokensWithoutExp']>().toEqualTypeOf<boolean | undefined>();
     expectTypeOf<CommandFlags<'auth login'>['verify']>().toEqualTypeOf<boolean>();
+    expectTypeOf<CommandFlags<'init'>['verify']>().toEqualTypeOf<boolean>();
     expectTypeOf<CommandFlags<'data generate'>['fileFormat']>().toEqualTypeOf<string>();
   });
 

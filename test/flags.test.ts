@@ -139,7 +139,7 @@ describe('messages', () => {
   });
 
   it('name -o as typed', async () => {
-    expect((await cli(['report', '--data', SAMPLES, '-o', 'xml'])).stderr).toMatch(/^convx: error: -o: "xml" is not one of table, json, jsonl, csv, tsv, html\n/);
+    expect((await cli(['report', '--data', SAMPLES, '-o', 'xml'])).stderr).toMatch(/^convx: error: -o: "xml" is not one of table, json, jsonl, csv, tsv, html, markdown\n/);
     expect((await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'xml'])).stderr).toMatch(/^convx: error: -o: "xml" is not one of table, json, jsonl, csv, tsv\n/);
     expect((await cli(['report', '--data', SAMPLES, '--format=xml'])).stderr).toMatch(/^convx: error: --format: "xml" is not one of/);
   });

@@ -215,7 +215,11 @@ export async function cli(
  * server by the same code as the built binary), until it logs that it listens: its URL, and stop(),
  * its SIGTERM handler run as the process would on the signal, which resolves to the exit code.
  */
-export async function serveInProcess(argv: string[], env: Record<string, string> = {}): Promise<{ url: string; stop: () => Promise<number> }> {
+export async function serveInProcess(
+  argv: string[],
+  env: Record<string, string> = {},
+  cwd = process.cwd(),
+): Promise<{ url: string; stop: () => Promise<number>; log: () => string; signal: (name: NodeJS.Signals) => void }> {
   const stderr = new Capture();
   const handlers = new Map<string, () => void>();
   const io: Io = {
@@ -226,7 +230,7 @@ export async function serveInProcess(argv: string[], env: Record<string, string>
     stdoutIsTTY: false,
     stderrIsTTY: false,
     env: { XDG_CONFIG_HOME: isolatedConfig(), ...suiteThreads(), ...env },
-    cwd: process.cwd(),
+    cwd,
     now: () => new Date(),
     onSignal: (signal, handler) => {
       handlers.set(signal, handler);
@@ -239,7 +243,9 @@ export async function serveInProcess(argv: string[], env: Record<string, string>
   const began = Date.now();
   for (;;) {
     const listening = /"msg":"listening".*"url":"([^"]+)"/.exec(stderr.text);
-    if (listening) return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited) };
+    if (listening) {
+      return { url: listening[1]!, stop: () => (handlers.get('SIGTERM')?.(), exited), log: () => stderr.text, signal: (name) => handlers.get(name)?.() };
+    }
     if (code !== undefined || Date.now() - began > 20_000) throw new Error(`convx serve did not start (exit ${code}): ${stderr.text}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -337,5 +343,41 @@ export function servedSamples(secret: string): { url: () => string; token: () =>
     url: () => server!.url,
     token: () => token,
     get: (path, params, headers = {}) => fetch(`${server!.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } }),
+  };
+}
+
+/**
+ * A dataset made by `make` and served by `convx serve` on a loopback port for the tests of a file or
+ * describe block (made and started before them, closed after): `local` runs convx on the directory
+ * (with more environment), `api` in API mode against the server with a token of plugin default
+ * (`url` and `token` for requests of a test's own); either with text on stdin.
+ */
+export function servedDataset(make: () => string): {
+  dir: () => string;
+  url: () => string;
+  token: () => string;
+  local: (argv: string[], env?: Record<string, string>, stdin?: string) => Promise<CliResult>;
+  api: (argv: string[], stdin?: string) => Promise<CliResult>;
+} {
+  const secret = 'test-secret-that-is-long-enough';
+  let dir = '';
+  let server: { url: string; close(): Promise<void> } | undefined;
+  let token = '';
+  beforeAll(async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    dir = make();
+    server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    token = await signDevelopmentToken(secret, 'default', '1h');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return {
+    dir: () => dir,
+    url: () => server!.url,
+    token: () => token,
+    local: (argv, env = {}, stdin) => cli([...argv, '--data', dir], { env, ...(stdin === undefined ? {} : { stdin }) }),
+    api: (argv, stdin) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token }, ...(stdin === undefined ? {} : { stdin }) }),
   };
 }

@@ -553,11 +553,42 @@ describe('data import: failures leave nothing half-written', () => {
     expect(unattributed.code).toBe(2);
     expect(unattributed.stderr).toMatch(/cannot tell the reference currency: .*pass --reference-currency/);
     expect(readdirSync(out)).toEqual([]);
-    // Nowhere to write: the same, with a word on why.
+    // Nowhere to write: said before any work, naming the folder (not DuckDB's "IO Error" once the data is read).
     const nowhere = await cli(['data', 'import', good(), '--into', join(out, 'missing', 'x.duckdb')]);
     expect(nowhere.code).toBe(2);
-    expect(nowhere.stderr).toMatch(/cannot write .*missing\/x\.duckdb/);
+    expect(nowhere.stderr).toBe(
+      `convx: error: --into ${join(out, 'missing', 'x.duckdb')}: the folder ${join(out, 'missing')} does not exist\n` +
+        `hint: create it first (mkdir -p ${join(out, 'missing')}), or choose another --into\n`,
+    );
     expect(readdirSync(out)).toEqual([]);
+    // A folder that is a file: the same.
+    writeFileSync(join(out, 'plain'), '');
+    const notFolder = await cli(['data', 'import', good(), '--into', join(out, 'plain', 'x.duckdb')]);
+    expect(notFolder.code).toBe(2);
+    expect(notFolder.stderr).toBe(`convx: error: --into ${join(out, 'plain', 'x.duckdb')}: ${join(out, 'plain')} is not a folder\n`);
+    expect(readdirSync(out)).toEqual(['plain']);
+  });
+
+  it('refuses a file name that does not end in .duckdb, with the reason, before any work (an existing file too, with --force)', async () => {
+    const out = join(root, 'names');
+    mkdirSync(out);
+    for (const [name, suggested] of [['shop.db', 'shop.duckdb'], ['shop', 'shop.duckdb'], ['orders.csv', 'orders.duckdb']]) {
+      const run = await cli(['data', 'import', SAMPLES, '--into', join(out, name!)]);
+      expect(run.code, name).toBe(2);
+      expect(run.stderr).toBe(
+        `convx: error: --into ${join(out, name!)}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)\n` +
+          `hint: give a name such as ${join(out, suggested!)}\n`,
+      );
+      expect(readdirSync(out)).toEqual([]);
+    }
+    // a missing folder is not the first thing said of a name that would be refused anyway
+    expect((await cli(['data', 'import', SAMPLES, '--into', join(out, 'missing', 'shop.db')])).stderr).toMatch(/must end in \.duckdb/);
+    writeFileSync(join(out, 'kept.db'), 'mine');
+    const forced = await cli(['data', 'import', SAMPLES, '--into', join(out, 'kept.db'), '--force']);
+    expect(forced.code).toBe(2);
+    expect(forced.stderr).toMatch(/kept\.db: the file name must end in \.duckdb/);
+    expect(readFileSync(join(out, 'kept.db'), 'utf8')).toBe('mine');
+    expect(readdirSync(out)).toEqual(['kept.db']);
   });
 
   it('removes the staging file a killed import left behind, not one of an import still running', async () => {

@@ -176,6 +176,7 @@ describe('reporting routes on samples/shop', () => {
       '/v1/deliveries/{smartflowId}/recipients/{contactId}/activity',
       '/v1/deliveries/{smartflowId}/{deliveryId}/conversions',
       '/v1/deliveries/{smartflowId}/{deliveryId}/recipients/{contactId}/activity',
+      '/v1/ids/{id}',
       '/v4/delivery/e-mail/validate',
     ]);
     const itemParams = openapi.paths['/v1/conversions/items'].get.parameters;

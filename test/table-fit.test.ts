@@ -270,3 +270,30 @@ describe('--breakdown -o csv|tsv|json: one line per source and currency, without
     expect(REPORT_BREAKDOWN_KIND.columns).toEqual([...SOURCE_COLUMNS, ...BREAKDOWN_COLUMNS]);
   });
 });
+
+describe('the items table leaves columns out by priority (issue 22, item 4)', () => {
+  it('at 80 columns keeps the order, the source and the amount, and leaves the millisecond timestamp out first', async () => {
+    const run = await onTerminal(['items', ...PERIOD], 80);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    for (const line of lines) expect(textWidth(line), line).toBeLessThanOrEqual(80);
+    const header = lines[1]!.split('│').map((cell) => cell.trim()).filter(Boolean);
+    expect(header).toEqual(expect.arrayContaining(['Order', 'Source']));
+    expect(header.some((title) => title.startsWith('Amount'))).toBe(true);
+    expect(header).not.toContain('Date (UTC)');
+    expect(run.stdout).toMatch(/│ o1 +│/);
+    expect(run.stdout).not.toMatch(/\d{2}:\d{2}:\d{2}\.\d{3}Z/);
+    expect(run.stderr).toMatch(/left out to fit the terminal \(Date \(UTC\)/);
+  });
+
+  it('a table without priorities still leaves columns out from the right (report at 60 keeps the first column)', async () => {
+    const { conversions } = await report();
+    const { hidden } = layoutTable(conversions, REPORT_TABLE_COLUMNS, plain, { width: 60, totals: true });
+    expect(hidden).not.toContain('Source');
+    // a priority names the columns that go first, in its order, whatever their place
+    const records = [{ a: 'aaaaaaaaaa', b: 'bbbbbbbbbb', c: 'cccccccccc' }];
+    expect(layoutTable(records, ['a', 'b', 'c'], plain, { width: 30 }).hidden).toEqual(['c']);
+    expect(layoutTable(records, ['a', 'b', 'c'], plain, { width: 30, dropFirst: ['a'] }).hidden).toEqual(['a']);
+    expect(layoutTable(records, ['a', 'b', 'c'], plain, { width: 16, dropFirst: ['b', 'a'] }).hidden).toEqual(['a', 'b']);
+  });
+});

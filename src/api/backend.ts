@@ -1,5 +1,5 @@
 /** API mode: the Backend as a client of the interface, paging and checking what comes back. */
-import { lookupTexts, MAX_LOOKUP_VALUES, type Backend, type ContactReport, type DataCoverage, type LookupKind, type LookupOptions, type OrderLookup, type RowStream } from '../backend.js';
+import { lookupTexts, MAX_LOOKUP_VALUES, type Backend, type ContactReport, type DataCoverage, type IdResolution, type LookupKind, type LookupOptions, type OrderLookup, type RowStream } from '../backend.js';
 import { ApiError, NotFoundError, UsageError } from '../errors.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { addDays, EVERY_DATE, formatDate, formatQuery, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
@@ -199,6 +199,14 @@ export class ApiBackend implements Backend {
       throw new UsageError(`the API at ${this.client.base} has no contact look-up (GET contacts/{contact}/conversions); convx contact works in local mode: --data DIR`);
     }
     return undefined;
+  }
+
+  /** GET ids/{id}: what an id names; undefined from a server without that route (the commands then say what they said before it). */
+  async resolve(id: string): Promise<IdResolution | undefined> {
+    const path = `ids/${encodeURIComponent(id.trim())}`;
+    if (id.trim() === '') return { id: '', matches: [], nearest: [], sources: [] };
+    const answer = await this.client.lookupJson(path);
+    return answer.found ? checkShape('IdResolution', answer.body, this.client.url(path)) : undefined;
   }
 
   async validateEmail(request: unknown): Promise<ValidateResponse> {

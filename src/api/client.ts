@@ -66,7 +66,8 @@ function errorCode(error: unknown): string | undefined {
   return e?.code ?? e?.cause?.code;
 }
 
-function describeFailure(error: unknown): string {
+/** A failed request's reason in words (connection refused, the answer timed out ...). */
+export function describeFailure(error: unknown): string {
   const code = errorCode(error);
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'connecting timed out';
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'the answer timed out';

@@ -1,8 +1,8 @@
 /** Checks that a response has the interface's shape before anything is printed from it. */
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { ContactReport, OrderLookup } from '../backend.js';
+import type { ContactReport, IdResolution, OrderLookup } from '../backend.js';
 import { ApiError } from '../errors.js';
-import { CONTACT_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
+import { CONTACT_RESPONSE, IDS_RESPONSE, ORDER_RESPONSE } from '../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../model/shapes.js';
 import type { ComparedAggregateRow, ItemsResponse, ReportResponse, TimeframesResponse, TotalResponse } from '../model/types.js';
 import type { ValidateResponse } from '../model/validation.js';
@@ -29,6 +29,7 @@ const RESPONSES = {
   ValidateResponse: { schema: ref('ValidateResponse'), what: 'a delivery validation response' },
   OrderLookup: { schema: ORDER_RESPONSE, what: 'an order look-up' },
   ContactReport: { schema: CONTACT_RESPONSE, what: 'a contact look-up' },
+  IdResolution: { schema: IDS_RESPONSE, what: 'an id look-up' },
 } as const;
 
 /** The type each answer has once checked. */
@@ -43,6 +44,7 @@ interface Responses {
   ValidateResponse: ValidateResponse;
   OrderLookup: OrderLookup;
   ContactReport: ContactReport;
+  IdResolution: IdResolution;
 }
 type ResponseName = keyof typeof RESPONSES & keyof Responses;
 

@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { checkApiUrl, credentialsPath, maskToken, readConfig, redactUrl, tokenFromText, writeConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
-import { ApiError, AuthError, ConvxError, ExitCode, UsageError } from '../errors.js';
+import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { safeValue } from '../output/terminal.js';
@@ -42,21 +42,6 @@ function tokenFacts(token: string, now: Date): TokenFacts {
   }
 }
 
-/** Asks the API for one row with the token: 'accepted', or the error that says why not. */
-async function probe(api: string, token: string, timeoutMs: number): Promise<'accepted' | ConvxError> {
-  const { ApiClient } = await import('../api/client.js');
-  const client = new ApiClient(api, { token, timeoutMs, retries: 0 });
-  try {
-    await client.getJson('conversions', { limit: '1' });
-    return 'accepted';
-  } catch (error) {
-    if (error instanceof ConvxError) return error;
-    throw error;
-  } finally {
-    await client.close();
-  }
-}
-
 async function promptToken(ctx: Context): Promise<string> {
   if (!ctx.io.stdinIsTTY) {
     throw new UsageError('no terminal to type the token in: pipe it with `convx auth login --with-token < token.txt`');
@@ -72,13 +57,12 @@ export const authLogin = defineHandler<CommandFlags<'auth login'>>({
     // Never stored with a password: the profile's own URL too (an older convx's, or written by hand).
     checkApiUrl(api, 'auth login: the API URL');
     checkApiUrl(ctx.settings.deliveryApi, 'auth login: the delivery API URL');
+    // The URL first (before a prompt asks for the token), then the token: either wrong, nothing is stored.
+    const check = flags.verify ? await import('../api/interface-check.js') : undefined;
+    await check?.checkBase(api);
     const token = flags.withToken ? tokenFromText(await readAll(ctx.io.stdin), 'auth login --with-token') : (await promptToken(ctx)).trim();
     if (!token) throw new UsageError('the token is empty');
-    if (flags.verify) {
-      const result = await probe(api, token, 15_000);
-      if (result instanceof AuthError) throw new AuthError(`not stored: ${result.message}`, result.hint);
-      if (result !== 'accepted') ctx.log.warn(`could not check the token (${result.message}); storing it anyway`);
-    }
+    await check?.checkToken(api, token);
     const deliveryApi = ctx.settings.deliveryApi;
     const file = saveProfile(ctx, ctx.settings.profile, (profile) => ({
       ...profile,
@@ -121,7 +105,8 @@ export const authStatus = defineHandler<Record<string, never>>({
     status.plugin = facts.plugin ?? null;
     status.expires = facts.expires ?? null;
     if (facts.expired) status.expired = true;
-    const result = await probe(settings.api!, token, 15_000);
+    const { probe } = await import('../api/interface-check.js');
+    const result = await probe(settings.api!, token);
     status.accepted = result === 'accepted';
     if (result !== 'accepted') status.problem = result.message;
     await print(ctx, status);

@@ -55,7 +55,7 @@ const FIXED_VALUES: Record<string, readonly string[]> = {
 /** The global flags on the line that name the data a value comes from. */
 const DATA_FLAGS: Record<string, keyof DataFlags> = { '--data': 'data', '--api': 'api', '--profile': 'profile', '--plugin': 'plugin' };
 
-/** The values of a kind for the line (its words name the data: dataFlags); none on any error. */
+/** The values of a kind for the line (its words before the cursor name the data: dataFlags); none on any error. */
 export type ValuesOf = (kind: ValueKind, words: readonly string[]) => Promise<string[]>;
 
 const longFlags = (flags: string) => flags.split(/[ ,|]+/).filter((f) => f.startsWith('--'));
@@ -87,12 +87,16 @@ function commandOf(before: readonly string[]): { cmd: string; args: string[] } {
   return { cmd: top, args: pos.slice(1) };
 }
 
-/** The candidates that start with the word; after a comma, for the last item of a list (--country CZ,S). */
+/**
+ * The candidates that start with the word; after a comma, for the last item of a list
+ * (--country CZ,S), without the items the list already holds (--country CZ, offers no CZ).
+ */
 function listReply(values: readonly string[], current: string): string[] {
   const comma = current.lastIndexOf(',');
   const prefix = comma < 0 ? '' : current.slice(0, comma + 1);
   const word = current.slice(comma + 1);
-  return values.filter((v) => v.startsWith(word)).map((v) => `${prefix}${v}`);
+  const given = new Set(prefix.split(','));
+  return values.filter((v) => v.startsWith(word) && !given.has(v)).map((v) => `${prefix}${v}`);
 }
 
 const startingWith = (values: readonly string[], current: string) => values.filter((v) => v.startsWith(current));
@@ -140,16 +144,31 @@ function flagsOf(cmd: string): string[] {
   return [...(command.options ?? []).flatMap((o) => longFlags(o.flags)), ...commandGlobals(command), '--help'];
 }
 
+/**
+ * Whether the command takes a flag that takes a value (every spelling: -o and --format): a
+ * value is offered only for a flag of the command (report takes no --source, so it offers no
+ * source ids after one). Before a command, and for a word that names none, any flag.
+ */
+function takesValueFlag(cmd: string, flag: string): boolean {
+  const command = COMMANDS.find((c) => c.name === cmd);
+  if (!command) return true;
+  const globals = commandGlobals(command);
+  const honoured = GLOBAL_OPTIONS.filter((o) => longFlags(o.flags).some((f) => globals.includes(f)));
+  return [...(command.options ?? []), ...honoured].some((o) => valueFlags(o).includes(flag));
+}
+
 /** The candidates for the last word of the line (the words after `convx`). */
 export async function candidates(words: readonly string[], valuesOf: ValuesOf): Promise<string[]> {
   const current = words.at(-1) ?? '';
   const before = words.slice(0, -1);
   const previous = before.at(-1) ?? '';
   const { cmd, args } = commandOf(before);
-  if (TAKES.has(previous)) return listReply((await flagValues(previous, cmd, words, valuesOf)) ?? [], current);
+  // The data a value comes from is named by the words before the cursor: the word being typed is no
+  // profile or dataset yet (--profile st<TAB> asks the config's profiles, not a profile "st").
+  if (TAKES.has(previous)) return takesValueFlag(cmd, previous) ? listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current) : [];
   if (current.startsWith('-')) return startingWith(flagsOf(cmd), current);
   if (cmd === '') return startingWith(TOP, current);
-  return listReply((await argumentValues(cmd, args, words, valuesOf)) ?? [], current);
+  return listReply((await argumentValues(cmd, args, before, valuesOf)) ?? [], current);
 }
 
 /** The global flags of the line that name the data a value comes from. */

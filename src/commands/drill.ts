@@ -1,4 +1,4 @@
-import type { Backend, KnownSource } from '../backend.js';
+import type { Backend, IdMatch, KnownSource } from '../backend.js';
 import { redactUrl } from '../config.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
@@ -8,8 +8,9 @@ import { closest } from '../model/closest.js';
 import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
+import { commandFor, namesHint, nearestHint, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
-import { queryParams, shellWord } from './shared.js';
+import { chosenPeriod, queryParams, shellWord } from './shared.js';
 
 /** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
 const URL_PARAMETERS = parameters('items').filter((p) => !field(p, 'pathOnly') && (!field(p, 'source') || field(p, 'inAlias') === true));
@@ -75,10 +76,10 @@ export function drillTarget(target: string): DrillTarget {
     }
     return { source, query };
   }
-  const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target);
-  if (typed) return { source: { sourceType: typed[1], sourceId: typed[2] }, query: {} };
+  const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target.trim());
+  if (typed) return { source: { sourceType: typed[1], sourceId: typed[2]!.trim() }, query: {} };
   if (target.trim() === '') throw new UsageError(`give a detailUrl or a source id (types: ${SOURCE_TYPES.join(', ')})`);
-  return { source: { sourceId: target }, query: {} };
+  return { source: { sourceId: target.trim() }, query: {} };
 }
 
 /** The filters drill takes as flags (its target fixes the source), in the order an empty result names them. */
@@ -88,6 +89,49 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
 });
 
 
+const WHERE = 'in the data (no click and no row of sources has it)';
+
+/** Two or more sources carry the name (or delivery id) given: which, and how to drill one. */
+function ambiguous(id: string, matches: IdMatch[]): UsageError {
+  return new UsageError(
+    `"${id}" names ${matches.length} sources: ${matches.map((m) => `${m.kind === 'source' ? m.type : m.kind} ${suggestion(m)}`).join(', ')}`,
+    [],
+    `drill one of them by its id: ${commandFor({ ...matches[0]!, by: 'id' })}`,
+  );
+}
+
+/**
+ * The source a bare or typed id names, by the resolver (Backend.resolve): a source id as it is;
+ * a smartflow, a delivery, a campaign id or a source's name as the filter that lists it; else
+ * "not found" (exit 3) saying what the id is instead (an order, a contact) or the nearest
+ * sources with their names. Undefined: the backend cannot tell (an API without GET ids/{id}).
+ */
+async function resolveSource(target: RawParams, backend: Backend): Promise<RawParams | undefined> {
+  const resolution = await backend.resolve?.(target.sourceId!);
+  if (!resolution) return undefined;
+  const { id } = resolution;
+  const type = target.sourceType;
+  const ofType = (m: IdMatch) => (m.kind === 'source' ? type === undefined || m.type === type : type === undefined || type === 'smartflow');
+  const hits = (kind: IdMatch['kind'], by: IdMatch['by']) => resolution.matches.filter((m) => m.kind === kind && m.by === by && ofType(m));
+  if (hits('source', 'id').length) return target;
+  if (hits('smartflow', 'id').length) return { smartflowId: id };
+  const deliveries = hits('delivery', 'id');
+  if (deliveries.length > 1) throw ambiguous(id, deliveries);
+  if (deliveries.length) return { smartflowId: deliveries[0]!.smartflowId ?? '', deliveryId: id };
+  if (hits('source', 'campaignId').length) return { campaignId: id };
+  const named = hits('source', 'name');
+  if (named.length > 1) throw ambiguous(id, named);
+  if (named.length) return { sourceType: named[0]!.type ?? '', sourceId: named[0]!.id };
+  const other = resolution.matches.filter((m) => m.kind === 'source' && m.by === 'id');
+  if (other.length) throw new NotFoundError(`no ${type} ${id} in the data`, `it is ${other.map((m) => `${m.type}:${m.id}`).join(', ')}`);
+  const elsewhere = resolution.matches.filter((m) => m.kind === 'order' || m.kind === 'contact');
+  const known = resolution.sources.map(suggestion).join(', ') || 'none';
+  throw new NotFoundError(
+    `no ${type ?? 'source'} ${id} ${WHERE}`,
+    elsewhere.length ? namesHint(resolution, elsewhere) : (nearestHint(resolution, ['source']) ?? nearestHint(resolution, ['smartflow', 'delivery']) ?? `known source ids: ${known}`),
+  );
+}
+
 /**
  * "Not found" (exit 3) with the closest known ids, when the drill target names an id that no
  * click and no source of the data holds (local mode), or that no conversion of any date has
@@ -95,7 +139,7 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
  */
 async function checkTarget(target: RawParams, backend: Backend, now: Date): Promise<void> {
   let sources: KnownSource[];
-  let where = 'in the data (no click and no row of sources has it)';
+  let where = WHERE;
   if (backend.knownSources) {
     sources = await backend.knownSources();
     // A dataset without orders or touches: the listing says that it cannot report.
@@ -146,14 +190,23 @@ export default defineHandler<CommandFlags<'drill'>>({
     const settings: { tz?: string; tzFrom?: string } = query.dateFrom !== undefined || query.dateTo !== undefined ? {} : ctx.settings;
     // A default period ends today in the zone (a zone the parser refuses below: UTC's today meanwhile).
     const zone = canonicalZone(flags.tz ?? query.timeZone ?? settings.tz ?? UTC) ?? UTC;
-    const { dateFrom, dateTo } = defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
+    // A short period (--month …) replaces the detailUrl's period as --from and --to do.
+    const short = chosenPeriod(flags, ctx.io.now(), zone);
+    const { dateFrom, dateTo } = short ?? defaultPeriod(flags.from ?? query.dateFrom, flags.to ?? query.dateTo, ctx.io.now(), zone);
     // The flags are checked first; on the opened backend, the target must be known before it is listed.
-    await listItems(ctx, { ...query, ...queryParams('items', flags, settings), ...target, dateFrom, dateTo }, flags.all ?? false, {
+    const listed = (source: RawParams) => ({ ...query, ...queryParams('items', flags, settings), ...source, dateFrom, dateTo });
+    await listItems(ctx, listed(target), flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
-      given: { from: flags.from, to: flags.to },
+      given: short === undefined ? { from: flags.from, to: flags.to } : { from: dateFrom, to: dateTo },
+      chosen: short?.chosen,
       filters: DRILL_FILTERS,
-      before: (backend) => checkTarget(target, backend, ctx.io.now()),
+      before: async (backend) => {
+        const source = target.sourceId !== undefined ? await resolveSource(target, backend) : undefined;
+        // A source id as given lists as parsed; a smartflow id, a delivery id or a name lists what it names.
+        if (source) return source === target ? undefined : listed(source);
+        await checkTarget(target, backend, ctx.io.now());
+      },
     });
   },
 });

@@ -1,5 +1,5 @@
 /** Which global flags (src/globals.ts) and formats each command honours. */
-import { FORMATS, PAGE_FORMATS, type AnyFormat } from '../output/format.js';
+import { FORMATS, MARKDOWN, PAGE_FORMATS, type AnyFormat } from '../output/format.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
 
 
@@ -60,6 +60,9 @@ export const COMMAND_FORMATS: Record<string, readonly string[]> = {
  */
 export const PAGE_COMMANDS: readonly string[] = ['report', 'trend'];
 
+/** The commands that print -o markdown too (output/markdown.ts): a table or a card to paste into a ticket or a chat. */
+export const MARKDOWN_COMMANDS: readonly string[] = ['report', 'order', 'contact'];
+
 /** What the next three read of a command's definition. */
 interface Honouring {
   name: string;
@@ -77,7 +80,9 @@ export function commandFormats(command: Honouring): readonly string[] {
   return command.formats ?? COMMAND_FORMATS[command.name] ?? pageFormats(command);
 }
 
-/** The formats the context parses -o against when not the reporting ones: a definition's own, or those of a command that prints pages. */
+/** The formats the context parses -o against when not the reporting ones: a definition's own, or those of a command that prints pages or markdown. */
 export function pageFormats(command: Honouring): readonly AnyFormat[] {
-  return command.formats ?? (PAGE_COMMANDS.includes(command.name) ? PAGE_FORMATS : FORMATS);
+  if (command.formats) return command.formats;
+  const formats = PAGE_COMMANDS.includes(command.name) ? PAGE_FORMATS : FORMATS;
+  return MARKDOWN_COMMANDS.includes(command.name) ? [...formats, MARKDOWN] : formats;
 }

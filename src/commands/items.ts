@@ -4,7 +4,7 @@ import { parseItemsQuery, type RawParams } from '../model/query.js';
 import { defineHandler } from './registry.js';
 import { filterNames } from '../model/parameters.js';
 import type { CommandFlags } from './options.js';
-import { filtersOf, ITEM_KIND, parseFlags, periodText, printListing, queryParams, type ResultRequest, withBackend } from './shared.js';
+import { filtersOf, ITEM_KIND, parseFlags, periodParams, periodText, printListing, type ResultRequest, withBackend } from './shared.js';
 
 
 /**
@@ -16,30 +16,35 @@ export interface ItemsInvocation {
   given?: ResultRequest['given'];
   /** The parameters the command takes as flags, to name as filters (default: every items filter). */
   filters?: readonly string[];
-  /** Runs on the opened backend before the listing (drill: is the target known at all?). */
-  before?: (backend: Backend) => Promise<void>;
+  /** The short period flag that chose the period, as typed (`--month 2024-03`). */
+  chosen?: string | undefined;
+  /** Runs on the opened backend before the listing (drill: is the target known at all?); it may name the source anew (a smartflow id, a source's name): the parameters to list instead. */
+  before?: (backend: Backend) => Promise<RawParams | void>;
 }
 
 /** Lists conversion records for an items query (shared by items and drill). */
 export async function listItems(ctx: Context, raw: RawParams, all: boolean, invocation: ItemsInvocation = {}): Promise<void> {
-  const query = parseFlags(() => parseItemsQuery(raw, { campaignId: true }));
+  const parsed = parseFlags(() => parseItemsQuery(raw, { campaignId: true }));
   ctx.output.check(ITEM_KIND);
-  const period = periodText(query);
+  const { chosen } = invocation;
+  const period = periodText(parsed, chosen);
   const request: ResultRequest = {
     command: invocation.command ?? 'items',
-    period: query,
+    period: parsed,
     given: invocation.given ?? { from: raw.dateFrom, to: raw.dateTo },
-    filters: filtersOf(query, invocation.filters ?? filterNames('items')),
+    filters: filtersOf(parsed, invocation.filters ?? filterNames('items')),
+    ...(chosen === undefined ? {} : { chosen }),
   };
   await withBackend(
     ctx,
     async (backend, progress) => {
-      await invocation.before?.(backend);
+      const revised = await invocation.before?.(backend);
+      const query = revised ? parseFlags(() => parseItemsQuery(revised, { campaignId: true })) : parsed;
       return printListing(ctx, backend, progress, {
         kind: ITEM_KIND,
         noun: 'conversions',
         request,
-        offset: query.offset,
+        offset: parsed.offset,
         period,
         ...(all ? { all: () => backend.allItems(query) } : {}),
         page: () => backend.items(query),
@@ -51,6 +56,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
 
 export default defineHandler<CommandFlags<'items'>>({
   async run(ctx, _args, flags) {
-    await listItems(ctx, queryParams('items', flags, ctx.settings), flags.all ?? false);
+    const { raw, chosen } = periodParams('items', flags, ctx);
+    await listItems(ctx, raw, flags.all ?? false, { chosen });
   },
 });

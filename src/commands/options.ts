@@ -4,7 +4,7 @@
  * model/parameters.ts), and the constants help texts and handlers share.
  * Plain data: `convx --help` loads this module.
  */
-import { field, ORDER_SEARCH, parameters, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
+import { field, ORDER_SEARCH, parameters, PERIOD_FLAGS, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
 import { DEFAULT_LIMITS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
 import { DEFAULT_RENDER_LIMITS, LIMIT_FLAGS } from '../validation/limits.js';
@@ -37,6 +37,15 @@ export function parameterOptions<Op extends Operation, P extends ParameterOf<Op>
   });
 }
 
+/** The flags of the short periods (--month, --since, --last-month, --ytd; model/parameters.ts PERIOD_FLAGS), their flags literal. */
+const SHORT_PERIOD_OPTIONS = PERIOD_FLAGS.map(({ flag, help }) => ({ flags: flag, description: help }));
+
+/** A command's flags with the short periods after --to (every command that takes --from/--to for a period). */
+function withShortPeriods<O extends OptionDefinition>(options: O[]): (O | (typeof SHORT_PERIOD_OPTIONS)[number])[] {
+  const at = options.findIndex((o) => o.flags.startsWith('--to ')) + 1;
+  return [...options.slice(0, at), ...SHORT_PERIOD_OPTIONS, ...options.slice(at)];
+}
+
 /** --from and --to. */
 export const PERIOD_OPTIONS = parameterOptions('items', (p): p is Extract<ParameterOf<'items'>, { kind: 'date' }> => p.kind === 'date');
 
@@ -52,6 +61,9 @@ export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => (
 }));
 
 /** Not a query parameter: every page, walked by the command. */
+/** --stdin of the look-ups: ids one a line, as a support queue holds them (README, several at once). */
+const STDIN_IDS = (what: string) => `read more ids from stdin, one ${what} a line (blank lines ignored); with several ids: one answer each, exit 3 when any is not found`;
+
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
 /**
@@ -73,6 +85,18 @@ export const BASELINE_OPTIONS = described([
   ['--update-baseline', 'with --baseline: write this result to that file (replaced whole) after comparing; changes do not fail the run'],
 ]);
 
+/** The look-ups by id (order, contact): the zone their cards show times in beside UTC (commands/shared.ts, cardZone). */
+export const CARD_ZONE_OPTION = {
+  flags: '--tz <zone>',
+  description: "show times in this time zone too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz)",
+} as const;
+
+/** `init` and `auth login` check an API profile before they store it (api/interface-check.ts); this skips that. */
+const NO_VERIFY_OPTION = {
+  flags: '--no-verify',
+  description: 'store without checking that the URL answers the reporting interface (/healthz, the /v1 prefix) and that the API accepts the token',
+} as const;
+
 /** Drill's target fixes the source: it takes the items parameters but the source filters. */
 const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'items'>, { source: true }> => !field(p, 'source');
 
@@ -82,24 +106,29 @@ const notSourceFilter = (p: ParameterOf<'items'>): p is Exclude<ParameterOf<'ite
  */
 export const OPTIONS = {
   report: [
-    ...parameterOptions('report'),
+    ...withShortPeriods(parameterOptions('report')),
     ALL_OPTION,
     { flags: '--breakdown', description: 'one row per source and order currency (table, csv, tsv)' },
     ...PAGE_OPTIONS,
   ],
-  items: [...parameterOptions('items'), ALL_OPTION],
+  items: [...withShortPeriods(parameterOptions('items')), ALL_OPTION],
   trend: [
-    ...parameterOptions('trend'),
+    ...withShortPeriods(parameterOptions('trend')),
     { flags: '--breakdown', description: 'one row per bucket and order currency (table, csv, tsv)' },
     { flags: '--no-chart', description: 'on a terminal: the table alone, without the chart drawn above it' },
     ...PAGE_OPTIONS,
   ],
-  total: [...parameterOptions('total'), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
-  order: PERIOD_OPTIONS.map((o) => ({
-    ...o,
-    description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
-  })),
-  drill: [...parameterOptions('items', notSourceFilter), ALL_OPTION],
+  total: [...withShortPeriods(parameterOptions('total')), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
+  order: [
+    ...PERIOD_OPTIONS.map((o) => ({
+      ...o,
+      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
+    })),
+    { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
+    { flags: '--stdin', description: STDIN_IDS('order id') },
+  ],
+  contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
+  drill: [...withShortPeriods(parameterOptions('items', notSourceFilter)), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },
@@ -161,19 +190,25 @@ export const OPTIONS = {
     ...RENDER_LIMIT_OPTIONS,
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
+    {
+      flags: '--max-open-plugins <n>',
+      description: 'with --data a directory of plugin files (data import --split-plugins): files open at once (default: 16); one more closes the least recently used that no request holds',
+    },
   ],
   token: [
     { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },
     { flags: '--issuer <iss>', description: 'the "iss" claim, for a server started with --jwt-issuer' },
     { flags: '--audience <aud>', description: 'the "aud" claim, for a server started with --jwt-audience' },
   ],
-  'auth login': [
-    { flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' },
-    { flags: '--no-verify', description: 'store without asking the API whether it accepts the token' },
-  ],
+  init: [NO_VERIFY_OPTION],
+  'auth login': [{ flags: '--with-token', description: 'read the token from stdin instead of a hidden prompt' }, NO_VERIFY_OPTION],
   'data import': [
     { flags: '--into <file>', description: 'the .duckdb file to write (written beside it first, renamed when complete)' },
     { flags: '--force', description: 'replace an existing --into file' },
+    {
+      flags: '--split-plugins',
+      description: 'write one file per plugin, DIR/<plugin>.duckdb, into the directory --into names (made if missing); `convx serve --data DIR` serves them',
+    },
   ],
   'data generate': [
     { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },

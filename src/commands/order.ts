@@ -1,107 +1,136 @@
+import type { Backend } from '../backend.js';
 import type { Context } from '../context.js';
-import { ExitCode, FindingError, NotFoundError } from '../errors.js';
+import { ExitCode, FindingError } from '../errors.js';
 import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
-import type { ConversionRecord } from '../model/types.js';
-import { renderCard, tableCell } from '../output/format.js';
+import type { ConversionRecord, Page } from '../model/types.js';
+import { orderCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
+import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { ITEM_KIND, parseFlags, withBackend } from './shared.js';
+import { cardOptions, cardZone, ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
-
-function money(amount: number, currency: string): string {
-  return `${tableCell(amount, 'conversionsAmount')} ${currency}`;
-}
-
-export function orderCard(ctx: Context, given: ConversionRecord[]): string {
+/** The card of an order's conversions on a terminal (output/cards.ts), in the zone asked beside UTC. */
+export function orderCard(ctx: Context, given: ConversionRecord[], zone?: string): string {
   // Names, ids and links come from the data: made safe for a terminal first (output/terminal.ts).
-  const records = safeData(given);
-  const first = records[0]!;
-  const { source, attribution } = first;
-  const lines: [string, string][] = [
-    ['source', `${source.name} (${source.type} ${source.id})`],
-    ['campaign', source.campaignId],
-  ];
-  if (source.smartflowId) lines.push(['smartflow', `${source.smartflowName ?? source.smartflowId} (${source.smartflowId})`]);
-  if (source.deliveryId) lines.push(['delivery', `${source.deliveryName ?? source.deliveryId} (${source.deliveryId})`]);
-  const name = [first.firstName, first.surname].filter(Boolean).join(' ');
-  lines.push(['contact', `${first.contactId}${first.clientContactId ? ` / ${first.clientContactId}` : ''}${name ? ` (${name})` : ''}`]);
-  lines.push(['click', `${attribution.datetime}, ${attribution.hoursToConversion} h before the order (${attribution.model}, ${attribution.windowDays}-day window)`]);
-  for (const record of records) {
-    const label = record.isRefund ? 'refund' : 'order';
-    const amount = money(record.conversionsAmount, record.conversionsCurrency);
-    const reference =
-      record.conversionsCurrency === record.referenceCurrency
-        ? ''
-        : ` = ${money(record.conversionsReferenceAmount, record.referenceCurrency)}`;
-    const text = `${record.datetime}  ${amount}${reference}${record.country ? `  ${record.country}` : ''}`;
-    lines.push([label, record.isRefund ? ctx.chalk.red(text) : text]);
-  }
-  lines.push(['detail', source.detailUrl]);
-  lines.push(['activity', first.activityUrl]);
-  return renderCard(`Order ${first.orderId}: a conversion of ${source.type} "${source.name}"`, lines, ctx.chalk);
+  return card(safeData(given), cardOptions(ctx, zone));
 }
 
-/** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3). */
+/**
+ * An order the data holds that is not a conversion, on stdout before the finding: -o json the
+ * document with its reasons (the API's look-up has them, so both modes print the same), -o markdown
+ * the reasons to paste, the other formats what they print of no records.
+ */
+async function printNotAConversion(ctx: Context, orderId: string, reasons: string[]): Promise<void> {
+  if (ctx.format === 'json') await ctx.output.json({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 }, reasons });
+  else if (ctx.format === 'markdown') await ctx.output.text((await import('../output/markdown.js')).notAConversionMarkdown(orderId, reasons));
+  else await ctx.output.page(ITEM_KIND, { rows: [], paging: { start: 0, count: 0, totalCount: 0 } });
+}
+
+/** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3); its reasons kept for several ids' answers. */
 function notAConversion(orderId: string, reasons: string[]): FindingError {
-  return new FindingError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`);
+  return Object.assign(new FindingError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`), { reasons });
+}
+
+/** An order's conversions as a person reads them: the card on a terminal, or -o markdown to paste. */
+async function orderText(ctx: Context, rows: ConversionRecord[], zone: string | undefined): Promise<string> {
+  return ctx.format === 'markdown' ? (await import('../output/markdown.js')).orderMarkdown(rows, zone) : orderCard(ctx, rows, zone);
+}
+
+/** What answerOrder prints of an order: its conversions, or (not on a terminal) why it is not one, or a period's empty page. */
+interface OrderPrinter {
+  rows(rows: ConversionRecord[]): Promise<void>;
+  notAConversion(reasons: string[]): Promise<void>;
+  empty(page: Page<ConversionRecord>): Promise<void>;
+}
+
+/** One order: what printer gets of it; a finding or "not found" (with what the id names instead) is thrown. */
+async function answerOrder(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined, print: OrderPrinter): Promise<number> {
+  const explicit = flags.from !== undefined || flags.to !== undefined;
+  if (!explicit) {
+    // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
+    const found = await backend.findOrder(orderId);
+    const hint = 'check the id; `convx items --order ID --from D --to D` lists the conversions of an order';
+    if (!found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in ${lookedIn(ctx)}`, hint);
+    if (found.conversions.length) {
+      await print.rows(found.conversions);
+      return ExitCode.ok;
+    }
+    if (ctx.format !== 'table') await print.notAConversion(found.reasons);
+    throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
+  }
+  const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
+  const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
+  const page = await backend.items(query);
+  if (page.rows.length > 0) {
+    await print.rows(page.rows);
+    return ExitCode.ok;
+  }
+  const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
+  if (diagnosis && !diagnosis.found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the dataset`);
+  // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
+  const found = diagnosis ? undefined : await backend.findOrder(orderId);
+  if (!diagnosis && found === undefined) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the API's data`);
+  if (ctx.format !== 'table') await print.empty(page);
+  if (!diagnosis) {
+    // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
+    if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
+    if (found?.conversions.length) {
+      throw new FindingError(
+        `order ${orderId} is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${found.conversions[0]!.datetime.slice(0, 10)})`,
+      );
+    }
+    throw new FindingError(
+      `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
+      'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
+    );
+  }
+  if (diagnosis.reasons.length === 0) {
+    throw new FindingError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
+  }
+  throw notAConversion(orderId, diagnosis.reasons);
+}
+
+/** With several ids: an order's answer kept, a finding with it (answerEach prints them). */
+async function orderOutcome(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined): Promise<Outcome> {
+  const rows: ConversionRecord[] = [];
+  // The card of a person's format: the conversions', or -o markdown's reasons to paste.
+  const cardOf = async (reasons: string[]): Promise<string | undefined> => {
+    if (!printsCards(ctx)) return undefined;
+    if (rows.length) return orderText(ctx, rows, zone);
+    return ctx.format === 'markdown' && reasons.length ? (await import('../output/markdown.js')).notAConversionMarkdown(orderId, reasons) : undefined;
+  };
+  const outcome = async (finding?: FindingError): Promise<Outcome> => {
+    const reasons = (finding as { reasons?: string[] } | undefined)?.reasons ?? [];
+    const card = await cardOf(reasons);
+    return { result: { orderId, conversions: rows, reasons }, rows, ...(card !== undefined ? { card } : {}), ...(finding ? { finding } : {}) };
+  };
+  const keep = async (given: ConversionRecord[]) => void rows.push(...given);
+  try {
+    await answerOrder(ctx, backend, orderId, flags, zone, { rows: keep, notAConversion: async () => undefined, empty: async (page) => keep(page.rows) });
+    return await outcome();
+  } catch (error) {
+    if (error instanceof FindingError) return outcome(error);
+    throw error;
+  }
 }
 
 export default defineHandler<CommandFlags<'order'>>({
   async run(ctx, args, flags) {
-    const orderId = args[0]!;
-    const explicit = flags.from !== undefined || flags.to !== undefined;
-    const print = async (rows: ConversionRecord[]) => {
-      if (ctx.format === 'table') await ctx.output.text(orderCard(ctx, rows));
-      else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
-    };
+    const { ids, several } = await idsOf(ctx, args, flags.stdin, 'an order id', 'orderId');
+    const zone = cardZone(flags.tz, ctx.settings);
+    if (several) ctx.output.check(queried(ITEM_KIND));
     return withBackend(ctx, async (backend) => {
-      if (!explicit) {
-        // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
-        const found = await backend.findOrder(orderId);
-        if (!found) {
-          throw new NotFoundError(
-            `order ${orderId} is not in the ${ctx.settings.mode === 'api' ? "API's data" : 'dataset'}`,
-            'check the id; `convx items --order ID --from D --to D` lists the conversions of an order',
-          );
-        }
-        if (found.conversions.length) {
-          await print(found.conversions);
-          return ExitCode.ok;
-        }
-        if (ctx.format !== 'table') await print([]);
-        throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
-      }
-      const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
-      const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT) }));
-      const page = await backend.items(query);
-      if (page.rows.length > 0) {
-        await print(page.rows);
-        return ExitCode.ok;
-      }
-      const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
-      if (diagnosis && !diagnosis.found) throw new NotFoundError(`order ${orderId} is not in the dataset`);
-      // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
-      const found = diagnosis ? undefined : await backend.findOrder(orderId);
-      if (!diagnosis && found === undefined) throw new NotFoundError(`order ${orderId} is not in the API's data`);
-      if (ctx.format !== 'table') await ctx.output.page(ITEM_KIND, page);
-      if (!diagnosis) {
-        // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
-        if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
-        if (found?.conversions.length) {
-          throw new FindingError(
-            `order ${orderId} is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${found.conversions[0]!.datetime.slice(0, 10)})`,
-          );
-        }
-        throw new FindingError(
-          `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
-          'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
-        );
-      }
-      if (diagnosis.reasons.length === 0) {
-        throw new FindingError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
-      }
-      throw notAConversion(orderId, diagnosis.reasons);
+      if (several) return answerEach(ctx, ids, ITEM_KIND, (id) => orderOutcome(ctx, backend, id, flags, zone));
+      const orderId = ids[0]!;
+      return answerOrder(ctx, backend, orderId, flags, zone, {
+        rows: async (rows) => {
+          if (ctx.format === 'table' || ctx.format === 'markdown') await ctx.output.text(await orderText(ctx, rows, zone));
+          else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
+        },
+        notAConversion: (reasons) => printNotAConversion(ctx, orderId, reasons),
+        empty: (page) => ctx.output.page(ITEM_KIND, page),
+      });
     });
   },
 });

@@ -15,8 +15,8 @@ import {
   parseFlags,
   periodText,
   printDatasetWarnings,
+  periodParams,
   printListing,
-  queryParams,
   REPORT_BREAKDOWN_KIND,
   REPORT_KIND,
   withBackend,
@@ -27,17 +27,19 @@ import {
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseReportQuery(queryParams('report', flags, ctx.settings), ctx.io.now()));
+    const { raw, chosen } = periodParams('report', flags, ctx);
+    const query = parseFlags(() => parseReportQuery(raw, ctx.io.now()));
     const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     const kind = compareAwareKind(flags, query, plain, false);
     checkPageFlags(ctx, flags);
     if (ctx.format !== 'html') ctx.output.check(kind);
-    const period = periodText(query);
-    const request = {
+    const period = periodText(query, chosen);
+    const request: ResultRequest = {
       command: 'report',
       period: query,
       given: { from: flags.from, to: flags.to },
       filters: filtersOf(query, filterNames('report')),
+      ...(chosen === undefined ? {} : { chosen }),
     };
     await withBackend(
       ctx,
@@ -126,4 +128,5 @@ async function printReportPage(
   });
   await printPage(ctx, html, flags);
   if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
+  else if (request.chosen !== undefined) ctx.log.info(`${periodText(query, request.chosen)}.`);
 }

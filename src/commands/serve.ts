@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import type { ServerLimits } from '../server/limits.js';
+import type { PluginFiles } from '../server/plugin-files.js';
+import type { DatasetHolder } from '../server/plugins.js';
 import type { RunningServer, ServerOptions } from '../server/start.js';
 import { normalizeOrigin } from '../server/conventions.js';
 import { renderLimitsFromFlags, type RenderLimitFlags, type RenderLimits } from '../validation/limits.js';
@@ -77,6 +79,15 @@ function parseCorsOrigins(flags: ServeFlags): string[] | undefined {
   });
 }
 
+/** --max-open-plugins as a number, undefined when not given (DEFAULT_MAX_OPEN_PLUGINS). */
+function parseMaxOpenPlugins(flags: ServeFlags): number | undefined {
+  if (flags.maxOpenPlugins === undefined) return undefined;
+  if (!/^\d+$/.test(flags.maxOpenPlugins) || Number(flags.maxOpenPlugins) < 1 || Number(flags.maxOpenPlugins) > 100_000) {
+    throw new UsageError(`--max-open-plugins: "${flags.maxOpenPlugins}" is not a whole number from 1 to 100000`);
+  }
+  return Number(flags.maxOpenPlugins);
+}
+
 /** --version-grace as seconds (decimal digits only; 0: keep no replaced version). */
 function parseVersionGrace(flags: ServeFlags): number {
   if (!/^\d+$/.test(flags.versionGrace) || Number(flags.versionGrace) > 86_400) {
@@ -103,7 +114,7 @@ function assertFilesExist(ctx: Context, flags: ServeFlags): void {
 type Log = (entry: Record<string, unknown>) => void;
 
 /** What startServer takes from the flags, each checked in this order (the first bad one is reported) before anything loads. */
-function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions & { limits: ServerLimits; renderLimits: RenderLimits } {
+function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions & { limits: ServerLimits; renderLimits: RenderLimits; maxOpenPlugins?: number } {
   if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
     throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
   }
@@ -111,6 +122,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
   const poolSize = parsePoolSize(flags);
   const corsOrigins = parseCorsOrigins(flags);
   const versionGraceSeconds = parseVersionGrace(flags);
+  const maxOpenPlugins = parseMaxOpenPlugins(flags);
   const renderLimits = renderLimitsFromFlags(flags);
   const dir = ctx.dataDir();
   assertFilesExist(ctx, flags);
@@ -135,21 +147,18 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
     compression: flags.compression,
     ...(corsOrigins ? { corsOrigins } : {}),
     versionGraceSeconds,
+    ...(maxOpenPlugins !== undefined ? { maxOpenPlugins } : {}),
   };
 }
 
+/** The server: one dataset, or a directory of plugin files. */
+type Server = RunningServer<DatasetHolder | PluginFiles>;
+
 /** The listening line (and a note when only delivery validation is served). */
-function logListening(log: Log, server: RunningServer, began: number): void {
-  log({
-    time: new Date().toISOString(),
-    msg: 'listening',
-    url: server.url,
-    plugins: server.holder.current.plugins,
-    poolSize: server.holder.current.poolStats.size,
-    dataVersion: server.holder.current.version,
-    startupMs: Date.now() - began,
-  });
-  if (!server.holder.current.reports) {
+function logListening(log: Log, server: Server, began: number): void {
+  const { reports, ...summary } = server.holder.summary();
+  log({ time: new Date().toISOString(), msg: 'listening', url: server.url, ...summary, startupMs: Date.now() - began });
+  if (!reports) {
     log({
       time: new Date().toISOString(),
       msg: 'the dataset holds no orders: serving delivery validation only; the report routes answer 404 (urn:convx:problem:no-orders)',
@@ -161,9 +170,9 @@ function logListening(log: Log, server: RunningServer, began: number): void {
  * SIGTERM or SIGINT: the requests in flight drained, then the exit code (0; 1 when the drain
  * failed or ran over limitMs).
  */
-function stop(server: RunningServer, log: Log, signal: string, limitMs: number): Promise<number> {
+function stop(server: Server, log: Log, signal: string, limitMs: number): Promise<number> {
   return new Promise<number>((resolve) => {
-    const inFlight = server.holder.current.requestsInFlight;
+    const inFlight = server.holder.requestsInFlight;
     log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
     // The drain is bounded: every request has a time budget, so waiting longer than the
     // longest budget plus a margin means something is stuck; then stop anyway (exit 1).
@@ -172,7 +181,7 @@ function stop(server: RunningServer, log: Log, signal: string, limitMs: number):
         time: new Date().toISOString(),
         msg: 'drain timed out: stopping with requests still in flight',
         afterMs: limitMs,
-        inFlight: server.holder.current.requestsInFlight,
+        inFlight: server.holder.requestsInFlight,
       });
       // The drain keeps the listener open until the requests in flight are answered: close it too.
       server.app.server.close();
@@ -192,21 +201,16 @@ function stop(server: RunningServer, log: Log, signal: string, limitMs: number):
 }
 
 /** SIGHUP: the dataset loaded again; a failure keeps the data loaded before. */
-function reload(server: RunningServer, log: Log): void {
+function reload(server: Server, log: Log): void {
   if (server.holder.busy) {
     log({ time: new Date().toISOString(), msg: 'reload requested during a reload: one more runs after it' });
   } else log({ time: new Date().toISOString(), msg: 'reloading' });
   const t = Date.now();
   server.reload().then(
-    () =>
-      log({
-        time: new Date().toISOString(),
-        msg: 'reloaded',
-        ms: Date.now() - t,
-        generation: server.holder.generation,
-        plugins: server.holder.current.plugins,
-        dataVersion: server.holder.current.version,
-      }),
+    () => {
+      const { plugins, dataVersion } = server.holder.summary();
+      log({ time: new Date().toISOString(), msg: 'reloaded', ms: Date.now() - t, generation: server.holder.generation, plugins, dataVersion });
+    },
     (error: unknown) =>
       log({
         time: new Date().toISOString(),
@@ -220,9 +224,9 @@ export default defineHandler<ServeFlags>({
   async run(ctx, _args, flags) {
     const log: Log = (entry) => ctx.io.stderr.write(`${JSON.stringify(entry)}\n`);
     const options = serverOptions(ctx, flags, log);
-    const { startServer } = await import('../server/start.js');
+    const { isPluginDirectory, startPluginFiles, startServer } = await import('../server/start.js');
     const began = Date.now();
-    const server = await startServer(options);
+    const server: Server = isPluginDirectory(options.dir) ? await startPluginFiles(options) : await startServer(options);
     logListening(log, server, began);
     const limitMs = drainLimitMs(options.limits.queryTimeoutMs, options.renderLimits.requestTimeMs);
     return new Promise<number>((resolve) => {

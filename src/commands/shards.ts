@@ -13,10 +13,9 @@ import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { haproxyConfig, planShards, shardMap, unavailableResponse, type PluginFile, type Shard } from '../server/shards.js';
 import { plural } from '../words.js';
+import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { safeValue } from '../output/terminal.js';
 
-/** A plugin id that names a file safely (what `data import --split-plugins` writes). */
-const SAFE_PLUGIN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/;
 
 /** The plugins' files of dir: every `<plugin>.duckdb`, by plugin. */
@@ -27,7 +26,7 @@ function pluginFiles(dir: string): PluginFile[] {
     .sort()
     .map((name) => {
       const plugin = name.slice(0, -'.duckdb'.length);
-      if (!SAFE_PLUGIN.test(plugin)) throw new DataError(`${join(dir, name)}: "${safeValue(plugin)}" is not a plugin id convx writes a file for`);
+      if (!SAFE_PLUGIN_ID.test(plugin)) throw new DataError(`${join(dir, name)}: "${safeValue(plugin)}" is not a plugin id convx writes a file for`);
       const file = join(dir, name);
       return { plugin, file, bytes: statSync(file).size };
     });

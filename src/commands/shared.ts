@@ -2,7 +2,7 @@
 import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { cliWording, DEFAULT_REPORT_DAYS, type RawParams } from '../model/query.js';
+import { cliWording, DEFAULT_REPORT_DAYS, shortPeriod, type Dates, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -10,18 +10,21 @@ import {
   comparisonColumns,
   ITEM_COLUMNS,
   ITEM_TABLE_COLUMNS,
+  ITEM_TABLE_DROP_FIRST,
   REPORT_COLUMNS,
   REPORT_TABLE_COLUMNS,
   withChangeColumns,
 } from '../output/columns.js';
 import { otherPeriod } from '../model/compare.js';
+import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
-import { field, flagKey, parameters, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
-import { zoneProblem } from '../model/period.js';
+import { field, flagKey, flagName, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
+import { canonicalZone, UTC, zoneProblem } from '../model/period.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
   tableColumns: ITEM_TABLE_COLUMNS,
+  dropFirst: ITEM_TABLE_DROP_FIRST,
   objectFields: ['attribution', 'source'],
 };
 
@@ -53,15 +56,22 @@ export function compareAwareKind(flags: { breakdown?: boolean | undefined }, que
   return query.compareTo === undefined ? plain : comparedKind(plain, bucket);
 }
 
-/** trend and total in a table, with --compare: a line on stderr naming the period compared with. */
-export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; compareTo?: CompareTo }): void {
-  if (query.compareTo !== undefined && ctx.format === 'table') ctx.log.info(`${periodText(query)}.`);
+/**
+ * trend and total: a line on stderr naming the period, in a table with --compare (and the period compared
+ * with), and in any format when a short period (--month …) chose it.
+ */
+export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }, chosen?: string): void {
+  if ((query.compareTo !== undefined && ctx.format === 'table') || chosen !== undefined) ctx.log.info(`${periodText(query, chosen)}.`);
 }
 
-/** The period and, with --compare, the one it is compared with, as a summary on stderr names them. */
-export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }): string {
+/**
+ * The period and, with --compare, the one it is compared with, as a summary on stderr names them;
+ * `chosen`: the short period that chose it, as typed (`2024-03-01..2024-03-31 (--month 2024-03)`).
+ */
+export function periodText(query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }, chosen?: string): string {
   // its zone where it is not UTC: `2024-03-01..2024-03-31 Europe/Prague`
-  const period = `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
+  const dates = `${query.dateFrom}..${query.dateTo}${query.timeZone === undefined ? '' : ` ${query.timeZone}`}`;
+  const period = chosen === undefined ? dates : `${dates} (${chosen})`;
   if (query.compareTo === undefined) return period;
   const other = otherPeriod(query, query.compareTo);
   return `${period} compared with ${other.dateFrom}..${other.dateTo} (${query.compareTo === 'year' ? 'a year before' : 'the previous period'})`;
@@ -95,6 +105,69 @@ export function queryParams(
     else if (p.kind === 'zone' && settings.tz !== undefined) raw[p.name] = defaultZone(settings.tz, settings.tzFrom);
   }
   return raw;
+}
+
+/**
+ * The zone a look-up's card shows its times in beside UTC (order, contact: --tz, else CONVX_TZ or
+ * the profile's tz), by its canonical name; undefined for UTC, where a card keeps one time.
+ */
+export function cardZone(given: string | undefined, settings: { readonly tz?: string; readonly tzFrom?: string }): string | undefined {
+  const zone = given ?? settings.tz;
+  if (zone === undefined) return undefined;
+  const problem = zoneProblem(zone);
+  if (problem !== undefined) {
+    if (given !== undefined) throw new UsageError(`--tz: ${problem}`);
+    defaultZone(zone, settings.tzFrom);
+  }
+  const name = canonicalZone(zone)!;
+  return name === 'UTC' ? undefined : name;
+}
+
+/** How a look-up's card is laid out: stdout's colours, the terminal's width (none off a terminal or with --wide) and the zone beside UTC. */
+export function cardOptions(ctx: Context, zone: string | undefined): CardOptions {
+  const width = ctx.output.tableWidth();
+  return { chalk: ctx.chalk, ...(width !== undefined ? { width } : {}), ...(zone !== undefined ? { timeZone: zone } : {}) };
+}
+
+/** A period a short period flag chose: its dates and the flag as typed (`--since 7d`). */
+export interface ChosenPeriod extends Dates {
+  chosen: string;
+}
+
+/**
+ * The short period given (--month, --since, --last-month, --ytd: model/parameters.ts PERIOD_FLAGS) as
+ * its dates, today being the date of io.now() in `zone` (a zone the parser refuses: UTC's today
+ * meanwhile); undefined without one. A usage error with --from or --to, or with another of them.
+ */
+export function chosenPeriod(
+  flags: { readonly [flag: string]: string | boolean | undefined },
+  now: Date,
+  zone: string | undefined,
+): ChosenPeriod | undefined {
+  const given = PERIOD_FLAGS.filter((p) => flags[p.name] !== undefined && flags[p.name] !== false);
+  if (given.length === 0) return undefined;
+  const typed = (p: (typeof given)[number]) => (typeof flags[p.name] === 'string' ? `${flagName(p.flag)} ${flags[p.name] as string}` : flagName(p.flag));
+  const [first, second] = given.map((p) => flagName(p.flag));
+  if (second !== undefined) throw new UsageError(`${first} and ${second} do not go together: each sets the whole period`, [], 'give one of them');
+  const bound = flags.from !== undefined ? '--from' : flags.to !== undefined ? '--to' : undefined;
+  if (bound !== undefined) throw new UsageError(`${first} and ${bound} do not go together: ${first} sets both dates of the period`, [], `drop ${bound}, or give --from and --to instead of ${first}`);
+  const p = given[0]!;
+  const dates = shortPeriod(p.name, flags[p.name] as string | true, now, canonicalZone(zone ?? UTC) ?? UTC);
+  return { ...dates, chosen: typed(p) };
+}
+
+/**
+ * The raw parameters of report, items, trend or total (queryParams) with the period of a short period
+ * flag, and that flag as typed (undefined without one).
+ */
+export function periodParams(
+  operation: Operation,
+  flags: { readonly [flag: string]: string | boolean | undefined },
+  ctx: Pick<Context, 'settings' | 'io'>,
+): { raw: RawParams; chosen?: string } {
+  const raw = queryParams(operation, flags, ctx.settings);
+  const period = chosenPeriod(flags, ctx.io.now(), raw.timeZone);
+  return period === undefined ? { raw } : { raw: { ...raw, dateFrom: period.dateFrom, dateTo: period.dateTo }, chosen: period.chosen };
 }
 
 /** The zone of the environment or profile, refused in the parser's words naming where it came from. */
@@ -279,19 +352,22 @@ export async function printListing<T>(
     const stream = await listing.all();
     const count = await writeAll(ctx, kind, stream, listing.offset, progress);
     if (stream.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
-    else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true);
+    else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true, request.chosen !== undefined);
   } else {
     const page = await listing.page();
     const extras = await listing.extras?.(page);
     progress.done();
     await ctx.output.page(kind, page, extras);
     if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
-    else pageSummary(ctx, page.paging, noun, period, false);
+    else pageSummary(ctx, page.paging, noun, period, false, request.chosen !== undefined);
   }
 }
 
-/** A line on stderr saying which rows these were and how to get the rest. */
-export function pageSummary(ctx: Context, paging: Paging, noun: string, period: string, all: boolean): void {
+/**
+ * A line on stderr saying which rows these were and how to get the rest: in a table, when there is
+ * more, or `always` (a short period chose the dates, which the line names).
+ */
+export function pageSummary(ctx: Context, paging: Paging, noun: string, period: string, all: boolean, always = false): void {
   if (paging.count === 0) {
     ctx.log.info(
       paging.totalCount === 0
@@ -304,7 +380,7 @@ export function pageSummary(ctx: Context, paging: Paging, noun: string, period: 
   const more = !all && paging.start + paging.count < paging.totalCount
     ? `; next page: --offset ${paging.start + paging.count}, every row: --all`
     : '';
-  if (ctx.format === 'table' || more) ctx.log.info(`${range}, ${period}${more}`);
+  if (ctx.format === 'table' || more || always) ctx.log.info(`${range}, ${period}${more}`);
 }
 
 /** A filter of a query as the command line names it; no flag for one the command takes positionally (drill's campaign). */
@@ -334,6 +410,8 @@ export interface ResultRequest {
   period: { dateFrom: string; dateTo: string; timeZone?: string };
   /** --from and --to as given; undefined where the default applied. */
   given: { from?: string | undefined; to?: string | undefined };
+  /** The short period flag that chose the period, as typed (`--month 2024-03`). */
+  chosen?: string;
   filters: FilterFlag[];
 }
 
@@ -360,15 +438,18 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   if (ctx.globals.quiet) return;
   const { period, given, filters } = request;
   const span = `the ${DEFAULT_REPORT_DAYS} days`;
+  // A short period (--month …) chose both dates: the period names it instead.
   const how =
-    given.from === undefined && given.to === undefined
-      ? ` (no --from/--to: ${span} ending today, ${period.timeZone ?? 'UTC'})`
-      : given.from === undefined
-        ? ` (no --from: ${span} ending --to)`
-        : given.to === undefined
-          ? ` (no --to: ${span} from --from)`
-          : '';
-  const lines = [`No ${noun} in ${periodText(period)}${how}.`];
+    request.chosen !== undefined
+      ? ''
+      : given.from === undefined && given.to === undefined
+        ? ` (no --from/--to: ${span} ending today, ${period.timeZone ?? 'UTC'})`
+        : given.from === undefined
+          ? ` (no --from: ${span} ending --to)`
+          : given.to === undefined
+            ? ` (no --to: ${span} from --from)`
+            : '';
+  const lines = [`No ${noun} in ${periodText(period, request.chosen)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
   if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);

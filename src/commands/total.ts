@@ -4,7 +4,7 @@ import { BREAKDOWN_COLUMNS, isPeriodColumn, TOTAL_BREAKDOWN_TABLE_COLUMNS, TOTAL
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend } from './shared.js';
+import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, withBackend } from './shared.js';
 
 /** The total as one row: its period and zone, then its figures; --breakdown: one row per currency. */
 const TOTAL_KIND: RecordKind = { columns: TOTAL_COLUMNS, tableColumns: TOTAL_TABLE_COLUMNS, objectFields: ['breakdown'], totals: false };
@@ -12,7 +12,8 @@ const TOTAL_BREAKDOWN_KIND = { ...breakdownKind(TOTAL_KIND, BREAKDOWN_COLUMNS, T
 
 export default defineHandler<CommandFlags<'total'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseTotalQuery(queryParams('total', flags, ctx.settings), ctx.io.now()));
+    const { raw, chosen } = periodParams('total', flags, ctx);
+    const query = parseFlags(() => parseTotalQuery(raw, ctx.io.now()));
     const plain = flags.breakdown ? TOTAL_BREAKDOWN_KIND : TOTAL_KIND;
     const kind = compareAwareKind(flags, query, plain, false);
     ctx.output.check(kind);
@@ -26,9 +27,10 @@ export default defineHandler<CommandFlags<'total'>>({
         const { dateFrom: _f, dateTo: _t, timeZone: _z, comparison: shown, ...figures } = row as typeof period & typeof total & typeof compared;
         return { ...period, total: figures, ...(shown === undefined ? {} : { comparison: shown }) };
       });
-      comparedSummary(ctx, query);
+      // the short period's dates where no empty result names them
+      comparedSummary(ctx, query, total.grossConversionsNumber === 0 ? undefined : chosen);
       if (total.grossConversionsNumber === 0) {
-        const request = { command: 'total', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('total')) };
+        const request = { command: 'total', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('total')), ...(chosen === undefined ? {} : { chosen }) };
         await explainEmpty(ctx, backend, 'conversions', request);
       }
     });

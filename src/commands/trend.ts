@@ -16,7 +16,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, printDatasetWarnings, queryParams, withBackend, comparedPeriod } from './shared.js';
+import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, withBackend, comparedPeriod } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -47,7 +47,8 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
-    const query = parseFlags(() => parseTrendQuery(queryParams('trend', flags, ctx.settings), ctx.io.now()));
+    const { raw, chosen } = periodParams('trend', flags, ctx);
+    const query = parseFlags(() => parseTrendQuery(raw, ctx.io.now()));
     const plain = trendKind(query.perSource === true, flags.breakdown === true);
     const kind = compareAwareKind(flags, query, plain, true);
     checkPageFlags(ctx, flags);
@@ -55,14 +56,15 @@ export default defineHandler<CommandFlags<'trend'>>({
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
       const response = await backend.trend(query);
-      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')) };
+      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')), ...(chosen === undefined ? {} : { chosen }) };
       // -o html: the series as a page (every bucket, a chart), to stdout or --output
       if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters), compared: comparedPeriod(query) });
       else {
         await printChart(ctx, response.buckets, flags.chart !== false);
         await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
-        comparedSummary(ctx, query);
       }
+      // the short period's dates where no empty result names them
+      comparedSummary(ctx, query, isEmpty(response.buckets) ? undefined : chosen);
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
     });
   },

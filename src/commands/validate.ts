@@ -27,6 +27,8 @@ export function exitCode(response: ValidateResponse, maxWarnings: number | undef
 /** A whole number flag, or a usage error naming the flag (never the request file: issue 20). */
 function wholeNumber(flag: string, value: string | undefined, max?: number): number | undefined {
   if (value === undefined) return undefined;
+  // A negative count where any count from 0 on is taken (--max-warnings -1): the bound it is below.
+  if (max === undefined && /^-\d+$/.test(value)) throw new UsageError(`${flag}: "${value}" must be 0 or more`);
   if (!/^\d+$/.test(value)) throw new UsageError(`${flag}: "${value}" is not a whole number`);
   const n = Number(value);
   if (max !== undefined && (n < 1 || n > max)) throw new UsageError(`${flag}: ${value} is out of range: a whole number from 1 to ${max}`);

@@ -1,4 +1,4 @@
-import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, KnownSource, LookupKind, LookupOptions, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
+import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, IdResolution, KnownSource, LookupKind, LookupOptions, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
 import type { ValidateResponse } from '../model/validation.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { DataError, NoOrdersError } from '../errors.js';
@@ -23,6 +23,7 @@ import { UTC, utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
+import { resolveId } from './resolve.js';
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
@@ -249,6 +250,13 @@ export class LocalBackend implements Backend {
   /** A contact's touches of one source: what an activityUrl answers (diagnose.ts). */
   async activity(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined> {
     return sourceActivity(this.scope, this.db, target, contactId);
+  }
+
+  /** What an id names, else the ids nearest it (resolve.ts). */
+  async resolve(id: string): Promise<IdResolution> {
+    // A dataset without orders or touches cannot say what an id names: NoOrdersError, as a report.
+    this.conv();
+    return resolveId(this.scope, this.db, id);
   }
 
   async knownSources(): Promise<KnownSource[]> {

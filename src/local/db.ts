@@ -51,6 +51,11 @@ export function withQueryBudget<T>(budgetMs: number, work: () => Promise<T>, sta
   return budgets.run({ deadline: startedAt + budgetMs, budgetMs }, work);
 }
 
+/** Runs work outside the budget of the work running now (shared work such as opening a file other requests wait for too). */
+export function outsideBudget<T>(work: () => T): T {
+  return budgets.exit(work);
+}
+
 /** The budget of the work running now (see withQueryBudget), undefined outside one. */
 export function currentBudget(): Budget | undefined {
   return budgets.getStore();

@@ -2,13 +2,14 @@
  * Writing convx's own dataset file (`convx data import DIR --into FILE.duckdb`; imported.ts reads
  * it): the dataset read, checked and attributed as `convx report` would, then its typed tables,
  * each scope's attribution and what the file holds, written under a temporary name and renamed
- * into place when complete.
+ * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
+import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { packageVersion } from '../version.js';
-import { ATTRIBUTED_TABLES, buildScopes, type Scope } from './attribution.js';
+import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
@@ -40,69 +41,207 @@ export interface ImportOptions {
  * when complete, so a failed import leaves nothing half-written.
  */
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
-  if (existsSync(into)) {
-    if (!statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
-    if (!options.force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
-  }
+  checkTarget(into, options.force ?? false);
   const phase = options.onPhase ?? (() => undefined);
-  const staging = `${into}.tmp-${process.pid}`;
-  const removeStaging = () => {
-    for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
-  };
-  removeStaging();
-  removeAbandonedStaging(into);
+  const staging = new Staging();
   phase('reading and checking the files');
   const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
-  const db = dataset.db;
   try {
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
     phase('writing');
-    try {
-      await db.exec(sql`ATTACH ${literal(staging)} AS out`);
-    } catch (error) {
-      throw new DataError(`cannot write ${into}: ${firstLine(error)}`);
-    }
-    const tables = await writeTables(db, dataset);
-    const stored: ImportedScope[] = [];
-    for (const scope of scopes.values()) {
-      stored.push({ plugin: scope.plugin, schema: scope.schema, referenceCurrency: scope.referenceCurrency });
-      if (scope.reports) await writeAttribution(db, scope);
+    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null);
+    staging.commit();
+    return { file: into, bytes: statSync(into).size, ...written };
+  } catch (error) {
+    staging.remove();
+    throw error;
+  } finally {
+    dataset.db.close();
+  }
+}
+
+/**
+ * Files written under a staging name beside their target (FILE.tmp-PID), renamed into place
+ * together once every one is complete: a failed import removes them and replaces nothing.
+ * Staging files of an import whose process is gone (killed, crashed) are removed on the way.
+ */
+class Staging {
+  private readonly files: [staging: string, target: string][] = [];
+
+  add(target: string): { staging: string; target: string } {
+    const staging = `${target}.tmp-${process.pid}`;
+    this.files.push([staging, target]);
+    for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
+    removeAbandonedStaging(target);
+    return { staging, target };
+  }
+
+  commit(): void {
+    for (const [staging, target] of this.files) renameSync(staging, target);
+  }
+
+  remove(): void {
+    for (const [staging] of this.files) for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
+  }
+}
+
+/**
+ * One imported file at staging: the typed tables (narrowed to the plugin given: its rows of the
+ * tables with plugin_id, every row of the others), the scopes' attribution and what it holds.
+ * A split file stores its one scope as scope_0, as an import of that plugin's rows alone would.
+ */
+async function writeFile(
+  dataset: Dataset,
+  { staging, target }: { staging: string; target: string },
+  source: string,
+  scopes: Scope[],
+  plugin: string | null,
+): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
+  const db = dataset.db;
+  try {
+    await db.exec(sql`ATTACH ${literal(staging)} AS out`);
+  } catch (error) {
+    throw new DataError(`cannot write ${target}: ${firstLine(error)}`);
+  }
+  let tables: ImportedTable[];
+  const stored: ImportedScope[] = [];
+  try {
+    tables = await writeTables(db, dataset, plugin);
+    for (const scope of scopes) {
+      const schema = plugin === null ? scope.schema : 'scope_0';
+      stored.push({ plugin: scope.plugin, schema, referenceCurrency: scope.referenceCurrency });
+      if (scope.reports) await writeAttribution(db, scope, schema);
     }
     await writeMeta(db, {
       format: IMPORT_FORMAT,
       version: IMPORT_VERSION,
       convx: packageVersion(),
-      source: dir,
+      source,
       importedAt: new Date().toISOString(),
       tables,
       findings: dataset.findings,
       scopes: stored,
     });
-    await db.exec(sql`DETACH out`);
-    renameSync(staging, into);
-    return { file: into, bytes: statSync(into).size, tables, scopes: stored, findings: dataset.findings };
   } catch (error) {
     try {
       await db.exec(sql`DETACH DATABASE IF EXISTS out`);
     } catch {
       // already gone
     }
-    removeStaging();
     throw error;
-  } finally {
-    db.close();
+  }
+  await db.exec(sql`DETACH out`);
+  return { tables, scopes: stored, findings: dataset.findings };
+}
+
+
+/** Refuses, naming them, the plugin ids that cannot name a file, and those that differ only in case (one file on a case-blind disk). */
+function assertFileNames(ids: readonly string[], dir: string): void {
+  const unsafe = ids.filter((id) => !SAFE_PLUGIN_ID.test(id));
+  if (unsafe.length) {
+    throw new DataError(
+      `the dataset at ${dir} has plugin ids that cannot name a file: ${unsafe.map((id) => JSON.stringify(id)).join(', ')}`,
+      ['--split-plugins names each file after its plugin: 1 to 128 letters, digits, dots, hyphens or underscores, beginning with a letter or a digit'],
+    );
+  }
+  const seen = new Map<string, string>();
+  for (const id of ids) {
+    const other = seen.get(id.toLowerCase());
+    if (other !== undefined) throw new DataError(`the dataset at ${dir} has plugin ids "${other}" and "${id}", which differ only in case: one file on a case-insensitive disk`);
+    seen.set(id.toLowerCase(), id);
   }
 }
 
+export interface SplitSummary {
+  dir: string;
+  files: ImportSummary[];
+  findings: DataIssue[];
+}
+
+/** --into DIR of --split-plugins: a directory, made if missing (the folder it is in must exist); never a name of a .duckdb file. */
+function checkSplitTarget(into: string): void {
+  if (existsSync(into)) {
+    if (!statSync(into).isDirectory()) throw new UsageError(`--into ${into} is a file; with --split-plugins give a directory, e.g. --into plugins/`);
+    return;
+  }
+  if (/\.duckdb$/i.test(into)) throw new UsageError(`--into ${into}: with --split-plugins --into names a directory (of <plugin>.duckdb files), not a .duckdb file`, [], 'give a directory such as --into plugins/');
+  const folder = dirname(into);
+  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
+}
+
+/**
+ * `data import --split-plugins`: reads, checks and attributes the dataset once, then writes one
+ * file per plugin, DIR/<plugin>.duckdb, each what an import of that plugin's rows alone writes
+ * (a dataset without plugin_id: default.duckdb). Plugin ids are checked before anything is
+ * written; every file is staged and renamed into place only once all are complete.
+ */
+export async function importSplit(dir: string, into: string, options: ImportOptions = {}): Promise<SplitSummary> {
+  checkSplitTarget(into);
+  const phase = options.onPhase ?? (() => undefined);
+  const staging = new Staging();
+  phase('reading and checking the files');
+  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
+  try {
+    const plugins = await listPlugins(dataset);
+    const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
+    assertFileNames(ids, dir);
+    const existing = ids.map((id) => join(into, `${id}.duckdb`)).filter((file) => existsSync(file));
+    const notFiles = existing.filter((file) => !statSync(file).isFile());
+    if (notFiles.length) throw new UsageError(`${notFiles.join(', ')}: not a file, so no plugin's file can replace it`);
+    if (existing.length && !options.force) throw new UsageError(`${existing.join(', ')} exist${existing.length === 1 ? 's' : ''}; choose another --into or pass --force to replace`);
+    phase('attributing');
+    const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
+    if (!existsSync(into)) mkdirSync(into);
+    phase('writing');
+    const files: ImportSummary[] = [];
+    for (const [id, scope] of scopes) {
+      const file = join(into, `${id}.duckdb`);
+      files.push({ file, bytes: 0, ...(await writeFile(dataset, staging.add(file), dir, [scope], scope.plugin)) });
+    }
+    staging.commit();
+    for (const file of files) file.bytes = statSync(file.file).size;
+    return { dir: into, files, findings: dataset.findings };
+  } catch (error) {
+    staging.remove();
+    throw error;
+  } finally {
+    dataset.db.close();
+  }
+}
+
+/**
+ * Refuses a target before any work: a directory; a name that does not end in .duckdb (the name
+ * says what the file is: `--data shop.duckdb` reads as convx's dataset file to whoever sees it,
+ * and a slip such as `--into exports/orders.csv` or `--into shop` never becomes a DuckDB file);
+ * an existing file without force; a folder that is not there.
+ */
+function checkTarget(into: string, force: boolean): void {
+  const exists = existsSync(into);
+  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
+  if (!/\.duckdb$/i.test(into)) {
+    throw new UsageError(
+      `--into ${into}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,
+      [],
+      `give a name such as ${into.replace(/\.[^./\\]*$/, '')}.duckdb`,
+    );
+  }
+  if (exists && !force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
+  const folder = dirname(into);
+  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
+  if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${into}: ${folder} is not a folder`);
+}
+
 /** The typed tables into the file (those with a row order in it), and what each holds. */
-async function writeTables(db: Database, dataset: Dataset): Promise<ImportedTable[]> {
+async function writeTables(db: Database, dataset: Dataset, plugin: string | null): Promise<ImportedTable[]> {
   const tables: ImportedTable[] = [];
   for (const name of TABLE_NAMES) {
     const loaded = dataset.tables.get(name);
     if (!loaded) continue;
     const order = TABLES[name].unordered ? EMPTY : sql`ORDER BY row_id`;
-    await db.exec(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${order}`);
+    // As a scope's views narrow it (attribution.ts); the plugin id was checked to be a safe file name.
+    const where = plugin !== null && loaded.hasPluginId ? sql`WHERE plugin_id = ${literal(plugin)}` : EMPTY;
+    await db.exec(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${where} ${order}`);
     const count = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${table(name, 'out.main')}`);
     tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(count?.n ?? 0) });
   }
@@ -147,11 +286,11 @@ function alive(pid: number): boolean {
  * A scope's attribution into the file, in the order the scope holds it (conv in time order, the
  * per-day sums by day), with an index on conv's order_id for look-ups of one order.
  */
-async function writeAttribution(db: Database, scope: Scope): Promise<void> {
-  const schema = sql`out.${ident(scope.schema)}`;
+async function writeAttribution(db: Database, scope: Scope, name: string): Promise<void> {
+  const schema = sql`out.${ident(name)}`;
   await db.exec(sql`CREATE SCHEMA ${schema}`);
-  for (const name of ATTRIBUTED_TABLES) {
-    await db.exec(sql`CREATE TABLE ${schema}.${ident(name)} AS SELECT * FROM ${scope.relation(name)}`);
+  for (const table of ATTRIBUTED_TABLES) {
+    await db.exec(sql`CREATE TABLE ${schema}.${ident(table)} AS SELECT * FROM ${scope.relation(table)}`);
   }
   await db.exec(sql`CREATE INDEX conv_order_id ON ${schema}.conv (order_id)`);
 }

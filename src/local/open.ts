@@ -1,7 +1,7 @@
 /** Opening a local dataset: find, check and type its tables, then pick the plugin and its scope. */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { relative, sep } from 'node:path';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
@@ -70,6 +70,18 @@ export const whereTableWouldBe = (dataset: Dataset, table: string) =>
     ? ' (its source had none when it was imported)'
     : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
 
+/** A line that names the plugin files a directory holds (data import --split-plugins): a command reads one of them. */
+function pluginFiles(path: string): string[] {
+  let names: string[] = [];
+  try {
+    if (statSync(path).isDirectory()) names = readdirSync(path).filter((name) => name.endsWith('.duckdb')).sort();
+  } catch {
+    // not a directory to list
+  }
+  if (names.length === 0) return [];
+  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${join(path, names[0]!)}`];
+}
+
 /**
  * Opens a dataset, failing with a DataError that names every problem: a directory of
  * files (read, checked and typed; materialise copies even what could stay a view over
@@ -102,7 +114,7 @@ export async function open(
     }
     const { dataset } = opened;
     for (const table of require) {
-      if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`);
+      if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path));
     }
     await dataset.validate();
     await dataset.createTypedTables(options);

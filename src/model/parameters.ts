@@ -120,6 +120,24 @@ function periodBound<const Name extends string, const Flag extends string>(name:
   } as const;
 }
 
+/**
+ * The short periods of the CLI, beside --from/--to on every command that takes them: each sets both
+ * dates from today, the date in the period's zone (--tz, the profile's or CONVX_TZ, else UTC) when
+ * the command runs. Not parameters of the interface: the CLI turns them into dateFrom and dateTo
+ * (query.ts, shortPeriod), in API mode too. One at a time, and neither with --from nor --to.
+ */
+export const PERIOD_FLAGS = [
+  { name: 'month', flag: '--month <month>', help: 'instead of --from/--to: a calendar month, YYYY-MM (2024-03)' },
+  {
+    name: 'since',
+    flag: '--since <days>',
+    help: 'instead of --from/--to: the days ending today, today included: 7d is today and the 6 days before, 2w the same as 14d',
+  },
+  { name: 'lastMonth', flag: '--last-month', help: "instead of --from/--to: the calendar month before today's" },
+  { name: 'ytd', flag: '--ytd', help: 'instead of --from/--to: year to date, January 1 of this year to today' },
+] as const;
+export type PeriodFlag = (typeof PERIOD_FLAGS)[number]['name'];
+
 /** A list of codes of so many letters, compared with the column of its name. */
 function codeList<const Name extends string, const Flag extends string>(
   name: Name,

@@ -107,6 +107,12 @@ export function zoneDate(instant: Date, zone: string): string {
   return isoDay(zone === UTC ? instant.getTime() : wallAt(instant.getTime(), zone));
 }
 
+/** The wall clock of an instant in the zone, to the second: `2024-03-08 07:18:56` (a card shows it beside UTC). */
+export function zoneTime(instant: Date, zone: string): string {
+  const wall = zone === UTC ? instant.getTime() : wallAt(instant.getTime(), zone);
+  return `${isoDay(wall)} ${new Date(wall).toISOString().slice(11, 19)}`;
+}
+
 function isoDay(ms: number): string {
   const d = new Date(ms);
   const y = d.getUTCFullYear();

@@ -5,7 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { field, flagName, MAX_BUCKETS, parameters, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type QueryOf } from './parameters.js';
+import { field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
@@ -44,6 +44,25 @@ export function isValidDate(value: string): boolean {
   const date = new Date(0);
   date.setUTCFullYear(y, mo - 1, d);
   return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** The days of a month (1 to 12) of a year. */
+function monthDays(year: number, month: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, 0);
+  return date.getUTCDate();
+}
+
+/** Why a text is not a date, in words ("February 2024 has 29 days"); undefined when it is one. */
+export function dateProblem(value: string): string | undefined {
+  const m = DATE_RE.exec(value);
+  if (!m) return `"${value}" is not a date of the form YYYY-MM-DD`;
+  if (isValidDate(value)) return undefined;
+  const [year, month] = [Number(m[1]), Number(m[2])];
+  if (month < 1 || month > 12) return `"${value}" is not a date: the months are 01 to 12`;
+  return `"${value}" is not a date: ${MONTHS[month - 1]} ${m[1]} has ${monthDays(year, month)} days`;
 }
 
 export function formatDate(date: Date): string {
@@ -152,8 +171,9 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
         if ((field(p, 'required') ?? []).includes(operation)) problems.add(name, 'is required (YYYY-MM-DD)');
         return undefined;
       }
-      if (!isValidDate(value)) {
-        problems.add(name, `"${value}" is not a date of the form YYYY-MM-DD`);
+      const problem = dateProblem(value);
+      if (problem !== undefined) {
+        problems.add(name, problem);
         return undefined;
       }
       return value;
@@ -328,7 +348,46 @@ function parsePeriodQuery(raw: RequestParams, today: Date, operation: Operation,
   return { ...query, dateFrom: dateFrom!, dateTo: dateTo! };
 }
 
-/** Days from one date to another, both included. */
+/** A period's first and last day. */
+export interface Dates {
+  dateFrom: string;
+  dateTo: string;
+}
+
+/** A calendar month's days: `2024-02` is 2024-02-01..2024-02-29. */
+function monthDates(month: string): Dates {
+  const [year, number] = month.split('-').map(Number) as [number, number];
+  return { dateFrom: `${month}-01`, dateTo: `${month}-${String(monthDays(year, number)).padStart(2, '0')}` };
+}
+
+/**
+ * A short period of the CLI (PERIOD_FLAGS) as its dates: `value` as typed (true for a switch), today
+ * the date in `timeZone` of the instant `now`. A UsageError naming the flag when the value is not one.
+ * --since Nd: the N days ending today (today and the N-1 before); Nw: 7N days.
+ */
+export function shortPeriod(name: PeriodFlag, value: string | true, now: Date, timeZone: string = UTC): Dates {
+  const today = zoneDate(now, timeZone);
+  const flag = flagName(PERIOD_FLAGS.find((p) => p.name === name)!.flag);
+  const text = String(value);
+  switch (name) {
+    case 'month':
+      if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(text)) throw new UsageError(`${flag}: "${text}" is not a month of the form YYYY-MM (2024-03)`);
+      return monthDates(text);
+    case 'lastMonth':
+      return monthDates(addDays(`${today.slice(0, 7)}-01`, -1).slice(0, 7));
+    case 'ytd':
+      return { dateFrom: `${today.slice(0, 4)}-01-01`, dateTo: today };
+    case 'since': {
+      const m = /^(\d+)([dw])$/i.exec(text);
+      if (!m) throw new UsageError(`${flag}: "${text}" is not a number of days or weeks: 7d, 2w`);
+      const days = Number(m[1]) * (m[2]!.toLowerCase() === 'w' ? 7 : 1);
+      if (days < 1) throw new UsageError(`${flag}: "${text}" must be 1d or more (1d: today)`);
+      if (days > daysOf(EVERY_DATE.dateFrom, today)) throw new UsageError(`${flag}: "${text}" reaches before ${EVERY_DATE.dateFrom}`);
+      return { dateFrom: addDays(today, 1 - days), dateTo: today };
+    }
+  }
+}
+
 /** The days from dateFrom to dateTo, both counted. */
 export function daysOf(dateFrom: string, dateTo: string): number {
   return Math.round((Date.parse(`${dateTo}T00:00:00Z`) - Date.parse(`${dateFrom}T00:00:00Z`)) / 86_400_000) + 1;

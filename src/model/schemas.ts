@@ -183,10 +183,42 @@ export const ACTIVITY_RESPONSE = {
   },
 } as const;
 
-/** What each route does, for its documented responses. */
-export type OperationKind = 'report' | 'items' | 'trend' | 'total' | 'validate' | 'health' | 'order' | 'contact' | 'activity';
+/** What an id matched, or one near it: an order, a contact, a source, a smartflow or a delivery. */
+const idMatch = {
+  type: 'object',
+  required: ['kind', 'by', 'id', 'type', 'name', 'smartflowId'],
+  additionalProperties: false,
+  properties: {
+    kind: { type: 'string', enum: ['order', 'contact', 'source', 'smartflow', 'delivery'] },
+    by: {
+      type: 'string',
+      enum: ['id', 'email', 'clientContactId', 'name', 'campaignId'],
+      description: "what of it the id matched: its id, a contact's e-mail (any case) or client contact id, a source's name or campaign id",
+    },
+    id: { ...text, description: 'the id to look it up by: the order, contact, source, smartflow or delivery id' },
+    type: { ...nullableText, description: "a source's type (a smartflow's and a delivery's: smartflow)" },
+    name: { ...nullableText, description: "its name: a source's, smartflow's or delivery's, a contact's first name and surname (else e-mail)" },
+    smartflowId: { ...nullableText, description: "a delivery's smartflow" },
+  },
+} as const;
 
-const LOOKUP_SCHEMA = { order: ORDER_RESPONSE, contact: CONTACT_RESPONSE, activity: ACTIVITY_RESPONSE } as const;
+/** GET /v1/ids/{id}: what an id names in the data, else the ids nearest it. */
+export const IDS_RESPONSE = {
+  type: 'object',
+  required: ['id', 'matches', 'nearest', 'sources'],
+  additionalProperties: false,
+  properties: {
+    id: { ...text, description: 'the id looked for, surrounding blanks removed' },
+    matches: { type: 'array', items: idMatch, description: 'everything the id names exactly (an e-mail in any case)' },
+    nearest: { type: 'array', items: idMatch, description: 'when the id names nothing: the known ids nearest it (any case, a few edits away), at most three of each kind, nearest first' },
+    sources: { type: 'array', items: idMatch, description: 'when the id names nothing: the first eight sources by type and id, to name when none is near' },
+  },
+} as const;
+
+/** What each route does, for its documented responses. */
+export type OperationKind = 'report' | 'items' | 'trend' | 'total' | 'validate' | 'health' | 'order' | 'contact' | 'activity' | 'ids';
+
+const LOOKUP_SCHEMA = { order: ORDER_RESPONSE, contact: CONTACT_RESPONSE, activity: ACTIVITY_RESPONSE, ids: IDS_RESPONSE } as const;
 const LOOKUP_MISSING = {
   order: 'the data holds no order with this id',
   contact: 'the data holds no contact with this id, e-mail or client contact id',
@@ -204,7 +236,7 @@ const isTagged = (kind: OperationKind) => kind === 'report' || kind === 'items' 
  */
 export function responsesFor(kind: OperationKind): Record<string, unknown> {
   const authenticated = kind !== 'health';
-  const lookup = kind === 'order' || kind === 'contact' || kind === 'activity';
+  const lookup = kind === 'order' || kind === 'contact' || kind === 'activity' || kind === 'ids';
   const queries = isTagged(kind) || kind === 'validate' || lookup;
   const ok =
     kind === 'health'
@@ -235,7 +267,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
           415: problemResponse('the body is not application/json'),
         }
       : {}),
-    ...(lookup ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
+    ...(lookup && kind !== 'ids' ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
     ...(tagged
       ? {
           412: problemResponse(

@@ -64,6 +64,13 @@ export const ITEM_TABLE_COLUMNS = [
   'attribution.hoursToConversion',
 ];
 
+/**
+ * The columns of a records table left out first when it does not fit the terminal, in this order:
+ * the millisecond timestamp, then the figures, before what identifies a conversion (its order, its
+ * source, its amount and currency), which leave last (from the right).
+ */
+export const ITEM_TABLE_DROP_FIRST = ['datetime', 'attribution.hoursToConversion', 'conversionsReferenceAmount', 'isRefund', 'contactId', 'source.type'];
+
 /** The figures a terminal table shows of a source, a bucket or a total. */
 const FIGURE_TABLE_COLUMNS = [
   'conversionsNumber',

@@ -1,5 +1,4 @@
 /** Pure formatters: records in, text out. */
-import type { ChalkInstance } from 'chalk';
 import { getPath, isAmountColumn } from './columns.js';
 
 /** The formats of the reporting commands. */
@@ -21,8 +20,17 @@ export type PageFormat = (typeof PAGE_FORMATS)[number];
 export const VALIDATE_FORMATS = ['table', 'json', 'github', 'junit', 'html', 'sarif'] as const;
 export type ValidateFormat = (typeof VALIDATE_FORMATS)[number];
 
+/**
+ * -o markdown: a GitHub-flavoured markdown table or card to paste into a ticket or a chat
+ * (markdown.ts); only the commands that list it take it (commands/globals.ts, MARKDOWN_COMMANDS).
+ */
+export const MARKDOWN = 'markdown';
+
+/** The formats the one writer prints (writer.ts): the reporting formats and markdown. */
+export type WriterFormat = Format | typeof MARKDOWN;
+
 /** Any format a command prints (a command's own list says which it takes). */
-export type AnyFormat = PageFormat | ValidateFormat;
+export type AnyFormat = PageFormat | ValidateFormat | typeof MARKDOWN;
 
 export const isFormat = (value: string): value is Format => (FORMATS as readonly string[]).includes(value);
 export const isValidateFormat = (value: string): value is ValidateFormat => (VALIDATE_FORMATS as readonly string[]).includes(value);
@@ -114,10 +122,4 @@ export function tableCell(value: unknown, column: string): string {
   if (typeof value === 'number') return isAmountColumn(column) ? formats().money.format(value) : formats().number.format(value);
   if (typeof value === 'boolean') return value ? 'yes' : '';
   return cellText(value);
-}
-
-/** A card of label/value lines (the order command on a terminal). */
-export function renderCard(title: string, lines: [string, string][], chalk: ChalkInstance): string {
-  const width = Math.max(...lines.map(([label]) => label.length));
-  return [chalk.bold(title), ...lines.map(([label, value]) => `  ${chalk.dim(label.padEnd(width))}  ${value}`)].join('\n') + '\n';
 }

@@ -5,7 +5,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
-import { safeLines, safeValue } from './terminal.js';
+import { safeLines, safeValue, wrapLines } from './terminal.js';
 
 export interface Logger {
   /** Notes for a person (summaries, hints); silenced by --quiet. */
@@ -23,13 +23,15 @@ export interface LoggerOptions {
   quiet: boolean;
   /** stderr is a terminal: the only place a progress line shows. */
   terminal: boolean;
+  /** stderr's width on a terminal: notes wrap at spaces to it (never inside a word); undefined: as they are. */
+  width?: number;
 }
 
-export function createLogger(stderr: Writable, chalk: ChalkInstance, { quiet, terminal }: LoggerOptions): Logger {
+export function createLogger(stderr: Writable, chalk: ChalkInstance, { quiet, terminal, width }: LoggerOptions): Logger {
   let progressShown = false;
   return {
     info: (message) => {
-      if (!quiet) stderr.write(`${chalk.dim(safeLines(message))}\n`);
+      if (!quiet) stderr.write(`${chalk.dim(wrapLines(safeLines(message), width))}\n`);
     },
     warn: (message) => stderr.write(`${chalk.yellow('warning:')} ${safeLines(message)}\n`),
     failure: (label, message) => stderr.write(`${chalk.red(label)} ${safeLines(message)}\n`),

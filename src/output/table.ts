@@ -2,8 +2,10 @@
  * Terminal tables, pure: records, columns and a width in, text out.
  *
  * - Fits a width: names and links are shortened with an ellipsis (never wrapped), and
- *   when even that is not enough columns are left out from the right, keeping the first,
- *   a series' name, the first money column and the first reference amount (`hidden` says which).
+ *   when even that is not enough columns are left out: first those `dropFirst` names, in its
+ *   order (the items' timestamp before what identifies a conversion), then from the right,
+ *   keeping the first, a series' name, the first money column and the first reference amount
+ *   (`hidden` says which).
  * - Money columns carry their currency in the header ("Revenue (EUR)") when every row
  *   agrees on it; rows in several currencies show it in their own column (Cur).
  * - With `totals`, rows that cover several sources close with a totals row (one per
@@ -32,6 +34,11 @@ export interface TableOptions {
    * --breakdown's lines of one source show it on the first.
    */
   sparklines?: ReadonlyMap<string, readonly number[]>;
+  /**
+   * Columns left out first when the table does not fit, in this order, before any other leaves
+   * from the right (the first column too, when named here). Default: none, only from the right.
+   */
+  dropFirst?: readonly string[];
 }
 
 /** The trend column's key among the columns (never a field of a record). */
@@ -119,14 +126,15 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
   );
   const lineWidth = (widths: number[]) => widths.reduce((sum, w) => sum + w + 3, 1);
 
-  // columns leave from the right, except those keptColumns names; then, if need be, those too
-  const keep = keptColumns(columns);
+  // columns leave in the order of dropFirst, then from the right, except those keptColumns names; then, if need be, those too
+  const keep = keptColumns(columns, options.dropFirst);
   let visible = columns.map((_, i) => i);
   const widths = [...natural];
   if (options.width !== undefined && options.width > 0) {
     const available = options.width;
     const fits = () => lineWidth(visible.map((v) => minimum[v]!)) <= available;
-    for (let i = columns.length - 1; i > 0 && !fits(); i--) {
+    for (const i of dropOrder(columns, options.dropFirst)) {
+      if (fits()) break;
       if (!keep.has(i)) visible = visible.filter((v) => v !== i);
     }
     // a very narrow terminal: names shrink further before a kept column goes
@@ -183,6 +191,12 @@ function valueOf(record: unknown, column: string): unknown {
   return changeFigure(column) !== undefined && getPath(record, 'comparison.change') === null ? null : getPath(record, column);
 }
 
+/** A cell as a table shows it (a record's value of the column, or the value given): its text, made safe, and whether it is aligned right. */
+export function tableText(record: unknown, column: string, value: unknown = valueOf(record, column)): { text: string; right: boolean } {
+  const { text, right } = cell(value, column);
+  return { text, right };
+}
+
 function cell(value: unknown, column: string): Cell {
   if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as { relative?: unknown } | null);
   return {
@@ -198,10 +212,18 @@ function cell(value: unknown, column: string): Cell {
  * differ by it alone), the first money column and the first amount in the reference currency (name,
  * revenue, and the revenue that adds up across currencies), with the column naming a kept amount's currency.
  */
-function keptColumns(columns: readonly string[]): Set<number> {
+function keptColumns(columns: readonly string[], dropFirst: readonly string[] = []): Set<number> {
   const money = [columns.findIndex((c) => isAmountColumn(c)), columns.findIndex((c) => isAmountColumn(c) && c.endsWith('Reference'))];
   const series = columns.flatMap((c, i) => (c === 'seriesName' ? [i] : []));
-  return new Set([0, ...series, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))]);
+  const kept = [0, ...series, ...money, ...money.map((i) => columns.indexOf(currencyColumn(columns[i] ?? '') ?? ''))];
+  return new Set(kept.filter((i) => !dropFirst.includes(columns[i] ?? '')));
+}
+
+/** The order columns leave in: those dropFirst names, in its order, then the others from the right (never the first of those). */
+function dropOrder(columns: readonly string[], dropFirst: readonly string[] = []): number[] {
+  const first = dropFirst.map((c) => columns.indexOf(c)).filter((i) => i >= 0);
+  const rest = columns.map((_, i) => i).filter((i) => i > 0 && !first.includes(i));
+  return [...first, ...rest.reverse()];
 }
 
 /**
@@ -234,7 +256,7 @@ function changeCell(change: { relative?: unknown } | null): Cell {
 }
 
 /** The header of a column: money columns name their currency when all rows agree on one. */
-function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
+export function columnTitle(records: unknown[], column: string, titles: Record<string, string>): string {
   const title = safeValue(titles[column] ?? column);
   const currencyPath = currencyColumn(column);
   if (!currencyPath || records.length === 0) return title;

@@ -159,3 +159,60 @@ export function fit(text: string, width: number): string {
 export function padColumns(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - textWidth(text)));
 }
+
+/** A run of text and what it carries (a card's colour: output/cards.ts), kept with each piece of it that wrapRuns lays out. */
+export interface TextRun {
+  text: string;
+}
+
+/**
+ * Runs laid out in lines of at most `width` columns, broken at spaces (the spaces at a break
+ * dropped), each line after the first starting with `indent` spaces; a word longer than a line
+ * stays whole on its own, and so does a word within the first `indent` columns (a card's label)
+ * and the first after them (the first word of its value). Runs that fit, or without a width (or
+ * one too narrow to hold the indent): one line, as they are.
+ */
+export function wrapRuns<R extends TextRun>(runs: R[], width: number | undefined, indent: number): (R | TextRun)[][] {
+  if (width === undefined || width <= indent + 1 || textWidth(runs.map((r) => r.text).join('')) <= width) return [runs];
+  const lines: (R | TextRun)[][] = [[]];
+  let used = 0;
+  let pending: R[] = [];
+  let pendingWidth = 0;
+  for (const run of runs) {
+    for (const piece of run.text.split(/( +)/)) {
+      if (piece === '') continue;
+      const token: R = { ...run, text: piece };
+      if (piece.startsWith(' ')) {
+        pending.push(token);
+        pendingWidth += piece.length;
+        continue;
+      }
+      const w = textWidth(piece);
+      if (used > indent && used + pendingWidth + w > width) {
+        // the indent is plain, without the run's colour
+        lines.push([{ text: ' '.repeat(indent) }]);
+        used = indent;
+      } else {
+        lines.at(-1)!.push(...pending);
+        used += pendingWidth;
+      }
+      pending = [];
+      pendingWidth = 0;
+      lines.at(-1)!.push(token);
+      used += w;
+    }
+  }
+  return lines;
+}
+
+/**
+ * A text of lines for a terminal wrapped at spaces to the width (wrapRuns), a wrapped line continued
+ * under its own indent (its leading spaces); as it is without a width (not a terminal).
+ */
+export function wrapLines(text: string, width: number | undefined): string {
+  if (width === undefined) return text;
+  return text
+    .split('\n')
+    .map((line) => wrapRuns([{ text: line }], width, /^ */.exec(line)![0].length).map((pieces) => pieces.map((p) => p.text).join('')).join('\n'))
+    .join('\n');
+}

@@ -14,7 +14,7 @@ import {
   tsvHeader,
   tsvRow,
   type AnyFormat,
-  type Format,
+  type WriterFormat,
 } from './format.js';
 import type { Sink } from './sink.js';
 import { safeJsonText, safeLines } from './terminal.js';
@@ -31,6 +31,8 @@ export interface RecordKind {
   tableColumns: string[];
   /** Names that --fields may also take in json/jsonl (whole nested objects). */
   objectFields: string[];
+  /** A terminal table's columns left out first when it does not fit (TableOptions.dropFirst); default: from the right. */
+  dropFirst?: readonly string[];
   /** Expands a record into flat rows (--breakdown: one per currency). */
   expand?: (record: unknown) => unknown[];
 }
@@ -60,7 +62,7 @@ export interface TableExtras {
 }
 
 export interface WriterOptions {
-  format: Format;
+  format: WriterFormat;
   fields?: string[];
   chalk: ChalkInstance;
   /**
@@ -93,17 +95,17 @@ export class ResultWriter {
     private readonly sink: Sink,
     private readonly options: WriterOptions,
   ) {
-    const defuse = options.terminal && options.format !== 'table' ? defuser(options.format) : undefined;
+    const defuse = options.terminal && options.format !== 'table' && options.format !== 'markdown' ? defuser(options.format) : undefined;
     this.out = defuse ? { write: (text) => sink.write(defuse(text)), flush: () => sink.flush() } : sink;
   }
 
-  get format(): Format {
+  get format(): WriterFormat {
     return this.options.format;
   }
 
   private columns(kind: RecordKind): string[] {
     const { fields, format } = this.options;
-    if (!fields) return format === 'table' ? kind.tableColumns : kind.columns;
+    if (!fields) return format === 'table' || format === 'markdown' ? kind.tableColumns : kind.columns;
     const flatColumns = [...kind.columns, ...(kind.moreColumns ?? [])];
     const allowed = format === 'json' || format === 'jsonl' ? [...flatColumns, ...kind.objectFields] : flatColumns;
     const unknown = fields.filter((f) => !allowed.includes(f));
@@ -173,7 +175,9 @@ export class ResultWriter {
     const count =
       this.options.format === 'table'
         ? await this.writeTable(kind, rows, columns, { start, totalCount: stream.totalCount, ...extras })
-        : await this.writeRecords(kind, stream, rows, columns, start);
+        : this.options.format === 'markdown'
+          ? await this.writeMarkdown(kind, rows, columns, { start, totalCount: stream.totalCount })
+          : await this.writeRecords(kind, stream, rows, columns, start);
     await this.sink.flush();
     return count;
   }
@@ -265,20 +269,14 @@ export class ResultWriter {
     { start, totalCount, sparklines }: TableExtras & { start: number; totalCount: number },
   ): Promise<number> {
     const { layoutTable } = await import('./table.js');
-    const lines: unknown[] = [];
-    let count = 0;
-    for await (const record of rows) {
-      lines.push(...(kind.expand ? kind.expand(record) : [record]));
-      count++;
-    }
+    const { lines, count, totals } = await tableLines(kind, rows, start, totalCount);
     if (!lines.length) return count;
     const width = this.tableWidth();
-    const shown = start + count;
     const layout = layoutTable(lines, columns, this.options.chalk, {
       ...(width !== undefined ? { width } : {}),
       ...(sparklines && !this.options.fields ? { sparklines } : {}),
-      totals: kind.totals ?? kind.objectFields.includes('breakdown'),
-      totalLabel: start > 0 || shown < totalCount ? `Total (${start + 1}-${shown} of ${totalCount})` : 'Total',
+      ...(kind.dropFirst ? { dropFirst: kind.dropFirst } : {}),
+      ...totals,
     });
     await this.sink.write(layout.text);
     if (layout.hidden.length) {
@@ -288,6 +286,14 @@ export class ResultWriter {
       if (this.options.notice) this.options.notice(message);
       else await this.sink.write(`${this.options.chalk.dim(message)}\n`);
     }
+    return count;
+  }
+
+  /** -o markdown: every record as a row of one GFM table (markdown.ts), with the totals a terminal table has; nothing for none. */
+  private async writeMarkdown<T>(kind: RecordKind, rows: AsyncIterable<T>, columns: string[], { start, totalCount }: { start: number; totalCount: number }): Promise<number> {
+    const { recordsMarkdown } = await import('./markdown.js');
+    const { lines, count, totals } = await tableLines(kind, rows, start, totalCount);
+    if (lines.length) await this.sink.write(recordsMarkdown(lines, columns, totals));
     return count;
   }
 
@@ -328,6 +334,22 @@ export class ResultWriter {
 function defuser(format: AnyFormat): ((text: string) => string) | undefined {
   if (format === 'table') return undefined;
   return format === 'json' || format === 'jsonl' || format === 'sarif' ? safeJsonText : safeLines;
+}
+
+/** The lines a table (terminal or markdown) shows of the records (expanded: --breakdown), how many records, and its totals. */
+async function tableLines<T>(kind: RecordKind, rows: AsyncIterable<T>, start: number, totalCount: number) {
+  const lines: unknown[] = [];
+  let count = 0;
+  for await (const record of rows) {
+    lines.push(...(kind.expand ? kind.expand(record) : [record]));
+    count++;
+  }
+  const shown = start + count;
+  const totals = {
+    totals: kind.totals ?? kind.objectFields.includes('breakdown'),
+    totalLabel: start > 0 || shown < totalCount ? `Total (${start + 1}-${shown} of ${totalCount})` : 'Total',
+  };
+  return { lines, count, totals };
 }
 
 export const PROGRESS_EVERY = 10_000;

@@ -10,7 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Verifier } from './auth.js';
 import { DEFAULT_LIMITS, type ServerLimits } from './limits.js';
-import type { ServedDataset } from './plugins.js';
+import { servedFrom, type ServedData, type ServedDataset } from './plugins.js';
 import { Clients, registerAuth } from './hooks/authenticate.js';
 import { dataAccess, LazyGate, registerGate } from './hooks/budget.js';
 import { registerRequestChecks } from './hooks/checks.js';
@@ -28,10 +28,12 @@ import { ROUTES } from './routes.js';
 export { gateFor } from './hooks/budget.js';
 
 export interface AppOptions {
-  /** The dataset served now (it may be swapped by a reload). */
-  dataset: () => ServedDataset;
+  /** The dataset served now (it may be swapped by a reload); or served. */
+  dataset?: () => ServedDataset;
   /** The dataset of a data version a request is pinned to (DatasetHolder.byVersion); default: the one served now, if it is that version. */
   datasetOf?: (dataVersion: string) => ServedDataset | undefined;
+  /** What requests are answered from, each plugin's data (plugins.ts ServedData): a directory of plugin files; default: dataset and datasetOf. */
+  served?: ServedData;
   verify: Verifier;
   /** One JSON object per line on stderr: the access log and failures. */
   log: (entry: Record<string, unknown>) => void;
@@ -54,7 +56,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const log = new RequestLog(options.log, now);
   const clients = new Clients(limits.rateLimitPerMinute, options.clock);
   const cors = new CorsPolicy(options.corsOrigins);
-  const gate = new LazyGate(limits, options.dataset);
+  const served = servedOf(options);
+  const gate = new LazyGate(limits, () => served.poolSize);
   const drain = new Drain(() => gate.made);
   const headers = answerHeaders(drain, clients, cors);
   const app = createFastify({ limits, log, headers });
@@ -64,16 +67,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerExpectation(app, log);
   const docs = await registerOpenApi(app, options.version);
   const known = registerKnownRoutes(app);
-  const authenticate = registerAuth(app, clients, options.verify, options.dataset);
+  const authenticate = registerAuth(app, clients, options.verify, (plugin) => served.has(plugin));
   registerAccessLog(app, log);
   registerDrain(app, drain);
   registerRequestChecks(app);
   registerCors(app, cors, known);
   registerAnswerHeaders(app, headers, compression);
   const data = dataAccess({ app, limits, clientOf: (request) => clients.keyOf(request), arrival: (request) => log.arrival(request) });
-  const tagged = taggedQueries({ dataset: options.dataset, datasetOf: options.datasetOf, data, giveBack: (request) => clients.giveBack(request), compression });
-  registerRoutes(app, ROUTES, { authenticate, data, tagged, docs, dataset: options.dataset, now });
+  const tagged = taggedQueries({ served, data, giveBack: (request) => clients.giveBack(request), compression });
+  registerRoutes(app, ROUTES, { authenticate, data, tagged, docs, served, now });
   registerOpenApiRoute(app);
   registerProblems(app, { known, bodyLimit: limits.bodyLimit, log: options.log, now });
   return app;
+}
+
+function servedOf(options: AppOptions): ServedData {
+  if (options.served) return options.served;
+  if (!options.dataset) throw new Error('internal: buildApp needs a dataset or served data');
+  return servedFrom(options.dataset, options.datasetOf);
 }

@@ -58,6 +58,65 @@ function requireServable(dataset: Dataset, dir: string): void {
   }
 }
 
+/** A dataset a request holds: it is not closed (by a reload or an eviction) until release() is called. */
+export interface Held {
+  dataset: ServedDataset;
+  release: () => void;
+}
+
+/**
+ * What the app answers requests from (app.ts): one dataset for every plugin (DatasetHolder, by
+ * servedFrom), or a directory of plugin files, each opened on its plugin's first request
+ * (plugin-files.ts). A request only ever holds its own plugin's data.
+ */
+export interface ServedData {
+  /** True when the plugin has data here (the check after the token). */
+  has(plugin: string): boolean;
+  /**
+   * The data that answers the plugin now, or the data of the version a request pins
+   * (Convx-Data-Version), held until release(); undefined when the plugin has none here or that
+   * version is not held.
+   */
+  hold(plugin: string, version?: string): Promise<Held | undefined>;
+  /** The version the plugin is answered from now (a 412 names it); undefined when it has no data here. */
+  versionOf(plugin: string): string | undefined;
+  /** The connections requests share (the gate's bounds). */
+  readonly poolSize: number;
+  /** When the data served now was loaded (the health route). */
+  readonly loadedAt: Date;
+}
+
+/** One dataset for every plugin as ServedData: the one served now, or the one of a pinned version (byVersion). */
+export function servedFrom(dataset: () => ServedDataset, datasetOf?: (dataVersion: string) => ServedDataset | undefined): ServedData {
+  const held = (data: ServedDataset | undefined): Held | undefined => (data ? { dataset: data, release: data.retain() } : undefined);
+  return {
+    has: (plugin) => dataset().has(plugin),
+    hold: async (_plugin, version) => {
+      if (version === undefined) return held(dataset());
+      const current = dataset();
+      return held(datasetOf ? datasetOf(version) : current.version === version ? current : undefined);
+    },
+    versionOf: () => dataset().version,
+    get poolSize() {
+      return dataset().poolStats.size;
+    },
+    get loadedAt() {
+      return dataset().loadedAt;
+    },
+  };
+}
+
+/** What `convx serve` logs of the data it serves (on listening and after a reload). */
+export interface ServedSummary {
+  plugins: string[];
+  poolSize: number;
+  /** The version of the one dataset served; a directory of plugin files has one per file. */
+  dataVersion?: string;
+  maxOpenPlugins?: number;
+  /** False when only delivery validation is served (a dataset without orders). */
+  reports: boolean;
+}
+
 export class ServedDataset {
   private inFlight = 0;
   private retired = false;
@@ -245,6 +304,17 @@ export class DatasetHolder {
       return this.queued;
     }
     return this.start();
+  }
+
+  /** What `convx serve` logs of the data served now. */
+  summary(): ServedSummary {
+    const current = this.current;
+    return { plugins: current.plugins, poolSize: current.poolStats.size, dataVersion: current.version, reports: current.reports };
+  }
+
+  /** Requests holding the data served now. */
+  get requestsInFlight(): number {
+    return this.current.requestsInFlight;
   }
 
   /** True while a reload runs or is scheduled. */

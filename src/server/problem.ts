@@ -75,6 +75,11 @@ export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout'
   return new ProblemError(problem(kind, detail), { 'retry-after': String(Math.max(1, Math.ceil(seconds))) });
 }
 
+/** The token's plugin has no data on this server (the same answer whether a reload removed it or it never had any). */
+export function unknownPlugin(plugin: string): ProblemError {
+  return new ProblemError(problem('unknownPlugin', `the token's plugin "${plugin}" has no data on this server`));
+}
+
 /**
  * A complete HTTP/1.1 response carrying a problem, for the few errors Node's
  * HTTP parser reports before any request object exists (431, 400, 408): with a

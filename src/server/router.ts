@@ -8,7 +8,7 @@ import type { DataWork } from './hooks/budget.js';
 import type { TaggedQuery } from './hooks/conditional.js';
 import type { OperationKinds } from './hooks/openapi.js';
 import { requestParams } from './conventions.js';
-import type { ServedDataset } from './plugins.js';
+import type { ServedData } from './plugins.js';
 import { problem, ProblemError } from './problem.js';
 import type { DataRoute, RouteRow } from './routes.js';
 
@@ -19,7 +19,7 @@ export interface RouterDeps {
   tagged: TaggedQuery;
   /** Each path's operation kind, for the OpenAPI document (hooks/openapi.ts). */
   docs: OperationKinds;
-  dataset: () => ServedDataset;
+  served: ServedData;
   now: () => Date;
 }
 
@@ -38,7 +38,7 @@ export function registerRoutes(app: FastifyInstance, rows: readonly RouteRow[], 
       schema: schemaOf(row),
       // A request without a JSON content type never reaches the handler (fastify answers 415 for other types).
       ...(row.answer !== 'public' && row.jsonBody ? { preValidation: requireJson } : {}),
-      handler: row.answer === 'public' ? async () => row.handler(deps.dataset()) : dataHandler(row, deps),
+      handler: row.answer === 'public' ? async () => row.handler(deps.served) : dataHandler(row, deps),
     });
   }
 }
@@ -72,7 +72,7 @@ function dataHandler(row: DataRoute<unknown>, deps: RouterDeps): RouteHandlerMet
   const connection = row.ownConnection ? { pooled: false } : undefined;
   return async (request) => {
     const parsed = parse(request);
-    const found = await deps.data(request, async (b) => row.handler(b, parsed), deps.dataset, connection);
+    const found = await deps.data(request, async (b) => row.handler(b, parsed), (plugin) => deps.served.hold(plugin), connection);
     if (found === undefined && row.missing) throw new ProblemError(problem('notFound', row.missing(parsed)));
     return found;
   };

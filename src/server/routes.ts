@@ -9,7 +9,6 @@ import { UsageError } from '../errors.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, parseTotalQuery, parseTrendQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
 import { ALIAS_QUERY, DAILY_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, TOTAL_QUERY, TREND_QUERY, type OperationKind } from '../model/schemas.js';
 import type { Page } from '../model/types.js';
-import type { ServedDataset } from './plugins.js';
 
 /** What a row's parser reads: the query string as the shared parser takes it, the path's values, the body, the clock. */
 export interface RouteInput {
@@ -48,7 +47,7 @@ export interface DataRoute<Parsed> extends RouteDoc {
 /** An operation answered without a token or a query (liveness). */
 export interface PublicRoute extends RouteDoc {
   answer: 'public';
-  handler(dataset: ServedDataset): unknown;
+  handler(served: { loadedAt: Date }): unknown;
 }
 
 export type RouteRow = DataRoute<unknown> | PublicRoute;
@@ -175,6 +174,17 @@ export const ROUTES: readonly RouteRow[] = [
   ),
   lookup(
     {
+      path: '/v1/ids/:id',
+      kind: 'ids',
+      operationId: 'resolveId',
+      summary:
+        'What an id names (an order; a contact by id, e-mail or client contact id; a source by id, name or campaign id; a smartflow; a delivery), else the ids nearest it with their names: what convx order, contact and drill say of an id they do not find',
+    },
+    (b, p) => b.resolve?.(p.id!),
+    (p) => `cannot look up ${p.id}`,
+  ),
+  lookup(
+    {
       path: '/v1/campaigns/:campaignId/recipients/:contactId/activity',
       kind: 'activity',
       operationId: 'getCampaignRecipientActivity',
@@ -224,6 +234,6 @@ export const ROUTES: readonly RouteRow[] = [
     summary: 'Liveness and the time the dataset was loaded',
     kind: 'health',
     answer: 'public',
-    handler: (dataset) => ({ status: 'ok', loadedAt: dataset.loadedAt.toISOString() }),
+    handler: (served) => ({ status: 'ok', loadedAt: served.loadedAt.toISOString() }),
   },
 ];

@@ -1,10 +1,13 @@
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { UsageError } from '../errors.js';
-import { buildApp } from './app.js';
-import { createVerifier, type AuthConfig } from './auth.js';
+import { buildApp, type AppOptions } from './app.js';
+import { createVerifier, type AuthConfig, type Verifier } from './auth.js';
 import type { ServerLimits } from './limits.js';
+import { PluginFiles } from './plugin-files.js';
 import { DatasetHolder, ServedDataset, type ServeOptions } from './plugins.js';
+
+export { isPluginDirectory } from './plugin-files.js';
 
 export interface ServerOptions extends ServeOptions {
   dir: string;
@@ -21,11 +24,12 @@ export interface ServerOptions extends ServeOptions {
   corsOrigins?: readonly string[];
 }
 
-export interface RunningServer {
+export interface RunningServer<H = DatasetHolder> {
   url: string;
   app: FastifyInstance;
-  holder: DatasetHolder;
-  /** Reloads the dataset; requests in flight finish on the old one. */
+  /** The data served: one dataset (DatasetHolder), or a directory of plugin files (PluginFiles). */
+  holder: H;
+  /** Reloads the dataset (a directory: lists it again); requests in flight finish on the old one. */
   reload(): Promise<void>;
   /** Stops accepting connections, waits for requests in flight, closes the dataset. */
   close(): Promise<void>;
@@ -72,9 +76,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const verify = createVerifier(options.auth);
   await assertCanListen(options.host, options.port);
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
+  return listen(options, verify, holder, { dataset: () => holder.current, datasetOf: (dataVersion) => holder.byVersion(dataVersion) });
+}
+
+/**
+ * Serves a directory of plugin files (plugin-files.ts): listed now, each file opened on its
+ * plugin's first request, at most maxOpenPlugins at once. Fails before listening if the
+ * directory holds none.
+ */
+export async function startPluginFiles(options: ServerOptions & { maxOpenPlugins?: number }): Promise<RunningServer<PluginFiles>> {
+  const verify = createVerifier(options.auth);
+  await assertCanListen(options.host, options.port);
+  const files = new PluginFiles(options.dir, { ...options, ...(options.maxOpenPlugins !== undefined ? { maxOpen: options.maxOpenPlugins } : {}) });
+  return listen(options, verify, files, { served: files });
+}
+
+/** Builds the app over the data and listens; a failed listen closes the data. */
+async function listen<H extends { reload(): Promise<void>; close(): Promise<void> }>(
+  options: ServerOptions,
+  verify: Verifier,
+  holder: H,
+  data: Pick<AppOptions, 'dataset' | 'datasetOf' | 'served'>,
+): Promise<RunningServer<H>> {
   const app = await buildApp({
-    dataset: () => holder.current,
-    datasetOf: (dataVersion) => holder.byVersion(dataVersion),
+    ...data,
     verify,
     log: options.log,
     version: options.version,

@@ -7,7 +7,7 @@
  * these; the template work (src/validation/render.ts) is beside them.
  */
 import { TooLargeError } from '../errors.js';
-import { plural } from '../words.js';
+import { agree, plural } from '../words.js';
 import { MAX_ASSETS, MAX_AUDIENCE_IDS, type AssetInput, type Finding, type InlineAsset, type NormalizedRequest, type ValidateResponse } from '../model/validation.js';
 import { checkHtml } from './html.js';
 import { printedVariables } from './templates.js';
@@ -181,7 +181,7 @@ export function languageCoverage(
     if (!forLanguage.has(language)) {
       warnings.push({
         code: 'language_fallback',
-        message: `${plural(recipients, 'recipient')} in language ${language} get ${asset.ref}, which has no language`,
+        message: `${plural(recipients, 'recipient')} in language ${language} ${agree(recipients, 'gets', 'get')} ${asset.ref}, which has no language`,
         language,
         assetRef: asset.ref,
         count: recipients,

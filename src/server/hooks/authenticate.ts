@@ -6,8 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Verifier } from '../auth.js';
-import type { ServedDataset } from '../plugins.js';
-import { problem, ProblemError, retryLater } from '../problem.js';
+import { retryLater, unknownPlugin } from '../problem.js';
 import { RateLimiter, rateKey, type RateState } from '../ratelimit.js';
 
 declare module 'fastify' {
@@ -67,13 +66,13 @@ export class Clients {
 }
 
 /** The request's plugin (empty until authenticated), and the route hook that authenticates, then takes the token's rate. */
-export function registerAuth(app: FastifyInstance, clients: Clients, verify: Verifier, dataset: () => ServedDataset): Authenticate {
+export function registerAuth(app: FastifyInstance, clients: Clients, verify: Verifier, has: (plugin: string) => boolean): Authenticate {
   app.decorateRequest('plugin', '');
   return async (request) => {
     const authorization = request.headers.authorization;
     const { plugin, subject } = await verify(authorization);
-    if (!dataset().has(plugin)) {
-      throw new ProblemError(problem('unknownPlugin', `the token's plugin "${plugin}" has no data on this server`));
+    if (!has(plugin)) {
+      throw unknownPlugin(plugin);
     }
     request.plugin = plugin;
     // Whose turns the gate counts and whose rate the limiter takes: one key (the token's subject

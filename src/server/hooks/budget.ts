@@ -6,11 +6,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Backend } from '../../backend.js';
 import { ConvxError } from '../../errors.js';
-import { QueryTimeoutError, withQueryBudget } from '../../local/db.js';
+import { outsideBudget, QueryTimeoutError, withQueryBudget } from '../../local/db.js';
 import type { ServerLimits } from '../limits.js';
-import type { ServedDataset } from '../plugins.js';
+import type { LocalBackend } from '../../local/backend.js';
+import type { Held, ServedDataset } from '../plugins.js';
 import { defaultPluginConcurrency, defaultPluginQueue, FairGate } from '../pool.js';
-import { problem, ProblemError } from '../problem.js';
+import { unknownPlugin } from '../problem.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,11 +37,11 @@ export class LazyGate {
 
   constructor(
     private readonly limits: ServerLimits,
-    private readonly dataset: () => ServedDataset,
+    private readonly poolSize: () => number,
   ) {}
 
   get(): FairGate {
-    return (this.gate ??= gateFor(this.limits, this.dataset().poolStats.size));
+    return (this.gate ??= gateFor(this.limits, this.poolSize()));
   }
 
   /** The gate if a request has made it (the drain refuses its waiting requests). */
@@ -67,8 +68,11 @@ export interface BudgetDeps {
   arrival: (request: FastifyRequest) => number;
 }
 
-/** Work on a backend of the dataset, once the request's turn comes, interrupted when its queries run over the time budget. */
-export type DataWork = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset: () => ServedDataset, connection?: Connection) => Promise<T>;
+/**
+ * Work on a backend of the plugin's data (hold: the data served now, or the one a request pinned), once the
+ * request's turn comes, interrupted when its queries run over the time budget.
+ */
+export type DataWork = <T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, hold: (plugin: string) => Promise<Held | undefined>, connection?: Connection) => Promise<T>;
 
 export function dataAccess({ app, limits, clientOf, arrival }: BudgetDeps): DataWork {
   /** Work on the data once the request's turn comes (bounded per plugin and token, round-robin between plugins). */
@@ -90,17 +94,34 @@ export function dataAccess({ app, limits, clientOf, arrival }: BudgetDeps): Data
       ticket.leave();
     }
   };
-  return (request, work, dataset, connection = {}) =>
-    withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, connection, () => withBackend(request, work, dataset(), connection)), arrival(request));
+  return (request, work, hold, connection = {}) =>
+    withQueryBudget(limits.queryTimeoutMs, () => withTurn(request, connection, () => withHeld(request, work, hold, connection)), arrival(request));
+}
+
+/**
+ * Runs work on a backend of the plugin's data, held meanwhile; a directory of plugin files opens
+ * the plugin's file here on its first request, outside the request's budget (other requests
+ * wait for the same opening).
+ */
+async function withHeld<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, hold: (plugin: string) => Promise<Held | undefined>, connection: Connection): Promise<T> {
+  const held = await outsideBudget(() => hold(request.plugin));
+  // A reload between authentication and here may have swapped in data without this plugin.
+  if (!held || !held.dataset.has(request.plugin)) {
+    held?.release();
+    throw unknownPlugin(request.plugin);
+  }
+  let backend: LocalBackend;
+  try {
+    backend = await held.dataset.backend(request.plugin, connection);
+  } finally {
+    // From here the backend counts the request (its data is not closed under it): the hold is let go.
+    held.release();
+  }
+  return withBackend(work, held.dataset, backend);
 }
 
 /** Runs work on a backend of the dataset, on a pooled connection; one whose work failed is replaced. */
-async function withBackend<T>(request: FastifyRequest, work: (backend: Backend) => Promise<T>, dataset: ServedDataset, connection: Connection): Promise<T> {
-  // A reload between authentication and here may have swapped in data without this plugin.
-  if (!dataset.has(request.plugin)) {
-    throw new ProblemError(problem('unknownPlugin', `the token's plugin "${request.plugin}" has no data on this server`));
-  }
-  const backend = await dataset.backend(request.plugin, connection);
+async function withBackend<T>(work: (backend: Backend) => Promise<T>, dataset: ServedDataset, backend: LocalBackend): Promise<T> {
   try {
     return await work(backend);
   } catch (error) {

@@ -8,14 +8,13 @@ import type { Backend } from '../../backend.js';
 import { DATA_VERSION_HEADER } from '../../model/shapes.js';
 import { negotiateEncoding, requestParams, varyWith } from '../conventions.js';
 import { entityTag, noneMatch } from '../etag.js';
-import type { ServedDataset } from '../plugins.js';
-import { problem, ProblemError } from '../problem.js';
+import type { Held, ServedData } from '../plugins.js';
+import { problem, ProblemError, unknownPlugin } from '../problem.js';
 import type { DataWork } from './budget.js';
 
 export interface ConditionalDeps {
-  /** The dataset served now, and the one of a data version (DatasetHolder.byVersion). */
-  dataset: () => ServedDataset;
-  datasetOf: ((dataVersion: string) => ServedDataset | undefined) | undefined;
+  /** The plugin's data served now, or the one of a data version (DatasetHolder.byVersion, a plugin file's). */
+  served: ServedData;
   data: DataWork;
   /** A 304 costs no query: it gives the token taken back (authenticate.ts Clients.giveBack). */
   giveBack: (request: FastifyRequest) => void;
@@ -33,25 +32,25 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
   return async (request, reply, parsed, work) => {
     // The answer depends on the Convx-Data-Version the request sent (pinnedDataset): caches must know (304s too).
     reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
-    const dataset = pinnedDataset(request, deps);
-    reply.header(DATA_VERSION_HEADER, dataset.version);
-    // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
-    const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
-    if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
-      // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
-      deps.giveBack(request);
-      return reply.code(304).header('etag', representationTag(request, tag, deps.compression)).send();
-    }
     // Held while the request waits for its turn, so that a reload (or the end of a pinned version's
-    // grace) does not close this data before the request has its connection.
-    const release = dataset.retain();
+    // grace, or the eviction of a plugin file) does not close this data before the request has its connection.
+    const held = await pinnedDataset(request, deps);
+    const { dataset } = held;
     let body;
     try {
-      body = await deps.data(request, work, () => dataset);
+      reply.header(DATA_VERSION_HEADER, dataset.version);
+      // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
+      const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
+      if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
+        // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
+        deps.giveBack(request);
+        return reply.code(304).header('etag', representationTag(request, tag, deps.compression)).send();
+      }
+      body = await deps.data(request, work, async () => ({ dataset, release: () => undefined }));
+      reply.header('etag', representationTag(request, tag, deps.compression));
     } finally {
-      release();
+      held.release();
     }
-    reply.header('etag', representationTag(request, tag, deps.compression));
     return body;
   };
 }
@@ -62,25 +61,26 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
  * reload replaced, within the grace period), else the one served now. A pinned version no
  * longer (or never) held is a 412 naming both versions.
  */
-function pinnedDataset(request: FastifyRequest, { dataset, datasetOf }: ConditionalDeps): ServedDataset {
-  const current = dataset();
+async function pinnedDataset(request: FastifyRequest, { served }: ConditionalDeps): Promise<Held> {
   const header = request.headers[DATA_VERSION_HEADER.toLowerCase()];
   const asked = (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim();
-  if (asked === '') return current;
-  const held = datasetOf ? datasetOf(asked) : current.version === asked ? current : undefined;
+  const held = await served.hold(request.plugin, asked === '' ? undefined : asked);
   if (held) return held;
+  const current = served.versionOf(request.plugin);
+  // A reload may have removed the plugin's file since its token was checked.
+  if (asked === '' || current === undefined) throw unknownPlugin(request.plugin);
   const named = JSON.stringify(asked.length > 64 ? `${asked.slice(0, 64)}…` : asked);
   throw new ProblemError(
     {
       ...problem(
         'dataVersionChanged',
-        `the data changed: version ${named} (${DATA_VERSION_HEADER}) is no longer served, the data served now is version "${current.version}"; ` +
+        `the data changed: version ${named} (${DATA_VERSION_HEADER}) is no longer served, the data served now is version "${current}"; ` +
           'start paging again from the first page',
       ),
       requestedVersion: asked.slice(0, 64),
-      currentVersion: current.version,
+      currentVersion: current,
     },
-    { [DATA_VERSION_HEADER]: current.version },
+    { [DATA_VERSION_HEADER]: current },
   );
 }
 

@@ -1,0 +1,164 @@
+/**
+ * The look-ups' ids (`order`, `contact`, `drill`): what an id the command did not find names
+ * instead, in words, with the command to run (Backend.resolve, the one resolver, local or
+ * served); and several ids at once (the arguments, or --stdin one a line), one answer each.
+ */
+import type { Backend, IdMatch, IdResolution } from '../backend.js';
+import { readAll, type Context } from '../context.js';
+import { ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
+import { closest } from '../model/closest.js';
+import type { RecordKind } from '../output/writer.js';
+import { shellWord } from './shared.js';
+
+/** The commands that look an id up, and the kinds each one answers. */
+export type LookupCommand = 'order' | 'contact' | 'drill';
+const OWN: Record<LookupCommand, IdMatch['kind'][]> = { order: ['order'], contact: ['contact'], drill: ['source', 'smartflow', 'delivery'] };
+
+const quoted = (name: string | null) => (name ? ` "${name}"` : '');
+
+/** A match as a suggestion names it: `o-2`, `c-1 (Martin Muller)`, `k-1 "Spring sale"`, `smartflow:sf-1 "Welcome series"`. */
+export function suggestion(m: IdMatch): string {
+  if (m.kind === 'contact') return `${m.id}${m.name ? ` (${m.name})` : ''}`;
+  if (m.kind === 'smartflow') return `smartflow:${m.id}${quoted(m.name)}`;
+  if (m.kind === 'delivery') return `${m.id}${quoted(m.name)} (smartflow ${m.smartflowId})`;
+  return m.kind === 'source' ? `${m.id}${quoted(m.name)}` : m.id;
+}
+
+/** The command that answers a match. */
+export function commandFor(m: IdMatch): string {
+  if (m.kind === 'order' || m.kind === 'contact') return `convx ${m.kind} ${shellWord(m.id)}`;
+  if (m.kind === 'smartflow') return `convx drill ${shellWord(`smartflow:${m.id}`)}`;
+  if (m.kind === 'delivery') return `convx drill /v1/deliveries/${encodeURIComponent(m.smartflowId ?? '')}/${encodeURIComponent(m.id)}/conversions`;
+  if (m.by === 'campaignId') return `convx drill /v1/campaigns/${encodeURIComponent(m.id)}/conversions`;
+  return `convx drill ${shellWord(m.id)}`;
+}
+
+/** What a match is, after "ID is": `a contact (Felix Nowak)`, `the name of campaign k-1`, `a smartflow ("Welcome series")`. */
+function what(m: IdMatch): string {
+  const type = m.kind === 'source' ? (m.type ?? 'source') : m.kind;
+  const article = /^[aeiou]/.test(type) ? 'an' : 'a';
+  const named = m.kind === 'contact' ? (m.name ? ` (${m.name})` : '') : m.name ? ` ("${m.name}")` : '';
+  const of = m.kind === 'delivery' ? ` of smartflow ${m.smartflowId}` : '';
+  if (m.by === 'id') return `${article} ${type}${of}${named}`;
+  const field = { email: 'the e-mail', clientContactId: 'the client contact id', name: 'the name', campaignId: 'the campaign id' }[m.by];
+  return `${field} of ${type} ${m.id}${m.by === 'name' ? '' : named}`;
+}
+
+/** One line per thing the id names, each with the command to run: `c-11 is a contact (Felix Nowak): convx contact c-11`. */
+export function namesHint(resolution: IdResolution, matches: IdMatch[]): string {
+  return matches.map((m) => `${resolution.id} is ${what(m)}: ${commandFor(m)}`).join('\n      ');
+}
+
+/** "did you mean ...?" with the nearest ids of the kinds, at most three, nearest first; undefined when none is near. */
+export function nearestHint(resolution: IdResolution, kinds: IdMatch['kind'][]): string | undefined {
+  const near = resolution.nearest.filter((m) => kinds.includes(m.kind));
+  const ranked = closest(resolution.id, near.map((m) => m.id)).map((id) => near.find((m) => m.id === id)!);
+  return ranked.length ? `did you mean ${ranked.map(suggestion).join(', ')}?` : undefined;
+}
+
+/**
+ * The hint of a look-up that found nothing: what else the id names (and the command to run),
+ * else the nearest ids of the command's kinds; undefined when there is nothing to say or the
+ * backend cannot tell.
+ */
+export async function notFoundHint(backend: Backend, id: string, command: LookupCommand): Promise<string | undefined> {
+  const resolution = await backend.resolve?.(id);
+  if (!resolution) return undefined;
+  const others = resolution.matches.filter((m) => !OWN[command].includes(m.kind));
+  return others.length ? namesHint(resolution, others) : nearestHint(resolution, OWN[command]);
+}
+
+/** Where a look-up looked, as its "not found" says: "the dataset", "the API's data". */
+export const lookedIn = (ctx: Context): string => (ctx.settings.mode === 'api' ? "the API's data" : 'the dataset');
+
+/** A NotFoundError with the resolver's hint, else the one given. */
+export async function notFound(backend: Backend, id: string, command: LookupCommand, message: string, hint?: string): Promise<NotFoundError> {
+  return new NotFoundError(message, (await notFoundHint(backend, id, command)) ?? hint);
+}
+
+/** The ids to look up: the arguments, and with --stdin one a line (blank lines ignored), each trimmed; none at all is commander's own error (the argument was required before --stdin). */
+export async function idsOf(ctx: Context, args: string[], stdin: boolean | undefined, noun: string, argument: string): Promise<{ ids: string[]; several: boolean }> {
+  if (args.length === 0 && !stdin) throw new UsageError(`missing required argument '${argument}'`);
+  const lines = stdin ? (await readAll(ctx.io.stdin)).split(/\r?\n/) : [];
+  const ids = [...args, ...lines].map((a) => a.trim()).filter((a) => a !== '');
+  if (ids.length === 0) throw new UsageError(`give ${noun}${stdin ? ': stdin had none' : ''}`);
+  return { ids, several: stdin === true || ids.length > 1 };
+}
+
+/** The formats of several ids' answers made of records (the rest print each id's card, one after another). */
+const RECORD_FORMATS: readonly string[] = ['json', 'jsonl', 'csv', 'tsv'];
+
+/** Whether an answer is printed as a card (a table on a terminal), not as records. */
+export const printsCards = (ctx: Context): boolean => !RECORD_FORMATS.includes(ctx.format);
+
+/** One id's answer with several ids: the object of its json line, its csv rows, its card, or why not. */
+export interface Answer {
+  /** The id as given (trimmed). */
+  id: string;
+  /** The data holds it (an order that is not a conversion too). */
+  found: boolean;
+  /** What stderr says of it: null when it was answered. */
+  error: string | null;
+  /** What the look-up answered (the API's body: GET conversions/orders/{id}, GET contacts/{id}/conversions); null when not found. */
+  result: unknown;
+}
+
+/** What a look-up of one id yields: the json result, the csv rows, the card; a finding (exit 1) with them. */
+export interface Outcome {
+  result: unknown;
+  rows: Record<string, unknown>[];
+  card?: string;
+  finding?: ConvxError;
+}
+
+/**
+ * Several ids, one answer each in the input's order: json, an array of answers; jsonl, one answer
+ * a line; csv and tsv, the rows of every answer, each led by the id asked (`query`); a table, the
+ * cards. Each id not found or without an answer is named on stderr as one alone would be, and a
+ * last line names those not found. Exit 3 when any was not found, else 1 when any is a finding.
+ */
+export async function answerEach(ctx: Context, ids: string[], kind: RecordKind, one: (id: string) => Promise<Outcome>): Promise<number> {
+  const answers: Answer[] = [];
+  const rows: Record<string, unknown>[] = [];
+  const cards: string[] = [];
+  const missing: string[] = [];
+  let code: number = ExitCode.ok;
+  const tell = (error: ConvxError) => {
+    ctx.log.failure('convx: error:', error.message);
+    if (error.hint) ctx.log.info(`hint: ${error.hint}`);
+  };
+  for (const id of ids) {
+    let outcome: Outcome;
+    try {
+      outcome = await one(id);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      tell(error);
+      missing.push(id);
+      answers.push({ id, found: false, error: error.message, result: null });
+      continue;
+    }
+    if (outcome.finding) {
+      tell(outcome.finding);
+      if (code === ExitCode.ok) code = outcome.finding.exitCode;
+    }
+    answers.push({ id, found: true, error: outcome.finding?.message ?? null, result: outcome.result });
+    rows.push(...outcome.rows.map((row) => ({ query: id, ...row })));
+    if (outcome.card) cards.push(outcome.card);
+  }
+  await printAnswers(ctx, kind, answers, rows, cards);
+  if (missing.length) ctx.log.failure('convx: not found:', `${missing.length} of ${ids.length}: ${missing.join(', ')}`);
+  return missing.length ? ExitCode.notFound : code;
+}
+
+async function printAnswers(ctx: Context, kind: RecordKind, answers: Answer[], rows: Record<string, unknown>[], cards: string[]): Promise<void> {
+  if (ctx.format === 'json') await ctx.output.json(answers);
+  else if (ctx.format === 'jsonl') for (const answer of answers) await ctx.output.json(answer);
+  else if (!printsCards(ctx)) await ctx.output.page(queried(kind), { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
+  else if (cards.length) await ctx.output.text(cards.join('\n'));
+}
+
+/** csv and tsv of several ids: each row led by the id asked. */
+export function queried(kind: RecordKind): RecordKind {
+  return { ...kind, columns: ['query', ...kind.columns], tableColumns: ['query', ...kind.tableColumns] };
+}

@@ -1,0 +1,113 @@
+/**
+ * What an id names in the data (`Backend.resolve`, GET /v1/ids/{id}): the one resolver of
+ * `convx order`, `contact` and `drill`. It knows orders (by id), contacts (by id, e-mail in any
+ * case, client contact id), sources (by id, name, campaign id), smartflows and deliveries (by
+ * id), and else the ids nearest the one given (model/closest.ts ranks them).
+ */
+import type { IdMatch, IdResolution } from '../backend.js';
+import { closest } from '../model/closest.js';
+import type { Scope } from './attribution.js';
+import type { Database } from './db.js';
+import type { TableName } from './schema.js';
+import { EMPTY, int, sql, type Sql } from './sql.js';
+
+/** The kinds in the order an answer lists them. */
+const KINDS: IdMatch['kind'][] = ['order', 'contact', 'source', 'smartflow', 'delivery'];
+
+/** Near candidates read per kind before closest() ranks them; the sources named when none is near. */
+const CANDIDATES = 20;
+const FIRST_SOURCES = 8;
+
+type Row = { kind: IdMatch['kind']; hit: IdMatch['by']; id: string; term: string; type: string | null; name: string | null; smartflow_id: string | null };
+
+/** Every (kind, by, id, key) the data holds: what an id may name. */
+function candidates(scope: Scope): Sql {
+  const t = (name: string) => scope.relation(name);
+  const has = (name: TableName) => scope.dataset.has(name);
+  const parts: Sql[] = [];
+  if (has('orders')) parts.push(sql`SELECT 'order' AS kind, 'id' AS hit, order_id AS id, order_id AS term, NULL AS type, NULL AS name, NULL AS smartflow_id FROM ${t('orders')}`);
+  if (has('contacts')) {
+    const named = sql`coalesce(nullif(concat_ws(' ', first_name, surname), ''), email)`;
+    parts.push(sql`SELECT 'contact', 'id', contact_id, contact_id, NULL, ${named}, NULL FROM ${t('contacts')}`);
+    parts.push(sql`SELECT 'contact', 'email', contact_id, trim(email), NULL, ${named}, NULL FROM ${t('contacts')}`);
+    parts.push(sql`SELECT 'contact', 'clientContactId', contact_id, client_contact_id, NULL, ${named}, NULL FROM ${t('contacts')}`);
+  }
+  for (const table of ['orders', 'touches'] as const) {
+    if (has(table)) parts.push(sql`SELECT 'contact', 'id', contact_id, contact_id, NULL, NULL, NULL FROM ${t(table)}`);
+  }
+  if (has('touches') || has('sources')) {
+    const ids = [has('touches') ? sql`SELECT source_type, source_id FROM ${t('touches')}` : undefined, has('sources') ? sql`SELECT source_type, source_id FROM ${t('sources')}` : undefined].filter((s): s is Sql => s !== undefined);
+    const known = sql`(SELECT i.source_type AS type, i.source_id AS id, s.name, s.campaign_id,
+        CASE WHEN i.source_type = 'smartflow' THEN coalesce(s.smartflow_id, i.source_id) END AS smartflow_id, s.smartflow_name, s.delivery_id, s.delivery_name
+      FROM (SELECT DISTINCT * FROM (${ids[0]!} ${ids[1] ? sql`UNION ${ids[1]}` : EMPTY})) i
+      LEFT JOIN ${scope.sources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
+      WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL)`;
+    parts.push(sql`SELECT 'source', 'id', id, id, type, name, NULL FROM ${known}`);
+    parts.push(sql`SELECT 'source', 'name', id, name, type, name, NULL FROM ${known}`);
+    parts.push(sql`SELECT 'source', 'campaignId', id, campaign_id, type, name, NULL FROM ${known} WHERE type <> 'smartflow' AND campaign_id <> id`);
+    parts.push(sql`SELECT 'smartflow', 'id', smartflow_id, smartflow_id, 'smartflow', smartflow_name, NULL FROM ${known}`);
+    parts.push(sql`SELECT 'delivery', 'id', delivery_id, delivery_id, 'smartflow', delivery_name, smartflow_id FROM ${known}`);
+  }
+  return parts.reduce((all, part) => sql`${all} UNION ALL ${part}`);
+}
+
+/** The candidates a condition keeps, one row per (kind, hit, id, term): the condition applies before the grouping, so a look-up by id scans without grouping every order. */
+function kept(scope: Scope, where: Sql): Sql {
+  return sql`SELECT kind, hit, id, term, max(type) AS type, max(name) AS name, max(smartflow_id) AS smartflow_id
+    FROM (${candidates(scope)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
+}
+
+/** What the id names: its exact matches (an e-mail in any case). */
+function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {
+  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit = 'email' THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`)} ORDER BY kind, hit, type, id`);
+}
+
+/** The first sources by type and id, to name when none is near. */
+function firstSources(scope: Scope, db: Database): Promise<Row[]> {
+  return db.all<Row>(sql`${kept(scope, sql`kind = 'source' AND hit = 'id'`)} ORDER BY type, id LIMIT ${int(FIRST_SOURCES)}`);
+}
+
+/** The candidates near the id (closest()'s rule: contained, or a few edits away, any case), a few of each kind, nearest first. */
+function near(scope: Scope, db: Database, id: string): Promise<Row[]> {
+  const lower = id.toLowerCase();
+  const limit = int(Math.max(2, Math.ceil(id.length / 2)));
+  const contained = sql`contains(lower(term), ${lower}) OR contains(${lower}, lower(term))`;
+  const distance = sql`CASE WHEN ${contained} THEN 0.5 ELSE levenshtein(lower(term), ${lower}) END`;
+  // The edits are at least the difference in length: only terms of about the length are measured.
+  const within = sql`${contained} OR (abs(length(term) - ${int(id.length)}) <= ${limit} AND levenshtein(lower(term), ${lower}) <= ${limit})`;
+  return db.all<Row>(sql`SELECT * FROM (${kept(scope, within)})
+    QUALIFY row_number() OVER (PARTITION BY kind ORDER BY ${distance}, term) <= ${int(CANDIDATES)} ORDER BY kind, hit, type, id`);
+}
+
+const matchOf = (r: Row): IdMatch => ({ kind: r.kind, by: r.hit, id: r.id, type: r.type, name: r.name, smartflowId: r.kind === 'delivery' ? r.smartflow_id : null });
+const byKind = (a: IdMatch, b: IdMatch) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind);
+
+/** The ids nearest the one given, at most three of each kind, nearest first (closest() of the keys). */
+function nearest(rows: Row[], id: string): IdMatch[] {
+  const out: IdMatch[] = [];
+  for (const kind of KINDS) {
+    const ofKind = rows.filter((r) => r.kind === kind);
+    const seen = new Set<string>();
+    for (const key of closest(id, ofKind.map((r) => r.term))) {
+      for (const r of ofKind.filter((n) => n.term === key)) {
+        if (seen.size < 3 && !seen.has(r.id)) {
+          seen.add(r.id);
+          out.push(matchOf(r));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * What an id names in the scope's data (surrounding blanks ignored), else the ids nearest it
+ * (only then: the distances to every id are the costly part) and the first sources.
+ */
+export async function resolveId(scope: Scope, db: Database, given: string): Promise<IdResolution> {
+  const id = given.trim();
+  if (id === '' || !scope.reports) return { id, matches: [], nearest: [], sources: [] };
+  const matches = (await exactly(scope, db, id)).map(matchOf).sort(byKind);
+  if (matches.length) return { id, matches, nearest: [], sources: [] };
+  return { id, matches, nearest: nearest(await near(scope, db, id), id), sources: (await firstSources(scope, db)).map(matchOf) };
+}

@@ -1,0 +1,292 @@
+/**
+ * A directory of plugin files (`convx data import DIR --split-plugins --into OUTDIR/`), served
+ * lazily: OUTDIR/<plugin>.duckdb is opened on its plugin's first request, as a ServedDataset of
+ * its own (plugins.ts), and at most maxOpen files are open at once: opening one more closes the
+ * least recently used that no request holds. A reload lists the directory again: a new file is
+ * served from its first request, a removed one's plugin is unknown (in-flight requests finish
+ * on it), a changed one is opened afresh on its next request while the data it replaced still
+ * answers requests pinned to its version for the grace period. Each file's data version is the
+ * one local mode gives that file (local/open.ts dataVersion).
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataError } from '../errors.js';
+import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
+import { discoverTables } from '../local/dataset/discover.js';
+import { isDuckDbFile } from '../local/imported.js';
+import { dataVersion, filesIdentity } from '../local/open.js';
+import { DEFAULT_VERSION_GRACE_SECONDS } from './limits.js';
+import { ServedDataset, type Held, type ServedData, type ServedSummary, type ServeOptions } from './plugins.js';
+import { defaultPoolSize } from './pool.js';
+
+/** Plugin files open at once when --max-open-plugins is not given. */
+export const DEFAULT_MAX_OPEN_PLUGINS = 16;
+
+const SUFFIX = '.duckdb';
+
+/** A plugin's file as the last listing found it. */
+interface Listed {
+  file: string;
+  /** The data version of the file as listed (its size, modification time and inode). */
+  version: string;
+}
+
+/** A plugin file opened (or being opened), with what the LRU needs. */
+interface Entry {
+  opening: Promise<ServedDataset>;
+  dataset?: ServedDataset;
+  /** Requests waiting for the opening: such an entry is never closed. */
+  waiting: number;
+  lastUsed: number;
+}
+
+/** What the files' opening and closing is (a test's window on laziness and the LRU). */
+export interface PluginFileStats {
+  /** The plugins whose file is open or being opened, least recently used first. */
+  open: string[];
+  /** Files opened and closed (evicted, or replaced by a reload) since the start. */
+  opened: number;
+  closed: number;
+}
+
+/** The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb, and which are DuckDB files. */
+function listFiles(dir: string, options: ServeOptions): Map<string, Listed> {
+  const listed = new Map<string, Listed>();
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(SUFFIX)) continue;
+    const plugin = name.slice(0, -SUFFIX.length);
+    const file = join(dir, name);
+    if (!SAFE_PLUGIN_ID.test(plugin) || !isDuckDbFile(file)) continue;
+    listed.set(plugin, { file, version: dataVersion(filesIdentity(file), options) });
+  }
+  return listed;
+}
+
+/**
+ * True for a directory that holds plugin files (name.duckdb, DuckDB files) and no dataset
+ * table at its top (orders.csv, touches.parquet ...): `convx serve --data` serves it lazily.
+ */
+export function isPluginDirectory(dir: string): boolean {
+  try {
+    if (!statSync(dir).isDirectory() || listFiles(dir, {}).size === 0) return false;
+    return discoverTables(dir).size === 0;
+  } catch {
+    // A directory whose tables cannot be told: a dataset's, whose load says why.
+    return false;
+  }
+}
+
+export interface PluginFilesOptions extends ServeOptions {
+  /** Files open at once (DEFAULT_MAX_OPEN_PLUGINS when left out). */
+  maxOpen?: number;
+  /** One JSON object per line: a file opened or closed. */
+  log?: (entry: Record<string, unknown>) => void;
+  /** How a file is loaded (a test may wrap it). */
+  load?: (file: string, options: ServeOptions) => Promise<ServedDataset>;
+}
+
+export class PluginFiles implements ServedData {
+  private listing: Map<string, Listed>;
+  private readonly entries = new Map<string, Entry>();
+  /** Data a reload replaced (a changed file's), answerable to requests pinned to its version until its timer fires. */
+  private readonly kept = new Map<string, { dataset: ServedDataset; timer: NodeJS.Timeout }>();
+  private readonly closing = new Set<Promise<void>>();
+  private tick = 0;
+  private counts = { opened: 0, closed: 0 };
+  readonly poolSize: number;
+  readonly maxOpen: number;
+  loadedAt = new Date();
+  /** How many listings have been made (the first one included). */
+  generation = 1;
+
+  constructor(
+    readonly dir: string,
+    private readonly options: PluginFilesOptions = {},
+  ) {
+    this.poolSize = options.poolSize ?? defaultPoolSize();
+    this.maxOpen = options.maxOpen ?? DEFAULT_MAX_OPEN_PLUGINS;
+    if (!Number.isInteger(this.maxOpen) || this.maxOpen < 1) throw new Error(`internal: at least one plugin file must be open at once, not ${this.maxOpen}`);
+    this.listing = listFiles(dir, options);
+    if (this.listing.size === 0) throw new DataError(`${dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
+  }
+
+  get plugins(): string[] {
+    return [...this.listing.keys()];
+  }
+
+  has(plugin: string): boolean {
+    return this.listing.has(plugin);
+  }
+
+  versionOf(plugin: string): string | undefined {
+    return this.entries.get(plugin)?.dataset?.version ?? this.listing.get(plugin)?.version;
+  }
+
+  /** Never busy: a reload only lists the directory. */
+  readonly busy = false;
+
+  get stats(): PluginFileStats {
+    const open = [...this.entries].sort((a, b) => a[1].lastUsed - b[1].lastUsed).map(([plugin]) => plugin);
+    return { open, ...this.counts };
+  }
+
+  /** Requests holding an open file's data. */
+  get requestsInFlight(): number {
+    let n = 0;
+    for (const entry of this.entries.values()) n += (entry.dataset?.requestsInFlight ?? 0) + entry.waiting;
+    return n;
+  }
+
+  summary(): ServedSummary {
+    return { plugins: this.plugins, poolSize: this.poolSize, maxOpenPlugins: this.maxOpen, reports: true };
+  }
+
+  async hold(plugin: string, version?: string): Promise<Held | undefined> {
+    const kept = this.kept.get(plugin)?.dataset;
+    if (version !== undefined && kept?.version === version) return { dataset: kept, release: kept.retain() };
+    const listed = this.listing.get(plugin);
+    if (!listed) return undefined;
+    // A pinned version the listing does not hold is not worth opening the file for.
+    if (version !== undefined && !this.entries.has(plugin) && listed.version !== version) return undefined;
+    const entry = this.entries.get(plugin) ?? this.open(plugin, listed);
+    entry.lastUsed = ++this.tick;
+    entry.waiting++;
+    let dataset: ServedDataset;
+    try {
+      dataset = await entry.opening;
+    } finally {
+      entry.waiting--;
+    }
+    if (version !== undefined && dataset.version !== version) {
+      this.trim();
+      return undefined;
+    }
+    // Retained in the same turn as the opening ends: no eviction can come between.
+    const release = dataset.retain();
+    return {
+      dataset,
+      release: () => {
+        release();
+        this.trim();
+      },
+    };
+  }
+
+  /**
+   * Opens a plugin's file (ServedDataset.load on it), checked to hold that plugin and only it. A
+   * failure is logged and answered as the server's own (500, no detail: the file's path and its
+   * plugins are no business of the caller's), and forgotten, so the next request tries again.
+   */
+  private open(plugin: string, listed: Listed): Entry {
+    const began = Date.now();
+    const load = this.options.load ?? ((file, o) => ServedDataset.load(file, o));
+    const loaded = (async () => {
+      const dataset = await load(listed.file, this.options);
+      const plugins = dataset.plugins;
+      if (plugins.length !== 1 || plugins[0] !== plugin) {
+        void dataset.retire();
+        throw new Error(`${listed.file} holds plugin ${plugins.join(', ')}, not ${plugin}: a plugin file holds the plugin it is named after, and only it`);
+      }
+      return dataset;
+    })();
+    const entry: Entry = { opening: loaded, waiting: 0, lastUsed: ++this.tick };
+    entry.opening = loaded.then(
+      (dataset) => {
+        entry.dataset = dataset;
+        this.counts.opened++;
+        this.log({ msg: 'opened a plugin file', plugin, dataVersion: dataset.version, ms: Date.now() - began });
+        this.trim();
+        return dataset;
+      },
+      (error: unknown) => {
+        if (this.entries.get(plugin) === entry) this.entries.delete(plugin);
+        this.log({ msg: 'cannot open a plugin file', plugin, error: error instanceof Error ? error.message : String(error) });
+        throw new Error(`the file of plugin ${plugin} cannot be opened`);
+      },
+    );
+    this.entries.set(plugin, entry);
+    return entry;
+  }
+
+  /** Closes the least recently used files no request holds while more than maxOpen are open. */
+  private trim(): void {
+    while (this.entries.size > this.maxOpen) {
+      let victim: [string, Entry] | undefined;
+      for (const item of this.entries) {
+        const [, entry] = item;
+        if (!entry.dataset || entry.waiting > 0 || entry.dataset.requestsInFlight > 0) continue;
+        if (!victim || entry.lastUsed < victim[1].lastUsed) victim = item;
+      }
+      if (!victim) return;
+      this.entries.delete(victim[0]);
+      this.log({ msg: 'closed a plugin file (least recently used)', plugin: victim[0] });
+      this.retire(victim[1].dataset!);
+    }
+  }
+
+  /**
+   * Lists the directory again: new files are served from their first request, removed ones'
+   * plugins are unknown, a changed file is opened afresh on its next request (the data it
+   * replaced stays answerable to requests pinned to its version for the grace period).
+   */
+  async reload(): Promise<void> {
+    const next = listFiles(this.dir, this.options);
+    for (const plugin of [...this.kept.keys()]) this.releaseKept(plugin);
+    for (const [plugin, entry] of [...this.entries]) {
+      const listed = next.get(plugin);
+      const version = entry.dataset?.version ?? this.listing.get(plugin)?.version;
+      if (listed && listed.version === version) continue;
+      this.entries.delete(plugin);
+      entry.opening.then(
+        (dataset) => this.replaced(plugin, dataset, listed !== undefined),
+        () => undefined,
+      );
+    }
+    this.listing = next;
+    this.loadedAt = new Date();
+    this.generation++;
+  }
+
+  /** The data of a file a reload changed or removed: kept for pinned requests (a changed file's), then closed once its requests end. */
+  private replaced(plugin: string, dataset: ServedDataset, changed: boolean): void {
+    const graceMs = (this.options.versionGraceSeconds ?? DEFAULT_VERSION_GRACE_SECONDS) * 1000;
+    if (!changed || graceMs <= 0) return this.retire(dataset);
+    const timer = setTimeout(() => this.releaseKept(plugin), graceMs);
+    timer.unref();
+    this.kept.set(plugin, { dataset, timer });
+  }
+
+  private releaseKept(plugin: string): void {
+    const kept = this.kept.get(plugin);
+    if (!kept) return;
+    this.kept.delete(plugin);
+    clearTimeout(kept.timer);
+    this.retire(kept.dataset);
+  }
+
+  /** Closes a file's data once its requests end. */
+  private retire(dataset: ServedDataset): void {
+    this.counts.closed++;
+    const closed: Promise<void> = dataset
+      .retire()
+      .catch(() => undefined)
+      .finally(() => this.closing.delete(closed));
+    this.closing.add(closed);
+  }
+
+  private log(entry: Record<string, unknown>): void {
+    this.options.log?.({ time: new Date().toISOString(), ...entry });
+  }
+
+  /** Closes every file once its requests end. */
+  async close(): Promise<void> {
+    for (const plugin of [...this.kept.keys()]) this.releaseKept(plugin);
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    for (const entry of entries) {
+      const dataset = await entry.opening.catch(() => undefined);
+      if (dataset) this.retire(dataset);
+    }
+    await Promise.all([...this.closing]);
+  }
+}

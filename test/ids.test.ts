@@ -1,0 +1,198 @@
+/**
+ * Issue 22, items 1 and 2 (support): one resolver of ids for `order`, `contact` and `drill`
+ * (what an id the command did not find names instead, with the command to run; the nearest ids
+ * with their names; blanks and case; drill by smartflow id, delivery id or a source's name), the
+ * same in API mode through GET /v1/ids/{id}; and several ids at once (arguments, --stdin), one
+ * answer each in every format, exit 3 only when any is not found.
+ */
+import { describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { cli, csv, scripted, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
+
+/**
+ * Contact c-1 (Ann Novak) orders o-1 after a click on campaign k-1 "Spring sale" and o-3,
+ * cancelled; contact c-2 orders o-2 after a click on smartflow node n-1 (smartflow sf-1,
+ * delivery d-1). Campaign k-2 and automation a-1 share the name "Twin".
+ */
+const order = (id: string, contact: string, day: string, status?: string): OrderRow => ({ id, contact, at: `2024-${day}T10:00:00Z`, ...(status ? { status } : {}) });
+const click = (contact: string, day: string, source: string, type?: string): TouchRow => ({ contact, at: `2024-${day}T10:00:00Z`, source, ...(type ? { type } : {}) });
+const campaign = (type: string, id: string, name: string) => [type, id, name, id, '', '', '', '', ''];
+const data = () =>
+  shop({
+    orders: [order('o-1', 'c-1', '03-01'), order('o-2', 'c-2', '03-05'), order('o-3', 'c-1', '03-10', 'cancelled')],
+    touches: [click('c-1', '02-25', 'k-1'), click('c-2', '03-04', 'n-1', 'smartflow'), click('c-2', '01-04', 'k-2')],
+    sources: [
+      campaign('campaign', 'k-1', 'Spring sale'),
+      campaign('campaign', 'k-2', 'Twin'),
+      campaign('automation', 'a-1', 'Twin'),
+      ['smartflow', 'n-1', 'Welcome: first', '', 'sf-1', 'Welcome series', 'd-1', 'Welcome e-mail 1', ''],
+    ],
+    files: {
+      'contacts.csv': csv(['contact_id', 'client_contact_id', 'email', 'first_name', 'surname'], [['c-1', 'CL-1', 'ann@example.com', 'Ann', 'Novak'], ['c-2', 'CL-2', 'bob@example.com', 'Bob', 'Dvorak']]),
+    },
+  });
+
+const served = servedDataset(data);
+const local = (argv: string[], stdin?: string) => served.local(argv, {}, stdin);
+const api = served.api;
+const PERIOD = ['--from', '2024-01-01', '--to', '2024-03-31'];
+
+/** Both modes print the same, but for where an error says it looked (as before: "the dataset", "the API's data"). */
+async function both(argv: string[], stdin?: string) {
+  const [a, b] = await Promise.all([local(argv, stdin), api(argv, stdin)]);
+  const where = (text: string) => text.replace(/the API's data/g, 'the dataset');
+  expect(b.code, b.stderr).toBe(a.code);
+  expect(where(b.stdout)).toBe(a.stdout);
+  expect(where(b.stderr)).toBe(a.stderr);
+  return a;
+}
+
+describe('ids of any kind (item 1)', () => {
+  it('says which kind an id is when the wrong command got it, with the command to run, in both modes', async () => {
+    const cases: [string[], RegExp, string][] = [
+      [['order', 'c-1'], /^convx: error: order c-1 is not in the dataset\n/, 'c-1 is a contact (Ann Novak): convx contact c-1'],
+      [['order', 'ann@example.com'], /order ann@example\.com is not/, 'ann@example.com is the e-mail of contact c-1 (Ann Novak): convx contact c-1'],
+      [['drill', 'c-1'], /^convx: error: no source c-1 in the data/, 'c-1 is a contact (Ann Novak): convx contact c-1'],
+      [['drill', 'o-2'], /no source o-2/, 'o-2 is an order: convx order o-2'],
+      [['contact', 'k-1'], /no contact k-1 in the dataset/, 'k-1 is a campaign ("Spring sale"): convx drill k-1'],
+      [['contact', 'sf-1'], /no contact sf-1/, 'sf-1 is a smartflow ("Welcome series"): convx drill smartflow:sf-1'],
+      [['order', 'CL-2'], /order CL-2/, 'CL-2 is the client contact id of contact c-2 (Bob Dvorak): convx contact c-2'],
+    ];
+    for (const [argv, message, hint] of cases) {
+      const run = await both(argv);
+      expect([run.code, run.stdout], argv.join(' ')).toEqual([3, '']);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).toContain(`\nhint: ${hint}\n`);
+    }
+  });
+
+  it('suggests the nearest ids with their names, any case', async () => {
+    const upper = await both(['order', 'O-1']);
+    expect(upper.code).toBe(3);
+    expect(upper.stderr).toMatch(/hint: did you mean o-1, o-2, o-3\?/);
+    const contact = await both(['contact', 'c-9']);
+    expect(contact.stderr).toMatch(/hint: did you mean c-1 \(Ann Novak\), c-2 \(Bob Dvorak\)\?/);
+    const source = await both(['drill', 'k-9', ...PERIOD]);
+    expect(source.stderr).toMatch(/hint: did you mean k-1 "Spring sale", k-2 "Twin"/);
+    // nothing near: the sources the data holds, with their names
+    const far = await both(['drill', 'zzzzzzzzzzzz', ...PERIOD]);
+    expect(far.stderr).toMatch(/hint: known source ids: a-1 "Twin", k-1 "Spring sale", k-2 "Twin", n-1 "Welcome: first"\n/);
+  });
+
+  it('ignores blanks around an id', async () => {
+    const [plain, blank] = await Promise.all([local(['order', 'o-1', '-o', 'json']), local(['order', ' o-1 ', '-o', 'json'])]);
+    expect(blank.code, blank.stderr).toBe(0);
+    expect(blank.stdout).toBe(plain.stdout);
+    const drill = await local(['drill', ' k-1', ...PERIOD, '-o', 'json']);
+    expect(drill.code, drill.stderr).toBe(0);
+    expect(JSON.parse(drill.stdout).conversions.map((r: { orderId: string }) => r.orderId)).toEqual(['o-1']);
+  });
+
+  it('drills a smartflow by the smartflowId the report shows, a delivery id and a source by its name', async () => {
+    for (const target of ['smartflow:sf-1', 'sf-1', 'd-1']) {
+      const run = await both(['drill', target, ...PERIOD, '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).conversions.map((r: { orderId: string; source: { smartflowId: string } }) => [r.orderId, r.source.smartflowId])).toEqual([['o-2', 'sf-1']]);
+    }
+    const named = await both(['drill', 'Spring sale', ...PERIOD, '-o', 'json']);
+    expect(named.code, named.stderr).toBe(0);
+    expect(JSON.parse(named.stdout).conversions.map((r: { source: { id: string } }) => r.source.id)).toEqual(['k-1']);
+    // a name two sources carry: which ids carry it
+    const twin = await both(['drill', 'Twin', ...PERIOD]);
+    expect([twin.code, twin.stdout]).toEqual([2, '']);
+    expect(twin.stderr).toMatch(/"Twin" names 2 sources: automation a-1 "Twin", campaign k-2 "Twin"\nhint: drill one of them by its id: convx drill a-1/);
+    // a typed id of another type still says what it is
+    const typed = await both(['drill', 'automation:k-1', ...PERIOD]);
+    expect(typed.stderr).toMatch(/no automation k-1 in the data\nhint: it is campaign:k-1/);
+  });
+
+  it('against an API without GET /v1/ids/{id}, says what it said before', async () => {
+    const old = await scripted((req, res) => {
+      const path = (req.url ?? '').split('?')[0]!;
+      if (path.startsWith('/v1/ids/')) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 } }));
+    });
+    try {
+      const run = await cli(['drill', 'k-9', ...PERIOD, '--api', old.url], { env: { CONVX_TOKEN: served.token() } });
+      expect([run.code, run.stdout]).toEqual([3, '']);
+      expect(run.stderr).toBe("convx: error: no source k-9 among the API's conversions of any date\nhint: known source ids: none\n");
+      expect(old.requests.map((r) => r.url.split('?')[0])).toContain('/v1/ids/k-9');
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('answers GET /v1/ids/{id} with the shape the OpenAPI document declares, scoped to the token', async () => {
+    const doc = await (await fetch(`${served.url()}/openapi.json`)).json();
+    const schema = doc.paths['/v1/ids/{id}'].get.responses['200'].content['application/json'].schema;
+    const check = new Ajv({ strict: false, validateFormats: false }).compile({ ...schema, components: doc.components });
+    const get = (id: string, auth = true) => fetch(`${served.url()}/v1/ids/${encodeURIComponent(id)}`, auth ? { headers: { authorization: `Bearer ${served.token()}` } } : {});
+    const res = await get('Spring sale');
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(check(body), JSON.stringify(check.errors)).toBe(true);
+    expect(body.matches).toEqual([{ kind: 'source', by: 'name', id: 'k-1', type: 'campaign', name: 'Spring sale', smartflowId: null }]);
+    const unknown = await (await get('nothing-like-it-at-all')).json();
+    expect([unknown.matches, unknown.nearest]).toEqual([[], []]);
+    expect((await get('c-1', false)).status).toBe(403);
+  });
+});
+
+interface Answer {
+  id: string;
+  found: boolean;
+  error: string | null;
+  result: { orderId?: string; conversions?: { orderId: string }[]; reasons?: string[]; contact?: { contactId: string } } | null;
+}
+
+describe('several ids at once (item 2)', () => {
+  it('json: one answer each, in the order given; exit 3 when any is not found, named on stderr', async () => {
+    const run = await both(['order', 'o-1', 'nope', 'o-2', '-o', 'json']);
+    expect(run.code).toBe(3);
+    const answers = JSON.parse(run.stdout) as Answer[];
+    expect(answers.map((a) => [a.id, a.found, a.result?.conversions?.map((c) => c.orderId) ?? null])).toEqual([
+      ['o-1', true, ['o-1']],
+      ['nope', false, null],
+      ['o-2', true, ['o-2']],
+    ]);
+    expect(answers[1]!.error).toBe('order nope is not in the dataset');
+    expect(run.stderr).toMatch(/^convx: error: order nope is not in the dataset\n/);
+    expect(run.stderr).toMatch(/\nconvx: not found: 1 of 3: nope\n$/);
+  });
+
+  it('an order that is not a conversion is a finding (exit 1) with its reasons, not "not found"', async () => {
+    const run = await both(['order', 'o-1', 'o-3', '-o', 'jsonl']);
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer);
+    expect(lines.map((a) => [a.id, a.found])).toEqual([['o-1', true], ['o-3', true]]);
+    expect(lines[1]!.error).toMatch(/^order o-3 is not a conversion/);
+    expect(lines[1]!.result?.reasons?.[0]).toMatch(/cancelled/);
+    expect(run.stderr).toMatch(/order o-3 is not a conversion/);
+    expect(run.stderr).not.toMatch(/not found/);
+  });
+
+  it('reads ids from stdin, one a line, blanks ignored; csv rows are led by the id asked', async () => {
+    const run = await both(['order', '--stdin', '-o', 'csv', '--fields', 'query,orderId,source.id'], 'o-2\n\n  o-1  \n');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('query,orderId,source.id\no-2,o-2,n-1\no-1,o-1,k-1\n');
+    const none = await local(['order', '--stdin'], '\n \n');
+    expect([none.code, none.stdout]).toEqual([2, '']);
+    expect(none.stderr).toMatch(/give an order id: stdin had none/);
+  });
+
+  it('contact takes several too; a table prints one card after another', async () => {
+    const run = await both(['contact', 'c-1', 'BOB@example.com', '-o', 'jsonl']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n').map((l) => (JSON.parse(l) as Answer).result?.contact?.contactId)).toEqual(['c-1', 'c-2']);
+    const cards = await local(['contact', 'c-1', 'c-2', '-o', 'table']);
+    expect(cards.code).toBe(0);
+    expect(cards.stdout).toMatch(/^Contact c-1 \/ CL-1 \(Ann Novak\)[\s\S]*\n\nContact c-2 \/ CL-2 \(Bob Dvorak\)/);
+    // -o markdown: each order's card to paste, and the reasons of one that is not a conversion
+    const markdown = await both(['order', 'o-1', 'o-3', '-o', 'markdown']);
+    expect(markdown.code).toBe(1);
+    expect(markdown.stdout).toMatch(/^\*\*Order o-1: a conversion of campaign "Spring sale"\*\*\n[\s\S]*\n\n\*\*Order o-3 is not a conversion\*\*\n\n- the order is cancelled/);
+    const single = await local(['order', 'o-1', '-o', 'table']);
+    const two = await local(['order', 'o-1', 'o-2', '-o', 'table']);
+    expect(two.stdout.startsWith(single.stdout)).toBe(true);
+  });
+});

@@ -1,0 +1,292 @@
+/**
+ * One file per plugin (issue 21, item 2): `convx data import DIR --split-plugins --into OUT/`
+ * writes OUT/<plugin>.duckdb, each answering as the directory does for that plugin; a plugin id
+ * that cannot name a file is refused before anything is written; `convx serve --data OUT/` opens
+ * a plugin's file on its first request, keeps at most --max-open-plugins open (the least recently
+ * used that no request holds is closed), and a reload picks up new, changed and removed files.
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import type { PluginFiles } from '../src/server/plugin-files.js';
+import { startPluginFiles, type RunningServer } from '../src/server/start.js';
+import { cli, csv, dataset, reportQuery, serveInProcess, tempDir } from './helpers.js';
+
+const SECRET = 'split-plugins-secret';
+const PLUGINS = ['shop-1', 'shop-2', 'shop-3'];
+const HALF = ['--from', '2024-01-01', '--to', '2024-06-30'];
+const QUERY = 'dateFrom=2024-01-01&dateTo=2024-06-30';
+const root = tempDir('convx-split-');
+
+/** A generated dataset of `plugins` plugins (seed: other data under the same plugin ids). */
+async function generate(name: string, plugins: number, seed: number): Promise<string> {
+  const out = join(root, name);
+  const run = await cli(['data', 'generate', '--out', out, '--orders', '400', '--touches', '3000', '--contacts', '120', '--plugins', String(plugins), '--seed', String(seed)]);
+  expect(run.code, run.stderr).toBe(0);
+  return out;
+}
+
+async function split(dir: string, into: string, ...extra: string[]) {
+  return cli(['data', 'import', dir, '--split-plugins', '--into', into, ...extra]);
+}
+
+const noVersion = (text: string) => text.replace(/"dataVersion": ?"[\w-]+"/g, '"dataVersion":"<version>"');
+
+let gen: string;
+let out: string;
+let whole: string;
+
+beforeAll(async () => {
+  gen = await generate('gen', 3, 1);
+  out = join(root, 'out');
+  whole = join(root, 'whole.duckdb');
+  const [splitRun, wholeRun] = await Promise.all([split(gen, out), cli(['data', 'import', gen, '--into', whole])]);
+  expect(splitRun.code, splitRun.stderr).toBe(0);
+  expect(wholeRun.code, wholeRun.stderr).toBe(0);
+});
+
+describe('data import --split-plugins', () => {
+  it('writes one file per plugin and nothing else, and says so', async () => {
+    expect(readdirSync(out).sort()).toEqual(PLUGINS.map((p) => `${p}.duckdb`));
+  });
+
+  it('each file prints what the directory and the whole import print with --plugin: report, items and an order', async () => {
+    for (const plugin of PLUGINS) {
+      const file = join(out, `${plugin}.duckdb`);
+      const first = JSON.parse((await cli(['items', ...HALF, '--plugin', plugin, '-o', 'json', '--limit', '1', '--data', gen])).stdout);
+      const orderId: string = first.conversions[0].orderId;
+      for (const argv of [
+        ['report', ...HALF],
+        ['report', ...HALF, '--breakdown', '-o', 'csv'],
+        ['items', ...HALF, '--all', '-o', 'jsonl'],
+        ['items', ...HALF, '--limit', '20'],
+        ['order', orderId],
+      ]) {
+        const fromDir = await cli([...argv, '--plugin', plugin, '--data', gen]);
+        expect(fromDir.code, fromDir.stderr).toBe(0);
+        expect(fromDir.stdout.length).toBeGreaterThan(50);
+        const fromWhole = await cli([...argv, '--plugin', plugin, '--data', whole]);
+        const fromFile = await cli([...argv, '--data', file]);
+        const fromFileNamed = await cli([...argv, '--plugin', plugin, '--data', file]);
+        for (const run of [fromWhole, fromFile, fromFileNamed]) {
+          expect(run.code, run.stderr).toBe(0);
+          expect(noVersion(run.stdout), argv.join(' ')).toBe(noVersion(fromDir.stdout));
+        }
+      }
+      // The directory itself is no dataset: local mode names a file to pass instead.
+      if (plugin === 'shop-1') {
+        const dir = await cli(['report', ...HALF, '--data', out]);
+        expect(dir.code).toBe(2);
+        expect(dir.stderr).toContain(`pass one to --data, e.g. --data ${join(out, 'shop-1.duckdb')}`);
+      }
+      // The file holds this plugin only: another's id is not found in it.
+      const other = await cli(['report', ...HALF, '--plugin', PLUGINS.find((p) => p !== plugin)!, '--data', file]);
+      expect(other.code).toBe(2);
+    }
+  });
+
+  it('refuses a plugin id that cannot name a file, naming it, before anything is written', async () => {
+    for (const bad of ['../evil', '..', 'a b', 'x\\y']) {
+      const dir = dataset({
+        'orders.csv': csv(['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [
+          ['ok', 'o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+          [bad, 'o2', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+        ]),
+        'touches.csv': csv(['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['ok', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]),
+      });
+      const into = join(root, `refused-${readdirSync(root).length}`);
+      const run = await split(dir, into);
+      expect(run.code, run.stderr).not.toBe(0);
+      expect(run.stderr).toContain(JSON.stringify(bad));
+      expect(run.stderr).toMatch(/cannot name a file/);
+      expect(existsSync(into)).toBe(false);
+      // An existing directory stays as it was.
+      mkdirSync(into);
+      expect((await split(dir, into)).code).not.toBe(0);
+      expect(readdirSync(into)).toEqual([]);
+    }
+  });
+
+  it('refuses to replace files without --force and replaces them with it; --into a file is a usage error', async () => {
+    const again = await split(gen, out);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/shop-1\.duckdb.*exist.*--force/);
+    const file = join(root, 'a-file.duckdb');
+    copyFileSync(whole, file);
+    expect((await split(gen, file)).code).toBe(2);
+    const named = await split(gen, join(root, 'new.duckdb'));
+    expect(named.code).toBe(2);
+    expect(named.stderr).toMatch(/names a directory/);
+    expect(existsSync(join(root, 'new.duckdb'))).toBe(false);
+    const nowhere = await split(gen, join(root, 'missing', 'plugins'));
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(/the folder .*missing does not exist/);
+    const forced = join(root, 'forced');
+    expect((await split(gen, forced)).code).toBe(0);
+    expect((await split(gen, forced, '--force')).code).toBe(0);
+    expect(readdirSync(forced).sort()).toEqual(PLUGINS.map((p) => `${p}.duckdb`));
+    // A plugin's file name taken by a directory: refused before anything is written, even with --force.
+    const taken = join(root, 'taken');
+    mkdirSync(join(taken, 'shop-2.duckdb'), { recursive: true });
+    const refused = await split(gen, taken, '--force');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/shop-2\.duckdb: not a file/);
+    expect(readdirSync(taken)).toEqual(['shop-2.duckdb']);
+  });
+});
+
+describe('convx serve --data DIR of plugin files', () => {
+  const servers: RunningServer<PluginFiles>[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  async function serve(dir: string, maxOpenPlugins: number): Promise<RunningServer<PluginFiles>> {
+    const server = await startPluginFiles({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', maxOpenPlugins, poolSize: 2 });
+    servers.push(server);
+    return server;
+  }
+
+  async function get(server: { url: string }, plugin: string, path = `/v1/conversions/items?${QUERY}&limit=50`) {
+    const res = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}` } });
+    const text = await res.text();
+    return { status: res.status, version: res.headers.get('convx-data-version'), text };
+  }
+
+  /** Local mode on a file: the -o json of the same items query (the data version included). */
+  async function local(file: string): Promise<string> {
+    const run = await cli(['items', ...HALF, '--limit', '50', '-o', 'json', '--data', file]);
+    expect(run.code, run.stderr).toBe(0);
+    return run.stdout;
+  }
+
+  it('opens a file on its plugin\'s first request and keeps at most --max-open-plugins open, closing the least recently used', async () => {
+    const server = await serve(out, 2);
+    const files = server.holder;
+    expect(files.plugins).toEqual(PLUGINS);
+    expect(files.stats).toEqual({ open: [], opened: 0, closed: 0 });
+    const answers: Record<string, string> = {};
+    // Requests that arrive together for a plugin not open yet wait for one opening.
+    const together = await Promise.all([1, 2, 3, 4].map(() => get(server, 'shop-1')));
+    expect(together.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(together.map((a) => a.text)).size).toBe(1);
+    expect(files.stats).toEqual({ open: ['shop-1'], opened: 1, closed: 0 });
+    for (const plugin of PLUGINS) {
+      const answer = await get(server, plugin);
+      expect(answer.status, answer.text).toBe(200);
+      answers[plugin] = answer.text;
+    }
+    expect(files.stats).toEqual({ open: ['shop-2', 'shop-3'], opened: 3, closed: 1 });
+    // shop-1 again: opened afresh, shop-2 (the least recently used) closed; the same answer.
+    expect((await get(server, 'shop-1')).text).toBe(answers['shop-1']);
+    expect(files.stats).toEqual({ open: ['shop-3', 'shop-1'], opened: 4, closed: 2 });
+    // A file a request holds is not closed: shop-3 held, shop-2 opened, so shop-1 goes.
+    const held = await files.hold('shop-3');
+    await files.hold('shop-1').then((h) => h!.release());
+    expect((await get(server, 'shop-2')).text).toBe(answers['shop-2']);
+    expect(files.stats.open).toEqual(['shop-3', 'shop-2']);
+    held!.release();
+    // Each plugin's answers are its own: another's token never reaches its file.
+    expect(new Set(Object.values(answers)).size).toBe(3);
+    const unknown = await get(server, 'shop-9');
+    expect(unknown.status).toBe(403);
+    expect(unknown.text).toContain('urn:convx:problem:unknown-plugin');
+  });
+
+  it('a reload serves a new file, a changed file\'s new data with a new version, and forgets a removed one', async () => {
+    const dir = join(root, 'reloaded');
+    expect((await split(gen, dir)).code).toBe(0);
+    const next = join(root, 'next');
+    expect((await split(await generate('gen4', 4, 7), next)).code).toBe(0);
+    const server = await serve(dir, 2);
+    const before = await get(server, 'shop-1');
+    expect(before.status).toBe(200);
+    // A request in flight across the reload finishes on the data it began with.
+    const inFlight = (await server.holder.hold('shop-1'))!;
+    const oldTotal = async () => {
+      const backend = await inFlight.dataset.backend('shop-1');
+      try {
+        return JSON.stringify(await backend.report(reportQuery('2024-01-01', '2024-06-30')));
+      } finally {
+        await backend.close();
+      }
+    };
+    const beforeReload = await oldTotal();
+    expect((await get(server, 'shop-4')).status).toBe(403);
+    // Written beside, renamed over (as data import does); shop-4 added, shop-3 removed.
+    copyFileSync(join(next, 'shop-1.duckdb'), join(dir, 'shop-1.duckdb.new'));
+    renameSync(join(dir, 'shop-1.duckdb.new'), join(dir, 'shop-1.duckdb'));
+    copyFileSync(join(next, 'shop-4.duckdb'), join(dir, 'shop-4.duckdb'));
+    rmSync(join(dir, 'shop-3.duckdb'));
+    await server.reload();
+    expect(server.holder.plugins).toEqual(['shop-1', 'shop-2', 'shop-4']);
+    expect(await oldTotal()).toBe(beforeReload);
+    inFlight.release();
+    const after = await get(server, 'shop-1');
+    expect(after.status).toBe(200);
+    expect(after.version).not.toBe(before.version);
+    expect(after.text).not.toBe(before.text);
+    expect(JSON.parse(after.text)).toEqual(JSON.parse(await local(join(dir, 'shop-1.duckdb'))));
+    const added = await get(server, 'shop-4');
+    expect(added.status, added.text).toBe(200);
+    expect(JSON.parse(added.text)).toEqual(JSON.parse(await local(join(dir, 'shop-4.duckdb'))));
+    expect((await get(server, 'shop-3')).status).toBe(403);
+    // The version a reload replaced still answers a request pinned to it (the grace period).
+    const pinned = await fetch(`${server.url}/v1/conversions/items?${QUERY}&limit=50`, {
+      headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-1', '1h')}`, 'convx-data-version': before.version! },
+    });
+    expect(pinned.status).toBe(200);
+    expect(await pinned.text()).toBe(before.text);
+  });
+
+  it('a file named after another plugin than it holds is never served to that name', async () => {
+    const dir = join(root, 'renamed');
+    mkdirSync(dir);
+    copyFileSync(join(out, 'shop-1.duckdb'), join(dir, 'shop-2.duckdb'));
+    const server = await serve(dir, 2);
+    const answer = await get(server, 'shop-2');
+    expect(answer.status).toBe(500);
+    expect(answer.text).not.toContain('shop-1');
+    expect(server.holder.stats.open).toEqual([]);
+  });
+
+  it('API mode through convx serve --max-open-plugins prints what local mode prints from the plugin\'s file', async () => {
+    const server = await serveInProcess(['--data', out, '--port', '0', '--max-open-plugins', '2', '--pool-size', '2'], { CONVX_JWT_SECRET: SECRET });
+    try {
+      for (const plugin of PLUGINS) {
+        const env = { CONVX_TOKEN: await signDevelopmentToken(SECRET, plugin, '1h') };
+        for (const argv of [['report', ...HALF], ['items', ...HALF, '--all', '-o', 'json'], ['report', ...HALF, '--breakdown', '-o', 'csv']]) {
+          const fromFile = await cli([...argv, '--data', join(out, `${plugin}.duckdb`)]);
+          const viaApi = await cli([...argv, '--api', `${server.url}/v1`], { env });
+          expect(fromFile.code, fromFile.stderr).toBe(0);
+          expect(viaApi.code, viaApi.stderr).toBe(0);
+          expect(viaApi.stdout, `${plugin}: ${argv.join(' ')}`).toBe(fromFile.stdout);
+        }
+      }
+      // Opened on the first request each, logged; SIGHUP lists the directory again.
+      const log = server.log();
+      expect(log).toMatch(/"msg":"listening","url":"[^"]+","plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,/);
+      expect(log.match(/"msg":"opened a plugin file"/g)!.length).toBeGreaterThanOrEqual(3);
+      expect(log).toMatch(/"msg":"closed a plugin file \(least recently used\)"/);
+      server.signal('SIGHUP');
+      await expect.poll(() => server.log()).toMatch(/"msg":"reloaded","ms":\d+,"generation":2,"plugins":\["shop-1","shop-2","shop-3"\]\}/);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('a dataset without plugin_id is one file, default.duckdb, served to the plugin "default"', async () => {
+    const dir = dataset({
+      'orders.csv': csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12]]),
+      'touches.csv': csv(['contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]),
+    });
+    const into = join(root, 'single');
+    expect((await split(dir, into)).code).toBe(0);
+    expect(readdirSync(into)).toEqual(['default.duckdb']);
+    const server = await serve(into, 1);
+    const answer = await get(server, 'default', `/v1/conversions?${QUERY}`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text).conversions).toHaveLength(1);
+  });
+});
