@@ -156,6 +156,17 @@ export function parseSort(
   return keys;
 }
 
+/** A date parameter's value (YYYY-MM-DD); an empty value is not a date (absent is: the report's default, or required). */
+function parseDate(problems: Problems, p: Parameter, operation: Operation, text: string | undefined): string | undefined {
+  if (text === undefined) {
+    if ((field(p, 'required') ?? []).includes(operation)) problems.add(p.name, 'is required (YYYY-MM-DD)');
+    return undefined;
+  }
+  const problem = dateProblem(text);
+  if (problem !== undefined) problems.add(p.name, problem);
+  return problem === undefined ? text : undefined;
+}
+
 /**
  * One parameter's value from its raw text, by its kind (model/parameters.ts); a
  * problem and undefined when it is not valid. Absent (or empty, for a filter):
@@ -164,20 +175,8 @@ export function parseSort(
 function parseParameter(problems: Problems, p: Parameter, operation: Operation, text: string | undefined): unknown {
   const name = p.name;
   switch (p.kind) {
-    case 'date': {
-      // An empty value is not a date (absent is: the report's default, or required).
-      const value = text;
-      if (value === undefined) {
-        if ((field(p, 'required') ?? []).includes(operation)) problems.add(name, 'is required (YYYY-MM-DD)');
-        return undefined;
-      }
-      const problem = dateProblem(value);
-      if (problem !== undefined) {
-        problems.add(name, problem);
-        return undefined;
-      }
-      return value;
-    }
+    case 'date':
+      return parseDate(problems, p, operation, text);
     case 'count': {
       const { min, max, fallback } = field(p, 'count')!;
       if (text === undefined) return fallback;
