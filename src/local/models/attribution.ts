@@ -64,18 +64,23 @@ export const ATTR: Relation = {
   name: 'attr',
   holds: 'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
   reads: ['order_head', 'clicks'],
-  // One ASOF join over (datetime, rank, source_type, source_id): a head's key (its datetime, rank 1) lies after
-  // every click at its instant (rank 0), so the click it finds is the latest at or before it and, of the
-  // clicks at that instant, the greatest (source_type, source_id), in one pass over the clicks.
+  // One ASOF join over (datetime, r, the source's rank): a head's key (its datetime, r = 1) lies after every
+  // click at its instant (r = 0), so the click it finds is the latest at or before it and, of the clicks at that
+  // instant, the one of the greatest (source_type, source_id), in one pass over the clicks. The sources are ranked
+  // in that order first, so that the join sorts numbers rather than text (less memory).
   select: (m) => sql`
+      WITH ranks AS (
+        SELECT source_type, source_id, CAST(row_number() OVER (ORDER BY source_type, source_id) AS INTEGER) AS s
+        FROM (SELECT DISTINCT source_type, source_id FROM ${m.relation('clicks')}))
       SELECT h.order_id, h.row_id AS head_row_id, h.datetime AS order_datetime,
-             c.k.d AS touch_datetime, c.k.t AS source_type, c.k.i AS source_id
-      FROM (SELECT order_id, row_id, contact_id, datetime, struct_pack(d := datetime, r := 1, t := '', i := '') AS k
+             c.k.d AS touch_datetime, x.source_type, x.source_id
+      FROM (SELECT order_id, row_id, contact_id, datetime, struct_pack(d := datetime, r := 1, s := 0) AS k
             FROM ${m.relation('order_head')}
             WHERE amount_wo_tax <> 0 AND lower(trim(coalesce(status, ''))) NOT IN (${CANCELLED})) h
-      ASOF JOIN (SELECT contact_id, struct_pack(d := datetime, r := 0, t := source_type, i := source_id) AS k
-                 FROM ${m.relation('clicks')}) c
+      ASOF JOIN (SELECT c.contact_id, struct_pack(d := c.datetime, r := 0, s := x.s) AS k
+                 FROM ${m.relation('clicks')} c JOIN ranks x ON x.source_type = c.source_type AND x.source_id = c.source_id) c
         ON h.contact_id = c.contact_id AND h.k >= c.k
+      JOIN ranks x ON x.s = c.k.s
       WHERE c.k.d >= h.datetime - INTERVAL ${WINDOW} DAY`,
 };
 

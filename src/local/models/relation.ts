@@ -51,11 +51,12 @@ const INPUTS: readonly string[] = ['orders', 'touches', 'sources', 'fx', 'contac
 /**
  * Creates the relations in order, each as a table (or a view, where its kind says) of the
  * scope's schema. A relation may read only the dataset's tables and the relations before it.
- * The transient ones are dropped at the end, the last made first.
+ * A transient one is dropped as soon as no relation after it reads it (the last made first).
  */
 export async function materialise(input: ModelInput, relations: readonly Relation[]): Promise<void> {
   const made = new Set(INPUTS);
-  for (const relation of relations) {
+  const transient: Relation[] = [];
+  for (const [i, relation] of relations.entries()) {
     const unknown = relation.reads.filter((name) => !made.has(name));
     if (unknown.length) throw new Error(`internal: ${relation.name} reads ${unknown.join(', ')} before it is made`);
     const select = await relation.select(input);
@@ -63,9 +64,12 @@ export async function materialise(input: ModelInput, relations: readonly Relatio
       CREATE OR REPLACE ${trusted(relation.kind ?? 'TABLE')} ${input.relation(relation.name)} AS ${select}`);
     await relation.complete?.(input);
     made.add(relation.name);
-  }
-  for (const relation of [...relations].reverse()) {
-    if (relation.transient) await input.db.exec(sql`DROP ${trusted(relation.kind ?? 'TABLE')} ${input.relation(relation.name)}`);
+    if (relation.transient) transient.unshift(relation);
+    const later = relations.slice(i + 1);
+    for (const done of transient.filter((t) => !later.some((r) => r.reads.includes(t.name)))) {
+      await input.db.exec(sql`DROP ${trusted(done.kind ?? 'TABLE')} ${input.relation(done.name)}`);
+      transient.splice(transient.indexOf(done), 1);
+    }
   }
 }
 
