@@ -10,6 +10,7 @@ import { Database, type DatabaseOptions } from './db.js';
 import { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
+import type { TableName } from './schema.js';
 
 export interface LocalOpenOptions extends OpenOptions, DatabaseOptions {
   /** Needed for reporting; validation only needs contacts. */
@@ -87,7 +88,7 @@ export async function openDataset(
 export async function open(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean } & DatabaseOptions = {},
+  options: { materialise?: boolean; inPlace?: readonly TableName[] } & DatabaseOptions = {},
 ): Promise<OpenedDataset> {
   const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
   try {
@@ -115,7 +116,8 @@ export async function open(
 
 /** Local mode of the CLI: one dataset, one plugin. */
 export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const { dataset, attributed, identity } = await open(path, options.require, options.threads ? { threads: options.threads } : {});
+  // A command attributes once: orders from one Parquet file are read there rather than copied into memory.
+  const { dataset, attributed, identity } = await open(path, options.require, { inPlace: ['orders'], ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);
