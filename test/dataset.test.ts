@@ -57,6 +57,21 @@ describe('table discovery by base name', () => {
     expect(await amounts(folder)).toEqual([12.71, -12.71]);
   });
 
+  it("a command reads orders from one Parquet file in place, numbered by the rows' places in the file", async () => {
+    // o2 has two rows at one instant: the first in the file counts, whatever the values say
+    const rows = csv(ORDER_HEADER, [
+      ['o2', 'c1', '2024-03-05T10:00:00Z', 'EUR', '30', '36.30', 'CZ', 'false', 'completed'],
+      ['o2', 'c1', '2024-03-05T10:00:00Z', 'EUR', '20', '24.20', 'CZ', 'false', 'completed'],
+      ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', 'completed'],
+      ['o1', 'c1', '2024-03-03T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', '1', 'refunded'],
+    ]);
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    await toParquet(rows, `${dir}/orders.parquet`);
+    const expected = await amounts(dataset({ 'orders.csv': rows, 'touches.csv': TOUCHES }));
+    expect(expected).toEqual([12.71, -12.71, 36.3]);
+    expect(await amounts(dir)).toEqual(expected);
+  });
+
   it('refuses two files for one table', async () => {
     const dir = dataset({ 'orders.csv': ORDERS, 'orders.jsonl': '{}', 'touches.csv': TOUCHES });
     await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/orders: found orders.csv and orders.jsonl; keep one/);

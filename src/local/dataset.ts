@@ -103,13 +103,14 @@ export class Dataset {
 
   /**
    * Creates t_<name> for each table (typed columns, plugin_id, a row id in file order) and drops the raw copy;
-   * notes the findings (negative orders) on the way.
+   * notes the findings (negative orders) on the way. `inPlace`: tables a single Parquet file may serve as a view.
    */
-  async createTypedTables(options: { materialise?: boolean } = {}): Promise<void> {
+  async createTypedTables(options: { materialise?: boolean; inPlace?: readonly TableName[] } = {}): Promise<void> {
     if (this.imported) return;
     this.findings.length = 0;
     for (const loaded of this.tables.values()) {
-      const finding = await createTypedTable(this.db, this.dir, loaded, options.materialise === true);
+      const inPlace = options.inPlace?.includes(loaded.source.table) === true;
+      const finding = await createTypedTable(this.db, this.dir, loaded, options.materialise === true, inPlace);
       if (finding) this.findings.push(finding);
     }
   }

@@ -10,6 +10,7 @@ import { Database, type DatabaseOptions } from './db.js';
 import { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
+import { sql } from './sql.js';
 
 export interface LocalOpenOptions extends OpenOptions, DatabaseOptions {
   /** Needed for reporting; validation only needs contacts. */
@@ -99,10 +100,13 @@ export async function openDataset(
 export async function open(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean } & DatabaseOptions = {},
+  options: { materialise?: boolean; command?: boolean } & DatabaseOptions = {},
 ): Promise<OpenedDataset> {
   const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
   try {
+    // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
+    // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.
+    if (options.command) await db.exec(sql`SET allocator_background_threads = true`);
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
       const identity = filesIdentity(path);
@@ -117,7 +121,8 @@ export async function open(
       if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path));
     }
     await dataset.validate();
-    await dataset.createTypedTables(options);
+    // A command attributes once: orders from one Parquet file are read there rather than copied into memory.
+    await dataset.createTypedTables({ ...options, ...(options.command ? { inPlace: ['orders'] as const } : {}) });
     return opened;
   } catch (error) {
     db.close();
@@ -127,7 +132,7 @@ export async function open(
 
 /** Local mode of the CLI: one dataset, one plugin. */
 export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const { dataset, attributed, identity } = await open(path, options.require, options.threads ? { threads: options.threads } : {});
+  const { dataset, attributed, identity } = await open(path, options.require, { command: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);

@@ -13,10 +13,10 @@ import type { DataIssue, LoadedTable } from './types.js';
 import { negativeCondition, refundCondition, typedValue } from './values.js';
 
 /** The columns of a typed table: row_id (unless none is kept), plugin_id, the spec's columns, and the others a table keeps. */
-function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: boolean): Sql[] {
+function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: Sql | undefined): Sql[] {
   const pluginId = loaded.columns.get('plugin_id');
   const select = [
-    ...(rowId ? [sql`row_number() OVER () AS row_id`] : []),
+    ...(rowId ? [sql`${rowId} AS row_id`] : []),
     pluginId ? sql`CAST(${ident(pluginId.name)} AS VARCHAR) AS plugin_id` : sql`CAST(NULL AS VARCHAR) AS plugin_id`,
     ...spec.columns.map((c) => sql`${typedValue(c, loaded.columns.get(c.name))} AS ${ident(c.name)}`),
   ];
@@ -29,20 +29,31 @@ function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: boolean): Sql
   return select;
 }
 
+/** How a typed table is made: its rows' source, and its row id in file order (none where no order is kept). */
+function typedShape(loaded: LoadedTable, materialise: boolean, inPlace: boolean): { asView: boolean; from: Sql; rowId: Sql | undefined } {
+  const spec = TABLES[loaded.source.table];
+  const parquet = loaded.source.format === 'parquet' && !materialise;
+  // One Parquet file numbers its rows itself (file_row_number, the file's order): such a table may stay a view too.
+  if (inPlace && parquet && !spec.unordered && loaded.source.files.length === 1) {
+    return { asView: true, from: positioned(loaded), rowId: sql`__pos + 1` };
+  }
+  const asView = spec.unordered === true && parquet;
+  const rowId = asView || (spec.unordered && materialise) ? undefined : sql`row_number() OVER ()`;
+  return { asView, from: rawTable(spec.name), rowId };
+}
+
 /**
  * Creates t_<name> of a loaded table and drops its raw copy; the finding of negative orders, if any.
  * A table whose row order never matters, read from Parquet, stays a typed view over the files: no
- * copy in memory, and Parquet is cheap to scan again. An import (materialise) copies everything,
- * so that the file stands on its own.
+ * copy in memory, and Parquet is cheap to scan again; so does a table read in place (`inPlace`, a
+ * command's one query) from a single Parquet file, numbered by its rows' places in the file. An
+ * import (materialise) copies everything, so that the file stands on its own.
  */
-export async function createTypedTable(db: Database, dir: string, loaded: LoadedTable, materialise: boolean): Promise<DataIssue | undefined> {
+export async function createTypedTable(db: Database, dir: string, loaded: LoadedTable, materialise: boolean, inPlace = false): Promise<DataIssue | undefined> {
   const spec = TABLES[loaded.source.table];
-  const asView = spec.unordered === true && loaded.source.format === 'parquet' && !materialise;
-  const rowId = !(asView || (spec.unordered && materialise));
+  const { asView, from, rowId } = typedShape(loaded, materialise, inPlace);
   try {
-    await db.exec(
-      sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId))} FROM ${rawTable(spec.name)}`,
-    );
+    await db.exec(sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId))} FROM ${from}`);
     const finding = spec.name === 'orders' ? await negativeOrders(db, dir, loaded) : undefined;
     if (!asView) await db.exec(sql`DROP ${trusted(loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE')} ${rawTable(spec.name)}`);
     return finding;

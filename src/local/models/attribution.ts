@@ -17,6 +17,7 @@ export const ORDER_HEAD: Relation = {
   name: 'order_head',
   holds: "the order row that counts for each order_id: the earliest (then first in file); with a period, only for the order ids that have a transaction in it (a refund's order may lie before it)",
   reads: ['orders'],
+  transient: true,
   select: (m) => {
     const wanted = m.period
       ? sql`AND order_id IN (SELECT order_id FROM ${m.relation('orders')} WHERE ${inPeriod(m, sql`datetime`)})`
@@ -32,9 +33,10 @@ export const ORDER_HEAD: Relation = {
 
 export const CLICKS: Relation = {
   name: 'clicks',
-  holds: "the clicks the heads' windows can see: every click without a period (a view); with one, every click in [from - 30 days, to] and, for the heads outside it (orders of refunds in the period), their contacts' clicks in [earliest such head - 30 days, latest such head]",
+  holds: "the clicks the heads' windows can see: every click without a period; with one, every click in [from - 30 days, to] and, for the heads outside it (orders of refunds in the period), their contacts' clicks in [earliest such head - 30 days, latest such head]. A view: attr reads it once, so a copy would only hold memory",
   reads: ['touches', 'order_head'],
-  kind: (m) => (m.period ? 'TABLE' : 'VIEW'),
+  kind: 'VIEW',
+  transient: true,
   select: async (m) => sql`
       SELECT contact_id, datetime, source_type, source_id FROM ${m.relation('touches')}
       WHERE lower(trim(touch)) = 'click' ${await clickFilter(m)}`,
@@ -62,23 +64,24 @@ export const ATTR: Relation = {
   name: 'attr',
   holds: 'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
   reads: ['order_head', 'clicks'],
+  // One ASOF join over (datetime, r, the source's rank): a head's key (its datetime, r = 1) lies after every
+  // click at its instant (r = 0), so the click it finds is the latest at or before it and, of the clicks at that
+  // instant, the one of the greatest (source_type, source_id), in one pass over the clicks. The sources are ranked
+  // in that order first, so that the join sorts numbers rather than text (less memory).
   select: (m) => sql`
-      -- the last click within the window of each head that counts, then the greatest source of the clicks at that instant
-      WITH matched AS (
-        SELECT h.order_id, h.row_id AS head_row_id, h.contact_id, h.datetime AS order_datetime, c.datetime AS touch_datetime
-        FROM ${m.relation('order_head')} h
-        ASOF JOIN ${m.relation('clicks')} c ON h.contact_id = c.contact_id AND h.datetime >= c.datetime
-        WHERE c.datetime >= h.datetime - INTERVAL ${WINDOW} DAY
-          AND h.amount_wo_tax <> 0
-          AND lower(trim(coalesce(h.status, ''))) NOT IN (${CANCELLED})),
-      -- only the matched instants are grouped, not every click
-      winners AS (
-        SELECT c.contact_id, c.datetime, max(struct_pack(t := c.source_type, i := c.source_id)) AS src
-        FROM ${m.relation('clicks')} c
-        WHERE (c.contact_id, c.datetime) IN (SELECT (contact_id, touch_datetime) FROM matched)
-        GROUP BY c.contact_id, c.datetime)
-      SELECT m.order_id, m.head_row_id, m.order_datetime, m.touch_datetime, w.src.t AS source_type, w.src.i AS source_id
-      FROM matched m JOIN winners w ON w.contact_id = m.contact_id AND w.datetime = m.touch_datetime`,
+      WITH ranks AS (
+        SELECT source_type, source_id, CAST(row_number() OVER (ORDER BY source_type, source_id) AS INTEGER) AS s
+        FROM (SELECT DISTINCT source_type, source_id FROM ${m.relation('clicks')}))
+      SELECT h.order_id, h.row_id AS head_row_id, h.datetime AS order_datetime,
+             c.k.d AS touch_datetime, x.source_type, x.source_id
+      FROM (SELECT order_id, row_id, contact_id, datetime, struct_pack(d := datetime, r := 1, s := 0) AS k
+            FROM ${m.relation('order_head')}
+            WHERE amount_wo_tax <> 0 AND lower(trim(coalesce(status, ''))) NOT IN (${CANCELLED})) h
+      ASOF JOIN (SELECT c.contact_id, struct_pack(d := c.datetime, r := 0, s := x.s) AS k
+                 FROM ${m.relation('clicks')} c JOIN ranks x ON x.source_type = c.source_type AND x.source_id = c.source_id) c
+        ON h.contact_id = c.contact_id AND h.k >= c.k
+      JOIN ranks x ON x.s = c.k.s
+      WHERE c.k.d >= h.datetime - INTERVAL ${WINDOW} DAY`,
 };
 
 export const SOURCE_INFO: Relation = {
@@ -128,11 +131,17 @@ export const CONV: Relation = {
   reads: ['orders', 'attr', 'source_info', 'fx', 'contacts'],
   select: (m) => sql`
       WITH tx AS (${transactions(m)}),
+      -- the rate of each (currency, day) the orders hold: the latest at or before the day; a join to these few rows
+      -- costs less than an ASOF join that sorts every transaction
+      rates AS (
+        SELECT d.currency, d.day, fx.date AS fx_date, fx.rate
+        FROM (SELECT DISTINCT currency, CAST(datetime AS DATE) AS day FROM ${m.relation('orders')} WHERE ${inPeriod(m, sql`datetime`)}) d
+        ASOF LEFT JOIN ${referenceRates(m)} fx ON d.currency = fx.currency AND d.day >= fx.date),
       priced AS (
-        SELECT tx.*, fx.date AS fx_date,
+        SELECT tx.*, r.fx_date,
                CASE WHEN tx.currency = ${m.referenceCurrency} THEN CAST(1 AS DECIMAL(18,10))
-                    WHEN fx.date >= tx.day - INTERVAL 7 DAY THEN fx.rate END AS rate
-        FROM tx ASOF LEFT JOIN ${referenceRates(m)} fx ON tx.currency = fx.currency AND tx.day >= fx.date)
+                    WHEN r.fx_date >= tx.day - INTERVAL 7 DAY THEN r.rate END AS rate
+        FROM tx LEFT JOIN rates r ON r.currency = tx.currency AND r.day = tx.day)
       SELECT p.row_id, p.order_id, p.contact_id, p.datetime, p.is_refund, p.currency,
              coalesce(p.country, c.country) AS country,
              p.amount_wo_tax, p.amount_w_tax, p.day, p.fx_date,

@@ -36,7 +36,9 @@ export interface Relation {
   /** The relations it reads: the dataset's tables (narrowed to the plugin) and relations made before it. */
   readonly reads: readonly string[];
   /** A view where reading through is cheaper than a copy (default: a table, replaced when made again). */
-  readonly kind?: (input: ModelInput) => 'TABLE' | 'VIEW';
+  readonly kind?: 'VIEW';
+  /** Read only by the relations made after it in the same run: dropped once they are, so that its memory serves the queries. */
+  readonly transient?: boolean;
   /** Its rows (a relation that looks at the data before it is built, such as clicks, is asynchronous). */
   select(input: ModelInput): Sql | Promise<Sql>;
   /** A step once it is made (filling in what only some rows need). */
@@ -49,34 +51,26 @@ const INPUTS: readonly string[] = ['orders', 'touches', 'sources', 'fx', 'contac
 /**
  * Creates the relations in order, each as a table (or a view, where its kind says) of the
  * scope's schema. A relation may read only the dataset's tables and the relations before it.
+ * A transient one is dropped as soon as no relation after it reads it (the last made first).
  */
 export async function materialise(input: ModelInput, relations: readonly Relation[]): Promise<void> {
   const made = new Set(INPUTS);
-  for (const relation of relations) {
+  const transient: Relation[] = [];
+  for (const [i, relation] of relations.entries()) {
     const unknown = relation.reads.filter((name) => !made.has(name));
     if (unknown.length) throw new Error(`internal: ${relation.name} reads ${unknown.join(', ')} before it is made`);
     const select = await relation.select(input);
-    const target = input.relation(relation.name);
-    if (relation.kind) {
-      // A relation that is a view in one mode and a table in another: whatever lies there goes first.
-      const kind = relation.kind(input);
-      await dropExisting(input, relation.name);
-      await input.db.exec(sql`
-      CREATE ${trusted(kind)} ${target} AS ${select}`);
-    } else {
-      await input.db.exec(sql`
-      CREATE OR REPLACE TABLE ${target} AS ${select}`);
-    }
+    await input.db.exec(sql`
+      CREATE OR REPLACE ${trusted(relation.kind ?? 'TABLE')} ${input.relation(relation.name)} AS ${select}`);
     await relation.complete?.(input);
     made.add(relation.name);
+    if (relation.transient) transient.unshift(relation);
+    const later = relations.slice(i + 1);
+    for (const done of transient.filter((t) => !later.some((r) => r.reads.includes(t.name)))) {
+      await input.db.exec(sql`DROP ${trusted(done.kind ?? 'TABLE')} ${input.relation(done.name)}`);
+      transient.splice(transient.indexOf(done), 1);
+    }
   }
-}
-
-async function dropExisting(input: ModelInput, name: string): Promise<void> {
-  const existing = await input.db.one<{ kind: string }>(
-    sql`SELECT table_type AS kind FROM information_schema.tables WHERE table_schema = ${input.schema} AND table_name = ${name}`,
-  );
-  if (existing) await input.db.exec(sql`DROP ${existing.kind === 'VIEW' ? trusted('VIEW') : trusted('TABLE')} ${input.relation(name)}`);
 }
 
 /** A period as SQL bounds on a datetime: [lo, hi), constants so that Parquet statistics and hive partitions prune. */
