@@ -12,7 +12,8 @@ import { packageVersion } from '../version.js';
 import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
-import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
+import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
+import { datasetFiles } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, literal, sql, table } from './sql.js';
@@ -42,6 +43,15 @@ export interface ImportOptions {
  */
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
   checkTarget(into, options.force ?? false);
+  // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
+  return importFiles(dir, into, datasetFiles(dir), options);
+}
+
+/**
+ * The import of the dataset at dir into into, whose files are as files says (import-files.ts):
+ * read, checked, attributed and written under a staging name, renamed over into when complete.
+ */
+export async function importFiles(dir: string, into: string, files: ImportedFile[], options: ImportOptions): Promise<ImportSummary> {
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
@@ -50,7 +60,10 @@ export async function importDataset(dir: string, into: string, options: ImportOp
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
     phase('writing');
-    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null);
+    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null, {
+      files,
+      referenceCurrencyAsked: options.referenceCurrency ?? null,
+    });
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {
@@ -97,6 +110,7 @@ async function writeFile(
   source: string,
   scopes: Scope[],
   plugin: string | null,
+  extra: Pick<ImportMeta, 'files' | 'referenceCurrencyAsked'> = {},
 ): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
   const db = dataset.db;
   try {
@@ -122,6 +136,7 @@ async function writeFile(
       tables,
       findings: dataset.findings,
       scopes: stored,
+      ...extra,
     });
   } catch (error) {
     try {
