@@ -56,6 +56,6 @@ export async function appendDataset(dir: string, into: string, options: ImportOp
   const files = datasetFiles(dir);
   const added = newFiles(dir, into, meta.files, files);
   if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added };
-  const updated = await importFiles(dir, into, files, { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) });
+  const updated = await importFiles(dir, into, files, { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) }, meta);
   return { ...updated, added };
 }

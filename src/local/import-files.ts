@@ -8,8 +8,12 @@
 import { statSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
+import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
-import type { ImportedFile } from './imported.js';
+import type { Database } from './db.js';
+import { META, type ImportedFile, type ImportedTable, type ImportMeta } from './imported.js';
+import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
+import { ident, int, sql, table } from './sql.js';
 
 /** Every file of the dataset at dir, by table, in the order its table reads them, with its size and modification time. */
 export function datasetFiles(dir: string): ImportedFile[] {
@@ -46,4 +50,48 @@ export function newFiles(dir: string, file: string, read: readonly ImportedFile[
     throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...problems, full]);
   }
   return added;
+}
+
+/** Each table's columns as the reader found them ("name type", in the files' order, plugin_id and all), which its typed values depend on. */
+export function rawColumns(dataset: Dataset): Partial<Record<TableName, string[]>> {
+  const out: Partial<Record<TableName, string[]>> = {};
+  for (const [name, loaded] of dataset.tables) out[name] = [...loaded.columns.values()].map((c) => `${c.name} ${c.rawType}`);
+  return out;
+}
+
+/** True when every table the import stored was read now with the same columns (so its stored rows are typed as they would be now). */
+export function sameColumns(meta: ImportMeta, now: Partial<Record<TableName, string[]>>): boolean {
+  if (!meta.columns) return false;
+  return meta.tables.every((t) => JSON.stringify(meta.columns![t.table]) === JSON.stringify(now[t.table]));
+}
+
+/**
+ * The typed tables of an update (--append) into the copy attached as out, which holds those of
+ * previous: each stored table gets the rows after its stored ones (new files come after the
+ * imported ones, so a stored row keeps its place and its row_id), in the order a full import
+ * writes them; a table new to the dataset is written whole.
+ */
+export async function appendRows(db: Database, dataset: Dataset, previous: ImportMeta): Promise<ImportedTable[]> {
+  const tables: ImportedTable[] = [];
+  for (const name of TABLE_NAMES) {
+    const loaded = dataset.tables.get(name);
+    if (!loaded) continue;
+    const stored = previous.tables.find((t) => t.table === name)?.rows;
+    // A table's rows in file order: row_id counts them from 1; a table without one (unordered) holds them in insertion order (rowid from 0).
+    const position = TABLES[name].unordered ? sql`rowid` : sql`row_id - 1`;
+    const into = table(name, 'out.main');
+    if (stored === undefined) await db.exec(sql`CREATE TABLE ${into} AS SELECT * FROM ${table(name)} ORDER BY ${position}`);
+    else await db.exec(sql`INSERT INTO ${into} SELECT * FROM ${table(name)} WHERE ${position} >= ${int(stored)} ORDER BY ${position}`);
+    const count = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${into}`);
+    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(count?.n ?? 0) });
+  }
+  return tables;
+}
+
+/** The stored attribution and list of what the copy held, which an update writes anew. */
+export async function dropStored(db: Database, previous: ImportMeta): Promise<void> {
+  for (const scope of previous.scopes) await db.exec(sql`DROP SCHEMA IF EXISTS out.${ident(scope.schema)} CASCADE`);
+  await db.exec(sql`DROP TABLE out.main.${ident(META)}`);
+  // Their blocks free for what is written next, so that the file does not grow by an attribution per update.
+  await db.exec(sql`CHECKPOINT out`);
 }

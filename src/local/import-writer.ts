@@ -4,7 +4,7 @@
  * each scope's attribution and what the file holds, written under a temporary name and renamed
  * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
@@ -13,7 +13,7 @@ import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Sco
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
-import { datasetFiles } from './import-files.js';
+import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, literal, sql, table } from './sql.js';
@@ -50,8 +50,16 @@ export async function importDataset(dir: string, into: string, options: ImportOp
 /**
  * The import of the dataset at dir into into, whose files are as files says (import-files.ts):
  * read, checked, attributed and written under a staging name, renamed over into when complete.
+ * Given what into held before (`--append`), into is copied and only what can change is written
+ * (import-files.ts, appendRows), when every stored table was read with the same columns.
  */
-export async function importFiles(dir: string, into: string, files: ImportedFile[], options: ImportOptions): Promise<ImportSummary> {
+export async function importFiles(
+  dir: string,
+  into: string,
+  files: ImportedFile[],
+  options: ImportOptions,
+  previous?: ImportMeta,
+): Promise<ImportSummary> {
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
@@ -60,10 +68,10 @@ export async function importFiles(dir: string, into: string, files: ImportedFile
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
     phase('writing');
-    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null, {
-      files,
-      referenceCurrencyAsked: options.referenceCurrency ?? null,
-    });
+    const columns = rawColumns(dataset);
+    const extra = { files, referenceCurrencyAsked: options.referenceCurrency ?? null, columns };
+    const patched = previous && sameColumns(previous, columns) ? previous : undefined;
+    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {
@@ -79,7 +87,7 @@ export async function importFiles(dir: string, into: string, files: ImportedFile
  * together once every one is complete: a failed import removes them and replaces nothing.
  * Staging files of an import whose process is gone (killed, crashed) are removed on the way.
  */
-class Staging {
+export class Staging {
   private readonly files: [staging: string, target: string][] = [];
 
   add(target: string): { staging: string; target: string } {
@@ -110,9 +118,12 @@ async function writeFile(
   source: string,
   scopes: Scope[],
   plugin: string | null,
-  extra: Pick<ImportMeta, 'files' | 'referenceCurrencyAsked'> = {},
+  extra: Pick<ImportMeta, 'files' | 'referenceCurrencyAsked' | 'columns'> = {},
+  previous?: ImportMeta,
 ): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
   const db = dataset.db;
+  // An update (--append) starts from a copy of the file it replaces, whose stored rows stay.
+  if (previous) copyFileSync(target, staging);
   try {
     await db.exec(sql`ATTACH ${literal(staging)} AS out`);
   } catch (error) {
@@ -121,7 +132,8 @@ async function writeFile(
   let tables: ImportedTable[];
   const stored: ImportedScope[] = [];
   try {
-    tables = await writeTables(db, dataset, plugin);
+    tables = previous ? await appendRows(db, dataset, previous) : await writeTables(db, dataset, plugin);
+    if (previous) await dropStored(db, previous);
     for (const scope of scopes) {
       const schema = plugin === null ? scope.schema : 'scope_0';
       stored.push({ plugin: scope.plugin, schema, referenceCurrency: scope.referenceCurrency });
@@ -264,7 +276,7 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
 }
 
 /** What the file holds, one row per key with its JSON value. */
-async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
+export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
   await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
   for (const [key, value] of Object.entries(meta)) {
     await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES (${key}, ${JSON.stringify(value)})`);
@@ -301,7 +313,7 @@ function alive(pid: number): boolean {
  * A scope's attribution into the file, in the order the scope holds it (conv in time order, the
  * per-day sums by day), with an index on conv's order_id for look-ups of one order.
  */
-async function writeAttribution(db: Database, scope: Scope, name: string): Promise<void> {
+export async function writeAttribution(db: Database, scope: Scope, name: string): Promise<void> {
   const schema = sql`out.${ident(name)}`;
   await db.exec(sql`CREATE SCHEMA ${schema}`);
   for (const table of ATTRIBUTED_TABLES) {

@@ -51,6 +51,8 @@ export interface ImportMeta {
   files?: ImportedFile[];
   /** The reference currency the import was asked for (--reference-currency), null for each plugin's own; `--append` attributes with it again. */
   referenceCurrencyAsked?: string | null;
+  /** Each table's columns as the reader found them, "name type" (a typed value depends on them): `--append` adds rows to tables whose columns are the same. */
+  columns?: Partial<Record<TableName, string[]>>;
 }
 
 /** One file of the dataset an import read: its path relative to the dataset (with /), its size and modification time in nanoseconds. */
