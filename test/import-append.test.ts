@@ -195,12 +195,19 @@ describe('data import --append: refusals', () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
+  /** A copy of the base dataset, imported (a copy's files have other modification times than the base's). */
+  async function importedCopy(name: string): Promise<string> {
+    cpSync(base, join(root, name), { recursive: true });
+    const file = join(root, `${name}.duckdb`);
+    const run = await cli(['data', 'import', join(root, name), '--into', file]);
+    expect(run.code, run.stderr).toBe(0);
+    return file;
+  }
+
   /** A copy of the base dataset and its import, changed by change; the refusal's stderr, with the file left as it was and nothing staged beside it. */
   async function refused(name: string, change: (dir: string) => void): Promise<string> {
     const dir = join(root, name);
-    cpSync(base, dir, { recursive: true, preserveTimestamps: true });
-    const file = join(root, `${name}.duckdb`);
-    copyFileSync(baseFile, file);
+    const file = await importedCopy(name);
     const before = sha(file);
     change(dir);
     const run = await append(dir, file);
@@ -216,12 +223,14 @@ describe('data import --append: refusals', () => {
     const stderr = await refused('changed', (dir) => appendFileSync(join(dir, 'orders', '2024-01-05.csv'), 'shop-1,o-new,c-1,2024-01-05T10:00:00.000Z,EUR,1,1.21,CZ,false,completed\n'));
     expect(stderr).toMatch(/cannot append to .*changed\.duckdb: the dataset at .* changed in a way only a full import can take/);
     expect(stderr).toMatch(/orders\/2024-01-05\.csv changed since it was imported/);
+    expect(stderr.match(/changed since/g)).toHaveLength(1);
     expect(stderr).toMatch(/run a full import instead: convx data import .* --into .*changed\.duckdb --force/);
   });
 
   it('refuses an imported file that is gone', async () => {
     const stderr = await refused('removed', (dir) => rmSync(join(dir, 'touches', '2024-01-03.csv')));
     expect(stderr).toMatch(/touches\/2024-01-03\.csv was imported and is gone/);
+    expect(stderr).not.toMatch(/changed since/);
   });
 
   it('refuses a new file that sorts before an imported one', async () => {
@@ -230,14 +239,47 @@ describe('data import --append: refusals', () => {
       copyFileSync(join(dir, 'orders', '2024-01-21.csv'), join(dir, 'orders', '2024-01-00.csv'));
     });
     expect(stderr).toMatch(/orders\/2024-01-00\.csv is new and sorts before orders\/2024-01-20\.csv, which was imported/);
+    expect(stderr).not.toMatch(/changed since|is gone|2024-01-2[12]/);
   });
 
-  it('a new file the reader refuses fails the update and leaves the old file usable', async () => {
+  it('a data error in a new file fails the update and leaves the old file as it was, usable', async () => {
     const stderr = await refused('broken', (dir) => {
       writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-21');
-      writeFileSync(join(dir, 'orders', '2024-01-22.parquet'), 'not parquet');
+      const { header, rows } = lines(join(dir, 'orders', '2024-01-21.csv'));
+      writeFileSync(join(dir, 'orders', '2024-01-22.csv'), `${header}\n${rows[0]!.replace(/,2024-01-21T[^,]+,/, ',yesterday,')}\n`);
     });
-    expect(stderr).toMatch(/orders\/: the folder mixes file formats/);
+    expect(stderr).toMatch(/orders\/2024-01-22\.csv/);
+    expect(stderr).toMatch(/yesterday/);
+  });
+
+  it('a running convx serve answers from the old file until it is reloaded, then from the new one', async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    const dir = join(root, 'served');
+    const file = await importedCopy('served');
+    const secret = 'append-test-secret-long-enough';
+    const server = await startServer({ dir: file, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    try {
+      const token = await signDevelopmentToken(secret, 'shop-2', '1h');
+      const get = async () => {
+        const res = await fetch(`${server.url}/v1/conversions?dateFrom=2024-01-01&dateTo=2024-02-29`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status).toBe(200);
+        return { version: res.headers.get('convx-data-version'), text: await res.text() };
+      };
+      const before = await get();
+      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-10');
+      const run = await append(dir, file);
+      expect(run.code, run.stderr).toBe(0);
+      expect(await get()).toEqual(before);
+      await server.reload();
+      const after = await get();
+      expect(after.version).not.toBe(before.version);
+      expect(after.text).not.toBe(before.text);
+      const local = await cli(['report', '--from', '2024-01-01', '--to', '2024-02-29', ...PLUGIN, '-o', 'json', '--data', file]);
+      expect(JSON.parse(after.text).data).toEqual(JSON.parse(local.stdout).data);
+    } finally {
+      await server.close();
+    }
   });
 
   it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {
