@@ -8,6 +8,7 @@
  * removed, a new file sorting before an imported one, a file not written by a full import; an
  * update that fails leaves the old file as it was.
  */
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { cli, tempDir } from './helpers.js';
 
 const root = tempDir('convx-append-');
+const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
 const generated = join(root, 'generated');
 const PLUGIN = ['--plugin', 'shop-2'];
 const OTHER = ['--plugin', 'shop-1'];
@@ -280,6 +282,28 @@ describe('data import --append: refusals', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('an update killed while it writes leaves the old file as it was; the next one completes and removes the staging file', async () => {
+    const file = await importedCopy('killed');
+    const dir = join(root, 'killed');
+    const before = sha(file);
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
+    const child = spawn(process.execPath, [BIN, 'data', 'import', dir, '--into', file, '--append'], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const staged = () => readdirSync(root).some((f) => f.startsWith('killed.duckdb.tmp-'));
+    let done = false;
+    void exited.then(() => (done = true));
+    while (!done && !staged()) await new Promise((resolve) => setTimeout(resolve, 2));
+    child.kill('SIGKILL');
+    await exited;
+    // Killed while it wrote (the usual case), the old file is untouched; had it finished first, the file is the update.
+    if (staged()) expect(sha(file)).toBe(before);
+    expect((await cli(['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '--data', file])).code).toBe(0);
+    const again = await append(dir, file);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readdirSync(root).filter((f) => f.startsWith('killed.duckdb.tmp-'))).toEqual([]);
+    await sameAsFullImport(dir, file, 'after a killed update', { order: 'o-2', contact: 'c-1' });
   });
 
   it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {
