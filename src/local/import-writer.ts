@@ -87,7 +87,7 @@ export async function importFiles(
  * together once every one is complete: a failed import removes them and replaces nothing.
  * Staging files of an import whose process is gone (killed, crashed) are removed on the way.
  */
-export class Staging {
+class Staging {
   private readonly files: [staging: string, target: string][] = [];
 
   add(target: string): { staging: string; target: string } {
@@ -276,7 +276,7 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
 }
 
 /** What the file holds, one row per key with its JSON value. */
-export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
+async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
   await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
   for (const [key, value] of Object.entries(meta)) {
     await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES (${key}, ${JSON.stringify(value)})`);
@@ -313,7 +313,7 @@ function alive(pid: number): boolean {
  * A scope's attribution into the file, in the order the scope holds it (conv in time order, the
  * per-day sums by day), with an index on conv's order_id for look-ups of one order.
  */
-export async function writeAttribution(db: Database, scope: Scope, name: string): Promise<void> {
+async function writeAttribution(db: Database, scope: Scope, name: string): Promise<void> {
   const schema = sql`out.${ident(name)}`;
   await db.exec(sql`CREATE SCHEMA ${schema}`);
   for (const table of ATTRIBUTED_TABLES) {
