@@ -22,6 +22,7 @@ const E2E = [
   'validate-html',
   'http-conventions',
   'import',
+  'import-append',
   'invariants',
   'load',
   'lookups',

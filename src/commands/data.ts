@@ -48,6 +48,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
 export const dataImport = defineHandler<CommandFlags<'data import'>>({
   async run(ctx, args, flags) {
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
+    if (flags.append) return (await import('./data-append.js')).appendImport(ctx, args[0]!, { ...flags, into: flags.into });
     if (flags.splitPlugins) return (await import('./data-split.js')).importSplitPlugins(ctx, args[0]!, { ...flags, into: flags.into });
     const [{ importDataset }, { startProgress }] = await Promise.all([import('../local/import-writer.js'), import('./shared.js')]);
     const started = Date.now();

@@ -175,6 +175,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx report --data shop.duckdb --from 2024-03-01 --to 2024-03-31',
       'convx serve --data shop.duckdb   # ready at once, even for millions of orders',
       'convx data import samples/shop --split-plugins --into plugins/  # plugins/<plugin>.duckdb; convx serve --data plugins/',
+      "convx data import samples/shop --into shop.duckdb --append  # adds the new files of the tables' folders (a new day's); kill -HUP a server to serve them",
     ],
     load: async () => (await import('./data.js')).dataImport,
   },

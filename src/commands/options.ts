@@ -209,6 +209,10 @@ export const OPTIONS = {
       flags: '--split-plugins',
       description: 'write one file per plugin, DIR/<plugin>.duckdb, into the directory --into names (made if missing); `convx serve --data DIR` serves them',
     },
+    {
+      flags: '--append',
+      description: "add the dataset's new files (new files of its tables' folders, after the imported ones) to the --into file an earlier import wrote; the result is a full import's",
+    },
   ],
   'data generate': [
     { flags: '--out <dir>', description: 'directory to write (must be empty or absent)' },

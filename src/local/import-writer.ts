@@ -4,7 +4,7 @@
  * each scope's attribution and what the file holds, written under a temporary name and renamed
  * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
@@ -12,7 +12,8 @@ import { packageVersion } from '../version.js';
 import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Scope } from './attribution.js';
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
-import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
+import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
+import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, literal, sql, table } from './sql.js';
@@ -42,6 +43,23 @@ export interface ImportOptions {
  */
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
   checkTarget(into, options.force ?? false);
+  // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
+  return importFiles(dir, into, datasetFiles(dir), options);
+}
+
+/**
+ * The import of the dataset at dir into into, whose files are as files says (import-files.ts):
+ * read, checked, attributed and written under a staging name, renamed over into when complete.
+ * Given what into held before (`--append`), into is copied and only what can change is written
+ * (import-files.ts, appendRows), when every stored table was read with the same columns.
+ */
+export async function importFiles(
+  dir: string,
+  into: string,
+  files: ImportedFile[],
+  options: ImportOptions,
+  previous?: ImportMeta,
+): Promise<ImportSummary> {
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
@@ -50,7 +68,10 @@ export async function importDataset(dir: string, into: string, options: ImportOp
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
     phase('writing');
-    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null);
+    const columns = rawColumns(dataset);
+    const extra = { files, referenceCurrencyAsked: options.referenceCurrency ?? null, columns };
+    const patched = previous && sameColumns(previous, columns) ? previous : undefined;
+    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {
@@ -97,8 +118,12 @@ async function writeFile(
   source: string,
   scopes: Scope[],
   plugin: string | null,
+  extra: Pick<ImportMeta, 'files' | 'referenceCurrencyAsked' | 'columns'> = {},
+  previous?: ImportMeta,
 ): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
   const db = dataset.db;
+  // An update (--append) starts from a copy of the file it replaces, whose stored rows stay.
+  if (previous) copyFileSync(target, staging);
   try {
     await db.exec(sql`ATTACH ${literal(staging)} AS out`);
   } catch (error) {
@@ -107,7 +132,8 @@ async function writeFile(
   let tables: ImportedTable[];
   const stored: ImportedScope[] = [];
   try {
-    tables = await writeTables(db, dataset, plugin);
+    tables = previous ? await appendRows(db, dataset, previous) : await writeTables(db, dataset, plugin);
+    if (previous) await dropStored(db, previous);
     for (const scope of scopes) {
       const schema = plugin === null ? scope.schema : 'scope_0';
       stored.push({ plugin: scope.plugin, schema, referenceCurrency: scope.referenceCurrency });
@@ -122,6 +148,7 @@ async function writeFile(
       tables,
       findings: dataset.findings,
       scopes: stored,
+      ...extra,
     });
   } catch (error) {
     try {

@@ -9,7 +9,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { DataError } from '../errors.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
-import type { Database } from './db.js';
+import { Database } from './db.js';
 import { Dataset, firstLine, type DataIssue, type LoadedTable } from './dataset.js';
 import type { TableName } from './schema.js';
 import { ident, literal, sql, table, trusted, type Sql } from './sql.js';
@@ -47,6 +47,20 @@ export interface ImportMeta {
   tables: ImportedTable[];
   findings: DataIssue[];
   scopes: ImportedScope[];
+  /** The files read, as they were before the import read them (import-append.ts): `data import --append` adds only files after them. Absent in files of older imports. */
+  files?: ImportedFile[];
+  /** The reference currency the import was asked for (--reference-currency), null for each plugin's own; `--append` attributes with it again. */
+  referenceCurrencyAsked?: string | null;
+  /** Each table's columns as the reader found them, "name type" (a typed value depends on them): `--append` adds rows to tables whose columns are the same. */
+  columns?: Partial<Record<TableName, string[]>>;
+}
+
+/** One file of the dataset an import read: its path relative to the dataset (with /), its size and modification time in nanoseconds. */
+export interface ImportedFile {
+  table: TableName;
+  path: string;
+  size: number;
+  mtimeNs: string;
 }
 
 /** True for a file that starts like a DuckDB database (its header says DUCK at byte 8). */
@@ -63,6 +77,21 @@ export function isDuckDbFile(path: string): boolean {
     }
   } catch {
     return false;
+  }
+}
+
+/** What an imported file holds (its convx_dataset), read without opening it as a dataset. */
+export async function readImportMeta(file: string): Promise<ImportMeta> {
+  const db = await Database.open();
+  try {
+    try {
+      await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);
+    } catch (error) {
+      throw new DataError(`cannot open ${file}: ${firstLine(error)}`);
+    }
+    return await readMeta(db, file);
+  } finally {
+    db.close();
   }
 }
 

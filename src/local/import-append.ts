@@ -1,0 +1,61 @@
+/**
+ * `convx data import DIR --into FILE.duckdb --append`: the new files of a dataset added to the
+ * file an earlier import of it wrote, with the result of a full import of all the files. The
+ * files it was made from (import-files.ts) must be there unchanged, and new files come after
+ * them, so that every stored row keeps its row_id. The update is written to a staging file beside
+ * FILE and renamed over it when complete: a server keeps answering from the old file until it is
+ * reloaded, and a failed or killed update leaves the old file as it was.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { DataError, UsageError } from '../errors.js';
+import { datasetFiles, newFiles } from './import-files.js';
+import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
+import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
+
+export interface AppendSummary extends ImportSummary {
+  /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
+  added: ImportedFile[];
+}
+
+/** The file to append to: an existing .duckdb file written by `convx data import` from the files it names. */
+async function appendTarget(dir: string, into: string): Promise<ImportMeta & { files: ImportedFile[] }> {
+  if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${dir} --into ${into}`);
+  if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
+  const meta = await readImportMeta(into);
+  if (!meta.files) {
+    throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
+      `run a full import instead: convx data import ${dir} --into ${into} --force`,
+    ]);
+  }
+  return meta as ImportMeta & { files: ImportedFile[] };
+}
+
+/** The reference currency of the update: the one the import was asked for; another one asked is refused. */
+function referenceOf(meta: ImportMeta, into: string, asked: string | undefined): string | undefined {
+  const stored = meta.referenceCurrencyAsked ?? undefined;
+  const norm = (c: string | undefined) => c?.trim().toUpperCase() || undefined;
+  if (asked !== undefined && norm(asked) !== norm(stored)) {
+    throw new UsageError(
+      `--append: ${into} was imported ${stored ? `with --reference-currency ${stored}` : 'without --reference-currency'}; an update keeps it`,
+      [],
+      `drop --reference-currency, or run a full import: convx data import DIR --into ${into} --force --reference-currency ${asked}`,
+    );
+  }
+  return stored;
+}
+
+/**
+ * Adds the new files of dir to into. The files are read, checked and attributed with the ones
+ * imported before (so that findings, row ids, first rows of sources and contacts, FX look-ups
+ * and the attribution of earlier orders by later rows come out as a full import makes them),
+ * and the result replaces into atomically.
+ */
+export async function appendDataset(dir: string, into: string, options: ImportOptions = {}): Promise<AppendSummary> {
+  const meta = await appendTarget(dir, into);
+  const referenceCurrency = referenceOf(meta, into, options.referenceCurrency);
+  const files = datasetFiles(dir);
+  const added = newFiles(dir, into, meta.files, files);
+  if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added };
+  const updated = await importFiles(dir, into, files, { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) }, meta);
+  return { ...updated, added };
+}

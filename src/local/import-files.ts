@@ -1,0 +1,97 @@
+/**
+ * The files an imported file was made from (`files` of its convx_dataset), and what `data import
+ * --append` may add to them: files after the ones read, never a change to those. A record's
+ * row_id is its place in its table's files in name order, so an old file changed or removed, or a
+ * new file that sorts before an old one, would move rows that the stored attribution names: such
+ * a dataset is refused with the full import to run instead.
+ */
+import { statSync } from 'node:fs';
+import { relative, sep } from 'node:path';
+import { DataError } from '../errors.js';
+import type { Dataset } from './dataset.js';
+import { discoverTables } from './dataset/discover.js';
+import type { Database } from './db.js';
+import { META, type ImportedFile, type ImportedTable, type ImportMeta } from './imported.js';
+import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
+import { ident, int, sql, table } from './sql.js';
+
+/** Every file of the dataset at dir, by table, in the order its table reads them, with its size and modification time. */
+export function datasetFiles(dir: string): ImportedFile[] {
+  const out: ImportedFile[] = [];
+  for (const [table, source] of discoverTables(dir)) {
+    for (const file of source.files) {
+      const s = statSync(file, { bigint: true });
+      out.push({ table, path: relative(dir, file).split(sep).join('/'), size: Number(s.size), mtimeNs: String(s.mtimeNs) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The files of now that the import did not read; a DataError when an old file changed or is gone,
+ * or a new one sorts before an old file of its table (its rows would come before theirs).
+ */
+export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[]): ImportedFile[] {
+  const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
+  const current = new Map(now.map((f) => [f.path, f]));
+  const problems: string[] = [];
+  for (const old of read) {
+    const found = current.get(old.path);
+    if (!found) problems.push(`${old.path} was imported and is gone`);
+    else if (found.size !== old.size || found.mtimeNs !== old.mtimeNs) problems.push(`${old.path} changed since it was imported`);
+  }
+  const known = new Set(read.map((f) => f.path));
+  const added = now.filter((f) => !known.has(f.path));
+  for (const f of added) {
+    const last = read.filter((r) => r.table === f.table).map((r) => r.path).sort().at(-1);
+    if (last !== undefined && f.path < last) problems.push(`${f.path} is new and sorts before ${last}, which was imported (new files of a table must come after its imported ones)`);
+  }
+  if (problems.length) {
+    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...problems, full]);
+  }
+  return added;
+}
+
+/** Each table's columns as the reader found them ("name type", in the files' order, plugin_id and all), which its typed values depend on. */
+export function rawColumns(dataset: Dataset): Partial<Record<TableName, string[]>> {
+  const out: Partial<Record<TableName, string[]>> = {};
+  for (const [name, loaded] of dataset.tables) out[name] = [...loaded.columns.values()].map((c) => `${c.name} ${c.rawType}`);
+  return out;
+}
+
+/** True when every table the import stored was read now with the same columns (so its stored rows are typed as they would be now). */
+export function sameColumns(meta: ImportMeta, now: Partial<Record<TableName, string[]>>): boolean {
+  if (!meta.columns) return false;
+  return meta.tables.every((t) => JSON.stringify(meta.columns![t.table]) === JSON.stringify(now[t.table]));
+}
+
+/**
+ * The typed tables of an update (--append) into the copy attached as out, which holds those of
+ * previous: each stored table gets the rows after its stored ones (new files come after the
+ * imported ones, so a stored row keeps its place and its row_id), in the order a full import
+ * writes them; a table new to the dataset is written whole.
+ */
+export async function appendRows(db: Database, dataset: Dataset, previous: ImportMeta): Promise<ImportedTable[]> {
+  const tables: ImportedTable[] = [];
+  for (const name of TABLE_NAMES) {
+    const loaded = dataset.tables.get(name);
+    if (!loaded) continue;
+    const stored = previous.tables.find((t) => t.table === name)?.rows;
+    // A table's rows in file order: row_id counts them from 1; a table without one (unordered) holds them in insertion order (rowid from 0).
+    const position = TABLES[name].unordered ? sql`rowid` : sql`row_id - 1`;
+    const into = table(name, 'out.main');
+    if (stored === undefined) await db.exec(sql`CREATE TABLE ${into} AS SELECT * FROM ${table(name)} ORDER BY ${position}`);
+    else await db.exec(sql`INSERT INTO ${into} SELECT * FROM ${table(name)} WHERE ${position} >= ${int(stored)} ORDER BY ${position}`);
+    const count = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${into}`);
+    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(count?.n ?? 0) });
+  }
+  return tables;
+}
+
+/** The stored attribution and list of what the copy held, which an update writes anew. */
+export async function dropStored(db: Database, previous: ImportMeta): Promise<void> {
+  for (const scope of previous.scopes) await db.exec(sql`DROP SCHEMA IF EXISTS out.${ident(scope.schema)} CASCADE`);
+  await db.exec(sql`DROP TABLE out.main.${ident(META)}`);
+  // Their blocks free for what is written next, so that the file does not grow by an attribution per update.
+  await db.exec(sql`CHECKPOINT out`);
+}

@@ -1,0 +1,321 @@
+/**
+ * `convx data import DIR --into FILE.duckdb --append` (issue 21, item 1): generated data split by
+ * day into per-day files of table folders; the first days imported, then new days appended step
+ * by step (several days at once, a new FX date that changes earlier transactions, a late click
+ * that changes an earlier order's attribution, a new row of an existing order id, new sources and
+ * contacts). After each step every command prints from the updated file what it prints from a
+ * full import of the same files (but the data version). The refusals: an imported file changed or
+ * removed, a new file sorting before an imported one, a file not written by a full import; an
+ * update that fails leaves the old file as it was.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, tempDir } from './helpers.js';
+
+const root = tempDir('convx-append-');
+const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
+const generated = join(root, 'generated');
+const PLUGIN = ['--plugin', 'shop-2'];
+const OTHER = ['--plugin', 'shop-1'];
+
+/** A CSV file's header and lines (the generator quotes no field before the columns split on here). */
+function lines(file: string): { header: string; rows: string[] } {
+  const [header, ...rows] = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+  return { header: header!, rows };
+}
+
+const column = (header: string, name: string) => header.split(',').indexOf(name);
+
+/** The rows of a generated table by their day (the date or datetime column's first ten characters). */
+function byDay(table: string, dateColumn: string): { header: string; days: Map<string, string[]> } {
+  const { header, rows } = lines(join(generated, `${table}.csv`));
+  const at = column(header, dateColumn);
+  const days = new Map<string, string[]>();
+  for (const row of rows) {
+    const day = row.split(',')[at]!.slice(0, 10);
+    days.set(day, [...(days.get(day) ?? []), row]);
+  }
+  return { header, days };
+}
+
+/** Writes table/<day>.csv into dir for each day in [from, to] that has rows (extra rows appended to the last day's file). */
+function writeDays(dir: string, table: string, dateColumn: string, from: string, to: string, extra: string[] = []): void {
+  const { header, days } = byDay(table, dateColumn);
+  mkdirSync(join(dir, table), { recursive: true });
+  const chosen = [...days.keys()].filter((day) => day >= from && day <= to).sort();
+  for (const [i, day] of chosen.entries()) {
+    const rows = [...days.get(day)!, ...(i === chosen.length - 1 ? extra : [])];
+    writeFileSync(join(dir, table, `${day}.csv`), `${header}\n${rows.join('\n')}\n`);
+  }
+}
+
+/** Writes the first or the second part of a table without dates as table/<part>.csv: the rows whose key is held back come second. */
+function writePart(dir: string, table: string, part: 0 | 1, heldBack: (row: string, header: string) => boolean): void {
+  const { header, rows } = lines(join(generated, `${table}.csv`));
+  mkdirSync(join(dir, table), { recursive: true });
+  const chosen = rows.filter((row) => heldBack(row, header) === (part === 1));
+  writeFileSync(join(dir, table, `${part}.csv`), `${header}\n${chosen.join('\n')}\n`);
+}
+
+const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+const anyVersion = (text: string) => text.replace(/"dataVersion": ?"[\w-]+"/g, '"dataVersion":"<version>"');
+
+/** Every command compared: reports (several periods, --breakdown, --compare previous), trends, totals, items --all, look-ups, drill. */
+function commands(orderId: string, contactId: string): string[][] {
+  const feb = ['--from', '2024-02-01', '--to', '2024-02-29'];
+  const all = ['--from', '2024-01-01', '--to', '2024-02-29'];
+  return [
+    ['report', ...all, ...PLUGIN, '-o', 'json'],
+    ['report', ...feb, ...PLUGIN, '--breakdown', '-o', 'json'],
+    ['report', ...feb, ...PLUGIN, '--compare', 'previous', '-o', 'json'],
+    ['report', '--from', '2024-01-20', '--to', '2024-02-10', ...PLUGIN],
+    ['report', ...all, ...OTHER, '-o', 'csv'],
+    ['trend', ...all, ...PLUGIN, '--by', 'day', '-o', 'json'],
+    ['trend', ...all, ...OTHER, '--by', 'week', '-o', 'csv'],
+    ['total', ...all, ...PLUGIN, '--breakdown', '-o', 'json'],
+    ['items', ...all, ...PLUGIN, '--all', '-o', 'csv'],
+    ['items', ...all, ...OTHER, '--all', '-o', 'jsonl'],
+    ['order', orderId, ...PLUGIN, '-o', 'json'],
+    ['contact', contactId, ...PLUGIN, '-o', 'json'],
+    ['drill', '/v1/campaigns/k-1/conversions', ...all, ...PLUGIN, '--all', '-o', 'json'],
+  ];
+}
+
+/** The updated file answers every command as a full import of the same files does. */
+async function sameAsFullImport(dir: string, updated: string, step: string, ids: { order: string; contact: string }): Promise<void> {
+  const full = join(root, `full-${step.replace(/\W+/g, '-')}.duckdb`);
+  const run = await cli(['data', 'import', dir, '--into', full]);
+  expect(run.code, run.stderr).toBe(0);
+  for (const argv of commands(ids.order, ids.contact)) {
+    const [a, b] = await Promise.all([cli([...argv, '--data', full]), cli([...argv, '--data', updated])]);
+    const label = `${step}: ${argv.join(' ')}`;
+    expect(a.code, `${label}: ${a.stderr}`).toBe(0);
+    expect(anyVersion(b.stdout), label).toBe(anyVersion(a.stdout));
+    expect(b.stderr.replaceAll(updated, '<data>'), label).toBe(a.stderr.replaceAll(full, '<data>'));
+    expect(b.code, label).toBe(a.code);
+  }
+  rmSync(full);
+}
+
+async function append(dir: string, file: string, ...extra: string[]) {
+  return cli(['data', 'import', dir, '--into', file, '--append', ...extra]);
+}
+
+beforeAll(async () => {
+  const run = await cli([
+    'data', 'generate', '--out', generated, '--orders', '2500', '--contacts', '600', '--touches', '16000',
+    '--plugins', '2', '--from', '2024-01-01', '--to', '2024-02-29',
+  ]);
+  expect(run.code, run.stderr).toBe(0);
+});
+
+/** The dataset of the first days: plugins and assets as files, every other table a folder. */
+function firstDays(dir: string, to: string, held: { contacts: (row: string, header: string) => boolean; sources: (row: string, header: string) => boolean }): void {
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['plugins.csv', 'assets.csv']) copyFileSync(join(generated, name), join(dir, name));
+  writeDays(dir, 'orders', 'datetime', '0000', to);
+  writeDays(dir, 'touches', 'datetime', '0000', to);
+  writeDays(dir, 'fx', 'date', '0000', to);
+  writePart(dir, 'contacts', 0, held.contacts);
+  writePart(dir, 'sources', 0, held.sources);
+}
+
+/** Rows of the generated table whose column is one of values. */
+function rowsWhere(table: string, name: string, pick: (value: string, row: string) => boolean): string[] {
+  const { header, rows } = lines(join(generated, `${table}.csv`));
+  const at = column(header, name);
+  return rows.filter((row) => pick(row.split(',')[at]!, row));
+}
+
+describe('data import --append', () => {
+  it('after each step of new days, answers every command as a full import of the same files', async () => {
+    const dir = join(root, 'steps');
+    // Contacts c-59x and the source k-3 of shop-2 come in a second file, late.
+    const held = {
+      contacts: (row: string, header: string) => /^c-59\d$/.test(row.split(',')[column(header, 'contact_id')]!),
+      sources: (row: string) => row.startsWith('shop-2,campaign,k-3,'),
+    };
+    firstDays(dir, '2024-01-31', held);
+    const file = join(root, 'steps.duckdb');
+    expect((await cli(['data', 'import', dir, '--into', file])).code).toBe(0);
+    const january = rowsWhere('orders', 'datetime', (v, row) => v.startsWith('2024-01-1') && row.startsWith('shop-2,'))[0]!.split(',');
+    const ids = { order: january[1]!, contact: january[2]! };
+    await sameAsFullImport(dir, file, 'first days', ids);
+
+    // One new day; then several.
+    for (const [step, from, to] of [['one day', '2024-02-01', '2024-02-01'], ['several days', '2024-02-02', '2024-02-09']] as const) {
+      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, from, to);
+      const run = await append(dir, file);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/appended \d+ files to .* MB\) in [\d.]+ s: orders /);
+      await sameAsFullImport(dir, file, step, ids);
+    }
+
+    // Orders of five days whose rates come a step later: the new FX dates change the earlier transactions.
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime']] as const) writeDays(dir, table, at, '2024-02-10', '2024-02-14');
+    expect((await append(dir, file)).code).toBe(0);
+    await sameAsFullImport(dir, file, 'orders without their rates', ids);
+    writeDays(dir, 'fx', 'date', '2024-02-10', '2024-02-14');
+    expect((await append(dir, file)).code).toBe(0);
+    await sameAsFullImport(dir, file, 'their rates', ids);
+
+    // A late click (dated before an earlier order of its contact), a refund and a second row of existing order ids, new contacts and sources.
+    const early = rowsWhere('orders', 'datetime', (v, row) => v.startsWith('2024-02-05') && row.startsWith('shop-2') && row.includes(',false,'))[0]!.split(',');
+    const lateClick = `shop-2,${early[2]},2024-02-04T08:00:00.000Z,click,campaign,k-3`;
+    const refund = [...early.slice(0, 3), '2024-02-16T09:00:00.000Z', ...early.slice(4, 8), 'true', early[9]].join(',');
+    const again = [...early.slice(0, 3), '2024-02-16T10:00:00.000Z', ...early.slice(4)].join(',');
+    writeDays(dir, 'touches', 'datetime', '2024-02-15', '2024-02-16', [lateClick]);
+    writeDays(dir, 'orders', 'datetime', '2024-02-15', '2024-02-16', [refund, again]);
+    writePart(dir, 'contacts', 1, held.contacts);
+    writePart(dir, 'sources', 1, held.sources);
+    expect((await append(dir, file)).code).toBe(0);
+    await sameAsFullImport(dir, file, 'late rows', { order: early[1]!, contact: early[2]! });
+
+    // The rest of the days; then nothing new.
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-02-17', '9999');
+    expect((await append(dir, file)).code).toBe(0);
+    await sameAsFullImport(dir, file, 'the rest', ids);
+    const before = sha(file);
+    const none = await append(dir, file);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toMatch(/has no new files; nothing to append/);
+    expect(sha(file)).toBe(before);
+  });
+});
+
+describe('data import --append: refusals', () => {
+  const base = join(root, 'base');
+  let baseFile = '';
+
+  beforeAll(async () => {
+    firstDays(base, '2024-01-20', { contacts: () => false, sources: () => false });
+    baseFile = join(root, 'base.duckdb');
+    const run = await cli(['data', 'import', base, '--into', baseFile]);
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  /** A copy of the base dataset, imported (a copy's files have other modification times than the base's). */
+  async function importedCopy(name: string): Promise<string> {
+    cpSync(base, join(root, name), { recursive: true });
+    const file = join(root, `${name}.duckdb`);
+    const run = await cli(['data', 'import', join(root, name), '--into', file]);
+    expect(run.code, run.stderr).toBe(0);
+    return file;
+  }
+
+  /** A copy of the base dataset and its import, changed by change; the refusal's stderr, with the file left as it was and nothing staged beside it. */
+  async function refused(name: string, change: (dir: string) => void): Promise<string> {
+    const dir = join(root, name);
+    const file = await importedCopy(name);
+    const before = sha(file);
+    change(dir);
+    const run = await append(dir, file);
+    expect(run.code, run.stderr).toBe(2);
+    expect(sha(file)).toBe(before);
+    expect(readdirSync(root).filter((f) => f.startsWith(`${name}.duckdb.tmp-`))).toEqual([]);
+    const report = await cli(['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '--data', file]);
+    expect(report.code, report.stderr).toBe(0);
+    return run.stderr;
+  }
+
+  it('refuses an imported file that changed, with the full import to run', async () => {
+    const stderr = await refused('changed', (dir) => appendFileSync(join(dir, 'orders', '2024-01-05.csv'), 'shop-1,o-new,c-1,2024-01-05T10:00:00.000Z,EUR,1,1.21,CZ,false,completed\n'));
+    expect(stderr).toMatch(/cannot append to .*changed\.duckdb: the dataset at .* changed in a way only a full import can take/);
+    expect(stderr).toMatch(/orders\/2024-01-05\.csv changed since it was imported/);
+    expect(stderr.match(/changed since/g)).toHaveLength(1);
+    expect(stderr).toMatch(/run a full import instead: convx data import .* --into .*changed\.duckdb --force/);
+  });
+
+  it('refuses an imported file that is gone', async () => {
+    const stderr = await refused('removed', (dir) => rmSync(join(dir, 'touches', '2024-01-03.csv')));
+    expect(stderr).toMatch(/touches\/2024-01-03\.csv was imported and is gone/);
+    expect(stderr).not.toMatch(/changed since/);
+  });
+
+  it('refuses a new file that sorts before an imported one', async () => {
+    const stderr = await refused('earlier', (dir) => {
+      writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-22');
+      copyFileSync(join(dir, 'orders', '2024-01-21.csv'), join(dir, 'orders', '2024-01-00.csv'));
+    });
+    expect(stderr).toMatch(/orders\/2024-01-00\.csv is new and sorts before orders\/2024-01-20\.csv, which was imported/);
+    expect(stderr).not.toMatch(/changed since|is gone|2024-01-2[12]/);
+  });
+
+  it('a data error in a new file fails the update and leaves the old file as it was, usable', async () => {
+    const stderr = await refused('broken', (dir) => {
+      writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-21');
+      const { header, rows } = lines(join(dir, 'orders', '2024-01-21.csv'));
+      writeFileSync(join(dir, 'orders', '2024-01-22.csv'), `${header}\n${rows[0]!.replace(/,2024-01-21T[^,]+,/, ',yesterday,')}\n`);
+    });
+    expect(stderr).toMatch(/orders\/2024-01-22\.csv/);
+    expect(stderr).toMatch(/yesterday/);
+  });
+
+  it('a running convx serve answers from the old file until it is reloaded, then from the new one', async () => {
+    const { startServer } = await import('../src/server/start.js');
+    const { signDevelopmentToken } = await import('../src/server/auth.js');
+    const dir = join(root, 'served');
+    const file = await importedCopy('served');
+    const secret = 'append-test-secret-long-enough';
+    const server = await startServer({ dir: file, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    try {
+      const token = await signDevelopmentToken(secret, 'shop-2', '1h');
+      const get = async () => {
+        const res = await fetch(`${server.url}/v1/conversions?dateFrom=2024-01-01&dateTo=2024-02-29`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status).toBe(200);
+        return { version: res.headers.get('convx-data-version'), text: await res.text() };
+      };
+      const before = await get();
+      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-10');
+      const run = await append(dir, file);
+      expect(run.code, run.stderr).toBe(0);
+      expect(await get()).toEqual(before);
+      await server.reload();
+      const after = await get();
+      expect(after.version).not.toBe(before.version);
+      expect(after.text).not.toBe(before.text);
+      const local = await cli(['report', '--from', '2024-01-01', '--to', '2024-02-29', ...PLUGIN, '-o', 'json', '--data', file]);
+      expect(JSON.parse(after.text).data).toEqual(JSON.parse(local.stdout).data);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an update killed while it writes leaves the old file as it was; the next one completes and removes the staging file', async () => {
+    const file = await importedCopy('killed');
+    const dir = join(root, 'killed');
+    const before = sha(file);
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
+    const child = spawn(process.execPath, [BIN, 'data', 'import', dir, '--into', file, '--append'], { stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const staged = () => readdirSync(root).some((f) => f.startsWith('killed.duckdb.tmp-'));
+    let done = false;
+    void exited.then(() => (done = true));
+    while (!done && !staged()) await new Promise((resolve) => setTimeout(resolve, 2));
+    child.kill('SIGKILL');
+    await exited;
+    // Killed while it wrote (the usual case), the old file is untouched; had it finished first, the file is the update.
+    if (staged()) expect(sha(file)).toBe(before);
+    expect((await cli(['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '--data', file])).code).toBe(0);
+    const again = await append(dir, file);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readdirSync(root).filter((f) => f.startsWith('killed.duckdb.tmp-'))).toEqual([]);
+    await sameAsFullImport(dir, file, 'after a killed update', { order: 'o-2', contact: 'c-1' });
+  });
+
+  it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {
+    const split = join(root, 'split');
+    expect((await cli(['data', 'import', base, '--split-plugins', '--into', split])).code).toBe(0);
+    const run = await append(base, join(split, 'shop-1.duckdb'));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/it does not name the files it was imported from/);
+    expect((await append(base, join(root, 'none.duckdb'))).stderr).toMatch(/--append: .*none\.duckdb does not exist/);
+    expect(existsSync(join(root, 'none.duckdb'))).toBe(false);
+    expect((await append(base, baseFile, '--force')).stderr).toMatch(/--append updates --into in place; drop --force/);
+    const currency = await append(base, baseFile, '--reference-currency', 'USD');
+    expect(currency.stderr).toMatch(/was imported without --reference-currency; an update keeps it/);
+  });
+});
