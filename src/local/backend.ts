@@ -138,7 +138,8 @@ export class LocalBackend implements Backend {
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
        ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT ${query.limit} OFFSET ${query.offset}`,
     );
-    const totalCount = rows.length ? Number(rows[0]!.total) : await this.count(selection);
+    // An empty first page means no rows at all (limit is at least 1): no count to run then.
+    const totalCount = rows.length ? Number(rows[0]!.total) : query.offset === 0 ? 0 : await this.count(selection);
     return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
