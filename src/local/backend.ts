@@ -28,8 +28,9 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
+import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
 
 
@@ -123,12 +124,12 @@ export class LocalBackend implements Backend {
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
-    return this.page(itemsSelect(await this.tables(query), query), query, ITEMS_TIE_BREAK, toRecord);
+    return this.page(itemsSelect(await this.tables(query), query, 'js'), query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
   }
 
   async allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>> {
     const selection = itemsSelect(await this.tables(query), query);
-    const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord);
+    const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
     return { ...stream, text: (request) => this.itemLines(selection, query, request) };
   }
 
@@ -325,7 +326,21 @@ function sourceOf(row: Row, id: unknown, name: unknown) {
   };
 }
 
-function toRecord(row: Row): ConversionRecord {
+/** The columns of an items row the links read. */
+const linkValues = (row: Row) => ({
+  source_type: row.source_type, source_id: row.source_id, campaign_id: row.campaign_id,
+  smartflow_id: row.smartflow_id, delivery_id: row.delivery_id, contact_id: row.contactId,
+});
+
+/**
+ * A record from its row; its links from the row's columns where the select holds them, else
+ * built here from the same columns (itemsSelect, links 'js'); detailQuery: their constant tail.
+ */
+const toRecord = (detailQuery: string) => (row: Row): ConversionRecord => {
+  const built = !('detail_url' in row);
+  const values = built ? linkValues(row) : {};
+  const detailUrl = built ? detailUrlOf(values, detailQuery) : row.detail_url;
+  const activityUrl = 'activityUrl' in row ? row.activityUrl : activityUrlOf(values);
   return {
     contactId: str(row.contactId),
     clientContactId: nullable(row.clientContactId),
@@ -346,10 +361,10 @@ function toRecord(row: Row): ConversionRecord {
       model: ATTRIBUTION_MODEL,
       windowDays: WINDOW_DAYS,
     },
-    source: sourceOf(row, row.source_id, row.name),
-    activityUrl: str(row.activityUrl),
+    source: { ...sourceOf(row, row.source_id, row.name), detailUrl: str(detailUrl) },
+    activityUrl: str(activityUrl),
   };
-}
+};
 
 /** The time zone of a query's days and buckets (the parser leaves UTC out). */
 function zoneOf(query: { timeZone?: string | undefined }): string {

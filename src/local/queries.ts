@@ -77,6 +77,11 @@ const DETAIL_FILTERS = parameters('report').filter((p) => field(p, 'column') !==
  * it is, it answers exactly the row's records. The constant part goes in as a parameter.
  */
 function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifier = ''): Sql {
+  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQueryOf(query)}`;
+}
+
+/** The constant tail of a query's detailUrls: the period and the filters, percent-encoded. */
+export function detailQueryOf(query: ReportQuery | ItemsQuery): string {
   const values = query as Record<string, unknown>;
   const pairs: [string, string][] = [
     ['dateFrom', query.dateFrom],
@@ -88,8 +93,7 @@ function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifie
     const value = values[p.name];
     if (value !== undefined) pairs.push([p.name, Array.isArray(value) ? value.join(',') : String(value)]);
   }
-  const detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
-  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQuery}`;
+  return pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
 }
 
 export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {
@@ -139,9 +143,18 @@ export function itemsFilter(conv: Sql, query: ItemsQuery): Filter {
   return { from, where: allOf([period, ...where]) };
 }
 
-/** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
-export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
+/**
+ * The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs.
+ * links 'js': without the detailUrl and activityUrl columns (unless the rows are sorted by
+ * activityUrl), which the record then builds in JavaScript, the same bytes for less SQL to plan
+ * on every request (models/links.ts); 'sql': with them, for the lines DuckDB writes (text.ts).
+ */
+export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql' | 'js' = 'sql'): Selection {
   const filter = itemsFilter(tables.conv, query);
+  const linkColumns =
+    links === 'js' && !query.sort.some((k) => k.field === 'activityUrl')
+      ? sql``
+      : sql`, ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"`;
   const select = sql`
     SELECT row_id,
       contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS(sql`datetime`)} AS "datetime",
@@ -152,8 +165,7 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
       ${TS(sql`touch_datetime`)} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
       -- the exact values behind the doubles, for the lines text.ts writes
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
-      source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
-      ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"
+      source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name${linkColumns}
     FROM ${filter.from} WHERE ${filter.where}`;
   return { filter, select };
 }
