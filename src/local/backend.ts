@@ -189,7 +189,10 @@ export class LocalBackend implements Backend {
   /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
     const { other, tables } = await this.comparedTables(query);
-    if (!other) return { selection: reportSelect(tables, query), map: toAggregate };
+    if (!other) {
+      const detailQuery = detailQueryOf(query);
+      return { selection: reportSelect(tables, query, 'js'), map: (row) => toAggregate(row, detailQuery) };
+    }
     const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
     await this.assertRates(otherFilter, other);
     const map = (row: Row): ComparedAggregateRow => {
@@ -312,7 +315,8 @@ function nullable(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-function sourceOf(row: Row, id: unknown, name: unknown) {
+/** A row's source; detailUrl: the row's column, or built from its columns (see toRecord). */
+function sourceOf(row: Row, id: unknown, name: unknown, detailUrl: unknown = row.detail_url) {
   return {
     type: row.source_type as SourceType,
     id: str(id),
@@ -322,14 +326,14 @@ function sourceOf(row: Row, id: unknown, name: unknown) {
     smartflowName: nullable(row.smartflow_name),
     deliveryId: nullable(row.delivery_id),
     deliveryName: nullable(row.delivery_name),
-    detailUrl: str(row.detail_url),
+    detailUrl: str(detailUrl),
   };
 }
 
-/** The columns of an items row the links read. */
-const linkValues = (row: Row) => ({
-  source_type: row.source_type, source_id: row.source_id, campaign_id: row.campaign_id,
-  smartflow_id: row.smartflow_id, delivery_id: row.delivery_id, contact_id: row.contactId,
+/** The columns of a row the links read (the source's and contact's ids by their names in the row). */
+const linkValues = (row: Row, sourceId: unknown, contactId?: unknown) => ({
+  source_type: row.source_type, source_id: sourceId, campaign_id: row.campaign_id,
+  smartflow_id: row.smartflow_id, delivery_id: row.delivery_id, contact_id: contactId,
 });
 
 /**
@@ -338,7 +342,7 @@ const linkValues = (row: Row) => ({
  */
 const toRecord = (detailQuery: string) => (row: Row): ConversionRecord => {
   const built = !('detail_url' in row);
-  const values = built ? linkValues(row) : {};
+  const values = built ? linkValues(row, row.source_id, row.contactId) : {};
   const detailUrl = built ? detailUrlOf(values, detailQuery) : row.detail_url;
   const activityUrl = 'activityUrl' in row ? row.activityUrl : activityUrlOf(values);
   return {
@@ -361,7 +365,7 @@ const toRecord = (detailQuery: string) => (row: Row): ConversionRecord => {
       model: ATTRIBUTION_MODEL,
       windowDays: WINDOW_DAYS,
     },
-    source: { ...sourceOf(row, row.source_id, row.name), detailUrl: str(detailUrl) },
+    source: sourceOf(row, row.source_id, row.name, detailUrl),
     activityUrl: str(activityUrl),
   };
 };
@@ -371,11 +375,13 @@ function zoneOf(query: { timeZone?: string | undefined }): string {
   return query.timeZone ?? UTC;
 }
 
-function toAggregate(row: Row): AggregateRow {
+/** A report's row; its detailUrl from its column, else built from its columns and detailQuery (reportSelect, links 'js'). */
+function toAggregate(row: Row, detailQuery = ''): AggregateRow {
+  const detailUrl = 'detail_url' in row ? row.detail_url : detailUrlOf(linkValues(row, row.id), detailQuery);
   return {
     id: str(row.id),
     name: str(row.name),
-    source: sourceOf(row, row.id, row.name),
+    source: sourceOf(row, row.id, row.name, detailUrl),
     sourceStartedAt: nullable(row.sourceStartedAt),
     ...toFigures(row),
   };

@@ -270,7 +270,8 @@ export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR con
  * filters and where they exist, from the per-day sums (a few thousand rows for a month instead
  * of every transaction, and unique contacts counted without a DISTINCT: see contact_day).
  */
-export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
+/** links 'js': without the detailUrl column, which the row then builds in JavaScript (see itemsSelect). */
+export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sql' | 'js' = 'sql'): Selection {
   const period = periodFilter(query);
   const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
@@ -288,16 +289,16 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const nameFilter = q === undefined ? sql`` : sql`WHERE ${nameHolds(q)}`;
   const select = sql`
     WITH ${sums}
-    SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
+    SELECT ${sourceColumns(query, links)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
 }
 
 /** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */
-const sourceColumns = (query: ReportQuery) => sql`i.source_type, i.source_id AS "id", i.name AS "name",
+const sourceColumns = (query: ReportQuery, links: 'sql' | 'js' = 'sql') => sql`i.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
+      ${links === 'sql' ? sql`${detailUrlWithQuery(query, 'i.')} AS detail_url,` : sql``}
       ${TS(sql`i.started_at`)} AS "sourceStartedAt"`;
 
 /** The sums of a group without transactions (a source only in the other period of a comparison), as per_source and contacts_and_times name them. */
