@@ -1,7 +1,7 @@
 /** Token policy of the server (issue 9, finding 9): exp required unless allowed, optional issuer and audience. */
 import { SignJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
-import { createVerifier, secretKey, type AuthConfig } from '../src/server/auth.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CLOCK_TOLERANCE_SECONDS, createVerifier, secretKey, VerifiedTokens, type AuthConfig } from '../src/server/auth.js';
 import { ProblemError } from '../src/server/problem.js';
 import { cli } from './helpers.js';
 
@@ -59,5 +59,58 @@ describe('token policy', () => {
     const verify = createVerifier({ secret: SECRET, issuer: 'https://id.example.com', audience: 'convx' });
     expect(await verify(`Bearer ${run.stdout.trim()}`)).toMatchObject({ plugin: 'shop' });
     await expect(createVerifier({ secret: SECRET, audience: 'another' })(`Bearer ${run.stdout.trim()}`)).rejects.toThrow(/aud/);
+  });
+});
+
+describe('verified tokens are remembered, never past their expiry', () => {
+  afterEach(() => vi.useRealTimers());
+
+  /** The problem type of a verification, or the plugin it grants. */
+  const verdict = (verify: ReturnType<typeof createVerifier>, token: string) =>
+    verify(`Bearer ${token}`).then(
+      (credentials) => credentials.plugin,
+      (error: unknown) => (error instanceof ProblemError ? error.problem.type : String(error)),
+    );
+
+  it('refuses a remembered token once jose would: exp plus the clock tolerance', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+    const verify = createVerifier({ secret: SECRET });
+    const valid = await token({ plugin: 'shop', exp: now() + 60 });
+    expect(await verdict(verify, valid)).toBe('shop');
+    vi.setSystemTime(Date.now() + (60 + CLOCK_TOLERANCE_SECONDS - 1) * 1000);
+    expect(await verdict(verify, valid)).toBe('shop');
+    vi.setSystemTime(Date.now() + 1000);
+    expect(await verdict(verify, valid)).toBe('urn:convx:problem:expired-token');
+    expect(await verdict(verify, valid)).toBe('urn:convx:problem:expired-token');
+  });
+
+  it('keys on the whole token: another signature of a remembered token is still checked', async () => {
+    const verify = createVerifier({ secret: SECRET });
+    const valid = await token({ plugin: 'shop', exp: now() + 600 });
+    expect(await verdict(verify, valid)).toBe('shop');
+    const forged = `${valid.slice(0, valid.lastIndexOf('.') + 1)}${'A'.repeat(43)}`;
+    expect(await verdict(verify, forged)).toBe('urn:convx:problem:invalid-token');
+    expect(await verdict(verify, `${valid}x`)).toBe('urn:convx:problem:invalid-token');
+    expect(await verdict(verify, valid)).toBe('shop');
+  });
+
+  it('holds at most its limit, forgetting the least recently used token first', () => {
+    const tokens = new VerifiedTokens(2);
+    const until = now() + 600;
+    tokens.set('a', { plugin: 'a' }, until);
+    tokens.set('b', { plugin: 'b' }, until);
+    expect(tokens.get('a')?.plugin).toBe('a');
+    tokens.set('c', { plugin: 'c' }, until);
+    expect(tokens.get('b')).toBeUndefined();
+    expect(tokens.get('a')?.plugin).toBe('a');
+    expect(tokens.get('c')?.plugin).toBe('c');
+    // d takes a's place (a is now the least recently used); d has expired: not answered, and forgotten
+    tokens.set('d', { plugin: 'd' }, now() - 1);
+    expect(tokens.get('a')).toBeUndefined();
+    expect(tokens.get('d')).toBeUndefined();
+    tokens.set('e', { plugin: 'e' }, until);
+    expect(tokens.get('c')?.plugin).toBe('c');
+    expect(tokens.get('e')?.plugin).toBe('e');
   });
 });

@@ -28,8 +28,9 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
+import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
 
 
@@ -123,12 +124,12 @@ export class LocalBackend implements Backend {
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
-    return this.page(itemsSelect(await this.tables(query), query), query, ITEMS_TIE_BREAK, toRecord);
+    return this.page(itemsSelect(await this.tables(query), query, 'js'), query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
   }
 
   async allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>> {
     const selection = itemsSelect(await this.tables(query), query);
-    const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord);
+    const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
     return { ...stream, text: (request) => this.itemLines(selection, query, request) };
   }
 
@@ -138,7 +139,8 @@ export class LocalBackend implements Backend {
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
        ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT ${query.limit} OFFSET ${query.offset}`,
     );
-    const totalCount = rows.length ? Number(rows[0]!.total) : await this.count(selection);
+    // An empty first page means no rows at all (limit is at least 1): no count to run then.
+    const totalCount = rows.length ? Number(rows[0]!.total) : query.offset === 0 ? 0 : await this.count(selection);
     return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
@@ -187,7 +189,10 @@ export class LocalBackend implements Backend {
   /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
     const { other, tables } = await this.comparedTables(query);
-    if (!other) return { selection: reportSelect(tables, query), map: toAggregate };
+    if (!other) {
+      const detailQuery = detailQueryOf(query);
+      return { selection: reportSelect(tables, query, 'js'), map: (row) => toAggregate(row, detailQuery) };
+    }
     const { filter, select, otherFilter } = comparedReportSelect(tables, query, { ...query, ...other }, COMPARED_FIGURES);
     await this.assertRates(otherFilter, other);
     const map = (row: Row): ComparedAggregateRow => {
@@ -310,7 +315,8 @@ function nullable(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-function sourceOf(row: Row, id: unknown, name: unknown) {
+/** A row's source; detailUrl: the row's column, or built from its columns (see toRecord). */
+function sourceOf(row: Row, id: unknown, name: unknown, detailUrl: unknown = row.detail_url) {
   return {
     type: row.source_type as SourceType,
     id: str(id),
@@ -320,11 +326,25 @@ function sourceOf(row: Row, id: unknown, name: unknown) {
     smartflowName: nullable(row.smartflow_name),
     deliveryId: nullable(row.delivery_id),
     deliveryName: nullable(row.delivery_name),
-    detailUrl: str(row.detail_url),
+    detailUrl: str(detailUrl),
   };
 }
 
-function toRecord(row: Row): ConversionRecord {
+/** The columns of a row the links read (the source's and contact's ids by their names in the row). */
+const linkValues = (row: Row, sourceId: unknown, contactId?: unknown) => ({
+  source_type: row.source_type, source_id: sourceId, campaign_id: row.campaign_id,
+  smartflow_id: row.smartflow_id, delivery_id: row.delivery_id, contact_id: contactId,
+});
+
+/**
+ * A record from its row; its links from the row's columns where the select holds them, else
+ * built here from the same columns (itemsSelect, links 'js'); detailQuery: their constant tail.
+ */
+const toRecord = (detailQuery: string) => (row: Row): ConversionRecord => {
+  const built = !('detail_url' in row);
+  const values = built ? linkValues(row, row.source_id, row.contactId) : {};
+  const detailUrl = built ? detailUrlOf(values, detailQuery) : row.detail_url;
+  const activityUrl = 'activityUrl' in row ? row.activityUrl : activityUrlOf(values);
   return {
     contactId: str(row.contactId),
     clientContactId: nullable(row.clientContactId),
@@ -345,21 +365,23 @@ function toRecord(row: Row): ConversionRecord {
       model: ATTRIBUTION_MODEL,
       windowDays: WINDOW_DAYS,
     },
-    source: sourceOf(row, row.source_id, row.name),
-    activityUrl: str(row.activityUrl),
+    source: sourceOf(row, row.source_id, row.name, detailUrl),
+    activityUrl: str(activityUrl),
   };
-}
+};
 
 /** The time zone of a query's days and buckets (the parser leaves UTC out). */
 function zoneOf(query: { timeZone?: string | undefined }): string {
   return query.timeZone ?? UTC;
 }
 
-function toAggregate(row: Row): AggregateRow {
+/** A report's row; its detailUrl from its column, else built from its columns and detailQuery (reportSelect, links 'js'). */
+function toAggregate(row: Row, detailQuery = ''): AggregateRow {
+  const detailUrl = 'detail_url' in row ? row.detail_url : detailUrlOf(linkValues(row, row.id), detailQuery);
   return {
     id: str(row.id),
     name: str(row.name),
-    source: sourceOf(row, row.id, row.name),
+    source: sourceOf(row, row.id, row.name, detailUrl),
     sourceStartedAt: nullable(row.sourceStartedAt),
     ...toFigures(row),
   };

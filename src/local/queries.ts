@@ -77,6 +77,11 @@ const DETAIL_FILTERS = parameters('report').filter((p) => field(p, 'column') !==
  * it is, it answers exactly the row's records. The constant part goes in as a parameter.
  */
 function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifier = ''): Sql {
+  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQueryOf(query)}`;
+}
+
+/** The constant tail of a query's detailUrls: the period and the filters, percent-encoded. */
+export function detailQueryOf(query: ReportQuery | ItemsQuery): string {
   const values = query as Record<string, unknown>;
   const pairs: [string, string][] = [
     ['dateFrom', query.dateFrom],
@@ -88,8 +93,7 @@ function detailUrlWithQuery(query: ReportQuery | ItemsQuery, qualifier: Qualifie
     const value = values[p.name];
     if (value !== undefined) pairs.push([p.name, Array.isArray(value) ? value.join(',') : String(value)]);
   }
-  const detailQuery = pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
-  return sql`${detailPathSql(qualifier)} || '?sourceType=' || url_encode(${column(qualifier, 'source_type')}) || '&sourceId=' || url_encode(${column(qualifier, 'source_id')}) || ${detailQuery}`;
+  return pairs.map(([k, v]) => `&${k}=${encodeURIComponent(v)}`).join('');
 }
 
 export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {
@@ -139,9 +143,18 @@ export function itemsFilter(conv: Sql, query: ItemsQuery): Filter {
   return { from, where: allOf([period, ...where]) };
 }
 
-/** The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs. */
-export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
+/**
+ * The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs.
+ * links 'js': without the detailUrl and activityUrl columns (unless the rows are sorted by
+ * activityUrl), which the record then builds in JavaScript, the same bytes for less SQL to plan
+ * on every request (models/links.ts); 'sql': with them, for the lines DuckDB writes (text.ts).
+ */
+export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql' | 'js' = 'sql'): Selection {
   const filter = itemsFilter(tables.conv, query);
+  const linkColumns =
+    links === 'js' && !query.sort.some((k) => k.field === 'activityUrl')
+      ? sql``
+      : sql`, ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"`;
   const select = sql`
     SELECT row_id,
       contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS(sql`datetime`)} AS "datetime",
@@ -152,8 +165,7 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery): Selection {
       ${TS(sql`touch_datetime`)} AS touch_datetime, CAST(centi_hours AS DOUBLE) / 100 AS hours,
       -- the exact values behind the doubles, for the lines text.ts writes
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
-      source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name,
-      ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"
+      source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name${linkColumns}
     FROM ${filter.from} WHERE ${filter.where}`;
   return { filter, select };
 }
@@ -258,7 +270,8 @@ export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR con
  * filters and where they exist, from the per-day sums (a few thousand rows for a month instead
  * of every transaction, and unique contacts counted without a DISTINCT: see contact_day).
  */
-export function reportSelect(tables: QueryTables, query: ReportQuery): Selection {
+/** links 'js': without the detailUrl column, which the row then builds in JavaScript (see itemsSelect). */
+export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sql' | 'js' = 'sql'): Selection {
   const period = periodFilter(query);
   const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
@@ -276,16 +289,16 @@ export function reportSelect(tables: QueryTables, query: ReportQuery): Selection
   const nameFilter = q === undefined ? sql`` : sql`WHERE ${nameHolds(q)}`;
   const select = sql`
     WITH ${sums}
-    SELECT ${sourceColumns(query)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
+    SELECT ${sourceColumns(query, links)}, ${PERIOD_FIGURES(tables.referenceCurrency)}
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
 }
 
 /** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */
-const sourceColumns = (query: ReportQuery) => sql`i.source_type, i.source_id AS "id", i.name AS "name",
+const sourceColumns = (query: ReportQuery, links: 'sql' | 'js' = 'sql') => sql`i.source_type, i.source_id AS "id", i.name AS "name",
       i.campaign_id, i.smartflow_id, i.smartflow_name, i.delivery_id, i.delivery_name,
-      ${detailUrlWithQuery(query, 'i.')} AS detail_url,
+      ${links === 'sql' ? sql`${detailUrlWithQuery(query, 'i.')} AS detail_url,` : sql``}
       ${TS(sql`i.started_at`)} AS "sourceStartedAt"`;
 
 /** The sums of a group without transactions (a source only in the other period of a comparison), as per_source and contacts_and_times name them. */

@@ -98,12 +98,15 @@ export function createVerifier(config: AuthConfig): Verifier {
     );
   }
   const accepted = choices.flatMap((c) => c.algorithms);
+  const verified = new VerifiedTokens(VERIFIED_TOKENS);
 
   return async (authorization) => {
     if (!authorization) throw new ProblemError(problem('missingCredentials', 'send an Authorization: Bearer <JWT> header'));
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) throw new ProblemError(problem('invalidToken', 'the Authorization header is not "Bearer <JWT>"'));
     const token = match[1]!;
+    const known = verified.get(token);
+    if (known) return { ...known };
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -133,8 +136,41 @@ export function createVerifier(config: AuthConfig): Verifier {
     if (typeof payload.plugin !== 'string' || payload.plugin === '') {
       throw new ProblemError(problem('invalidToken', 'the token has no "plugin" claim'));
     }
-    return { plugin: payload.plugin, ...(payload.sub ? { subject: payload.sub } : {}) };
+    const credentials = { plugin: payload.plugin, ...(payload.sub ? { subject: payload.sub } : {}) };
+    // jose refuses the token once exp is CLOCK_TOLERANCE_SECONDS in the past: so does the cache.
+    if (typeof payload.exp === 'number') verified.set(token, credentials, payload.exp + CLOCK_TOLERANCE_SECONDS);
+    return { ...credentials };
   };
+}
+
+/** How many verified tokens a verifier remembers. */
+export const VERIFIED_TOKENS = 1024;
+
+/**
+ * Tokens already verified, by the whole token, with what they grant, until the second jose
+ * would refuse them as expired: a client sends the same token on every request, and its
+ * signature is checked once. Bounded: the least recently used token is forgotten first.
+ * Only tokens that expire are kept; the keys and claims checked never change while it runs.
+ */
+export class VerifiedTokens {
+  private readonly tokens = new Map<string, { credentials: Credentials; until: number }>();
+  constructor(private readonly limit: number) {}
+
+  get(token: string): Credentials | undefined {
+    const entry = this.tokens.get(token);
+    if (!entry) return undefined;
+    this.tokens.delete(token);
+    // jose's clock: whole seconds; the token is expired once now - tolerance reaches exp.
+    if (Math.floor(Date.now() / 1000) >= entry.until) return undefined;
+    this.tokens.set(token, entry);
+    return entry.credentials;
+  }
+
+  set(token: string, credentials: Credentials, until: number): void {
+    this.tokens.delete(token);
+    if (this.tokens.size >= this.limit) this.tokens.delete(this.tokens.keys().next().value as string);
+    this.tokens.set(token, { credentials, until });
+  }
 }
 
 function tokenProblem(error: unknown) {

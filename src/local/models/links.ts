@@ -26,3 +26,32 @@ export function activityUrlSql(qualifier: Qualifier = ''): Sql {
     ELSE '/v1/campaigns/' || url_encode(${c('campaign_id')}) || '/recipients/' || url_encode(${c('contact_id')}) || '/activity' END`;
 }
 
+
+/** DuckDB's url_encode in JavaScript: every UTF-8 byte but A-Z a-z 0-9 - _ . ~ percent-encoded, in upper-case hex. */
+export function urlEncode(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The columns the links read, as a row holds them (contact_id: the record's contactId). */
+export type LinkValues = Partial<Record<LinkColumn, unknown>>;
+
+/** SQL's `||`: null when any part is null. */
+const concat = (...parts: (string | null)[]): string | null => (parts.includes(null) ? null : parts.join(''));
+const encoded = (value: unknown): string | null => (value === null || value === undefined ? null : urlEncode(String(value)));
+
+/** The path of the delivery or campaign, as detailPathSql and activityUrlSql begin it. */
+function sourcePath(row: LinkValues): string | null {
+  if (row.source_type !== 'smartflow') return concat('/v1/campaigns/', encoded(row.campaign_id));
+  const delivery = encoded(row.delivery_id);
+  return concat('/v1/deliveries/', encoded(row.smartflow_id), delivery === null ? '' : `/${delivery}`);
+}
+
+/** A record's detailUrl as detailUrlWithQuery (queries.ts) makes it in SQL, byte for byte; detailQuery: its constant tail. */
+export function detailUrlOf(row: LinkValues, detailQuery: string): string | null {
+  return concat(sourcePath(row), '/conversions?sourceType=', encoded(row.source_type), '&sourceId=', encoded(row.source_id), detailQuery);
+}
+
+/** A record's activityUrl as activityUrlSql makes it, byte for byte. */
+export function activityUrlOf(row: LinkValues): string | null {
+  return concat(sourcePath(row), '/recipients/', encoded(row.contact_id), '/activity');
+}
