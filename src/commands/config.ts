@@ -223,7 +223,7 @@ export const configProfiles = defineHandler<Record<string, never>>({
 });
 
 /** JSON only when -o asks for it: a profile's default format is for reports, not for these listings. */
-function explicitJson(ctx: Context): boolean {
+export function explicitJson(ctx: Context): boolean {
   return ctx.globals.format === 'json' || ctx.globals.format === 'jsonl';
 }
 

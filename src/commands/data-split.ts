@@ -1,31 +1,20 @@
 /** `convx data import DIR --split-plugins --into OUTDIR/`: one imported file per plugin (local/import-writer.ts importSplit). */
 import { basename, join } from 'node:path';
-import { threadsOption } from '../config.js';
 import type { Context } from '../context.js';
 import { plural } from '../words.js';
 import type { CommandFlags } from './options.js';
+import { importOptions, megabytes, secondsSince, tableRows, warnFindings, withPhases } from './data-common.js';
 
 export async function importSplitPlugins(ctx: Context, dir: string, flags: CommandFlags<'data import'> & { into: string }): Promise<void> {
-  const [{ importSplit }, { startProgress }] = await Promise.all([import('../local/import-writer.js'), import('./shared.js')]);
-  const options = {
-    ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
-    force: flags.force ?? false,
-    ...threadsOption(ctx),
-  };
+  const { importSplit } = await import('../local/import-writer.js');
   const started = Date.now();
-  // The phases on a terminal's stderr, as data import shows them.
-  const progress = startProgress(ctx);
-  const result = await importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...options, onPhase: (phase) => progress.phase(phase) }).finally(() =>
-    progress.done(),
+  const result = await withPhases(ctx, (onPhase) =>
+    importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), force: flags.force ?? false, onPhase }),
   );
-  for (const warning of result.findings) ctx.log.warn(`${warning.message}: ${warning.examples.join('; ')}`);
-  for (const file of result.files) {
-    const rows = file.tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');
-    ctx.log.info(`wrote ${join(flags.into, basename(file.file))} (${(file.bytes / 2 ** 20).toFixed(1)} MB): ${rows}`);
-  }
+  warnFindings(ctx, result.findings);
+  for (const file of result.files) ctx.log.info(`wrote ${join(flags.into, basename(file.file))} (${megabytes(file.bytes)}): ${tableRows(file.tables)}`);
   const currencies = [...new Set(result.files.flatMap((f) => f.scopes).filter((s) => s.referenceCurrency).map((s) => s.referenceCurrency))];
   ctx.log.info(
-    `wrote ${plural(result.files.length, 'file')} into ${flags.into} in ${((Date.now() - started) / 1000).toFixed(1)} s, one per plugin` +
-      (currencies.length ? `; attributed in ${currencies.join(', ')}` : ''),
+    `wrote ${plural(result.files.length, 'file')} into ${flags.into} in ${secondsSince(started)}, one per plugin` + (currencies.length ? `; attributed in ${currencies.join(', ')}` : ''),
   );
 }

@@ -1,5 +1,6 @@
 import { isValidDate } from '../model/query.js';
 import { threadsOption } from '../config.js';
+import { importOptions, megabytes, secondsSince, tableRows, wholeNumber, warnFindings, withPhases } from './data-common.js';
 import { ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
@@ -50,37 +51,19 @@ export const dataImport = defineHandler<CommandFlags<'data import'>>({
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
     if (flags.append) return (await import('./data-append.js')).appendImport(ctx, args[0]!, { ...flags, into: flags.into });
     if (flags.splitPlugins) return (await import('./data-split.js')).importSplitPlugins(ctx, args[0]!, { ...flags, into: flags.into });
-    const [{ importDataset }, { startProgress }] = await Promise.all([import('../local/import-writer.js'), import('./shared.js')]);
+    const { importDataset } = await import('../local/import-writer.js');
     const started = Date.now();
-    // The phases on a terminal's stderr, as every long command shows them (after a second; not with --quiet or CI).
-    const progress = startProgress(ctx);
-    let result: Awaited<ReturnType<typeof importDataset>>;
-    try {
-      result = await importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into), {
-        ...(ctx.globals.referenceCurrency !== undefined ? { referenceCurrency: ctx.globals.referenceCurrency } : {}),
-        force: flags.force ?? false,
-        onPhase: (phase) => progress.phase(phase),
-        ...threadsOption(ctx),
-      });
-    } finally {
-      progress.done();
-    }
-    for (const warning of result.findings) ctx.log.warn(`${warning.message}: ${warning.examples.join('; ')}`);
-    const rows = result.tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');
+    const result = await withPhases(ctx, (onPhase) =>
+      importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into!), { ...importOptions(ctx), force: flags.force ?? false, onPhase }),
+    );
+    warnFindings(ctx, result.findings);
     const currencies = [...new Set(result.scopes.filter((s) => s.referenceCurrency).map((s) => s.referenceCurrency))];
     ctx.log.info(
-      `wrote ${flags.into} (${(result.bytes / 2 ** 20).toFixed(1)} MB) in ${((Date.now() - started) / 1000).toFixed(1)} s: ${rows}` +
+      `wrote ${flags.into} (${megabytes(result.bytes)}) in ${secondsSince(started)}: ${tableRows(result.tables)}` +
         (currencies.length ? `; attributed in ${currencies.join(', ')}` : ''),
     );
   },
 });
-
-function count(flag: string, value: string, min: number, max: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    throw new UsageError(`--${flag}: "${value}" must be a whole number from ${min} to ${max}`);
-  }
-  return Number(value);
-}
 
 export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
   async run(ctx, _args, f) {
@@ -95,14 +78,14 @@ export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
     const { generateDataset } = await import('../local/generate.js');
     const result = await generateDataset({
       out: ctx.resolvePath(f.out),
-      seed: count('seed', f.seed, 0, 2 ** 31),
-      contacts: count('contacts', f.contacts, 1, 100_000_000),
-      orders: count('orders', f.orders, 0, 1_000_000_000),
-      touches: count('touches', f.touches, 0, 1_000_000_000),
+      seed: wholeNumber('seed', f.seed, 0, 2 ** 31),
+      contacts: wholeNumber('contacts', f.contacts, 1, 100_000_000),
+      orders: wholeNumber('orders', f.orders, 0, 1_000_000_000),
+      touches: wholeNumber('touches', f.touches, 0, 1_000_000_000),
       from: f.from,
       to: f.to,
       format: f.fileFormat,
-      plugins: count('plugins', f.plugins, 1, 1000),
+      plugins: wholeNumber('plugins', f.plugins, 1, 1000),
       force: f.force ?? false,
       ...threadsOption(ctx),
     });

@@ -8,7 +8,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
-import type { Context } from '../context.js';
+import { explicitJson } from './config.js';
+import { megabytes, wholeNumber } from './data-common.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { haproxyConfig, planShards, shardMap, unavailableResponse, type PluginFile, type Shard } from '../server/shards.js';
@@ -34,15 +35,10 @@ function pluginFiles(dir: string): PluginFile[] {
   return files;
 }
 
-function count(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw new UsageError(`--shards: "${value}" must be a whole number from 1 to 256`);
-  return Number(value);
-}
 
 /** The shards' addresses: --servers as given, else 127.0.0.1 from port 8081 on. */
 function serversOf(flags: CommandFlags<'data shards'>): string[] {
-  const shards = count(flags.shards);
+  const shards = flags.shards === undefined ? undefined : wholeNumber('shards', flags.shards, 1, 256);
   const servers = flags.servers?.split(',').map((s) => s.trim()).filter(Boolean);
   if (!servers && !shards) throw new UsageError('--shards <n> is required (or --servers host:port,host:port,...)');
   if (servers) {
@@ -83,9 +79,6 @@ function writePlan(out: string, shards: readonly Shard[], listen: string, force:
   }
 }
 
-/** JSON only when -o asks for it (a profile's default format is for reports). */
-const explicitJson = (ctx: Context) => ctx.globals.format === 'json' || ctx.globals.format === 'jsonl';
-
 export default defineHandler<CommandFlags<'data shards'>>({
   async run(ctx, args, flags) {
     if (!flags.out) throw new UsageError('--out <dir> is required: the directory to write the plan into');
@@ -106,8 +99,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
       });
       return;
     }
-    const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
-    const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${mb(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
+    const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${megabytes(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
     await ctx.output.text(`${lines.join('\n')}\n`);
     ctx.log.info(
       `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)} --port ${shards[0]!.server.split(':').at(-1)}, then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,

@@ -65,10 +65,15 @@ export class LocalBackend implements Backend {
     return this.scope.dataset.warnings();
   }
 
-  private conv(): Sql {
+  /** A dataset without orders or touches cannot report, nor say what an id names: NoOrdersError. */
+  private requireReports(): void {
     if (!this.scope.reports) {
       throw new NoOrdersError(`the dataset at ${this.scope.dataset.dir} holds no orders (or no touches), so it cannot report conversions`);
     }
+  }
+
+  private conv(): Sql {
+    this.requireReports();
     return this.scope.relation('conv');
   }
 
@@ -259,8 +264,7 @@ export class LocalBackend implements Backend {
 
   /** What an id names, else the ids nearest it (resolve.ts). */
   async resolve(id: string): Promise<IdResolution> {
-    // A dataset without orders or touches cannot say what an id names: NoOrdersError, as a report.
-    this.conv();
+    this.requireReports();
     return resolveId(this.scope, this.db, id);
   }
 

@@ -106,7 +106,7 @@ function nearest(rows: Row[], id: string): IdMatch[] {
  */
 export async function resolveId(scope: Scope, db: Database, given: string): Promise<IdResolution> {
   const id = given.trim();
-  if (id === '' || !scope.reports) return { id, matches: [], nearest: [], sources: [] };
+  if (id === '') return { id, matches: [], nearest: [], sources: [] };
   const matches = (await exactly(scope, db, id)).map(matchOf).sort(byKind);
   if (matches.length) return { id, matches, nearest: [], sources: [] };
   return { id, matches, nearest: nearest(await near(scope, db, id), id), sources: (await firstSources(scope, db)).map(matchOf) };
