@@ -3,13 +3,17 @@
  * writes OUT/<plugin>.duckdb, each answering as the directory does for that plugin; a plugin id
  * that cannot name a file is refused before anything is written; `convx serve --data OUT/` opens
  * a plugin's file on its first request, keeps at most --max-open-plugins open (the least recently
- * used that no request holds is closed), and a reload picks up new, changed and removed files.
+ * used that no request holds is closed) and, with --max-plugin-memory, the open files' DuckDB memory
+ * within the budget, and a reload picks up new, changed and removed files.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
-import type { PluginFiles } from '../src/server/plugin-files.js';
+import { Database } from '../src/local/db.js';
+import { sql } from '../src/local/sql.js';
+import { MIN_FILE_MEMORY_LIMIT, PluginFiles } from '../src/server/plugin-files.js';
+import { ServedDataset, type ServeOptions } from '../src/server/plugins.js';
 import { startPluginFiles, type RunningServer } from '../src/server/start.js';
 import { cli, csv, dataset, reportQuery, serveInProcess, tempDir } from './helpers.js';
 
@@ -142,8 +146,8 @@ describe('convx serve --data DIR of plugin files', () => {
     await Promise.all(servers.map((s) => s.close()));
   });
 
-  async function serve(dir: string, maxOpenPlugins: number): Promise<RunningServer<PluginFiles>> {
-    const server = await startPluginFiles({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', maxOpenPlugins, poolSize: 2 });
+  async function serve(dir: string, maxOpenPlugins: number, more: Partial<Parameters<typeof startPluginFiles>[0]> = {}): Promise<RunningServer<PluginFiles>> {
+    const server = await startPluginFiles({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test', maxOpenPlugins, poolSize: 2, ...more });
     servers.push(server);
     return server;
   }
@@ -192,6 +196,54 @@ describe('convx serve --data DIR of plugin files', () => {
     const unknown = await get(server, 'shop-9');
     expect(unknown.status).toBe(403);
     expect(unknown.text).toContain('urn:convx:problem:unknown-plugin');
+  });
+
+  it('keeps the open files\' DuckDB memory within --max-plugin-memory, closing the least recently used, each file\'s memory_limit the budget', async () => {
+    // Each file's memory as served, measured with a budget that closes nothing.
+    const loose = await serve(out, 16, { maxPluginMemory: 2 ** 30 });
+    const answers: Record<string, string> = {};
+    for (const plugin of PLUGINS) {
+      answers[plugin] = (await get(loose, plugin)).text;
+      await loose.holder.memorySettled();
+    }
+    const used = loose.holder.memory;
+    expect([...used.keys()]).toEqual(PLUGINS);
+    expect(loose.holder.stats).toEqual({ open: PLUGINS, opened: 3, closed: 0 });
+    const sizes = [...used.values()];
+    expect(Math.min(...sizes)).toBeGreaterThan(0);
+    // A budget the three files pass and two keep to: the third file's opening closes the least recently used.
+    const budget = sizes.reduce((a, b) => a + b, 0) - Math.floor(Math.min(...sizes) / 2);
+    const lines: Record<string, unknown>[] = [];
+    const tight = await serve(out, 16, { maxPluginMemory: budget, log: (line) => lines.push(line) });
+    for (const plugin of PLUGINS) {
+      expect((await get(tight, plugin)).text).toBe(answers[plugin]);
+      await tight.holder.memorySettled();
+    }
+    expect(tight.holder.stats).toEqual({ open: ['shop-2', 'shop-3'], opened: 3, closed: 1 });
+    expect([...tight.holder.memory.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget);
+    expect(lines.filter((l) => l.msg === 'closed a plugin file (memory)').map((l) => [l.plugin, l.maxPluginMemory])).toEqual([['shop-1', budget]]);
+    // shop-1 again: opened afresh, the same answer; shop-2 (now the least recently used) closed.
+    expect((await get(tight, 'shop-1')).text).toBe(answers['shop-1']);
+    await tight.holder.memorySettled();
+    expect(tight.holder.stats.open).toEqual(['shop-3', 'shop-1']);
+    // Each file's DuckDB gets the budget as its memory_limit, at least the room a query needs.
+    const limits: (number | undefined)[] = [];
+    const load = (file: string, options: ServeOptions) => (limits.push(options.memoryLimitBytes), ServedDataset.load(file, options));
+    for (const maxMemoryBytes of [2 ** 30, budget, undefined]) {
+      const files = new PluginFiles(out, { poolSize: 2, load, ...(maxMemoryBytes !== undefined ? { maxMemoryBytes } : {}) });
+      try {
+        (await files.hold('shop-1'))!.release();
+      } finally {
+        await files.close();
+      }
+    }
+    expect(limits).toEqual([2 ** 30, MIN_FILE_MEMORY_LIMIT, undefined]);
+    const db = await Database.open(':memory:', { memoryLimitBytes: MIN_FILE_MEMORY_LIMIT });
+    try {
+      expect(await db.one(sql`SELECT current_setting('memory_limit') AS m`)).toEqual({ m: '64.0 MiB' });
+    } finally {
+      db.close();
+    }
   });
 
   it('a reload serves a new file, a changed file\'s new data with a new version, and forgets a removed one', async () => {
@@ -251,8 +303,16 @@ describe('convx serve --data DIR of plugin files', () => {
     expect(server.holder.stats.open).toEqual([]);
   });
 
+  it('refuses a --max-plugin-memory that is not a size, before anything loads', async () => {
+    for (const bad of ['12q', '0', '512k', '-1g', '1.5g']) {
+      const run = await cli(['serve', '--data', out, '--port', '0', '--max-plugin-memory', bad], { env: { CONVX_JWT_SECRET: SECRET } });
+      expect(run.code, bad).toBe(2);
+      expect(run.stderr).toContain(`--max-plugin-memory: "${bad}" is not a size from 1m to 1048576g such as 512m or 4g (bytes, KiB, MiB, GiB)`);
+    }
+  });
+
   it('API mode through convx serve --max-open-plugins prints what local mode prints from the plugin\'s file', async () => {
-    const server = await serveInProcess(['--data', out, '--port', '0', '--max-open-plugins', '2', '--pool-size', '2'], { CONVX_JWT_SECRET: SECRET });
+    const server = await serveInProcess(['--data', out, '--port', '0', '--max-open-plugins', '2', '--max-plugin-memory', '1g', '--pool-size', '2'], { CONVX_JWT_SECRET: SECRET });
     try {
       for (const plugin of PLUGINS) {
         const env = { CONVX_TOKEN: await signDevelopmentToken(SECRET, plugin, '1h') };
@@ -266,7 +326,7 @@ describe('convx serve --data DIR of plugin files', () => {
       }
       // Opened on the first request each, logged; SIGHUP lists the directory again.
       const log = server.log();
-      expect(log).toMatch(/"msg":"listening","url":"[^"]+","plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,/);
+      expect(log).toMatch(/"msg":"listening","url":"[^"]+","plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,"maxPluginMemory":1073741824,/);
       expect(log.match(/"msg":"opened a plugin file"/g)!.length).toBeGreaterThanOrEqual(3);
       expect(log).toMatch(/"msg":"closed a plugin file \(least recently used\)"/);
       server.signal('SIGHUP');

@@ -194,6 +194,11 @@ export const OPTIONS = {
       flags: '--max-open-plugins <n>',
       description: 'with --data a directory of plugin files (data import --split-plugins): files open at once (default: 16); one more closes the least recently used that no request holds',
     },
+    {
+      flags: '--max-plugin-memory <size>',
+      description:
+        "with --data a directory of plugin files: the open files' DuckDB memory all together, bytes or with k/m/g for KiB/MiB/GiB (default: no bound); each file's DuckDB memory_limit (at least 64 MiB), and past it the least recently used files no request holds are closed",
+    },
   ],
   token: [
     { flags: '--expires <duration>', description: 'lifetime: 90s, 15m, 1h, 7d, 2w', defaultValue: '1h' },

@@ -88,6 +88,20 @@ function parseMaxOpenPlugins(flags: ServeFlags): number | undefined {
   return Number(flags.maxOpenPlugins);
 }
 
+const MEMORY_UNITS: Record<string, number> = { ...UNIT_BYTES, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/** --max-plugin-memory in bytes, undefined when not given (no bound). */
+function parseMaxPluginMemory(flags: ServeFlags): number | undefined {
+  if (flags.maxPluginMemory === undefined) return undefined;
+  const size = /^(\d+)\s*([a-z]*)$/i.exec(flags.maxPluginMemory.trim());
+  const unit = size ? MEMORY_UNITS[size[2]!.toLowerCase()] : undefined;
+  const bytes = size && unit !== undefined ? Number(size[1]) * unit : NaN;
+  if (!(bytes >= 1024 ** 2) || bytes > 2 ** 50) {
+    throw new UsageError(`--max-plugin-memory: "${flags.maxPluginMemory}" is not a size from 1m to 1048576g such as 512m or 4g (bytes, KiB, MiB, GiB)`);
+  }
+  return bytes;
+}
+
 /** --version-grace as seconds (decimal digits only; 0: keep no replaced version). */
 function parseVersionGrace(flags: ServeFlags): number {
   if (!/^\d+$/.test(flags.versionGrace) || Number(flags.versionGrace) > 86_400) {
@@ -114,7 +128,7 @@ function assertFilesExist(ctx: Context, flags: ServeFlags): void {
 type Log = (entry: Record<string, unknown>) => void;
 
 /** What startServer takes from the flags, each checked in this order (the first bad one is reported) before anything loads. */
-function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions & { limits: ServerLimits; renderLimits: RenderLimits; maxOpenPlugins?: number } {
+function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions & { limits: ServerLimits; renderLimits: RenderLimits; maxOpenPlugins?: number; maxPluginMemory?: number } {
   if (!/^\d+$/.test(flags.port) || Number(flags.port) > 65535) {
     throw new UsageError(`--port: "${flags.port}" is not a port number (0 to 65535)`);
   }
@@ -123,6 +137,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
   const corsOrigins = parseCorsOrigins(flags);
   const versionGraceSeconds = parseVersionGrace(flags);
   const maxOpenPlugins = parseMaxOpenPlugins(flags);
+  const maxPluginMemory = parseMaxPluginMemory(flags);
   const renderLimits = renderLimitsFromFlags(flags);
   const dir = ctx.dataDir();
   assertFilesExist(ctx, flags);
@@ -148,6 +163,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
     ...(corsOrigins ? { corsOrigins } : {}),
     versionGraceSeconds,
     ...(maxOpenPlugins !== undefined ? { maxOpenPlugins } : {}),
+    ...(maxPluginMemory !== undefined ? { maxPluginMemory } : {}),
   };
 }
 

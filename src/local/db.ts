@@ -64,9 +64,10 @@ export function currentBudget(): Budget | undefined {
 /** How often a query whose budget ran out is interrupted again until it ends (one still waiting for a thread would miss one interrupt). */
 const REINTERRUPT_MS = 5;
 
-/** How a Database is opened: its DuckDB worker threads (undefined: one per core). */
+/** How a Database is opened: its DuckDB worker threads (undefined: one per core), its memory_limit in bytes (undefined: DuckDB's default). */
 export interface DatabaseOptions {
   threads?: number;
+  memoryLimitBytes?: number;
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -80,7 +81,11 @@ export class Database {
 
   /** `threads`: DuckDB's worker threads (CONVX_THREADS); by default one per core. */
   static async open(path = ':memory:', options: DatabaseOptions = {}): Promise<Database> {
-    const instance = await DuckDBInstance.create(path, options.threads ? { threads: String(options.threads) } : undefined);
+    const config = {
+      ...(options.threads ? { threads: String(options.threads) } : {}),
+      ...(options.memoryLimitBytes ? { memory_limit: `${Math.floor(options.memoryLimitBytes)}B` } : {}),
+    };
+    const instance = await DuckDBInstance.create(path, Object.keys(config).length ? config : undefined);
     const connection = await instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
     return new Database(instance, connection, true);

@@ -102,7 +102,10 @@ export async function open(
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
   options: { materialise?: boolean; command?: boolean } & DatabaseOptions = {},
 ): Promise<OpenedDataset> {
-  const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
+  const db = await Database.open(':memory:', {
+    ...(options.threads ? { threads: options.threads } : {}),
+    ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+  });
   try {
     // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
     // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.

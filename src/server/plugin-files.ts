@@ -6,7 +6,10 @@
  * served from its first request, a removed one's plugin is unknown (in-flight requests finish
  * on it), a changed one is opened afresh on its next request while the data it replaced still
  * answers requests pinned to its version for the grace period. Each file's data version is the
- * one local mode gives that file (local/open.ts dataVersion).
+ * one local mode gives that file (local/open.ts dataVersion). With a memory budget (maxMemoryBytes),
+ * each file's DuckDB gets it as its memory_limit (at least MIN_FILE_MEMORY_LIMIT), and once the open
+ * files' DuckDB memory adds up to more, the least recently used that no request holds are closed
+ * (never the last one open).
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +24,12 @@ import { defaultPoolSize } from './pool.js';
 
 /** Plugin files open at once when --max-open-plugins is not given. */
 export const DEFAULT_MAX_OPEN_PLUGINS = 16;
+
+/**
+ * The least memory_limit a file's DuckDB gets under a memory budget: the room a query needs to
+ * run at all (a report on a file of a few hundred orders failed with 16 MiB and ran with 24 MiB).
+ */
+export const MIN_FILE_MEMORY_LIMIT = 64 * 1024 ** 2;
 
 const SUFFIX = '.duckdb';
 
@@ -38,6 +47,8 @@ interface Entry {
   /** Requests waiting for the opening: such an entry is never closed. */
   waiting: number;
   lastUsed: number;
+  /** Its DuckDB memory in bytes when last measured (with a memory budget: after its opening and after each request). */
+  memory?: number;
 }
 
 /** What the files' opening and closing is (a test's window on laziness and the LRU). */
@@ -79,6 +90,12 @@ export function isPluginDirectory(dir: string): boolean {
 export interface PluginFilesOptions extends ServeOptions {
   /** Files open at once (DEFAULT_MAX_OPEN_PLUGINS when left out). */
   maxOpen?: number;
+  /**
+   * The open files' DuckDB memory, in bytes, all together (no bound when left out): each file's
+   * memory_limit (at least MIN_FILE_MEMORY_LIMIT), and past it the least recently used files no
+   * request holds are closed.
+   */
+  maxMemoryBytes?: number;
   /** One JSON object per line: a file opened or closed. */
   log?: (entry: Record<string, unknown>) => void;
   /** How a file is loaded (a test may wrap it). */
@@ -93,6 +110,9 @@ export class PluginFiles implements ServedData {
   private readonly closing = new Set<Promise<void>>();
   private tick = 0;
   private counts = { opened: 0, closed: 0 };
+  /** The plugins whose file's memory is to be measured, and the measuring running now (one at a time). */
+  private readonly unmeasured = new Set<string>();
+  private measuring?: Promise<void>;
   readonly poolSize: number;
   readonly maxOpen: number;
   loadedAt = new Date();
@@ -138,7 +158,18 @@ export class PluginFiles implements ServedData {
   }
 
   summary(): ServedSummary {
-    return { plugins: this.plugins, poolSize: this.poolSize, maxOpenPlugins: this.maxOpen, reports: true };
+    const budget = this.options.maxMemoryBytes;
+    return { plugins: this.plugins, poolSize: this.poolSize, maxOpenPlugins: this.maxOpen, ...(budget !== undefined ? { maxPluginMemory: budget } : {}), reports: true };
+  }
+
+  /** The open files' DuckDB memory in bytes as last measured, by plugin (measured only with a memory budget). */
+  get memory(): Map<string, number> {
+    return new Map([...this.entries].flatMap(([plugin, entry]) => (entry.memory === undefined ? [] : [[plugin, entry.memory] as const])));
+  }
+
+  /** Resolves once the memory measured so far is measured and the files past the budget are closed. */
+  async memorySettled(): Promise<void> {
+    while (this.measuring) await this.measuring;
   }
 
   async hold(plugin: string, version?: string): Promise<Held | undefined> {
@@ -168,6 +199,7 @@ export class PluginFiles implements ServedData {
       release: () => {
         release();
         this.trim();
+        this.measure(plugin);
       },
     };
   }
@@ -180,8 +212,9 @@ export class PluginFiles implements ServedData {
   private open(plugin: string, listed: Listed): Entry {
     const began = Date.now();
     const load = this.options.load ?? ((file, o) => ServedDataset.load(file, o));
+    const budget = this.options.maxMemoryBytes;
     const loaded = (async () => {
-      const dataset = await load(listed.file, this.options);
+      const dataset = await load(listed.file, budget !== undefined ? { ...this.options, memoryLimitBytes: Math.max(budget, MIN_FILE_MEMORY_LIMIT) } : this.options);
       const plugins = dataset.plugins;
       if (plugins.length !== 1 || plugins[0] !== plugin) {
         void dataset.retire();
@@ -196,6 +229,7 @@ export class PluginFiles implements ServedData {
         this.counts.opened++;
         this.log({ msg: 'opened a plugin file', plugin, dataVersion: dataset.version, ms: Date.now() - began });
         this.trim();
+        this.measure(plugin);
         return dataset;
       },
       (error: unknown) => {
@@ -211,16 +245,64 @@ export class PluginFiles implements ServedData {
   /** Closes the least recently used files no request holds while more than maxOpen are open. */
   private trim(): void {
     while (this.entries.size > this.maxOpen) {
-      let victim: [string, Entry] | undefined;
-      for (const item of this.entries) {
-        const [, entry] = item;
-        if (!entry.dataset || entry.waiting > 0 || entry.dataset.requestsInFlight > 0) continue;
-        if (!victim || entry.lastUsed < victim[1].lastUsed) victim = item;
-      }
+      const victim = this.leastRecentlyUsed();
       if (!victim) return;
-      this.entries.delete(victim[0]);
-      this.log({ msg: 'closed a plugin file (least recently used)', plugin: victim[0] });
-      this.retire(victim[1].dataset!);
+      this.evict(victim, { msg: 'closed a plugin file (least recently used)', plugin: victim[0] });
+    }
+  }
+
+  /** The open file least recently used that no request holds or waits for, if any. */
+  private leastRecentlyUsed(): [string, Entry] | undefined {
+    let victim: [string, Entry] | undefined;
+    for (const item of this.entries) {
+      const [, entry] = item;
+      if (!entry.dataset || entry.waiting > 0 || entry.dataset.requestsInFlight > 0) continue;
+      if (!victim || entry.lastUsed < victim[1].lastUsed) victim = item;
+    }
+    return victim;
+  }
+
+  /** Closes an open file (it is no longer served; its data closes once its requests end), with a line of the log. */
+  private evict([plugin, entry]: [string, Entry], line: Record<string, unknown>): void {
+    this.entries.delete(plugin);
+    this.log(line);
+    this.retire(entry.dataset!);
+  }
+
+  /**
+   * With a memory budget: measures the plugin's file (after its opening or a request on it) in
+   * the background, one measuring at a time, then closes the least recently used files no request
+   * holds while the open files' memory adds up to more than the budget, keeping at least one open.
+   */
+  private measure(plugin: string): void {
+    if (this.options.maxMemoryBytes === undefined) return;
+    this.unmeasured.add(plugin);
+    if (this.measuring) return;
+    const run: Promise<void> = (async () => {
+      while (this.unmeasured.size) {
+        const [next] = this.unmeasured;
+        this.unmeasured.delete(next!);
+        const entry = this.entries.get(next!);
+        // Only a file open now: one closed meanwhile is neither measured nor counted.
+        if (!entry?.dataset) continue;
+        entry.memory = await entry.dataset.memoryUsage().catch(() => entry.memory);
+        this.trimMemory();
+      }
+    })().finally(() => {
+      if (this.measuring === run) this.measuring = undefined;
+    });
+    this.measuring = run;
+  }
+
+  /** Closes the least recently used files no request holds while the open files' measured memory exceeds the budget. */
+  private trimMemory(): void {
+    const budget = this.options.maxMemoryBytes!;
+    const total = () => [...this.entries.values()].reduce((sum, entry) => sum + (entry.memory ?? 0), 0);
+    while (this.entries.size > 1 && total() > budget) {
+      const victim = this.leastRecentlyUsed();
+      if (!victim) return;
+      const memoryBytes = total();
+      this.evict(victim, { msg: 'closed a plugin file (memory)', plugin: victim[0], memoryBytes, maxPluginMemory: budget });
     }
   }
 
@@ -280,6 +362,7 @@ export class PluginFiles implements ServedData {
 
   /** Closes every file once its requests end. */
   async close(): Promise<void> {
+    await this.memorySettled();
     for (const plugin of [...this.kept.keys()]) this.releaseKept(plugin);
     const entries = [...this.entries.values()];
     this.entries.clear();

@@ -32,6 +32,8 @@ export interface ServeOptions {
    * version (the Convx-Data-Version request header); 0 keeps none. DEFAULT_VERSION_GRACE_SECONDS when left out.
    */
   versionGraceSeconds?: number;
+  /** DuckDB's memory_limit of the dataset's database, in bytes (a plugin file's, plugin-files.ts); DuckDB's default when left out. */
+  memoryLimitBytes?: number;
 }
 
 
@@ -113,6 +115,8 @@ export interface ServedSummary {
   /** The version of the one dataset served; a directory of plugin files has one per file. */
   dataVersion?: string;
   maxOpenPlugins?: number;
+  /** The plugin files' memory budget in bytes (--max-plugin-memory), when one is set. */
+  maxPluginMemory?: number;
   /** False when only delivery validation is served (a dataset without orders). */
   reports: boolean;
 }
@@ -148,7 +152,7 @@ export class ServedDataset {
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
     const poolSize = options.poolSize ?? defaultPoolSize();
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
-    const { dataset, attributed, identity } = await open(dir, []);
+    const { dataset, attributed, identity } = await open(dir, [], options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {});
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
@@ -206,6 +210,17 @@ export class ServedDataset {
   /** Says that a backend's request failed: its connection is closed and replaced rather than lent again. */
   discard(backend: LocalBackend): void {
     this.leases.get(backend)?.discard();
+  }
+
+  /** DuckDB's memory in use by this dataset's database (duckdb_memory(): its buffers, in-memory tables and running queries), in bytes. */
+  async memoryUsage(): Promise<number> {
+    const release = this.retain();
+    try {
+      const row = await this.dataset.db.one<{ used: bigint | number | null }>(sql`SELECT sum(memory_usage_bytes) AS used FROM duckdb_memory()`);
+      return Number(row?.used ?? 0);
+    } finally {
+      release();
+    }
   }
 
   /** Requests holding a backend of this dataset right now. */

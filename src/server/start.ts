@@ -81,13 +81,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
 /**
  * Serves a directory of plugin files (plugin-files.ts): listed now, each file opened on its
- * plugin's first request, at most maxOpenPlugins at once. Fails before listening if the
+ * plugin's first request, at most maxOpenPlugins at once (and within maxPluginMemory bytes of DuckDB memory). Fails before listening if the
  * directory holds none.
  */
-export async function startPluginFiles(options: ServerOptions & { maxOpenPlugins?: number }): Promise<RunningServer<PluginFiles>> {
+export async function startPluginFiles(options: ServerOptions & { maxOpenPlugins?: number; maxPluginMemory?: number }): Promise<RunningServer<PluginFiles>> {
   const verify = createVerifier(options.auth);
   await assertCanListen(options.host, options.port);
-  const files = new PluginFiles(options.dir, { ...options, ...(options.maxOpenPlugins !== undefined ? { maxOpen: options.maxOpenPlugins } : {}) });
+  const files = new PluginFiles(options.dir, {
+    ...options,
+    ...(options.maxOpenPlugins !== undefined ? { maxOpen: options.maxOpenPlugins } : {}),
+    ...(options.maxPluginMemory !== undefined ? { maxMemoryBytes: options.maxPluginMemory } : {}),
+  });
   return listen(options, verify, files, { served: files });
 }
 
