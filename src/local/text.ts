@@ -87,6 +87,16 @@ function textValue(cell: { column: string; str?: boolean }): Sql {
   return cell.str ? sql`coalesce(CAST(${ident(cell.column)} AS VARCHAR), 'null')` : sql`CAST(${ident(cell.column)} AS VARCHAR)`;
 }
 
+/**
+ * The text cells the engine makes from values it formats or percent-encodes (strftime's digits and
+ * punctuation; url_encode and encodeURIComponent around constant paths): never a U+FEFF or a
+ * control character, so the guard need not build them (the URLs and timestamps were most of its
+ * work). The URLs, which begin with a slash and hold no comma, quote or escape, are written as
+ * they stand (a timestamp before the year 1 would begin with a minus: a formula to escape).
+ */
+const MADE_CLEAN: ReadonlySet<string> = new Set(['datetime', 'attribution.datetime', 'source.detailUrl', 'activityUrl']);
+const AS_THEY_STAND: ReadonlySet<string> = new Set(['source.detailUrl', 'activityUrl']);
+
 /** The text JavaScript prints for the double a decimal or centi column holds; `missing` for NULL. */
 function numberText(cell: { kind: 'decimal' | 'centi'; column: string }, missing: Sql): Sql {
   const c = ident(cell.column);
@@ -99,11 +109,11 @@ function numberText(cell: { kind: 'decimal' | 'centi'; column: string }, missing
         ELSE '.' || lpad(CAST(${c} % 100 AS VARCHAR), 2, '0') END, ${missing})`;
 }
 
-/** A cell's SQL: its text as csv or tsv writes it. */
-function cellSql(cell: Cell, request: TextRequest): Sql {
+/** A cell's SQL: its text as csv or tsv writes it (a URL as it stands: nothing to quote, escape or guard against formulas). */
+function cellSql(name: string, cell: Cell, request: TextRequest): Sql {
   switch (cell.kind) {
     case 'text':
-      return textCell(textValue(cell), request);
+      return AS_THEY_STAND.has(name) ? textValue(cell) : textCell(textValue(cell), request);
     case 'decimal':
     case 'centi':
       return numberText(cell, sql`''`);
@@ -162,7 +172,7 @@ export function itemJson(): Sql {
  */
 export function textGuard(request: TextRequest): Sql {
   const columns = Object.entries(ITEM_CELLS)
-    .filter(([name, cell]) => cell.kind === 'text' && (request.format === 'jsonl' || request.columns.includes(name)))
+    .filter(([name, cell]) => cell.kind === 'text' && !MADE_CLEAN.has(name) && (request.format === 'jsonl' || request.columns.includes(name)))
     .map(([, cell]) => (cell as { column: string }).column);
   const pattern = literal(request.format === 'jsonl' ? '[\\x{FEFF}\\x{0B}\\x{0E}-\\x{1F}]' : '\\x{FEFF}');
   // One match over the row's texts joined (concat skips NULLs) instead of one per column.
@@ -176,7 +186,7 @@ export function itemLine(request: TextRequest): Sql | undefined {
   for (const column of request.columns) {
     const cell = ITEM_CELLS[column];
     if (!cell) return undefined;
-    cells.push(sql`(${cellSql(cell, request)})`);
+    cells.push(sql`(${cellSql(column, cell, request)})`);
   }
   if (cells.length === 0) return undefined;
   const separator = request.format === 'csv' ? sql` || ',' || ` : sql` || chr(9) || `;
