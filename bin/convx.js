@@ -22,9 +22,14 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
   });
 }
 
+// process.stdin is made on first use (a stream over fd 0, about 1.5 ms): only a command that reads it pays.
 process.exitCode = await run(process.argv.slice(2), {
-  stdin: process.stdin,
-  stdinIsTTY: Boolean(process.stdin.isTTY),
+  get stdin() {
+    return process.stdin;
+  },
+  get stdinIsTTY() {
+    return Boolean(process.stdin.isTTY);
+  },
   stdout: process.stdout,
   stderr: process.stderr,
   stdoutIsTTY: Boolean(process.stdout.isTTY),

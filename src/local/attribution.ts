@@ -134,20 +134,31 @@ export class Scope {
     return scope;
   }
 
-  /** The scope's schema with a view per table of the dataset narrowed to the plugin, and its reference currency. */
+  /**
+   * The scope's schema with a view per table of the dataset narrowed to the plugin (a table without
+   * plugin_id, or a dataset of one plugin, is the typed table itself: no view to make), and its
+   * reference currency.
+   */
   private static async open(dataset: Dataset, schema: string, plugin: string | null, requested: string | undefined): Promise<Scope> {
     const db = dataset.db;
     await db.exec(sql`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    const inputs = new Map<string, Sql>();
     for (const name of ['orders', 'touches', 'sources', 'fx', 'plugins', 'contacts', 'assets'] as TableName[]) {
       if (!dataset.has(name)) continue;
+      if (!dataset.tables.get(name)!.hasPluginId || plugin === null) {
+        inputs.set(name, table(name));
+        continue;
+      }
       // plugin was checked against the plugins the dataset holds; the view cannot take a parameter.
-      const where = dataset.tables.get(name)!.hasPluginId && plugin !== null ? sql`WHERE plugin_id = ${literal(plugin)}` : sql``;
-      await db.exec(sql`CREATE OR REPLACE VIEW ${ident(schema)}.${ident(name)} AS SELECT * FROM ${table(name)} ${where}`);
+      await db.exec(sql`CREATE OR REPLACE VIEW ${ident(schema)}.${ident(name)} AS SELECT * FROM ${table(name)} WHERE plugin_id = ${literal(plugin)}`);
     }
+    const relation = (name: TableName) => inputs.get(name) ?? sql`${ident(schema)}.${ident(name)}`;
     // Without orders and touches there is nothing to attribute: such a scope serves validation only.
     const reports = dataset.has('orders') && dataset.has('touches');
-    const reference = reports ? await resolveReferenceCurrency(dataset, schema, plugin, requested) : '';
-    return new Scope(dataset, schema, plugin, reference, reports);
+    const reference = reports ? await resolveReferenceCurrency(dataset, relation, plugin, requested) : '';
+    const scope = new Scope(dataset, schema, plugin, reference, reports);
+    for (const [name, at] of inputs) scope.located.set(name, at);
+    return scope;
   }
 
   /** Where an imported file holds this scope's attribution, for its reference currency. */
@@ -248,13 +259,12 @@ async function distinctValues(db: Database, query: Sql): Promise<string[]> {
 /** --reference-currency, then plugins.reference_currency, the single fx.reference_currency, the single order currency. */
 async function resolveReferenceCurrency(
   dataset: Dataset,
-  schema: string,
+  t: (name: TableName) => Sql,
   plugin: string | null,
   requested: string | undefined,
 ): Promise<string> {
   if (requested) return requested.trim().toUpperCase();
   const db = dataset.db;
-  const t = (name: TableName) => sql`${ident(schema)}.${ident(name)}`;
   if (dataset.has('plugins')) {
     const values = await distinctValues(db, sql`SELECT DISTINCT reference_currency AS v FROM ${t('plugins')} WHERE reference_currency IS NOT NULL`);
     if (values.length === 1) return values[0]!;

@@ -8,7 +8,7 @@
 import { DataError } from '../errors.js';
 import type { Database } from './db.js';
 import { discoverTables } from './dataset/discover.js';
-import { tableProblems } from './dataset/checks.js';
+import { tablesProblems } from './dataset/checks.js';
 import { loadTable } from './dataset/load.js';
 import { formatFileProblem, UnreadableTableError } from './dataset/problems.js';
 import { createTypedTable } from './dataset/typing.js';
@@ -86,7 +86,7 @@ export class Dataset {
   async problems(): Promise<FileProblem[]> {
     const problems: FileProblem[] = [...this.unreadable];
     if (this.imported) return problems;
-    for (const loaded of this.tables.values()) problems.push(...(await tableProblems(this.db, this.dir, loaded)));
+    problems.push(...(await tablesProblems(this.db, this.dir, [...this.tables.values()])));
     return problems;
   }
 

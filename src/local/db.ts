@@ -68,6 +68,8 @@ const REINTERRUPT_MS = 5;
 export interface DatabaseOptions {
   threads?: number;
   memoryLimitBytes?: number;
+  /** Freed memory goes back to the system in the background (DuckDB's allocator_background_threads). */
+  backgroundAllocator?: boolean;
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -84,6 +86,7 @@ export class Database {
     const config = {
       ...(options.threads ? { threads: String(options.threads) } : {}),
       ...(options.memoryLimitBytes ? { memory_limit: `${Math.floor(options.memoryLimitBytes)}B` } : {}),
+      ...(options.backgroundAllocator ? { allocator_background_threads: 'true' } : {}),
     };
     const instance = await DuckDBInstance.create(path, Object.keys(config).length ? config : undefined);
     const connection = await instance.connect();

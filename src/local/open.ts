@@ -10,7 +10,6 @@ import { Database, type DatabaseOptions } from './db.js';
 import { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
-import { sql } from './sql.js';
 
 export interface LocalOpenOptions extends OpenOptions, DatabaseOptions {
   /** Needed for reporting; validation only needs contacts. */
@@ -102,14 +101,14 @@ export async function open(
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
   options: { materialise?: boolean; command?: boolean } & DatabaseOptions = {},
 ): Promise<OpenedDataset> {
+  // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
+  // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.
   const db = await Database.open(':memory:', {
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
+    ...(options.command ? { backgroundAllocator: true } : {}),
   });
   try {
-    // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
-    // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.
-    if (options.command) await db.exec(sql`SET allocator_background_threads = true`);
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
       const identity = filesIdentity(path);

@@ -7,7 +7,7 @@
 import { plural } from '../../words.js';
 import type { Database, Row } from '../db.js';
 import { TABLES, TYPE_DESCRIPTIONS, type ColumnSpec } from '../schema.js';
-import { ident, int, join, sql, type Sql } from '../sql.js';
+import { ident, join, sql, type Sql } from '../sql.js';
 import { lineLabels, locationKey } from './labels.js';
 import { describeValue, fileLabel, firstLine } from './problems.js';
 import { positioned, rawTable } from './reader.js';
@@ -57,33 +57,40 @@ function columnChecks(found: SourceColumn, spec: ColumnSpec): Check[] {
 }
 
 /**
- * How many rows each check finds, as c0, c1…. Parquet: each check its own count under WHERE, so
- * that the scan takes the filter and skips every row group whose statistics (null counts, min/max)
- * rule it out: clean typed files are barely read. Text tables are in memory: one pass with every check.
+ * How many rows each check finds, as <prefix>0, <prefix>1…. Parquet: each check its own count under
+ * WHERE, so that the scan takes the filter and skips every row group whose statistics (null counts,
+ * min/max) rule it out: clean typed files are barely read. Text tables are in memory: one pass with
+ * every check.
  */
-function countChecks(loaded: LoadedTable, checks: Check[]): Sql {
+function countChecks(loaded: LoadedTable, checks: Check[], prefix = 'c'): Sql {
   const raw = rawTable(loaded.source.table);
+  const name = (i: number) => ident(`${prefix}${i}`);
   if (loaded.source.format === 'parquet') {
     const counts = checks.map((c, i) => {
       const parts = (c.counts ?? [c.condition]).map((w) => sql`(SELECT count(*) FROM ${raw} WHERE ${w})`);
-      return sql`${join(parts, sql` + `)} AS c${int(i)}`;
+      return sql`${join(parts, sql` + `)} AS ${name(i)}`;
     });
     return sql`SELECT ${join(counts)}`;
   }
-  return sql`SELECT ${join(checks.map((c, i) => sql`count(*) FILTER (WHERE ${c.condition}) AS c${int(i)}`))} FROM ${raw}`;
+  return sql`SELECT ${join(checks.map((c, i) => sql`count(*) FILTER (WHERE ${c.condition}) AS ${name(i)}`))} FROM ${raw}`;
 }
 
-/** Every problem of a loaded table (its duplicate columns alone, when it has any). */
-export async function tableProblems(db: Database, dir: string, loaded: LoadedTable): Promise<FileProblem[]> {
+/** A table's checks, and the problems found without reading a row (a required column missing). */
+interface TableChecks {
+  loaded: LoadedTable;
+  checks: Check[];
+  missing: FileProblem[];
+}
+
+function checksOf(loaded: LoadedTable): TableChecks {
   const { source, columns } = loaded;
-  if (loaded.duplicates?.length) return loaded.duplicates;
-  const problems: FileProblem[] = [];
+  const missing: FileProblem[] = [];
   const checks: Check[] = [];
   for (const col of TABLES[source.table].columns) {
     const found = columns.get(col.name);
     if (found) checks.push(...columnChecks(found, col));
     else if (col.required) {
-      problems.push({
+      missing.push({
         table: source.table,
         file: source.display,
         column: col.name,
@@ -91,17 +98,49 @@ export async function tableProblems(db: Database, dir: string, loaded: LoadedTab
       });
     }
   }
-  if (checks.length === 0) return problems;
-  let counts: Row | undefined;
-  try {
-    counts = await db.one(countChecks(loaded, checks));
-  } catch (error) {
-    problems.push({ table: source.table, file: source.display, message: `cannot read the file: ${firstLine(error)}` });
-    return problems;
+  return { loaded, checks, missing };
+}
+
+/**
+ * Every problem of the loaded tables, in their order (a table with duplicate columns: those
+ * alone). The checks of every table are counted in one statement; only when it fails is each
+ * table counted alone, so that the one that cannot be read is named.
+ */
+export async function tablesProblems(db: Database, dir: string, tables: readonly LoadedTable[]): Promise<FileProblem[]> {
+  const all = tables.map((loaded) => (loaded.duplicates?.length ? undefined : checksOf(loaded)));
+  const counted = all.flatMap((t, j) => (t?.checks.length ? [{ t, j }] : []));
+  let merged: Row | undefined;
+  if (counted.length > 1) {
+    const parts = counted.map(({ t, j }) => sql`(${countChecks(t.loaded, t.checks, `t${j}_c`)})`);
+    merged = await db.one(sql`SELECT * FROM ${join(parts, sql` CROSS JOIN `)}`).catch(() => undefined);
   }
-  const count = checks.map((_, i) => Number(counts?.[`c${i}`] ?? 0));
-  problems.push(...(await checkProblems(db, dir, loaded, checks, count)));
+  const problems: FileProblem[] = [];
+  for (const [j, loaded] of tables.entries()) {
+    const t = all[j];
+    if (!t) {
+      problems.push(...loaded.duplicates!);
+      continue;
+    }
+    problems.push(...t.missing);
+    if (t.checks.length === 0) continue;
+    const count = merged ? t.checks.map((_, i) => Number(merged![`t${j}_c${i}`] ?? 0)) : await countAlone(db, t);
+    if (typeof count === 'string') {
+      problems.push({ table: loaded.source.table, file: loaded.source.display, message: `cannot read the file: ${count}` });
+      continue;
+    }
+    problems.push(...(await checkProblems(db, dir, loaded, t.checks, count)));
+  }
   return problems;
+}
+
+/** One table's counts of its checks, or the first line of why they cannot be counted. */
+async function countAlone(db: Database, { loaded, checks }: TableChecks): Promise<number[] | string> {
+  try {
+    const counts = await db.one(countChecks(loaded, checks));
+    return checks.map((_, i) => Number(counts?.[`c${i}`] ?? 0));
+  } catch (error) {
+    return firstLine(error);
+  }
 }
 
 /** The problems of the checks that found some: the first few rows in file order, by their lines, and how many more. */
