@@ -72,6 +72,25 @@ describe('table discovery by base name', () => {
     expect(await amounts(dir)).toEqual(expected);
   });
 
+  it('a command reads contacts from one Parquet file in place: the first row of a contact in the file counts', async () => {
+    const contacts = csv(
+      ['contact_id', 'client_contact_id', 'first_name', 'surname', 'country'],
+      [
+        ['c2', 'x2', 'Bea', 'Other', 'SK'],
+        ['c1', 'x1', 'Ann', 'First', ''],
+        ['c1', 'x9', 'Zed', 'Second', 'AT'],
+      ],
+    );
+    const orders = csv(ORDER_HEADER, [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', '', 'false', 'completed']]);
+    const dir = dataset({ 'orders.csv': orders, 'touches.csv': TOUCHES });
+    await toParquet(contacts, `${dir}/contacts.parquet`);
+    const names = (d: string) =>
+      withBackend(d, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows.map((r) => [r.clientContactId, r.firstName, r.surname, r.country]));
+    const expected = await names(dataset({ 'orders.csv': orders, 'touches.csv': TOUCHES, 'contacts.csv': contacts }));
+    expect(expected).toEqual([['x1', 'Ann', 'First', null]]);
+    expect(await names(dir)).toEqual(expected);
+  });
+
   it('refuses two files for one table', async () => {
     const dir = dataset({ 'orders.csv': ORDERS, 'orders.jsonl': '{}', 'touches.csv': TOUCHES });
     await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/orders: found orders.csv and orders.jsonl; keep one/);

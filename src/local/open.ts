@@ -123,8 +123,8 @@ export async function open(
       if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path));
     }
     await dataset.validate();
-    // A command attributes once: orders from one Parquet file are read there rather than copied into memory.
-    await dataset.createTypedTables({ ...options, ...(options.command ? { inPlace: ['orders'] as const } : {}) });
+    // A command attributes once: orders and contacts from one Parquet file each are read there rather than copied into memory.
+    await dataset.createTypedTables({ ...options, ...(options.command ? { inPlace: ['orders', 'contacts'] as const } : {}) });
     return opened;
   } catch (error) {
     db.close();
