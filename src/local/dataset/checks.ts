@@ -5,7 +5,7 @@
  * examples and their lines.
  */
 import { plural } from '../../words.js';
-import type { Database, Row } from '../db.js';
+import { QueryTimeoutError, type Database, type Row } from '../db.js';
 import { TABLES, TYPE_DESCRIPTIONS, type ColumnSpec } from '../schema.js';
 import { ident, join, sql, type Sql } from '../sql.js';
 import { lineLabels, locationKey } from './labels.js';
@@ -110,9 +110,14 @@ export async function tablesProblems(db: Database, dir: string, tables: readonly
   const all = tables.map((loaded) => (loaded.duplicates?.length ? undefined : checksOf(loaded)));
   const counted = all.flatMap((t, j) => (t?.checks.length ? [{ t, j }] : []));
   let merged: Row | undefined;
+  // A budget that ran out fails the first table's count, as counting each alone would have.
+  let timedOut: string | undefined;
   if (counted.length > 1) {
     const parts = counted.map(({ t, j }) => sql`(${countChecks(t.loaded, t.checks, `t${j}_c`)})`);
-    merged = await db.one(sql`SELECT * FROM ${join(parts, sql` CROSS JOIN `)}`).catch(() => undefined);
+    merged = await db.one(sql`SELECT * FROM ${join(parts, sql` CROSS JOIN `)}`).catch((error: unknown) => {
+      if (error instanceof QueryTimeoutError) timedOut = firstLine(error);
+      return undefined;
+    });
   }
   const problems: FileProblem[] = [];
   for (const [j, loaded] of tables.entries()) {
@@ -123,7 +128,8 @@ export async function tablesProblems(db: Database, dir: string, tables: readonly
     }
     problems.push(...t.missing);
     if (t.checks.length === 0) continue;
-    const count = merged ? t.checks.map((_, i) => Number(merged![`t${j}_c${i}`] ?? 0)) : await countAlone(db, t);
+    const first = timedOut !== undefined && j === counted[0]!.j;
+    const count = merged ? t.checks.map((_, i) => Number(merged![`t${j}_c${i}`] ?? 0)) : first ? timedOut! : await countAlone(db, t);
     if (typeof count === 'string') {
       problems.push({ table: loaded.source.table, file: loaded.source.display, message: `cannot read the file: ${count}` });
       continue;
