@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
-import { FORMATS, PAGE_FORMATS, VALIDATE_FORMATS } from './output/format.js';
+import { FORMATS, PAGE_FORMATS, VALIDATE_FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';

@@ -3,7 +3,7 @@
  * commands/globals.ts's). Plain data, at the top so that the context types its
  * globals from them without importing commands/.
  */
-import { FORMATS } from './output/format.js';
+import { FORMATS } from './output/formats.js';
 import type { FlagsOf, OptionDefinition } from './flags.js';
 
 /**

@@ -1,5 +1,5 @@
 /** Which global flags (src/globals.ts) and formats each command honours. */
-import { FORMATS, MARKDOWN, PAGE_FORMATS, type AnyFormat } from '../output/format.js';
+import { FORMATS, MARKDOWN, PAGE_FORMATS, type AnyFormat } from '../output/formats.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
 
 

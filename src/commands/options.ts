@@ -75,7 +75,7 @@ export const PAGE_OPTIONS = described([
   ['--open', '-o html with --output: open the page in the default browser (not when CI is set or stdout is not a terminal)'],
 ]);
 
-export { VALIDATE_FORMATS } from '../output/format.js';
+export { VALIDATE_FORMATS } from '../output/formats.js';
 
 /** convx validate's comparison with an earlier result (commands/baseline.ts, model/baseline.ts; issue 20, point 4). */
 export const BASELINE_OPTIONS = described([
