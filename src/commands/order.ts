@@ -8,7 +8,7 @@ import { safeData } from '../output/terminal.js';
 import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { cardOptions, cardZone, ITEM_KIND, parseFlags, withBackend } from './shared.js';
+import { cardOptions, cardZone, chosenPeriod, ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 /** The card of an order's conversions on a terminal (output/cards.ts), in the zone asked beside UTC. */
 export function orderCard(ctx: Context, given: ConversionRecord[], zone?: string): string {
@@ -46,7 +46,8 @@ interface OrderPrinter {
 
 /** One order: what printer gets of it; a finding or "not found" (with what the id names instead) is thrown. */
 async function answerOrder(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined, print: OrderPrinter): Promise<number> {
-  const explicit = flags.from !== undefined || flags.to !== undefined;
+  const short = chosenPeriod(flags, ctx.io.now(), zone);
+  const explicit = short !== undefined || flags.from !== undefined || flags.to !== undefined;
   if (!explicit) {
     // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
     const found = await backend.findOrder(orderId);
@@ -59,14 +60,14 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
     if (ctx.format !== 'table') await print.notAConversion(found.reasons);
     throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
   }
-  const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
+  const period = short ? { dateFrom: short.dateFrom, dateTo: short.dateTo } : { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo };
   const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
   const page = await backend.items(query);
   if (page.rows.length > 0) {
     await print.rows(page.rows);
     return ExitCode.ok;
   }
-  const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
+  const diagnosis = await backend.diagnoseOrder?.(orderId, period);
   if (diagnosis && !diagnosis.found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the dataset`);
   // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
   const found = diagnosis ? undefined : await backend.findOrder(orderId);
