@@ -1,0 +1,70 @@
+/**
+ * The stored per-day sums of a scope (models/daily.ts) brought up to date after its conv changed
+ * (reattribute.ts): each sum's rows of the days that changed are made again as a full import makes
+ * them, from the stored conv, and the other days' rows keep theirs, with their sources' new
+ * source_key. A contact's rows carry the previous day it converted (prev_day), so the days whose
+ * rows are made again are the changed ones and every later day of a contact who changed.
+ */
+import { CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY, REPORT_DAY } from '../models/daily.js';
+import type { Relation } from '../models/relation.js';
+import { sql, trusted, type Sql } from '../sql.js';
+import { modelInput, workTable, type Update } from './input.js';
+
+/** One stored sum: its relation, the days it is made again for, what it reads there, and its order. */
+interface Sum {
+  relation: Relation;
+  days: Sql;
+  reads: Record<string, Sql>;
+  order: 'day, source_key, currency' | 'day, source_key' | 'day';
+  /** Keyed by source_key: its other days' rows take the new keys. */
+  keyed: boolean;
+  /** Small: written again in order after the update (the others take their new rows at the end). */
+  rewrite: boolean;
+}
+
+async function remake(u: Update, sum: Sum): Promise<void> {
+  const db = u.scope.db;
+  const stored = u.scope.relation(sum.relation.name);
+  await db.exec(sql`DELETE FROM ${stored} WHERE day IN ${sum.days}`);
+  if (sum.keyed) {
+    await db.exec(sql`UPDATE ${stored} s SET source_key = k.new_key FROM ${workTable(u, 'keys')} k WHERE s.source_key = k.old_key`);
+  }
+  const select = await sum.relation.select(modelInput(u, sum.reads));
+  const order = trusted(sum.order);
+  await db.exec(sql`INSERT INTO ${stored} SELECT * FROM (${select}) WHERE day IN ${sum.days} ORDER BY ${order}`);
+  if (sum.rewrite) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
+}
+
+/** The per-day sums of the scope made again for the days whose rows changed (see the module's comment). */
+export async function updateSums(u: Update): Promise<void> {
+  const db = u.scope.db;
+  const w = (name: string) => workTable(u, name);
+  const conv = u.scope.relation('conv');
+  await db.exec(sql`CREATE TABLE ${w('contact_days')} AS
+    SELECT day FROM ${w('days')}
+    UNION SELECT DISTINCT day FROM ${conv}
+    WHERE NOT is_refund AND contact_id IN (SELECT contact_id FROM ${w('contacts_changed')}) AND day >= (SELECT min(day) FROM ${w('days')})`);
+  const days = sql`(SELECT day FROM ${w('days')})`;
+  const contactDays = sql`(SELECT day FROM ${w('contact_days')})`;
+  // Every conversion of the contacts who converted on those days: a row's prev_day may lie on any earlier day.
+  const theirConv = sql`(SELECT * FROM ${conv} WHERE contact_id IN (
+    SELECT DISTINCT contact_id FROM ${conv} WHERE NOT is_refund AND day IN ${contactDays}))`;
+  const info = u.scope.relation('source_info');
+  const sums: Sum[] = [
+    { relation: REPORT_DAY, days, reads: { conv: sql`(SELECT * FROM ${conv} WHERE day IN ${days})`, source_info: info }, order: 'day, source_key, currency', keyed: true, rewrite: true },
+    { relation: CONTACT_DAY, days: contactDays, reads: { conv: theirConv, source_info: info }, order: 'day, source_key', keyed: true, rewrite: false },
+    { relation: PLUGIN_CONTACT_DAY, days: contactDays, reads: { conv: theirConv }, order: 'day', keyed: false, rewrite: false },
+    {
+      relation: PLUGIN_DAY,
+      days: contactDays,
+      reads: {
+        report_day: sql`(SELECT * FROM ${u.scope.relation('report_day')} WHERE day IN ${contactDays})`,
+        plugin_contact_day: sql`(SELECT * FROM ${u.scope.relation('plugin_contact_day')} WHERE day IN ${contactDays})`,
+      },
+      order: 'day',
+      keyed: false,
+      rewrite: true,
+    },
+  ];
+  for (const sum of sums) await remake(u, sum);
+}
