@@ -3,7 +3,7 @@ import type { Scope } from '../attribution.js';
 import type { Dataset } from '../dataset.js';
 import type { ModelInput } from '../models/relation.js';
 import type { TableName } from '../schema.js';
-import { ident, sql, type Sql } from '../sql.js';
+import { ident, literal, sql, type Sql } from '../sql.js';
 
 /** The dataset's tables as the attribution reads them (every row, narrowed to the plugin). */
 const DATASET_TABLES: readonly string[] = ['orders', 'touches', 'sources', 'fx', 'contacts', 'plugins', 'assets'];
@@ -31,5 +31,12 @@ export function modelInput(u: Update, own: Record<string, Sql> = {}): ModelInput
     relation: (name) => own[name] ?? (DATASET_TABLES.includes(name) ? u.scope.relation(name) : workTable(u, name)),
     has: (t) => u.scope.dataset.has(t),
   };
+}
+
+
+/** A day for SQL, as a constant (so that conv's zonemaps, in time order, skip the other days). */
+export function day(value: string): Sql {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new Error(`internal: bad day ${JSON.stringify(value)}`);
+  return sql`DATE ${literal(value)}`;
 }
 

@@ -16,7 +16,7 @@ import type { TableName } from '../schema.js';
 import { EMPTY, ident, int, join, literal, sql, trusted, type Sql } from '../sql.js';
 import { WINDOW_DAYS } from '../../model/types.js';
 import { newRows } from './new-rows.js';
-import { modelInput, workTable, type Update } from './input.js';
+import { day, modelInput, workTable, type Update } from './input.js';
 import { updateSums } from './sums.js';
 
 /** The columns of source_info a conv row copies (all but source_key). */
@@ -28,6 +28,23 @@ function fresh(u: Update, name: TableName): Sql | undefined {
   if (!loaded) return undefined;
   const where = loaded.hasPluginId && u.scope.plugin !== null ? sql`WHERE plugin_id = ${literal(u.scope.plugin)}` : EMPTY;
   return sql`(SELECT * FROM ${newRows(name)} ${where})`;
+}
+
+/**
+ * The orders whose transactions a new exchange rate can price otherwise: a rate is the latest of
+ * its currency for the days from its date to the next rate's (exclusive), and only an attributed
+ * transaction (conv) is priced.
+ */
+async function repriced(u: Update, newFx: Sql): Promise<Sql[]> {
+  const rates = (from: Sql) => sql`(SELECT currency, date FROM ${from} WHERE reference_currency IS NULL OR reference_currency = ${u.scope.referenceCurrency})`;
+  const spans = await u.scope.db.all<{ currency: string; since: string; next: string | null }>(sql`
+    SELECT n.currency, strftime(n.date, '%Y-%m-%d') AS since,
+           (SELECT strftime(min(f.date), '%Y-%m-%d') FROM ${rates(u.scope.relation('fx'))} f WHERE f.currency = n.currency AND f.date > n.date) AS next
+    FROM (SELECT DISTINCT currency, date FROM ${rates(newFx)}) n ORDER BY 1, 2`);
+  return spans.map(
+    (r) => sql`SELECT order_id FROM ${u.scope.relation('conv')}
+      WHERE currency = ${r.currency} AND day >= ${day(r.since)} ${r.next === null ? EMPTY : sql`AND day < ${day(r.next)}`}`,
+  );
 }
 
 /** The order ids whose attributed transactions can change (see the module's comment), as the work table affected. */
@@ -44,21 +61,15 @@ async function affectedOrders(u: Update): Promise<void> {
       ON o.contact_id = c.contact_id WHERE o.datetime >= c.lo AND o.datetime <= c.hi + INTERVAL ${window} DAY`);
   }
   const newFx = fresh(u, 'fx');
-  if (newFx) {
-    const rates = (from: Sql) => sql`(SELECT currency, date FROM ${from} WHERE reference_currency IS NULL OR reference_currency = ${u.scope.referenceCurrency})`;
-    // A new rate is the latest of its currency for the days from its date to the next rate's (exclusive).
-    parts.push(sql`SELECT o.order_id FROM ${orders} o JOIN (
-        SELECT n.currency, n.date, (SELECT min(f.date) FROM ${rates(u.scope.relation('fx'))} f WHERE f.currency = n.currency AND f.date > n.date) AS next
-        FROM (SELECT DISTINCT currency, date FROM ${rates(newFx)}) n) r
-      ON o.currency = r.currency WHERE CAST(o.datetime AS DATE) >= r.date AND (r.next IS NULL OR CAST(o.datetime AS DATE) < r.next)`);
-  }
+  if (newFx) parts.push(...(await repriced(u, newFx)));
   const newContacts = fresh(u, 'contacts');
   if (newContacts) {
+    // Only an attributed transaction shows its contact's row.
     const stored = int(u.storedRows.get('contacts') ?? 0);
-    parts.push(sql`SELECT order_id FROM ${orders} WHERE contact_id IN (
+    parts.push(sql`SELECT order_id FROM ${u.scope.relation('conv')} WHERE contact_id IN (
         SELECT contact_id FROM ${newContacts} EXCEPT SELECT contact_id FROM ${u.scope.relation('contacts')} WHERE row_id <= ${stored})`);
   }
-  const all = parts.length ? join(parts, trusted(' UNION ')) : sql`SELECT CAST(NULL AS VARCHAR) AS order_id WHERE false`;
+  const all = parts.length ? join(parts, trusted(' UNION ALL ')) : sql`SELECT CAST(NULL AS VARCHAR) AS order_id WHERE false`;
   await u.scope.db.exec(sql`CREATE TABLE ${workTable(u, 'affected')} AS SELECT DISTINCT order_id FROM (${all})`);
 }
 

@@ -8,7 +8,7 @@
 import { CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY, REPORT_DAY } from '../models/daily.js';
 import type { Relation } from '../models/relation.js';
 import { sql, trusted, type Sql } from '../sql.js';
-import { modelInput, workTable, type Update } from './input.js';
+import { day, modelInput, workTable, type Update } from './input.js';
 
 /** One stored sum: its relation, the days it is made again for, what it reads there, and its order. */
 interface Sum {
@@ -18,8 +18,6 @@ interface Sum {
   order: 'day, source_key, currency' | 'day, source_key' | 'day';
   /** Keyed by source_key: its other days' rows take the new keys. */
   keyed: boolean;
-  /** Small: written again in order after the update (the others take their new rows at the end). */
-  rewrite: boolean;
 }
 
 async function remake(u: Update, sum: Sum): Promise<void> {
@@ -29,10 +27,13 @@ async function remake(u: Update, sum: Sum): Promise<void> {
   if (sum.keyed) {
     await db.exec(sql`UPDATE ${stored} s SET source_key = k.new_key FROM ${workTable(u, 'keys')} k WHERE s.source_key = k.old_key`);
   }
+  // Stored in day order, as a full import stores them (a period's zonemaps skip the other days): new days after the
+  // stored ones keep it; an earlier day made again is written in its place.
+  const late = await db.one<{ late: boolean | null }>(sql`SELECT (SELECT min(day) FROM ${sum.days}) <= (SELECT max(day) FROM ${stored}) AS late`);
   const select = await sum.relation.select(modelInput(u, sum.reads));
   const order = trusted(sum.order);
   await db.exec(sql`INSERT INTO ${stored} SELECT * FROM (${select}) WHERE day IN ${sum.days} ORDER BY ${order}`);
-  if (sum.rewrite) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
+  if (late?.late) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
 }
 
 /** The per-day sums of the scope made again for the days whose rows changed (see the module's comment). */
@@ -47,13 +48,18 @@ export async function updateSums(u: Update): Promise<void> {
   const days = sql`(SELECT day FROM ${w('days')})`;
   const contactDays = sql`(SELECT day FROM ${w('contact_days')})`;
   // Every conversion of the contacts who converted on those days: a row's prev_day may lie on any earlier day.
-  const theirConv = sql`(SELECT * FROM ${conv} WHERE contact_id IN (
-    SELECT DISTINCT contact_id FROM ${conv} WHERE NOT is_refund AND day IN ${contactDays}))`;
+  const span = await db.one<{ lo: string | null; hi: string | null }>(
+    sql`SELECT strftime(min(day), '%Y-%m-%d') AS lo, strftime(max(day), '%Y-%m-%d') AS hi FROM ${w('contact_days')}`,
+  );
+  if (!span?.lo || !span.hi) return;
+  await db.exec(sql`CREATE TABLE ${w('their_conv')} AS SELECT day, source_type, source_id, contact_id, is_refund FROM ${conv} WHERE contact_id IN (
+    SELECT DISTINCT contact_id FROM ${conv} WHERE NOT is_refund AND day >= ${day(span.lo)} AND day <= ${day(span.hi)} AND day IN ${contactDays})`);
+  const theirConv = w('their_conv');
   const info = u.scope.relation('source_info');
   const sums: Sum[] = [
-    { relation: REPORT_DAY, days, reads: { conv: sql`(SELECT * FROM ${conv} WHERE day IN ${days})`, source_info: info }, order: 'day, source_key, currency', keyed: true, rewrite: true },
-    { relation: CONTACT_DAY, days: contactDays, reads: { conv: theirConv, source_info: info }, order: 'day, source_key', keyed: true, rewrite: false },
-    { relation: PLUGIN_CONTACT_DAY, days: contactDays, reads: { conv: theirConv }, order: 'day', keyed: false, rewrite: false },
+    { relation: REPORT_DAY, days, reads: { conv: sql`(SELECT * FROM ${conv} WHERE day >= ${day(span.lo)} AND day <= ${day(span.hi)} AND day IN ${days})`, source_info: info }, order: 'day, source_key, currency', keyed: true },
+    { relation: CONTACT_DAY, days: contactDays, reads: { conv: theirConv, source_info: info }, order: 'day, source_key', keyed: true },
+    { relation: PLUGIN_CONTACT_DAY, days: contactDays, reads: { conv: theirConv }, order: 'day', keyed: false },
     {
       relation: PLUGIN_DAY,
       days: contactDays,
@@ -63,7 +69,6 @@ export async function updateSums(u: Update): Promise<void> {
       },
       order: 'day',
       keyed: false,
-      rewrite: true,
     },
   ];
   for (const sum of sums) await remake(u, sum);
