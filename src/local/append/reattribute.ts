@@ -152,15 +152,29 @@ async function replaceConv(u: Update): Promise<void> {
 }
 
 /** The old source_key of each stored source whose key the new source_info changes, with the new one. */
-async function keyChanges(u: Update): Promise<void> {
+async function keyChanges(u: Update): Promise<boolean> {
   await u.scope.db.exec(sql`CREATE TABLE ${workTable(u, 'keys')} AS
     SELECT o.source_key AS old_key, n.source_key AS new_key
     FROM ${u.scope.relation('source_info')} o JOIN ${workTable(u, 'source_info')} n USING (source_type, source_id)
     WHERE o.source_key <> n.source_key`);
+  const found = await u.scope.db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${workTable(u, 'keys')}`);
+  return Number(found?.n ?? 0) > 0;
+}
+
+/** True when the scope's plugin has new rows in a table the attribution reads. */
+async function hasNewRows(u: Update): Promise<boolean> {
+  const counts = (['orders', 'touches', 'fx', 'contacts', 'sources'] as const).flatMap((name) => {
+    const rows = fresh(u, name);
+    return rows ? [sql`(SELECT count(*) FROM ${rows})`] : [];
+  });
+  if (counts.length === 0) return false;
+  const found = await u.scope.db.one<{ n: bigint }>(sql`SELECT ${join(counts, trusted(' + '))} AS n`);
+  return Number(found?.n ?? 0) > 0;
 }
 
 /** Brings the scope's stored attribution (conv, source_info, the per-day sums) up to date with the new rows. */
 export async function reattribute(u: Update): Promise<void> {
+  if (!(await hasNewRows(u))) return;
   const db = u.scope.db;
   await db.exec(sql`CREATE SCHEMA ${ident(u.work)}`);
   await affectedOrders(u);
@@ -168,10 +182,10 @@ export async function reattribute(u: Update): Promise<void> {
   await materialise(affectedInput(u), [ORDER_HEAD, CLICKS, ATTR]);
   await sourceInfo(u);
   await replaceConv(u);
-  await keyChanges(u);
+  const rekeyed = await keyChanges(u);
   const stored = u.scope.relation('source_info');
   await db.exec(sql`DELETE FROM ${stored}`);
   await db.exec(sql`INSERT INTO ${stored} SELECT * FROM ${workTable(u, 'source_info')} ORDER BY source_key`);
-  await updateSums(u);
+  await updateSums(u, rekeyed);
   await db.exec(sql`DROP SCHEMA ${ident(u.work)} CASCADE`);
 }

@@ -20,11 +20,11 @@ interface Sum {
   keyed: boolean;
 }
 
-async function remake(u: Update, sum: Sum): Promise<void> {
+async function remake(u: Update, sum: Sum, rekeyed: boolean): Promise<void> {
   const db = u.scope.db;
   const stored = u.scope.relation(sum.relation.name);
   await db.exec(sql`DELETE FROM ${stored} WHERE day IN ${sum.days}`);
-  if (sum.keyed) {
+  if (sum.keyed && rekeyed) {
     await db.exec(sql`UPDATE ${stored} s SET source_key = k.new_key FROM ${workTable(u, 'keys')} k WHERE s.source_key = k.old_key`);
   }
   // Stored in day order, as a full import stores them (a period's zonemaps skip the other days): new days after the
@@ -36,8 +36,8 @@ async function remake(u: Update, sum: Sum): Promise<void> {
   if (late?.late) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
 }
 
-/** The per-day sums of the scope made again for the days whose rows changed (see the module's comment). */
-export async function updateSums(u: Update): Promise<void> {
+/** The per-day sums of the scope made again for the days whose rows changed (see the module's comment); rekeyed: some sources' source_key changed. */
+export async function updateSums(u: Update, rekeyed: boolean): Promise<void> {
   const db = u.scope.db;
   const w = (name: string) => workTable(u, name);
   const conv = u.scope.relation('conv');
@@ -71,5 +71,5 @@ export async function updateSums(u: Update): Promise<void> {
       keyed: false,
     },
   ];
-  for (const sum of sums) await remake(u, sum);
+  for (const sum of sums) await remake(u, sum, rekeyed);
 }
