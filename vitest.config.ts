@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
  */
 const E2E = [
   'api-client',
+  'api-failures',
   'api',
   'ci-workflow',
   'cli-conventions',

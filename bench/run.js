@@ -18,7 +18,7 @@
 // The machine is shared and noisy: the figures that matter are the ratios of runs made
 // in turn in one session; the min-max spread is printed beside each median.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -609,6 +609,83 @@ if (want('import') || want('serve')) {
       servedWhat = `from the imported .duckdb file, ${size.text}`;
     }
   }
+}
+
+// data import --append (issue 21): one new day added to a file imported from the same data laid out as folders
+// (orders/, touches/, fx/: the bench's files linked as 0.parquet), against a full import of the same files
+// measured right after it. The day: the one after the data's last date, 16 orders of existing contacts, 24 clicks
+// of theirs that morning, the last date's rates again.
+if (want('import-append') && !verifyOnly) await appendCase(data);
+
+/** The new day's files (orders, touches, fx as 1.parquet each) in dir, made once from the data's own rows. */
+async function newDay(data, dir) {
+  if (existsSync(join(dir, 'fx', '1.parquet'))) return;
+  const db = await duckdb();
+  const q = (s) => `'${s.replaceAll("'", "''")}'`;
+  const file = (name) => q(join(data, `${name}.parquet`));
+  for (const name of ['orders', 'touches', 'fx']) mkdirSync(join(dir, name), { recursive: true });
+  const day = (await (await db.runAndReadAll(`SELECT strftime(greatest(
+      (SELECT max(CAST(datetime AS DATE)) FROM ${file('orders')}), (SELECT max(CAST(datetime AS DATE)) FROM ${file('touches')}),
+      (SELECT max(date) FROM ${file('fx')})) + 1, '%Y-%m-%d') AS d`)).getRowObjectsJS())[0].d;
+  for (const statement of [
+    `CREATE OR REPLACE TEMP TABLE day_o AS SELECT * FROM ${file('orders')} WHERE NOT is_refund LIMIT 16`,
+    `CREATE OR REPLACE TEMP TABLE day_t AS SELECT * FROM ${file('touches')} WHERE touch = 'click' LIMIT 24`,
+    `CREATE OR REPLACE TEMP TABLE day_f AS SELECT * FROM ${file('fx')} WHERE date = (SELECT max(date) FROM ${file('fx')})`,
+    `UPDATE day_o SET order_id = 'new-' || order_id, datetime = TIMESTAMP '${day} 10:00:00' + to_minutes(CAST(hash(order_id) % 600 AS BIGINT))`,
+    `CREATE OR REPLACE TEMP TABLE day_k AS SELECT contact_id, CAST(row_number() OVER (ORDER BY order_id) - 1 AS BIGINT) AS i FROM day_o`,
+    `UPDATE day_t SET datetime = TIMESTAMP '${day} 06:00:00' + to_minutes(CAST(hash(day_t.contact_id) % 200 AS BIGINT)), contact_id = k.contact_id
+       FROM day_k k WHERE k.i = CAST(hash(day_t.contact_id || day_t.datetime) % 16 AS BIGINT)`,
+    `UPDATE day_f SET date = DATE '${day}'`,
+    `COPY day_o TO ${q(join(dir, 'orders', '1.parquet'))}`,
+    `COPY day_t TO ${q(join(dir, 'touches', '1.parquet'))}`,
+    `COPY day_f TO ${q(join(dir, 'fx', '1.parquet'))}`,
+  ]) await db.run(statement);
+}
+
+async function appendCase(data) {
+  const label = 'data import --append, one new day (16 orders, 24 clicks, 3 rates)';
+  const dir = join(work, `${size.name}-folders`);
+  const day = join(work, `${size.name}-new-day`);
+  const file = join(work, `${size.name}-folders.duckdb`);
+  const again = join(work, `${size.name}-folders-full.duckdb`);
+  await newDay(data, day);
+  guarded({ id: 'import-append', label }, () => {
+    rmSync(dir, { recursive: true, force: true });
+    for (const name of ['orders', 'touches', 'fx']) {
+      mkdirSync(join(dir, name), { recursive: true });
+      symlinkSync(join(data, `${name}.parquet`), join(dir, name, '0.parquet'));
+    }
+    for (const name of ['sources', 'plugins', 'contacts', 'assets']) {
+      if (existsSync(join(data, `${name}.parquet`))) symlinkSync(join(data, `${name}.parquet`), join(dir, `${name}.parquet`));
+    }
+    process.stdout.write(`${label.padEnd(52)} `);
+    const before = runOnce(convxCmd('data', 'import', dir, '--into', file, '--force', '--quiet'));
+    for (const name of ['orders', 'touches', 'fx']) copyFileSync(join(day, name, '1.parquet'), join(dir, name, '1.parquet'));
+    const appended = runOnce(convxCmd('data', 'import', dir, '--into', file, '--append', '--quiet'));
+    const after = runOnce(convxCmd('data', 'import', dir, '--into', again, '--force', '--quiet'));
+    // The update answers as the full import does.
+    const report = (from, name) => {
+      const to = join(out, `import-append.${name}.out`);
+      runOnce(convxCmd('report', '--data', from, '--from', '2026-01-01', '--to', '2026-03-31', '-o', 'json'), { stdout: to });
+      return readFileSync(to, 'utf8').replace(/"dataVersion": "[^"]*"/, '');
+    };
+    if (report(file, 'appended') !== report(again, 'full')) {
+      failures++;
+      throw new Error('the updated file answers otherwise than a full import (.bench/out/import-append.*.out)');
+    }
+    const share = appended.ms / after.ms;
+    const met = share <= 0.05;
+    console.log(`${seconds(appended.ms)}, ${megabytes(appended.kb)}; full import right after ${seconds(after.ms)} (${(share * 100).toFixed(1)} %; before it ${seconds(before.ms)}); load ${loadavg()[0].toFixed(2)}`);
+    results.push({
+      id: 'import-append',
+      label,
+      convx: `${seconds(appended.ms)}, ${megabytes(appended.kb)}, against ${seconds(after.ms)} for the full import of the same files right after it`,
+      bare: '',
+      ratio: `${(share * 100).toFixed(1)} % of a full import`,
+      target: `at most 5 % of a full import${met ? '' : ' (not met)'}`,
+    });
+  });
+  for (const f of [again, `${again}.wal`]) rmSync(f, { force: true });
 }
 
 try {

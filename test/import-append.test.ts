@@ -10,9 +10,11 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../src/local/db.js';
+import { ident, join as joinSql, literal, sql } from '../src/local/sql.js';
 import { cli, tempDir } from './helpers.js';
 
 const root = tempDir('convx-append-');
@@ -48,7 +50,7 @@ function writeDays(dir: string, table: string, dateColumn: string, from: string,
   const chosen = [...days.keys()].filter((day) => day >= from && day <= to).sort();
   for (const [i, day] of chosen.entries()) {
     const rows = [...days.get(day)!, ...(i === chosen.length - 1 ? extra : [])];
-    writeFileSync(join(dir, table, `${day}.csv`), `${header}\n${rows.join('\n')}\n`);
+    put(join(dir, table, `${day}.csv`), `${header}\n${rows.join('\n')}\n`);
   }
 }
 
@@ -57,7 +59,14 @@ function writePart(dir: string, table: string, part: 0 | 1, heldBack: (row: stri
   const { header, rows } = lines(join(generated, `${table}.csv`));
   mkdirSync(join(dir, table), { recursive: true });
   const chosen = rows.filter((row) => heldBack(row, header) === (part === 1));
-  writeFileSync(join(dir, table, `${part}.csv`), `${header}\n${chosen.join('\n')}\n`);
+  put(join(dir, table, `${part}.csv`), `${header}\n${chosen.join('\n')}\n`);
+}
+
+/** Every file of a dataset gets the same whole-second modification time (restored exactly by withFilesHidden). */
+const PINNED = 1_700_000_000;
+function put(file: string, text: string | Buffer): void {
+  writeFileSync(file, text);
+  utimesSync(file, PINNED, PINNED);
 }
 
 const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -84,12 +93,40 @@ function commands(orderId: string, contactId: string): string[][] {
   ];
 }
 
-/** The updated file answers every command as a full import of the same files does. */
-async function sameAsFullImport(dir: string, updated: string, step: string, ids: { order: string; contact: string }): Promise<void> {
-  const full = join(root, `full-${step.replace(/\W+/g, '-')}.duckdb`);
-  const run = await cli(['data', 'import', dir, '--into', full]);
-  expect(run.code, run.stderr).toBe(0);
-  for (const argv of commands(ids.order, ids.contact)) {
+/**
+ * Every table of the two files holds the same rows, as many times each (the typed tables with
+ * their row ids, each scope's conv, source_info and per-day sums: a count and a sum of the rows'
+ * hashes, a fingerprint of the multiset, each table read once), and convx_dataset the same values
+ * but when and by which convx the file was written: one DuckDB session, one query for the tables.
+ */
+async function sameTables(full: string, updated: string, label: string): Promise<void> {
+  const db = await Database.open();
+  try {
+    await db.exec(sql`ATTACH ${literal(full)} AS f (READ_ONLY)`);
+    await db.exec(sql`ATTACH ${literal(updated)} AS u (READ_ONLY)`);
+    const names = await db.all<{ d: string; s: string; t: string }>(
+      sql`SELECT database_name AS d, schema_name AS s, table_name AS t FROM duckdb_tables() WHERE database_name IN ('f', 'u') AND table_name <> 'convx_dataset'`,
+    );
+    const parts = names.map(({ d, s, t }) => sql`SELECT ${`${s}.${t}`} AS name, ${d} AS file, count(*) AS n, CAST(sum(CAST(hash(x) AS HUGEINT)) AS VARCHAR) AS h FROM ${ident(d)}.${ident(s)}.${ident(t)} x`);
+    const rows = await db.all<{ name: string; file: string; n: bigint; h: string | null }>(sql`${joinSql(parts, sql` UNION ALL `)} ORDER BY name, file`);
+    const of = (file: string) => rows.filter((r) => r.file === file).map((r) => ({ table: r.name, rows: Number(r.n), fingerprint: r.h }));
+    expect(of('u'), label).toEqual(of('f'));
+    const meta = async (alias: string) =>
+      db.all(sql`SELECT key, value FROM ${ident(alias)}.main.convx_dataset WHERE key NOT IN ('importedAt', 'convx', 'source') ORDER BY key`);
+    expect(await meta('u'), label).toEqual(await meta('f'));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The updated file holds what a full import of the same files writes (every table, sameTables) and
+ * answers commands as it does (but the data version): the commands given, each from both files.
+ */
+async function sameAsFullImport(dir: string, updated: string, step: string, argvs: string[][], imported?: Promise<string>): Promise<void> {
+  const full = await (imported ?? fullImport(dir, step));
+  await sameTables(full, updated, step);
+  for (const argv of argvs) {
     const [a, b] = await Promise.all([cli([...argv, '--data', full]), cli([...argv, '--data', updated])]);
     const label = `${step}: ${argv.join(' ')}`;
     expect(a.code, `${label}: ${a.stderr}`).toBe(0);
@@ -100,22 +137,31 @@ async function sameAsFullImport(dir: string, updated: string, step: string, ids:
   rmSync(full);
 }
 
+/** A full import of the files at dir, for the step named. */
+async function fullImport(dir: string, step: string): Promise<string> {
+  const full = join(root, `full-${step.replace(/\W+/g, '-')}.duckdb`);
+  const run = await cli(['data', 'import', dir, '--into', full]);
+  expect(run.code, run.stderr).toBe(0);
+  return full;
+}
+
 async function append(dir: string, file: string, ...extra: string[]) {
   return cli(['data', 'import', dir, '--into', file, '--append', ...extra]);
 }
 
 beforeAll(async () => {
   const run = await cli([
-    'data', 'generate', '--out', generated, '--orders', '2500', '--contacts', '600', '--touches', '16000',
+    'data', 'generate', '--out', generated, '--orders', '1000', '--contacts', '300', '--touches', '6000',
     '--plugins', '2', '--from', '2024-01-01', '--to', '2024-02-29',
   ]);
   expect(run.code, run.stderr).toBe(0);
 });
 
-/** The dataset of the first days: plugins and assets as files, every other table a folder. */
+/** The dataset of the first days: assets as a file, every other table a folder. */
 function firstDays(dir: string, to: string, held: { contacts: (row: string, header: string) => boolean; sources: (row: string, header: string) => boolean }): void {
   mkdirSync(dir, { recursive: true });
-  for (const name of ['plugins.csv', 'assets.csv']) copyFileSync(join(generated, name), join(dir, name));
+  put(join(dir, 'assets.csv'), readFileSync(join(generated, 'assets.csv')));
+  writePart(dir, 'plugins', 0, () => false);
   writeDays(dir, 'orders', 'datetime', '0000', to);
   writeDays(dir, 'touches', 'datetime', '0000', to);
   writeDays(dir, 'fx', 'date', '0000', to);
@@ -130,54 +176,116 @@ function rowsWhere(table: string, name: string, pick: (value: string, row: strin
   return rows.filter((row) => pick(row.split(',')[at]!, row));
 }
 
+/** The files under dir, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+/**
+ * work with the files given made unreadable junk of their sizes and modification times (so that
+ * `--append` takes them for the files it imported), then restored: an update that reads any of
+ * them fails, so one that succeeds read only the new files.
+ */
+async function withFilesHidden<T>(files: string[], work: () => Promise<T>): Promise<T> {
+  const kept = files.map((f) => [f, readFileSync(f)] as const);
+  for (const [f, text] of kept) put(f, Buffer.alloc(text.length, 'x'));
+  try {
+    return await work();
+  } finally {
+    for (const [f, text] of kept) put(f, text);
+  }
+}
+
+/** The sources attributed in a scope of an imported file. */
+async function attributedSources(file: string, schema: string): Promise<string[]> {
+  const db = await Database.open();
+  try {
+    await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
+    const rows = await db.all<{ id: string }>(sql`SELECT source_id AS id FROM f.${ident(schema)}.source_info ORDER BY source_key`);
+    return rows.map((r) => r.id);
+  } finally {
+    db.close();
+  }
+}
+
+/** An order row of the generated data with a new datetime, id, amounts or refund flag. */
+function orderRow(row: string[], change: { id?: string; at?: string; amounts?: [string, string]; refund?: boolean }): string {
+  const [plugin, id, contact, at, currency, wo, w, country, refund, status] = row;
+  const [nwo, nw] = change.amounts ?? [wo, w];
+  return [plugin, change.id ?? id, contact, change.at ?? at, currency, nwo, nw, country, change.refund === undefined ? refund : String(change.refund), status].join(',');
+}
+
+/** A click of the order's contact, ms before the order (or at the time given), through a campaign. */
+const clickBefore = (row: string[], ms: number, campaign: string, touch = 'click') =>
+  `${row[0]},${row[2]},${new Date(Date.parse(row[3]!) - ms).toISOString()},${touch},campaign,${campaign}`;
+
 describe('data import --append', () => {
-  it('after each step of new days, answers every command as a full import of the same files', async () => {
+  it('after each step of new days, holds what a full import of the same files holds, and answers commands as it does', async () => {
     const dir = join(root, 'steps');
-    // Contacts c-59x and the source k-3 of shop-2 come in a second file, late.
+    // Contacts c-29x and the source k-3 of shop-2 come in a second file, late.
     const held = {
-      contacts: (row: string, header: string) => /^c-59\d$/.test(row.split(',')[column(header, 'contact_id')]!),
+      contacts: (row: string, header: string) => /^c-29\d$/.test(row.split(',')[column(header, 'contact_id')]!),
       sources: (row: string) => row.startsWith('shop-2,campaign,k-3,'),
     };
     firstDays(dir, '2024-01-31', held);
     const file = join(root, 'steps.duckdb');
     expect((await cli(['data', 'import', dir, '--into', file])).code).toBe(0);
-    const january = rowsWhere('orders', 'datetime', (v, row) => v.startsWith('2024-01-1') && row.startsWith('shop-2,'))[0]!.split(',');
-    const ids = { order: january[1]!, contact: january[2]! };
-    await sameAsFullImport(dir, file, 'first days', ids);
-
-    // One new day; then several.
-    for (const [step, from, to] of [['one day', '2024-02-01', '2024-02-01'], ['several days', '2024-02-02', '2024-02-09']] as const) {
-      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, from, to);
-      const run = await append(dir, file);
+    const shop2 = (day: string) => rowsWhere('orders', 'datetime', (v, row) => v.startsWith(day) && row.startsWith('shop-2,') && row.endsWith(',false,completed'))[0]!.split(',');
+    const january = shop2('2024-01-1');
+    const all = commands(january[1]!, january[2]!);
+    // Each step compares every table, and a quarter of the commands in turn; the step of late rows, every command.
+    const some = (step: number) => all.filter((_, i) => i % 4 === step % 4);
+    /** Appends the files written since old was listed, reading none of the old ones, and compares with a full import. */
+    const step = async (n: number, name: string, old: string[], argvs = some(n)) => {
+      // The full import reads a copy of the files, made before the old ones are hidden: the two run at once.
+      const copy = join(root, `files-${n}`);
+      cpSync(dir, copy, { recursive: true, preserveTimestamps: true });
+      const full = fullImport(copy, name);
+      const run = await withFilesHidden(old, () => append(dir, file));
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toMatch(/appended \d+ files to .* MB\) in [\d.]+ s: orders /);
-      await sameAsFullImport(dir, file, step, ids);
-    }
+      await sameAsFullImport(dir, file, name, argvs, full);
+    };
 
-    // Orders of five days whose rates come a step later: the new FX dates change the earlier transactions.
-    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime']] as const) writeDays(dir, table, at, '2024-02-10', '2024-02-14');
-    expect((await append(dir, file)).code).toBe(0);
-    await sameAsFullImport(dir, file, 'orders without their rates', ids);
+    // One new day; then several, with a click of a new source k-9 just before an order (which it takes) and an order row of
+    // a negative amount, the last five days' orders without their rates (which come with the next step's rows).
+    const taken = shop2('2024-02-07');
+    let old = filesUnder(dir);
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-02-01', '2024-02-01');
+    await step(1, 'one day', old);
+    old = filesUnder(dir);
+    writeDays(dir, 'orders', 'datetime', '2024-02-02', '2024-02-14', [orderRow(taken, { id: 'o-negative-1', at: '2024-02-14T12:00:00.000Z', amounts: ['-5.0', '-6.05'] })]);
+    writeDays(dir, 'touches', 'datetime', '2024-02-02', '2024-02-14', [clickBefore(taken, 1000, 'k-9')]);
+    writeDays(dir, 'fx', 'date', '2024-02-02', '2024-02-09');
+    await step(2, 'several days, five without their rates', old);
+    expect(await attributedSources(file, 'scope_1')).toContain('k-9');
+
+    // Late rows: the rates of the five days before, which change their transactions; a click (dated before an earlier order of its contact) through k-3, whose sources row comes now; a later click
+    // that takes k-9's only order from it; a click of a new source k-0, which sorts before the others; a refund and a second
+    // row of existing order ids; another negative amount; new contacts and sources.
+    const early = shop2('2024-02-05');
+    const other = shop2('2024-02-08');
+    old = filesUnder(dir);
     writeDays(dir, 'fx', 'date', '2024-02-10', '2024-02-14');
-    expect((await append(dir, file)).code).toBe(0);
-    await sameAsFullImport(dir, file, 'their rates', ids);
-
-    // A late click (dated before an earlier order of its contact), a refund and a second row of existing order ids, new contacts and sources.
-    const early = rowsWhere('orders', 'datetime', (v, row) => v.startsWith('2024-02-05') && row.startsWith('shop-2') && row.includes(',false,'))[0]!.split(',');
-    const lateClick = `shop-2,${early[2]},2024-02-04T08:00:00.000Z,click,campaign,k-3`;
-    const refund = [...early.slice(0, 3), '2024-02-16T09:00:00.000Z', ...early.slice(4, 8), 'true', early[9]].join(',');
-    const again = [...early.slice(0, 3), '2024-02-16T10:00:00.000Z', ...early.slice(4)].join(',');
-    writeDays(dir, 'touches', 'datetime', '2024-02-15', '2024-02-16', [lateClick]);
-    writeDays(dir, 'orders', 'datetime', '2024-02-15', '2024-02-16', [refund, again]);
+    const clicks = [`shop-2,${early[2]},2024-02-04T08:00:00.000Z,click,campaign,k-3`, clickBefore(taken, 500, 'k-1'), clickBefore(other, 1000, 'k-0')];
+    writeDays(dir, 'touches', 'datetime', '2024-02-15', '2024-02-16', clicks);
+    const refund = orderRow(early, { at: '2024-02-16T09:00:00.000Z', refund: true });
+    const again = orderRow(early, { at: '2024-02-16T10:00:00.000Z' });
+    const negative = orderRow(other, { id: 'o-negative-2', at: '2024-02-16T11:00:00.000Z', amounts: ['-1.0', '-1.21'] });
+    writeDays(dir, 'orders', 'datetime', '2024-02-15', '2024-02-16', [refund, again, negative]);
     writePart(dir, 'contacts', 1, held.contacts);
     writePart(dir, 'sources', 1, held.sources);
-    expect((await append(dir, file)).code).toBe(0);
-    await sameAsFullImport(dir, file, 'late rows', { order: early[1]!, contact: early[2]! });
+    await step(3, 'late rows', old, commands(early[1]!, early[2]!));
+    const sources = await attributedSources(file, 'scope_1');
+    expect(sources).not.toContain('k-9');
+    expect(sources.indexOf('k-0')).toBeLessThan(sources.indexOf('k-1'));
 
-    // The rest of the days; then nothing new.
-    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-02-17', '9999');
-    expect((await append(dir, file)).code).toBe(0);
-    await sameAsFullImport(dir, file, 'the rest', ids);
+    // The rest of the days, with an earlier touch of k-0 (which has no sources row: it started at its first touch).
+    old = filesUnder(dir);
+    for (const [table, at] of [['orders', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-02-17', '9999');
+    writeDays(dir, 'touches', 'datetime', '2024-02-17', '9999', [`shop-2,${other[2]},2024-01-02T00:00:00.000Z,open,campaign,k-0`]);
+    await step(4, 'the rest', old);
+
     const before = sha(file);
     const none = await append(dir, file);
     expect(none.code, none.stderr).toBe(0);
@@ -197,19 +305,18 @@ describe('data import --append: refusals', () => {
     expect(run.code, run.stderr).toBe(0);
   });
 
-  /** A copy of the base dataset, imported (a copy's files have other modification times than the base's). */
-  async function importedCopy(name: string): Promise<string> {
-    cpSync(base, join(root, name), { recursive: true });
+  /** A copy of the base dataset (its files' times kept) and of its import. */
+  function importedCopy(name: string): string {
+    cpSync(base, join(root, name), { recursive: true, preserveTimestamps: true });
     const file = join(root, `${name}.duckdb`);
-    const run = await cli(['data', 'import', join(root, name), '--into', file]);
-    expect(run.code, run.stderr).toBe(0);
+    copyFileSync(baseFile, file);
     return file;
   }
 
   /** A copy of the base dataset and its import, changed by change; the refusal's stderr, with the file left as it was and nothing staged beside it. */
   async function refused(name: string, change: (dir: string) => void): Promise<string> {
     const dir = join(root, name);
-    const file = await importedCopy(name);
+    const file = importedCopy(name);
     const before = sha(file);
     change(dir);
     const run = await append(dir, file);
@@ -258,7 +365,7 @@ describe('data import --append: refusals', () => {
     const { startServer } = await import('../src/server/start.js');
     const { signDevelopmentToken } = await import('../src/server/auth.js');
     const dir = join(root, 'served');
-    const file = await importedCopy('served');
+    const file = importedCopy('served');
     const secret = 'append-test-secret-long-enough';
     const server = await startServer({ dir: file, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
     try {
@@ -285,7 +392,7 @@ describe('data import --append: refusals', () => {
   });
 
   it('an update killed while it writes leaves the old file as it was; the next one completes and removes the staging file', async () => {
-    const file = await importedCopy('killed');
+    const file = importedCopy('killed');
     const dir = join(root, 'killed');
     const before = sha(file);
     for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
@@ -303,7 +410,17 @@ describe('data import --append: refusals', () => {
     const again = await append(dir, file);
     expect(again.code, again.stderr).toBe(0);
     expect(readdirSync(root).filter((f) => f.startsWith('killed.duckdb.tmp-'))).toEqual([]);
-    await sameAsFullImport(dir, file, 'after a killed update', { order: 'o-2', contact: 'c-1' });
+    await sameAsFullImport(dir, file, 'after a killed update', commands('o-2', 'c-1').slice(0, 1));
+  });
+
+  it('rows of a new plugin take the long way, every file read and attributed again, with the same result', async () => {
+    const dir = join(root, 'plugin');
+    const file = importedCopy('plugin');
+    put(join(dir, 'plugins', '1.csv'), `${lines(join(generated, 'plugins.csv')).header}\nshop-3,CZK,Shop 3\n`);
+    put(join(dir, 'orders', 'zz-shop-3.csv'), `${lines(join(dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
+    const run = await append(dir, file);
+    expect(run.code, run.stderr).toBe(0);
+    await sameAsFullImport(dir, file, 'a new plugin', []);
   });
 
   it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {

@@ -151,6 +151,16 @@ describe('unknown ids are "not found", exit 3, nothing on stdout (item 9)', () =
     const outside = await api(['order', 'o1', '--from', '2024-01-01', '--to', '2024-01-31']);
     expect(outside.code).toBe(1);
     expect(outside.stderr).toMatch(/order o1 is a conversion, but none of its transactions falls within 2024-01-01\.\.2024-01-31/);
+    // -o json and -o markdown carry why, with a period too, the same in both modes (and the data version of the page)
+    for (const format of ['json', 'markdown']) {
+      const period = ['order', 'o1', '--from', '2024-01-01', '--to', '2024-01-31', '-o', format];
+      const [fromFiles, fromApi] = [await local(period), await api(period)];
+      expect(fromApi.stdout).toBe(fromFiles.stdout);
+      expect(fromFiles.stdout).toContain('none of its transactions falls within 2024-01-01..2024-01-31 (the order is from 2024-03-01)');
+    }
+    const cancelledJson = JSON.parse((await local(['order', 'o-cancel', '--from', '2024-01-01', '--to', '2024-12-31', '-o', 'json'])).stdout);
+    expect(cancelledJson.reasons).toEqual([expect.stringMatching(/^the order is cancelled/)]);
+    expect(cancelledJson.paging.dataVersion).toEqual(expect.any(String));
     // an order that exists but is not a conversion keeps exit 1 and says why
     const cancelled = await local(['order', 'o-cancel']);
     expect(cancelled.code).toBe(1);

@@ -55,7 +55,24 @@ describe('the dates of a short period', () => {
 describe('the short periods on the command line', () => {
   it('are flags of every command with a --from/--to period, and of no other', () => {
     const withPeriod = COMMANDS.filter((c) => (c.options ?? []).some((o) => o.flags.startsWith('--month '))).map((c) => c.name);
-    expect(withPeriod).toEqual(['report', 'items', 'trend', 'total', 'drill']);
+    expect(withPeriod).toEqual(['report', 'items', 'trend', 'total', 'order', 'drill']);
+  });
+
+  it('order looks in the period of a short period as in that of --from/--to', async () => {
+    for (const format of ['json', 'csv', 'table']) {
+      const short = await run(['order', 'o-1', '--data', SAMPLES, '--month', '2024-01', '-o', format]);
+      const long = await run(['order', 'o-1', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-01-31', '-o', format]);
+      expect(short.code, short.stderr).toBe(0);
+      expect(short.stdout).toBe(long.stdout);
+      expect(short.stdout).toContain('o-1');
+    }
+    // o-1 is from January: March has none of it; today (the test's clock) sets --since and --last-month
+    const outside = await run(['order', 'o-1', '--data', SAMPLES, '--last-month']);
+    expect(outside.code).toBe(1);
+    expect(outside.stderr).toContain('none of its transactions falls within 2024-02-01..2024-02-29 (the order is from 2024-01-20)');
+    const both = await run(['order', 'o-1', '--data', SAMPLES, '--month', '2024-01', '--to', '2024-01-31']);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe('convx: error: --month and --to do not go together: --month sets both dates of the period');
   });
 
   it.each([

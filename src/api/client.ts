@@ -73,6 +73,12 @@ export function describeFailure(error: unknown): string {
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'the answer timed out';
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return 'the connection was dropped';
+  if (code === 'ENOTFOUND') return 'no such host (the name does not resolve: ENOTFOUND)';
+  if (code === 'EAI_AGAIN') return 'the host name could not be looked up now (DNS: EAI_AGAIN)';
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `the host is unreachable from here (${code})`;
+  if (code === 'CERT_HAS_EXPIRED' || code === 'DEPTH_ZERO_SELF_SIGNED_CERT' || code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `the server's TLS certificate is not trusted (${code})`;
+  }
   return code ?? (error instanceof Error ? error.message : String(error));
 }
 

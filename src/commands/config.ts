@@ -36,7 +36,14 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       if (value !== 'local' && value !== 'api') throw new UsageError(`config set mode: "${value}" is not one of local, api`);
       return value;
     case 'format':
-      if (!(FORMATS as readonly string[]).includes(value)) throw new UsageError(`config set format: "${value}" is not one of ${FORMATS.join(', ')}`);
+      if (!(FORMATS as readonly string[]).includes(value)) {
+        const perCommand = ['markdown', 'html'].includes(value.toLowerCase());
+        throw new UsageError(
+          `config set format: "${value}" is not one of ${FORMATS.join(', ')}`,
+          [],
+          perCommand ? `${value.toLowerCase()} is not a default every command can print: give it per command, e.g. convx report -o ${value.toLowerCase()}` : undefined,
+        );
+      }
       return value;
     case 'api':
     case 'deliveryApi':

@@ -120,10 +120,12 @@ export const OPTIONS = {
   ],
   total: [...withShortPeriods(parameterOptions('total')), { flags: '--breakdown', description: 'one row per order currency (table, csv, tsv)' }],
   order: [
-    ...PERIOD_OPTIONS.map((o) => ({
-      ...o,
-      description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
-    })),
+    ...withShortPeriods(
+      PERIOD_OPTIONS.map((o) => ({
+        ...o,
+        description: `${o.description}; default: every date (API mode: the API's look-up by order id; an API without one is searched ${ORDER_SEARCH.days} days at a time, ${ORDER_SEARCH.spans} years back)`,
+      })),
+    ),
     { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
     { flags: '--stdin', description: STDIN_IDS('order id') },
   ],

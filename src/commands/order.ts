@@ -8,7 +8,7 @@ import { safeData } from '../output/terminal.js';
 import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { cardOptions, cardZone, ITEM_KIND, parseFlags, withBackend } from './shared.js';
+import { cardOptions, cardZone, chosenPeriod, ITEM_KIND, parseFlags, withBackend } from './shared.js';
 
 /** The card of an order's conversions on a terminal (output/cards.ts), in the zone asked beside UTC. */
 export function orderCard(ctx: Context, given: ConversionRecord[], zone?: string): string {
@@ -21,10 +21,18 @@ export function orderCard(ctx: Context, given: ConversionRecord[], zone?: string
  * document with its reasons (the API's look-up has them, so both modes print the same), -o markdown
  * the reasons to paste, the other formats what they print of no records.
  */
-async function printNotAConversion(ctx: Context, orderId: string, reasons: string[]): Promise<void> {
-  if (ctx.format === 'json') await ctx.output.json({ conversions: [], paging: { start: 0, count: 0, totalCount: 0 }, reasons });
+async function printNotAConversion(ctx: Context, orderId: string, reasons: string[], paging: Page<ConversionRecord>['paging'] = { start: 0, count: 0, totalCount: 0 }): Promise<void> {
+  if (ctx.format === 'json') await ctx.output.json({ conversions: [], paging, reasons });
   else if (ctx.format === 'markdown') await ctx.output.text((await import('../output/markdown.js')).notAConversionMarkdown(orderId, reasons));
-  else await ctx.output.page(ITEM_KIND, { rows: [], paging: { start: 0, count: 0, totalCount: 0 } });
+  else await ctx.output.page(ITEM_KIND, { rows: [], paging });
+}
+
+/** Why an order the API's look-up found has no conversion in a period, in the words local mode's diagnosis uses (diagnose.ts). */
+function periodReasons(found: { reasons: string[]; conversions: ConversionRecord[] }, query: { dateFrom: string; dateTo: string }): string[] {
+  if (found.reasons.length) return found.reasons;
+  const first = found.conversions[0];
+  if (!first) return [];
+  return [`the order is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${first.datetime.slice(0, 10)})`];
 }
 
 /** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3); its reasons kept for several ids' answers. */
@@ -41,12 +49,13 @@ async function orderText(ctx: Context, rows: ConversionRecord[], zone: string | 
 interface OrderPrinter {
   rows(rows: ConversionRecord[]): Promise<void>;
   notAConversion(reasons: string[]): Promise<void>;
-  empty(page: Page<ConversionRecord>): Promise<void>;
+  empty(page: Page<ConversionRecord>, reasons: string[]): Promise<void>;
 }
 
 /** One order: what printer gets of it; a finding or "not found" (with what the id names instead) is thrown. */
 async function answerOrder(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined, print: OrderPrinter): Promise<number> {
-  const explicit = flags.from !== undefined || flags.to !== undefined;
+  const short = chosenPeriod(flags, ctx.io.now(), zone);
+  const explicit = short !== undefined || flags.from !== undefined || flags.to !== undefined;
   if (!explicit) {
     // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
     const found = await backend.findOrder(orderId);
@@ -59,19 +68,19 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
     if (ctx.format !== 'table') await print.notAConversion(found.reasons);
     throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
   }
-  const period = explicit ? { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo } : EVERY_DATE;
+  const period = short ? { dateFrom: short.dateFrom, dateTo: short.dateTo } : { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo };
   const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
   const page = await backend.items(query);
   if (page.rows.length > 0) {
     await print.rows(page.rows);
     return ExitCode.ok;
   }
-  const diagnosis = await backend.diagnoseOrder?.(orderId, explicit ? period : undefined);
+  const diagnosis = await backend.diagnoseOrder?.(orderId, period);
   if (diagnosis && !diagnosis.found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the dataset`);
   // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
   const found = diagnosis ? undefined : await backend.findOrder(orderId);
   if (!diagnosis && found === undefined) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the API's data`);
-  if (ctx.format !== 'table') await print.empty(page);
+  if (ctx.format !== 'table') await print.empty(page, diagnosis ? diagnosis.reasons : found ? periodReasons(found, query) : []);
   if (!diagnosis) {
     // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
     if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
@@ -129,7 +138,7 @@ export default defineHandler<CommandFlags<'order'>>({
           else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
         },
         notAConversion: (reasons) => printNotAConversion(ctx, orderId, reasons),
-        empty: (page) => ctx.output.page(ITEM_KIND, page),
+        empty: (page, reasons) => (reasons.length ? printNotAConversion(ctx, orderId, reasons, page.paging) : ctx.output.page(ITEM_KIND, page)),
       });
     });
   },

@@ -12,7 +12,7 @@ import { tablesProblems } from './dataset/checks.js';
 import { loadTable } from './dataset/load.js';
 import { formatFileProblem, UnreadableTableError } from './dataset/problems.js';
 import { createTypedTable } from './dataset/typing.js';
-import type { DataIssue, FileProblem, LoadedTable } from './dataset/types.js';
+import type { DataIssue, FileProblem, LoadedTable, TableSource } from './dataset/types.js';
 import type { TableName } from './schema.js';
 
 export type { DataIssue, FileProblem, LoadedTable, SourceColumn, TableSource } from './dataset/types.js';
@@ -57,10 +57,11 @@ export class Dataset {
   /**
    * Reads a directory's tables. A table the reader cannot read is a DataError naming where and
    * why; with `collect` (data check), its problems are kept in `unreadable` and the rest is read.
+   * `sources`: the tables to read instead of all those found at dir (`data import --append`: its new files).
    */
-  static async open(dir: string, db: Database, options: { collect?: boolean } = {}): Promise<Dataset> {
+  static async open(dir: string, db: Database, options: { collect?: boolean; sources?: Map<TableName, TableSource> } = {}): Promise<Dataset> {
     const dataset = new Dataset(dir, db);
-    for (const [name, source] of discoverTables(dir)) {
+    for (const [name, source] of options.sources ?? discoverTables(dir)) {
       try {
         dataset.tables.set(name, await loadTable(db, dir, source));
       } catch (error) {

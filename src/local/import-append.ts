@@ -8,6 +8,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { DataError, UsageError } from '../errors.js';
+import { appendInPlace } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
@@ -45,10 +46,11 @@ function referenceOf(meta: ImportMeta, into: string, asked: string | undefined):
 }
 
 /**
- * Adds the new files of dir to into. The files are read, checked and attributed with the ones
- * imported before (so that findings, row ids, first rows of sources and contacts, FX look-ups
- * and the attribution of earlier orders by later rows come out as a full import makes them),
- * and the result replaces into atomically.
+ * Adds the new files of dir to into, with the result of a full import of all the files (findings,
+ * row ids, first rows of sources and contacts, FX look-ups, the attribution of earlier orders by
+ * later rows), replacing into atomically. The short way (append/update.ts) reads only the new
+ * files and attributes again only the orders they can change; where it cannot (a new table or
+ * plugin, columns read otherwise, another reference currency), every file is read and attributed.
  */
 export async function appendDataset(dir: string, into: string, options: ImportOptions = {}): Promise<AppendSummary> {
   const meta = await appendTarget(dir, into);
@@ -56,6 +58,8 @@ export async function appendDataset(dir: string, into: string, options: ImportOp
   const files = datasetFiles(dir);
   const added = newFiles(dir, into, meta.files, files);
   if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added };
-  const updated = await importFiles(dir, into, files, { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) }, meta);
+  const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
+  // The short way reads only the new files and attributes again only what they can change; the long way, everything.
+  const updated = (await appendInPlace(dir, into, meta, files, added, asked)) ?? (await importFiles(dir, into, files, asked, meta));
   return { ...updated, added };
 }

@@ -87,7 +87,7 @@ export async function importFiles(
  * together once every one is complete: a failed import removes them and replaces nothing.
  * Staging files of an import whose process is gone (killed, crashed) are removed on the way.
  */
-class Staging {
+export class Staging {
   private readonly files: [staging: string, target: string][] = [];
 
   add(target: string): { staging: string; target: string } {
@@ -276,7 +276,7 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
 }
 
 /** What the file holds, one row per key with its JSON value. */
-async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
+export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
   await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
   for (const [key, value] of Object.entries(meta)) {
     await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES (${key}, ${JSON.stringify(value)})`);

@@ -5,7 +5,7 @@
 import { DataError } from '../../errors.js';
 import type { Database } from '../db.js';
 import { TABLES, type TableSpec } from '../schema.js';
-import { ident, join, sql, table, trusted, type Sql } from '../sql.js';
+import { ident, int, join, sql, table, trusted, type Sql } from '../sql.js';
 import { lineLabels, locationKey } from './labels.js';
 import { fileLabel, firstLine } from './problems.js';
 import { positioned, rawTable } from './reader.js';
@@ -85,13 +85,26 @@ async function negativeOrders(db: Database, dir: string, loaded: LoadedTable): P
          ${plugin ? sql`CAST(${ident(plugin.name)} AS VARCHAR)` : sql`NULL`} AS plugin
        FROM ${positioned(loaded)}
        WHERE NOT ${refundCondition(columns.get('is_refund'))} AND (${amounts.length ? join(amounts, sql` OR `) : sql`false`})
-       ORDER BY __file, __pos LIMIT 5`,
+       ORDER BY __file, __pos LIMIT ${int(NEGATIVE_EXAMPLES)}`,
   );
   const labels = await lineLabels(
     db,
     loaded,
     rows.map((r) => ({ file: String(r.__file), position: Number(r.__pos) })),
   );
+  return negativeAmounts(
+    count,
+    rows.map((row) => {
+      const file = String(row.__file);
+      const line = labels.get(locationKey(file, Number(row.__pos)));
+      const order = row.id === null ? 'no order_id' : `order ${row.plugin === null ? '' : `${String(row.plugin)}/`}${String(row.id)}`;
+      return `${order} (${[fileLabel(dir, source, file), line].filter(Boolean).join(', ')})`;
+    }),
+  );
+}
+
+/** The finding of count order rows with a negative amount, the first few (at most 5) named in examples. */
+export function negativeAmounts(count: number, examples: string[]): DataIssue {
   return {
     code: 'negative_amount',
     message:
@@ -99,11 +112,9 @@ async function negativeOrders(db: Database, dir: string, loaded: LoadedTable): P
         ? 'an order row (is_refund false) has a negative amount_wo_tax or amount_w_tax; it counts as it stands'
         : `${count} order rows (is_refund false) have a negative amount_wo_tax or amount_w_tax; they count as they stand`,
     count,
-    examples: rows.map((row) => {
-      const file = String(row.__file);
-      const line = labels.get(locationKey(file, Number(row.__pos)));
-      const order = row.id === null ? 'no order_id' : `order ${row.plugin === null ? '' : `${String(row.plugin)}/`}${String(row.id)}`;
-      return `${order} (${[fileLabel(dir, source, file), line].filter(Boolean).join(', ')})`;
-    }),
+    examples: examples.slice(0, NEGATIVE_EXAMPLES),
   };
 }
+
+/** How many rows of negative amounts a finding names. */
+const NEGATIVE_EXAMPLES = 5;

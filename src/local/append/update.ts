@@ -1,0 +1,100 @@
+/**
+ * The short way of `data import --append`: only the new files are read, checked and typed
+ * (new-rows.ts), their rows added after the stored ones of a copy of the file, and each scope's
+ * attribution brought up to date where the new rows can change it (reattribute.ts), with the
+ * result of a full import of all the files. Undefined, having written nothing, where the update
+ * needs the long way (NeedsFullImport: a new table, table columns read otherwise, a new plugin, another
+ * reference currency).
+ */
+import { copyFileSync, statSync } from 'node:fs';
+import { packageVersion } from '../../version.js';
+import { Scope } from '../attribution.js';
+import type { Database } from '../db.js';
+import { firstLine, type Dataset } from '../dataset.js';
+import { DataError } from '../../errors.js';
+import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportMeta } from '../imported.js';
+import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
+import type { TableName } from '../schema.js';
+import { ident, literal, sql } from '../sql.js';
+import { addNewRows, mergeFindings, NeedsFullImport, newRows, readNewFiles, wholeDataset } from './new-rows.js';
+import { reattribute } from './reattribute.js';
+
+/** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of. */
+async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
+  const known = new Set(meta.scopes.map((s) => s.plugin));
+  for (const [name, loaded] of fresh.tables) {
+    if (!loaded.hasPluginId) continue;
+    const rows = await fresh.db.all<{ p: string }>(sql`SELECT DISTINCT plugin_id AS p FROM ${newRows(name)} WHERE plugin_id IS NOT NULL`);
+    if (rows.some((r) => !known.has(r.p))) throw new NeedsFullImport('a new plugin');
+  }
+}
+
+/** Each stored scope's attribution brought up to date (the reference currency resolved as before, or the long way). */
+async function updateScopes(whole: Dataset, fresh: Dataset, meta: ImportMeta, referenceCurrency: string | undefined): Promise<void> {
+  const storedRows = new Map<TableName, number>(meta.tables.map((t) => [t.table, t.rows]));
+  for (const [i, stored] of meta.scopes.entries()) {
+    const scope = await Scope.forQuery(whole, `scope_${i}`, stored.plugin, {
+      ...(referenceCurrency !== undefined ? { referenceCurrency } : {}),
+      attributed: (plugin, reference) => (plugin === stored.plugin && reference === stored.referenceCurrency ? sql`out.${ident(stored.schema)}` : undefined),
+    });
+    if (!scope.reports) continue;
+    if (!scope.summarised) throw new NeedsFullImport('another reference currency');
+    await reattribute({ scope, work: `update_${i}`, fresh, storedRows });
+  }
+}
+
+/** The update into the staging copy attached as out: the new rows, each scope's attribution, what the file holds. */
+async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: ImportMeta, files: ImportedFile[], options: ImportOptions) {
+  const phase = options.onPhase ?? (() => undefined);
+  const findings = mergeFindings(meta.findings, fresh.findings);
+  const tables = await addNewRows(db, fresh, meta);
+  await knownPlugins(fresh, meta);
+  phase('attributing');
+  await updateScopes(wholeDataset(dir, db, meta, findings), fresh, meta, options.referenceCurrency);
+  phase('writing');
+  await db.exec(sql`DROP TABLE out.main.${ident(META)}`);
+  const next: ImportMeta = { ...meta, format: IMPORT_FORMAT, version: IMPORT_VERSION, convx: packageVersion(), source: dir, importedAt: new Date().toISOString(), tables, findings, files };
+  await writeMeta(db, next);
+  return { tables, scopes: meta.scopes, findings };
+}
+
+/** `data import --append` of the files added, the short way (see the module's comment); undefined for the long way. */
+export async function appendInPlace(
+  dir: string,
+  into: string,
+  meta: ImportMeta,
+  files: ImportedFile[],
+  added: readonly ImportedFile[],
+  options: ImportOptions,
+): Promise<ImportSummary | undefined> {
+  (options.onPhase ?? (() => undefined))('reading and checking the files');
+  let fresh: Dataset;
+  try {
+    fresh = await readNewFiles(dir, added, meta, options.threads);
+  } catch (error) {
+    if (error instanceof NeedsFullImport) return undefined;
+    throw error;
+  }
+  const db = fresh.db;
+  const staging = new Staging();
+  try {
+    const { staging: copy } = staging.add(into);
+    copyFileSync(into, copy);
+    try {
+      await db.exec(sql`ATTACH ${literal(copy)} AS out`);
+    } catch (error) {
+      throw new DataError(`cannot write ${into}: ${firstLine(error)}`);
+    }
+    const written = await updateCopy(db, dir, fresh, meta, files, options);
+    await db.exec(sql`DETACH out`);
+    staging.commit();
+    return { file: into, bytes: statSync(into).size, ...written };
+  } catch (error) {
+    await db.exec(sql`DETACH DATABASE IF EXISTS out`).catch(() => undefined);
+    staging.remove();
+    if (error instanceof NeedsFullImport) return undefined;
+    throw error;
+  } finally {
+    db.close();
+  }
+}
