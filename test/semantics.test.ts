@@ -439,6 +439,23 @@ describe('4.7 aggregate fields', () => {
     expect(row!.breakdown[0]!.averageConversion).toBe(0.03);
   });
 
+  it('rounds averages of amounts on either side of 10^11 alike (64-bit integers below, HUGEINT above)', async () => {
+    const averageOf = async (gross: [string, string]) => {
+      const dir = shop({
+        touches: [click('2024-03-01T00:00:00Z')],
+        orders: gross.map((g, i) => ({ id: String(i + 1), at: `2024-03-01T1${i}:00:00Z`, net: 1, gross: g })),
+      });
+      const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+      return [row!.averageConversion, row!.averageUniqueConversion, row!.breakdown[0]!.averageConversion];
+    };
+    // 50000000000.01 / 2 = 25000000000.005, under 10^11
+    expect(await averageOf(['49999999999.99', '0.02'])).toEqual([25000000000.01, 50000000000.01, 25000000000.01]);
+    // 150000000000.09 / 2 = 75000000000.045, over 10^11
+    expect(await averageOf(['150000000000.05', '0.04'])).toEqual([75000000000.05, 150000000000.09, 75000000000.05]);
+    // -0.05 / 2 = -0.025: away from zero
+    expect(await averageOf(['-0.01', '-0.04'])).toEqual([-0.03, -0.05, -0.03]);
+  });
+
   it('falls back to the source’s earliest touch of any kind for sourceStartedAt', async () => {
     const noSources = shop({
       touches: [{ at: '2024-01-02T03:04:05.678Z', touch: 'open' }, click('2024-03-01T00:00:00Z')],
