@@ -19,6 +19,7 @@
 // A table is NAME.parquet, NAME.csv, or a folder NAME/ of Parquet (hive partitions) or CSV files.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const here = new URL('.', import.meta.url);
@@ -112,6 +113,8 @@ async function serve(options) {
   await setup.run("SET TimeZone = 'UTC'");
   await setup.run(`ATTACH ${literal(file)} AS imported (READ_ONLY)`);
   for (const statement of split(sqlFile('served'))) await setup.run(statement);
+  // as convx serve: the cores shared among the connections, one thread a query with more connections than cores
+  await setup.run(`SET threads = ${Math.max(1, Math.floor(availableParallelism() / Number(options.connections ?? 8)))}`);
   const text = servedStatements();
   const free = [];
   for (let i = 0; i < Number(options.connections ?? 8); i++) {

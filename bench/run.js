@@ -390,8 +390,19 @@ function random(seed) {
 
 const addDays = (date, days) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
+/** CPU ticks (1/100 s) a process has used, user and system, all its threads. */
+function cpuTicks(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return NaN;
+  }
+}
+
 async function load(server, path) {
   const { default: autocannon } = await import('autocannon');
+  const ticks = cpuTicks(server.child.pid);
   const headers = server.token ? { authorization: `Bearer ${server.token}` } : {};
   const first = await fetch(`${server.url}${path()}`, { headers });
   if (first.status !== 200) throw new Error(`GET ${first.url}: ${first.status} ${(await first.text()).slice(0, 500)}`);
@@ -403,6 +414,8 @@ async function load(server, path) {
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: path() }) }],
   });
   return {
+    // the server's CPU per request (every thread of its process): steadier than req/s on a shared machine
+    cpuMs: ((cpuTicks(server.child.pid) - ticks) * 10) / result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -481,9 +494,11 @@ async function serveCases(data, what, shape) {
     const p99 = m((r) => r[key].p99);
     const bad = rounds.reduce((n, r) => n + r[key].non2xx, 0);
     const errors = rounds.reduce((n, r) => n + r[key].errors + r[key].timeouts, 0);
-    return { rps, p50, p99, bad, errors, text: `${Math.round(rps)} req/s, p50 ${p50} ms, p99 ${p99} ms, ${bad} non-2xx, ${errors} errors` };
+    const cpuMs = m((r) => r[key].cpuMs);
+    const text = `${Math.round(rps)} req/s, p50 ${p50} ms, p99 ${p99} ms, ${cpuMs.toFixed(1)} ms CPU/request, ${bad} non-2xx, ${errors} errors`;
+    return { rps, p50, p99, bad, errors, cpuMs, text };
   };
-  serveNote += `${serveNote ? '. ' : ''}serve${shape.label}: ${what}; median of ${RUNS} starts, each with ${SERVE_SECONDS} s of each load; autocannon runs in the benchmark's process on the same cores; bare: the floor, bench/bare.js serve (fastify, one prepared statement per request over the same per-day sums and index, no auth or checks), started after each convx start on the same file; ratio: convx's req/s / the floor's`;
+  serveNote += `${serveNote ? '. ' : ''}serve${shape.label}: ${what}; median of ${RUNS} starts, each with ${SERVE_SECONDS} s of each load; autocannon runs in the benchmark's process on the same cores; bare: the floor, bench/bare.js serve (fastify, one prepared statement per request over the same per-day sums and index, no auth or checks), started after each convx start on the same file; ratio: convx's req/s / the floor's, and convx's CPU per request / the floor's (CPU: every thread of the server's process, from /proc)`;
   const rows = [
     {
       id: `${id}-ready`,
@@ -502,7 +517,7 @@ async function serveCases(data, what, shape) {
       label: `serve${shape.label}: ${spec.label}`,
       convx: x.text,
       bare: floor?.text ?? '',
-      ratio: floor ? `${(x.rps / floor.rps).toFixed(2)}x req/s` : '',
+      ratio: floor ? `${(x.rps / floor.rps).toFixed(2)}x req/s, ${(x.cpuMs / floor.cpuMs).toFixed(2)}x CPU/request` : '',
       met: spec.met(x) && x.bad + x.errors === 0,
       target: spec.target,
     });
