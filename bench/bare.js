@@ -98,9 +98,18 @@ function parseArgs(argv) {
   return { positional, options };
 }
 
-/** The floor server's two statements, prepared on each connection: a report of $1..$2, an order's records. */
+/**
+ * The floor server's two statements, prepared on each connection: a report of $1..$2
+ * (served-report.sql, then per_group of sums.sql and the rows of report.sql), an order's records.
+ */
 function servedStatements() {
-  const [macro, report] = split(sqlFile('served-report'));
+  const perGroup = /per_group AS \([\s\S]*?FROM per_currency GROUP BY ALL\)/.exec(sqlFile('sums').replaceAll('{{key}}', 'source_type, source_id'))[0]
+    .replace('list(struct_pack(', 'list_sort(list(struct_pack(')
+    .replace(') ORDER BY currency) AS breakdown', '))) AS breakdown');
+  const rows = sqlFile('report')
+    .split('{{sums:source_type, source_id}}')[1]
+    .replace("'&dateFrom={{from}}&dateTo={{to}}'", "'&dateFrom=' || $1 || '&dateTo=' || $2");
+  const [macro, report] = split(`${sqlFile('served-report').trimEnd()}\n${perGroup}\n${rows}`);
   return { macro, report, lookup: split(sqlFile('served-lookup'))[0] };
 }
 
