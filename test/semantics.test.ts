@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DataError, UsageError } from '../src/errors.js';
 import { ITEMS_SORT_FIELDS } from '../src/model/query.js';
 import { sortRows } from '../src/local/queries.js';
+import { FEW_ROWS } from '../src/local/backend.js';
 import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
 
 const click = (at: string, source = 'k1', extra: { contact?: string; type?: string } = {}) => ({
@@ -756,6 +757,20 @@ describe('an order look-up sorted and paged in JavaScript (its few rows read who
       }
       const beyond = await b.items(itemsQuery('2024-03-01', '2024-03-31', { orderId: 'o1', offset: 10 }));
       expect(beyond.paging).toMatchObject({ start: 10, count: 0, totalCount: 4 });
+    });
+  });
+
+  it('leaves an order of more rows than FEW_ROWS to DuckDB, with the same page', async () => {
+    const refunds = Array.from({ length: FEW_ROWS }, (_, i) => ({
+      id: 'big', at: new Date(Date.UTC(2024, 2, 2) + i * 60_000).toISOString(), net: '0.01', gross: '0.01', refund: true,
+    }));
+    const big = shop({ touches: [click('2024-03-01T00:00:00Z')], orders: [{ id: 'big', at: '2024-03-01T10:00:00Z', net: 100, gross: 121 }, ...refunds] });
+    await withBackend(big, async (b) => {
+      const sort = [{ field: 'datetime', descending: true }];
+      const all = (await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, limit: 2000 }))).rows;
+      const page = await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, orderId: 'big', limit: 5, offset: 3 }));
+      expect(page.rows).toEqual(all.slice(3, 8));
+      expect(page.paging).toMatchObject({ start: 3, count: 5, totalCount: FEW_ROWS + 1 });
     });
   });
 
