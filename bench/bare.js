@@ -10,9 +10,16 @@
 //       every conversion record, COPY ... TO FILE as CSV (convx items --all -o csv)
 //   node bench/bare.js sql report|items --data DIR --from D --to D
 //       prints the SQL it would run
+//   node bench/bare.js serve --data FILE.duckdb [--port N] [--connections N]
+//       the floor of the server cases: fastify, one prepared statement per request, no auth or
+//       checks, over an imported file's per-day sums copied into memory and its transactions
+//       read in place by the index on order_id (sql/served*.sql): GET /v1/conversions?dateFrom&dateTo (the first 50
+//       rows of the report) and GET /v1/conversions/items?orderId&dateFrom&dateTo (an order's
+//       records); logs {"msg":"listening","url":...} on stderr as convx serve does
 // A table is NAME.parquet, NAME.csv, or a folder NAME/ of Parquet (hive partitions) or CSV files.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const here = new URL('.', import.meta.url);
@@ -91,9 +98,68 @@ function parseArgs(argv) {
   return { positional, options };
 }
 
+/**
+ * The floor server's two statements, prepared on each connection: a report of $1..$2
+ * (served-report.sql, then per_group of sums.sql and the rows of report.sql), an order's records.
+ */
+function servedStatements() {
+  const perGroup = /per_group AS \([\s\S]*?FROM per_currency GROUP BY ALL\)/.exec(sqlFile('sums').replaceAll('{{key}}', 'source_type, source_id'))[0]
+    .replace('list(struct_pack(', 'list_sort(list(struct_pack(')
+    .replace(') ORDER BY currency) AS breakdown', '))) AS breakdown');
+  const rows = sqlFile('report')
+    .split('{{sums:source_type, source_id}}')[1]
+    .replace("'&dateFrom={{from}}&dateTo={{to}}'", "'&dateFrom=' || $1 || '&dateTo=' || $2");
+  const [macro, report] = split(`${sqlFile('served-report').trimEnd()}\n${perGroup}\n${rows}`);
+  return { macro, report, lookup: split(sqlFile('served-lookup'))[0] };
+}
+
+/** The floor: a bare fastify server (node bench/bare.js serve --data FILE.duckdb). */
+async function serve(options) {
+  const { default: Fastify } = await import('fastify');
+  const file = resolve(options.data);
+  const instance = await DuckDBInstance.create(':memory:');
+  const setup = await instance.connect();
+  await setup.run("SET TimeZone = 'UTC'");
+  await setup.run(`ATTACH ${literal(file)} AS imported (READ_ONLY)`);
+  for (const statement of split(sqlFile('served'))) await setup.run(statement);
+  // as convx serve: the cores shared among the connections, one thread a query with more connections than cores
+  await setup.run(`SET threads = ${Math.max(1, Math.floor(availableParallelism() / Number(options.connections ?? 8)))}`);
+  const text = servedStatements();
+  const free = [];
+  for (let i = 0; i < Number(options.connections ?? 8); i++) {
+    const connection = await instance.connect();
+    await connection.run(text.macro);
+    free.push({ report: await connection.prepare(text.report), lookup: await connection.prepare(text.lookup) });
+  }
+  const waiting = [];
+  const run = async (name, values) => {
+    const c = free.pop() ?? (await new Promise((resolve) => waiting.push(resolve)));
+    try {
+      c[name].bind(values);
+      return (await c[name].runAndReadAll()).getRowObjectsJson();
+    } finally {
+      const next = waiting.shift();
+      if (next) next(c);
+      else free.push(c);
+    }
+  };
+  const page = (rows) => ({ conversions: rows.slice(0, 50), paging: { start: 0, count: Math.min(rows.length, 50), totalCount: rows.length } });
+  const app = Fastify();
+  app.get('/v1/conversions', async (request) => page(await run('report', [request.query.dateFrom, request.query.dateTo])));
+  app.get('/v1/conversions/items', async (request) =>
+    page(await run('lookup', [request.query.orderId, request.query.dateFrom, request.query.dateTo])),
+  );
+  const url = await app.listen({ port: Number(options.port ?? 0), host: '127.0.0.1' });
+  process.stderr.write(`${JSON.stringify({ msg: 'listening', url, plugins: ['default'] })}\n`);
+  const stop = () => app.close().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 async function main() {
   const { positional, options } = parseArgs(process.argv.slice(2));
   const [kind, sub] = positional;
+  if (kind === 'serve') return serve(options);
   for (const required of ['data', 'from', 'to']) {
     if (!options[required]) throw new Error(`--${required} is required`);
   }

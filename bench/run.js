@@ -13,6 +13,8 @@
 //                                   (the same as BENCH_FULL=1 npm run bench or --full)
 //   npm run bench -- --verify       only checks that the bare queries compute what convx does
 //   npm run bench -- --only=help,report-month,serve
+//   npm run bench -- --only=serve-campaigns    the server cases on the second shape alone (many campaigns;
+//                                   serve-dense: the first shape alone; serve: both)
 //   BENCH_RUNS=5, BENCH_SERVE_SECONDS=10, BENCH_WARMUP=0 change the defaults (3, 5 or 10 in full, 1)
 //
 // The machine is shared and noisy: the figures that matter are the ratios of runs made
@@ -287,6 +289,13 @@ function generate(name, flags) {
 const size = full
   ? { name: 'orders-2m-2025', orders: 2_000_000, touches: 10_000_000, contacts: 500_000, text: '2M orders / 10M touches' }
   : { name: 'orders-200k-2025', orders: 200_000, touches: 1_000_000, contacts: 50_000, text: '200k orders / 1M touches' };
+/**
+ * The second shape of the server cases (issue 21): a shop with many campaigns, 500 sources active
+ * through the year and 5 order currencies, so a year's per-day sums hold about as many rows as the
+ * attributed transactions; the same order count as the first shape.
+ */
+const campaigns = { ...size, name: size.name.replace('orders-', 'campaigns-'), sources: 500, currencies: 5 };
+campaigns.text = `${size.text}, ${campaigns.sources} sources, ${campaigns.currencies} order currencies`;
 const YEAR = { from: '2025-01-01', to: '2025-12-31' };
 const MONTH = { from: '2025-03-01', to: '2025-03-31' };
 
@@ -315,10 +324,12 @@ async function machine() {
 // ---------------------------------------------------------------------------------------------
 // The server cases: autocannon over loopback
 
-async function startServer(data) {
+/** convx serve on data (or, floor: the bare server of bench/bare.js, no token), started and ready. */
+async function startServer(data, { floor = false } = {}) {
   const secret = 'bench-secret';
   const started = process.hrtime.bigint();
-  const child = spawn(node, [bin, 'serve', '--data', data, '--port', '0', '--rate-limit', '0'], {
+  const argv = floor ? [bare, 'serve', '--data', data, '--port', '0'] : [bin, 'serve', '--data', data, '--port', '0', '--rate-limit', '0'];
+  const child = spawn(node, argv, {
     env: { ...process.env, CONVX_JWT_SECRET: secret },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -337,11 +348,11 @@ async function startServer(data) {
         }
       }
     });
-    child.on('exit', (code) => reject(new Error(`convx serve exited with ${code}:\n${log.slice(-2000)}`)));
+    child.on('exit', (code) => reject(new Error(`${floor ? 'the floor server' : 'convx serve'} exited with ${code}:\n${log.slice(-2000)}`)));
   });
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
   const plugin = ready.plugins?.[0] ?? 'default';
-  const token = execFileSync(node, [bin, 'token', '--plugin', plugin, '--expires', '1h'], {
+  const token = floor ? '' : execFileSync(node, [bin, 'token', '--plugin', plugin, '--expires', '1h'], {
     env: { ...process.env, CONVX_JWT_SECRET: secret },
     encoding: 'utf8',
   }).trim();
@@ -379,18 +390,32 @@ function random(seed) {
 
 const addDays = (date, days) => new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
+/** CPU ticks (1/100 s) a process has used, user and system, all its threads. */
+function cpuTicks(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return NaN;
+  }
+}
+
 async function load(server, path) {
   const { default: autocannon } = await import('autocannon');
-  const first = await fetch(`${server.url}${path()}`, { headers: { authorization: `Bearer ${server.token}` } });
+  const ticks = cpuTicks(server.child.pid);
+  const headers = server.token ? { authorization: `Bearer ${server.token}` } : {};
+  const first = await fetch(`${server.url}${path()}`, { headers });
   if (first.status !== 200) throw new Error(`GET ${first.url}: ${first.status} ${(await first.text()).slice(0, 500)}`);
   const result = await autocannon({
     url: server.url,
     connections: 16,
     duration: SERVE_SECONDS,
-    headers: { authorization: `Bearer ${server.token}` },
+    headers,
     requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: path() }) }],
   });
   return {
+    // the server's CPU per request (every thread of its process): steadier than req/s on a shared machine
+    cpuMs: ((cpuTicks(server.child.pid) - ticks) * 10) / result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -401,42 +426,64 @@ async function load(server, path) {
 }
 
 let serveNote = '';
-async function serveCases(data, what) {
-  const id = 'serve';
-  if (!want(id) || verifyOnly) return;
-  const rounds = [];
+
+/** The requests of the server cases: each a path maker from a seeded random source (every request different). */
+function servePaths(shape, r) {
   const days = (Date.parse(`${YEAR.to}T00:00:00Z`) - Date.parse(`${YEAR.from}T00:00:00Z`)) / 86_400_000 + 1;
-  for (let r = 0; r < RUNS; r++) {
-    const server = await startServer(data);
-    try {
-      const nextReport = random(1000 + r);
-      const nextOrder = random(2000 + r);
-      const reportPath = () => {
-        const from = addDays(YEAR.from, Math.floor(nextReport() * (days - 29)));
-        return `/v1/conversions?dateFrom=${from}&dateTo=${addDays(from, 29)}`;
-      };
-      const orderPath = () =>
-        `/v1/conversions/items?orderId=o-${1 + Math.floor(nextOrder() * size.orders)}&dateFrom=${YEAR.from}&dateTo=${YEAR.to}`;
-      const nextSeries = random(3000 + r);
-      const seriesPath = () => {
-        const from = addDays(YEAR.from, Math.floor(nextSeries() * (days - 89)));
-        return `/v1/conversions/daily?dateFrom=${from}&dateTo=${addDays(from, 89)}`;
-      };
-      // the same series in a zone other than UTC: its days are not UTC days, so it is answered from the transactions
-      const nextZoned = random(4000 + r);
-      const zonedPath = () => {
-        const from = addDays(YEAR.from, Math.floor(nextZoned() * (days - 89)));
-        return `/v1/conversions/daily?dateFrom=${from}&dateTo=${addDays(from, 89)}&timeZone=Europe%2FPrague`;
-      };
-      const reports = await load(server, reportPath);
-      const lookups = await load(server, orderPath);
-      const series = await load(server, seriesPath);
-      const zoned = await load(server, zonedPath);
-      rounds.push({ readyMs: server.readyMs, reports, lookups, series, zoned, ...memoryOf(server.child.pid) });
-    } finally {
-      await server.stop();
-    }
+  const next = random(1000 * (1 + r));
+  const within = (span) => addDays(YEAR.from, Math.floor(next() * (days - span + 1)));
+  return {
+    reports: () => {
+      const from = within(30);
+      return `/v1/conversions?dateFrom=${from}&dateTo=${addDays(from, 29)}`;
+    },
+    lookups: () => `/v1/conversions/items?orderId=o-${1 + Math.floor(next() * shape.orders)}&dateFrom=${YEAR.from}&dateTo=${YEAR.to}`,
+    series: () => {
+      const from = within(90);
+      return `/v1/conversions/daily?dateFrom=${from}&dateTo=${addDays(from, 89)}`;
+    },
+    // the same series in a zone other than UTC: its days are not UTC days, so it is answered from the transactions
+    zoned: () => {
+      const from = within(90);
+      return `/v1/conversions/daily?dateFrom=${from}&dateTo=${addDays(from, 89)}&timeZone=Europe%2FPrague`;
+    },
+  };
+}
+
+/**
+ * One start of convx serve and one of the floor (bench/bare.js serve) on the same file, each load
+ * run on convx then on the floor with the same requests; the floor answers reports and look-ups.
+ */
+async function serveRound(data, shape, r) {
+  const rounds = {};
+  const server = await startServer(data);
+  try {
+    for (const kind of shape.kinds) rounds[kind] = await load(server, servePaths(shape, r)[kind]);
+    Object.assign(rounds, { readyMs: server.readyMs, ...memoryOf(server.child.pid) });
+  } finally {
+    await server.stop();
   }
+  const floor = await startServer(data, { floor: true });
+  try {
+    for (const kind of ['reports', 'lookups']) rounds[`floor-${kind}`] = await load(floor, servePaths(shape, r)[kind]);
+  } finally {
+    await floor.stop();
+  }
+  return rounds;
+}
+
+const SERVE_CASES = {
+  reports: { label: 'random 30-day reports, 16 connections', target: '>= 200 req/s, p50 < 50 ms, no errors', met: (x) => x.rps >= 200 && x.p50 < 50 },
+  lookups: { label: 'random order look-ups, 16 connections', target: '>= 1000 req/s, no errors', met: (x) => x.rps >= 1000 },
+  series: { label: 'random 90-day daily series, 16 connections', target: '>= 100 req/s, no errors', met: (x) => x.rps >= 100 },
+  zoned: { label: 'the same in Europe/Prague (from the transactions)', target: 'exact, no errors (no speed target)', met: () => true },
+};
+
+async function serveCases(data, what, shape) {
+  const id = `serve${shape.suffix}`;
+  if (!want(shape.suffix ? id : 'serve-dense') || verifyOnly) return;
+  const rounds = [];
+  for (let r = 0; r < RUNS; r++) rounds.push(await serveRound(data, shape, r));
   const m = (pick) => median(rounds.map(pick));
   const readyMs = m((r) => r.readyMs);
   const peakKb = Math.max(...rounds.map((r) => r.peakKb));
@@ -447,53 +494,37 @@ async function serveCases(data, what) {
     const p99 = m((r) => r[key].p99);
     const bad = rounds.reduce((n, r) => n + r[key].non2xx, 0);
     const errors = rounds.reduce((n, r) => n + r[key].errors + r[key].timeouts, 0);
-    return { rps, p50, p99, bad, errors, text: `${Math.round(rps)} req/s, p50 ${p50} ms, p99 ${p99} ms, ${bad} non-2xx, ${errors} errors` };
+    const cpuMs = m((r) => r[key].cpuMs);
+    const text = `${Math.round(rps)} req/s, p50 ${p50} ms, p99 ${p99} ms, ${cpuMs.toFixed(1)} ms CPU/request, ${bad} non-2xx, ${errors} errors`;
+    return { rps, p50, p99, bad, errors, cpuMs, text };
   };
-  const reports = describe('reports');
-  const lookups = describe('lookups');
-  const series = describe('series');
-  const zoned = describe('zoned');
-  serveNote = `serve: ${what}; median of ${RUNS} starts, each with ${SERVE_SECONDS} s of each load; autocannon runs in the benchmark's process on the same cores`;
+  serveNote += `${serveNote ? '. ' : ''}serve${shape.label}: ${what}; median of ${RUNS} starts, each with ${SERVE_SECONDS} s of each load; autocannon runs in the benchmark's process on the same cores; bare: the floor, bench/bare.js serve (fastify, one prepared statement per request over the same per-day sums and index, no auth or checks), started after each convx start on the same file; ratio: convx's req/s / the floor's, and convx's CPU per request / the floor's (CPU: every thread of the server's process, from /proc)`;
   const rows = [
     {
-      id: 'serve-ready',
-      label: 'serve: time to ready, RSS',
+      id: `${id}-ready`,
+      label: `serve${shape.label}: time to ready, RSS`,
       convx: `ready ${seconds(readyMs)}, RSS ${megabytes(rssKb)} (peak ${megabytes(peakKb)})`,
       met: readyMs < 3000 && peakKb < 800 * 1024,
       target: 'ready under 3 s, RSS under 800 MB',
     },
-    {
-      id: 'serve-reports',
-      label: 'serve: random 30-day reports, 16 connections',
-      convx: reports.text,
-      met: reports.rps >= 200 && reports.p50 < 50 && reports.bad + reports.errors === 0,
-      target: '>= 200 req/s, p50 < 50 ms, no errors',
-    },
-    {
-      id: 'serve-lookups',
-      label: 'serve: random order look-ups, 16 connections',
-      convx: lookups.text,
-      met: lookups.rps >= 1000 && lookups.bad + lookups.errors === 0,
-      target: '>= 1000 req/s, no errors',
-    },
-    {
-      id: 'serve-series',
-      label: 'serve: random 90-day daily series, 16 connections',
-      convx: series.text,
-      met: series.rps >= 100 && series.bad + series.errors === 0,
-      target: '>= 100 req/s, no errors',
-    },
-    {
-      id: 'serve-series-zone',
-      label: 'serve: the same in Europe/Prague (from the transactions)',
-      convx: zoned.text,
-      met: zoned.bad + zoned.errors === 0,
-      target: 'exact, no errors (no speed target)',
-    },
   ];
+  for (const kind of shape.kinds) {
+    const x = describe(kind);
+    const floor = rounds[0][`floor-${kind}`] ? describe(`floor-${kind}`) : undefined;
+    const spec = SERVE_CASES[kind];
+    rows.push({
+      id: `${id}-${kind}`,
+      label: `serve${shape.label}: ${spec.label}`,
+      convx: x.text,
+      bare: floor?.text ?? '',
+      ratio: floor ? `${(x.rps / floor.rps).toFixed(2)}x req/s, ${(x.cpuMs / floor.cpuMs).toFixed(2)}x CPU/request` : '',
+      met: spec.met(x) && x.bad + x.errors === 0,
+      target: spec.target,
+    });
+  }
   for (const row of rows) {
-    console.log(`${row.label.padEnd(52)} ${row.convx}  (${row.target}: ${row.met ? 'met' : 'not met'})`);
-    results.push({ ...row, bare: '', ratio: '', target: `${row.target}${row.met ? '' : ' (not met)'}`, raw: rounds });
+    console.log(`${row.label.padEnd(52)} ${row.convx}${row.bare ? `  | floor ${row.bare}, ${row.ratio}` : ''}  (${row.target}: ${row.met ? 'met' : 'not met'})`);
+    results.push({ ...row, bare: row.bare ?? '', ratio: row.ratio ?? '', target: `${row.target}${row.met ? '' : ' (not met)'}`, raw: rounds });
   }
 }
 
@@ -533,7 +564,7 @@ pair({
   check: sameBytes,
 });
 
-const needsData = ['report-month', 'report-year', 'trend-year', 'items-csv', 'items-jsonl', 'import', 'serve'].some(want);
+const needsData = ['report-month', 'report-year', 'trend-year', 'items-csv', 'items-jsonl', 'import', 'serve-dense'].some(want);
 const data = needsData
   ? generate(size.name, ['--contacts', String(size.contacts), '--orders', String(size.orders), '--touches', String(size.touches), '--file-format', 'parquet', '--from', YEAR.from, '--to', YEAR.to])
   : '';
@@ -577,7 +608,7 @@ for (const format of ['csv', 'jsonl']) {
 // convx data import, then the report and the server from the imported file.
 let served = data;
 let servedWhat = `from the Parquet files, ${size.text}`;
-if (want('import') || want('serve')) {
+if (want('import') || want('serve-dense')) {
   if (!verifyOnly || want('import')) {
     const file = join(work, `${size.name}.duckdb`);
     rmSync(file, { force: true });
@@ -689,11 +720,30 @@ async function appendCase(data) {
 }
 
 try {
-  await serveCases(served, servedWhat);
+  await serveCases(served, servedWhat, { suffix: '', label: '', orders: size.orders, kinds: ['reports', 'lookups', 'series', 'zoned'] });
 } catch (error) {
   failures++;
   console.log(`serve: FAILED: ${error.message}`);
   results.push({ id: 'serve', label: 'serve', convx: `failed: ${String(error.message).slice(0, 200)}`, bare: '', ratio: '', target: '' });
+}
+
+// The second shape (many campaigns), served from its imported file.
+if (want('serve-campaigns') && !verifyOnly) {
+  try {
+    const dir = generate(campaigns.name, [
+      ...['--contacts', String(size.contacts), '--orders', String(size.orders), '--touches', String(size.touches)],
+      ...['--sources', String(campaigns.sources), '--currencies', String(campaigns.currencies)],
+      ...['--file-format', 'parquet', '--from', YEAR.from, '--to', YEAR.to],
+    ]);
+    const file = join(work, `${campaigns.name}.duckdb`);
+    if (!existsSync(file)) runOnce(convxCmd('data', 'import', dir, '--into', file, '--quiet'));
+    const shape = { suffix: '-campaigns', label: ' (many campaigns)', orders: size.orders, kinds: ['reports', 'lookups', 'series'] };
+    await serveCases(file, `from the imported .duckdb file, ${campaigns.text}`, shape);
+  } catch (error) {
+    failures++;
+    console.log(`serve (many campaigns): FAILED: ${error.message}`);
+    results.push({ id: 'serve-campaigns', label: 'serve (many campaigns)', convx: `failed: ${String(error.message).slice(0, 200)}`, bare: '', ratio: '', target: '' });
+  }
 }
 
 if (want('validate')) {

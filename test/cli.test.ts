@@ -1,4 +1,5 @@
 /** Every command and format in-process (argv in, stdout/stderr/exit code out). (The built binary: startup.test.ts.) */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -308,6 +309,36 @@ describe('data generate', () => {
     expect(check.stdout).toMatch(/plugins shop-1, shop-2/);
     const plugin = await cli(['report', '--data', join(root, 'a'), '--from', '2024-01-01', '--to', '2024-06-30', '--plugin', 'shop-2', '-o', 'json']);
     expect(JSON.parse(plugin.stdout).conversions[0].referenceCurrency).toBe('CZK');
+    // the files of these flags before --sources and --currencies existed: their defaults change nothing
+    const all = files.map((f) => readFileSync(join(root, 'a', f), 'utf8')).join('');
+    expect(createHash('sha256').update(all).digest('hex')).toBe('5dd72ce629bb02ca55319141d1b1439c18d2a25311fd9d579ec2e6c0757ac115');
+  });
+
+  it('--sources and --currencies shape a shop with many campaigns and order currencies', async () => {
+    const root = tempDir();
+    const base = ['--contacts', '200', '--orders', '2000', '--touches', '8000', '--from', '2025-01-01', '--to', '2025-03-31'];
+    expect((await cli(['data', 'generate', '--out', join(root, 'many'), '--sources', '60', '--currencies', '5', ...base])).code).toBe(0);
+    expect((await cli(['data', 'generate', '--out', join(root, 'few'), '--sources', '3', '--currencies', '2', ...base])).code).toBe(0);
+    const column = (dir: string, table: string, name: string): string[] => {
+      const [header, ...lines] = readFileSync(join(root, dir, `${table}.csv`), 'utf8').trimEnd().split('\n');
+      const at = header!.split(',').indexOf(name);
+      return [...new Set(lines.map((l) => l.split(',')[at]!))].sort();
+    };
+    expect(column('many', 'sources', 'source_id')).toHaveLength(60);
+    expect(column('many', 'sources', 'source_id')).toContain('k-52');
+    expect(column('many', 'orders', 'currency')).toEqual(['CZK', 'EUR', 'GBP', 'PLN', 'USD']);
+    expect(column('many', 'fx', 'currency')).toEqual(['CZK', 'GBP', 'PLN', 'USD']);
+    expect(column('many', 'touches', 'source_id').length).toBeGreaterThan(50);
+    expect(column('few', 'sources', 'source_id')).toEqual(['k-1', 'k-2', 'k-3']);
+    expect(column('few', 'orders', 'currency')).toEqual(['CZK', 'EUR']);
+    const report = await cli(['report', '--data', join(root, 'many'), '--from', '2025-02-01', '--to', '2025-02-28', '--all', '-o', 'json']);
+    expect(report.code).toBe(0);
+    const rows = JSON.parse(report.stdout).conversions as { id: string; breakdown: { currency: string }[] }[];
+    expect(rows.length).toBeGreaterThan(16);
+    expect(new Set(rows.flatMap((r) => r.breakdown.map((b) => b.currency)))).toContain('GBP');
+    const bad = await cli(['data', 'generate', '--out', join(root, 'bad'), '--currencies', '9']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--currencies: "9" must be a whole number from 2 to 8/);
   });
 });
 

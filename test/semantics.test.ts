@@ -1,6 +1,9 @@
 /** The reporting rules of docs/reporting.md, one at a time, each on a dataset built here. */
 import { describe, expect, it } from 'vitest';
 import { DataError, UsageError } from '../src/errors.js';
+import { ITEMS_SORT_FIELDS } from '../src/model/query.js';
+import { sortRows } from '../src/local/queries.js';
+import { FEW_ROWS } from '../src/local/backend.js';
 import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
 
 const click = (at: string, source = 'k1', extra: { contact?: string; type?: string } = {}) => ({
@@ -439,6 +442,23 @@ describe('4.7 aggregate fields', () => {
     expect(row!.breakdown[0]!.averageConversion).toBe(0.03);
   });
 
+  it('rounds averages of amounts on either side of 10^11 alike (64-bit integers below, HUGEINT above)', async () => {
+    const averageOf = async (gross: [string, string]) => {
+      const dir = shop({
+        touches: [click('2024-03-01T00:00:00Z')],
+        orders: gross.map((g, i) => ({ id: String(i + 1), at: `2024-03-01T1${i}:00:00Z`, net: 1, gross: g })),
+      });
+      const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+      return [row!.averageConversion, row!.averageUniqueConversion, row!.breakdown[0]!.averageConversion];
+    };
+    // 50000000000.01 / 2 = 25000000000.005, under 10^11
+    expect(await averageOf(['49999999999.99', '0.02'])).toEqual([25000000000.01, 50000000000.01, 25000000000.01]);
+    // 150000000000.09 / 2 = 75000000000.045, over 10^11
+    expect(await averageOf(['150000000000.05', '0.04'])).toEqual([75000000000.05, 150000000000.09, 75000000000.05]);
+    // -0.05 / 2 = -0.025: away from zero
+    expect(await averageOf(['-0.01', '-0.04'])).toEqual([-0.03, -0.05, -0.03]);
+  });
+
   it('falls back to the source’s earliest touch of any kind for sourceStartedAt', async () => {
     const noSources = shop({
       touches: [{ at: '2024-01-02T03:04:05.678Z', touch: 'open' }, click('2024-03-01T00:00:00Z')],
@@ -706,5 +726,66 @@ describe('plugins (section 3)', () => {
       const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows, { plugin });
       expect(items.map((i) => [i.orderId, i.conversionsCurrency, i.referenceCurrency])).toEqual([[order, currency, currency]]);
     }
+  });
+});
+
+describe('an order look-up sorted and paged in JavaScript (its few rows read whole)', () => {
+  const dir = shop({
+    touches: [click('2024-03-01T00:00:00Z'), click('2024-03-01T00:00:00Z', 'k2', { contact: 'c2' })],
+    orders: [
+      { id: 'o1', at: '2024-03-01T10:00:00Z', net: 100, gross: 121 },
+      { id: 'o1', at: '2024-03-03T10:00:00Z', net: 10, gross: '12.10', refund: true, country: '' },
+      { id: 'o1', at: '2024-03-02T10:00:00Z', net: 50, gross: '60.50', refund: true, country: 'SK' },
+      { id: 'o1', at: '2024-03-02T10:00:00Z', net: 50, gross: '60.50', refund: true, country: 'DE' },
+      { id: 'o2', contact: 'c2', at: '2024-03-02T11:00:00Z', net: 5, gross: 6 },
+    ],
+  });
+
+  it('gives every sort, either way, the rows and order the SQL gives the same records', async () => {
+    await withBackend(dir, async (b) => {
+      for (const field of ITEMS_SORT_FIELDS) {
+        for (const descending of [false, true]) {
+          const sort = [{ field, descending }];
+          const all = (await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort }))).rows.filter((r) => r.orderId === 'o1');
+          const page = await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, orderId: 'o1' }));
+          expect(page.rows, `${field} ${descending ? 'desc' : 'asc'}`).toEqual(all);
+          expect(page.paging.totalCount).toBe(4);
+          const second = await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, orderId: 'o1', limit: 2, offset: 1 }));
+          expect(second.rows).toEqual(all.slice(1, 3));
+          expect(second.paging).toMatchObject({ start: 1, count: 2, totalCount: 4 });
+        }
+      }
+      const beyond = await b.items(itemsQuery('2024-03-01', '2024-03-31', { orderId: 'o1', offset: 10 }));
+      expect(beyond.paging).toMatchObject({ start: 10, count: 0, totalCount: 4 });
+    });
+  });
+
+  it('leaves an order of more rows than FEW_ROWS to DuckDB, with the same page', async () => {
+    const refunds = Array.from({ length: FEW_ROWS }, (_, i) => ({
+      id: 'big', at: new Date(Date.UTC(2024, 2, 2) + i * 60_000).toISOString(), net: '0.01', gross: '0.01', refund: true,
+    }));
+    const big = shop({ touches: [click('2024-03-01T00:00:00Z')], orders: [{ id: 'big', at: '2024-03-01T10:00:00Z', net: 100, gross: 121 }, ...refunds] });
+    await withBackend(big, async (b) => {
+      const sort = [{ field: 'datetime', descending: true }];
+      const all = (await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, limit: 2000 }))).rows;
+      const page = await b.items(itemsQuery('2024-03-01', '2024-03-31', { sort, orderId: 'big', limit: 5, offset: 3 }));
+      expect(page.rows).toEqual(all.slice(3, 8));
+      expect(page.paging).toMatchObject({ start: 3, count: 5, totalCount: FEW_ROWS + 1 });
+    });
+  });
+
+  it('orders text by code point (as DuckDB compares UTF-8), nulls last either way, then row_id', () => {
+    const rows = [
+      { row_id: 3n, t: '\u{1F600}', n: 2, f: true },
+      { row_id: 1n, t: '\uFFFF', n: null, f: false },
+      { row_id: 2n, t: null, n: 1, f: false },
+      { row_id: 0n, t: 'z', n: 1, f: true },
+    ];
+    const ids = (field: string, descending: boolean) => sortRows(rows, [{ field, descending }]).map((r) => r.row_id);
+    expect(ids('t', false)).toEqual([0n, 1n, 3n, 2n]);
+    expect(ids('t', true)).toEqual([3n, 1n, 0n, 2n]);
+    expect(ids('n', false)).toEqual([0n, 2n, 3n, 1n]);
+    expect(ids('n', true)).toEqual([3n, 0n, 2n, 1n]);
+    expect(ids('f', false)).toEqual([1n, 2n, 0n, 3n]);
   });
 });

@@ -478,3 +478,34 @@ describe('convx serve end to end', () => {
     }
   });
 });
+
+describe('the floor of the benchmark (node bench/bare.js serve)', () => {
+  it('answers a report with the figures convx reports, and an order with its records, from an imported file', async () => {
+    const file = join(tempDir(), 'shop.duckdb');
+    expect((await cli(['data', 'import', SAMPLES, '--into', file, '--quiet'])).code).toBe(0);
+    const floor = spawn(process.execPath, ['bench/bare.js', 'serve', '--data', file, '--port', '0', '--connections', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let log = '';
+        floor.stderr.on('data', (chunk: Buffer) => {
+          log += chunk.toString();
+          const line = log.split('\n').find((l) => l.includes('"listening"'));
+          if (line) resolve((JSON.parse(line) as { url: string }).url);
+        });
+        floor.on('exit', (code) => reject(new Error(`the floor exited with ${code}: ${log}`)));
+      });
+      const period = '?dateFrom=2024-03-01&dateTo=2024-03-31';
+      const report = (await (await fetch(`${url}/v1/conversions${period}`)).json()) as { conversions: unknown[]; paging: { totalCount: number } };
+      const convx = JSON.parse((await cli(['report', '--data', file, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stdout);
+      expect(report.conversions.length).toBeGreaterThan(0);
+      expect(report.conversions).toEqual(convx.conversions);
+      expect(report.paging.totalCount).toBe(convx.paging.totalCount);
+      const order = convx.conversions.length && JSON.parse((await cli(['items', '--data', file, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stdout).conversions[0].orderId;
+      const items = (await (await fetch(`${url}/v1/conversions/items${period}&orderId=${encodeURIComponent(order)}`)).json()) as { conversions: { orderId: string }[] };
+      expect(items.conversions.length).toBeGreaterThan(0);
+      expect(items.conversions.every((r) => r.orderId === order)).toBe(true);
+    } finally {
+      floor.kill('SIGTERM');
+    }
+  });
+});

@@ -75,7 +75,7 @@ export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
     if (f.fileFormat !== 'csv' && f.fileFormat !== 'parquet') {
       throw new UsageError(`--file-format: "${f.fileFormat}" is not csv or parquet`);
     }
-    const { generateDataset } = await import('../local/generate.js');
+    const { generateDataset, MAX_CURRENCIES } = await import('../local/generate.js');
     const result = await generateDataset({
       out: ctx.resolvePath(f.out),
       seed: wholeNumber('seed', f.seed, 0, 2 ** 31),
@@ -86,6 +86,8 @@ export const dataGenerate = defineHandler<CommandFlags<'data generate'>>({
       to: f.to,
       format: f.fileFormat,
       plugins: wholeNumber('plugins', f.plugins, 1, 1000),
+      sources: wholeNumber('sources', f.sources, 1, 100_000),
+      currencies: wholeNumber('currencies', f.currencies, 2, MAX_CURRENCIES),
       force: f.force ?? false,
       ...threadsOption(ctx),
     });

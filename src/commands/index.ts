@@ -188,6 +188,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx data generate --out demo-shop',
       'convx data generate --out big-shop --orders 2000000 --touches 10000000 --contacts 500000 --file-format parquet',
       'convx data generate --out tenants --plugins 3 --seed 42',
+      'convx data generate --out campaigns --sources 500 --currencies 5 --orders 1000000 --touches 5000000 --contacts 250000 --file-format parquet',
     ],
     load: async () => (await import('./data.js')).dataGenerate,
   },

@@ -231,6 +231,8 @@ export const OPTIONS = {
     { flags: '--to <date>', description: 'last day of orders', defaultValue: '2024-06-30' },
     { flags: '--file-format <format>', description: 'csv or parquet', defaultValue: 'csv' },
     { flags: '--plugins <n>', description: 'number of plugins (tenants)', defaultValue: '1' },
+    { flags: '--sources <n>', description: 'sources of every plugin: the 16 named ones (or the first n), more are campaigns', defaultValue: '16' },
+    { flags: '--currencies <n>', description: 'order currencies, from 2 (EUR, CZK) to 8 (USD, PLN, GBP, HUF, CHF, SEK)', defaultValue: '4' },
     { flags: '--force', description: 'replace a non-empty --out directory' },
   ],
   'data shards': [

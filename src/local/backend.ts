@@ -28,7 +28,7 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
@@ -140,6 +140,16 @@ export class LocalBackend implements Backend {
 
   private async page<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<Page<T>> {
     await this.assertRates(selection.filter, query);
+    if (selection.fewRows) {
+      // an order's rows: read whole, sorted and paged here (sortRows orders them as orderBy does);
+      // an id of more rows than FEW_ROWS (odd data) is sorted and paged by DuckDB as any other
+      const read = await this.db.all(sql`${selection.select} LIMIT ${FEW_ROWS + 1}`);
+      if (read.length <= FEW_ROWS) {
+        const all = sortRows(read, query.sort);
+        const rows = all.slice(query.offset, query.offset + query.limit);
+        return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount: all.length, ...this.versioned() } };
+      }
+    }
     const rows = await this.db.all(
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
        ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT ${query.limit} OFFSET ${query.offset}`,
@@ -305,6 +315,9 @@ function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period {
 }
 
 /** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
+/** The most rows of one order id a look-up reads whole to sort and page in JavaScript (Selection.fewRows). */
+export const FEW_ROWS = 1000;
+
 type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly Sql[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {

@@ -19,6 +19,10 @@ export interface GenerateOptions {
   to: string;
   format: 'csv' | 'parquet';
   plugins: number;
+  /** Sources of every plugin (16 by default: the named ones; more are campaigns "Campaign N"). */
+  sources?: number;
+  /** Currencies of the orders, the first N of `CURRENCIES` (4 by default; at least 2). */
+  currencies?: number;
   force?: boolean;
   /** DuckDB threads (CONVX_THREADS); by default one per core. */
   threads?: number;
@@ -29,8 +33,21 @@ export interface GenerateResult {
   files: { table: string; file: string; rows: number }[];
 }
 
-/** The currencies of the orders and their value in euros: SQL decimal constants, spliced as the code spells them. */
-const CURRENCIES = { EUR: '1', CZK: '0.04', USD: '0.92', PLN: '0.23' } as const;
+/**
+ * The currencies of the orders and their value in euros: SQL decimal constants, spliced as the code
+ * spells them; `--currencies N` takes the first N (4 by default, EUR and CZK being the reference ones).
+ */
+const CURRENCIES = [
+  ['EUR', '1'], ['CZK', '0.04'], ['USD', '0.92'], ['PLN', '0.23'],
+  ['GBP', '1.17'], ['HUF', '0.0025'], ['CHF', '1.05'], ['SEK', '0.088'],
+] as const;
+type Currency = (typeof CURRENCIES)[number];
+export const MAX_CURRENCIES = CURRENCIES.length;
+/** The named sources of every plugin (`sourceListTable`); `--sources` more are campaigns. */
+const NAMED_SOURCES = 16;
+
+const currenciesOf = (o: GenerateOptions): readonly Currency[] => CURRENCIES.slice(0, o.currencies ?? 4);
+const sourcesOf = (o: GenerateOptions): number => o.sources ?? NAMED_SOURCES;
 
 export async function generateDataset(options: GenerateOptions): Promise<GenerateResult> {
   const { out } = options;
@@ -61,7 +78,7 @@ async function writeTables(db: Database, dir: string, o: GenerateOptions): Promi
     await db.exec(build(o));
   }
   const refs = (await db.all<{ r: string }>(sql`SELECT DISTINCT reference_currency AS r FROM plugins ORDER BY 1`)).map((r) => r.r);
-  await db.exec(fxTable(refs));
+  await db.exec(fxTable(refs, currenciesOf(o)));
   await db.exec(assetsTable());
   return exportTables(db, dir, o.format);
 }
@@ -118,8 +135,20 @@ function contactsTable(o: GenerateOptions): Sql {
     FROM base`;
 }
 
-/** The sixteen sources of every plugin, numbered k (a touch picks one by k). */
-function sourceListTable(): Sql {
+/**
+ * The sources of every plugin, numbered k (a touch picks one by k): the sixteen named ones, the
+ * first `--sources` of them when fewer, and campaigns k-9, k-10, ... when more.
+ */
+function sourceListTable(o: GenerateOptions): Sql {
+  const n = sourcesOf(o);
+  const fewer = n < NAMED_SOURCES ? sql` WHERE k <= ${int(n)}` : EMPTY;
+  const more =
+    n > NAMED_SOURCES
+      ? sql`
+    UNION ALL
+    SELECT CAST(k AS INTEGER), 'campaign', 'k-' || (k - 8), 'Campaign ' || (k - 8), NULL, NULL, NULL, NULL
+    FROM range(${int(NAMED_SOURCES + 1)}, ${int(n + 1)}) t(k)`
+      : EMPTY;
   return sql`
     CREATE TABLE source_list AS
     SELECT * FROM (VALUES
@@ -139,7 +168,7 @@ function sourceListTable(): Sql {
       (14, 'smartflow', 'n-3', 'Post-purchase: review', 'sf-2', 'Post-purchase', 'd-3', 'Review request'),
       (15, 'smartflow', 'n-4', 'Post-purchase: cross-sell', 'sf-2', 'Post-purchase', NULL, NULL),
       (16, 'smartflow', 'n-5', 'Re-engagement', 'sf-3', 'Sleeping customers', 'd-5', 'We miss you')
-    ) v(k, source_type, source_id, name, smartflow_id, smartflow_name, delivery_id, delivery_name)`;
+    ) v(k, source_type, source_id, name, smartflow_id, smartflow_name, delivery_id, delivery_name)${fewer}${more}`;
 }
 
 function sourcesTable(o: GenerateOptions): Sql {
@@ -149,7 +178,8 @@ function sourcesTable(o: GenerateOptions): Sql {
     SELECT ${multi ? sql`p.plugin_id,` : EMPTY} s.source_type, s.source_id, s.name,
       CASE WHEN s.source_type = 'smartflow' THEN NULL ELSE s.source_id END AS campaign_id,
       s.smartflow_id, s.smartflow_name, s.delivery_id, s.delivery_name,
-      CAST(getvariable('day_from') AS TIMESTAMP) - INTERVAL 40 DAY + INTERVAL (s.k * 3) DAY AS started_at
+      CAST(getvariable('day_from') AS TIMESTAMP) - INTERVAL 40 DAY
+        + INTERVAL (CASE WHEN s.k <= ${int(NAMED_SOURCES)} THEN s.k * 3 ELSE s.k % 40 END) DAY AS started_at
     FROM source_list s ${multi ? sql`CROSS JOIN plugins p` : EMPTY}
     ORDER BY ${multi ? sql`p.plugin_id, ` : EMPTY}s.k`;
 }
@@ -166,7 +196,7 @@ function touchesTable(o: GenerateOptions): Sql {
       SELECT i, 1 + CAST(floor(u('tc', i) * ${int(o.contacts)}) AS BIGINT) AS c,
         make_timestamp(1000 * (${touchStart} + CAST(floor(u('td', i) * ${touchSpan}) AS BIGINT))) AS datetime,
         u('tt', i) AS tt,
-        1 + CAST(floor(pow(u('ts', i), 1.6) * 16) AS INTEGER) AS k
+        1 + CAST(floor(pow(u('ts', i), 1.6) * ${int(sourcesOf(o))}) AS INTEGER) AS k
       FROM range(1, ${int(o.touches + 1)}) r(i))
     SELECT ${pluginColumn(o, sql`t.c`)}
       'c-' || t.c AS contact_id, t.datetime,
@@ -178,7 +208,7 @@ function touchesTable(o: GenerateOptions): Sql {
 
 /** One row per order with its draws: contact, instant, currency, amounts, status, refund. */
 function orderRowsTable(o: GenerateOptions): Sql {
-  const others = Object.keys(CURRENCIES).map(literal);
+  const others = currenciesOf(o).map(([code]) => literal(code));
   return sql`
     CREATE TABLE order_rows AS
     WITH o AS (
@@ -224,8 +254,8 @@ function ordersTable(o: GenerateOptions): Sql {
 }
 
 /** Rates on working days around the period, of every currency into each reference currency in refs. */
-function fxTable(refs: string[]): Sql {
-  const base = Object.entries(CURRENCIES).map(([c, v]) => sql`(${literal(c)}, ${trusted(v)})`);
+function fxTable(refs: string[], currencies: readonly Currency[]): Sql {
+  const base = currencies.map(([c, v]) => sql`(${literal(c)}, ${trusted(v)})`);
   return sql`
     CREATE TABLE fx AS
     WITH days AS (
