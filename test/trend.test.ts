@@ -396,13 +396,15 @@ describe('property: a series and a total from the per-day sums equal those from 
             for (const interval of ['day', 'week', 'month'] as const) answers.push(await b.trend(trendQuery({ ...raw, interval })));
             return answers;
           };
-          const fromTransactions = await withBackend(dir, ask);
-          const fromSums = await withBackend(dir, async (b) => {
-            // every transaction attributed first, and with it the per-day sums (as a server does)
+          // One open for both: asked first, the scope attributes the period alone (not summarised);
+          // then every transaction, and with it the per-day sums (as a server does), and asked again.
+          const [fromTransactions, fromSums] = await withBackend(dir, async (b) => {
             const scope = (b as unknown as { scope: { attribute(): Promise<void>; summarised: boolean } }).scope;
+            const before = await ask(b);
+            expect(scope.summarised).toBe(false);
             await scope.attribute();
             expect(scope.summarised).toBe(true);
-            return ask(b);
+            return [before, await ask(b)];
           });
           expect(fromSums).toEqual(fromTransactions);
         },
