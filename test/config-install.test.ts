@@ -15,7 +15,7 @@ import { createContext } from '../src/context.js';
 import { NotFoundError } from '../src/errors.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, tempDir } from './helpers.js';
+import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, suiteThreads, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const configFile = (home: string) => join(home, 'convx', 'config.json');
@@ -359,7 +359,7 @@ describe('shell completion (item 15)', () => {
     const file = join(tempDir(), 'c.bash');
     const quoted = [bin, ...words].map((w) => `'${w}'`).join(' ');
     writeFileSync(file, `${script}\nCOMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
-    const child = spawn('bash', [file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...env } });
+    const child = spawn('bash', [file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...suiteThreads(), ...env } });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => child.on('exit', r));
