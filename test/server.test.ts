@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend } from '../src/local/open.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
@@ -39,19 +40,24 @@ describe('reporting routes on samples/shop', () => {
 
   const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers });
 
+  // One local backend for every case below (a command opens its own; the attribution is per order,
+  // so what one period's query leaves attributed never changes another's answer).
+  let backend: LocalBackend;
+  beforeAll(async () => {
+    backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
+  });
+  afterAll(async () => {
+    await backend?.close();
+  });
+
   /** The body the local backend gives for the same query, serialised the same way. */
   async function local(kind: 'report' | 'items', raw: RawParams): Promise<string> {
-    const backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-    try {
-      if (kind === 'report') {
-        const page = await backend.report(parseReportQuery(raw, NOW));
-        return JSON.stringify({ conversions: page.rows, paging: page.paging });
-      }
-      const page = await backend.items(parseItemsQuery(raw, { campaignId: true }));
+    if (kind === 'report') {
+      const page = await backend.report(parseReportQuery(raw, NOW));
       return JSON.stringify({ conversions: page.rows, paging: page.paging });
-    } finally {
-      await backend.close();
     }
+    const page = await backend.items(parseItemsQuery(raw, { campaignId: true }));
+    return JSON.stringify({ conversions: page.rows, paging: page.paging });
   }
 
   it('answers /v1/conversions byte for byte as the local backend, for every parameter', async () => {
