@@ -7,27 +7,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBackend } from '../src/local/backend.js';
-import { openLocalBackend } from '../src/local/open.js';
 import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import { COMPARED_FIGURES } from '../src/model/shapes.js';
-import { cli, SAMPLES, servedSamples, suiteThreadsOption } from './helpers.js';
+import { cli, SAMPLES, servedSamples, sharedBackend } from './helpers.js';
 
 describe('compareTo on the reporting routes of samples/shop', () => {
   const { get, url, token } = servedSamples('compare-api-test-secret');
 
-  // One local backend for every route's answer (a command opens its own; the attribution is per
-  // order, so what one period's query leaves attributed never changes another's answer).
-  let backend: LocalBackend;
-  beforeAll(async () => {
-    backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-  });
-  afterAll(async () => {
-    await backend?.close();
-  });
+  const shared = sharedBackend(SAMPLES);
 
   /** The local backend's answer to the same parameters, serialised as the server does. */
   async function local(kind: 'report' | 'trend' | 'total', raw: RawParams, interval?: 'day'): Promise<string> {
+    const backend = shared();
     const now = new Date();
     if (kind === 'report') {
       const page = await backend.report(parseReportQuery(raw, now));

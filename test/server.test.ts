@@ -5,13 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalBackend } from '../src/local/backend.js';
-import { openLocalBackend } from '../src/local/open.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, sharedBackend, shop, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -40,18 +38,11 @@ describe('reporting routes on samples/shop', () => {
 
   const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers });
 
-  // One local backend for every case below (a command opens its own; the attribution is per order,
-  // so what one period's query leaves attributed never changes another's answer).
-  let backend: LocalBackend;
-  beforeAll(async () => {
-    backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-  });
-  afterAll(async () => {
-    await backend?.close();
-  });
+  const shared = sharedBackend(SAMPLES);
 
   /** The body the local backend gives for the same query, serialised the same way. */
   async function local(kind: 'report' | 'items', raw: RawParams): Promise<string> {
+    const backend = shared();
     if (kind === 'report') {
       const page = await backend.report(parseReportQuery(raw, NOW));
       return JSON.stringify({ conversions: page.rows, paging: page.paging });
