@@ -461,30 +461,8 @@ describe('configuration', () => {
 });
 
 describe('convx completion', () => {
-  // the script asks the command it completes (`convx __complete`): a `convx` on the PATH that runs the built binary
-  let binDir = '';
-  beforeAll(() => {
-    binDir = tempDir();
-    writeFileSync(join(binDir, 'convx'), `#!/bin/sh\nexec node ${JSON.stringify(join(import.meta.dirname, '..', 'bin', 'convx.js'))} "$@"\n`, { mode: 0o755 });
-  });
-  const complete = async (words: string[]) => {
-    const script = (await cli(['completion', 'bash'])).stdout;
-    const file = join(tempDir(), 'c.bash');
-    writeFileSync(file, `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
-    const child = spawn('bash', [file], { env: { ...process.env, PATH: `${binDir}:${process.env.PATH}` } });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    await new Promise((r) => child.on('exit', r));
-    return out.trim().split('\n');
-  };
-
-  it('bash completes commands, subcommands and flags', async () => {
-    expect(await complete(['convx', 'rep'])).toEqual(['report']);
-    expect(await complete(['convx', 'data', 'ge'])).toEqual(['generate']);
-    expect(await complete(['convx', 'report', '--bre'])).toEqual(['--breakdown']);
-    expect(await complete(['convx', 'auth', 'login', '--with'])).toEqual(['--with-token']);
-  });
-
+  // The bash script through bash and the built binary: config-install.test.ts (shell completion);
+  // the engine it calls (commands, subcommands, every command's flags): complete.test.ts.
   it('prints zsh and fish scripts over the same engine, and rejects other shells', async () => {
     expect((await cli(['completion', 'zsh'])).stdout).toMatch(/^#compdef convx\n[\s\S]*bashcompinit[\s\S]*__complete[\s\S]*complete -o default -F _convx convx/);
     const fish = (await cli(['completion', 'fish'])).stdout;

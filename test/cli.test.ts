@@ -267,9 +267,14 @@ describe('order', () => {
 describe('drill', () => {
   it('follows a row’s detailUrl to the items behind it', async () => {
     const report = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout);
+    // The first row of each source type (campaign, automation, smartflow): every row's detailUrl,
+    // with filters and in both modes, gives exactly the row's records in api-client.test.ts (rule 7).
+    type Row = { id: string; conversionsNumber: number; source: { type: string; detailUrl: string } };
+    const rows = (report.conversions as Row[]).filter((row, i, all) => all.findIndex((r) => r.source.type === row.source.type) === i);
+    expect(rows.map((r) => r.source.type).sort()).toEqual(['automation', 'campaign', 'smartflow']);
     // the drills run side by side (each its own run and database)
-    const drills = await Promise.all(report.conversions.map((row: { source: { detailUrl: string } }) => cli(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])));
-    for (const [i, row] of report.conversions.entries()) {
+    const drills = await Promise.all(rows.map((row) => cli(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])));
+    for (const [i, row] of rows.entries()) {
       const items = JSON.parse(drills[i]!.stdout);
       const own = items.conversions.filter((i: { source: { id: string } }) => i.source.id === row.id);
       expect(own.filter((i: { isRefund: boolean }) => !i.isRefund)).toHaveLength(row.conversionsNumber);

@@ -7,27 +7,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/open.js';
 import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import { COMPARED_FIGURES } from '../src/model/shapes.js';
-import { cli, SAMPLES, servedSamples, suiteThreadsOption } from './helpers.js';
+import { cli, SAMPLES, servedSamples, sharedBackend } from './helpers.js';
 
 describe('compareTo on the reporting routes of samples/shop', () => {
   const { get, url, token } = servedSamples('compare-api-test-secret');
 
+  const shared = sharedBackend(SAMPLES);
+
   /** The local backend's answer to the same parameters, serialised as the server does. */
   async function local(kind: 'report' | 'trend' | 'total', raw: RawParams, interval?: 'day'): Promise<string> {
-    const backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-    try {
-      const now = new Date();
-      if (kind === 'report') {
-        const page = await backend.report(parseReportQuery(raw, now));
-        return JSON.stringify({ conversions: page.rows, paging: page.paging });
-      }
-      return JSON.stringify(kind === 'trend' ? await backend.trend(parseTrendQuery(raw, now, interval)) : await backend.total(parseTotalQuery(raw, now)));
-    } finally {
-      await backend.close();
+    const backend = shared();
+    const now = new Date();
+    if (kind === 'report') {
+      const page = await backend.report(parseReportQuery(raw, now));
+      return JSON.stringify({ conversions: page.rows, paging: page.paging });
     }
+    return JSON.stringify(kind === 'trend' ? await backend.trend(parseTrendQuery(raw, now, interval)) : await backend.total(parseTotalQuery(raw, now)));
   }
 
   const march = { dateFrom: '2024-03-01', dateTo: '2024-03-31' };

@@ -15,7 +15,7 @@ import { createContext } from '../src/context.js';
 import { NotFoundError } from '../src/errors.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, tempDir } from './helpers.js';
+import { Capture, SAMPLES, cli, csv, dataset, scripted, serveInProcess, suiteThreads, tempDir } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const configFile = (home: string) => join(home, 'convx', 'config.json');
@@ -354,23 +354,36 @@ describe('shell completion (item 15)', () => {
   });
 
   /** Runs the bash script's _convx on the words (the last one is the word at the cursor). */
-  const complete = async (words: string[], env: Record<string, string> = {}) => {
+  const inBash = async (words: string[], env: Record<string, string> = {}) => {
     const script = (await cli(['completion', 'bash'])).stdout;
     const file = join(tempDir(), 'c.bash');
     const quoted = [bin, ...words].map((w) => `'${w}'`).join(' ');
     writeFileSync(file, `${script}\nCOMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`);
-    const child = spawn('bash', [file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...env } });
+    const child = spawn('bash', [file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...suiteThreads(), ...env } });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     await new Promise((r) => child.on('exit', r));
     return out.trim().split('\n').filter(Boolean);
   };
+  /**
+   * What the script hands those words to, in process: `convx __complete WORDS` (the script's whole
+   * logic is that call, so each line below that stands for a shell nuance, a word at the cursor
+   * empty or after a comma, a global flag before the command, the environment, a dataset that is
+   * not there, goes through bash and the built binary; the rest asks the same engine without a
+   * process per line).
+   */
+  const complete = async (words: string[]) => {
+    const run = await cli(['__complete', ...words]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    return run.stdout.split('\n').filter(Boolean);
+  };
 
   it('bash: commands after global flags, subcommands, flags and fixed values', async () => {
-    expect(await complete(['--data', dir, 'rep'])).toEqual(['report']);
+    expect(await inBash(['--data', dir, 'rep'])).toEqual(['report']);
     expect(await complete(['config', ''])).toEqual(['list', 'get', 'set', 'unset', 'profiles']);
     expect(await complete(['config', 'set', 'fo'])).toEqual(['format']);
-    expect(await complete(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
+    expect(await inBash(['config', 'set', 'format', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv']);
     expect(await complete(['completion', ''])).toEqual(['bash', 'zsh', 'fish']);
     // report and trend print a page too; the other commands do not; report, order and contact print markdown (issue 22)
     expect(await complete(['report', '-o', ''])).toEqual(['table', 'json', 'jsonl', 'csv', 'tsv', 'html', 'markdown']);
@@ -389,13 +402,13 @@ describe('shell completion (item 15)', () => {
     expect(await complete(['report', '--data', dir, '--plugin', ''])).toEqual(['A', 'B']);
     expect(await complete(['report', '--data', dir, '--currency', ''])).toEqual(['CZK', 'EUR']);
     // the last item of a comma list, without the items it holds
-    expect(await complete(['report', '--data', dir, '--country', 'CZ,'])).toEqual(['CZ,SK']);
+    expect(await inBash(['report', '--data', dir, '--country', 'CZ,'])).toEqual(['CZ,SK']);
     expect(await complete(['items', '--data', dir, '--source', 'k'])).toEqual(['k1']);
     expect(await complete(['drill', '--data', dir, ''])).toEqual(['a1', 'k1']);
     // from the environment, as any command would read it
-    expect(await complete(['report', '--plugin', ''], { CONVX_DATA: dir })).toEqual(['A', 'B']);
+    expect(await inBash(['report', '--plugin', ''], { CONVX_DATA: dir })).toEqual(['A', 'B']);
     // no dataset, or a broken one: nothing, and no noise
-    expect(await complete(['report', '--data', '/nonexistent', '--plugin', ''])).toEqual([]);
+    expect(await inBash(['report', '--data', '/nonexistent', '--plugin', ''])).toEqual([]);
   }, 30_000);
 
   it('--values reads a dataset directory or an imported .duckdb file, and prints nothing on any error', async () => {

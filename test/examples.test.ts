@@ -5,8 +5,9 @@
  * file an earlier one wrote) in an environment of their own:
  *
  * - the working directory holds `samples/` (the repository's), and token.txt, a token of plugin shop;
- * - the config's default profile reads samples/shop, as `convx config set data samples/shop` makes it
- *   (profiles staging, shop and dev exist too, the names the examples use); CONVX_JWT_SECRET is
+ * - the config's default profile asks samples/shop served (below) in API mode, with its data set as
+ *   `convx config set data samples/shop` sets it; profile shop reads samples/shop (profiles staging
+ *   and dev exist too, the names the examples use); CONVX_JWT_SECRET is
  *   dev-secret, as the README's serving section exports it; CI is set (no browser opens);
  * - the API of an example (http://127.0.0.1:8080, or a placeholder host: https://host,
  *   https://reports.example.com) is samples/shop served on a loopback port;
@@ -141,8 +142,12 @@ class Place {
     mkdirSync(join(config, 'convx'), { recursive: true });
     const local = { mode: 'local', data: SAMPLES };
     const remote = { mode: 'api', api: `${api}/v1` };
-    writeFileSync(join(config, 'convx', 'config.json'), JSON.stringify({ profiles: { default: local, shop: local, staging: remote, dev: remote } }), { mode: 0o600 });
-    writeFileSync(join(config, 'convx', 'credentials.json'), JSON.stringify({ profiles: { staging: { token }, dev: { token } } }), { mode: 0o600 });
+    // The default profile: API mode against the served samples (an example without --data or --api
+    // asks the server, which holds them attributed, instead of reading the files again), its data
+    // set as `convx config set data samples/shop` sets it, its validation at the server's /v4.
+    const served = { ...remote, deliveryApi: `${api}/v4`, data: SAMPLES };
+    writeFileSync(join(config, 'convx', 'config.json'), JSON.stringify({ profiles: { default: served, shop: local, staging: remote, dev: remote } }), { mode: 0o600 });
+    writeFileSync(join(config, 'convx', 'credentials.json'), JSON.stringify({ profiles: { default: { token }, staging: { token }, dev: { token } } }), { mode: 0o600 });
     this.env = { HOME: this.home, XDG_CONFIG_HOME: config, CONVX_JWT_SECRET: SECRET, CI: '1', ...suiteThreads() };
   }
 

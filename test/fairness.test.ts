@@ -16,7 +16,7 @@ import { BusyError, ConnectionPool, FairGate } from '../src/server/pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
-import { cli, csv, dataset, serveInProcess } from './helpers.js';
+import { cli, csv, dataset, serveInProcess, twoPluginFiles } from './helpers.js';
 import { sql } from '../src/local/sql.js';
 
 const SECRET = 'fairness-test-secret-long-enough';
@@ -444,7 +444,9 @@ describe('a body that never completes (issue 17, point 4)', () => {
   });
 
   beforeAll(async () => {
-    server = await serveInProcess(['--data', dir, '--port', '0', '--body-timeout', '0.5'], { CONVX_JWT_SECRET: SECRET });
+    // Plugins A and B with one order each: no request here gets past its body to the data.
+    const small = dataset(twoPluginFiles());
+    server = await serveInProcess(['--data', small, '--port', '0', '--body-timeout', '0.5'], { CONVX_JWT_SECRET: SECRET });
     url = new URL(server.url);
   }, 40_000);
 

@@ -137,6 +137,22 @@ export async function withBackend<T>(
   }
 }
 
+/**
+ * One local backend on dir for the tests of a describe block or file (opened before them, closed
+ * after), where they compare with reference answers: a command opens its own, but the attribution
+ * is per order, so what one period's query leaves attributed never changes another's answer.
+ */
+export function sharedBackend(dir: string, options: LocalOpenOptions = {}): () => LocalBackend {
+  let backend: LocalBackend | undefined;
+  beforeAll(async () => {
+    backend = await openLocalBackend(dir, { ...suiteThreadsOption(), ...options });
+  });
+  afterAll(async () => {
+    await backend?.close();
+  });
+  return () => backend!;
+}
+
 export function reportQuery(dateFrom: string, dateTo: string, extra: Partial<ReportQuery> = {}): ReportQuery {
   return {
     dateFrom,

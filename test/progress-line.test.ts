@@ -14,7 +14,7 @@ import { PROGRESS_DELAY_MS, startProgress } from '../src/commands/shared.js';
 import type { Context } from '../src/context.js';
 import { generateDataset } from '../src/local/generate.js';
 import { REPORT_COLUMNS } from '../src/output/columns.js';
-import { SAMPLES, tempDir } from './helpers.js';
+import { SAMPLES, suiteThreads, tempDir } from './helpers.js';
 
 describe("the progress line's clock", () => {
   beforeEach(() => {
@@ -120,7 +120,7 @@ interface Spawned {
 
 /** Runs the built binary; with tty, under `script` so that its stderr (and stdout, unless redirected) is a terminal. */
 function convx(args: string[], options: { tty: boolean; env?: Record<string, string>; stdoutFile?: string }): Promise<Spawned> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tempDir('convx-home-'), TERM: 'xterm', ...options.env };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: tempDir('convx-home-'), TERM: 'xterm', ...suiteThreads(), ...options.env };
   const quote = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
   const line = [process.execPath, BIN, ...args].map(quote).join(' ') + (options.stdoutFile ? ` > ${quote(options.stdoutFile)}` : '');
   const [command, argv] = options.tty ? ['script', ['-qec', line, '/dev/null']] : [process.execPath, [BIN, ...args]];

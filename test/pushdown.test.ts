@@ -155,12 +155,14 @@ describe('the period pushed into the attribution', () => {
       ['2024-01-01', '2025-12-31'],
       ['2023-06-01', '2023-12-31'],
     ];
-    for (const format of ['csv', 'parquet'] as const) {
-      for (const plugin of ['shop-1', 'shop-2']) {
-        it(`${format}, ${plugin}`, async () => {
-          expect(await expectSame(join(root, format), periods, plugin)).toBeGreaterThan(100);
-        }, 60_000);
-      }
+    // Each reader and each reference currency once (not their cross product, twice as long): csv
+    // copied into tables, Parquet whose unordered tables stay views over the file (the period's
+    // filter reaches the scan); shop-1 in EUR, shop-2 in CZK, each plugin's orders needing rates
+    // into its own reference currency.
+    for (const [format, plugin] of [['csv', 'shop-1'], ['parquet', 'shop-2']] as const) {
+      it(`${format}, ${plugin}`, async () => {
+        expect(await expectSame(join(root, format), periods, plugin)).toBeGreaterThan(100);
+      }, 60_000);
     }
   });
 });

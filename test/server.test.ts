@@ -5,12 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/open.js';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, SAMPLES, shop, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, sharedBackend, shop, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -39,19 +38,17 @@ describe('reporting routes on samples/shop', () => {
 
   const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers });
 
+  const shared = sharedBackend(SAMPLES);
+
   /** The body the local backend gives for the same query, serialised the same way. */
   async function local(kind: 'report' | 'items', raw: RawParams): Promise<string> {
-    const backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-    try {
-      if (kind === 'report') {
-        const page = await backend.report(parseReportQuery(raw, NOW));
-        return JSON.stringify({ conversions: page.rows, paging: page.paging });
-      }
-      const page = await backend.items(parseItemsQuery(raw, { campaignId: true }));
+    const backend = shared();
+    if (kind === 'report') {
+      const page = await backend.report(parseReportQuery(raw, NOW));
       return JSON.stringify({ conversions: page.rows, paging: page.paging });
-    } finally {
-      await backend.close();
     }
+    const page = await backend.items(parseItemsQuery(raw, { campaignId: true }));
+    return JSON.stringify({ conversions: page.rows, paging: page.paging });
   }
 
   it('answers /v1/conversions byte for byte as the local backend, for every parameter', async () => {

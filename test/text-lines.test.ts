@@ -129,6 +129,9 @@ describe('csv and tsv lines written by DuckDB', () => {
                 // One stream of the engine: asked whether it writes the lines itself, then written (the writer asks again).
                 const stream = await backend.allItems(query);
                 expect(await stream.text!({ format, columns: fields ?? ITEM_COLUMNS, formulaEscape }) !== undefined).toBe(fast(format));
+                // Declined: both sides below would be the writer over the same query's records, equal by
+                // construction (the writer's own lines are pinned by format.test).
+                if (!fast(format)) continue;
                 const viaEngine = await write(stream, format, fields, formulaEscape);
                 const viaRows = await write(await rowsOf(query, sort), format, fields, formulaEscape);
                 expect(viaEngine.text).toBe(viaRows.text);

@@ -5,11 +5,10 @@
  * exactly what local mode prints.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalBackend } from '../src/local/open.js';
 import { parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
-import { cli, SAMPLES, suiteThreadsOption } from './helpers.js';
+import { cli, SAMPLES, sharedBackend } from './helpers.js';
 
 const SECRET = 'trend-api-test-secret';
 
@@ -27,15 +26,13 @@ describe('the series and total routes on samples/shop', () => {
   const get = (path: string, params: RawParams, headers: Record<string, string> = {}) =>
     fetch(`${server.url}${path}?${new URLSearchParams(params as Record<string, string>)}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
 
+  const shared = sharedBackend(SAMPLES);
+
   /** The local backend's answer to the same parameters, serialised as the server does. */
   async function local(kind: 'trend' | 'total', raw: RawParams, interval?: 'day'): Promise<string> {
-    const backend = await openLocalBackend(SAMPLES, suiteThreadsOption());
-    try {
-      const now = new Date();
-      return JSON.stringify(kind === 'trend' ? await backend.trend(parseTrendQuery(raw, now, interval)) : await backend.total(parseTotalQuery(raw, now)));
-    } finally {
-      await backend.close();
-    }
+    const backend = shared();
+    const now = new Date();
+    return JSON.stringify(kind === 'trend' ? await backend.trend(parseTrendQuery(raw, now, interval)) : await backend.total(parseTotalQuery(raw, now)));
   }
 
   const march = { dateFrom: '2024-03-01', dateTo: '2024-03-31' };

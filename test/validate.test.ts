@@ -4,10 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLocalBackend } from '../src/local/open.js';
 import { CHECKS, type Finding, type ValidateResponse } from '../src/model/validation.js';
-import { buildApp } from '../src/server/app.js';
-import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
-import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, SAMPLES, suiteThreadsOption } from './helpers.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
@@ -359,14 +357,16 @@ describe('server and API mode', () => {
   afterAll(async () => server?.close());
 
   it('the server answers with the JSON local mode gives, findings in a 200', async () => {
-    const served = await ServedDataset.load(SAMPLES);
-    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
-    for (const file of ['welcome.json', 'defect-missing-language.json', 'warnings.json']) {
-      const body = JSON.parse(readFileSync(join(SAMPLES, '..', 'deliveries', file), 'utf8'));
-      const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers: { authorization: `Bearer ${token}` }, payload: body });
-      expect(res.statusCode).toBe(200);
-      const local = await openLocalBackend(SAMPLES, suiteThreadsOption());
-      expect(res.body).toBe(JSON.stringify(await local.validateEmail(body)));
+    const app = server.app;
+    const local = await openLocalBackend(SAMPLES, suiteThreadsOption());
+    try {
+      for (const file of ['welcome.json', 'defect-missing-language.json', 'warnings.json']) {
+        const body = JSON.parse(readFileSync(join(SAMPLES, '..', 'deliveries', file), 'utf8'));
+        const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers: { authorization: `Bearer ${token}` }, payload: body });
+        expect(res.statusCode).toBe(200);
+        expect(res.body).toBe(JSON.stringify(await local.validateEmail(body)));
+      }
+    } finally {
       await local.close();
     }
     const invalid = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers: { authorization: `Bearer ${token}` }, payload: { audience: 1 } });
@@ -377,8 +377,6 @@ describe('server and API mode', () => {
     expect(JSON.parse(notJson.body).type).toBe('urn:convx:problem:invalid-body');
     const anonymous = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', payload: {} });
     expect(anonymous.statusCode).toBe(403);
-    await app.close();
-    await served.retire();
   });
 
   it('API mode prints what local mode prints, in every format, with the same exit code', async () => {
