@@ -1,0 +1,163 @@
+/**
+ * `data import --append` against a full import, on random tiny datasets (issue 21, item 1): a
+ * seeded generator makes a few plugins' orders (second rows of an id, earlier, later or at the
+ * same instant; refunds; cancelled and zero orders), touches (clicks and others, ties at one
+ * instant, clicks exactly 30 days before an order and a millisecond more), FX rates in several
+ * currencies (to the reference currency and to another), contacts and sources (second rows), and
+ * deals every row to one of a few steps: each step's rows become a new file of each table's
+ * folder, sorting after the earlier ones, so rows arrive late in every way (a refund before its
+ * order, a rate after the orders it prices, a contact's or a source's first row after their
+ * conversions, an earlier row of an order id, a plugin of only new files), with header-only
+ * files. After each step the appended file holds every table as a full import of the same files
+ * writes it (sameTables). The seeds that once failed are kept as fixed cases.
+ */
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendDataset } from '../src/local/import-append.js';
+import { importDataset } from '../src/local/import-writer.js';
+import { csv, tempDir } from './helpers.js';
+import { sameTables } from './import-compare.js';
+
+/** mulberry32: a small seeded generator of floats in [0, 1). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Cell = string | number | boolean | null;
+type Row = { step: number; cells: Cell[] };
+
+const HEADERS = {
+  plugins: ['plugin_id', 'reference_currency', 'name'],
+  orders: ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax', 'country', 'is_refund', 'status'],
+  touches: ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
+  fx: ['date', 'currency', 'rate', 'reference_currency'],
+  contacts: ['plugin_id', 'contact_id', 'client_contact_id', 'first_name', 'surname', 'country'],
+  sources: ['plugin_id', 'source_type', 'source_id', 'name', 'campaign_id', 'smartflow_id', 'started_at'],
+} as const;
+type Table = keyof typeof HEADERS;
+
+const DAY = 86_400_000;
+const START = Date.parse('2024-01-01T00:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One random dataset: every table's rows, each dealt to a step (0: the first import). */
+function generate(seed: number): { steps: number; rows: Record<Table, Row[]> } {
+  const r = random(seed);
+  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const chance = (p: number) => r() < p;
+  const steps = 2 + Math.floor(r() * 3);
+  const step = () => (chance(0.45) ? 0 : 1 + Math.floor(r() * (steps - 1)));
+  const rows: Record<Table, Row[]> = { plugins: [], orders: [], touches: [], fx: [], contacts: [], sources: [] };
+  const add = (t: Table, cells: Cell[], at = step()) => rows[t].push({ step: at, cells });
+  // A coarse grid of instants (ties happen), over 70 days.
+  const instant = () => START + Math.floor(r() * 70) * DAY + pick([0, 6, 12]) * 3_600_000;
+  const fxReference = chance(0.5);
+  const late = chance(0.3) ? 'p-c' : undefined;
+  const plugins = ['p-a', 'p-b', ...(late ? [late] : [])];
+  for (const p of plugins) add('plugins', [p, fxReference ? null : 'EUR', `Shop ${p}`], p === late && chance(0.5) ? steps - 1 : 0);
+  const sources: [string, string][] = [['campaign', 'k-1'], ['campaign', 'k-2'], ['campaign', 'k-3'], ['automation', 'a-1'], ['smartflow', 's-1']];
+  for (const p of plugins) {
+    const first = p === late ? Math.max(1, step()) : undefined;
+    const at = () => first ?? step();
+    const contacts = ['c-1', 'c-2', 'c-3', 'c-4'];
+    const orders: { id: string; contact: string; at: number }[] = [];
+    for (let i = 1; i <= 8; i++) {
+      const id = `o-${i}`;
+      const contact = pick(contacts);
+      const t = instant();
+      const order = (ms: number, refund: boolean, who = contact) =>
+        add('orders', [p, id, who, iso(ms), pick(['EUR', 'CZK', 'CZK', 'USD']), pick(['10.5', '99.99', '0', '-5', '123.4567']), pick(['12.7', '121', '0', '-6.05']), pick(['CZ', null]), refund ? pick(['true', '1']) : pick(['false', null]), pick(['completed', 'completed', 'cancelled', 'Storno', null])], at());
+      order(t, false);
+      orders.push({ id, contact, at: t });
+      if (chance(0.3)) order(pick([t, t - DAY, t + 6 * 3_600_000, t - 1]), false, chance(0.8) ? contact : pick(contacts));
+      if (chance(0.3)) order(pick([t, t + DAY, t + 3 * DAY, t - DAY]), true);
+    }
+    for (let i = 0; i < 24; i++) {
+      const [type, id] = pick(sources);
+      add('touches', [p, pick(contacts), iso(instant()), pick(['click', 'click', 'Click', 'open', 'sent']), type, id], at());
+    }
+    // Hunted: the window's edge (a click exactly 30 days before an order, one a millisecond more), two sources at one instant.
+    for (const o of [pick(orders), pick(orders)]) {
+      const [type, id] = pick(sources);
+      add('touches', [p, o.contact, iso(o.at - 30 * DAY), 'click', type, id], at());
+      add('touches', [p, o.contact, iso(o.at - 30 * DAY - 1), 'click', ...pick(sources)], at());
+      const tie = o.at - pick([0, DAY, 29 * DAY]);
+      add('touches', [p, o.contact, iso(tie), 'click', 'campaign', 'k-2'], at());
+      add('touches', [p, o.contact, iso(tie), 'click', ...pick(sources)], at());
+    }
+    for (const c of contacts) {
+      if (chance(0.7)) add('contacts', [p, c, `client-${c}`, `First ${c}`, null, pick(['SK', null])], at());
+      if (chance(0.3)) add('contacts', [p, c, `other-${c}`, `Second ${c}`, 'Late', 'AT'], at());
+    }
+    for (const [type, id] of sources) {
+      const started = () => (chance(0.5) ? iso(instant()) : null);
+      if (chance(0.6)) add('sources', [p, type, id, `Name ${id}`, chance(0.3) ? `camp-${id}` : null, type === 'smartflow' && chance(0.5) ? 'sf-9' : null, started()], at());
+      if (chance(0.3)) add('sources', [p, type, id, `Renamed ${id}`, null, null, started()], at());
+    }
+  }
+  for (const currency of ['CZK', 'USD']) {
+    for (let i = 0; i < 4; i++) {
+      const date = iso(START + Math.floor(r() * 72 - 2) * DAY).slice(0, 10);
+      add('fx', [date, currency, pick(['0.04', '0.041', '0.9', '1.1', '0.0399']), fxReference ? 'EUR' : pick([null, 'EUR'])]);
+    }
+    if (!fxReference && chance(0.5)) add('fx', [iso(START + 10 * DAY).slice(0, 10), currency, '25', 'USD']);
+  }
+  // Rows of one file in a random order, so a table's first rows are any of them.
+  for (const t of Object.keys(rows) as Table[]) rows[t].sort(() => r() - 0.5);
+  return { steps, rows };
+}
+
+/** Writes the files of one step: table/<step>.csv where the step has rows (step 0: every table), or header-only by chance. */
+function writeStep(dir: string, data: ReturnType<typeof generate>, at: number, r: () => number): void {
+  for (const t of Object.keys(HEADERS) as Table[]) {
+    const chosen = data.rows[t].filter((row) => row.step === at);
+    if (chosen.length === 0 && at > 0 && r() > 0.2) continue;
+    mkdirSync(join(dir, t), { recursive: true });
+    const file = join(dir, t, `${String(at).padStart(2, '0')}.csv`);
+    writeFileSync(file, csv([...HEADERS[t]], chosen.map((row) => row.cells)));
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+  }
+}
+
+const root = tempDir('convx-append-property-');
+
+/** Imports a seed's first step, then appends each next one, comparing the file with a full import after each. */
+async function check(seed: number): Promise<void> {
+  const data = generate(seed);
+  const r = random(seed ^ 0x5eed);
+  const dir = join(root, `d-${seed}`);
+  const file = join(root, `a-${seed}.duckdb`);
+  writeStep(dir, data, 0, r);
+  await importDataset(dir, file);
+  for (let at = 1; at < data.steps; at++) {
+    writeStep(dir, data, at, r);
+    const full = join(root, `f-${seed}-${at}.duckdb`);
+    const [a, b] = await Promise.allSettled([importDataset(dir, full), appendDataset(dir, file)]);
+    const label = `seed ${seed}, step ${at}`;
+    if (a.status === 'rejected') {
+      // A dataset a full import refuses (a data error), --append refuses as well, and says the same.
+      expect(b.status === 'rejected' && String(b.reason), label).toBe(String(a.reason));
+      return;
+    }
+    expect(b.status === 'rejected' ? String(b.reason.stack) : '', label).toBe('');
+    await sameTables(full, file, label);
+    rmSync(full);
+  }
+  rmSync(file);
+  rmSync(dir, { recursive: true });
+}
+
+describe('data import --append: random datasets', () => {
+  const seeds = Array.from({ length: Number(process.env.APPEND_SEEDS ?? 24) }, (_, i) => Number(process.env.APPEND_SEED0 ?? 1) + i);
+  it.each(seeds)('seed %i: each step appended holds what a full import holds', async (seed) => {
+    await check(seed);
+  });
+});
