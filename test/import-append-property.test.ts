@@ -38,7 +38,7 @@ const HEADERS = {
   plugins: ['plugin_id', 'reference_currency', 'name'],
   orders: ['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax', 'country', 'is_refund', 'status'],
   touches: ['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'],
-  fx: ['date', 'currency', 'rate', 'reference_currency'],
+  fx: ['plugin_id', 'date', 'currency', 'rate', 'reference_currency'],
   contacts: ['plugin_id', 'contact_id', 'client_contact_id', 'first_name', 'surname', 'country'],
   sources: ['plugin_id', 'source_type', 'source_id', 'name', 'campaign_id', 'smartflow_id', 'started_at'],
 } as const;
@@ -49,7 +49,7 @@ const START = Date.parse('2024-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** One random dataset: every table's rows, each dealt to a step (0: the first import). */
-function generate(seed: number): { steps: number; rows: Record<Table, Row[]> } {
+function generate(seed: number): { steps: number; rows: Record<Table, Row[]>; shared: Set<Table> } {
   const r = random(seed);
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const chance = (p: number) => r() < p;
@@ -108,13 +108,15 @@ function generate(seed: number): { steps: number; rows: Record<Table, Row[]> } {
   for (const currency of ['CZK', 'USD']) {
     for (let i = 0; i < 4; i++) {
       const date = iso(START + Math.floor(r() * 72 - 2) * DAY).slice(0, 10);
-      add('fx', [date, currency, pick(['0.04', '0.041', '0.9', '1.1', '0.0399']), fxReference ? 'EUR' : pick([null, 'EUR'])]);
+      add('fx', [pick(plugins), date, currency, pick(['0.04', '0.041', '0.9', '1.1', '0.0399']), fxReference ? 'EUR' : pick([null, 'EUR'])]);
     }
-    if (!fxReference && chance(0.5)) add('fx', [iso(START + 10 * DAY).slice(0, 10), currency, '25', 'USD']);
+    if (!fxReference && chance(0.5)) add('fx', [pick(plugins), iso(START + 10 * DAY).slice(0, 10), currency, '25', 'USD']);
   }
   // Rows of one file in a random order, so a table's first rows are any of them.
   for (const t of Object.keys(rows) as Table[]) rows[t].sort(() => r() - 0.5);
-  return { steps, rows };
+  // Tables without plugin_id (every plugin's): fx mostly (always where it tells the reference currency), the others by chance.
+  const shared = new Set<Table>((['fx', 'touches', 'contacts', 'sources'] as const).filter((t) => chance(t !== 'fx' ? 0.2 : fxReference ? 1 : 0.75)));
+  return { steps, rows, shared };
 }
 
 /** A file's text as written by some exporter: as it is, with a byte order mark, without the last line end; or, without rows, empty. */
@@ -134,7 +136,8 @@ function stepFiles(data: ReturnType<typeof generate>, seed: number): Record<stri
     for (const t of Object.keys(HEADERS) as Table[]) {
       const chosen = data.rows[t].filter((row) => row.step === at);
       if (chosen.length === 0 && at > 0 && r() > 0.25) continue;
-      const text = csv([...HEADERS[t]], chosen.map((row) => row.cells));
+      const drop = data.shared.has(t) ? 1 : 0;
+      const text = csv(HEADERS[t].slice(drop), chosen.map((row) => row.cells.slice(drop)));
       files[`${t}/${String(at).padStart(2, '0')}.csv`] = at === 0 ? text : styled(text, chosen.length, r);
     }
     return files;
