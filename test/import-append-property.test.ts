@@ -259,6 +259,21 @@ describe('data import --append: late rows of every kind', () => {
   });
 });
 
+describe('data import --append: a second rate of a day', () => {
+  it('a new rate of a currency and day that has one prices as in a full import', async () => {
+    await compareSteps('same-day-rate', [
+      {
+        ...FIRST,
+        'plugins.csv': 'plugin_id,reference_currency\np-a,EUR\n',
+        'orders/00.csv': `${ORDERS}p-a,o-1,c-1,2024-02-01T10:00:00.000Z,CZK,10,12,completed\n`,
+        'fx/00.csv': `${FX}2024-01-30,CZK,0.04\n`,
+      },
+      { 'fx/01.csv': `${FX}2024-01-30,CZK,0.05\n2024-01-31,USD,0.9\n` },
+      { 'fx/02.csv': `${FX}2024-01-30,CZK,0.06\n` },
+    ]);
+  });
+});
+
 describe('data import --append: random datasets', () => {
   // APPEND_SEEDS and APPEND_SEED0 run other seeds (a longer hunt); CI runs the first 12 (about 24 appends, each compared).
   const seeds = Array.from({ length: Number(process.env.APPEND_SEEDS ?? 12) }, (_, i) => Number(process.env.APPEND_SEED0 ?? 1) + i);
