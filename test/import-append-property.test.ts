@@ -217,12 +217,12 @@ describe('data import --append: fixed examples (seeds that once failed, minimise
     ]);
   });
 
-  it('the window\'s edge: a click exactly 30 days before the order takes it, one a millisecond earlier does not; ties at one instant', async () => {
+  it('the window\'s edge: a click 30 days and a millisecond before the order does not take it, one exactly 30 days before does; ties at one instant', async () => {
     await compareSteps('window-edge', [
       { ...FIRST, 'touches/00.csv': TOUCHES },
-      { 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-01-02T10:00:00.000Z,click,campaign,k-1\np-a,c-1,2024-01-02T09:59:59.999Z,click,campaign,k-9\n` },
-      { 'touches/02.csv': `${TOUCHES}p-a,c-1,2024-01-02T10:00:00.000Z,click,automation,a-1\n` },
-      { 'orders/03.csv': `${ORDERS}p-a,o-1,c-1,2024-02-01T09:59:59.999Z,EUR,7,8,completed\n` },
+      { 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-01-02T09:59:59.999Z,click,campaign,k-9\n` },
+      { 'touches/02.csv': `${TOUCHES}p-a,c-1,2024-01-02T10:00:00.000Z,click,automation,a-1\np-a,c-1,2024-01-02T10:00:00.000Z,click,campaign,k-1\n` },
+      { 'orders/03.csv': `${ORDERS}p-a,o-1,c-1,2024-02-01T09:59:59.999Z,EUR,7,8,completed\np-a,o-2,c-1,2024-02-01T10:00:00.001Z,EUR,3,4,completed\n` },
     ]);
   });
 });
