@@ -45,6 +45,8 @@ type Table = keyof typeof HEADERS;
 
 /** A multiplier of the orders and touches per plugin (APPEND_SIZE; 1 in CI), to hunt on denser data locally. */
 const SIZE = Number(process.env.APPEND_SIZE ?? 1);
+/** The most steps of a dataset (APPEND_MAX_STEPS; 4 in CI): the first import and up to three appends. */
+const MAX_STEPS = Number(process.env.APPEND_MAX_STEPS ?? 4);
 const DAY = 86_400_000;
 const START = Date.parse('2024-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -54,7 +56,7 @@ function generate(seed: number): { steps: number; rows: Record<Table, Row[]>; sh
   const r = random(seed);
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const chance = (p: number) => r() < p;
-  const steps = 2 + Math.floor(r() * 3);
+  const steps = 2 + Math.floor(r() * (MAX_STEPS - 1));
   const step = () => (chance(0.45) ? 0 : 1 + Math.floor(r() * (steps - 1)));
   const rows: Record<Table, Row[]> = { plugins: [], orders: [], touches: [], fx: [], contacts: [], sources: [] };
   const add = (t: Table, cells: Cell[], at = step()) => rows[t].push({ step: at, cells });
