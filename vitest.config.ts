@@ -24,6 +24,7 @@ const E2E = [
   'http-conventions',
   'import',
   'import-append',
+  'import-append-property',
   'invariants',
   'load',
   'lookups',

@@ -20,14 +20,16 @@ export class NeedsFullImport extends Error {}
 export const newRows = (name: TableName) => ident(`n_${name}`);
 
 /**
- * Each table's source narrowed to its new files. A table the import did not store, a table of
- * one file (only a folder can grow) or a file name the reader would take as a glob: the long way.
+ * Each table's source narrowed to its new files that are not empty. A table the import did not
+ * store, a table of one file (only a folder can grow) or a file name the reader would take as a
+ * glob: the long way.
  */
 function newSources(dir: string, added: readonly ImportedFile[], meta: ImportMeta): Map<TableName, TableSource> {
   const found = discoverTables(dir);
   const out = new Map<TableName, TableSource>();
   for (const [name, source] of found) {
-    const files = added.filter((f) => f.table === name).map((f) => joinPath(dir, f.path));
+    // An empty file holds no rows (a full import reads nothing of it; read alone, it would have no columns).
+    const files = added.filter((f) => f.table === name && f.size > 0).map((f) => joinPath(dir, f.path));
     if (files.length === 0) continue;
     if (!meta.tables.some((t) => t.table === name) || !source.multiFile) throw new NeedsFullImport(`${name} is new`);
     if (files.some((f) => /[*?[\]{}]/.test(f))) throw new NeedsFullImport(`a file name of ${name} holds a glob character`);

@@ -82,7 +82,7 @@ async function affectedInputs(u: Update): Promise<void> {
   const span = await db.one<{ lo: string | null; hi: string | null }>(
     sql`SELECT strftime(min(datetime), '%Y-%m-%d %H:%M:%S.%f') AS lo, strftime(max(datetime), '%Y-%m-%d %H:%M:%S.%f') AS hi FROM ${w('orders')}`,
   );
-  const at = (value: string | null | undefined) => (value ? sql`TIMESTAMP ${literal(value)}` : sql`NULL`);
+  const at = (value: string | null | undefined) => (value ? sql`TIMESTAMP ${literal(value)}` : sql`CAST(NULL AS TIMESTAMP)`);
   await db.exec(sql`CREATE TABLE ${w('touches')} AS SELECT t.* FROM ${u.scope.relation('touches')} t
     SEMI JOIN (SELECT DISTINCT contact_id FROM ${w('orders')}) c ON t.contact_id = c.contact_id
     WHERE t.datetime >= ${at(span?.lo)} - INTERVAL ${int(WINDOW_DAYS)} DAY AND t.datetime <= ${at(span?.hi)}`);
