@@ -1,4 +1,7 @@
 /** Section 3: tables in every format, typed reading, and data errors that name the place. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
@@ -207,6 +210,39 @@ describe('convx data check', () => {
     const run = await cli(['data', 'check', dir, '-o', 'table']);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/finding duplicate_order: 1 order id with more than one order row/);
+  });
+
+  it('two rates of a currency on a day: the first in file order converts, in a command and an import alike, and data check names the day', async () => {
+    // Before this rule DuckDB's join chose between the two by its sort (in a bare test on a table of dates each given twice, the second row, always).
+    const rates = (first: string, second: string): [string, string, string][] => [
+      ['2024-02-28', 'CZK', '0.03'],
+      ['2024-03-01', 'CZK', first],
+      ['2024-03-01', 'CZK', second],
+    ];
+    const data = (fx: [string, string, string][]) =>
+      shop({ touches: [{ at: '2024-02-20T00:00:00Z' }], orders: [{ id: 'o1', at: '2024-03-01T10:00:00Z', currency: 'CZK', net: 100, gross: 121 }], fx });
+    const amount = async (argv: string[]) => {
+      const run = await cli([...argv, '--from', '2024-03-01', '--to', '2024-03-01', '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout).conversions[0].conversionsReferenceAmount;
+    };
+    const firstLow = data(rates('0.04', '0.05'));
+    const firstHigh = data(rates('0.05', '0.04'));
+    // 121 CZK at 0.04 and at 0.05 EUR, rounded per transaction
+    expect(await amount(['items', '--data', firstLow])).toBe(4.84);
+    expect(await amount(['items', '--data', firstHigh])).toBe(6.05);
+    const file = join(mkdtempSync(join(tmpdir(), 'convx-fx-')), 'shop.duckdb');
+    expect((await cli(['data', 'import', firstHigh, '--into', file, '--quiet'])).code).toBe(0);
+    expect(await amount(['items', '--data', file])).toBe(6.05);
+    const report = await checkDataset(firstLow);
+    expect(report.findings.find((f) => f.code === 'fx_duplicate')).toEqual({
+      code: 'fx_duplicate',
+      message: '1 currency day with different rates in fx; the first row in file order counts',
+      count: 1,
+      examples: ['CZK on 2024-03-01 to EUR'],
+    });
+    // the same rate twice is no finding
+    expect((await checkDataset(data(rates('0.04', '0.04')))).findings.map((f) => f.code)).not.toContain('fx_duplicate');
   });
 
   it('prints every file problem and exits 1; a clean dataset exits 0', async () => {

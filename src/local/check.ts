@@ -92,6 +92,8 @@ async function finding(
 
 const ORDERS = table('orders');
 const FX = table('fx');
+/** What makes one rate: a currency on a day, to a reference currency, of a plugin. */
+const FX_KEY = sql`currency, date, reference_currency, plugin_id`;
 
 async function integrityFindings(dataset: Dataset): Promise<DataIssue[]> {
   const db = dataset.db;
@@ -162,6 +164,13 @@ async function currencyFindings(dataset: Dataset): Promise<(DataIssue | undefine
            ASOF LEFT JOIN (SELECT DISTINCT currency, date FROM ${FX}) f ON o.currency = f.currency AND o.day >= f.date
            WHERE f.date IS NULL OR f.date < o.day - INTERVAL 7 DAY`,
         (n) => `${plural(n, 'day')} with orders but no rate on that day or the 7 before; reports over them fail`,
+      ),
+      await finding(
+        db,
+        'fx_duplicate',
+        sql`SELECT coalesce(plugin_id || '/', '') || currency || ' on ' || CAST(date AS VARCHAR) || coalesce(' to ' || reference_currency, '') AS example FROM ${FX}
+           GROUP BY ${FX_KEY} HAVING count(DISTINCT rate) > 1`,
+        (n) => `${plural(n, 'currency day')} with different rates in fx; the first row in file order counts`,
       ),
     );
   }

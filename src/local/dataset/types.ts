@@ -47,7 +47,8 @@ export interface DataIssue {
     | 'negative_amount'
     | 'unknown_source'
     | 'currency_without_fx'
-    | 'fx_gap';
+    | 'fx_gap'
+    | 'fx_duplicate';
   message: string;
   count: number;
   /** Which and where, e.g. "order o7 (orders.csv, line 5)"; the first few in file order. */

@@ -17,8 +17,13 @@ export function firstContacts(input: ModelInput): Sql {
            SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${input.relation('contacts')}) WHERE k = 1)`);
 }
 
-/** The exchange rates to the reference currency (a row without reference_currency is to it). */
+/**
+ * The exchange rates to the reference currency (a row without reference_currency is to it), one
+ * per currency and date: the first in file order where the files give several (`data check`
+ * reports those that differ as fx_duplicate), so that a join never picks one by scan order.
+ */
 export function referenceRates(input: ModelInput): Sql {
-  return optional(input, 'fx', ['currency', 'date', 'rate'], () => sql`(SELECT currency, date, rate FROM ${input.relation('fx')}
-           WHERE reference_currency IS NULL OR reference_currency = ${input.referenceCurrency})`);
+  return optional(input, 'fx', ['currency', 'date', 'rate'], () => sql`(SELECT currency, date, rate FROM (
+           SELECT currency, date, rate, row_number() OVER (PARTITION BY currency, date ORDER BY row_id) AS k FROM ${input.relation('fx')}
+           WHERE reference_currency IS NULL OR reference_currency = ${input.referenceCurrency}) WHERE k = 1)`);
 }
