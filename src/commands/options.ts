@@ -218,7 +218,7 @@ export const OPTIONS = {
     },
     {
       flags: '--append',
-      description: "add the dataset's new files (new files of its tables' folders, after the imported ones) to the --into file an earlier import wrote; the result is a full import's",
+      description: "add the dataset's new files (new files of its tables' folders, after the imported ones) to the --into file an earlier import wrote; it reads only those and attributes again only the orders they can change, and the result is what a full import writes",
     },
   ],
   'data generate': [
