@@ -14,29 +14,24 @@ import type { TableSource } from './types.js';
 
 type Ending = 'CRLF' | 'LF' | 'CR';
 
-const LF = 0x0a;
-const CR = 0x0d;
-const QUOTE = 0x22;
-
-function open(path: string): Readable {
+/** A file's bytes, decompressed when it is gzipped. */
+function bytesOf(path: string): Readable {
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
-  if (!path.toLowerCase().endsWith('.gz')) return file;
-  return pipeline(file, createGunzip(), () => undefined);
+  return path.toLowerCase().endsWith('.gz') ? pipeline(file, createGunzip(), () => undefined) : file;
 }
 
 /** How a file's first line (outside quotes) ends; undefined for a file of one line or none. */
 export async function firstLineEnding(path: string): Promise<Ending | undefined> {
   let inQuotes = false;
   let afterCR = false;
-  const stream = open(path);
+  const stream = bytesOf(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i]!;
-        if (afterCR) return b === LF ? 'CRLF' : 'CR';
-        if (b === QUOTE) inQuotes = !inQuotes;
-        else if (!inQuotes && b === CR) afterCR = true;
-        else if (!inQuotes && b === LF) return 'LF';
+      for (const b of chunk) {
+        if (afterCR) return b === 0x0a ? 'CRLF' : 'CR';
+        if (b === 0x22) inQuotes = !inQuotes; // "
+        else if (!inQuotes && b === 0x0d) afterCR = true; // CR
+        else if (!inQuotes && b === 0x0a) return 'LF';
       }
     }
     return afterCR ? 'CR' : undefined;
