@@ -13,8 +13,9 @@
  * files with a byte order mark, without the last line end, header-only or empty. After each
  * step the appended file holds every table as a full import of the same files writes it
  * (sameTables), or both refuse the dataset alike. The seeds that once failed are kept as fixed
- * examples, minimised. (No CRLF files: a full import refuses one after LF files, a reader bug
- * that --append, reading its new files alone, does not share.)
+ * examples, minimised. Files after the first step end their lines in CRLF by chance, after
+ * LF files: a full import reads each run of files with its own line ending, as --append reads
+ * its new files alone.
  */
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -123,12 +124,13 @@ function generate(seed: number): { steps: number; rows: Record<Table, Row[]>; sh
   return { steps, rows, shared };
 }
 
-/** A file's text as written by some exporter: as it is, with a byte order mark, without the last line end; or, without rows, empty. */
+/** A file's text as written by some exporter: as it is, with a byte order mark, without the last line end, with CRLF line ends; or, without rows, empty. */
 function styled(text: string, rows: number, r: () => number): string {
   const style = r();
   if (rows === 0 && style < 0.15) return '';
   if (style < 0.3) return `\ufeff${text}`;
   if (style < 0.45) return text.slice(0, -1);
+  if (style < 0.6) return text.replaceAll('\n', '\r\n');
   return text;
 }
 

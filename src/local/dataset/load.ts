@@ -1,36 +1,72 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
 import { DataError } from '../../errors.js';
 import { QueryTimeoutError, type Database, type Row } from '../db.js';
-import { sql, trusted, type Sql } from '../sql.js';
+import { ident, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
+import { lineEndingRuns } from './endings.js';
 import { firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
 import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
 
 /** Fills raw_<name> from a table function and describes it. */
-async function fill(db: Database, source: TableSource, read: Sql): Promise<Row[]> {
+async function fill(db: Database, source: TableSource, read: Sql, target: Sql): Promise<Row[]> {
   // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
   // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
   const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
-  await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${rawTable(source.table)} AS SELECT * FROM ${read}`);
-  return db.all(sql`DESCRIBE SELECT * FROM ${rawTable(source.table)}`);
+  await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${target} AS SELECT * FROM ${read}`);
+  return db.all(sql`DESCRIBE SELECT * FROM ${target}`);
 }
 
 /**
  * Reads a table into raw_<name>: plain CSV files without the sniffer, anything else (and a plain
  * read that fails, so that its error is the sniffer's) with it. A query out of time stays so.
  */
-async function readRaw(db: Database, source: TableSource): Promise<Row[]> {
+async function readRaw(db: Database, source: TableSource, target = rawTable(source.table)): Promise<Row[]> {
   const plain = await plainReadExpression(db, source);
   if (plain) {
     try {
-      return await fill(db, source, plain);
+      return await fill(db, source, plain, target);
     } catch (error) {
       if (error instanceof QueryTimeoutError) throw error;
     }
   }
-  return fill(db, source, readExpression(source));
+  return fill(db, source, readExpression(source), target);
+}
+
+/**
+ * Reads a table into raw_<name> in one read; when that fails on a folder of CSV files whose line
+ * endings differ (endings.ts), reads each run of files that agree and appends the runs in order,
+ * so that the table, its rowids and its records' files are those of files that all end alike.
+ */
+async function readTable(db: Database, source: TableSource): Promise<Row[]> {
+  try {
+    return await readRaw(db, source);
+  } catch (error) {
+    if (error instanceof QueryTimeoutError) throw error;
+    const runs = await lineEndingRuns(db, source);
+    if (!runs) throw error;
+    return readRuns(db, source, runs, error);
+  }
+}
+
+/** The runs of readTable read one by one into raw_<name>; runs whose columns differ fail as the one read did. */
+async function readRuns(db: Database, source: TableSource, runs: string[][], failure: unknown): Promise<Row[]> {
+  const raw = rawTable(source.table);
+  const part = ident(`raw_${source.table}_run`);
+  const shape = (rows: Row[]) => JSON.stringify(rows.map((row) => [row.column_name, row.column_type]));
+  try {
+    let first: string | undefined;
+    for (const files of runs) {
+      const rows = await readRaw(db, { ...source, patterns: files, files }, first === undefined ? raw : part);
+      if (first === undefined) first = shape(rows);
+      else if (shape(rows) !== first) throw failure;
+      else await db.exec(sql`INSERT INTO ${raw} SELECT * FROM ${part}`);
+    }
+  } finally {
+    await db.exec(sql`DROP TABLE IF EXISTS ${part}`);
+  }
+  return db.all(sql`DESCRIBE SELECT * FROM ${raw}`);
 }
 
 /**
@@ -41,7 +77,7 @@ async function readRaw(db: Database, source: TableSource): Promise<Row[]> {
 export async function loadTable(db: Database, dir: string, source: TableSource): Promise<LoadedTable> {
   let rows: Row[];
   try {
-    rows = await readRaw(db, source);
+    rows = await readTable(db, source);
   } catch (error) {
     // Only now, after the reader failed, the files are read again to say where and why.
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
