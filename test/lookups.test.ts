@@ -150,7 +150,11 @@ describe('unknown ids are "not found", exit 3, nothing on stdout (item 9)', () =
     // API mode with a period that misses a known order says so, as local mode does
     const outside = await api(['order', 'o1', '--from', '2024-01-01', '--to', '2024-01-31']);
     expect(outside.code).toBe(1);
-    expect(outside.stderr).toMatch(/order o1 is a conversion, but none of its transactions falls within 2024-01-01\.\.2024-01-31/);
+    expect(outside.stderr).toBe(
+      'convx: error: order o1 is not among the conversions of 2024-01-01..2024-01-31:\n' +
+        '  - the order is a conversion, but none of its transactions falls within 2024-01-01..2024-01-31 (the order is from 2024-03-01)\n',
+    );
+    expect((await local(['order', 'o1', '--from', '2024-01-01', '--to', '2024-01-31'])).stderr).toBe(outside.stderr);
     // -o json and -o markdown carry why, with a period too, the same in both modes (and the data version of the page)
     for (const format of ['json', 'markdown']) {
       const period = ['order', 'o1', '--from', '2024-01-01', '--to', '2024-01-31', '-o', format];

@@ -35,9 +35,13 @@ function periodReasons(found: { reasons: string[]; conversions: ConversionRecord
   return [`the order is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${first.datetime.slice(0, 10)})`];
 }
 
-/** An order the data holds that is not a conversion: a finding (exit 1), not "not found" (exit 3); its reasons kept for several ids' answers. */
-function notAConversion(orderId: string, reasons: string[]): FindingError {
-  return Object.assign(new FindingError(`order ${orderId} is not a conversion:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`), { reasons });
+/**
+ * An order the data holds that is not a conversion (of the period, when one is given): a finding
+ * (exit 1), not "not found" (exit 3); its reasons kept for several ids' answers.
+ */
+function notAConversion(orderId: string, reasons: string[], period?: { dateFrom: string; dateTo: string }): FindingError {
+  const what = period ? `is not among the conversions of ${period.dateFrom}..${period.dateTo}` : 'is not a conversion';
+  return Object.assign(new FindingError(`order ${orderId} ${what}:\n  ${reasons.map((r) => `- ${r}`).join('\n  ')}`), { reasons });
 }
 
 /** An order's conversions as a person reads them: the card on a terminal, or -o markdown to paste. */
@@ -80,24 +84,15 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
   // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
   const found = diagnosis ? undefined : await backend.findOrder(orderId);
   if (!diagnosis && found === undefined) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the API's data`);
-  if (ctx.format !== 'table') await print.empty(page, diagnosis ? diagnosis.reasons : found ? periodReasons(found, query) : []);
-  if (!diagnosis) {
-    // API mode: the look-up by id tells an unknown order, one outside the period and one that is not a conversion apart.
-    if (found?.reasons.length) throw notAConversion(orderId, found.reasons);
-    if (found?.conversions.length) {
-      throw new FindingError(
-        `order ${orderId} is a conversion, but none of its transactions falls within ${query.dateFrom}..${query.dateTo} (the order is from ${found.conversions[0]!.datetime.slice(0, 10)})`,
-      );
-    }
-    throw new FindingError(
-      `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
-      'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
-    );
-  }
-  if (diagnosis.reasons.length === 0) {
-    throw new FindingError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
-  }
-  throw notAConversion(orderId, diagnosis.reasons);
+  // Why it has no conversion in the period: local mode's diagnosis, or the API's look-up by id in the same words.
+  const reasons = diagnosis ? diagnosis.reasons : periodReasons(found!, query);
+  if (ctx.format !== 'table') await print.empty(page, reasons);
+  if (reasons.length) throw notAConversion(orderId, reasons, query);
+  if (diagnosis) throw new FindingError(`order ${orderId} has no conversion in ${query.dateFrom}..${query.dateTo}`);
+  throw new FindingError(
+    `order ${orderId} is not among the conversions of ${query.dateFrom}..${query.dateTo}`,
+    'the API does not say why; it may be outside the period, cancelled, without revenue or without a click in the 30 days before it',
+  );
 }
 
 /** With several ids: an order's answer kept, a finding with it (answerEach prints them). */
