@@ -12,10 +12,11 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/local/db.js';
 import { ident, literal, sql } from '../src/local/sql.js';
-import { cli, tempDir } from './helpers.js';
+import { cli, SAMPLES, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
 
 const root = tempDir('convx-append-');
@@ -317,13 +318,39 @@ describe('data import --append: refusals', () => {
     expect(stderr).not.toMatch(/changed since/);
   });
 
-  it('refuses a new file that sorts before an imported one', async () => {
+  it('refuses a new file read before an imported one', async () => {
     const stderr = await refused('earlier', (dir) => {
       writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-22');
       copyFileSync(join(dir, 'orders', '2024-01-21.csv'), join(dir, 'orders', '2024-01-00.csv'));
     });
-    expect(stderr).toMatch(/orders\/2024-01-00\.csv is new and sorts before orders\/2024-01-20\.csv, which was imported/);
+    expect(stderr).toMatch(/orders\/2024-01-00\.csv is new and is read before orders\/2024-01-20\.csv, which was imported/);
     expect(stderr).not.toMatch(/changed since|is gone|2024-01-2[12]/);
+  });
+
+  it('takes the order the files are read in, not their names: each suffix\'s files in turn', async () => {
+    // orders/a.csv.gz and orders/c.csv imported: the .csv.gz files are read first (a's suffix comes first),
+    // so a new orders/d.csv.gz, after c.csv by name, is read before it: its rows would come before c's in a full import
+    const dir = tempDir('convx-append-order-');
+    cpSync(SAMPLES, dir, { recursive: true });
+    mkdirSync(join(dir, 'orders'));
+    const [header, ...rows] = readFileSync(join(dir, 'orders.csv'), 'utf8').trimEnd().split('\n');
+    rmSync(join(dir, 'orders.csv'));
+    const part = (from: number, to: number) => `${header}\n${rows.slice(from, to).join('\n')}\n`;
+    writeFileSync(join(dir, 'orders', 'a.csv.gz'), gzipSync(part(0, 100)));
+    writeFileSync(join(dir, 'orders', 'c.csv'), part(100, rows.length - 5));
+    const file = join(dir, 'shop.duckdb');
+    expect((await cli(['data', 'import', dir, '--into', file, '--quiet'])).code).toBe(0);
+    writeFileSync(join(dir, 'orders', 'd.csv.gz'), gzipSync(part(rows.length - 5, rows.length)));
+    const update = await cli(['data', 'import', dir, '--into', file, '--append']);
+    expect(update.code).toBe(2);
+    expect(update.stderr).toMatch(/orders\/d\.csv\.gz is new and is read before orders\/c\.csv, which was imported/);
+    // a new .csv file is read after c.csv: taken, with a full import's result
+    rmSync(join(dir, 'orders', 'd.csv.gz'));
+    writeFileSync(join(dir, 'orders', 'e.csv'), part(rows.length - 5, rows.length));
+    expect((await cli(['data', 'import', dir, '--into', file, '--append', '--quiet'])).code).toBe(0);
+    const full = join(dir, 'full.duckdb');
+    expect((await cli(['data', 'import', dir, '--into', full, '--quiet'])).code).toBe(0);
+    await sameTables(full, file, 'a new .csv after c.csv');
   });
 
   it('a data error in a new file fails the update and leaves the old file as it was, usable', async () => {

@@ -2,7 +2,7 @@
  * The files an imported file was made from (`files` of its convx_dataset), and what `data import
  * --append` may add to them: files after the ones read, never a change to those. A record's
  * row_id is its place in its table's files in name order, so an old file changed or removed, or a
- * new file that sorts before an old one, would move rows that the stored attribution names: such
+ * new file read before an old one (import-files.ts keeps the order the read takes them), would move rows that the stored attribution names: such
  * a dataset is refused with the full import to run instead.
  */
 import { statSync } from 'node:fs';
@@ -10,26 +10,39 @@ import { relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
-import type { Database } from './db.js';
+import { Database } from './db.js';
+import { filesAsRead } from './dataset/globs.js';
 import { META, type ImportedFile, type ImportedTable, type ImportMeta } from './imported.js';
 import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
 import { ident, int, sql, table } from './sql.js';
 
-/** Every file of the dataset at dir, by table, in the order its table reads them, with its size and modification time. */
-export function datasetFiles(dir: string): ImportedFile[] {
+/**
+ * Every file of the dataset at dir, by table, in the order its table's read takes them (DuckDB's
+ * globs, dataset/globs.ts: not name order, e.g. a folder's .csv files before its .csv.gz ones and
+ * its own files before its subfolders'), with its size and modification time.
+ */
+export async function datasetFiles(dir: string): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
-  for (const [table, source] of discoverTables(dir)) {
-    for (const file of source.files) {
-      const s = statSync(file, { bigint: true });
-      out.push({ table, path: relative(dir, file).split(sep).join('/'), size: Number(s.size), mtimeNs: String(s.mtimeNs) });
+  const db = await Database.open(':memory:', { threads: 1 });
+  try {
+    for (const [table, source] of discoverTables(dir)) {
+      const read = await filesAsRead(db, source);
+      // A file the globs do not list as such (its path holds a glob character) keeps its name order, after them.
+      const place = (file: string) => (read.includes(file) ? read.indexOf(file) : read.length);
+      for (const file of [...source.files].sort((a, b) => place(a) - place(b))) {
+        const s = statSync(file, { bigint: true });
+        out.push({ table, path: relative(dir, file).split(sep).join('/'), size: Number(s.size), mtimeNs: String(s.mtimeNs) });
+      }
     }
+  } finally {
+    db.close();
   }
   return out;
 }
 
 /**
  * The files of now that the import did not read; a DataError when an old file changed or is gone,
- * or a new one sorts before an old file of its table (its rows would come before theirs).
+ * or a new one is read before an old file of its table (its rows would come before theirs).
  */
 export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[]): ImportedFile[] {
   const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
@@ -42,9 +55,11 @@ export function newFiles(dir: string, file: string, read: readonly ImportedFile[
   }
   const known = new Set(read.map((f) => f.path));
   const added = now.filter((f) => !known.has(f.path));
+  // now is in the order the read takes the files: a new file must come after every imported one of its table.
   for (const f of added) {
-    const last = read.filter((r) => r.table === f.table).map((r) => r.path).sort().at(-1);
-    if (last !== undefined && f.path < last) problems.push(`${f.path} is new and sorts before ${last}, which was imported (new files of a table must come after its imported ones)`);
+    const table = now.filter((g) => g.table === f.table);
+    const later = table.slice(table.indexOf(f) + 1).reverse().find((g) => known.has(g.path));
+    if (later) problems.push(`${f.path} is new and is read before ${later.path}, which was imported (new files of a table must come after its imported ones in the order they are read)`);
   }
   if (problems.length) {
     throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...problems, full]);

@@ -44,7 +44,7 @@ export interface ImportOptions {
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
   checkTarget(into, options.force ?? false);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
-  return importFiles(dir, into, datasetFiles(dir), options);
+  return importFiles(dir, into, await datasetFiles(dir), options);
 }
 
 /**

@@ -7,6 +7,7 @@
 import { join as joinPath } from 'node:path';
 import { Database } from '../db.js';
 import { discoverTables, Dataset, type DataIssue, type LoadedTable, type TableSource } from '../dataset.js';
+import { GLOB_CHARACTER } from '../dataset/globs.js';
 import { negativeAmounts } from '../dataset/typing.js';
 import type { ImportedFile, ImportedTable, ImportMeta } from '../imported.js';
 import { rawColumns } from '../import-files.js';
@@ -32,7 +33,7 @@ function newSources(dir: string, added: readonly ImportedFile[], meta: ImportMet
     const files = added.filter((f) => f.table === name && f.size > 0).map((f) => joinPath(dir, f.path));
     if (files.length === 0) continue;
     if (!meta.tables.some((t) => t.table === name) || !source.multiFile) throw new NeedsFullImport(`${name} is new`);
-    if (files.some((f) => /[*?[\]{}]/.test(f))) throw new NeedsFullImport(`a file name of ${name} holds a glob character`);
+    if (files.some((f) => GLOB_CHARACTER.test(f))) throw new NeedsFullImport(`a file name of ${name} holds a glob character`);
     out.set(name, { ...source, patterns: files, files });
   }
   return out;

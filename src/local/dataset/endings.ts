@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { QueryTimeoutError, type Database } from '../db.js';
-import { literal, sql } from '../sql.js';
+import { filesAsRead, GLOB_CHARACTER } from './globs.js';
 import type { TableSource } from './types.js';
 
 type Ending = 'CRLF' | 'LF' | 'CR';
@@ -40,15 +40,6 @@ export async function firstLineEnding(path: string): Promise<Ending | undefined>
   }
 }
 
-/** The files DuckDB's one read of the table takes, in its order: each pattern's glob in turn. */
-async function filesAsRead(db: Database, source: TableSource): Promise<string[]> {
-  const files: string[] = [];
-  for (const pattern of source.patterns) {
-    for (const row of await db.all<{ file: string }>(sql`SELECT file FROM glob(${literal(pattern)})`)) files.push(row.file);
-  }
-  return files;
-}
-
 /**
  * The files of a folder of CSV files in runs of one line ending, in the order the one read takes
  * them; undefined when they all end alike (or a path holds a glob character, or a file cannot be
@@ -58,7 +49,7 @@ export async function lineEndingRuns(db: Database, source: TableSource): Promise
   if (source.format !== 'csv' || !source.multiFile) return undefined;
   try {
     const files = await filesAsRead(db, source);
-    if (files.length < 2 || files.some((f) => /[*?[\]{}]/.test(f))) return undefined;
+    if (files.length < 2 || files.some((f) => GLOB_CHARACTER.test(f))) return undefined;
     const runs: { ending: Ending | undefined; files: string[] }[] = [];
     for (const file of files) {
       const ending = await firstLineEnding(file);

@@ -11,7 +11,7 @@
 import { isUtf8 } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import { QueryTimeoutError, type Database } from '../db.js';
-import { literal, sql } from '../sql.js';
+import { filesAsRead, GLOB_CHARACTER } from './globs.js';
 import type { TableSource } from './types.js';
 
 /**
@@ -103,10 +103,7 @@ function hiveKeys(file: string): string[] {
  * too, say, and takes a path holding a glob character as a glob.
  */
 async function sameFiles(db: Database, source: TableSource): Promise<boolean> {
-  const found = new Set<string>();
-  for (const pattern of source.patterns) {
-    for (const row of await db.all<{ file: string }>(sql`SELECT file FROM glob(${literal(pattern)})`)) found.add(row.file);
-  }
+  const found = new Set(await filesAsRead(db, source));
   return found.size === source.files.length && source.files.every((f) => found.has(f));
 }
 
@@ -120,7 +117,7 @@ export async function plainColumns(db: Database, source: TableSource): Promise<{
   const delimiter = [...delimiters][0];
   if (delimiters.size !== 1 || delimiter === undefined) return undefined;
   try {
-    if (source.patterns.some((p) => /[*?[\]{}]/.test(p)) && !(await sameFiles(db, source))) return undefined;
+    if (source.patterns.some((p) => GLOB_CHARACTER.test(p)) && !(await sameFiles(db, source))) return undefined;
     const files: PlainFile[] = [];
     for (const file of source.files) {
       if ((await stat(file)).size > PLAIN_MAX_BYTES) return undefined;
