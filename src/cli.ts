@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
-import { FORMATS, PAGE_FORMATS, VALIDATE_FORMATS } from './output/formats.js';
+import { ANY_FORMATS, FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
@@ -56,13 +56,10 @@ function parsedFlags(cmd: Command): GlobalFlags {
   return flags.format === undefined ? flags : { ...flags, format: formatName(flags.format) };
 }
 
-/** Every format name of any command. */
-const FORMAT_NAMES: ReadonlySet<string> = new Set([...PAGE_FORMATS, ...VALIDATE_FORMATS]);
-
 /** -o in any case, as codes are (`-o TSV` is tsv); a name no format has stays as typed, for the error to quote. */
 function formatName(value: string): string {
   const lower = value.toLowerCase();
-  return FORMAT_NAMES.has(lower) ? lower : value;
+  return (ANY_FORMATS as readonly string[]).includes(lower) ? lower : value;
 }
 
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */

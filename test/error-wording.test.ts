@@ -52,9 +52,9 @@ describe('--max-warnings', () => {
 });
 
 describe('-o in any case', () => {
-  it('takes TSV, Json and GitHub as tsv, json and github', async () => {
+  it('takes TSV, Json, Markdown and GitHub as tsv, json, markdown and github', async () => {
     const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
-    for (const [typed, format] of [['TSV', 'tsv'], ['Json', 'json'], ['CSV', 'csv']]) {
+    for (const [typed, format] of [['TSV', 'tsv'], ['Json', 'json'], ['CSV', 'csv'], ['Markdown', 'markdown']]) {
       const upper = await cli(['report', ...period, '-o', typed!]);
       const lower = await cli(['report', ...period, '-o', format!]);
       expect(upper.code, upper.stderr).toBe(0);

@@ -33,5 +33,8 @@ export type WriterFormat = Format | typeof MARKDOWN;
 /** Any format a command prints (a command's own list says which it takes). */
 export type AnyFormat = PageFormat | ValidateFormat | typeof MARKDOWN;
 
+/** Every format name of any command, once each. */
+export const ANY_FORMATS: readonly AnyFormat[] = [...new Set<AnyFormat>([...PAGE_FORMATS, ...VALIDATE_FORMATS, MARKDOWN])];
+
 export const isFormat = (value: string): value is Format => (FORMATS as readonly string[]).includes(value);
 export const isValidateFormat = (value: string): value is ValidateFormat => (VALIDATE_FORMATS as readonly string[]).includes(value);
