@@ -37,7 +37,7 @@ describe('an API that cannot be reached', () => {
       expect(result.stderr).toMatch(/^convx: error: cannot reach the API at https:\/\/127\.0\.0\.1:\d+\/v1\/conversions\?\S+: the server's TLS certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT\)\n$/);
       expect(result.stderr).toContain(url);
     } finally {
-      server.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

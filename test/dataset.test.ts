@@ -219,7 +219,7 @@ describe('convx data check', () => {
       ['2024-03-01', 'CZK', first],
       ['2024-03-01', 'CZK', second],
     ];
-    const data = (fx: [string, string, string][]) =>
+    const data = (fx: [string, string, string, string?][]) =>
       shop({ touches: [{ at: '2024-02-20T00:00:00Z' }], orders: [{ id: 'o1', at: '2024-03-01T10:00:00Z', currency: 'CZK', net: 100, gross: 121 }], fx });
     const amount = async (argv: string[]) => {
       const run = await cli([...argv, '--from', '2024-03-01', '--to', '2024-03-01', '-o', 'json']);
@@ -243,6 +243,10 @@ describe('convx data check', () => {
     });
     // the same rate twice is no finding
     expect((await checkDataset(data(rates('0.04', '0.04')))).findings.map((f) => f.code)).not.toContain('fx_duplicate');
+    // a row without reference_currency is a rate to the reference currency: it competes with one that names it
+    const unnamed = data([['2024-02-28', 'CZK', '0.03'], ['2024-03-01', 'CZK', '0.04', ''], ['2024-03-01', 'CZK', '0.05']]);
+    expect(await amount(['items', '--data', unnamed])).toBe(4.84);
+    expect((await checkDataset(unnamed)).findings.find((f) => f.code === 'fx_duplicate')?.examples).toEqual(['CZK on 2024-03-01 to EUR']);
   });
 
   it('prints every file problem and exits 1; a clean dataset exits 0', async () => {

@@ -35,8 +35,7 @@ async function get(url: string, timeoutMs: number): Promise<{ status: number; bo
     const response = await request(url, { dispatcher: agent, headers: { accept: 'application/json', 'user-agent': 'convx' } });
     return { status: response.statusCode, body: await response.body.text() };
   } catch (error) {
-    const reason = describeFailure(error);
-    return { failure: reason === 'ENOTFOUND' ? 'no such host' : reason };
+    return { failure: describeFailure(error) };
   } finally {
     await agent.close();
   }

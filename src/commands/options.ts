@@ -60,10 +60,10 @@ export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => (
   description: `${f.description}, in ${f.unit} (default ${DEFAULT_RENDER_LIMITS[f.name]})`,
 }));
 
-/** Not a query parameter: every page, walked by the command. */
 /** --stdin of the look-ups: ids one a line, as a support queue holds them (README, several at once). */
 const STDIN_IDS = (what: string) => `read more ids from stdin, one ${what} a line (blank lines ignored); with several ids: one answer each, exit 3 when any is not found`;
 
+/** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
 
 /**

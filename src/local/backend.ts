@@ -314,10 +314,10 @@ function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period {
   return timeZone === undefined ? { dateFrom, dateTo } : utcDaysOf(dateFrom, dateTo, timeZone);
 }
 
-/** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
 /** The most rows of one order id a look-up reads whole to sort and page in JavaScript (Selection.fewRows). */
 export const FEW_ROWS = 1000;
 
+/** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
 type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly Sql[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {

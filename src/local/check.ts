@@ -168,8 +168,12 @@ async function currencyFindings(dataset: Dataset): Promise<(DataIssue | undefine
       await finding(
         db,
         'fx_duplicate',
-        sql`SELECT coalesce(plugin_id || '/', '') || currency || ' on ' || CAST(date AS VARCHAR) || coalesce(' to ' || reference_currency, '') AS example FROM ${FX}
-           GROUP BY ${FX_KEY} HAVING count(DISTINCT rate) > 1`,
+        // A rate without reference_currency is one to the reference currency too (models/inputs.ts, referenceRates): it competes with each explicit one.
+        sql`SELECT coalesce(k.plugin_id || '/', '') || k.currency || ' on ' || CAST(k.date AS VARCHAR) || coalesce(' to ' || k.reference_currency, '') AS example
+           FROM (SELECT DISTINCT ${FX_KEY} FROM ${FX}) k JOIN ${FX} f
+             ON f.plugin_id IS NOT DISTINCT FROM k.plugin_id AND f.currency = k.currency AND f.date = k.date
+            AND (f.reference_currency IS NULL OR f.reference_currency = k.reference_currency)
+           GROUP BY ALL HAVING count(DISTINCT f.rate) > 1`,
         (n) => `${plural(n, 'currency day')} with different rates in fx; the first row in file order counts`,
       ),
     );
