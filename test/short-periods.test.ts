@@ -70,9 +70,12 @@ describe('the short periods on the command line', () => {
     const outside = await run(['order', 'o-1', '--data', SAMPLES, '--last-month']);
     expect(outside.code).toBe(1);
     expect(outside.stderr).toContain('none of its transactions falls within 2024-02-01..2024-02-29 (the order is from 2024-01-20)');
-    const both = await run(['order', 'o-1', '--data', SAMPLES, '--month', '2024-01', '--to', '2024-01-31']);
+    // usage errors come before the data is opened (a --data that does not exist is not what is said), for several ids too
+    const both = await run(['order', 'o-1', 'o-2', '--data', '/nonexistent/convx', '--month', '2024-01', '--to', '2024-01-31']);
     expect(both.code).toBe(2);
     expect(both.stderr.split('\n')[0]).toBe('convx: error: --month and --to do not go together: --month sets both dates of the period');
+    const date = await run(['order', 'o-1', '--data', '/nonexistent/convx', '--from', '2024-02-30']);
+    expect([date.code, date.stderr]).toEqual([2, 'convx: error: --from: "2024-02-30" is not a date: February 2024 has 29 days\n']);
   });
 
   it.each([

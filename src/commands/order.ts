@@ -1,7 +1,7 @@
 import type { Backend } from '../backend.js';
 import type { Context } from '../context.js';
 import { ExitCode, FindingError } from '../errors.js';
-import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
+import { EVERY_DATE, MAX_LIMIT, parseItemsQuery, type RequestParams } from '../model/query.js';
 import type { ConversionRecord, Page } from '../model/types.js';
 import { orderCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
@@ -56,11 +56,29 @@ interface OrderPrinter {
   empty(page: Page<ConversionRecord>, reasons: string[]): Promise<void>;
 }
 
-/** One order: what printer gets of it; a finding or "not found" (with what the id names instead) is thrown. */
-async function answerOrder(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined, print: OrderPrinter): Promise<number> {
+/** What the flags ask of every id: the cards' zone, and the period's raw parameters (undefined: every date). */
+interface OrderAsk {
+  zone: string | undefined;
+  period: RequestParams | undefined;
+}
+
+/**
+ * The ask of the flags, their usage errors raised before any data is opened: a short period and
+ * --from/--to together, a date that is not one.
+ */
+function orderAsk(ctx: Context, flags: CommandFlags<'order'>): OrderAsk {
+  const zone = cardZone(flags.tz, ctx.settings);
   const short = chosenPeriod(flags, ctx.io.now(), zone);
-  const explicit = short !== undefined || flags.from !== undefined || flags.to !== undefined;
-  if (!explicit) {
+  if (short === undefined && flags.from === undefined && flags.to === undefined) return { zone, period: undefined };
+  const dates = short ? { dateFrom: short.dateFrom, dateTo: short.dateTo } : { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo };
+  const period = { ...dates, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) };
+  parseFlags(() => parseItemsQuery(period));
+  return { zone, period };
+}
+
+/** One order: what printer gets of it; a finding or "not found" (with what the id names instead) is thrown. */
+async function answerOrder(ctx: Context, backend: Backend, orderId: string, { period }: OrderAsk, print: OrderPrinter): Promise<number> {
+  if (!period) {
     // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
     const found = await backend.findOrder(orderId);
     const hint = 'check the id; `convx items --order ID --from D --to D` lists the conversions of an order';
@@ -72,14 +90,13 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
     if (ctx.format !== 'table') await print.notAConversion(found.reasons);
     throw found.reasons.length ? notAConversion(orderId, found.reasons) : new FindingError(`order ${orderId} is not a conversion`);
   }
-  const period = short ? { dateFrom: short.dateFrom, dateTo: short.dateTo } : { dateFrom: flags.from ?? EVERY_DATE.dateFrom, dateTo: flags.to ?? EVERY_DATE.dateTo };
-  const query = parseFlags(() => parseItemsQuery({ ...period, orderId, sort: 'datetime', limit: String(MAX_LIMIT), ...(zone ? { timeZone: zone } : {}) }));
+  const query = parseFlags(() => parseItemsQuery({ ...period, orderId }));
   const page = await backend.items(query);
   if (page.rows.length > 0) {
     await print.rows(page.rows);
     return ExitCode.ok;
   }
-  const diagnosis = await backend.diagnoseOrder?.(orderId, period);
+  const diagnosis = await backend.diagnoseOrder?.(orderId, { dateFrom: query.dateFrom, dateTo: query.dateTo });
   if (diagnosis && !diagnosis.found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the dataset`);
   // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
   const found = diagnosis ? undefined : await backend.findOrder(orderId);
@@ -96,7 +113,8 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, flag
 }
 
 /** With several ids: an order's answer kept, a finding with it (answerEach prints them). */
-async function orderOutcome(ctx: Context, backend: Backend, orderId: string, flags: CommandFlags<'order'>, zone: string | undefined): Promise<Outcome> {
+async function orderOutcome(ctx: Context, backend: Backend, orderId: string, ask: OrderAsk): Promise<Outcome> {
+  const { zone } = ask;
   const rows: ConversionRecord[] = [];
   // The card of a person's format: the conversions', or -o markdown's reasons to paste.
   const cardOf = async (reasons: string[]): Promise<string | undefined> => {
@@ -111,7 +129,8 @@ async function orderOutcome(ctx: Context, backend: Backend, orderId: string, fla
   };
   const keep = async (given: ConversionRecord[]) => void rows.push(...given);
   try {
-    await answerOrder(ctx, backend, orderId, flags, zone, { rows: keep, notAConversion: async () => undefined, empty: async (page) => keep(page.rows) });
+    // an empty page adds no rows
+    await answerOrder(ctx, backend, orderId, ask, { rows: keep, notAConversion: async () => undefined, empty: async () => undefined });
     return await outcome();
   } catch (error) {
     if (error instanceof FindingError) return outcome(error);
@@ -122,12 +141,13 @@ async function orderOutcome(ctx: Context, backend: Backend, orderId: string, fla
 export default defineHandler<CommandFlags<'order'>>({
   async run(ctx, args, flags) {
     const { ids, several } = await idsOf(ctx, args, flags.stdin, 'an order id', 'orderId');
-    const zone = cardZone(flags.tz, ctx.settings);
+    const ask = orderAsk(ctx, flags);
+    const { zone } = ask;
     if (several) ctx.output.check(queried(ITEM_KIND));
     return withBackend(ctx, async (backend) => {
-      if (several) return answerEach(ctx, ids, ITEM_KIND, (id) => orderOutcome(ctx, backend, id, flags, zone));
+      if (several) return answerEach(ctx, ids, ITEM_KIND, (id) => orderOutcome(ctx, backend, id, ask));
       const orderId = ids[0]!;
-      return answerOrder(ctx, backend, orderId, flags, zone, {
+      return answerOrder(ctx, backend, orderId, ask, {
         rows: async (rows) => {
           if (ctx.format === 'table' || ctx.format === 'markdown') await ctx.output.text(await orderText(ctx, rows, zone));
           else await ctx.output.page(ITEM_KIND, { rows, paging: { start: 0, count: rows.length, totalCount: rows.length } });
