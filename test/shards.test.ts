@@ -213,19 +213,27 @@ describe('convx data shards plans without HAProxy', () => {
     const root = tempDir('convx-shards-plan-');
     const dir = join(root, 'plugins');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'shop.duckdb'), 'x');
+    // a DuckDB file's head (what serve and shards look for), as an empty database file begins
+    const duckdb = Buffer.concat([Buffer.alloc(8), Buffer.from('DUCK'), Buffer.alloc(4)]);
+    writeFileSync(join(dir, 'shop.duckdb'), duckdb);
     const run = (...args: string[]) => cli(['data', 'shards', dir, '--out', join(root, 'deploy'), ...args]);
     expect((await run()).stderr).toMatch(/--shards <n> is required/);
     expect((await run('--shards', '0')).stderr).toMatch(/--shards: "0" must be a whole number from 1 to 256/);
     expect((await run('--shards', '3', '--servers', 'a:1,b:2')).stderr).toMatch(/--shards 3 but --servers names 2 servers/);
     expect((await run('--servers', 'a:1,http://b')).stderr).toMatch(/--servers: "http:\/\/b" is not host:port/);
     expect((await cli(['data', 'shards', join(root, 'none'), '--shards', '1', '--out', join(root, 'deploy')])).code).toBe(2);
-    writeFileSync(join(dir, '..hidden.duckdb'), 'x');
+    writeFileSync(join(dir, '..hidden.duckdb'), duckdb);
     const unsafe = await run('--shards', '1');
     expect(unsafe.code).toBe(2);
     expect(unsafe.stderr).toMatch(/"\.\.hidden" is not a plugin id/);
-    expect(existsSync(join(root, 'deploy'))).toBe(false);
     rmSync(join(dir, '..hidden.duckdb'));
+    // a file serve would skip is refused rather than routed to a shard that does not serve it
+    writeFileSync(join(dir, 'other.duckdb'), 'x');
+    const notDuckDb = await run('--shards', '1');
+    expect(notDuckDb.code).toBe(2);
+    expect(notDuckDb.stderr).toMatch(/other\.duckdb: "other" is not a DuckDB file \(convx serve skips it\)/);
+    expect(existsSync(join(root, 'deploy'))).toBe(false);
+    rmSync(join(dir, 'other.duckdb'));
     expect((await run('--shards', '1')).code).toBe(0);
     const again = await run('--shards', '1');
     expect(again.code).toBe(2);

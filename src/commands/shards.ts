@@ -5,16 +5,16 @@
  * answer of a shard that is down) and `shard_K/`, the files each shard serves (symbolic links to
  * DIR's files: `convx serve --data OUT/shard_K/`). Written beside OUT first and renamed whole.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { explicitJson } from './config.js';
 import { megabytes, wholeNumber } from './data-common.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
+import { pluginFileEntries } from '../server/plugin-files.js';
 import { haproxyConfig, planShards, shardMap, unavailableResponse, type PluginFile, type Shard } from '../server/shards.js';
 import { plural } from '../words.js';
-import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { safeValue } from '../output/terminal.js';
 
 const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/;
@@ -22,15 +22,10 @@ const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/;
 /** The plugins' files of dir: every `<plugin>.duckdb`, by plugin. */
 function pluginFiles(dir: string): PluginFile[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory (the plugins' files written by convx data import --split-plugins)`);
-  const files = readdirSync(dir)
-    .filter((name) => name.endsWith('.duckdb'))
-    .sort()
-    .map((name) => {
-      const plugin = name.slice(0, -'.duckdb'.length);
-      if (!SAFE_PLUGIN_ID.test(plugin)) throw new DataError(`${join(dir, name)}: "${safeValue(plugin)}" is not a plugin id convx writes a file for`);
-      const file = join(dir, name);
-      return { plugin, file, bytes: statSync(file).size };
-    });
+  const files = pluginFileEntries(dir).map(({ plugin, file, problem }) => {
+    if (problem !== undefined) throw new DataError(`${file}: "${safeValue(plugin)}" ${problem}`);
+    return { plugin, file, bytes: statSync(file).size };
+  });
   if (files.length === 0) throw new DataError(`${dir} holds no .duckdb file: write one per plugin with convx data import DATASET --split-plugins --into ${dir}`);
   return files;
 }

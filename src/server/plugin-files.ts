@@ -61,14 +61,28 @@ export interface PluginFileStats {
 }
 
 /** The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb, and which are DuckDB files. */
+/**
+ * Every `<plugin>.duckdb` of dir, by name, with why it is not a plugin's file that `serve` serves
+ * (an id that cannot name a file, a file that is not DuckDB's); `data shards` plans from the same
+ * list, so that it never routes a plugin to a shard that skips its file.
+ */
+export function pluginFileEntries(dir: string): { plugin: string; file: string; problem?: string }[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(SUFFIX))
+    .sort()
+    .map((name) => {
+      const plugin = name.slice(0, -SUFFIX.length);
+      const file = join(dir, name);
+      if (!SAFE_PLUGIN_ID.test(plugin)) return { plugin, file, problem: 'is not a plugin id convx writes a file for' };
+      if (!isDuckDbFile(file)) return { plugin, file, problem: 'is not a DuckDB file (convx serve skips it)' };
+      return { plugin, file };
+    });
+}
+
 function listFiles(dir: string, options: ServeOptions): Map<string, Listed> {
   const listed = new Map<string, Listed>();
-  for (const name of readdirSync(dir).sort()) {
-    if (!name.endsWith(SUFFIX)) continue;
-    const plugin = name.slice(0, -SUFFIX.length);
-    const file = join(dir, name);
-    if (!SAFE_PLUGIN_ID.test(plugin) || !isDuckDbFile(file)) continue;
-    listed.set(plugin, { file, version: dataVersion(filesIdentity(file), options) });
+  for (const { plugin, file, problem } of pluginFileEntries(dir)) {
+    if (problem === undefined) listed.set(plugin, { file, version: dataVersion(filesIdentity(file), options) });
   }
   return listed;
 }
