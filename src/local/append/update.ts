@@ -10,21 +10,21 @@ import { copyFileSync, statSync } from 'node:fs';
 import { packageVersion } from '../../version.js';
 import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
-import { firstLine, type Dataset } from '../dataset.js';
+import { firstLine, type DataIssue, type Dataset } from '../dataset.js';
 import { DataError } from '../../errors.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportMeta } from '../imported.js';
 import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import type { TableName } from '../schema.js';
-import { ident, literal, sql } from '../sql.js';
-import { addNewRows, mergeFindings, NeedsFullImport, newRows, readNewFiles, wholeDataset } from './new-rows.js';
+import { ident, literal, sql, table } from '../sql.js';
+import { addNewRows, mergeFindings, NeedsFullImport, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
-/** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of. */
+/** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
 async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
   const known = new Set(meta.scopes.map((s) => s.plugin));
   for (const [name, loaded] of fresh.tables) {
     if (!loaded.hasPluginId) continue;
-    const rows = await fresh.db.all<{ p: string }>(sql`SELECT DISTINCT plugin_id AS p FROM ${newRows(name)} WHERE plugin_id IS NOT NULL`);
+    const rows = await fresh.db.all<{ p: string }>(sql`SELECT DISTINCT plugin_id AS p FROM ${table(name)} WHERE plugin_id IS NOT NULL`);
     if (rows.some((r) => !known.has(r.p))) throw new NeedsFullImport('a new plugin');
   }
 }
@@ -44,11 +44,9 @@ async function updateScopes(whole: Dataset, fresh: Dataset, meta: ImportMeta, re
 }
 
 /** The update into the staging copy attached as out: the new rows, each scope's attribution, what the file holds. */
-async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: ImportMeta, files: ImportedFile[], options: ImportOptions) {
+async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: ImportMeta, files: ImportedFile[], findings: DataIssue[], options: ImportOptions) {
   const phase = options.onPhase ?? (() => undefined);
-  const findings = mergeFindings(meta.findings, fresh.findings);
   const tables = await addNewRows(db, fresh, meta);
-  await knownPlugins(fresh, meta);
   phase('attributing');
   await updateScopes(wholeDataset(dir, db, meta, findings), fresh, meta, options.referenceCurrency);
   phase('writing');
@@ -76,6 +74,16 @@ export async function appendInPlace(
     throw error;
   }
   const db = fresh.db;
+  // What sends the update the long way is known before the file is copied.
+  let findings: DataIssue[];
+  try {
+    findings = mergeFindings(meta.findings, fresh.findings);
+    await knownPlugins(fresh, meta);
+  } catch (error) {
+    db.close();
+    if (error instanceof NeedsFullImport) return undefined;
+    throw error;
+  }
   const staging = new Staging();
   try {
     const { staging: copy } = staging.add(into);
@@ -85,7 +93,7 @@ export async function appendInPlace(
     } catch (error) {
       throw new DataError(`cannot write ${into}: ${firstLine(error)}`);
     }
-    const written = await updateCopy(db, dir, fresh, meta, files, options);
+    const written = await updateCopy(db, dir, fresh, meta, files, findings, options);
     await db.exec(sql`DETACH out`);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
