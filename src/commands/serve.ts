@@ -16,11 +16,17 @@ type ServeFlags = CommandFlags<'serve'> & RenderLimitFlags;
 
 const UNIT_BYTES: Record<string, number> = { '': 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };
 
+/** A size flag's bytes (decimal digits and a unit of units), NaN when it is not one. */
+function sizeBytes(value: string, units: Record<string, number>): number {
+  const size = /^(\d+)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = size ? units[size[2]!.toLowerCase()] : undefined;
+  return size && unit !== undefined ? Number(size[1]) * unit : NaN;
+}
+
 /** The limit flags as ServerLimits, each checked (decimal digits only). */
 function parseLimits(flags: ServeFlags): ServerLimits {
-  const body = /^(\d+)\s*([a-z]*)$/i.exec(flags.bodyLimit.trim());
-  const unit = body ? UNIT_BYTES[body[2]!.toLowerCase()] : undefined;
-  if (!body || unit === undefined || Number(body[1]) <= 0) {
+  const bodyLimit = sizeBytes(flags.bodyLimit, UNIT_BYTES);
+  if (!(bodyLimit > 0)) {
     throw new UsageError(`--body-limit: "${flags.bodyLimit}" is not a size such as 1048576, 512k or 2m (bytes, KiB, MiB)`);
   }
   if (!/^\d+$/.test(flags.rateLimit)) {
@@ -30,7 +36,7 @@ function parseLimits(flags: ServeFlags): ServerLimits {
     throw new UsageError(`--query-timeout: "${flags.queryTimeout}" is not a number of seconds (0: no limit)`);
   }
   return {
-    bodyLimit: Number(body[1]) * unit,
+    bodyLimit,
     rateLimitPerMinute: Number(flags.rateLimit),
     queryTimeoutMs: Number(flags.queryTimeout) * 1000,
     ...parseTurnLimits(flags),
@@ -93,9 +99,7 @@ const MEMORY_UNITS: Record<string, number> = { ...UNIT_BYTES, g: 1024 ** 3, gb: 
 /** --max-plugin-memory in bytes, undefined when not given (no bound). */
 function parseMaxPluginMemory(flags: ServeFlags): number | undefined {
   if (flags.maxPluginMemory === undefined) return undefined;
-  const size = /^(\d+)\s*([a-z]*)$/i.exec(flags.maxPluginMemory.trim());
-  const unit = size ? MEMORY_UNITS[size[2]!.toLowerCase()] : undefined;
-  const bytes = size && unit !== undefined ? Number(size[1]) * unit : NaN;
+  const bytes = sizeBytes(flags.maxPluginMemory, MEMORY_UNITS);
   if (!(bytes >= 1024 ** 2) || bytes > 2 ** 50) {
     throw new UsageError(`--max-plugin-memory: "${flags.maxPluginMemory}" is not a size from 1m to 1048576g such as 512m or 4g (bytes, KiB, MiB, GiB)`);
   }
@@ -165,6 +169,17 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
     ...(maxOpenPlugins !== undefined ? { maxOpenPlugins } : {}),
     ...(maxPluginMemory !== undefined ? { maxPluginMemory } : {}),
   };
+}
+
+/** --max-open-plugins and --max-plugin-memory bound a directory of plugin files: given for a dataset, they would bound nothing. */
+function assertNoPluginFileBounds(flags: ServeFlags, dir: string): void {
+  const given = [flags.maxOpenPlugins !== undefined && '--max-open-plugins', flags.maxPluginMemory !== undefined && '--max-plugin-memory'].filter((f) => f !== false);
+  if (given.length === 0) return;
+  throw new UsageError(
+    `${given.join(' and ')} bound${given.length === 1 ? 's' : ''} a directory of plugin files, and ${dir} is a dataset`,
+    [],
+    'a directory of plugin files is written by: convx data import DIR --split-plugins --into PLUGINS/ (then convx serve --data PLUGINS/)',
+  );
 }
 
 /** The server: one dataset, or a directory of plugin files. */
@@ -242,7 +257,9 @@ export default defineHandler<ServeFlags>({
     const options = serverOptions(ctx, flags, log);
     const { isPluginDirectory, startPluginFiles, startServer } = await import('../server/start.js');
     const began = Date.now();
-    const server: Server = isPluginDirectory(options.dir) ? await startPluginFiles(options) : await startServer(options);
+    const pluginFiles = isPluginDirectory(options.dir);
+    if (!pluginFiles) assertNoPluginFileBounds(flags, options.dir);
+    const server: Server = pluginFiles ? await startPluginFiles(options) : await startServer(options);
     logListening(log, server, began);
     const limitMs = drainLimitMs(options.limits.queryTimeoutMs, options.renderLimits.requestTimeMs);
     return new Promise<number>((resolve) => {

@@ -44,6 +44,15 @@ function serversOf(flags: CommandFlags<'data shards'>): string[] {
   return Array.from({ length: shards! }, (_, i) => `127.0.0.1:${8081 + i}`);
 }
 
+/**
+ * haproxy.cfg names OUT's map and 503 answer in a sample fetch's arguments and in errorfile, where
+ * a space, a comma, a bracket, a quote, a backslash or a # would end or break the word.
+ */
+function assertHaproxyPath(out: string): void {
+  const bad = /[\s,()'"\\#%{}[\]]/.exec(out);
+  if (bad) throw new UsageError(`--out: ${JSON.stringify(out)} holds ${JSON.stringify(bad[0])}, which haproxy.cfg cannot name the map and 503 answer with`, [], 'choose a path of letters, digits and . _ - /');
+}
+
 /** Writes the plan into a fresh directory beside out, then renames it to out (replacing it with --force). */
 function writePlan(out: string, shards: readonly Shard[], listen: string, force: boolean): void {
   if (existsSync(out) && !force) throw new UsageError(`${out} exists: pass --force to replace it`);
@@ -85,6 +94,10 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const files = pluginFiles(dir);
     const out = ctx.resolvePath(flags.out);
     if (out === dir || out.startsWith(`${dir}/`)) throw new UsageError('--out must not lie inside the plugins\' directory');
+    assertHaproxyPath(out);
+    if (servers.length > files.length) {
+      throw new UsageError(`${plural(servers.length, 'shard')} for ${plural(files.length, 'plugin file')} in ${dir}: a shard without a plugin has nothing to serve (convx serve refuses an empty directory)`, [], `at most --shards ${files.length}`);
+    }
     const shards = planShards(files, servers);
     writePlan(out, shards, listen, flags.force ?? false);
     if (explicitJson(ctx)) {

@@ -152,8 +152,21 @@ export class PluginFiles implements ServedData {
     return this.listing.has(plugin);
   }
 
+  /**
+   * An open file's version, else the version its file has now (a stat and its header read, not an
+   * opening): the one its opening would give, so that a 304 needs no opening (hooks/conditional.ts).
+   */
   versionOf(plugin: string): string | undefined {
-    return this.entries.get(plugin)?.dataset?.version ?? this.listing.get(plugin)?.version;
+    const open = this.entries.get(plugin)?.dataset?.version;
+    if (open !== undefined) return open;
+    const listed = this.listing.get(plugin);
+    if (!listed) return undefined;
+    try {
+      return dataVersion(filesIdentity(listed.file), this.options);
+    } catch {
+      // A file gone since the listing: no data to be answered from.
+      return undefined;
+    }
   }
 
   /** Never busy: a reload only lists the directory. */

@@ -32,6 +32,7 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
   return async (request, reply, parsed, work) => {
     // The answer depends on the Convx-Data-Version the request sent (pinnedDataset): caches must know (304s too).
     reply.header('vary', varyWith(reply.getHeader('vary'), DATA_VERSION_HEADER));
+    if (notModifiedNow(request, reply, parsed, deps)) return reply;
     // Held while the request waits for its turn, so that a reload (or the end of a pinned version's
     // grace, or the eviction of a plugin file) does not close this data before the request has its connection.
     const held = await pinnedDataset(request, deps);
@@ -39,13 +40,8 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
     let body;
     try {
       reply.header(DATA_VERSION_HEADER, dataset.version);
-      // The route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled.
-      const tag = entityTag(dataset.version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
-      if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) {
-        // A 304 costs no query: it does not count against the rate limit (the token taken is given back).
-        deps.giveBack(request);
-        return reply.code(304).header('etag', representationTag(request, tag, deps.compression)).send();
-      }
+      const tag = tagOf(request, dataset.version, parsed);
+      if (dataset.has(request.plugin) && noneMatch(request.headers['if-none-match'], tag)) return notModified(request, reply, tag, deps);
       body = await deps.data(request, work, async () => ({ dataset, release: () => undefined }));
       reply.header('etag', representationTag(request, tag, deps.compression));
     } finally {
@@ -55,6 +51,41 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
   };
 }
 
+/** The data version a request pins (Convx-Data-Version), '' when none. */
+function askedVersion(request: FastifyRequest): string {
+  const header = request.headers[DATA_VERSION_HEADER.toLowerCase()];
+  return (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim();
+}
+
+/** The tag of an answer: the route (its pattern: the path's values are in the parsed query) and the parameters, not the URL as spelled. */
+function tagOf(request: FastifyRequest, version: string, parsed: unknown): string {
+  return entityTag(version, request.plugin, request.routeOptions.url ?? '', requestParams(request.query), parsed);
+}
+
+/** A 304 costs no query: it does not count against the rate limit (the token taken is given back). */
+function notModified(request: FastifyRequest, reply: FastifyReply, tag: string, deps: ConditionalDeps): FastifyReply {
+  deps.giveBack(request);
+  return reply.code(304).header('etag', representationTag(request, tag, deps.compression)).send();
+}
+
+/**
+ * A 304 known before the data is held: If-None-Match matches the tag of the version the plugin is
+ * answered from now, and the request pins no other. A plugin's file that is not open stays closed
+ * (its version is its listing's); a pinned older version, or no match, goes the way of every answer.
+ */
+function notModifiedNow(request: FastifyRequest, reply: FastifyReply, parsed: unknown, deps: ConditionalDeps): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  const current = ifNoneMatch === undefined ? undefined : deps.served.versionOf(request.plugin);
+  if (current === undefined || !deps.served.has(request.plugin)) return false;
+  const asked = askedVersion(request);
+  if (asked !== '' && asked !== current) return false;
+  const tag = tagOf(request, current, parsed);
+  if (!noneMatch(ifNoneMatch, tag)) return false;
+  reply.header(DATA_VERSION_HEADER, current);
+  notModified(request, reply, tag, deps);
+  return true;
+}
+
 /**
  * The data a report or items request is answered from: the version its Convx-Data-Version
  * header pins it to, while the server holds that version (the one served now, or the one a
@@ -62,8 +93,7 @@ export function taggedQueries(deps: ConditionalDeps): TaggedQuery {
  * longer (or never) held is a 412 naming both versions.
  */
 async function pinnedDataset(request: FastifyRequest, { served }: ConditionalDeps): Promise<Held> {
-  const header = request.headers[DATA_VERSION_HEADER.toLowerCase()];
-  const asked = (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim();
+  const asked = askedVersion(request);
   const held = await served.hold(request.plugin, asked === '' ? undefined : asked);
   if (held) return held;
   const current = served.versionOf(request.plugin);
