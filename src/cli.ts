@@ -203,8 +203,8 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
   // A message may quote a data value (an id, a name, a file's line): no control character reaches the terminal.
   const { safeLines } = await import('./output/terminal.js');
   if (error instanceof ConvxError) {
-    io.stderr.write(`${chalk.red('convx: error:')} ${safeLines(error.message)}\n`);
-    if (error.hint) io.stderr.write(`${chalk.dim(`hint: ${safeLines(error.hint)}`)}\n`);
+    const { createLogger } = await import('./output/logger.js');
+    createLogger(io.stderr, chalk, { quiet: false, terminal: false }).error(error);
     if (io.env.CONVX_DEBUG) io.stderr.write(`${error.stack}\n`);
     return error.exitCode;
   }

@@ -160,6 +160,13 @@ describe('several ids at once (item 2)', () => {
     expect(run.stderr).toMatch(/\nconvx: not found: 1 of 3: nope\n$/);
   });
 
+  it("prints each id's error and hint as one id's are printed, under --quiet too", async () => {
+    const one = await local(['order', 'o-1x', '--quiet']);
+    expect(one.stderr).toMatch(/^convx: error: order o-1x is not in the dataset\nhint: did you mean o-1\b/);
+    const several = await local(['order', 'o-1x', 'o-1', '--quiet', '-o', 'json']);
+    expect(several.stderr).toBe(`${one.stderr}convx: not found: 1 of 2: o-1x\n`);
+  });
+
   it('an order that is not a conversion is a finding (exit 1) with its reasons, not "not found"', async () => {
     const run = await both(['order', 'o-1', 'o-3', '-o', 'jsonl']);
     expect(run.code).toBe(1);

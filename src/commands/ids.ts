@@ -123,23 +123,19 @@ export async function answerEach(ctx: Context, ids: string[], kind: RecordKind, 
   const cards: string[] = [];
   const missing: string[] = [];
   let code: number = ExitCode.ok;
-  const tell = (error: ConvxError) => {
-    ctx.log.failure('convx: error:', error.message);
-    if (error.hint) ctx.log.info(`hint: ${error.hint}`);
-  };
   for (const id of ids) {
     let outcome: Outcome;
     try {
       outcome = await one(id);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      tell(error);
+      ctx.log.error(error);
       missing.push(id);
       answers.push({ id, found: false, error: error.message, result: null });
       continue;
     }
     if (outcome.finding) {
-      tell(outcome.finding);
+      ctx.log.error(outcome.finding);
       if (code === ExitCode.ok) code = outcome.finding.exitCode;
     }
     answers.push({ id, found: true, error: outcome.finding?.message ?? null, result: outcome.result });

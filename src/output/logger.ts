@@ -13,6 +13,8 @@ export interface Logger {
   warn(message: string): void;
   /** Why a run fails, after a label in red ("convx: not ready:"); never silenced. */
   failure(label: string, message: string): void;
+  /** An error as the top-level handler prints it: "convx: error:" and the message, then its hint dimmed; never silenced. */
+  error(error: { message: string; hint?: string | undefined }): void;
   /** Transient progress on a terminal only; call done() to clear it. */
   progress(message: string): void;
   done(): void;
@@ -35,6 +37,10 @@ export function createLogger(stderr: Writable, chalk: ChalkInstance, { quiet, te
     },
     warn: (message) => stderr.write(`${chalk.yellow('warning:')} ${safeLines(message)}\n`),
     failure: (label, message) => stderr.write(`${chalk.red(label)} ${safeLines(message)}\n`),
+    error: ({ message, hint }) => {
+      stderr.write(`${chalk.red('convx: error:')} ${safeLines(message)}\n`);
+      if (hint) stderr.write(`${chalk.dim(`hint: ${safeLines(hint)}`)}\n`);
+    },
     progress: (message) => {
       if (quiet || !terminal) return;
       stderr.write(`\r\x1b[2K${safeValue(message)}`);
