@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { cli, csv, scripted, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, csv, dataset, scripted, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
+import { signDevelopmentToken } from '../src/server/auth.js';
+import { startServer } from '../src/server/start.js';
 
 /**
  * Contact c-1 (Ann Novak) orders o-1 after a click on campaign k-1 "Spring sale" and o-3,
@@ -135,6 +137,44 @@ describe('ids of any kind (item 1)', () => {
     const unknown = await (await get('nothing-like-it-at-all')).json();
     expect([unknown.matches, unknown.nearest]).toEqual([[], []]);
     expect((await get('c-1', false)).status).toBe(403);
+  });
+});
+
+describe('GET /v1/ids/{id} of two plugins', () => {
+  it("answers a plugin's token from its own data only: another plugin's order, contact, e-mail and source are neither matches nor nearest ids", async () => {
+    const dir = dataset({
+      'orders.csv': csv(['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [
+        ['a', 'o-a1', 'c-a1', '2024-03-01T10:00:00Z', 'EUR', '10', '12'],
+        ['b', 'o-b1', 'c-b1', '2024-03-01T10:00:00Z', 'EUR', '10', '12'],
+      ]),
+      'touches.csv': csv(['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [
+        ['a', 'c-a1', '2024-02-28T10:00:00Z', 'click', 'campaign', 'k-a1'],
+        ['b', 'c-b1', '2024-02-28T10:00:00Z', 'click', 'campaign', 'k-b1'],
+      ]),
+      'sources.csv': csv(['plugin_id', 'source_type', 'source_id', 'name'], [['a', 'campaign', 'k-a1', 'Spring of a'], ['b', 'campaign', 'k-b1', 'Spring of b']]),
+      'contacts.csv': csv(['plugin_id', 'contact_id', 'email'], [['a', 'c-a1', 'ann@a.example'], ['b', 'c-b1', 'bob@b.example']]),
+    });
+    const secret = 'ids-two-plugins-secret-long-enough';
+    const server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+    try {
+      const tokens = { a: await signDevelopmentToken(secret, 'a', '1h'), b: await signDevelopmentToken(secret, 'b', '1h') };
+      const resolve = async (plugin: 'a' | 'b', id: string) => {
+        const res = await fetch(`${server.url}/v1/ids/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${tokens[plugin]}` } });
+        expect(res.status).toBe(200);
+        return (await res.json()) as { matches: { id: string }[]; nearest: { id: string }[]; sources: { id: string }[] };
+      };
+      for (const id of ['o-b1', 'c-b1', 'bob@b.example', 'k-b1', 'Spring of b']) {
+        expect((await resolve('b', id)).matches.length, `b's own ${id}`).toBeGreaterThan(0);
+        const seen = await resolve('a', id);
+        expect(seen.matches, `a asking ${id}`).toEqual([]);
+        const named = JSON.stringify([seen.nearest, seen.sources]);
+        expect(named, `a asking ${id}`).not.toMatch(/-b1|b\.example|of b/);
+      }
+      // a's own ids are there for a: its nearest ids hold them, so the check above can see a leak.
+      expect(JSON.stringify(await resolve('a', 'o-b1'))).toMatch(/o-a1/);
+    } finally {
+      await server.close();
+    }
   });
 });
 
