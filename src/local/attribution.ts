@@ -9,6 +9,7 @@
  */
 import { DataError, UsageError } from '../errors.js';
 import type { Database } from './db.js';
+import type { DaySums } from './day-sums.js';
 import { Dataset } from './dataset.js';
 import { ATTRIBUTION } from './models/attribution.js';
 import { DAILY } from './models/daily.js';
@@ -235,6 +236,19 @@ export class Scope {
     await materialise(this.input(period), period ? ATTRIBUTION : [...ATTRIBUTION, ...DAILY]);
     if (!period) await this.noteUnpricedDays();
     this.extent = period ?? 'all';
+  }
+
+  /** For a server: the per-day sums held in JavaScript too (keepDaySums), undefined where they are not. */
+  daySums?: DaySums;
+
+  /**
+   * For a server, where summarised: the per-day sums read into JavaScript (day-sums.ts), so that a
+   * report of UTC days that filters no transaction is summed without a query on each request.
+   */
+  async keepDaySums(): Promise<void> {
+    if (!this.summarised) return;
+    const { DaySums } = await import('./day-sums.js');
+    this.daySums = await DaySums.load(this.db, (name) => this.relation(name));
   }
 
   /**

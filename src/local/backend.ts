@@ -28,7 +28,7 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
+import { answeredFromDays, comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
@@ -192,8 +192,26 @@ export class LocalBackend implements Backend {
   }
 
   async report(query: ReportQuery): Promise<Page<AggregateRow>> {
+    const summed = await this.reportFromDaySums(query);
+    if (summed) return summed;
     const { selection, map } = await this.reportReading(query);
     return this.page(selection, query, REPORT_TIE_BREAK, map);
+  }
+
+  /**
+   * A served scope's report summed in JavaScript from the per-day sums it holds (day-sums.ts): the
+   * page the SQL gives, where the SQL would read the per-day sums too (no transaction filter, UTC
+   * days) and no name is searched (q) or period compared; undefined otherwise.
+   */
+  private async reportFromDaySums(query: ReportQuery): Promise<Page<AggregateRow> | undefined> {
+    const sums = this.scope.daySums;
+    if (!sums || query.q !== undefined || query.compareTo !== undefined) return undefined;
+    const tables = await this.tables(query);
+    if (!answeredFromDays(tables, query)) return undefined;
+    await this.assertRates(reportSelect(tables, query, 'js').filter, query);
+    const { rows, totalCount } = sums.page(query, this.referenceCurrency);
+    const detailQuery = detailQueryOf(query);
+    return { rows: rows.map((row) => toAggregate(row, detailQuery)), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
   async allReport(query: ReportQuery): Promise<RowStream<AggregateRow>> {

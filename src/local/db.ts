@@ -200,6 +200,13 @@ export class Database {
     return reader.getRowObjectsJS() as T[];
   }
 
+  /** A query's result as columns, each an array of its values (JavaScript numbers, strings, null). */
+  async columns(query: Sql): Promise<unknown[][]> {
+    const { text: sql, params } = textOf(query);
+    const reader = await this.bounded(() => this.connection.runAndReadAll(sql, params));
+    return reader.getColumnsJS() as unknown[][];
+  }
+
   async one<T = Row>(query: Sql): Promise<T | undefined> {
     const rows = await this.all<T>(query);
     return rows[0];

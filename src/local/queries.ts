@@ -109,7 +109,7 @@ export function detailQueryOf(query: ReportQuery | ItemsQuery): string {
 }
 
 /** Text in code point order (UTF-8's bytes, as DuckDB compares VARCHAR), not UTF-16's. */
-function compareText(a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   for (let i = 0, j = 0; i < a.length && j < b.length; ) {
     const x = a.codePointAt(i)!;
     const y = b.codePointAt(j)!;
@@ -130,11 +130,12 @@ function compareValues(a: unknown, b: unknown): number {
 }
 
 /**
- * Sorts rows as orderBy orders them in SQL (each key NULLS LAST, then row_id, the items' tie
- * break): the rows of a look-up (Selection.fewRows), read whole.
+ * Sorts rows as orderBy orders them in SQL (each key NULLS LAST, then the tie break's columns:
+ * row_id, the items'): the rows of a look-up (Selection.fewRows), read whole, and a report summed
+ * in JavaScript (day-sums.ts).
  */
-export function sortRows<T extends Record<string, unknown>>(rows: T[], sort: SortKey[]): T[] {
-  const keys = [...sort, { field: 'row_id', descending: false }];
+export function sortRows<T extends Record<string, unknown>>(rows: T[], sort: SortKey[], tieBreak: readonly string[] = ['row_id']): T[] {
+  const keys = [...sort, ...tieBreak.map((field) => ({ field, descending: false }))];
   return [...rows].sort((r, s) => {
     for (const { field, descending } of keys) {
       const a = r[field];
@@ -326,11 +327,9 @@ export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR con
 /** links 'js': without the detailUrl column, which the row then builds in JavaScript (see itemsSelect). */
 export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sql' | 'js' = 'sql'): Selection {
   const period = periodFilter(query);
-  const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
+  const { from, where } = transactionFilters('report', query, tables.conv);
   const filter: Filter = { from, where: allOf([period, ...where]) };
-  // The per-day sums answer the period alone, in UTC days: any filter of the transactions, or
-  // another zone's days, reads the transactions.
-  const daily = where.length || byOrder || query.timeZone !== undefined ? undefined : tables.daily;
+  const daily = answeredFromDays(tables, query) ? tables.daily : undefined;
   const sums = daily
     ? sumsFromDays(daily, filter.where, query)
     : sumsFromTransactions(sql`SELECT * FROM ${filter.from} WHERE ${filter.where}`, sql`source_type, source_id`);
@@ -346,6 +345,15 @@ export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sq
     FROM per_source g JOIN contacts_and_times u ${onSource}
     ${nameFilter}`;
   return { filter, select };
+}
+
+/**
+ * Whether a report reads the per-day sums: where they exist, for the period alone in UTC days (any
+ * filter of the transactions, or another zone's days, reads the transactions).
+ */
+export function answeredFromDays(tables: QueryTables, query: ReportQuery): boolean {
+  const { where, byOrder } = transactionFilters('report', query, tables.conv);
+  return tables.daily !== undefined && where.length === 0 && !byOrder && query.timeZone === undefined;
 }
 
 /** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */

@@ -156,6 +156,7 @@ export class ServedDataset {
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
+      for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
