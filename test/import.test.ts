@@ -23,6 +23,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop, tempDir, type CliResult, suiteThreadsOption } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const root = tempDir('convx-import-');
 
@@ -73,6 +74,13 @@ const samplesImported = () => (samplesImport ??= importInto(SAMPLES, 'shop.duckd
 const anyVersion = (text: string) => text.replace(/"dataVersion": ?"[\w-]+"/g, '"dataVersion":"<version>"');
 
 /**
+ * The commands of same(), each dataset (the directory, the file) opened by the first command that
+ * names it with its --plugin and --reference-currency and lent to the next (kept-backends.ts): a
+ * directory is read, checked and typed once, not once per command.
+ */
+const kept = keptBackends();
+
+/**
  * Runs argv with --data dir and with --data file: the same stdout byte for byte (but the data version), the same exit
  * code (expectedCode unless null) and the same stderr once the dataset's path is named alike.
  */
@@ -83,7 +91,7 @@ async function same(
   expectedCode: number | null = 0,
   options: Parameters<typeof cli>[1] = {},
 ): Promise<CliResult> {
-  const [a, b] = await Promise.all([cli([...argv, '--data', dir], options), cli([...argv, '--data', file], options)]);
+  const [a, b] = await Promise.all([kept([...argv, '--data', dir], options), kept([...argv, '--data', file], options)]);
   const label = `${argv.join(' ')} on ${dir}`;
   if (expectedCode !== null) expect(a.code, `${label}: ${a.stderr}`).toBe(expectedCode);
   expect(anyVersion(b.stdout), label).toBe(anyVersion(a.stdout));

@@ -1,0 +1,60 @@
+/**
+ * cli() with local backends kept between commands, for the tests that compare what many commands
+ * print from one dataset with what they print from another (test/import*.test.ts,
+ * test/split-plugins.test.ts): a command on a directory reads, checks and types its files before it
+ * asks anything (0.15-0.3 s of CPU), and the same directory was read for every command.
+ */
+import type { Backend } from '../src/backend.js';
+import { openDefaultBackend } from '../src/backends.js';
+import type { BackendFactory } from '../src/context.js';
+import { afterAll } from 'vitest';
+import { cli, type CliResult } from './helpers.js';
+
+/**
+ * A cli() whose command opens its local backend as convx does (openDefaultBackend, with the flags
+ * and settings of that command) the first time a dataset is asked for with those flags (--data,
+ * --plugin, --reference-currency, and validate's need of contacts), and is lent that same backend
+ * on later commands: one command at a time (the next waits for the one before to close it), and
+ * its close() gives it back instead of closing it. The attribution is per order (see
+ * sharedBackend of helpers.ts), so a command's answer is what it prints on a backend of its own;
+ * a dataset convx refuses is refused again with the same error. API mode and the flags local mode
+ * refuses go the usual way. The kept backends close after the tests of the file or describe block.
+ */
+export function keptBackends(): (argv: string[], options?: Parameters<typeof cli>[1]) => Promise<CliResult> {
+  const kept = new Map<string, { opened: Promise<Backend>; turn: Promise<void> }>();
+  const backends: BackendFactory = async (ctx, options) => {
+    const { settings, globals } = ctx;
+    const usual = settings.mode === 'api' || !settings.data || [globals.deliveryApi, globals.tokenFile, globals.timeout].some((flag) => flag !== undefined);
+    if (usual) return openDefaultBackend(ctx, options);
+    const key = JSON.stringify([ctx.resolvePath(settings.data!), settings.plugin, globals.referenceCurrency, options.validation ?? false]);
+    let entry = kept.get(key);
+    if (!entry) kept.set(key, (entry = { opened: openDefaultBackend(ctx, options), turn: Promise.resolve() }));
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const before = entry.turn;
+    entry.turn = before.then(() => mine);
+    await before;
+    try {
+      return lent(await entry.opened, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
+  afterAll(async () => {
+    const all = await Promise.allSettled([...kept.values()].map((entry) => entry.opened));
+    await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
+  });
+  return (argv, options = {}) => cli(argv, { ...options, program: { backends } });
+}
+
+/** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */
+function lent(backend: Backend, release: () => void): Backend {
+  return new Proxy(backend, {
+    get(target, name) {
+      if (name === 'close') return async () => release();
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
