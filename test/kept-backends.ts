@@ -10,17 +10,31 @@ import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
 import { cli, type CliResult } from './helpers.js';
 
+/** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
+export interface KeptCli {
+  (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
+  close(): Promise<void>;
+}
+
+/** keptCli() for the tests of a file or describe block: its backends close after them. */
+export function keptBackends(): KeptCli {
+  const kept = keptCli();
+  afterAll(() => kept.close());
+  return kept;
+}
+
 /**
  * A cli() whose command opens its local backend as convx does (openDefaultBackend, with the flags
  * and settings of that command) the first time a dataset is asked for with those flags (--data,
  * --plugin, --reference-currency, and validate's need of contacts), and is lent that same backend
  * on later commands: one command at a time (the next waits for the one before to close it), and
  * its close() gives it back instead of closing it. The attribution is per order (see
- * sharedBackend of helpers.ts), so a command's answer is what it prints on a backend of its own;
- * a dataset convx refuses is refused again with the same error. API mode and the flags local mode
- * refuses go the usual way. The kept backends close after the tests of the file or describe block.
+ * sharedBackend of helpers.ts; a server answers every request of a dataset from one backend too),
+ * so a command's answer is what it prints on a backend of its own; a dataset convx refuses is
+ * refused again with the same error. API mode and the flags local mode refuses go the usual way.
+ * A file replaced under its name (an update) needs close() first: the kept backend reads the old one.
  */
-export function keptBackends(): (argv: string[], options?: Parameters<typeof cli>[1]) => Promise<CliResult> {
+export function keptCli(): KeptCli {
   const kept = new Map<string, { opened: Promise<Backend>; turn: Promise<void> }>();
   const backends: BackendFactory = async (ctx, options) => {
     const { settings, globals } = ctx;
@@ -41,11 +55,14 @@ export function keptBackends(): (argv: string[], options?: Parameters<typeof cli
       throw error;
     }
   };
-  afterAll(async () => {
-    const all = await Promise.allSettled([...kept.values()].map((entry) => entry.opened));
+  const run = (argv: string[], options: Parameters<typeof cli>[1] = {}) => cli(argv, { ...options, program: { backends } });
+  const close = async () => {
+    const entries = [...kept.values()];
+    kept.clear();
+    const all = await Promise.allSettled(entries.map(async (entry) => (await entry.turn, entry.opened)));
     await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
-  });
-  return (argv, options = {}) => cli(argv, { ...options, program: { backends } });
+  };
+  return Object.assign(run, { close });
 }
 
 /** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */
