@@ -7,7 +7,8 @@
  *
  * A CLI call on a directory costs 0.15-0.3 s (read, check, type the files); on the file about
  * 0.05 s. So the sweep over many periods compares the two local backends (one open each, the
- * same objects the commands print), and the CLI is compared on a chosen set of commands.
+ * same objects the commands print), and the CLI is compared on a chosen set of commands, each
+ * dataset opened by the first of them that names it with its flags and lent to the next ones.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
