@@ -150,12 +150,13 @@ function periodsAround(first: string, last: string, middle: string): Period[] {
 }
 
 /**
- * Opens the directory and the file once each and compares their answers for every period
+ * Compares the answers of the directory and the file (each opened once, kept for same()) their answers for every period
  * around the data; returns every record of the dataset (from the directory) and its edges.
  */
 async function sweep(dir: string, file: string, plugin?: string, only?: number[]) {
+  // the backends the commands of same() are lent (opened here when the sweep comes first)
   const options = plugin ? { plugin } : {};
-  const [fromDir, fromFile] = await Promise.all([openLocalBackend(dir, { ...suiteThreadsOption(), ...options }), openLocalBackend(file, { ...suiteThreadsOption(), ...options })]);
+  const [fromDir, fromFile] = await Promise.all([kept.backend(dir, options), kept.backend(file, options)]);
   try {
     // The file reads the attribution it stores, summed per day; the directory attributes per period.
     expect(fromFile.scope.summarised).toBe(true);

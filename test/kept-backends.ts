@@ -8,11 +8,15 @@ import type { Backend } from '../src/backend.js';
 import { openDefaultBackend } from '../src/backends.js';
 import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
-import { cli, type CliResult } from './helpers.js';
+import type { LocalBackend } from '../src/local/backend.js';
+import { openLocalBackend } from '../src/local/open.js';
+import { cli, suiteThreadsOption, type CliResult } from './helpers.js';
 
 /** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
 export interface KeptCli {
   (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
+  /** The backend a command with --data path (and --plugin) is lent, for a test's own queries: its close() gives it back. */
+  backend(path: string, options?: { plugin?: string }): Promise<LocalBackend>;
   close(): Promise<void>;
 }
 
@@ -36,13 +40,11 @@ export function keptBackends(): KeptCli {
  */
 export function keptCli(): KeptCli {
   const kept = new Map<string, { opened: Promise<Backend>; turn: Promise<void> }>();
-  const backends: BackendFactory = async (ctx, options) => {
-    const { settings, globals } = ctx;
-    const usual = settings.mode === 'api' || !settings.data || [globals.deliveryApi, globals.tokenFile, globals.timeout].some((flag) => flag !== undefined);
-    if (usual) return openDefaultBackend(ctx, options);
-    const key = JSON.stringify([ctx.resolvePath(settings.data!), settings.plugin, globals.referenceCurrency, options.validation ?? false]);
+  const keyOf = (path: string, plugin: string | undefined, referenceCurrency?: string, validation = false) => JSON.stringify([path, plugin, referenceCurrency, validation]);
+  /** The backend kept under key (opened by open the first time), once the command before gives it back. */
+  const lend = async (key: string, open: () => Promise<Backend>): Promise<Backend> => {
     let entry = kept.get(key);
-    if (!entry) kept.set(key, (entry = { opened: openDefaultBackend(ctx, options), turn: Promise.resolve() }));
+    if (!entry) kept.set(key, (entry = { opened: open(), turn: Promise.resolve() }));
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
     const before = entry.turn;
@@ -55,6 +57,15 @@ export function keptCli(): KeptCli {
       throw error;
     }
   };
+  const backends: BackendFactory = async (ctx, options) => {
+    const { settings, globals } = ctx;
+    const usual = settings.mode === 'api' || !settings.data || [globals.deliveryApi, globals.tokenFile, globals.timeout].some((flag) => flag !== undefined);
+    if (usual) return openDefaultBackend(ctx, options);
+    return lend(keyOf(ctx.resolvePath(settings.data!), settings.plugin, globals.referenceCurrency, options.validation), () => openDefaultBackend(ctx, options));
+  };
+  // as openDefaultBackend opens it for a command with --data path (--plugin) and the suite's CONVX_THREADS
+  const backend = (path: string, options: { plugin?: string } = {}) =>
+    lend(keyOf(path, options.plugin), () => openLocalBackend(path, { ...suiteThreadsOption(), ...options })) as Promise<LocalBackend>;
   const run = (argv: string[], options: Parameters<typeof cli>[1] = {}) => cli(argv, { ...options, program: { backends } });
   const close = async () => {
     const entries = [...kept.values()];
@@ -62,7 +73,7 @@ export function keptCli(): KeptCli {
     const all = await Promise.allSettled(entries.map(async (entry) => (await entry.turn, entry.opened)));
     await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
   };
-  return Object.assign(run, { close });
+  return Object.assign(run, { backend, close });
 }
 
 /** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */
