@@ -150,7 +150,7 @@ function periodsAround(first: string, last: string, middle: string): Period[] {
 }
 
 /**
- * Compares the answers of the directory and the file (each opened once, kept for same()) their answers for every period
+ * Compares the answers of the directory and the file (each opened once, kept for same()) for every period
  * around the data; returns every record of the dataset (from the directory) and its edges.
  */
 async function sweep(dir: string, file: string, plugin?: string, only?: number[]) {
