@@ -31,7 +31,8 @@ export function keptBackends(): KeptCli {
  * A cli() whose command opens its local backend as convx does (openDefaultBackend, with the flags
  * and settings of that command) the first time a dataset is asked for with those flags (--data,
  * --plugin, --reference-currency, and validate's need of contacts), and is lent that same backend
- * on later commands: one command at a time (the next waits for the one before to close it), and
+ * on later commands: one command at a time (the next waits for the one before to close it; a
+ * command that held two backends of one dataset and flags at once would wait for itself), and
  * its close() gives it back instead of closing it. The attribution is per order (see
  * sharedBackend of helpers.ts; a server answers every request of a dataset from one backend too),
  * so a command's answer is what it prints on a backend of its own; a dataset convx refuses is
