@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { run } from '../src/cli.js';
+import { run, type ProgramOptions } from '../src/cli.js';
 import type { Io } from '../src/context.js';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend, type LocalOpenOptions } from '../src/local/open.js';
@@ -197,10 +197,10 @@ export interface CliResult {
   slept?: number[];
 }
 
-/** Runs convx in-process with captured output. */
+/** Runs convx in-process with captured output (`program`: the backend factories run() is given, else the default ones). */
 export async function cli(
   argv: string[],
-  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string } = {},
+  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string; program?: ProgramOptions } = {},
 ): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
@@ -222,7 +222,7 @@ export async function cli(
     },
     onSignal: () => () => undefined,
   };
-  const code = await run(argv, io);
+  const code = await run(argv, io, options.program);
   return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };
 }
 

@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendDataset } from '../src/local/import-append.js';
 import { importDataset, type ImportOptions } from '../src/local/import-writer.js';
-import { csv, tempDir } from './helpers.js';
+import { csv, suiteThreadsOption, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
 
 /** A seeded generator of floats in [0, 1): a linear congruential one, the seed spread first. */
@@ -163,9 +163,11 @@ function write(dir: string, files: Record<string, string>): void {
 
 /**
  * Imports the first step's files, then appends each next step's, comparing the file with a full
- * import of the same files after each: the same tables (sameTables), or the same refusal.
+ * import of the same files after each: the same tables (sameTables), or the same refusal. DuckDB
+ * keeps to the suite's threads (test/setup.ts), as a command run by the suite does.
  */
-async function compareSteps(name: string, steps: Record<string, string>[], options: ImportOptions = {}): Promise<void> {
+async function compareSteps(name: string, steps: Record<string, string>[], asked: ImportOptions = {}): Promise<void> {
+  const options: ImportOptions = { ...suiteThreadsOption(), ...asked };
   const dir = join(root, name);
   const file = join(root, `${name}.duckdb`);
   write(dir, steps[0]!);

@@ -18,6 +18,7 @@ import { Database } from '../src/local/db.js';
 import { ident, literal, sql } from '../src/local/sql.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
+import { keptCli } from './kept-backends.js';
 
 const root = tempDir('convx-append-');
 const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
@@ -97,18 +98,24 @@ function commands(orderId: string, contactId: string): string[][] {
 
 /**
  * The updated file holds what a full import of the same files writes (every table, sameTables) and
- * answers commands as it does (but the data version): the commands given, each from both files.
+ * answers commands as it does (but the data version): the commands given, each from both files,
+ * each file opened once per --plugin for them (kept-backends.ts).
  */
 async function sameAsFullImport(dir: string, updated: string, step: string, argvs: string[][], imported?: Promise<string>): Promise<void> {
   const full = await (imported ?? fullImport(dir, step));
   await sameTables(full, updated, step);
-  for (const argv of argvs) {
-    const [a, b] = await Promise.all([cli([...argv, '--data', full]), cli([...argv, '--data', updated])]);
-    const label = `${step}: ${argv.join(' ')}`;
-    expect(a.code, `${label}: ${a.stderr}`).toBe(0);
-    expect(anyVersion(b.stdout), label).toBe(anyVersion(a.stdout));
-    expect(b.stderr.replaceAll(updated, '<data>'), label).toBe(a.stderr.replaceAll(full, '<data>'));
-    expect(b.code, label).toBe(a.code);
+  const kept = keptCli();
+  try {
+    for (const argv of argvs) {
+      const [a, b] = await Promise.all([kept([...argv, '--data', full]), kept([...argv, '--data', updated])]);
+      const label = `${step}: ${argv.join(' ')}`;
+      expect(a.code, `${label}: ${a.stderr}`).toBe(0);
+      expect(anyVersion(b.stdout), label).toBe(anyVersion(a.stdout));
+      expect(b.stderr.replaceAll(updated, '<data>'), label).toBe(a.stderr.replaceAll(full, '<data>'));
+      expect(b.code, label).toBe(a.code);
+    }
+  } finally {
+    await kept.close();
   }
   rmSync(full);
 }

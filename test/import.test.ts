@@ -7,7 +7,8 @@
  *
  * A CLI call on a directory costs 0.15-0.3 s (read, check, type the files); on the file about
  * 0.05 s. So the sweep over many periods compares the two local backends (one open each, the
- * same objects the commands print), and the CLI is compared on a chosen set of commands.
+ * same objects the commands print), and the CLI is compared on a chosen set of commands, each
+ * dataset opened by the first of them that names it with its flags and lent to the next ones.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SAMPLES, shop, tempDir, type CliResult, suiteThreadsOption } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const root = tempDir('convx-import-');
 
@@ -73,6 +75,13 @@ const samplesImported = () => (samplesImport ??= importInto(SAMPLES, 'shop.duckd
 const anyVersion = (text: string) => text.replace(/"dataVersion": ?"[\w-]+"/g, '"dataVersion":"<version>"');
 
 /**
+ * The commands of same(), each dataset (the directory, the file) opened by the first command that
+ * names it with its --plugin and --reference-currency and lent to the next (kept-backends.ts): a
+ * directory is read, checked and typed once, not once per command.
+ */
+const kept = keptBackends();
+
+/**
  * Runs argv with --data dir and with --data file: the same stdout byte for byte (but the data version), the same exit
  * code (expectedCode unless null) and the same stderr once the dataset's path is named alike.
  */
@@ -83,7 +92,7 @@ async function same(
   expectedCode: number | null = 0,
   options: Parameters<typeof cli>[1] = {},
 ): Promise<CliResult> {
-  const [a, b] = await Promise.all([cli([...argv, '--data', dir], options), cli([...argv, '--data', file], options)]);
+  const [a, b] = await Promise.all([kept([...argv, '--data', dir], options), kept([...argv, '--data', file], options)]);
   const label = `${argv.join(' ')} on ${dir}`;
   if (expectedCode !== null) expect(a.code, `${label}: ${a.stderr}`).toBe(expectedCode);
   expect(anyVersion(b.stdout), label).toBe(anyVersion(a.stdout));
@@ -141,12 +150,13 @@ function periodsAround(first: string, last: string, middle: string): Period[] {
 }
 
 /**
- * Opens the directory and the file once each and compares their answers for every period
+ * Compares the answers of the directory and the file (each opened once, kept for same()) for every period
  * around the data; returns every record of the dataset (from the directory) and its edges.
  */
 async function sweep(dir: string, file: string, plugin?: string, only?: number[]) {
+  // the backends the commands of same() are lent (opened here when the sweep comes first)
   const options = plugin ? { plugin } : {};
-  const [fromDir, fromFile] = await Promise.all([openLocalBackend(dir, { ...suiteThreadsOption(), ...options }), openLocalBackend(file, { ...suiteThreadsOption(), ...options })]);
+  const [fromDir, fromFile] = await Promise.all([kept.backend(dir, options), kept.backend(file, options)]);
   try {
     // The file reads the attribution it stores, summed per day; the directory attributes per period.
     expect(fromFile.scope.summarised).toBe(true);
