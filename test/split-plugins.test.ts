@@ -6,7 +6,7 @@
  * used that no request holds is closed) and, with --max-plugin-memory, the open files' DuckDB memory
  * within the budget, and a reload picks up new, changed and removed files.
  */
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
@@ -319,6 +319,42 @@ describe('convx serve --data DIR of plugin files', () => {
       expect(run.code, bad).toBe(2);
       expect(run.stderr).toContain(`--max-plugin-memory: "${bad}" is not a size from 1m to 1048576g such as 512m or 4g (bytes, KiB, MiB, GiB)`);
     }
+  });
+
+  it('bounds a directory only: --max-open-plugins or --max-plugin-memory with a dataset is a usage error, before anything loads', async () => {
+    for (const flags of [['--max-open-plugins', '2'], ['--max-plugin-memory', '1g'], ['--max-open-plugins', '2', '--max-plugin-memory', '1g']]) {
+      const run = await cli(['serve', '--data', gen, '--port', '0', ...flags], { env: { CONVX_JWT_SECRET: SECRET } });
+      expect(run.code, flags.join(' ')).toBe(2);
+      expect(run.stderr).toMatch(/bounds? a directory of plugin files, and .* is a dataset\nhint: a directory of plugin files is written by: convx data import DIR --split-plugins/);
+      expect(run.stderr).not.toMatch(/listening/);
+    }
+  });
+
+  it("answers a current If-None-Match with a 304 without opening the plugin's file; a changed file's tag is another", async () => {
+    const dir = join(root, 'conditional');
+    cpSync(out, dir, { recursive: true });
+    const server = await serve(dir, 2);
+    const first = await fetch(`${server.url}/v1/conversions?${QUERY}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-2', '1h')}` } });
+    const tag = first.headers.get('etag')!;
+    expect(first.status).toBe(200);
+    await first.text();
+    // close shop-2's file: open two others (at most 2 open)
+    for (const plugin of ['shop-1', 'shop-3']) expect((await get(server, plugin)).status).toBe(200);
+    expect(server.holder.stats.open).not.toContain('shop-2');
+    const opened = server.holder.stats.opened;
+    const again = await fetch(`${server.url}/v1/conversions?${QUERY}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-2', '1h')}`, 'if-none-match': tag } });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('etag')).toBe(tag);
+    expect(again.headers.get('convx-data-version')).toBe(first.headers.get('convx-data-version'));
+    expect(server.holder.stats.opened).toBe(opened);
+    expect(server.holder.stats.open).not.toContain('shop-2');
+    // the file changed on disk (no reload): the tag of the version it has now is another, so a 200 from the new file
+    const file = join(dir, 'shop-2.duckdb');
+    utimesSync(file, new Date(), new Date(Date.now() + 60_000));
+    const changed = await fetch(`${server.url}/v1/conversions?${QUERY}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-2', '1h')}`, 'if-none-match': tag } });
+    expect(changed.status).toBe(200);
+    await changed.text();
+    expect(changed.headers.get('etag')).not.toBe(tag);
   });
 
   it('API mode through convx serve --max-open-plugins prints what local mode prints from the plugin\'s file', async () => {
