@@ -7,6 +7,7 @@
  * figures), with wall-clock bounds only far from what is measured.
  */
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, withQueryBudget } from '../src/local/db.js';
@@ -16,7 +17,7 @@ import { BusyError, ConnectionPool, FairGate } from '../src/server/pool.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { DEFAULT_RENDER_LIMITS } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS } from '../src/validation/sandbox.js';
-import { cli, csv, dataset, serveInProcess, twoPluginFiles } from './helpers.js';
+import { cli, csv, dataset, serveInProcess, tempDir, twoPluginFiles } from './helpers.js';
 import { sql } from '../src/local/sql.js';
 
 const SECRET = 'fairness-test-secret-long-enough';
@@ -54,9 +55,12 @@ function twoTenants(): string {
 const ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30&limit=1000&sort=-conversionsAmount';
 const B_ITEMS = '/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-04-30';
 
+/** The two tenants imported once into a .duckdb file: a server opens it in a tenth of the time the CSV files take. */
 let dir: string;
-beforeAll(() => {
-  dir = twoTenants();
+beforeAll(async () => {
+  dir = join(tempDir(), 'two-tenants.duckdb');
+  const imported = await cli(['data', 'import', twoTenants(), '--into', dir]);
+  expect(imported.code, imported.stderr).toBe(0);
 });
 
 async function serve(options: Partial<Parameters<typeof startServer>[0]>): Promise<RunningServer> {
@@ -314,8 +318,8 @@ describe('one plugin cannot slow another within its rate limit (issue 17, point 
       const t0 = performance.now();
       // Each selects 50,000 contacts (SQL that keeps DuckDB's threads busy), then renders loops that hit the render limit.
       const hostileBody = { audience: { lists: ['big'] }, assets: ['cs', 'en'].map((language) => ({ language, subject: NESTED_LOOP, html: HTML, text: 'Hi' })) };
-      // Four per renderer: each holds one for its validation time limit (500 ms), 2 s of renders in all.
-      const hostile = Array.from({ length: 4 * MAX_RENDER_WORKERS }, () => post(server, hostileBody, a, t0));
+      // Two per renderer: each holds one for its validation time limit (500 ms), 1 s of renders in all.
+      const hostile = Array.from({ length: 2 * MAX_RENDER_WORKERS }, () => post(server, hostileBody, a, t0));
       await sleep(500);
       const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
       const b = await post(server, harmless, await bearer('B'), t0);
@@ -351,11 +355,11 @@ describe('one plugin cannot slow another within its rate limit (issue 17, point 
 
 describe('the query budget bounds the whole request (issue 17, point 3)', () => {
   it('answers 16 parallel slow validations within the budget and a margin; the queued ones leave the queue without running', async () => {
-    const budgetMs = 400;
+    const budgetMs = 250;
     const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0, queryTimeoutMs: budgetMs } });
     try {
       const a = await bearer('A');
-      // 50,000 ids: about a second of SQL each.
+      // 50,000 ids: about half a second of SQL each, twice the budget.
       const body = { audience: { contactIds: Array.from({ length: A_CONTACTS }, (_, i) => `c${i}`) }, assets: [{ subject: 'Hi', html: HTML, text: 'Hi' }] };
       const t0 = performance.now();
       const answers = await Promise.all(Array.from({ length: 16 }, () => post(server, body, a, t0)));
@@ -391,7 +395,11 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
       expect(Math.max(...answers.map((r) => r.at))).toBeLessThan(150 + 4000);
       const { admitted, expired } = server.app.gate.stats;
       expect(admitted + expired).toBe(16);
-      expect(server.holder.current.poolStats.leases - before).toBe(admitted);
+      // Each answered request had a connection, and none but the admitted ones did (an admitted one may still
+      // find the pool's connections busy ending interrupted queries, and its budget run out there: no lease).
+      const leases = server.holder.current.poolStats.leases - before;
+      expect(leases).toBeLessThanOrEqual(admitted);
+      expect(leases).toBeGreaterThanOrEqual(answers.filter((r) => r.status === 200).length);
       for (const answer of answers.filter((r) => r.status !== 200)) expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
       expect(answers.filter((r) => r.status === 503).length).toBeGreaterThanOrEqual(expired);
     } finally {
@@ -399,21 +407,23 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
     }
   });
   it("cuts a render at its request's budget, so another plugin's validation waits for a renderer at most that long, and is never charged for it", async () => {
-    // A's renders may run 4 s, four times the budget: only the budget can cut them by B's deadline.
-    const budgetMs = 1000;
+    // A's renders may run 4 s, eight times the budget: only the budget can cut them by B's deadline.
+    const budgetMs = 500;
     const server = await serve({
       limits: { rateLimitPerMinute: 0, queryTimeoutMs: budgetMs },
       renderLimits: { ...DEFAULT_RENDER_LIMITS, renderTimeMs: 4000, requestTimeMs: 10_000 },
     });
     try {
       const a = await bearer('A');
+      const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
+      // Renderers started and the data warm: within the budget A's validations get to their renders.
+      await Promise.all(Array.from({ length: MAX_RENDER_WORKERS }, () => post(server, harmless, a, 0)));
       const t0 = performance.now();
       // As many of A's validations as there are renderers, each rendering a loop for up to 4 s.
       const hostile = Array.from({ length: MAX_RENDER_WORKERS }, () =>
         post(server, { audience: { lists: ['l'] }, assets: [{ subject: NESTED_LOOP, html: HTML, text: 'Hi' }] }, a, t0),
       );
       await sleep(budgetMs / 2);
-      const harmless = { audience: { lists: ['l'] }, assets: [{ subject: 'Hi {{ contact.firstName }}', html: HTML, text: 'Hi' }] };
       const b = await post(server, harmless, await bearer('B'), performance.now());
       // Today A's renders ran their 4 s whatever the budget, and B waited for them.
       expect(b.at).toBeLessThan(budgetMs + 1500);
@@ -425,11 +435,16 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
         expect(b.headers.get('retry-after')).toBe('5');
       }
       // A's renders were cut when A's budget ran out: the budget's 503, not a finding about the template.
-      for (const answer of await Promise.all(hostile)) {
+      // (One of A's still in its checks when B came waits behind B's turn, and is busy when its budget ends.)
+      const answers = await Promise.all(hostile);
+      for (const answer of answers) {
         expect(answer.status).toBe(503);
-        expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
+        expect(['urn:convx:problem:query-timeout', 'urn:convx:problem:busy']).toContain(problemType(answer));
         expect(answer.at).toBeLessThan(budgetMs + 1500);
       }
+      const cut = answers.filter((answer) => /during its template renders/.test((answer.body as { detail?: string }).detail ?? ''));
+      expect(cut.length).toBeGreaterThanOrEqual(1);
+      for (const answer of cut) expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
     } finally {
       await server.close();
     }
@@ -446,7 +461,7 @@ describe('a body that never completes (issue 17, point 4)', () => {
   beforeAll(async () => {
     // Plugins A and B with one order each: no request here gets past its body to the data.
     const small = dataset(twoPluginFiles());
-    server = await serveInProcess(['--data', small, '--port', '0', '--body-timeout', '0.5'], { CONVX_JWT_SECRET: SECRET });
+    server = await serveInProcess(['--data', small, '--port', '0', '--body-timeout', '0.25'], { CONVX_JWT_SECRET: SECRET });
     url = new URL(server.url);
   }, 40_000);
 
@@ -468,7 +483,7 @@ describe('a body that never completes (issue 17, point 4)', () => {
     const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
     socket.destroy();
     expect(at, `still open after 8 s; received: ${received()}`).toBeDefined();
-    expect(at! - sent).toBeLessThan(500 + 2500);
+    expect(at! - sent).toBeLessThan(250 + 2500);
     const [head, body] = received().split('\r\n\r\n');
     expect(head).toMatch(/^HTTP\/1\.1 408 /);
     expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
@@ -486,7 +501,7 @@ describe('a body that never completes (issue 17, point 4)', () => {
     const at = await Promise.race([closed, sleep(8000).then(() => undefined)]);
     socket.destroy();
     expect(at, `still open after 8 s; received: ${received()}`).toBeDefined();
-    expect(at! - sent).toBeLessThan(500 + 2500);
+    expect(at! - sent).toBeLessThan(250 + 2500);
     expect(received()).toMatch(/^HTTP\/1\.1 408 /);
     expect(received()).toContain('urn:convx:problem:request-timeout');
   });

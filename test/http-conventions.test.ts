@@ -412,7 +412,7 @@ describe('a body that stops coming', () => {
       auth: { secret: SECRET },
       log: (entry) => logs.push(entry),
       version: 'test',
-      limits: { bodyTimeoutMs: 500 },
+      limits: { bodyTimeoutMs: 250 },
     });
     try {
       const authorization = (await bearer()).authorization;
