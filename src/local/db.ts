@@ -200,6 +200,13 @@ export class Database {
     return reader.getRowObjectsJS() as T[];
   }
 
+  /** The names of a query's columns, in order (the query runs: a LIMIT 0 reads none of its rows). */
+  async columnNames(query: Sql): Promise<string[]> {
+    const { text: sql, params } = textOf(query);
+    const result = await this.bounded(() => this.connection.run(sql, params));
+    return result.columnNames();
+  }
+
   async one<T = Row>(query: Sql): Promise<T | undefined> {
     const rows = await this.all<T>(query);
     return rows[0];

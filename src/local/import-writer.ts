@@ -16,7 +16,7 @@ import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedSc
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
-import { EMPTY, ident, literal, sql, table } from './sql.js';
+import { EMPTY, ident, join as joinSql, literal, sql, table } from './sql.js';
 
 export interface ImportSummary {
   file: string;
@@ -278,9 +278,9 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
 /** What the file holds, one row per key with its JSON value. */
 export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
   await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
-  for (const [key, value] of Object.entries(meta)) {
-    await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES (${key}, ${JSON.stringify(value)})`);
-  }
+  // One statement for every row, in the order of the keys.
+  const rows = Object.entries(meta).map(([key, value]) => sql`(${key}, ${JSON.stringify(value)})`);
+  await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES ${joinSql(rows)}`);
 }
 
 /** Staging files of imports into the same target whose process is gone (killed, crashed). */
