@@ -63,7 +63,7 @@ export async function importFiles(
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
@@ -208,7 +208,7 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugins = await listPlugins(dataset);
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];

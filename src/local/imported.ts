@@ -82,7 +82,7 @@ export function isDuckDbFile(path: string): boolean {
 
 /** What an imported file holds (its convx_dataset), read without opening it as a dataset. */
 export async function readImportMeta(file: string): Promise<ImportMeta> {
-  const db = await Database.open();
+  const db = await Database.open(':memory:', { reuse: true });
   try {
     try {
       await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);

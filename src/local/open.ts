@@ -108,6 +108,7 @@ export async function open(
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
     // A command's instance is kept for the process's next command (instances.ts): a test suite runs thousands.
     ...(options.command ? { backgroundAllocator: true, reuse: true } : {}),
+    ...(options.reuse ? { reuse: true } : {}),
   });
   try {
     let opened: OpenedDataset;
