@@ -11,12 +11,11 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compile, ident, join, sql } from './sql.js';
 
-/** At most this many instances wait idle; a lease that ends beyond it closes its instance. */
+/** At most this many instances wait idle; beyond it, the one idle longest is closed. */
 const MAX_IDLE = 2;
 
-/** Idle instances by their configuration. */
-const idle = new Map<string, DuckDBInstance[]>();
-let idleCount = 0;
+/** Idle instances with their configuration, the one idle longest first. */
+const idle: { key: string; instance: DuckDBInstance }[] = [];
 /** Leases being ended: their DETACH runs after close() returned, and the next lease waits for it. */
 let ending: Promise<void> = Promise.resolve();
 let catalogs = 0;
@@ -35,8 +34,8 @@ export interface Lease {
 export async function leaseInstance(config: Record<string, string>): Promise<Lease> {
   await ending;
   const key = JSON.stringify(config);
-  const kept = idle.get(key)?.pop();
-  if (kept) idleCount--;
+  const at = idle.map((entry) => entry.key).lastIndexOf(key);
+  const kept = at < 0 ? undefined : idle.splice(at, 1)[0]!.instance;
   const instance = kept ?? (await DuckDBInstance.create(':memory:', Object.keys(config).length ? config : undefined));
   const catalog = `convx_lease_${++catalogs}`;
   let connection: DuckDBConnection | undefined;
@@ -51,24 +50,27 @@ export async function leaseInstance(config: Record<string, string>): Promise<Lea
   }
 }
 
-/** Ends a lease (closeSync of its connection now is not needed: it is closed once its catalogs are detached). */
+/** Ends a lease: its connection closes once its catalogs are detached, after close() returned. */
 export function endLease(lease: Lease, config: Record<string, string>): void {
-  ending = ending.then(() => keepOrClose(lease, JSON.stringify(config)));
+  // A failure to end one lease never stops the next from starting.
+  ending = ending.then(() => keepOrClose(lease, JSON.stringify(config))).catch(() => undefined);
 }
 
 /** Detaches every database the lease attached, its own catalog too, and keeps the instance idle (or closes it). */
 async function keepOrClose({ instance, connection, reusable }: Lease, key: string): Promise<void> {
+  let clean = false;
   try {
-    if (!reusable || idleCount >= MAX_IDLE) throw new Error('not kept');
-    const attached = await connection.runAndReadAll("SELECT database_name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'");
-    const names = attached.getRows().map((row) => String(row[0]));
-    const detach = names.map((name) => sql`DETACH ${ident(name)}`);
-    await connection.run(compile(sql`USE memory; ${join(detach, sql`; `)}`).text);
-    connection.closeSync();
-    idle.set(key, [...(idle.get(key) ?? []), instance]);
-    idleCount++;
+    if (reusable) {
+      const attached = await connection.runAndReadAll("SELECT database_name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'");
+      const detach = attached.getRows().map((row) => sql`DETACH ${ident(String(row[0]))}`);
+      await connection.run(compile(sql`USE memory; ${join(detach, sql`; `)}`).text);
+      clean = true;
+    }
   } catch {
-    connection.closeSync();
-    instance.closeSync();
+    // not clean: closed below
   }
+  connection.closeSync();
+  if (!clean) return instance.closeSync();
+  idle.push({ key, instance });
+  if (idle.length > MAX_IDLE) idle.shift()!.instance.closeSync();
 }
