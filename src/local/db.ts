@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 
-import { compile, type Sql, type SqlValue } from './sql.js';
+import { endLease, leaseInstance, type Lease } from './instances.js';
+import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
 
 export type { SqlValue } from './sql.js';
 export type SqlParams = Record<string, SqlValue>;
@@ -70,6 +71,8 @@ export interface DatabaseOptions {
   memoryLimitBytes?: number;
   /** Freed memory goes back to the system in the background (DuckDB's allocator_background_threads). */
   backgroundAllocator?: boolean;
+  /** An in-memory database on an instance kept for reuse by the process's next one (instances.ts): a command's. */
+  reuse?: boolean;
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -79,15 +82,21 @@ export class Database {
     readonly connection: DuckDBConnection,
     /** The first Database of an instance owns it; connect() gives siblings that share it. */
     private readonly ownsInstance: boolean,
+    /** The instance leased for reuse, and its configuration (instances.ts). */
+    private readonly lease?: { lease: Lease; config: Record<string, string> },
   ) {}
 
   /** `threads`: DuckDB's worker threads (CONVX_THREADS); by default one per core. */
   static async open(path = ':memory:', options: DatabaseOptions = {}): Promise<Database> {
-    const config = {
+    const config: Record<string, string> = {
       ...(options.threads ? { threads: String(options.threads) } : {}),
       ...(options.memoryLimitBytes ? { memory_limit: `${Math.floor(options.memoryLimitBytes)}B` } : {}),
       ...(options.backgroundAllocator ? { allocator_background_threads: 'true' } : {}),
     };
+    if (options.reuse && path === ':memory:') {
+      const lease = await leaseInstance(config);
+      return new Database(lease.instance, lease.connection, true, { lease, config });
+    }
     const instance = await DuckDBInstance.create(path, Object.keys(config).length ? config : undefined);
     const connection = await instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
@@ -98,6 +107,11 @@ export class Database {
   async connect(): Promise<Database> {
     const connection = await this.instance.connect();
     await connection.run("SET TimeZone = 'UTC'");
+    if (this.lease) {
+      // On the lease's own catalog; an instance shared so is not kept for another lease.
+      this.lease.lease.reusable = false;
+      await connection.run(compile(sql`USE ${ident(this.lease.lease.catalog)}`).text);
+    }
     return new Database(this.instance, connection, false);
   }
 
@@ -223,6 +237,13 @@ export class Database {
     return columns.map((c) => c.slice(0, rows));
   }
 
+  /** The names of a query's columns, in order (the query runs: a LIMIT 0 reads none of its rows). */
+  async columnNames(query: Sql): Promise<string[]> {
+    const { text: sql, params } = textOf(query);
+    const result = await this.bounded(() => this.connection.run(sql, params));
+    return result.columnNames();
+  }
+
   async one<T = Row>(query: Sql): Promise<T | undefined> {
     const rows = await this.all<T>(query);
     return rows[0];
@@ -272,6 +293,7 @@ export class Database {
   private closeNow(): void {
     for (const statement of this.statements?.values() ?? []) statement.destroySync();
     this.statements?.clear();
+    if (this.ownsInstance && this.lease) return endLease(this.lease.lease, this.lease.config);
     this.connection.closeSync();
     if (this.ownsInstance) this.instance.closeSync();
   }

@@ -57,7 +57,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  const db = await Database.open(':memory:', options.threads ? { threads: options.threads } : {});
+  const db = await Database.open(':memory:', { ...(options.threads ? { threads: options.threads } : {}), reuse: true });
   try {
     const files = await writeTables(db, staging, options);
     rmSync(out, { recursive: true, force: true });

@@ -23,7 +23,7 @@ import { ident, int, sql, table } from './sql.js';
  */
 export async function datasetFiles(dir: string): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
-  const db = await Database.open(':memory:', { threads: 1 });
+  const db = await Database.open(':memory:', { threads: 1, reuse: true });
   try {
     for (const [table, source] of discoverTables(dir)) {
       const read = await filesAsRead(db, source);

@@ -16,7 +16,7 @@ import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedSc
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
-import { EMPTY, ident, literal, sql, table } from './sql.js';
+import { EMPTY, ident, join as joinSql, literal, sql, table } from './sql.js';
 
 export interface ImportSummary {
   file: string;
@@ -63,7 +63,7 @@ export async function importFiles(
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
@@ -208,7 +208,7 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugins = await listPlugins(dataset);
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
@@ -268,9 +268,9 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
     const order = TABLES[name].unordered ? EMPTY : sql`ORDER BY row_id`;
     // As a scope's views narrow it (attribution.ts); the plugin id was checked to be a safe file name.
     const where = plugin !== null && loaded.hasPluginId ? sql`WHERE plugin_id = ${literal(plugin)}` : EMPTY;
-    await db.exec(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${where} ${order}`);
-    const count = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${table(name, 'out.main')}`);
-    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(count?.n ?? 0) });
+    // CREATE TABLE AS answers the number of rows it wrote.
+    const created = await db.one<{ Count: bigint }>(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${where} ${order}`);
+    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(created?.Count ?? 0) });
   }
   return tables;
 }
@@ -278,9 +278,9 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
 /** What the file holds, one row per key with its JSON value. */
 export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
   await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
-  for (const [key, value] of Object.entries(meta)) {
-    await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES (${key}, ${JSON.stringify(value)})`);
-  }
+  // One statement for every row, in the order of the keys.
+  const rows = Object.entries(meta).map(([key, value]) => sql`(${key}, ${JSON.stringify(value)})`);
+  await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES ${joinSql(rows)}`);
 }
 
 /** Staging files of imports into the same target whose process is gone (killed, crashed). */

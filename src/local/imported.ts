@@ -9,7 +9,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { DataError } from '../errors.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
-import { Database } from './db.js';
+import { Database, QueryTimeoutError } from './db.js';
 import { Dataset, firstLine, type DataIssue, type LoadedTable } from './dataset.js';
 import type { TableName } from './schema.js';
 import { ident, literal, sql, table, trusted, type Sql } from './sql.js';
@@ -82,7 +82,7 @@ export function isDuckDbFile(path: string): boolean {
 
 /** What an imported file holds (its convx_dataset), read without opening it as a dataset. */
 export async function readImportMeta(file: string): Promise<ImportMeta> {
-  const db = await Database.open();
+  const db = await Database.open(':memory:', { reuse: true });
   try {
     try {
       await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);
@@ -138,11 +138,9 @@ export async function openImported(
  */
 async function checkFilterColumns(db: Database, file: string, meta: ImportMeta): Promise<void> {
   const wanted = [...new Set(QUERY_PARAMETERS.flatMap((p) => field(p, 'column') ?? []))];
-  const rows = await db.all<{ schema_name: string; column_name: string }>(
-    sql`SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = ${ALIAS} AND table_name = 'conv'`,
-  );
+  const columns = await conversionColumns(db, meta.scopes);
   for (const scope of meta.scopes) {
-    const present = new Set(rows.filter((r) => r.schema_name === scope.schema).map((r) => r.column_name));
+    const present = columns.get(scope.schema) ?? new Set<string>();
     // A dataset without orders (validation only) has no attributed transactions to filter.
     if (present.size === 0) continue;
     const missing = wanted.filter((column) => !present.has(column));
@@ -155,16 +153,55 @@ async function checkFilterColumns(db: Database, file: string, meta: ImportMeta):
   }
 }
 
+/** Up to this many scopes have their columns read one by one (one short statement each); more, all at once from the catalog. */
+const SCOPES_READ_ALONE = 8;
+
+/**
+ * The columns of each scope's attributed transactions (conv), by schema; a scope without them has none.
+ * A few scopes are read by their own columns, which costs less than DuckDB's catalog of every column
+ * (duckdb_columns() binds every view of every catalog); a scope without conv falls back to the catalog.
+ */
+async function conversionColumns(db: Database, scopes: readonly ImportedScope[]): Promise<Map<string, Set<string>>> {
+  const bySchema = new Map<string, Set<string>>();
+  if (scopes.length <= SCOPES_READ_ALONE) {
+    try {
+      for (const { schema } of scopes) {
+        bySchema.set(schema, new Set(await db.columnNames(sql`SELECT * FROM ${trusted(ALIAS)}.${ident(schema)}.conv LIMIT 0`)));
+      }
+      return bySchema;
+    } catch (error) {
+      if (error instanceof QueryTimeoutError) throw error;
+      bySchema.clear();
+    }
+  }
+  const rows = await db.all<{ schema_name: string; column_name: string }>(
+    sql`SELECT schema_name, column_name FROM duckdb_columns() WHERE database_name = ${ALIAS} AND table_name = 'conv'`,
+  );
+  for (const row of rows) {
+    const columns = bySchema.get(row.schema_name) ?? new Set<string>();
+    columns.add(row.column_name);
+    bySchema.set(row.schema_name, columns);
+  }
+  return bySchema;
+}
+
 async function readMeta(db: Database, file: string): Promise<ImportMeta> {
   const notOurs = () =>
     new DataError(`${file} is a DuckDB database, but not a dataset written by \`convx data import\``, [
       `write one with: convx data import DIR --into dataset.duckdb`,
     ]);
-  const present = await db.one<{ n: bigint }>(
-    sql`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = ${ALIAS} AND schema_name = 'main' AND table_name = ${META}`,
-  );
-  if (!present || Number(present.n) === 0) throw notOurs();
-  const rows = await db.all<{ key: string; value: string }>(sql`SELECT key, value FROM ${trusted(ALIAS)}.main.${ident(META)}`);
+  let rows: { key: string; value: string }[];
+  try {
+    rows = await db.all<{ key: string; value: string }>(sql`SELECT key, value FROM ${trusted(ALIAS)}.main.${ident(META)}`);
+  } catch (error) {
+    // Only a read that failed asks the catalog (a cost) whether the table is there at all.
+    if (error instanceof QueryTimeoutError) throw error;
+    const present = await db.one<{ n: bigint }>(
+      sql`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = ${ALIAS} AND schema_name = 'main' AND table_name = ${META}`,
+    );
+    if (!present || Number(present.n) === 0) throw notOurs();
+    throw error;
+  }
   const entries = Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
   if (entries.format !== IMPORT_FORMAT) throw notOurs();
   if (entries.version !== IMPORT_VERSION) {

@@ -64,7 +64,7 @@ export async function openLookups(path: string, options: DatabaseOptions = {}): 
         return source ? readExpression(source) : undefined;
       }
     : (name) => table(name, 'imported.main');
-  const db = await Database.open(':memory:', options);
+  const db = await Database.open(':memory:', { ...options, reuse: true });
   try {
     if (imported) await db.exec(sql`ATTACH ${literal(path)} AS imported (READ_ONLY)`);
   } catch (error) {

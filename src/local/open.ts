@@ -106,7 +106,9 @@ export async function open(
   const db = await Database.open(':memory:', {
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
-    ...(options.command ? { backgroundAllocator: true } : {}),
+    // A command's instance is kept for the process's next command (instances.ts): a test suite runs thousands.
+    ...(options.command ? { backgroundAllocator: true, reuse: true } : {}),
+    ...(options.reuse ? { reuse: true } : {}),
   });
   try {
     let opened: OpenedDataset;

@@ -46,7 +46,7 @@ function newSources(dir: string, added: readonly ImportedFile[], meta: ImportMet
  */
 export async function readNewFiles(dir: string, added: readonly ImportedFile[], meta: ImportMeta, threads?: number): Promise<Dataset> {
   const sources = newSources(dir, added, meta);
-  const db = await Database.open(':memory:', threads ? { threads } : {});
+  const db = await Database.open(':memory:', { ...(threads ? { threads } : {}), reuse: true });
   try {
     const dataset = await Dataset.open(dir, db, { sources });
     await dataset.validate();

@@ -9,13 +9,13 @@ import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
 import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
 
-/** Fills raw_<name> from a table function and describes it. */
-async function fill(db: Database, source: TableSource, read: Sql, target: Sql): Promise<Row[]> {
+/** Fills raw_<name> from a table function and describes it (`described`: what DESCRIBE would say, known already). */
+async function fill(db: Database, source: TableSource, read: Sql, target: Sql, described?: Row[]): Promise<Row[]> {
   // Text formats are parsed once into a table; Parquet is cheap to scan again, so it stays a view.
   // A table keeps the files' order (DuckDB preserves insertion order), so its rowid is the record's place.
   const kind = source.format === 'parquet' ? 'VIEW' : 'TABLE';
   await db.exec(sql`CREATE OR REPLACE ${trusted(kind)} ${target} AS SELECT * FROM ${read}`);
-  return db.all(sql`DESCRIBE SELECT * FROM ${target}`);
+  return described ?? db.all(sql`DESCRIBE SELECT * FROM ${target}`);
 }
 
 /**
@@ -26,7 +26,7 @@ async function readRaw(db: Database, source: TableSource, target = rawTable(sour
   const plain = await plainReadExpression(db, source);
   if (plain) {
     try {
-      return await fill(db, source, plain, target);
+      return await fill(db, source, plain.read, target, plain.columns);
     } catch (error) {
       if (error instanceof QueryTimeoutError) throw error;
     }

@@ -35,16 +35,23 @@ export function readExpression(source: TableSource): Sql {
 /**
  * The read of a CSV or TSV table without the sniffer, when its files are plain (plain.ts): the
  * dialect and the columns it would find, spelled out. Undefined for any other table, which
- * readExpression reads; load.ts falls back to it as well when this read fails.
+ * readExpression reads; load.ts falls back to it as well when this read fails. `columns`: what
+ * DESCRIBE says of the table it fills (the names given, then __file, all text), known without
+ * asking when no Hive partition adds columns of its own.
  */
-export async function plainReadExpression(db: Database, source: TableSource): Promise<Sql | undefined> {
+export async function plainReadExpression(
+  db: Database,
+  source: TableSource,
+): Promise<{ read: Sql; columns?: { column_name: string; column_type: string }[] } | undefined> {
   const plain = await plainColumns(db, source);
   if (!plain) return undefined;
   const path = pathList(source.patterns);
   const hive = source.hive ? sql`, hive_partitioning = true` : EMPTY;
   const delim = plain.tab ? sql`'\t'` : sql`','`;
   const columns = join(plain.names.map((name) => sql`${literal(name)}: 'VARCHAR'`));
-  return sql`read_csv(${path}, header = true, auto_detect = false, all_varchar = true, delim = ${delim}, quote = '"', escape = '"', columns = {${columns}}, filename = '__file'${hive})`;
+  const read = sql`read_csv(${path}, header = true, auto_detect = false, all_varchar = true, delim = ${delim}, quote = '"', escape = '"', columns = {${columns}}, filename = '__file'${hive})`;
+  if (source.hive) return { read };
+  return { read, columns: [...plain.names, '__file'].map((name) => ({ column_name: name, column_type: 'VARCHAR' })) };
 }
 
 /** The raw table (or view, for Parquet) raw_<name> that holds a table's records as read. */
