@@ -290,8 +290,8 @@ export function twoPluginFiles(): Record<string, string> {
   };
 }
 
-/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`); stderr too with `stderrIsTTY`. */
-export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}, { stderrIsTTY = false } = {}) {
+/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`); stderr too with `stderrIsTTY`; `program` as cli()'s. */
+export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}, { stderrIsTTY = false, program }: { stderrIsTTY?: boolean; program?: ProgramOptions } = {}) {
   const stdout = Object.assign(new Capture(), { isTTY: true, columns });
   const stderr = stderrIsTTY ? Object.assign(new Capture(), { isTTY: true, columns }) : new Capture();
   const io: Io = {
@@ -306,7 +306,7 @@ export async function onTerminal(argv: string[], columns: number, env: Record<st
     now: () => new Date('2024-05-01T12:00:00Z'),
     onSignal: () => () => undefined,
   };
-  const code = await run(argv, io);
+  const code = await run(argv, io, program);
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 

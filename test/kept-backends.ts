@@ -5,6 +5,7 @@
  * asks anything (0.15-0.3 s of CPU), and the same directory was read for every command.
  */
 import type { Backend } from '../src/backend.js';
+import type { ProgramOptions } from '../src/cli.js';
 import { openDefaultBackend } from '../src/backends.js';
 import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
@@ -17,6 +18,8 @@ export interface KeptCli {
   (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
   /** The backend a command with --data path (and --plugin) is lent, for a test's own queries: its close() gives it back. */
   backend(path: string, options?: { plugin?: string }): Promise<LocalBackend>;
+  /** The backend factories of run(), for a runner of its own (onTerminal's `program`): its commands are lent the same backends. */
+  program: ProgramOptions;
   close(): Promise<void>;
 }
 
@@ -74,7 +77,7 @@ export function keptCli(): KeptCli {
     const all = await Promise.allSettled(entries.map(async (entry) => (await entry.turn, entry.opened)));
     await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
   };
-  return Object.assign(run, { backend, close });
+  return Object.assign(run, { backend, close, program: { backends } });
 }
 
 /** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */
