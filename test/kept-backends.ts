@@ -5,21 +5,20 @@
  * asks anything (0.15-0.3 s of CPU), and the same directory was read for every command.
  */
 import type { Backend } from '../src/backend.js';
-import type { ProgramOptions } from '../src/cli.js';
 import { openDefaultBackend } from '../src/backends.js';
 import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend } from '../src/local/open.js';
-import { cli, suiteThreadsOption, type CliResult } from './helpers.js';
+import { cli, onTerminal, suiteThreadsOption, type CliResult } from './helpers.js';
 
 /** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
 export interface KeptCli {
   (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
   /** The backend a command with --data path (and --plugin) is lent, for a test's own queries: its close() gives it back. */
   backend(path: string, options?: { plugin?: string }): Promise<LocalBackend>;
-  /** The backend factories of run(), for a runner of its own (onTerminal's `program`): its commands are lent the same backends. */
-  program: ProgramOptions;
+  /** onTerminal() on these backends. */
+  terminal(argv: string[], columns: number, env?: Record<string, string>, options?: { stderrIsTTY?: boolean }): ReturnType<typeof onTerminal>;
   close(): Promise<void>;
 }
 
@@ -77,7 +76,8 @@ export function keptCli(): KeptCli {
     const all = await Promise.allSettled(entries.map(async (entry) => (await entry.turn, entry.opened)));
     await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
   };
-  return Object.assign(run, { backend, close, program: { backends } });
+  const terminal: KeptCli['terminal'] = (argv, columns, env = {}, options = {}) => onTerminal(argv, columns, env, { ...options, program: { backends } });
+  return Object.assign(run, { backend, close, terminal });
 }
 
 /** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */

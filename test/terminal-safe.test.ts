@@ -99,7 +99,7 @@ const terminal = (argv: string[], width = 200) => onTerminal(argv, width, { CONV
  */
 const kept = keptBackends();
 /** convx with stdout a terminal of the given width, on the kept backends. */
-const keptTerminal = (argv: string[], width = 200) => onTerminal(argv, width, {}, { program: kept.program });
+const keptTerminal = (argv: string[], width = 200) => kept.terminal(argv, width);
 
 describe('data values never reach a terminal raw', () => {
   it('report: the table replaces ESC sequences, C1 CSI and bidi overrides with U+FFFD, and the rows line up', async () => {
