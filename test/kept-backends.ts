@@ -1,8 +1,9 @@
 /**
- * cli() with local backends kept between commands, for the tests that compare what many commands
- * print from one dataset with what they print from another (test/import*.test.ts,
- * test/split-plugins.test.ts): a command on a directory reads, checks and types its files before it
- * asks anything (0.15-0.3 s of CPU), and the same directory was read for every command.
+ * cli() with local backends kept between commands, for the tests of what many commands print from
+ * one dataset (formats, periods, flags, API mode against local mode; test/import*.test.ts and
+ * test/split-plugins.test.ts compare it with another): a command on a directory reads, checks and
+ * types its files before it asks anything (50-300 ms of CPU), and the same directory was read for
+ * every command. A test of the open itself (data errors, warnings, data check) keeps cli().
  */
 import type { Backend } from '../src/backend.js';
 import { openDefaultBackend } from '../src/backends.js';
