@@ -9,6 +9,7 @@ import { generateDataset } from '../src/local/generate.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, type CliResult, SAMPLES, scripted, shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'api-test-secret';
 
@@ -43,6 +44,8 @@ describe('parity: API mode against convx serve prints what local mode prints', (
   let twoPlugins: RunningServer;
   let generated = '';
   const tokens: Record<string, string> = {};
+  // local mode's side opens each dataset (and plugin) once and is lent it for every command (kept-backends.ts)
+  const kept = keptBackends();
   beforeAll(async () => {
     generated = join(tempDir(), 'gen');
     await generateDataset({ out: generated, seed: 3, contacts: 600, orders: 2500, touches: 15000, from: '2024-01-01', to: '2024-06-30', format: 'csv', plugins: 2 });
@@ -55,7 +58,7 @@ describe('parity: API mode against convx serve prints what local mode prints', (
   });
 
   async function compare(dir: string, running: RunningServer, plugin: string | undefined, argv: string[]): Promise<void> {
-    const local = await cli([...argv, '--data', dir, ...(plugin && plugin !== 'shop' ? ['--plugin', plugin] : [])]);
+    const local = await kept([...argv, '--data', dir, ...(plugin && plugin !== 'shop' ? ['--plugin', plugin] : [])]);
     const token = tokens[plugin ?? 'shop']!;
     const api = await cli([...argv, '--api', `${running.url}/v1`], { env: { CONVX_TOKEN: token } });
     expect(local.code, `${argv.join(' ')}: ${local.stderr}`).toBe(0);

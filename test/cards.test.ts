@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { duration } from '../src/output/cards.js';
 import { wrapRuns } from '../src/output/terminal.js';
 import { escapeMarkdown } from '../src/output/markdown.js';
-import { cli, csv, onTerminal, servedDataset, shop } from './helpers.js';
+import { cli, csv, servedDataset, shop } from './helpers.js';
 
 /** A source name a markdown table must escape: a pipe, backticks, a line break and an ESC sequence. */
 const NASTY = 'Win | `back`\nnow \x1b[2J';
@@ -44,7 +44,7 @@ const data = () =>
 
 const served = servedDataset(data);
 const { local, api } = served;
-const card = (argv: string[], env: Record<string, string> = {}) => cli([...argv, '--data', served.dir()], { tty: true, env: { NO_COLOR: '1', ...env } });
+const card = (argv: string[], env: Record<string, string> = {}) => served.kept([...argv, '--data', served.dir()], { tty: true, env: { NO_COLOR: '1', ...env } });
 
 describe('order -o json says why an order is not a conversion', () => {
   it('carries the reasons, the same bytes in local and API mode, and still exits 1', async () => {
@@ -109,8 +109,8 @@ describe('the order and contact cards', () => {
 
   it('wrap at spaces to the terminal, never inside a word, a wrapped value under its first line', async () => {
     for (const argv of [['order', 'o2', '--tz', 'Europe/Prague'], ['contact', 'c2']]) {
-      const whole = await onTerminal([...argv, '--data', served.dir()], 400);
-      const narrow = await onTerminal([...argv, '--data', served.dir()], 50);
+      const whole = await served.kept.terminal([...argv, '--data', served.dir()], 400);
+      const narrow = await served.kept.terminal([...argv, '--data', served.dir()], 50);
       expect(narrow.code, narrow.stderr).toBe(0);
       const words = (text: string) => text.split(/\s+/).filter(Boolean);
       // the same words in the same order: none broken
@@ -120,7 +120,7 @@ describe('the order and contact cards', () => {
       for (const line of lines) if (line.length > 50) expect(line.trim().split(/ +/), line).toHaveLength(2);
       expect(lines.length).toBeGreaterThan(whole.stdout.trimEnd().split('\n').length);
     }
-    const order = (await onTerminal(['order', 'o2', '--data', served.dir(), '--tz', 'Europe/Prague'], 50)).stdout;
+    const order = (await served.kept.terminal(['order', 'o2', '--data', served.dir(), '--tz', 'Europe/Prague'], 50)).stdout;
     expect(order).toContain('\n  click     2024-03-03T09:40:00.000Z (2024-03-03\n            10:40:00 Europe/Prague), 20 min before\n            the order (last-click, 30-day window)\n');
     // over the width: a word stays whole; runs that fit stay as they are
     expect(wrapRuns([{ text: 'abc defghijk lm' }], 6, 2).map((l) => l.map((r) => r.text).join(''))).toEqual(['abc', '  defghijk', '  lm']);
@@ -131,13 +131,13 @@ describe('the order and contact cards', () => {
 describe('notes on a terminal wrap at spaces', () => {
   it('the note of the columns a report table left out at 80 columns breaks no word ("A\\nvg order")', async () => {
     const argv = ['report', '--data', served.dir(), '--from', '2024-03-01', '--to', '2024-03-31', '--limit', '1'];
-    const run = await onTerminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' }, { stderrIsTTY: true });
+    const run = await served.kept.terminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' }, { stderrIsTTY: true });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain('Avg order (EUR)');
     expect(run.stderr).toMatch(/columns? left out to fit the terminal/);
     for (const line of run.stderr.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     // piped, a note is one line as before
-    const piped = await onTerminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' });
+    const piped = await served.kept.terminal(argv, 80, { CONVX_PROGRESS_DELAY_MS: '600000' });
     expect(piped.stderr.split('\n').find((l) => l.includes('left out'))).toMatch(/Avg order \(EUR\)\); --wide shows every column$/);
   });
 });

@@ -13,6 +13,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, dataset, SAMPLES, serveInProcess, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
@@ -175,40 +176,43 @@ describe('API mode against a server of a validation-only dataset', () => {
   });
 });
 
+/** samples/shop opened once (for validation) and lent to item 11's commands (kept-backends.ts): the tests are about the verdict. */
+const kept = keptBackends();
+
 describe('item 11: a failing validation says why', () => {
   const argv = (file: string, ...more: string[]) => ['validate', join(DELIVERIES, file), '--data', SAMPLES, ...more];
   const WHY = 'convx: not ready: 6 warnings, more than --max-warnings 5';
 
   it.each(['github', 'junit', 'table', 'json'])('-o %s with --max-warnings: the reason on stderr, exit 1', async (format) => {
-    const run = await cli(argv('warnings.json', '-o', format, '--max-warnings', '5'));
+    const run = await kept(argv('warnings.json', '-o', format, '--max-warnings', '5'));
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(`${WHY}\n`);
-    const passing = await cli(argv('warnings.json', '-o', format, '--max-warnings', '6'));
+    const passing = await kept(argv('warnings.json', '-o', format, '--max-warnings', '6'));
     expect(passing.code).toBe(0);
     expect(passing.stderr).toBe('');
   });
 
   it('github: an ::error annotation gives the reason, with the file', async () => {
-    const run = await cli(argv('warnings.json', '-o', 'github', '--max-warnings', '5'));
+    const run = await kept(argv('warnings.json', '-o', 'github', '--max-warnings', '5'));
     const file = join(DELIVERIES, 'warnings.json').replace(/:/g, '%3A').replace(/,/g, '%2C');
     expect(run.stdout).toContain(`::error file=${file},title=convx validate::not ready: 6 warnings, more than --max-warnings 5\n`);
     expect(run.stdout).toMatch(/::notice title=convx validate::\d+ of \d+ deliverable; 0 errors, 6 warnings\n$/);
-    const passing = await cli(argv('warnings.json', '-o', 'github', '--max-warnings', '6'));
+    const passing = await kept(argv('warnings.json', '-o', 'github', '--max-warnings', '6'));
     expect(passing.stdout).not.toContain('::error');
   });
 
   it('junit: each failing warning case says it fails for --max-warnings', async () => {
-    const xml = (await cli(argv('warnings.json', '-o', 'junit', '--max-warnings', '5'))).stdout;
+    const xml = (await kept(argv('warnings.json', '-o', 'junit', '--max-warnings', '5'))).stdout;
     const failures = [...xml.matchAll(/<failure type="warning" message="([^"]*)"/g)].map((m) => m[1]!);
     expect(failures.length).toBeGreaterThan(0);
     for (const message of failures) expect(message).toMatch(/^6 warnings, more than --max-warnings 5: /);
   });
 
   it('errors are named on stderr too; a table on a terminal shows its verdict instead', async () => {
-    const errors = await cli(argv('defect-unknown-asset.json', '-o', 'json'));
+    const errors = await kept(argv('defect-unknown-asset.json', '-o', 'json'));
     expect(errors.code).toBe(1);
     expect(errors.stderr).toBe('convx: not ready: 1 error (asset_not_found)\n');
-    const terminal = await cli(argv('warnings.json', '--max-warnings', '5'), { tty: true, env: { NO_COLOR: '1' } });
+    const terminal = await kept(argv('warnings.json', '--max-warnings', '5'), { tty: true, env: { NO_COLOR: '1' } });
     expect(terminal.code).toBe(1);
     expect(terminal.stdout).toMatch(/NOT READY: 6 warnings \(more than --max-warnings 5\)\n$/);
     expect(terminal.stderr).toBe('');

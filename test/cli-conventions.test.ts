@@ -14,22 +14,29 @@ import type { Backend } from '../src/backend.js';
 import { withBackend } from '../src/commands/shared.js';
 import type { Context } from '../src/context.js';
 import { ExitCode, NotFoundError } from '../src/errors.js';
-import { cli, onTerminal, SAMPLES, tempDir } from './helpers.js';
+import { cli, SAMPLES, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-04-30'];
 const strip = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
 
 const tableLines = (stdout: string) => strip(stdout).split('\n').filter((l) => /^[┌│├└]/.test(l));
 
+/**
+ * samples/shop opened once and lent to the commands of the tests on what they print (kept-backends.ts);
+ * those on a missing --data, data generate and serve open as convx does.
+ */
+const kept = keptBackends();
+
 describe('--wide and the terminal width', () => {
   it('a table fits the terminal; the note on left-out columns goes to stderr, not stdout', async () => {
-    const narrow = await onTerminal(['report', '--data', SAMPLES, ...PERIOD], 80);
+    const narrow = await kept.terminal(['report', '--data', SAMPLES, ...PERIOD], 80);
     expect(narrow.code, narrow.stderr).toBe(0);
     for (const line of tableLines(narrow.stdout)) expect(line.length).toBeLessThanOrEqual(80);
     expect(narrow.stdout).not.toMatch(/left out/);
     expect(narrow.stderr).toMatch(/^\d+ columns? left out to fit the terminal \(.*\); --wide shows every column$/m);
     // --quiet silences it, like any note for a person
-    expect((await onTerminal(['report', '--data', SAMPLES, ...PERIOD, '--quiet'], 80)).stderr).toBe('');
+    expect((await kept.terminal(['report', '--data', SAMPLES, ...PERIOD, '--quiet'], 80)).stderr).toBe('');
   });
 
   it('--wide shows every column at full width, for report, items and drill', async () => {
@@ -38,8 +45,8 @@ describe('--wide and the terminal width', () => {
       ['items', '--data', SAMPLES, ...PERIOD, '--limit', '5'],
       ['drill', 'k-1', '--data', SAMPLES, ...PERIOD, '--limit', '5'],
     ]) {
-      const fitted = await onTerminal(argv, 60);
-      const wide = await onTerminal([...argv, '--wide'], 60);
+      const fitted = await kept.terminal(argv, 60);
+      const wide = await kept.terminal([...argv, '--wide'], 60);
       expect(wide.code, wide.stderr).toBe(0);
       expect(Math.max(...tableLines(fitted.stdout).map((l) => l.length))).toBeLessThanOrEqual(60);
       expect(Math.max(...tableLines(wide.stdout).map((l) => l.length))).toBeGreaterThan(60);
@@ -48,7 +55,7 @@ describe('--wide and the terminal width', () => {
   });
 
   it('falls back to $COLUMNS when the terminal reports 0 columns', async () => {
-    const zero = await onTerminal(['report', '--data', SAMPLES, ...PERIOD], 0, { COLUMNS: '70' });
+    const zero = await kept.terminal(['report', '--data', SAMPLES, ...PERIOD], 0, { COLUMNS: '70' });
     for (const line of tableLines(zero.stdout)) expect(line.length).toBeLessThanOrEqual(70);
     expect(zero.stderr).toMatch(/left out to fit the terminal/);
   });
@@ -61,7 +68,7 @@ describe('--wide and the terminal width', () => {
     const serve = await cli(['serve', '--data', SAMPLES, '--wide']);
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/^convx: error: --wide does not apply to convx serve\n/);
-    expect((await cli(['order', 'o-2', '--data', SAMPLES, '--wide', '-o', 'json'])).code).toBe(0);
+    expect((await kept(['order', 'o-2', '--data', SAMPLES, '--wide', '-o', 'json'])).code).toBe(0);
   });
 });
 
@@ -116,26 +123,26 @@ describe('"not found" is exit 3', () => {
       ['drill', 'k-11', '--data', SAMPLES],
       ['config', 'get', 'plugin'],
     ]) {
-      const result = await cli(argv);
+      const result = await kept(argv);
       expect(result.code, argv.join(' ')).toBe(3);
       expect(result.stdout).toBe('');
     }
     // An order that exists but is not a conversion is a finding: exit 1.
-    expect((await cli(['order', 'o-37', '--data', SAMPLES])).code).toBe(1);
+    expect((await kept(['order', 'o-37', '--data', SAMPLES])).code).toBe(1);
   });
 });
 
 describe('counts agree with their nouns', () => {
   it('a page of one conversion says "1-1 of 1 conversion"', async () => {
-    const items = JSON.parse((await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--all', '-o', 'json'])).stdout) as {
+    const items = JSON.parse((await kept(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--all', '-o', 'json'])).stdout) as {
       conversions: { orderId: string }[];
     };
     const once = items.conversions.map((c) => c.orderId).find((id, _i, all) => all.filter((o) => o === id).length === 1)!;
     // (a busy machine may take over a second: the progress line, not the subject here, waits longer)
     const quiet = { CONVX_PROGRESS_DELAY_MS: '60000' };
-    const result = await cli(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--order', once, '--no-color'], { tty: true, env: quiet });
+    const result = await kept(['items', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '--order', once, '--no-color'], { tty: true, env: quiet });
     expect(result.stderr).toMatch(/^1-1 of 1 conversion, 2024-03-01\.\.2024-03-31$/m);
-    const report = await cli(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true, env: quiet });
+    const report = await kept(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true, env: quiet });
     expect(report.stderr).toMatch(/^1-1 of 1 source, /m);
   });
 
@@ -177,12 +184,12 @@ describe('a missing --data is "not found: PATH", exit 2, for every command', () 
 
 describe('drill explains an empty result in its own words', () => {
   it('suggests convx drill TARGET with the period of the data', async () => {
-    const result = await cli(['drill', 'k-1', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31']);
+    const result = await kept(['drill', 'k-1', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31']);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`  try: convx drill k-1 --data ${SAMPLES} --from 2024-01-01 --to 2024-05-31\n`);
     expect(result.stderr).not.toContain('convx items');
     // without --from/--to drill's default period is named as such
-    const fallback = await cli(['drill', 'k-1', '--data', SAMPLES], { now: '2026-11-23T12:00:00Z' });
+    const fallback = await kept(['drill', 'k-1', '--data', SAMPLES], { now: '2026-11-23T12:00:00Z' });
     expect(fallback.stderr).toMatch(/\(no --from\/--to: the 30 days ending today, UTC\)/);
   });
 });

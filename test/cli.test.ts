@@ -5,8 +5,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ITEM_COLUMNS, REPORT_COLUMNS } from '../src/output/columns.js';
 import { cli, csv, dataset, ORDER_HEADER, SAMPLES, tempDir, TOUCH_HEADER } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const PERIOD = ['--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-04-30'];
+
+/**
+ * For the tests of what report, items, order and drill print from samples/shop: the dataset opened
+ * once and lent to every command (kept-backends.ts). The first test opens it afresh (its stderr is empty),
+ * and so do those on data generate and bad input, which are about the open.
+ */
+const kept = keptBackends();
 
 type Kind = 'string' | 'nullable-string' | 'number' | 'integer' | 'boolean' | 'object' | 'array';
 const SOURCE: Record<string, Kind> = {
@@ -116,13 +124,13 @@ describe('report', () => {
   });
 
   it('jsonl, csv and tsv carry the same rows', async () => {
-    const json = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout);
-    const jsonl = (await cli(['report', ...PERIOD, '-o', 'jsonl'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const json = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json'])).stdout);
+    const jsonl = (await kept(['report', ...PERIOD, '-o', 'jsonl'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(jsonl).toEqual(json.conversions);
-    const csvText = (await cli(['report', ...PERIOD, '-o', 'csv'])).stdout.trim().split('\n');
+    const csvText = (await kept(['report', ...PERIOD, '-o', 'csv'])).stdout.trim().split('\n');
     expect(csvText[0]).toBe(REPORT_COLUMNS.join(','));
     expect(csvText).toHaveLength(17);
-    const tsv = (await cli(['report', ...PERIOD])).stdout.trim().split('\n');
+    const tsv = (await kept(['report', ...PERIOD])).stdout.trim().split('\n');
     expect(tsv[0]!.split('\t')).toEqual(REPORT_COLUMNS);
     const first = Object.fromEntries(REPORT_COLUMNS.map((c, i) => [c, tsv[1]!.split('\t')[i]]));
     expect(first['source.type']).toBe(json.conversions[0].source.type);
@@ -130,60 +138,60 @@ describe('report', () => {
   });
 
   it('prints a table on a terminal, coloured unless NO_COLOR or --no-color', async () => {
-    const tty = await cli(['report', ...PERIOD], { tty: true });
+    const tty = await kept(['report', ...PERIOD], { tty: true });
     expect(tty.stdout).toMatch(/┌.*┐/);
     expect(tty.stdout).toMatch(/\x1b\[1mSource/);
     expect(tty.stderr).toMatch(/1-16 of 16 sources, 2024-01-01\.\.2024-04-30/);
-    for (const plain of [await cli(['report', ...PERIOD], { tty: true, env: { NO_COLOR: '1' } }), await cli(['report', ...PERIOD, '--no-color'], { tty: true })]) {
+    for (const plain of [await kept(['report', ...PERIOD], { tty: true, env: { NO_COLOR: '1' } }), await kept(['report', ...PERIOD, '--no-color'], { tty: true })]) {
       expect(plain.stdout).toMatch(/Source/);
       expect(plain.stdout).not.toMatch(/\x1b\[/);
     }
-    expect((await cli(['report', ...PERIOD, '-o', 'table'])).stdout).not.toMatch(/\x1b\[/);
+    expect((await kept(['report', ...PERIOD, '-o', 'table'])).stdout).not.toMatch(/\x1b\[/);
   });
 
   it('--fields picks columns, nested for json, and rejects unknown fields', async () => {
-    const tsv = await cli(['report', ...PERIOD, '--fields', 'name,source.type,conversionsNumber']);
+    const tsv = await kept(['report', ...PERIOD, '--fields', 'name,source.type,conversionsNumber']);
     expect(tsv.stdout.split('\n')[0]).toBe('name\tsource.type\tconversionsNumber');
-    const json = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--fields', 'id,source.type'])).stdout);
+    const json = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json', '--fields', 'id,source.type'])).stdout);
     expect(Object.keys(json.conversions[0])).toEqual(['id', 'source']);
     expect(Object.keys(json.conversions[0].source)).toEqual(['type']);
-    const bad = await cli(['report', ...PERIOD, '--fields', 'name,revenue']);
+    const bad = await kept(['report', ...PERIOD, '--fields', 'name,revenue']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--fields: unknown field revenue/);
   });
 
   it('--breakdown gives one row per source and currency', async () => {
-    const json = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout);
-    const lines = (await cli(['report', ...PERIOD, '--breakdown', '-o', 'csv'])).stdout.trim().split('\n');
+    const json = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json'])).stdout);
+    const lines = (await kept(['report', ...PERIOD, '--breakdown', '-o', 'csv'])).stdout.trim().split('\n');
     const total = json.conversions.reduce((n: number, r: { breakdown: unknown[] }) => n + r.breakdown.length, 0);
     expect(lines).toHaveLength(total + 1);
     expect(lines[0]).toMatch(/,breakdown\.currency,breakdown\.conversionsAmountWoTax,/);
   });
 
   it('--all streams one JSON document equal to the pages put together', async () => {
-    const all = JSON.parse((await cli(['report', ...PERIOD, '--all', '-o', 'json', '--limit', '5'])).stdout);
+    const all = JSON.parse((await kept(['report', ...PERIOD, '--all', '-o', 'json', '--limit', '5'])).stdout);
     const pages = [];
     for (let offset = 0; offset < 16; offset += 5) {
-      pages.push(...JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--limit', '5', '--offset', String(offset)])).stdout).conversions);
+      pages.push(...JSON.parse((await kept(['report', ...PERIOD, '-o', 'json', '--limit', '5', '--offset', String(offset)])).stdout).conversions);
     }
     expect(all.conversions).toEqual(pages);
     expect(all.paging).toEqual({ start: 0, count: 16, totalCount: 16, dataVersion: expect.stringMatching(/^[\w-]{22}$/) });
   });
 
   it('filters with -q, --country and --currency, and sorts', async () => {
-    const q = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '-q', 'WELCOME'])).stdout);
+    const q = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json', '-q', 'WELCOME'])).stdout);
     expect(q.conversions.map((r: { name: string }) => r.name).sort()).toEqual(['Welcome: first e-mail', 'Welcome: reminder']);
-    const byRefunds = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--sort', '-refundsAmountWTax,name'])).stdout);
+    const byRefunds = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json', '--sort', '-refundsAmountWTax,name'])).stdout);
     const refunds = byRefunds.conversions.map((r: { refundsAmountWTax: number }) => r.refundsAmountWTax);
     expect(refunds).toEqual([...refunds].sort((a, b) => b - a));
-    const cz = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json', '--currency', 'CZK', '--sort', 'name'])).stdout);
+    const cz = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json', '--currency', 'CZK', '--sort', 'name'])).stdout);
     const names = cz.conversions.map((r: { name: string }) => r.name);
     expect(names).toEqual([...names].sort());
     for (const row of cz.conversions) expect(row.breakdown.map((b: { currency: string }) => b.currency)).toEqual(['CZK']);
   });
 
   it('says when the default period holds nothing', async () => {
-    const { code, stdout, stderr } = await cli(['report', '--data', SAMPLES], { tty: true, now: '2025-01-15T08:00:00Z' });
+    const { code, stdout, stderr } = await kept(['report', '--data', SAMPLES], { tty: true, now: '2025-01-15T08:00:00Z' });
     expect(code).toBe(0);
     expect(stdout).toBe('');
     expect(stderr).toMatch(/No sources in 2024-12-17\.\.2025-01-15/);
@@ -192,7 +200,7 @@ describe('report', () => {
 
 describe('items', () => {
   it('json has the fields and types of 2.1, 2.2 and 2.3', async () => {
-    const body = JSON.parse((await cli(['items', ...PERIOD, '-o', 'json', '--limit', '1000'])).stdout);
+    const body = JSON.parse((await kept(['items', ...PERIOD, '-o', 'json', '--limit', '1000'])).stdout);
     expect(body.paging.count).toBe(body.paging.totalCount);
     expect(body.conversions.length).toBeGreaterThan(300);
     for (const record of body.conversions) {
@@ -205,16 +213,16 @@ describe('items', () => {
   });
 
   it('--all -o jsonl and -o csv stream every record', async () => {
-    const page = JSON.parse((await cli(['items', ...PERIOD, '-o', 'json', '--limit', '1'])).stdout);
-    const jsonl = (await cli(['items', ...PERIOD, '--all', '-o', 'jsonl'])).stdout.trim().split('\n');
+    const page = JSON.parse((await kept(['items', ...PERIOD, '-o', 'json', '--limit', '1'])).stdout);
+    const jsonl = (await kept(['items', ...PERIOD, '--all', '-o', 'jsonl'])).stdout.trim().split('\n');
     expect(jsonl).toHaveLength(page.paging.totalCount);
-    const csvLines = (await cli(['items', ...PERIOD, '--all', '-o', 'csv'])).stdout.trim().split('\n');
+    const csvLines = (await kept(['items', ...PERIOD, '--all', '-o', 'csv'])).stdout.trim().split('\n');
     expect(csvLines[0]).toBe(ITEM_COLUMNS.join(','));
     expect(csvLines).toHaveLength(page.paging.totalCount + 1);
   });
 
   it('narrows by flags and says which page it printed', async () => {
-    const run = await cli(['items', ...PERIOD, '--source', 'k-1', '--source-type', 'campaign', '-o', 'jsonl', '--limit', '3']);
+    const run = await kept(['items', ...PERIOD, '--source', 'k-1', '--source-type', 'campaign', '-o', 'jsonl', '--limit', '3']);
     const records = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(records).toHaveLength(3);
     expect(records.every((r) => r.source.id === 'k-1')).toBe(true);
@@ -222,7 +230,7 @@ describe('items', () => {
   });
 
   it('prints a table on a terminal', async () => {
-    const run = await cli(['items', ...PERIOD, '--limit', '2'], { tty: true, env: { NO_COLOR: '1' } });
+    const run = await kept(['items', ...PERIOD, '--limit', '2'], { tty: true, env: { NO_COLOR: '1' } });
     expect(run.stdout).toMatch(/Date \(UTC\).*Order.*Contact/);
     expect(run.stdout.trim().split('\n')).toHaveLength(5);
   });
@@ -233,9 +241,9 @@ describe('order', () => {
   const cancelled = orders.find((o) => o[8] === 'cancelled')![0]!;
 
   it('shows the source, touch and detailUrl as a card on a terminal', async () => {
-    const json = JSON.parse((await cli(['items', ...PERIOD, '-o', 'json', '--limit', '1'])).stdout);
+    const json = JSON.parse((await kept(['items', ...PERIOD, '-o', 'json', '--limit', '1'])).stdout);
     const record = json.conversions[0];
-    const run = await cli(['order', record.orderId, '--data', SAMPLES], { tty: true, env: { NO_COLOR: '1' } });
+    const run = await kept(['order', record.orderId, '--data', SAMPLES], { tty: true, env: { NO_COLOR: '1' } });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Order ${record.orderId}: a conversion of ${record.source.type} "${record.source.name}"`);
     // the order look-up covers every date: the same source, with the period of every date
@@ -245,7 +253,7 @@ describe('order', () => {
   });
 
   it('prints the order’s records in other formats', async () => {
-    const json = JSON.parse((await cli(['order', 'o-2', '--data', SAMPLES, '-o', 'json'])).stdout);
+    const json = JSON.parse((await kept(['order', 'o-2', '--data', SAMPLES, '-o', 'json'])).stdout);
     expect(json.conversions.map((r: { orderId: string; isRefund: boolean }) => [r.orderId, r.isRefund])).toEqual([
       ['o-2', false],
       ['o-2', true],
@@ -253,27 +261,27 @@ describe('order', () => {
   });
 
   it('explains why an order is not a conversion, and says when it does not exist', async () => {
-    const why = await cli(['order', cancelled, '--data', SAMPLES]);
+    const why = await kept(['order', cancelled, '--data', SAMPLES]);
     expect(why.code).toBe(1);
     expect(why.stderr).toMatch(new RegExp(`order ${cancelled} is not a conversion:\\n.*cancelled \\(status "cancelled"\\)`));
-    const missing = await cli(['order', 'no-such-order', '--data', SAMPLES]);
+    const missing = await kept(['order', 'no-such-order', '--data', SAMPLES]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/order no-such-order is not in the dataset/);
-    const outside = await cli(['order', 'o-2', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-01-02']);
+    const outside = await kept(['order', 'o-2', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-01-02']);
     expect(outside.stderr).toMatch(/is a conversion, but none of its transactions falls within 2024-01-01\.\.2024-01-02/);
   });
 });
 
 describe('drill', () => {
   it('follows a row’s detailUrl to the items behind it', async () => {
-    const report = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout);
+    const report = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json'])).stdout);
     // The first row of each source type (campaign, automation, smartflow): every row's detailUrl,
     // with filters and in both modes, gives exactly the row's records in api-client.test.ts (rule 7).
     type Row = { id: string; conversionsNumber: number; source: { type: string; detailUrl: string } };
     const rows = (report.conversions as Row[]).filter((row, i, all) => all.findIndex((r) => r.source.type === row.source.type) === i);
     expect(rows.map((r) => r.source.type).sort()).toEqual(['automation', 'campaign', 'smartflow']);
     // the drills run side by side (each its own run and database)
-    const drills = await Promise.all(rows.map((row) => cli(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])));
+    const drills = await Promise.all(rows.map((row) => kept(['drill', row.source.detailUrl, ...PERIOD, '--all', '-o', 'json'])));
     for (const [i, row] of rows.entries()) {
       const items = JSON.parse(drills[i]!.stdout);
       const own = items.conversions.filter((i: { source: { id: string } }) => i.source.id === row.id);
@@ -285,12 +293,12 @@ describe('drill', () => {
   });
 
   it('takes a source id or TYPE:ID, and rejects other paths', async () => {
-    const byId = JSON.parse((await cli(['drill', 'a-1', ...PERIOD, '-o', 'json'])).stdout);
+    const byId = JSON.parse((await kept(['drill', 'a-1', ...PERIOD, '-o', 'json'])).stdout);
     expect(byId.conversions.length).toBeGreaterThan(0);
     expect(byId.conversions.every((i: { source: { id: string } }) => i.source.id === 'a-1')).toBe(true);
-    const typed = JSON.parse((await cli(['drill', 'automation:a-1', ...PERIOD, '-o', 'json'])).stdout);
+    const typed = JSON.parse((await kept(['drill', 'automation:a-1', ...PERIOD, '-o', 'json'])).stdout);
     expect(typed.paging.totalCount).toBe(byId.paging.totalCount);
-    const bad = await cli(['drill', '/v1/contacts/1', ...PERIOD]);
+    const bad = await kept(['drill', '/v1/contacts/1', ...PERIOD]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/is not a detailUrl/);
   });

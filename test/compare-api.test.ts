@@ -10,6 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseReportQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import { COMPARED_FIGURES } from '../src/model/shapes.js';
 import { cli, SAMPLES, servedSamples, sharedBackend } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
+
+/** samples/shop opened once and lent to local mode's commands (kept-backends.ts). */
+const kept = keptBackends();
 
 describe('compareTo on the reporting routes of samples/shop', () => {
   const { get, url, token } = servedSamples('compare-api-test-secret');
@@ -84,7 +88,7 @@ describe('compareTo on the reporting routes of samples/shop', () => {
       ['total', ...period, '--compare', 'previous', '-o', 'json'],
       ['total', ...period, '--compare', 'year', '-o', 'csv'],
     ]) {
-      const fromFiles = await cli([...argv, '--data', SAMPLES]);
+      const fromFiles = await kept([...argv, '--data', SAMPLES]);
       const fromApi = await cli([...argv, '--api', `${url()}/v1`], { env: { CONVX_TOKEN: token() } });
       expect(fromFiles.code, `${argv.join(' ')}: ${fromFiles.stderr}`).toBe(0);
       expect(fromApi.code, `${argv.join(' ')}: ${fromApi.stderr}`).toBe(0);

@@ -17,6 +17,7 @@ import { COMPARED_FIGURES } from '../src/model/shapes.js';
 import type { ComparedAggregateRow, PeriodFigures } from '../src/model/types.js';
 import { changeText, renderTable } from '../src/output/table.js';
 import { cli, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const NOW = new Date('2024-05-01T12:00:00Z');
 const reportOf = (raw: RawParams) => parseReportQuery({ limit: '1000', ...raw }, NOW);
@@ -31,6 +32,12 @@ function clicked(orders: Order[]): TouchRow[] {
 }
 
 const dataOf = (orders: Order[]) => shop({ orders, touches: clicked(orders) });
+
+/**
+ * Each dataset (and imported file) opened once and lent to the commands on it (kept-backends.ts): the
+ * tests are about the comparison; the csv one's compared run opens afresh (its stderr is empty).
+ */
+const kept = keptBackends();
 
 describe('the other period', () => {
   it.each([
@@ -125,7 +132,7 @@ describe('report --compare: the sources of both periods', () => {
 
   it('prints the comparison as csv columns after today\'s, and --fields picks them', async () => {
     const argv = ['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
-    const plain = await cli([...argv, '-o', 'csv']);
+    const plain = await kept([...argv, '-o', 'csv']);
     const compared = await cli([...argv, '--compare', 'previous', '-o', 'csv']);
     expect(compared.code, compared.stderr).toBe(0);
     const header = compared.stdout.split('\n')[0]!.split(',');
@@ -139,14 +146,14 @@ describe('report --compare: the sources of both periods', () => {
       'comparison.change.conversionsAmountWoTax.relative',
     ]);
     expect(header).toHaveLength(today.length + 2 + 3 * COMPARED_FIGURES.length);
-    const picked = await cli([...argv, '--compare', 'previous', '-o', 'tsv', '--fields', 'id,comparison.figures.conversionsAmountWTax,comparison.change.conversionsAmountWTax.absolute,comparison.change.conversionsAmountWTax.relative']);
+    const picked = await kept([...argv, '--compare', 'previous', '-o', 'tsv', '--fields', 'id,comparison.figures.conversionsAmountWTax,comparison.change.conversionsAmountWTax.absolute,comparison.change.conversionsAmountWTax.relative']);
     expect(picked.stdout).toBe(
       'id\tcomparison.figures.conversionsAmountWTax\tcomparison.change.conversionsAmountWTax.absolute\tcomparison.change.conversionsAmountWTax.relative\nk2\t\t\t\nk1\t0.1\t0.2\t2\nk3\t12.1\t-12.1\t-1\n',
     );
-    const json = JSON.parse((await cli([...argv, '--compare', 'previous', '-o', 'json', '--fields', 'id,comparison'])).stdout) as { conversions: object[] };
+    const json = JSON.parse((await kept([...argv, '--compare', 'previous', '-o', 'json', '--fields', 'id,comparison'])).stdout) as { conversions: object[] };
     expect(json.conversions[0]).toEqual({ id: 'k2', comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: null, change: null } });
     expect(compared.stderr).toBe('');
-    const table = await cli([...argv, '--compare', 'previous', '-o', 'table', '--wide']);
+    const table = await kept([...argv, '--compare', 'previous', '-o', 'table', '--wide']);
     expect(table.stderr).toContain('1-3 of 3 sources, 2024-03-01..2024-03-31 compared with 2024-01-30..2024-02-29 (the previous period)');
     expect(table.stdout).toContain('Δ Revenue');
   });
@@ -156,9 +163,9 @@ describe('report --compare: the sources of both periods', () => {
     await importDataset(dir, file);
     for (const compareTo of ['previous', 'year']) {
       const argv = ['report', '--from', '2024-03-01', '--to', '2024-03-31', '--compare', compareTo, '-o', 'csv'];
-      const fromDir = await cli([...argv, '--data', dir]);
+      const fromDir = await kept([...argv, '--data', dir]);
       expect(fromDir.code, fromDir.stderr).toBe(0);
-      expect((await cli([...argv, '--data', file])).stdout).toBe(fromDir.stdout);
+      expect((await kept([...argv, '--data', file])).stdout).toBe(fromDir.stdout);
     }
   });
 
@@ -207,12 +214,12 @@ describe('trend and total --compare', () => {
 
   it('gives the total its comparison at the top level, in json and as columns', async () => {
     const argv = ['total', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--compare', 'year'];
-    const json = JSON.parse((await cli([...argv, '-o', 'json'])).stdout) as { total: PeriodFigures; comparison: { dateTo: string; figures: { conversionsNumber: number } } };
+    const json = JSON.parse((await kept([...argv, '-o', 'json'])).stdout) as { total: PeriodFigures; comparison: { dateTo: string; figures: { conversionsNumber: number } } };
     expect(Object.keys(json)).toEqual(['dateFrom', 'dateTo', 'timeZone', 'total', 'comparison']);
     expect(json.comparison).toMatchObject({ dateFrom: '2023-02-01', dateTo: '2023-02-28', bucket: null, figures: { conversionsNumber: 1 } });
-    const tsv = await cli([...argv, '-o', 'tsv', '--fields', 'conversionsNumber,comparison.dateTo,comparison.change.conversionsNumber.absolute']);
+    const tsv = await kept([...argv, '-o', 'tsv', '--fields', 'conversionsNumber,comparison.dateTo,comparison.change.conversionsNumber.absolute']);
     expect(tsv.stdout).toBe('conversionsNumber\tcomparison.dateTo\tcomparison.change.conversionsNumber.absolute\n1\t2023-02-28\t0\n');
-    const trend = await cli(['trend', '--data', dir, '--from', '2024-02-28', '--to', '2024-03-01', '--compare', 'year', '-o', 'csv', '--fields', 'bucket,comparison.bucket,comparison.figures.conversionsNumber']);
+    const trend = await kept(['trend', '--data', dir, '--from', '2024-02-28', '--to', '2024-03-01', '--compare', 'year', '-o', 'csv', '--fields', 'bucket,comparison.bucket,comparison.figures.conversionsNumber']);
     expect(trend.stdout).toBe('bucket,comparison.bucket,comparison.figures.conversionsNumber\n2024-02-28,2023-02-28,1\n2024-02-29,2023-03-01,1\n2024-03-01,,\n');
   });
 });

@@ -9,6 +9,7 @@ import { ITEM_COLUMNS, REPORT_COLUMNS } from '../src/output/columns.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, csv, dataset, SAMPLES, shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 /** Far after the samples (January to May 2024): the default period holds nothing. */
 const NOW = '2026-11-23T12:00:00Z';
@@ -25,6 +26,9 @@ function suggested(stderr: string, label: string): string[] {
   return words.slice(1).map((w) => (w.startsWith("'") ? w.slice(1, -1) : w));
 }
 
+/** samples/shop opened once and lent to the commands after the first test's, which opens it afresh (kept-backends.ts). */
+const kept = keptBackends();
+
 describe('an empty result explains itself', () => {
   it('report without dates: stdout is the empty document, stderr the period, the data range and a command that finds rows', async () => {
     const run = await cli(['report', '--data', SAMPLES, '-o', 'json'], { now: NOW });
@@ -34,7 +38,7 @@ describe('an empty result explains itself', () => {
     expect(run.stderr).toContain(SAMPLE_RANGES);
     const argv = suggested(run.stderr, 'try');
     expect(argv).toEqual(['report', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-05-31']);
-    const tried = await cli([...argv, '-o', 'json'], { now: NOW });
+    const tried = await kept([...argv, '-o', 'json'], { now: NOW });
     expect(JSON.parse(tried.stdout).conversions.length).toBeGreaterThan(0);
   });
 
@@ -46,38 +50,38 @@ describe('an empty result explains itself', () => {
       ['table', ''],
     ];
     for (const [format, stdout] of formats) {
-      const run = await cli(['report', '--data', SAMPLES, '-o', format], { now: NOW });
+      const run = await kept(['report', '--data', SAMPLES, '-o', format], { now: NOW });
       expect(run.stdout, format).toBe(stdout);
       expect(run.stderr, format).toContain(SAMPLE_RANGES);
     }
-    const all = await cli(['report', '--data', SAMPLES, '--all', '-o', 'json'], { now: NOW });
+    const all = await kept(['report', '--data', SAMPLES, '--all', '-o', 'json'], { now: NOW });
     expect(all.stdout).toMatch(EMPTY_JSON);
     expect(all.stderr).toContain('try: convx report');
   });
 
   it('--quiet leaves the hint out (and the stdout as it is)', async () => {
-    const run = await cli(['report', '--data', SAMPLES, '-o', 'json', '--quiet'], { now: NOW });
+    const run = await kept(['report', '--data', SAMPLES, '-o', 'json', '--quiet'], { now: NOW });
     expect(run.stdout).toMatch(EMPTY_JSON);
     expect(run.stderr).toBe('');
   });
 
   it('names the filters as flags, and suggests the same period without them when the period holds data', async () => {
-    const run = await cli(['items', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-02-29', '--contact', 'no one', '--country', 'CZ', '-o', 'csv']);
+    const run = await kept(['items', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-02-29', '--contact', 'no one', '--country', 'CZ', '-o', 'csv']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(`${ITEM_COLUMNS.join(',')}\n`);
     expect(run.stderr).toContain('No conversions in 2024-02-01..2024-02-29.');
     expect(run.stderr).toContain("filters: --contact 'no one' --country CZ");
     const argv = suggested(run.stderr, 'without the filters');
     expect(argv).toEqual(['items', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-02-29']);
-    expect((await cli([...argv, '-o', 'jsonl'])).stdout.trim().split('\n').length).toBeGreaterThan(10);
+    expect((await kept([...argv, '-o', 'jsonl'])).stdout.trim().split('\n').length).toBeGreaterThan(10);
   });
 
   it('keeps the filters and moves the period onto the data when the period is outside it', async () => {
-    const run = await cli(['items', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31', '--source', 'k-1', '--all', '-o', 'jsonl']);
+    const run = await kept(['items', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31', '--source', 'k-1', '--all', '-o', 'jsonl']);
     expect(run.stdout).toBe('');
     const argv = suggested(run.stderr, 'try');
     expect(argv).toEqual(['items', '--data', SAMPLES, '--source', 'k-1', '--from', '2024-01-01', '--to', '2024-05-31']);
-    const records = (await cli([...argv, '-o', 'jsonl', '--all'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const records = (await kept([...argv, '-o', 'jsonl', '--all'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((r) => r.source.id === 'k-1')).toBe(true);
   });

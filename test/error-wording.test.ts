@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dateProblem } from '../src/model/query.js';
 import { cli, SAMPLES } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const WELCOME = join(SAMPLES, '..', 'deliveries', 'welcome.json');
 
@@ -17,6 +18,9 @@ async function refused(argv: string[], message: string): Promise<void> {
   expect(result.stdout).toBe('');
   expect(result.stderr).toBe(`convx: error: ${message}\n`);
 }
+
+/** samples/shop opened once (and once for validation) and lent to the commands that print from it (kept-backends.ts); the refused ones open nothing. */
+const kept = keptBackends();
 
 describe('a date that is not one', () => {
   it.each([
@@ -55,13 +59,13 @@ describe('-o in any case', () => {
   it('takes TSV, Json, Markdown and GitHub as tsv, json, markdown and github', async () => {
     const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
     for (const [typed, format] of [['TSV', 'tsv'], ['Json', 'json'], ['CSV', 'csv'], ['Markdown', 'markdown']]) {
-      const upper = await cli(['report', ...period, '-o', typed!]);
-      const lower = await cli(['report', ...period, '-o', format!]);
+      const upper = await kept(['report', ...period, '-o', typed!]);
+      const lower = await kept(['report', ...period, '-o', format!]);
       expect(upper.code, upper.stderr).toBe(0);
       expect(upper.stdout).toBe(lower.stdout);
     }
-    const github = await cli(['validate', WELCOME, '--data', SAMPLES, '--format', 'GitHub']);
-    expect(github.stdout).toBe((await cli(['validate', WELCOME, '--data', SAMPLES, '-o', 'github'])).stdout);
+    const github = await kept(['validate', WELCOME, '--data', SAMPLES, '--format', 'GitHub']);
+    expect(github.stdout).toBe((await kept(['validate', WELCOME, '--data', SAMPLES, '-o', 'github'])).stdout);
   });
 
   it('still refuses a name no format has, quoted as typed', async () => {
@@ -71,7 +75,7 @@ describe('-o in any case', () => {
 
 describe('a count of recipients', () => {
   it('gets the verb of its number', async () => {
-    const result = await cli(['validate', join(SAMPLES, '..', 'deliveries', 'defect-missing-subject.json'), '--data', SAMPLES, '-o', 'json']);
+    const result = await kept(['validate', join(SAMPLES, '..', 'deliveries', 'defect-missing-subject.json'), '--data', SAMPLES, '-o', 'json']);
     const messages: string[] = JSON.parse(result.stdout).render.warnings.map((w: { message: string }) => w.message);
     const fallbacks = messages.filter((m) => m.includes('which has no language'));
     expect(fallbacks.length).toBeGreaterThan(0);

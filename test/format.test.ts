@@ -4,6 +4,7 @@ import { csvRow, csvRows } from '../src/output/csv.js';
 import { isFormulaText, jsonListClose, jsonListItem, JSON_LIST_OPEN, project, tsvRow } from '../src/output/format.js';
 import { renderTable } from '../src/output/table.js';
 import { cli, csv, dataset, ORDER_HEADER, SOURCE_HEADER, TOUCH_HEADER } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 describe('formatters', () => {
   it('streams JSON byte-identical to JSON.stringify(value, null, 2)', () => {
@@ -87,6 +88,9 @@ describe('ResultWriter', () => {
   });
 });
 
+/** The dataset of the formula escaping tests opened once and lent to every command (kept-backends.ts): they compare formats. */
+const kept = keptBackends();
+
 describe('formula escaping through the CLI', () => {
   const dir = dataset({
     'orders.csv': csv(ORDER_HEADER, [
@@ -101,7 +105,7 @@ describe('formula escaping through the CLI', () => {
   const fields = ['--fields', 'orderId,isRefund,conversionsAmount,source.name', '--sort', 'datetime'];
 
   it('escapes a source name =HYPERLINK(...) in csv and tsv, keeps it raw with --no-formula-escape, never touches a negative amount', async () => {
-    const csvOut = await cli(['items', ...period, ...fields, '-o', 'csv']);
+    const csvOut = await kept(['items', ...period, ...fields, '-o', 'csv']);
     expect(csvOut.code, csvOut.stderr).toBe(0);
     expect(csvOut.stdout).toBe(
       [
@@ -112,24 +116,24 @@ describe('formula escaping through the CLI', () => {
         '',
       ].join('\n'),
     );
-    const tsvOut = await cli(['items', ...period, ...fields, '-o', 'tsv']);
+    const tsvOut = await kept(['items', ...period, ...fields, '-o', 'tsv']);
     expect(tsvOut.stdout.split('\n').slice(1, 4)).toEqual([
       `o1\tfalse\t12.5\t'=HYPERLINK("http://evil.example","click")`,
       `o1\ttrue\t-12.5\t'=HYPERLINK("http://evil.example","click")`,
       `'-o2\tfalse\t24\t'=HYPERLINK("http://evil.example","click")`,
     ]);
-    const raw = await cli(['items', ...period, ...fields, '-o', 'csv', '--no-formula-escape']);
+    const raw = await kept(['items', ...period, ...fields, '-o', 'csv', '--no-formula-escape']);
     expect(raw.stdout.split('\n').slice(1, 4)).toEqual([
       `o1,false,12.5,"=HYPERLINK(""http://evil.example"",""click"")"`,
       `o1,true,-12.5,"=HYPERLINK(""http://evil.example"",""click"")"`,
       `-o2,false,24,"=HYPERLINK(""http://evil.example"",""click"")"`,
     ]);
-    const rawTsv = await cli(['--no-formula-escape', 'report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
+    const rawTsv = await kept(['--no-formula-escape', 'report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
     expect(rawTsv.stdout).toBe('name\trefundsAmountWTax\n=HYPERLINK("http://evil.example","click")\t-12.5\n');
-    const report = await cli(['report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
+    const report = await kept(['report', ...period, '--fields', 'name,refundsAmountWTax', '-o', 'tsv']);
     expect(report.stdout).toBe(`name\trefundsAmountWTax\n'=HYPERLINK("http://evil.example","click")\t-12.5\n`);
     // json and tables are not spreadsheet input: unchanged
-    const json = JSON.parse((await cli(['items', ...period, '-o', 'json'])).stdout);
+    const json = JSON.parse((await kept(['items', ...period, '-o', 'json'])).stdout);
     expect(json.conversions[0].source.name).toBe('=HYPERLINK("http://evil.example","click")');
     expect((await cli(['--help'])).stdout).toMatch(/--no-formula-escape/);
   });

@@ -8,6 +8,7 @@ import type { Io } from '../src/context.js';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend, type LocalOpenOptions } from '../src/local/open.js';
 import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
+import { keptBackends, type KeptCli } from './kept-backends.js';
 import { tempDir } from './temp.js';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -290,8 +291,8 @@ export function twoPluginFiles(): Record<string, string> {
   };
 }
 
-/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`); stderr too with `stderrIsTTY`. */
-export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}, { stderrIsTTY = false } = {}) {
+/** convx in-process with stdout a terminal of the given width (a TTY stream reporting `columns`); stderr too with `stderrIsTTY`; `program` as cli()'s. */
+export async function onTerminal(argv: string[], columns: number, env: Record<string, string> = {}, { stderrIsTTY = false, program }: { stderrIsTTY?: boolean; program?: ProgramOptions } = {}) {
   const stdout = Object.assign(new Capture(), { isTTY: true, columns });
   const stderr = stderrIsTTY ? Object.assign(new Capture(), { isTTY: true, columns }) : new Capture();
   const io: Io = {
@@ -306,7 +307,7 @@ export async function onTerminal(argv: string[], columns: number, env: Record<st
     now: () => new Date('2024-05-01T12:00:00Z'),
     onSignal: () => () => undefined,
   };
-  const code = await run(argv, io);
+  const code = await run(argv, io, program);
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
@@ -365,8 +366,9 @@ export function servedSamples(secret: string): { url: () => string; token: () =>
 /**
  * A dataset made by `make` and served by `convx serve` on a loopback port for the tests of a file or
  * describe block (made and started before them, closed after): `local` runs convx on the directory
- * (with more environment), `api` in API mode against the server with a token of plugin default
- * (`url` and `token` for requests of a test's own); either with text on stdin.
+ * (with more environment) on a backend opened once and lent to each command (`kept`, kept-backends.ts,
+ * for commands of a test's own on it), `api` in API mode against the server with a token of plugin
+ * default (`url` and `token` for requests of a test's own); either with text on stdin.
  */
 export function servedDataset(make: () => string): {
   dir: () => string;
@@ -374,7 +376,9 @@ export function servedDataset(make: () => string): {
   token: () => string;
   local: (argv: string[], env?: Record<string, string>, stdin?: string) => Promise<CliResult>;
   api: (argv: string[], stdin?: string) => Promise<CliResult>;
+  kept: KeptCli;
 } {
+  const kept = keptBackends();
   const secret = 'test-secret-that-is-long-enough';
   let dir = '';
   let server: { url: string; close(): Promise<void> } | undefined;
@@ -393,7 +397,8 @@ export function servedDataset(make: () => string): {
     dir: () => dir,
     url: () => server!.url,
     token: () => token,
-    local: (argv, env = {}, stdin) => cli([...argv, '--data', dir], { env, ...(stdin === undefined ? {} : { stdin }) }),
+    local: (argv, env = {}, stdin) => kept([...argv, '--data', dir], { env, ...(stdin === undefined ? {} : { stdin }) }),
     api: (argv, stdin) => cli([...argv, '--api', `${server!.url}/v1`], { env: { CONVX_TOKEN: token }, ...(stdin === undefined ? {} : { stdin }) }),
+    kept,
   };
 }

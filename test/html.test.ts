@@ -13,9 +13,12 @@ import { createContext, type Io } from '../src/context.js';
 import { PAGE_FORMATS } from '../src/output/format.js';
 import { packageVersion } from '../src/version.js';
 import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 import { expectFiguresOfJson, pageFigures } from './page-figures.js';
 
 const PERIOD = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
+/** Each dataset opened once and lent to every command on it (kept-backends.ts): the tests are about the pages; the empty report's opens it afresh. */
+const kept = keptBackends();
 const HEADER: PageHeader = { dateFrom: '2024-03-01', dateTo: '2024-03-31', referenceCurrency: 'EUR', version: '9.9.9' };
 const HOSTILE = `<script>alert("x")</script> & 'q' <img src=x onerror=1>`;
 
@@ -65,7 +68,7 @@ function expectInert(html: string): void {
 
 describe('reportHtml', () => {
   it('is one inert document: CSP first, no script, no URL, the same bytes for the same rows', async () => {
-    const json = JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout) as { conversions: AggregateRow[] };
+    const json = JSON.parse((await kept(['report', ...PERIOD, '-o', 'json'])).stdout) as { conversions: AggregateRow[] };
     const page = reportHtml(json.conversions, HEADER);
     expectInert(page);
     expect(reportHtml(json.conversions, HEADER)).toBe(page);
@@ -85,11 +88,11 @@ describe('reportHtml', () => {
         ['campaign', 'k"2', 'Tom & Jerry\'s "best"', 'k"2', '', '', '', '', '2024-01-01T00:00:00Z'],
       ],
     });
-    const result = await cli(['report', '--data', data, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'html', '-q', '<b>']);
+    const result = await kept(['report', '--data', data, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'html', '-q', '<b>']);
     expect(result.code).toBe(0);
     const empty = result.stdout;
     expect(empty).toContain('<dt>Filters:</dt><dd>-q &lt;b&gt;</dd>');
-    const page = (await cli(['report', '--data', data, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'html'])).stdout;
+    const page = (await kept(['report', '--data', data, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'html'])).stdout;
     expectInert(page);
     expect(page).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39; &lt;img src=x onerror=1&gt;');
     expect(page).toContain('Tom &amp; Jerry&#39;s &quot;best&quot;');
@@ -100,7 +103,7 @@ describe('reportHtml', () => {
   });
 
   it('rows compared with another period get its revenue and the change beside theirs', async () => {
-    const rows = (JSON.parse((await cli(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    const rows = (JSON.parse((await kept(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
     const change = { absolute: 12.5, relative: 0.25 };
     const compared = [{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: 50 }, change: { conversionsAmountWTax: change } } }, rows[1]!];
     const page = reportHtml(compared as AggregateRow[], HEADER);
@@ -128,13 +131,13 @@ describe('reportHtml', () => {
   });
 
   it('holds every row from --offset on, whatever --limit says, with totals of what adds up', async () => {
-    const json = JSON.parse((await cli(['report', ...PERIOD, '--all', '-o', 'json'])).stdout) as { conversions: AggregateRow[] };
-    const page = (await cli(['report', ...PERIOD, '--limit', '2', '-o', 'html'])).stdout;
+    const json = JSON.parse((await kept(['report', ...PERIOD, '--all', '-o', 'json'])).stdout) as { conversions: AggregateRow[] };
+    const page = (await kept(['report', ...PERIOD, '--limit', '2', '-o', 'html'])).stdout;
     expect(json.conversions.length).toBeGreaterThan(2);
     expectFiguresOfJson(pageFigures(page, 'data-source'), json.conversions);
     const orders = json.conversions.reduce((sum, r) => sum + r.conversionsNumber, 0);
     expect(page).toMatch(new RegExp(`<tfoot><tr><td>Total</td><td></td><td class="num" data-total="conversionsNumber">${orders}</td>`));
-    const offset = (await cli(['report', ...PERIOD, '--offset', '3', '-o', 'html'])).stdout;
+    const offset = (await kept(['report', ...PERIOD, '--offset', '3', '-o', 'html'])).stdout;
     expect(pageFigures(offset, 'data-source').size).toBe(json.conversions.length - 3);
   });
 });
@@ -210,21 +213,21 @@ describe('trendHtml', () => {
 describe('-o html on the command line', () => {
   it('is a format of report and trend only: the others refuse it as before', async () => {
     for (const argv of [['items'], ['drill', 'k-3'], ['order', 'o-1'], ['contact', 'c-1'], ['total']]) {
-      const result = await cli([...argv, ...PERIOD.slice(0, 2), '-o', 'html']);
+      const result = await kept([...argv, ...PERIOD.slice(0, 2), '-o', 'html']);
       expect(result.code, argv[0]).toBe(2);
       // order and contact print markdown too (issue 22)
       const formats = ['order', 'contact'].includes(argv[0]!) ? 'table, json, jsonl, csv, tsv, markdown' : 'table, json, jsonl, csv, tsv';
       expect(result.stderr).toContain(`-o: "html" is not one of ${formats}\n`);
     }
     // report prints markdown too (issue 22): its list wraps
-    for (const command of ['report', 'trend']) expect((await cli([command, '--help'])).stdout.replace(/\s+/g, ' ')).toMatch(/output format: table, json, jsonl, csv, tsv, html/);
-    expect((await cli(['items', '--help'])).stdout).toMatch(/output format: table, json, jsonl, csv, tsv\n/);
+    for (const command of ['report', 'trend']) expect((await kept([command, '--help'])).stdout.replace(/\s+/g, ' ')).toMatch(/output format: table, json, jsonl, csv, tsv, html/);
+    expect((await kept(['items', '--help'])).stdout).toMatch(/output format: table, json, jsonl, csv, tsv\n/);
   });
 
   it('trend -o html: every bucket with the figures of trend -o json', async () => {
     const argv = ['trend', ...PERIOD, '--country', 'cz'];
-    const json = JSON.parse((await cli([...argv, '-o', 'json'])).stdout) as TimeframesResponse;
-    const page = (await cli([...argv, '-o', 'html'])).stdout;
+    const json = JSON.parse((await kept([...argv, '-o', 'json'])).stdout) as TimeframesResponse;
+    const page = (await kept([...argv, '-o', 'html'])).stdout;
     expectInert(page);
     expect(page).toContain('<dt>Filters:</dt><dd>--country CZ</dd>');
     const figures = pageFigures(page, 'data-bucket');
@@ -233,7 +236,7 @@ describe('-o html on the command line', () => {
     for (const b of json.buckets) {
       for (const column of TREND_PAGE_COLUMNS.slice(1)) expect(figures.get(b.bucket)!.get(column), `${b.bucket} ${column}`).toBe(JSON.stringify(getPath(b, column)));
     }
-    const refused = await cli([...argv, '-o', 'html', '--breakdown']);
+    const refused = await kept([...argv, '-o', 'html', '--breakdown']);
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--breakdown does not apply to -o html')]);
   });
 
@@ -246,7 +249,7 @@ describe('-o html on the command line', () => {
       [['-o', 'html', '--fields', 'name'], '--fields does not apply to -o html'],
     ] as const;
     for (const [flags, message] of refused) {
-      const result = await cli(['report', ...PERIOD, ...flags]);
+      const result = await kept(['report', ...PERIOD, ...flags]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(message);
       expect(result.stdout).toBe('');
@@ -257,18 +260,18 @@ describe('-o html on the command line', () => {
     const dir = tempDir();
     const file = join(dir, 'report.html');
     writeFileSync(file, 'old');
-    const result = await cli(['report', ...PERIOD, '-o', 'html', '--output', 'report.html'], { cwd: dir });
+    const result = await kept(['report', ...PERIOD, '-o', 'html', '--output', 'report.html'], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe('wrote report.html\n');
-    expect(readFileSync(file, 'utf8')).toBe((await cli(['report', ...PERIOD, '-o', 'html'])).stdout);
+    expect(readFileSync(file, 'utf8')).toBe((await kept(['report', ...PERIOD, '-o', 'html'])).stdout);
     // a directory in the way: the rename fails, and neither it nor a temporary file is left changed
     mkdirSync(join(dir, 'taken.html'));
-    const failed = await cli(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'taken.html')]);
+    const failed = await kept(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'taken.html')]);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toMatch(/--output: cannot write .*taken\.html: (it is a folder|EEXIST|ENOTEMPTY)/);
     expect(readdirSync(dir).sort()).toEqual(['report.html', 'taken.html']);
-    const missing = await cli(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'no', 'such', 'x.html')]);
+    const missing = await kept(['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'no', 'such', 'x.html')]);
     expect(missing.stderr).toMatch(/cannot write .*x\.html: its folder does not exist\n/);
     expect(existsSync(join(dir, 'no'))).toBe(false);
   });
@@ -286,17 +289,17 @@ describe('-o html on the command line', () => {
     writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\necho "$1" > "${join(dir, 'opened')}"\n`);
     chmodSync(join(bin, 'xdg-open'), 0o755);
     const open = ['report', ...PERIOD, '-o', 'html', '--output', join(dir, 'r.html'), '--open', '--no-color'];
-    const piped = await cli(open, { env: { PATH: bin } });
+    const piped = await kept(open, { env: { PATH: bin } });
     expect(piped.stderr).toContain('not opening');
     expect(piped.stderr).toContain('in a browser: stdout is not a terminal');
-    const ci = await cli(open, { env: { PATH: bin, CI: 'true' }, tty: true });
+    const ci = await kept(open, { env: { PATH: bin, CI: 'true' }, tty: true });
     expect(ci.stderr).toContain('in a browser: CI is set');
     expect(existsSync(join(dir, 'opened'))).toBe(false);
-    const desktop = await cli(open, { env: { PATH: bin }, tty: true });
+    const desktop = await kept(open, { env: { PATH: bin }, tty: true });
     expect(desktop.code).toBe(0);
     for (let i = 0; i < 100 && !existsSync(join(dir, 'opened')); i++) await new Promise((r) => setTimeout(r, 50));
     expect(readFileSync(join(dir, 'opened'), 'utf8')).toBe(`${join(dir, 'r.html')}\n`);
-    const none = await cli(open, { env: { PATH: join(dir, 'empty') }, tty: true });
+    const none = await kept(open, { env: { PATH: join(dir, 'empty') }, tty: true });
     expect(none.code).toBe(0);
     expect(none.stderr).toMatch(/warning: could not open .*r\.html in a browser: xdg-open was not found \(install xdg-utils\); open the file yourself/);
   });
@@ -304,7 +307,7 @@ describe('-o html on the command line', () => {
 
 describe('the header of a page', () => {
   it('names the zone and the period compared with, where the command had them', async () => {
-    const rows = (JSON.parse((await cli(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    const rows = (JSON.parse((await kept(['report', ...PERIOD, '--limit', '2', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
     const plain = reportHtml(rows, HEADER);
     expect(plain).not.toContain('Time zone');
     expect(plain).not.toContain('Compared with');
@@ -312,7 +315,7 @@ describe('the header of a page', () => {
     expect(page).toContain('Time zone:</dt><dd>Europe/Prague</dd>');
     expect(page).toContain('Compared with:</dt><dd>2024-01-30 to 2024-02-29</dd>');
     // through the command: report --compare --tz -o html
-    const run = await cli(['report', ...PERIOD, '--compare', 'previous', '--tz', 'Europe/Prague', '-o', 'html']);
+    const run = await kept(['report', ...PERIOD, '--compare', 'previous', '--tz', 'Europe/Prague', '-o', 'html']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Time zone:</dt><dd>Europe/Prague</dd>');
     expect(run.stdout).toContain('Compared with:</dt><dd>2024-01-30 to 2024-02-29</dd>');

@@ -1,8 +1,9 @@
 /**
- * cli() with local backends kept between commands, for the tests that compare what many commands
- * print from one dataset with what they print from another (test/import*.test.ts,
- * test/split-plugins.test.ts): a command on a directory reads, checks and types its files before it
- * asks anything (0.15-0.3 s of CPU), and the same directory was read for every command.
+ * cli() with local backends kept between commands, for the tests of what many commands print from
+ * one dataset (formats, periods, flags, API mode against local mode; test/import*.test.ts and
+ * test/split-plugins.test.ts compare it with another): a command on a directory reads, checks and
+ * types its files before it asks anything (50-300 ms of CPU), and the same directory was read for
+ * every command. A test of the open itself (data errors, warnings, data check) keeps cli().
  */
 import type { Backend } from '../src/backend.js';
 import { openDefaultBackend } from '../src/backends.js';
@@ -10,13 +11,15 @@ import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend } from '../src/local/open.js';
-import { cli, suiteThreadsOption, type CliResult } from './helpers.js';
+import { cli, onTerminal, suiteThreadsOption, type CliResult } from './helpers.js';
 
 /** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
 export interface KeptCli {
   (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
   /** The backend a command with --data path (and --plugin) is lent, for a test's own queries: its close() gives it back. */
   backend(path: string, options?: { plugin?: string }): Promise<LocalBackend>;
+  /** onTerminal() on these backends. */
+  terminal(argv: string[], columns: number, env?: Record<string, string>, options?: { stderrIsTTY?: boolean }): ReturnType<typeof onTerminal>;
   close(): Promise<void>;
 }
 
@@ -74,7 +77,8 @@ export function keptCli(): KeptCli {
     const all = await Promise.allSettled(entries.map(async (entry) => (await entry.turn, entry.opened)));
     await Promise.all(all.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
   };
-  return Object.assign(run, { backend, close });
+  const terminal: KeptCli['terminal'] = (argv, columns, env = {}, options = {}) => onTerminal(argv, columns, env, { ...options, program: { backends } });
+  return Object.assign(run, { backend, close, terminal });
 }
 
 /** The backend as a command sees it, but that its close() ends the command's turn and leaves it open. */

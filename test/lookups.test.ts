@@ -14,6 +14,7 @@ import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, SAMPLES, shop } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 
@@ -72,7 +73,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-const local = (argv: string[]) => cli([...argv, '--data', dir]);
+/** Local mode on dir opened once and lent to each command (kept-backends.ts): the tests are about what the look-ups print. */
+const kept = keptBackends();
+const local = (argv: string[]) => kept([...argv, '--data', dir]);
 const api = (argv: string[]) => cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
 
 interface Click {
@@ -116,7 +119,7 @@ describe('convx contact (item 7)', () => {
   });
 
   it('prints a card on a terminal and one row per click in csv/tsv', async () => {
-    const card = await cli(['contact', 'c1', '--data', dir], { tty: true, env: { NO_COLOR: '1' } });
+    const card = await kept(['contact', 'c1', '--data', dir], { tty: true, env: { NO_COLOR: '1' } });
     expect(card.stdout).toContain('Contact c1 / CL-1 (Ann Novak) <Ann@Example.com>');
     expect(card.stdout).toMatch(/2024-03-01T10:00:00\.000Z {2}o1 {2}a conversion of campaign "Clearance" \(k3\)/);
     expect(card.stdout).toMatch(/2024-02-25T10:00:00\.000Z {2}campaign "Clearance" \(k3\) {2}decided o1/);

@@ -19,6 +19,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, SAMPLES } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'parameters-secret-long-enough';
 const PERIOD = { dateFrom: '2024-01-01', dateTo: '2024-04-30' };
@@ -39,6 +40,9 @@ const VALUE_OF: Record<string, (r: ConversionRecord) => string | null> = {
 const INVALID: Partial<Record<string, string>> = { date: '2024-02-30', count: '0x10', sort: 'nope', codes: 'C1', sourceType: 'sms', choice: 'nope', zone: 'Europe/Prag' };
 
 const SCHEMAS = { report: REPORT_QUERY, items: ITEMS_QUERY } as const;
+
+/** samples/shop opened once and lent to the local commands (kept-backends.ts): the tests are about the filters; a refused value opens as convx does. */
+const kept = keptBackends();
 
 describe('the items filters, one table', () => {
   let served: ServedDataset;
@@ -96,7 +100,7 @@ describe('the items filters, one table', () => {
     expect(expected.length).toBeLessThan(all.length);
     const flag = flagName(field(filter, 'flag')!);
     // local mode, through the CLI flag
-    const local = await cli(['items', '--data', SAMPLES, '--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, flag, value, '--all', '-o', 'json']);
+    const local = await kept(['items', '--data', SAMPLES, '--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, flag, value, '--all', '-o', 'json']);
     expect(local.code, local.stderr).toBe(0);
     const localRows = (JSON.parse(local.stdout) as { conversions: ConversionRecord[] }).conversions;
     expect(localRows).toEqual(expected);
@@ -144,8 +148,8 @@ describe('the report filters, one table', () => {
   it.each(reportFilters.map((p) => [p.name, p] as const))('%s narrows the report alike in local mode, on the server and in API mode', async (name, p) => {
     const flag = flagName(field(p, 'flag')!);
     const period = ['--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, '--all', '-o', 'json'];
-    const unfiltered = await cli(['report', '--data', SAMPLES, ...period]);
-    const local = await cli(['report', '--data', SAMPLES, ...period, flag, VALUES[name]!]);
+    const unfiltered = await kept(['report', '--data', SAMPLES, ...period]);
+    const local = await kept(['report', '--data', SAMPLES, ...period, flag, VALUES[name]!]);
     expect(local.code, local.stderr).toBe(0);
     expect(local.stdout).not.toBe(unfiltered.stdout);
     const rows = (JSON.parse(local.stdout) as { conversions: AggregateRow[] }).conversions;

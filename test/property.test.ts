@@ -14,6 +14,7 @@ import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { SINGLE_PLUGIN_ID } from '../src/local/attribution.js';
 import { cli, csv, dataset, FX_HEADER, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, TOUCH_HEADER, suiteThreadsOption } from './helpers.js';
+import { keptCli } from './kept-backends.js';
 
 // Deterministic in CI: a fixed seed; the first failure ends the run (no long shrinking).
 // To shrink a failure to a minimal dataset, run with CONVX_PROPERTY_SHRINK=1.
@@ -754,6 +755,8 @@ describe('properties on random datasets', () => {
         async (spec, sortField, descending, limit, offset) => {
           const dir = writeDataset(spec);
           const server = await startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret }, log: () => undefined, version: 'test' });
+          // local mode opens the dataset once for the four commands (kept-backends.ts)
+          const kept = keptCli();
           try {
             const period = [
               '--from', dayText(spec.from), '--to', dayText(spec.to),
@@ -767,14 +770,14 @@ describe('properties on random datasets', () => {
               ['items', ...period, '--all', '-o', 'json'],
               ['items', ...period, '--sort', sort, '--limit', String(limit), '--offset', String(offset), '-o', 'tsv'],
             ]) {
-              const local = await cli([...argv, '--data', dir]);
+              const local = await kept([...argv, '--data', dir]);
               const api = await cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
               expect(local.code, `${argv.join(' ')}: ${local.stderr}`).toBe(0);
               expect(api.code, `${argv.join(' ')}: ${api.stderr}`).toBe(0);
               expect(api.stdout, argv.join(' ')).toBe(local.stdout);
             }
           } finally {
-            await server.close();
+            await Promise.all([server.close(), kept.close()]);
           }
         },
       ),

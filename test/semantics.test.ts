@@ -4,7 +4,20 @@ import { DataError, UsageError } from '../src/errors.js';
 import { ITEMS_SORT_FIELDS } from '../src/model/query.js';
 import { sortRows } from '../src/local/queries.js';
 import { FEW_ROWS } from '../src/local/backend.js';
+import type { LocalBackend } from '../src/local/backend.js';
 import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
+
+/** A dataset asked more than once opened once, by its first question, and lent to the next (kept-backends.ts). */
+const kept = keptBackends();
+async function onKept<T>(dir: string, work: (backend: LocalBackend) => Promise<T>): Promise<T> {
+  const backend = await kept.backend(dir);
+  try {
+    return await work(backend);
+  } finally {
+    await backend.close();
+  }
+}
 
 const click = (at: string, source = 'k1', extra: { contact?: string; type?: string } = {}) => ({
   at,
@@ -25,14 +38,14 @@ describe('4.1 period: inclusive UTC dates on each transaction’s own datetime',
   });
 
   it('takes the first and last millisecond of the range and nothing outside it', async () => {
-    const ids = await withBackend(dir, async (b) =>
+    const ids = await onKept(dir, async (b) =>
       (await b.items(itemsQuery('2024-03-10', '2024-03-31'))).rows.map((r) => r.orderId),
     );
     expect(ids.sort()).toEqual(['first-ms', 'last-ms', 'offset']);
   });
 
   it('converts offsets to UTC before taking the date', async () => {
-    const rows = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-31', '2024-03-31'))).rows);
+    const rows = await onKept(dir, async (b) => (await b.items(itemsQuery('2024-03-31', '2024-03-31'))).rows);
     expect(rows.find((r) => r.orderId === 'offset')?.datetime).toBe('2024-03-31T23:30:00.000Z');
   });
 });
@@ -48,7 +61,7 @@ describe('4.2 and 4.7 refunds: reported negative, on their own date, never reduc
   });
 
   it('a March refund of an order attributed in February shows in March, with the February attribution', async () => {
-    const march = await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31')));
+    const march = await onKept(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31')));
     expect(march.rows).toHaveLength(1);
     const row = march.rows[0]!;
     expect(row.id).toBe('k1');
@@ -62,12 +75,12 @@ describe('4.2 and 4.7 refunds: reported negative, on their own date, never reduc
   });
 
   it('February has the order and no refunds', async () => {
-    const feb = await withBackend(dir, (b) => b.report(reportQuery('2024-02-01', '2024-02-29')));
+    const feb = await onKept(dir, (b) => b.report(reportQuery('2024-02-01', '2024-02-29')));
     expect(feb.rows[0]).toMatchObject({ conversionsNumber: 1, conversionsAmountWTax: 121, refundsNumber: 0 });
   });
 
   it('refund items are negative whatever sign the file uses', async () => {
-    const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-02-01', '2024-03-31'))).rows);
+    const items = await onKept(dir, async (b) => (await b.items(itemsQuery('2024-02-01', '2024-03-31'))).rows);
     expect(items.map((i) => [i.isRefund, i.conversionsAmount])).toEqual([
       [false, 121],
       [true, -48.4],
@@ -77,7 +90,7 @@ describe('4.2 and 4.7 refunds: reported negative, on their own date, never reduc
   });
 
   it('over both months, gross = conversions + refunds field by field', async () => {
-    const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-02-01', '2024-03-31')))).rows;
+    const [row] = (await onKept(dir, (b) => b.report(reportQuery('2024-02-01', '2024-03-31')))).rows;
     expect(row!.conversionsAmountWTax).toBe(121);
     expect(row!.grossConversionsAmountWTax).toBe(60.5);
     expect(row!.grossConversionsAmountWoTax).toBe(50);
@@ -131,9 +144,9 @@ describe('4.5 attribution: last click within 30 days, deterministic ties', () =>
         { id: 'too-late', contact: 'b', at: '2024-03-02T12:00:00.000Z' },
       ],
     });
-    const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows);
+    const items = await onKept(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows);
     expect(items.map((i) => [i.orderId, i.source.id, i.attribution.hoursToConversion])).toEqual([['exact', 'k-exact', 720]]);
-    const why = await withBackend(dir, (b) => b.diagnoseOrder('too-late'));
+    const why = await onKept(dir, (b) => b.diagnoseOrder('too-late'));
     expect(why.reasons.join()).toMatch(/outside the 30-day window/);
   });
 
@@ -181,9 +194,9 @@ describe('4.5 attribution: last click within 30 days, deterministic ties', () =>
 
   it('an order without a click is no conversion, and diagnose says so', async () => {
     const dir = shop({ touches: [click('2024-03-05T10:00:00Z', 'k', { contact: 'x' })], orders: [{ id: 'o', at: '2024-03-06T10:00:00Z' }] });
-    const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')))).rows;
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')))).rows;
     expect(items).toEqual([]);
-    const why = await withBackend(dir, (b) => b.diagnoseOrder('o'));
+    const why = await onKept(dir, (b) => b.diagnoseOrder('o'));
     expect(why.found).toBe(true);
     expect(why.reasons.join()).toMatch(/no click at or before the order/);
   });
@@ -267,11 +280,11 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
       fx: [['2024-03-01', 'CZK', '0.0050000000']],
       orders: ['a', 'b', 'c'].map((id) => ({ id, at: '2024-03-01T10:00:00Z', currency: 'CZK', net: 25, gross: 25 })),
     });
-    const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+    const [row] = (await onKept(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
     expect(row!.conversionsAmountWTax).toBe(0.39);
     expect(row!.breakdown[0]!.conversionAmountWTaxReference).toBe(0.39);
     expect(row!.breakdown[0]!.conversionsAmountWTax).toBe(75);
-    const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01')))).rows;
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01')))).rows;
     expect(items.map((i) => i.conversionsReferenceAmount)).toEqual([0.13, 0.13, 0.13]);
   });
 
@@ -297,9 +310,9 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
         { id: 'czk', at: '2024-03-01T11:00:00Z', currency: 'CZK', net: '1', gross: '1' },
       ],
     });
-    const [item] = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { orderId: 'big' })))).rows;
+    const [item] = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { orderId: 'big' })))).rows;
     expect(item!.conversionsReferenceAmount).toBe(11621.89); // 461.93 x 25.159409 = 11621.8857…
-    const [row] = (await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+    const [row] = (await onKept(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
     expect(row!.conversionsAmountWoTax).toBe(2515940901); // 2515940899.9974… rounds to …900.00, plus 1 CZK (the reference) from the other order
   });
 
@@ -326,9 +339,9 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
         { id: 'other', at: '2024-03-01T12:00:00Z', country: 'sk' },
       ],
     });
-    const items = (await withBackend(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { country: ['CZ'] })))).rows;
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { country: ['CZ'] })))).rows;
     expect(items.map((i) => [i.orderId, i.country]).sort()).toEqual([['lower', 'cz'], ['upper', 'CZ']]);
-    const [row] = (await withBackend(dir, (b) => b.report({ ...reportQuery('2024-03-01', '2024-03-01'), country: ['SK'], currency: ['EUR'] }))).rows;
+    const [row] = (await onKept(dir, (b) => b.report({ ...reportQuery('2024-03-01', '2024-03-01'), country: ['SK'], currency: ['EUR'] }))).rows;
     expect(row!.conversionsNumber).toBe(1);
   });
 
@@ -353,9 +366,9 @@ describe('reference currency resolution (section 3)', () => {
       'orders.csv': 'order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax\n',
       'touches.csv': 'contact_id,datetime,touch,source_type,source_id\nc1,2024-03-01T00:00:00Z,click,campaign,k1\n',
     });
-    const report = await withBackend(dir, (b) => b.report(reportQuery('2024-01-01', '2024-12-31')));
+    const report = await onKept(dir, (b) => b.report(reportQuery('2024-01-01', '2024-12-31')));
     expect(report.paging.totalCount).toBe(0);
-    const items = await withBackend(dir, (b) => b.items(itemsQuery('2024-01-01', '2024-12-31')));
+    const items = await onKept(dir, (b) => b.items(itemsQuery('2024-01-01', '2024-12-31')));
     expect(items.rows).toEqual([]);
   });
 

@@ -9,10 +9,13 @@ import { shortPeriod } from '../src/model/query.js';
 import { PERIOD_FLAGS, flagKey } from '../src/model/parameters.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { cli, SAMPLES } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 /** 2024-03-20 in UTC (a leap year: February has 29 days). */
 const NOW = '2024-03-20T12:00:00Z';
-const run = (argv: string[], now = NOW) => cli(argv, { now });
+/** samples/shop opened once and lent to every command (kept-backends.ts): the tests are about the dates; the summary line's test opens it afresh. */
+const kept = keptBackends();
+const run = (argv: string[], now = NOW) => kept(argv, { now });
 
 describe('the dates of a short period', () => {
   const at = new Date(NOW);
@@ -71,10 +74,10 @@ describe('the short periods on the command line', () => {
     expect(outside.code).toBe(1);
     expect(outside.stderr).toContain('none of its transactions falls within 2024-02-01..2024-02-29 (the order is from 2024-01-20)');
     // usage errors come before the data is opened (a --data that does not exist is not what is said), for several ids too
-    const both = await run(['order', 'o-1', 'o-2', '--data', '/nonexistent/convx', '--month', '2024-01', '--to', '2024-01-31']);
+    const both = await cli(['order', 'o-1', 'o-2', '--data', '/nonexistent/convx', '--month', '2024-01', '--to', '2024-01-31'], { now: NOW });
     expect(both.code).toBe(2);
     expect(both.stderr.split('\n')[0]).toBe('convx: error: --month and --to do not go together: --month sets both dates of the period');
-    const date = await run(['order', 'o-1', '--data', '/nonexistent/convx', '--from', '2024-02-30']);
+    const date = await cli(['order', 'o-1', '--data', '/nonexistent/convx', '--from', '2024-02-30'], { now: NOW });
     expect([date.code, date.stderr]).toEqual([2, 'convx: error: --from: "2024-02-30" is not a date: February 2024 has 29 days\n']);
   });
 
@@ -98,7 +101,7 @@ describe('the short periods on the command line', () => {
   });
 
   it('says so in the summary line of a table, and in the explanation of an empty result', async () => {
-    const table = await run(['report', '--data', SAMPLES, '--month', '2024-03', '-o', 'table']);
+    const table = await cli(['report', '--data', SAMPLES, '--month', '2024-03', '-o', 'table'], { now: NOW });
     expect(table.stderr).toBe('1-15 of 15 sources, 2024-03-01..2024-03-31 (--month 2024-03)\n');
     const empty = await run(['report', '--data', SAMPLES, '--since', '7d'], '2025-06-10T08:00:00Z');
     expect(empty.code).toBe(0);
@@ -111,7 +114,7 @@ describe('the short periods on the command line', () => {
     const now = '2024-03-31T23:30:00Z';
     const prague = await run(['total', '--data', SAMPLES, '--last-month', '--tz', 'Europe/Prague', '-o', 'json'], now);
     expect(JSON.parse(prague.stdout)).toMatchObject({ dateFrom: '2024-03-01', dateTo: '2024-03-31', timeZone: 'Europe/Prague' });
-    const env = await cli(['total', '--data', SAMPLES, '--last-month', '-o', 'json'], { now, env: { CONVX_TZ: 'Europe/Prague' } });
+    const env = await kept(['total', '--data', SAMPLES, '--last-month', '-o', 'json'], { now, env: { CONVX_TZ: 'Europe/Prague' } });
     expect(env.stdout).toBe(prague.stdout);
     const utc = await run(['total', '--data', SAMPLES, '--last-month', '-o', 'json'], now);
     expect(JSON.parse(utc.stdout)).toMatchObject({ dateFrom: '2024-02-01', dateTo: '2024-02-29' });

@@ -11,7 +11,8 @@ import { BREAKDOWN_COLUMNS, BREAKDOWN_TABLE_COLUMNS, breakdownRows, REPORT_COLUM
 import { layoutTable, textWidth } from '../src/output/table.js';
 import { ResultWriter } from '../src/output/writer.js';
 import { REPORT_BREAKDOWN_KIND, REPORT_KIND } from '../src/commands/shared.js';
-import { cli, onTerminal, shop, tempDir } from './helpers.js';
+import { shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const LONG = 'Spring sale 2024: everything must go, twenty percent off the whole shop, for members only';
 const plain = new Chalk({ level: 0 });
@@ -45,7 +46,10 @@ const dir = shop({
 });
 const PERIOD = ['--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
 
-const report = async () => JSON.parse((await cli(['report', ...PERIOD, '-o', 'json'])).stdout) as { conversions: Record<string, unknown>[] };
+/** dir opened once and lent to every command (kept-backends.ts): the tests are about the tables. */
+const kept = keptBackends();
+
+const report = async () => JSON.parse((await kept(['report', ...PERIOD, '-o', 'json'])).stdout) as { conversions: Record<string, unknown>[] };
 
 describe('tables fit the terminal', () => {
   it('shortens long names with an ellipsis to the width, one line per row, and leaves out right-most columns only when names cannot give more', async () => {
@@ -97,13 +101,13 @@ describe('tables fit the terminal', () => {
   });
 
   it('fits the width of the terminal stdout is (in-process), and says which columns it left out', async () => {
-    const narrow = await onTerminal(['report', ...PERIOD], 60);
+    const narrow = await kept.terminal(['report', ...PERIOD], 60);
     expect(narrow.code, narrow.stderr).toBe(0);
     const lines = strip(narrow.stdout).trimEnd().split('\n');
     const table = lines.filter((l) => /^[┌│├└]/.test(l));
     for (const line of table) expect(textWidth(line)).toBeLessThanOrEqual(60);
     expect(strip(narrow.stdout + narrow.stderr)).toMatch(/columns? left out to fit the terminal \(.*Avg order \(EUR\)\); --wide shows every column/);
-    const wide = await onTerminal(['report', ...PERIOD], 200);
+    const wide = await kept.terminal(['report', ...PERIOD], 200);
     expect(wide.stdout).toContain(LONG);
     expect(wide.stdout + wide.stderr).not.toMatch(/left out/);
   });
@@ -169,7 +173,7 @@ describe('tables fit the terminal', () => {
 describe('money columns show their currency, and a totals row closes a table of several sources', () => {
   it('report: headers name the reference currency; the total adds up the sources to the cent', async () => {
     const { conversions } = await report();
-    const tty = await cli(['report', ...PERIOD, '--no-color'], { tty: true });
+    const tty = await kept(['report', ...PERIOD, '--no-color'], { tty: true });
     expect(tty.code, tty.stderr).toBe(0);
     const lines = tty.stdout.trimEnd().split('\n');
     expect(lines[1]).toMatch(/│ Revenue \(EUR\) │ Refunds │ Refunded \(EUR\) │ Gross \(EUR\) │ Contacts │ Avg order \(EUR\) │/);
@@ -189,16 +193,16 @@ describe('money columns show their currency, and a totals row closes a table of 
       '',
     ]);
     // one source: no totals row
-    const one = await cli(['report', ...PERIOD, '-q', 'winter', '--no-color'], { tty: true });
+    const one = await kept(['report', ...PERIOD, '-q', 'winter', '--no-color'], { tty: true });
     expect(one.stdout).not.toMatch(/Total/);
     expect(one.stdout).not.toMatch(/├/);
     // part of the rows: the total says which
-    const page = await cli(['report', ...PERIOD, '--limit', '2', '--no-color'], { tty: true });
+    const page = await kept(['report', ...PERIOD, '--limit', '2', '--no-color'], { tty: true });
     expect(page.stdout).toMatch(/│ Total \(1-2 of 3\)/);
   });
 
   it('breakdown table: a total per currency, then the reference total', async () => {
-    const tty = await cli(['report', ...PERIOD, '--breakdown', '--no-color'], { tty: true });
+    const tty = await kept(['report', ...PERIOD, '--breakdown', '--no-color'], { tty: true });
     expect(tty.code, tty.stderr).toBe(0);
     const lines = tty.stdout.trimEnd().split('\n');
     // amounts in each line's own currency (the Cur column), the reference amount in EUR
@@ -210,12 +214,12 @@ describe('money columns show their currency, and a totals row closes a table of 
       ['Total', '', '', '4', '', '', '181.80'],
     ]);
     // one currency only: it is in the headers
-    const eur = await cli(['report', ...PERIOD, '--breakdown', '--currency', 'EUR', '--no-color'], { tty: true });
+    const eur = await kept(['report', ...PERIOD, '--breakdown', '--currency', 'EUR', '--no-color'], { tty: true });
     expect(eur.stdout.split('\n')[1]).toMatch(/│ Revenue \(EUR\) │ Refunded \(EUR\) │ Revenue \(EUR\) │/);
   });
 
   it('csv, tsv and json values do not change', async () => {
-    const csvText = (await cli(['report', ...PERIOD, '-o', 'csv'])).stdout;
+    const csvText = (await kept(['report', ...PERIOD, '-o', 'csv'])).stdout;
     expect(csvText.split('\n')[0]).toBe(REPORT_COLUMNS.join(','));
     expect(csvText).not.toMatch(/EUR\)|Total/);
     expect(csvText.trim().split('\n')).toHaveLength(4);
@@ -241,9 +245,9 @@ describe('--breakdown -o csv|tsv|json: one line per source and currency, without
 
   it('csv and tsv lines carry the source columns and the currency columns only', async () => {
     const { conversions } = await report();
-    const csvLines = (await cli(['report', ...PERIOD, '--breakdown', '-o', 'csv'])).stdout.trim().split('\n');
+    const csvLines = (await kept(['report', ...PERIOD, '--breakdown', '-o', 'csv'])).stdout.trim().split('\n');
     expect(csvLines[0]).toBe([...SOURCE_COLUMNS, ...BREAKDOWN_COLUMNS].join(','));
-    const tsv = (await cli(['report', ...PERIOD, '--breakdown', '-o', 'tsv'])).stdout.trim().split('\n');
+    const tsv = (await kept(['report', ...PERIOD, '--breakdown', '-o', 'tsv'])).stdout.trim().split('\n');
     const header = tsv[0]!.split('\t');
     expect(header).toEqual([...SOURCE_COLUMNS, ...BREAKDOWN_COLUMNS]);
     for (const total of ['conversionsAmountWTax', 'conversionsNumber', 'uniqueContacts', 'averageConversion', 'firstConversionAt']) {
@@ -261,19 +265,19 @@ describe('--breakdown -o csv|tsv|json: one line per source and currency, without
   });
 
   it('--fields may still name a source total; json and jsonl stay the interface document', async () => {
-    const picked = await cli(['report', ...PERIOD, '--breakdown', '-o', 'csv', '--fields', 'id,conversionsAmountWTax,breakdown.currency']);
+    const picked = await kept(['report', ...PERIOD, '--breakdown', '-o', 'csv', '--fields', 'id,conversionsAmountWTax,breakdown.currency']);
     expect(picked.code, picked.stderr).toBe(0);
     expect(picked.stdout.split('\n')[0]).toBe('id,conversionsAmountWTax,breakdown.currency');
-    const plainJson = (await cli(['report', ...PERIOD, '-o', 'json'])).stdout;
-    expect((await cli(['report', ...PERIOD, '--breakdown', '-o', 'json'])).stdout).toBe(plainJson);
-    expect((await cli(['report', ...PERIOD, '--breakdown', '-o', 'jsonl'])).stdout).toBe((await cli(['report', ...PERIOD, '-o', 'jsonl'])).stdout);
+    const plainJson = (await kept(['report', ...PERIOD, '-o', 'json'])).stdout;
+    expect((await kept(['report', ...PERIOD, '--breakdown', '-o', 'json'])).stdout).toBe(plainJson);
+    expect((await kept(['report', ...PERIOD, '--breakdown', '-o', 'jsonl'])).stdout).toBe((await kept(['report', ...PERIOD, '-o', 'jsonl'])).stdout);
     expect(REPORT_BREAKDOWN_KIND.columns).toEqual([...SOURCE_COLUMNS, ...BREAKDOWN_COLUMNS]);
   });
 });
 
 describe('the items table leaves columns out by priority (issue 22, item 4)', () => {
   it('at 80 columns keeps the order, the source and the amount, and leaves the millisecond timestamp out first', async () => {
-    const run = await onTerminal(['items', ...PERIOD], 80);
+    const run = await kept.terminal(['items', ...PERIOD], 80);
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
     for (const line of lines) expect(textWidth(line), line).toBeLessThanOrEqual(80);

@@ -13,6 +13,7 @@ import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { fit, safeJsonText, safeLines, safeValue, textWidth } from '../src/output/terminal.js';
 import { cli, csv, onTerminal, shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const ESC = '\x1b';
 const CLEAR = `${ESC}[2J`;
@@ -92,9 +93,17 @@ function expectDefused(text: string, label: string, tabs = false): void {
 /** convx with stdout and stderr both terminals (colours off), the way a person runs it; no progress line (its own ESC[2K) however slow the machine. */
 const terminal = (argv: string[], width = 200) => onTerminal(argv, width, { CONVX_PROGRESS_DELAY_MS: '600000' }, { stderrIsTTY: true });
 
+/**
+ * dir opened once and lent to the commands of the tests below that look at what they print from its
+ * values (kept-backends.ts); terminal() and the messages on stderr open it afresh.
+ */
+const kept = keptBackends();
+/** convx with stdout a terminal of the given width, on the kept backends. */
+const keptTerminal = (argv: string[], width = 200) => kept.terminal(argv, width);
+
 describe('data values never reach a terminal raw', () => {
   it('report: the table replaces ESC sequences, C1 CSI and bidi overrides with U+FFFD, and the rows line up', async () => {
-    const out = await onTerminal(['report', ...PERIOD], 200);
+    const out = await keptTerminal(['report', ...PERIOD]);
     expect(out.code, out.stderr).toBe(0);
     expectDefused(out.stdout, 'report');
     expect(out.stdout).toContain('Spring\ufffd[2J sale\ufffd]8;;https://evil.example/\ufffdclick here');
@@ -104,7 +113,7 @@ describe('data values never reach a terminal raw', () => {
 
   it('items and drill: the tables (source names) hold no raw control character', async () => {
     for (const argv of [['items', ...PERIOD], ['drill', 'k1', ...PERIOD], ['drill', 'campaign:k2', ...PERIOD]]) {
-      const out = await onTerminal([...argv, '--wide'], 200);
+      const out = await keptTerminal([...argv, '--wide']);
       expect(out.code, `${argv.join(' ')}: ${out.stderr}`).toBe(0);
       expectDefused(out.stdout + out.stderr, argv.join(' '));
       expectAligned(out.stdout, argv.join(' '));
@@ -112,7 +121,7 @@ describe('data values never reach a terminal raw', () => {
   });
 
   it('order: the card of a conversion shows names and the source defused', async () => {
-    const out = await onTerminal(['order', 'o1', '--data', dir], 200);
+    const out = await keptTerminal(['order', 'o1', '--data', dir]);
     expect(out.code, out.stderr).toBe(0);
     expectDefused(out.stdout, 'order');
     expect(out.stdout).toContain('Spring\ufffd[2J sale');
@@ -120,7 +129,7 @@ describe('data values never reach a terminal raw', () => {
   });
 
   it('contact: the card (name, orders, conversions, clicks) holds none of the raw characters', async () => {
-    const out = await onTerminal(['contact', 'c1', '--data', dir], 200);
+    const out = await keptTerminal(['contact', 'c1', '--data', dir]);
     expect(out.code, out.stderr).toBe(0);
     expectDefused(out.stdout, 'contact');
     expect(out.stdout).toContain('(Ann\ufffd[2J\ufffd]0;pwned\ufffd \ufffdkavoN');
@@ -128,7 +137,7 @@ describe('data values never reach a terminal raw', () => {
   });
 
   it('validate: the summary shows the rendered subject (a hostile first name and an OSC 8 link) defused', async () => {
-    const out = await onTerminal(['validate', request, '--data', dir], 200);
+    const out = await keptTerminal(['validate', request, '--data', dir]);
     expect(out.stdout).toMatch(/Samples/);
     expectDefused(out.stdout, 'validate');
     expect(out.stdout).toContain('Hello Ann\ufffd[2J\ufffd]0;pwned\ufffd \ufffd]8;;https://evil.example/');
@@ -156,18 +165,18 @@ describe('data values never reach a terminal raw', () => {
   });
 
   it('json keeps the exact values (off a terminal byte for byte; on a terminal the same data, escaped)', async () => {
-    const report = await cli(['report', ...PERIOD, '-o', 'json']);
+    const report = await kept(['report', ...PERIOD, '-o', 'json']);
     expect(report.stdout).toContain(JSON.stringify(OTHER_NAME));
     const names = (JSON.parse(report.stdout) as { conversions: { name: string }[] }).conversions.map((r) => r.name).sort();
     expect(names).toEqual([SOURCE_NAME, OTHER_NAME, CJK_NAME].sort());
-    const contact = JSON.parse((await cli(['contact', 'c1', '--data', dir, '-o', 'json'])).stdout) as { contact: { firstName: string; surname: string } };
+    const contact = JSON.parse((await kept(['contact', 'c1', '--data', dir, '-o', 'json'])).stdout) as { contact: { firstName: string; surname: string } };
     expect(contact.contact).toMatchObject({ firstName: FIRST, surname: SURNAME });
-    const validation = JSON.parse((await cli(['validate', request, '--data', dir, '-o', 'json'])).stdout) as { render: { samples: { subject: string }[] } };
+    const validation = JSON.parse((await kept(['validate', request, '--data', dir, '-o', 'json'])).stdout) as { render: { samples: { subject: string }[] } };
     expect(validation.render.samples.map((s) => s.subject)).toContain(`Hello ${FIRST} ${LINK}`);
     // on a terminal: no raw C1 or bidi override, and the parsed data is the very same
     for (const argv of [['report', ...PERIOD, '-o', 'json'], ['items', ...PERIOD, '-o', 'jsonl'], ['contact', 'c1', '--data', dir, '-o', 'json']]) {
-      const shown = await onTerminal(argv, 200);
-      const exact = await cli(argv);
+      const shown = await keptTerminal(argv);
+      const exact = await kept(argv);
       expect(rawIn(shown.stdout), argv.join(' ')).toEqual([]);
       const parse = (text: string) => text.trim().split('\n').length > 1 && argv.includes('jsonl') ? text.trim().split('\n').map((l) => JSON.parse(l)) : JSON.parse(text);
       expect(parse(shown.stdout), argv.join(' ')).toEqual(parse(exact.stdout));
@@ -176,9 +185,9 @@ describe('data values never reach a terminal raw', () => {
 
   it('csv and tsv: the exact data off a terminal (a pipe, a file); on a terminal, defused like the tables', async () => {
     for (const format of ['csv', 'tsv']) {
-      const piped = await cli(['items', ...PERIOD, '-o', format, '--fields', 'orderId,source.name']);
+      const piped = await kept(['items', ...PERIOD, '-o', format, '--fields', 'orderId,source.name']);
       expect(piped.stdout, format).toContain(SOURCE_NAME);
-      const shown = await onTerminal(['items', ...PERIOD, '-o', format, '--fields', 'orderId,source.name'], 200);
+      const shown = await keptTerminal(['items', ...PERIOD, '-o', format, '--fields', 'orderId,source.name']);
       // tsv's own separators are tabs
       expectDefused(shown.stdout, format, format === 'tsv');
       expect(shown.stdout.split('\n').length).toBe(piped.stdout.split('\n').length);
@@ -200,7 +209,7 @@ describe('API mode prints what local mode prints, defused the same way', () => {
 
   it('report, contact, order and validate on a terminal: the same defused text as local mode', async () => {
     for (const argv of [['report', '--from', '2024-03-01', '--to', '2024-03-31'], ['contact', 'c1'], ['order', 'o1'], ['validate', request]]) {
-      const local = await onTerminal([...argv, '--data', dir], 200);
+      const local = await keptTerminal([...argv, '--data', dir]);
       const delivery = argv[0] === 'validate' ? ['--delivery-api', `${server.url}/v4`] : [];
       const api = await onTerminal([...argv, '--api', `${server.url}/v1`, ...delivery], 200, { CONVX_TOKEN: token });
       expect(api.code, `${argv[0]}: ${api.stderr}`).toBe(local.code);
@@ -213,12 +222,12 @@ describe('API mode prints what local mode prints, defused the same way', () => {
 describe('wide characters take two columns', () => {
   it('a table of CJK names (a plane-2 ideograph and kana) lines up on a terminal, at full width and cut', async () => {
     for (const width of [200, 60, 44]) {
-      const out = await onTerminal(['report', ...PERIOD, '--no-color'], width);
+      const out = await keptTerminal(['report', ...PERIOD, '--no-color'], width);
       expect(out.code, out.stderr).toBe(0);
       expectAligned(out.stdout, `width ${width}`);
       for (const line of tableLines(out.stdout)) expect(columns(line), `width ${width}`).toBeLessThanOrEqual(width);
     }
-    const narrow = await onTerminal(['report', ...PERIOD], 44);
+    const narrow = await keptTerminal(['report', ...PERIOD], 44);
     expect(narrow.stdout).toMatch(/𠮷野家/);
   });
 

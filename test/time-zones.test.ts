@@ -12,6 +12,10 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { cli, shop, tempDir, withBackend } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
+
+/** Each dataset (and imported file) opened once and lent to every command on it (kept-backends.ts): the tests are about the periods, not the open. */
+const kept = keptBackends();
 
 const hours = ({ start, end }: { start: Date; end: Date }) => (end.getTime() - start.getTime()) / 3_600_000;
 const iso = (d: Date) => d.toISOString();
@@ -122,7 +126,7 @@ const clickThenOrders = (click: string, orders: Record<string, string>) =>
 
 async function orderIds(dir: string, from: string, to: string, zone?: string): Promise<string[]> {
   const argv = ['items', '--data', dir, '--from', from, '--to', to, '--all', '-o', 'json', ...(zone ? ['--tz', zone] : [])];
-  const result = await cli(argv);
+  const result = await kept(argv);
   expect(result.code, result.stderr).toBe(0);
   return (JSON.parse(result.stdout) as { conversions: ConversionRecord[] }).conversions.map((r) => r.orderId).sort();
 }
@@ -151,38 +155,38 @@ describe('the period in a zone, local mode', () => {
 
   it('the report of a zone counts what its items list, and its detailUrl carries the zone; drill on it gives the row’s records', async () => {
     const args = ['--data', dir, '--from', '2024-03-02', '--to', '2024-03-02', '--tz', 'europe/prague', '-o', 'json'];
-    const report = await cli(['report', ...args]);
+    const report = await kept(['report', ...args]);
     expect(report.code, report.stderr).toBe(0);
     const [row] = (JSON.parse(report.stdout) as { conversions: AggregateRow[] }).conversions;
     expect(row).toMatchObject({ id: 'k1', conversionsNumber: 2, conversionsAmountWTax: 133.1, uniqueContacts: 1 });
     expect(row!.source.detailUrl).toBe('/v1/campaigns/k1/conversions?sourceType=campaign&sourceId=k1&dateFrom=2024-03-02&dateTo=2024-03-02&timeZone=Europe%2FPrague');
-    const drill = await cli(['drill', row!.source.detailUrl, '--data', dir, '--all', '-o', 'json']);
+    const drill = await kept(['drill', row!.source.detailUrl, '--data', dir, '--all', '-o', 'json']);
     expect(drill.code, drill.stderr).toBe(0);
     const records = (JSON.parse(drill.stdout) as { conversions: ConversionRecord[] }).conversions;
     expect(records.map((r) => r.orderId).sort()).toEqual(['late-utc', 'start-exact']);
     // record timestamps stay UTC
     expect(records.map((r) => r.datetime).sort()).toEqual(['2024-03-01T23:00:00.000Z', '2024-03-01T23:30:00.000Z']);
     // --tz overrides the detailUrl's zone
-    const utc = await cli(['drill', row!.source.detailUrl, '--tz', 'UTC', '--data', dir, '--all', '-o', 'json']);
+    const utc = await kept(['drill', row!.source.detailUrl, '--tz', 'UTC', '--data', dir, '--all', '-o', 'json']);
     expect((JSON.parse(utc.stdout) as { conversions: ConversionRecord[] }).conversions.map((r) => r.orderId).sort()).toEqual(['end-exact']);
   });
 
   it('UTC is today’s output byte for byte: no flag, --tz UTC, --tz utc and --tz Etc/UTC print the same, with no timeZone in a detailUrl', async () => {
     for (const command of ['report', 'items']) {
       const base = [command, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
-      const plain = await cli(base);
+      const plain = await kept(base);
       expect(plain.code, plain.stderr).toBe(0);
       expect(plain.stdout).not.toContain('timeZone');
-      for (const zone of ['UTC', 'utc', 'Etc/UTC']) expect((await cli([...base, '--tz', zone])).stdout).toBe(plain.stdout);
+      for (const zone of ['UTC', 'utc', 'Etc/UTC']) expect((await kept([...base, '--tz', zone])).stdout).toBe(plain.stdout);
       const table = [command, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31'];
-      const tablePlain = await cli(table);
-      expect(await cli([...table, '--tz', 'UTC'])).toEqual(tablePlain);
+      const tablePlain = await kept(table);
+      expect(await kept([...table, '--tz', 'UTC'])).toEqual(tablePlain);
     }
   });
 
   it('trend and total: the zone’s days and hours as buckets (23 and 25 hours on the DST days), adding up to the report', async () => {
     const json = async (argv: string[]) => {
-      const result = await cli([...argv, '--data', dir, '--tz', 'Europe/Prague', '-o', 'json']);
+      const result = await kept([...argv, '--data', dir, '--tz', 'Europe/Prague', '-o', 'json']);
       expect(result.code, result.stderr).toBe(0);
       return JSON.parse(result.stdout);
     };
@@ -205,11 +209,11 @@ describe('the period in a zone, local mode', () => {
     // the previous day (Mar 1 in Prague) starts on Feb 29 in UTC: attributed too
     const edge = clickThenOrders('2024-02-20T12:00:00Z', { edge: '2024-02-29T23:30:00Z', now: '2024-03-02T10:00:00Z' });
     const args = ['--data', edge, '--tz', 'Europe/Prague', '-o', 'json'];
-    const compared = await cli(['report', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous']);
+    const compared = await kept(['report', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous']);
     expect(compared.code, compared.stderr).toBe(0);
     const [row] = (JSON.parse(compared.stdout) as { conversions: (AggregateRow & { comparison: { dateFrom: string; figures: { conversionsNumber: number } } })[] }).conversions;
     expect([row!.conversionsNumber, row!.comparison.dateFrom, row!.comparison.figures.conversionsNumber]).toEqual([1, '2024-03-01', 1]);
-    const total = JSON.parse((await cli(['total', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous'])).stdout);
+    const total = JSON.parse((await kept(['total', ...args, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous'])).stdout);
     expect(total.comparison.figures.conversionsNumber).toBe(1);
   });
 
@@ -219,11 +223,11 @@ describe('the period in a zone, local mode', () => {
     expect(imported.code, imported.stderr).toBe(0);
     for (const zone of ['Europe/Prague', 'Asia/Kathmandu']) {
       const args = ['--from', '2024-03-02', '--to', '2024-03-31', '--tz', zone, '--all', '-o', 'csv'];
-      const [fromFile, fromDir] = [await cli(['report', '--data', file, ...args]), await cli(['report', '--data', dir, ...args])];
+      const [fromFile, fromDir] = [await kept(['report', '--data', file, ...args]), await kept(['report', '--data', dir, ...args])];
       expect([fromFile.code, fromDir.code], fromFile.stderr + fromDir.stderr).toEqual([0, 0]);
       expect(fromFile.stdout).toBe(fromDir.stdout);
     }
-    const [row] = (JSON.parse((await cli(['report', '--data', file, '--from', '2024-03-02', '--to', '2024-03-02', '--tz', 'Europe/Prague', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
+    const [row] = (JSON.parse((await kept(['report', '--data', file, '--from', '2024-03-02', '--to', '2024-03-02', '--tz', 'Europe/Prague', '-o', 'json'])).stdout) as { conversions: AggregateRow[] }).conversions;
     expect(row!.conversionsNumber).toBe(2);
   });
 
@@ -232,9 +236,9 @@ describe('the period in a zone, local mode', () => {
     const now = '2024-03-01T23:30:00Z';
     for (const command of [['report'], ['drill', 'k1']]) {
       const args = [...command, '--data', dir, '--tz', 'Europe/Prague', '--all', '-o', 'json'];
-      const defaulted = await cli(args, { now });
+      const defaulted = await kept(args, { now });
       expect(defaulted.code, defaulted.stderr).toBe(0);
-      expect(defaulted.stdout).toBe((await cli([...args, '--from', '2024-02-02', '--to', '2024-03-02'], { now })).stdout);
+      expect(defaulted.stdout).toBe((await kept([...args, '--from', '2024-02-02', '--to', '2024-03-02'], { now })).stdout);
       expect(defaulted.stdout).toContain('dateTo=2024-03-02');
     }
   });
@@ -270,7 +274,7 @@ describe('bad zones and the profile’s default', () => {
     ['Mars/Olympus', /--tz: "Mars\/Olympus" is not a time zone/],
   ])('--tz %s is a usage error (exit 2)', async (zone, message) => {
     for (const command of ['report', 'items']) {
-      const result = await cli([command, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--tz', zone]);
+      const result = await kept([command, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--tz', zone]);
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message);
       expect(result.stdout).toBe('');
@@ -278,29 +282,29 @@ describe('bad zones and the profile’s default', () => {
   });
 
   it('shell completion offers the zones', async () => {
-    expect((await cli(['__complete', 'report', '--tz', 'Europe/Pr'])).stdout).toBe('Europe/Prague\n');
-    expect((await cli(['__complete', 'drill', 'k1', '--tz', 'America/New_Y'])).stdout).toBe('America/New_York\n');
+    expect((await kept(['__complete', 'report', '--tz', 'Europe/Pr'])).stdout).toBe('Europe/Prague\n');
+    expect((await kept(['__complete', 'drill', 'k1', '--tz', 'America/New_Y'])).stdout).toBe('America/New_York\n');
   });
 
   it('config set tz stores the canonical name; reports use it; CONVX_TZ beats it; --tz beats both', async () => {
     const env = { XDG_CONFIG_HOME: tempDir('convx-tz-config-') };
-    expect((await cli(['config', 'set', 'tz', 'Europe/Prag'], { env })).code).toBe(2);
-    const set = await cli(['config', 'set', 'tz', 'europe/prague'], { env });
+    expect((await kept(['config', 'set', 'tz', 'Europe/Prag'], { env })).code).toBe(2);
+    const set = await kept(['config', 'set', 'tz', 'europe/prague'], { env });
     expect(set.code, set.stderr).toBe(0);
-    expect((await cli(['config', 'get', 'tz'], { env })).stdout).toBe('Europe/Prague\n');
+    expect((await kept(['config', 'get', 'tz'], { env })).stdout).toBe('Europe/Prague\n');
     const args = ['--data', dir, '--from', '2024-03-02', '--to', '2024-03-02', '--all', '-o', 'json'];
-    const prague = await cli(['items', ...args, '--tz', 'Europe/Prague']);
-    expect((await cli(['items', ...args], { env })).stdout).toBe(prague.stdout);
-    expect((await cli(['report', ...args], { env })).stdout).toBe((await cli(['report', ...args, '--tz', 'Europe/Prague'])).stdout);
-    const utc = await cli(['items', ...args]);
+    const prague = await kept(['items', ...args, '--tz', 'Europe/Prague']);
+    expect((await kept(['items', ...args], { env })).stdout).toBe(prague.stdout);
+    expect((await kept(['report', ...args], { env })).stdout).toBe((await kept(['report', ...args, '--tz', 'Europe/Prague'])).stdout);
+    const utc = await kept(['items', ...args]);
     expect(utc.stdout).not.toBe(prague.stdout);
-    expect((await cli(['items', ...args, '--tz', 'UTC'], { env })).stdout).toBe(utc.stdout);
-    expect((await cli(['items', ...args], { env: { ...env, CONVX_TZ: 'UTC' } })).stdout).toBe(utc.stdout);
-    expect((await cli(['items', ...args], { env: { CONVX_TZ: 'Europe/Prague' } })).stdout).toBe(prague.stdout);
+    expect((await kept(['items', ...args, '--tz', 'UTC'], { env })).stdout).toBe(utc.stdout);
+    expect((await kept(['items', ...args], { env: { ...env, CONVX_TZ: 'UTC' } })).stdout).toBe(utc.stdout);
+    expect((await kept(['items', ...args], { env: { CONVX_TZ: 'Europe/Prague' } })).stdout).toBe(prague.stdout);
     // a bad default names where it came from
-    const bad = await cli(['report', ...args], { env: { CONVX_TZ: 'Europe/Prag' } });
+    const bad = await kept(['report', ...args], { env: { CONVX_TZ: 'Europe/Prag' } });
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('CONVX_TZ: "Europe/Prag" is not a time zone')]);
-    expect((await cli(['report', ...args, '--tz', 'UTC'], { env: { CONVX_TZ: 'Europe/Prag' } })).stdout).toBe((await cli(['report', ...args])).stdout);
+    expect((await kept(['report', ...args, '--tz', 'UTC'], { env: { CONVX_TZ: 'Europe/Prag' } })).stdout).toBe((await kept(['report', ...args])).stdout);
   });
 });
 
@@ -336,9 +340,9 @@ describe('the server and API mode', () => {
     ] as const) {
       for (const command of ['report', 'items', 'trend', 'total']) {
         const args = [command, '--from', from, '--to', to, '--tz', zone, ...(command === 'report' || command === 'items' ? ['--all'] : []), '-o', 'json'];
-        const local = await cli([...args, '--data', dir]);
+        const local = await kept([...args, '--data', dir]);
         expect(local.code, local.stderr).toBe(0);
-        const api = await cli([...args, '--api', `${url}/v1`], { env: { CONVX_TOKEN: token } });
+        const api = await kept([...args, '--api', `${url}/v1`], { env: { CONVX_TOKEN: token } });
         expect(api.code, api.stderr).toBe(0);
         expect(api.stdout).toBe(local.stdout);
       }
@@ -372,7 +376,7 @@ describe('the server and API mode', () => {
     const problem = (JSON.parse(res.body) as { errors: { parameter: string; message: string }[] }).errors.find((e) => e.parameter === 'timeZone');
     expect(problem?.message).toMatch(message);
     const zone = decodeURIComponent(/timeZone=([^&]*)/.exec(path)![1]!);
-    const local = await cli(['items', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-01', '--tz', zone]);
+    const local = await kept(['items', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-01', '--tz', zone]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain(`--tz: ${problem!.message}`);
   });

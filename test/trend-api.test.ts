@@ -9,8 +9,12 @@ import { parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/q
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, SAMPLES, sharedBackend } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'trend-api-test-secret';
+
+/** samples/shop opened once and lent to local mode's commands (kept-backends.ts). */
+const kept = keptBackends();
 
 describe('the series and total routes on samples/shop', () => {
   let server: RunningServer;
@@ -92,7 +96,7 @@ describe('the series and total routes on samples/shop', () => {
       ['total', ...period, '--currency', 'EUR', '-o', 'csv'],
       ['total', ...period, '--breakdown', '-o', 'table'],
     ]) {
-      const fromFiles = await cli([...argv, '--data', SAMPLES]);
+      const fromFiles = await kept([...argv, '--data', SAMPLES]);
       const fromApi = await cli([...argv, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: token } });
       expect(fromFiles.code, `${argv.join(' ')}: ${fromFiles.stderr}`).toBe(0);
       expect(fromApi.code, `${argv.join(' ')}: ${fromApi.stderr}`).toBe(0);

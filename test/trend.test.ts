@@ -12,9 +12,12 @@ import { importDataset } from '../src/local/import-writer.js';
 import { periodInstants } from '../src/model/period.js';
 import { bucketCount, formatQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
 import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
-import { cli, onTerminal, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const NOW = new Date('2024-05-01T12:00:00Z');
+/** Each dataset (and imported file) opened once and lent to every command on it (kept-backends.ts): the tests are about the buckets. */
+const kept = keptBackends();
 const trendQuery = (raw: RawParams) => parseTrendQuery(raw, NOW);
 const totalQuery = (raw: RawParams) => parseTotalQuery(raw, NOW);
 
@@ -205,18 +208,18 @@ describe('trend and total: filters', () => {
   });
 
   it('prints through the one writer: csv columns from the schema, --breakdown one line per bucket and currency', async () => {
-    const plain = await cli(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'csv']);
+    const plain = await kept(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'csv']);
     expect(plain.code, plain.stderr).toBe(0);
     const [header, ...lines] = plain.stdout.trimEnd().split('\n');
     expect(header).toBe(
       'bucket,start,end,firstConversionAt,lastConversionAt,conversionsAmountWoTax,conversionsAmountWTax,conversionsNumber,referenceCurrency,uniqueContacts,averageConversion,averageUniqueConversion,refundsAmountWoTax,refundsAmountWTax,refundsNumber,grossConversionsAmountWoTax,grossConversionsAmountWTax,grossConversionsNumber',
     );
     expect(lines).toHaveLength(2);
-    const broken = await cli(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--breakdown', '-o', 'tsv', '--fields', 'bucket,breakdown.currency,breakdown.conversionsNumber']);
+    const broken = await kept(['trend', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--breakdown', '-o', 'tsv', '--fields', 'bucket,breakdown.currency,breakdown.conversionsNumber']);
     expect(broken.stdout).toBe('bucket\tbreakdown.currency\tbreakdown.conversionsNumber\n2024-03-01\tEUR\t2\n2024-03-02\tCZK\t1\n');
-    const total = await cli(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'tsv', '--fields', 'dateFrom,conversionsNumber,uniqueContacts']);
+    const total = await kept(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'tsv', '--fields', 'dateFrom,conversionsNumber,uniqueContacts']);
     expect(total.stdout).toBe('dateFrom\tconversionsNumber\tuniqueContacts\n2024-03-01\t3\t3\n');
-    const json = JSON.parse((await cli(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'json'])).stdout) as { total: PeriodFigures };
+    const json = JSON.parse((await kept(['total', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '-o', 'json'])).stdout) as { total: PeriodFigures };
     expect(Object.keys(json)).toEqual(['dateFrom', 'dateTo', 'timeZone', 'total']);
     expect(json.total.conversionsNumber).toBe(3);
   });
@@ -261,8 +264,8 @@ describe('trend and total: an imported file answers as the directory', () => {
       ['total', '--breakdown', '-o', 'csv'],
     ]) {
       const period = ['--from', '2024-02-26', '--to', '2024-03-10'];
-      const fromDir = await cli([...argv, ...period, '--data', dir]);
-      const fromFile = await cli([...argv, ...period, '--data', file]);
+      const fromDir = await kept([...argv, ...period, '--data', dir]);
+      const fromFile = await kept([...argv, ...period, '--data', file]);
       expect(fromDir.code, fromDir.stderr).toBe(0);
       expect(fromFile.stdout, argv.join(' ')).toBe(fromDir.stdout);
     }
@@ -427,7 +430,7 @@ describe('the chart on a terminal', () => {
   const argv = ['trend', '--data', SAMPLES, '--from', '2024-02-01', '--to', '2024-03-31', '--by', 'week'];
 
   it('draws the revenue above the table on a terminal, fitted to its width; not with --no-chart, --fields or off a terminal', async () => {
-    const drawn = await onTerminal(argv, 100);
+    const drawn = await kept.terminal(argv, 100);
     expect(drawn.code).toBe(0);
     const [chart, table] = drawn.stdout.split(/\n(?=┌)/);
     // The y axis in the reference currency, ticks, bars, the first and last bucket under it.
@@ -437,19 +440,19 @@ describe('the chart on a terminal', () => {
     expect(chart).toMatch(/2024-W05 .* 2024-W13/);
     for (const line of drawn.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
     // Then the table, as without the chart.
-    const alone = await onTerminal([...argv, '--no-chart'], 100);
+    const alone = await kept.terminal([...argv, '--no-chart'], 100);
     const axis = /\d ┤/; // a tick of the y axis (the table's own ┤ follows a ─)
     expect(chart).toMatch(axis);
     expect(alone.stdout).not.toMatch(axis);
     expect(table).toBe(alone.stdout);
-    const fields = await onTerminal([...argv, '--fields', 'bucket,conversionsNumber'], 100);
+    const fields = await kept.terminal([...argv, '--fields', 'bucket,conversionsNumber'], 100);
     expect(fields.stdout).not.toMatch(axis);
-    const piped = await cli([...argv, '-o', 'table']);
+    const piped = await kept([...argv, '-o', 'table']);
     expect(piped.stdout).not.toMatch(axis);
   });
 
   it('has no escape codes with NO_COLOR, and a legend per source with --per-source', async () => {
-    const perSource = await onTerminal([...argv, '--per-source', '--top', '2'], 120);
+    const perSource = await kept.terminal([...argv, '--per-source', '--top', '2'], 120);
     expect(perSource.code).toBe(0);
     expect(perSource.stdout).not.toMatch(/\u001b\[/);
     const legend = perSource.stdout.split('\n').find((l) => l.includes('●'))!;
@@ -460,34 +463,34 @@ describe('the chart on a terminal', () => {
 
   it("report's Trend column: each listed source's revenue per day, when the terminal is wide enough", async () => {
     const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
-    const wide = await onTerminal(['report', ...period, '--limit', '5'], 200);
+    const wide = await kept.terminal(['report', ...period, '--limit', '5'], 200);
     expect(wide.code).toBe(0);
     const header = wide.stdout.split('\n').find((l) => l.includes('Source'))!;
     expect(header).toMatch(/│ Trend +│$/);
     // The first row's sparkline is that source's daily revenue, as a per-source series gives it.
-    const series = JSON.parse((await cli(['trend', ...period, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] };
+    const series = JSON.parse((await kept(['trend', ...period, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] };
     const top = series.buckets.filter((b) => b.series !== 'other');
     const { sparkline } = await import('../src/output/sparkline.js');
     const first = wide.stdout.split('\n').find((l) => l.includes(top[0]!.seriesName!))!;
     expect(first).toContain(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
     // In a zone, the days are the zone's: the same as its per-source series there.
     const zoned = [...period, '--tz', 'Pacific/Kiritimati'];
-    const far = await onTerminal(['report', ...zoned, '--limit', '5'], 200);
-    const farSeries = (JSON.parse((await cli(['trend', ...zoned, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets.filter((b) => b.series !== 'other');
+    const far = await kept.terminal(['report', ...zoned, '--limit', '5'], 200);
+    const farSeries = (JSON.parse((await kept(['trend', ...zoned, '--per-source', '--top', '1', '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets.filter((b) => b.series !== 'other');
     const farLine = sparkline(farSeries.map((b) => b.conversionsAmountWTax), 32);
     expect(farLine.slice(0, 20)).not.toBe(sparkline(top.map((b) => b.conversionsAmountWTax), 32).slice(0, 20));
     expect(far.stdout.split('\n').find((l) => l.includes(farSeries[0]!.seriesName!))).toContain(farLine.slice(0, 20));
     // Narrower, piped, or with --fields: the table of today.
-    for (const narrow of [await onTerminal(['report', ...period, '--limit', '5'], 120), await onTerminal(['report', ...period, '--limit', '5', '--fields', 'name,conversionsNumber'], 200)]) {
+    for (const narrow of [await kept.terminal(['report', ...period, '--limit', '5'], 120), await kept.terminal(['report', ...period, '--limit', '5', '--fields', 'name,conversionsNumber'], 200)]) {
       expect(narrow.stdout).not.toContain('Trend');
     }
-    expect((await cli(['report', ...period, '--limit', '5', '-o', 'table'])).stdout).not.toContain('Trend');
+    expect((await kept(['report', ...period, '--limit', '5', '-o', 'table'])).stdout).not.toContain('Trend');
   });
 });
 
 describe('a per-source series on a narrow terminal', () => {
   it('keeps the series name beside the bucket (its rows differ by it alone)', async () => {
-    const narrow = await onTerminal(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--per-source', '--top', '3', '--no-chart'], 45);
+    const narrow = await kept.terminal(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--per-source', '--top', '3', '--no-chart'], 45);
     expect(narrow.code).toBe(0);
     const lines = narrow.stdout.split('\n');
     expect(lines[1]).toMatch(/│ Bucket +│ Series +│ Revenue/);
@@ -498,11 +501,11 @@ describe('a per-source series on a narrow terminal', () => {
 
 describe('--top', () => {
   it('counts only with --per-source: alone it is a usage error naming both flags', async () => {
-    const run = await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3']);
+    const run = await kept(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3']);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('--top: counts only with --per-source: add --per-source, or leave --top out');
-    expect((await cli(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3', '--per-source', '-o', 'csv'])).code).toBe(0);
+    expect((await kept(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-03', '--top', '3', '--per-source', '-o', 'csv'])).code).toBe(0);
   });
 
   it('is held, and sent on by API mode, only with perSource (its default 5 too)', () => {
@@ -518,7 +521,7 @@ describe('--top', () => {
 describe('hours of a zone', () => {
   it('are the zone\'s own hours, off UTC by 45 minutes or across a change of half an hour, each holding its conversions', async () => {
     const hours = async (zone: string, from: string, to: string) =>
-      (JSON.parse((await cli(['trend', '--data', SAMPLES, '--from', from, '--to', to, '--by', 'hour', '--tz', zone, '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets;
+      (JSON.parse((await kept(['trend', '--data', SAMPLES, '--from', from, '--to', to, '--by', 'hour', '--tz', zone, '-o', 'json'])).stdout) as { buckets: TrendBucket[] }).buckets;
     // Asia/Kathmandu is UTC+05:45: its 00:00 is 18:15 UTC the day before, every hour starts at :15 UTC
     const kathmandu = await hours('Asia/Kathmandu', '2024-03-05', '2024-03-06');
     expect(kathmandu.map((b) => b.bucket)).toEqual([5, 6].flatMap((d) => Array.from({ length: 24 }, (_, h) => `2024-03-0${d}T${String(h).padStart(2, '0')}`)));

@@ -9,6 +9,7 @@ import { ServedDataset } from '../src/server/plugins.js';
 import { clientFindings, DEFAULT_CLIENTS, selectClients, supportData } from '../src/validation/clients.js';
 import { htmlFeatures, stylesheetSlugs } from '../src/validation/features.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const at = { assetRef: 'inline:0', language: 'en' };
 const slugs = (html: string) => [...htmlFeatures(html).keys()];
@@ -101,6 +102,9 @@ describe('clients', () => {
   });
 });
 
+/** samples/shop opened once (for validation) and lent to every command (kept-backends.ts): the tests are about --clients. */
+const kept = keptBackends();
+
 describe('convx validate --clients', () => {
   const request = (extra: Record<string, unknown> = {}) => {
     const file = join(tempDir(), 'request.json');
@@ -111,23 +115,23 @@ describe('convx validate --clients', () => {
 
   it('the flag fills options.clients; the default checks the most used clients', async () => {
     const file = request();
-    const byDefault = JSON.parse((await cli(['validate', file, '--data', SAMPLES, '-o', 'json'])).stdout);
+    const byDefault = JSON.parse((await kept(['validate', file, '--data', SAMPLES, '-o', 'json'])).stdout);
     expect(byDefault.render.warnings).toEqual([expect.objectContaining({ code: 'client_unsupported', line: 1, message: expect.stringContaining('html-svg') })]);
-    const apple = await cli(['validate', file, '--data', SAMPLES, '-o', 'json', '--clients', 'apple-mail.ios', '--max-warnings', '0']);
+    const apple = await kept(['validate', file, '--data', SAMPLES, '-o', 'json', '--clients', 'apple-mail.ios', '--max-warnings', '0']);
     expect(apple.code).toBe(0);
     expect(JSON.parse(apple.stdout).render.warnings).toEqual([]);
-    const gmail = JSON.parse((await cli(['validate', file, '--data', SAMPLES, '-o', 'json', '--clients', 'gmail.ios'])).stdout);
+    const gmail = JSON.parse((await kept(['validate', file, '--data', SAMPLES, '-o', 'json', '--clients', 'gmail.ios'])).stdout);
     expect(gmail.render.warnings[0].message).toMatch(/not supported by Gmail iOS$/);
     // The request's own options.clients, when no flag overrides it.
-    const inRequest = JSON.parse((await cli(['validate', request({ options: { clients: ['apple-mail.*'] } }), '--data', SAMPLES, '-o', 'json'])).stdout);
+    const inRequest = JSON.parse((await kept(['validate', request({ options: { clients: ['apple-mail.*'] } }), '--data', SAMPLES, '-o', 'json'])).stdout);
     expect(inRequest.render.warnings).toEqual([]);
   });
 
   it("an unknown glob is exit 2 listing the valid clients: the flag's usage error, nothing on stdout; the request's option its invalid_request", async () => {
-    const run = await cli(['validate', request(), '--data', SAMPLES, '-o', 'github', '--clients', 'gmail.*,notes.*']);
+    const run = await kept(['validate', request(), '--data', SAMPLES, '-o', 'github', '--clients', 'gmail.*,notes.*']);
     expect([run.code, run.stdout]).toEqual([2, '']);
     expect(run.stderr).toMatch(/^convx: error: --clients: "notes\.\*" matches no mail client; valid clients \(family\.platform, \* for any\): aol\.android/);
-    const option = await cli(['validate', request({ options: { clients: ['notes.*'] } }), '--data', SAMPLES, '-o', 'table']);
+    const option = await kept(['validate', request({ options: { clients: ['notes.*'] } }), '--data', SAMPLES, '-o', 'table']);
     expect(option.code).toBe(2);
     expect(option.stdout).toMatch(/options\.clients: "notes\.\*" matches no mail client/);
   });

@@ -7,8 +7,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, SAMPLES, servedSamples, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const DELIVERIES = join(SAMPLES, '..', 'deliveries');
+
+/** samples/shop opened once (for validation) and lent to local mode's commands after the first, which opens it afresh (kept-backends.ts). */
+const kept = keptBackends();
 
 describe('baseline, sarif and html in API mode', () => {
   const served = servedSamples('validate-report-secret');
@@ -23,7 +27,7 @@ describe('baseline, sarif and html in API mode', () => {
     for (const file of ['welcome.json', 'warnings.json']) {
       for (const format of ['sarif', 'html', 'table', 'json']) {
         const argv = ['validate', join(DELIVERIES, file), '-o', format, '--baseline', base];
-        const local = await cli([...argv, '--data', SAMPLES]);
+        const local = await kept([...argv, '--data', SAMPLES]);
         const remote = await api(argv);
         expect(remote.stdout, `${file} ${format}`).toBe(local.stdout);
         expect([remote.code, remote.stderr]).toEqual([local.code, local.stderr]);

@@ -7,6 +7,7 @@ import { CHECKS, type Finding, type ValidateResponse } from '../src/model/valida
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { cli, csv, dataset, SAMPLES, suiteThreadsOption } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 type ContactRow = [string, string | null, string | null, string | null, string, boolean | null, boolean, string];
@@ -278,6 +279,9 @@ describe('public e-mail templates (../shared/fixtures/email-templates)', () => {
   });
 });
 
+/** samples/shop opened once (for validation) and lent to the commands of convx validate's tests after the first, which opens it afresh (kept-backends.ts). */
+const kept = keptBackends();
+
 describe('convx validate', () => {
   const argv = (file: string, ...rest: string[]) => ['validate', join(SAMPLES, '..', 'deliveries', file), '--data', SAMPLES, ...rest];
 
@@ -298,30 +302,30 @@ describe('convx validate', () => {
     ['defect-no-recipients.json', 'no_recipients'],
     ['defect-unknown-variable.json', 'unknown_variable'],
   ])('exits 1 on %s naming %s', async (file, code) => {
-    const run = await cli(argv(file, '-o', 'github'));
+    const run = await kept(argv(file, '-o', 'github'));
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(new RegExp(`^::error file=[^,]+${file.replace('.', '\\.')}(,line=\\d+)?,title=convx ${code}::`, 'm'));
   });
 
   it('fails on warnings only beyond --max-warnings', async () => {
-    expect((await cli(argv('warnings.json'))).code).toBe(0);
-    expect((await cli(argv('warnings.json', '--max-warnings', '6'))).code).toBe(0);
-    const strict = await cli(argv('warnings.json', '--max-warnings', '5', '-o', 'table'));
+    expect((await kept(argv('warnings.json'))).code).toBe(0);
+    expect((await kept(argv('warnings.json', '--max-warnings', '6'))).code).toBe(0);
+    const strict = await kept(argv('warnings.json', '--max-warnings', '5', '-o', 'table'));
     expect(strict.code).toBe(1);
     expect(strict.stdout).toMatch(/NOT READY: 6 warnings \(more than --max-warnings 5\)/);
   });
 
   it('prints the interface’s body as json (the default when piped), overriding options by flags', async () => {
-    const body = JSON.parse((await cli(argv('welcome.json', '--sample-size', '3'))).stdout);
+    const body = JSON.parse((await kept(argv('welcome.json', '--sample-size', '3'))).stdout);
     expect(Object.keys(body)).toEqual(['channel', 'audience', 'languages', 'render']);
     expect(body.render.samples).toHaveLength(6);
-    const resolved = JSON.parse((await cli(argv('welcome.json', '--resolve-only'))).stdout);
+    const resolved = JSON.parse((await kept(argv('welcome.json', '--resolve-only'))).stdout);
     expect(resolved.render.samples).toEqual([]);
     expect(resolved.languages).toEqual(body.languages);
   });
 
   it('writes JUnit with one test case per check', async () => {
-    const xml = (await cli(argv('defect-unknown-asset.json', '-o', 'junit'))).stdout;
+    const xml = (await kept(argv('defect-unknown-asset.json', '-o', 'junit'))).stdout;
     const total = CHECKS.errors.length + CHECKS.warnings.length + CHECKS.information.length;
     expect(xml).toMatch(new RegExp(`<testsuites name="convx validate" tests="${total}" failures="1">`));
     expect(xml.match(/<testcase /g)).toHaveLength(total);
@@ -331,17 +335,17 @@ describe('convx validate', () => {
 
   it('reads the request from stdin, and exits 2 on a request it cannot read', async () => {
     const text = readFileSync(join(SAMPLES, '..', 'deliveries', 'welcome.json'), 'utf8');
-    expect((await cli(['validate', '-', '--data', SAMPLES], { stdin: text })).code).toBe(0);
-    const invalid = await cli(['validate', '-', '--data', SAMPLES, '-o', 'github'], { stdin: '{"audience":{}}' });
+    expect((await kept(['validate', '-', '--data', SAMPLES], { stdin: text })).code).toBe(0);
+    const invalid = await kept(['validate', '-', '--data', SAMPLES, '-o', 'github'], { stdin: '{"audience":{}}' });
     expect(invalid.code).toBe(2);
     expect(invalid.stdout).toMatch(/::error title=convx invalid_request::audience: needs at least one of lists or contactIds/);
-    const notJson = await cli(['validate', '-', '--data', SAMPLES], { stdin: '{oops' });
+    const notJson = await kept(['validate', '-', '--data', SAMPLES], { stdin: '{oops' });
     expect(notJson.code).toBe(2);
     expect(notJson.stderr).toMatch(/stdin is not JSON/);
-    const missing = await cli(['validate', 'nope.json', '--data', SAMPLES]);
+    const missing = await kept(['validate', 'nope.json', '--data', SAMPLES]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/not found: nope.json/);
-    const format = await cli(['validate', '-', '--data', SAMPLES, '-o', 'csv'], { stdin: text });
+    const format = await kept(['validate', '-', '--data', SAMPLES, '-o', 'csv'], { stdin: text });
     expect(format.stderr).toMatch(/-o: "csv" is not one of table, json, github, junit, html, sarif/);
   });
 });
@@ -383,7 +387,7 @@ describe('server and API mode', () => {
     for (const file of ['welcome.json', 'defect-template-syntax.json', 'warnings.json']) {
       for (const format of ['json', 'table', 'github', 'junit']) {
         const path = join(SAMPLES, '..', 'deliveries', file);
-        const local = await cli(['validate', path, '--data', SAMPLES, '-o', format]);
+        const local = await kept(['validate', path, '--data', SAMPLES, '-o', format]);
         const api = await cli(['validate', path, '--api', `${server.url}/v1`, '--delivery-api', `${server.url}/v4`, '-o', format], { env: { CONVX_TOKEN: token } });
         expect(api.stdout, `${file} ${format}`).toBe(local.stdout);
         expect(api.code).toBe(local.code);
@@ -393,7 +397,7 @@ describe('server and API mode', () => {
     // Several files, a glob and the per-code flags act on the results in the CLI: the same in both modes.
     const several = [join(SAMPLES, '..', 'deliveries', 'w*.json'), join(SAMPLES, '..', 'deliveries', 'defect-unknown-variable.json'), '--fail-on', 'insecure_link', '--ignore', 'empty_link'];
     for (const format of ['json', 'github', 'junit']) {
-      const local = await cli(['validate', ...several, '--data', SAMPLES, '-o', format]);
+      const local = await kept(['validate', ...several, '--data', SAMPLES, '-o', format]);
       const api = await cli(['validate', ...several, '--api', `${server.url}/v1`, '--delivery-api', `${server.url}/v4`, '-o', format], { env: { CONVX_TOKEN: token } });
       expect(api.stdout, format).toBe(local.stdout);
       expect([api.code, api.stderr]).toEqual([local.code, local.stderr]);
