@@ -95,11 +95,14 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const out = ctx.resolvePath(flags.out);
     if (out === dir || out.startsWith(`${dir}/`)) throw new UsageError('--out must not lie inside the plugins\' directory');
     assertHaproxyPath(out);
-    if (servers.length > files.length) {
-      throw new UsageError(`${plural(servers.length, 'shard')} for ${plural(files.length, 'plugin file')} in ${dir}: a shard without a plugin has nothing to serve (convx serve refuses an empty directory)`, [], `at most --shards ${files.length}`);
-    }
     const shards = planShards(files, servers);
     writePlan(out, shards, listen, flags.force ?? false);
+    const empty = shards.filter((s) => s.plugins.length === 0).map((s) => s.name);
+    if (empty.length) {
+      ctx.log.warn(
+        `${plural(servers.length, 'shard')} for ${plural(files.length, 'plugin file')}: ${empty.join(', ')} ${empty.length === 1 ? 'holds' : 'hold'} none, and convx serve refuses an empty folder (plan at most --shards ${files.length}, or start ${empty.length === 1 ? 'it' : 'them'} once ${empty.length === 1 ? 'it holds' : 'they hold'} files)`,
+      );
+    }
     if (explicitJson(ctx)) {
       await ctx.output.json({
         out,
