@@ -66,18 +66,28 @@ function average(units: number, count: number): number {
   return (units < 0 && q !== 0 ? -q : q) / 100;
 }
 
-/** A TIMESTAMP of µs since 1970 as strftime '%Y-%m-%dT%H:%M:%S.%gZ' writes it (years 1970 to 9998, checked at load). */
-const timestamp = (us: number): string | null => (Number.isNaN(us) ? null : new Date(Math.floor(us / 1000)).toISOString());
+/**
+ * A TIMESTAMP of µs since 1970 as whole milliseconds (null: none): what strftime
+ * '%Y-%m-%dT%H:%M:%S.%gZ' keeps of it, in the same order as those texts (years 1970 to 9998,
+ * checked at load, are written in as many characters); `timestamp` writes it.
+ */
+const millis = (us: number): number | null => (Number.isNaN(us) ? null : Math.floor(us / 1000));
+const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date(ms as number).toISOString());
 
 /** The days since 1970 of a YYYY-MM-DD date. */
 const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
 export class DaySums {
   private constructor(
-    /** report_day by day: the day (days since 1970), its cell (source key × currencies + the currency's index), the SUMS (S a row), the first and last conversion (µs, NaN: none). */
+    /**
+     * report_day by cell (source key × currencies + the currency's index), then day: where each
+     * cell's rows start (cellCount + 1 offsets), each row's day (days since 1970), the SUMS added up
+     * from the cell's first row to this one (S a row: a period's sums are two rows' difference), the
+     * first and last conversion (µs, NaN: none).
+     */
+    private readonly starts: Int32Array,
     private readonly days: Float64Array,
-    private readonly cells: Float64Array,
-    private readonly sums: Float64Array,
+    private readonly totals: Float64Array,
     private readonly firsts: Float64Array,
     private readonly lasts: Float64Array,
     /** contact_day by day: the day, the source key, the previous day (days since 1970; before year 1 for none). */
@@ -102,17 +112,11 @@ export class DaySums {
     const [days, cells, ...rest] = await db.numberColumns(sql`SELECT CAST(r.day - DATE '1970-01-01' AS INTEGER), CAST(r.source_key * ${int(currencies.length)} + c.i AS INTEGER),
         ${join(SUMS.map((c) => sql`CAST(coalesce(${ident(c)}, 0) AS DOUBLE)`))}, CAST(epoch_us(r.first_at) AS DOUBLE), CAST(epoch_us(r.last_at) AS DOUBLE)
       FROM ${reportDay} r JOIN (SELECT currency, row_number() OVER (ORDER BY currency) - 1 AS i FROM (SELECT DISTINCT currency FROM ${reportDay})) c USING (currency)
-      ORDER BY r.day, r.source_key, r.currency`);
-    const rows = days!.length;
-    const sums = new Float64Array(rows * S);
-    // counts as they are; amounts from DuckDB's doubles back to whole ten-thousandths (exact below BOUND)
-    for (let k = 0; k < S; k++) {
-      const scale = k === N || k === RN ? 1 : 10_000;
-      for (let i = 0, column = rest[k]!; i < rows; i++) sums[i * S + k] = Math.round(column[i]! * scale);
-    }
+      ORDER BY r.source_key, c.i, r.day`);
     const [contactDays, contactKeys, previousDays] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
-    return new DaySums(days!, cells!, sums, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
+    const { starts, totals } = runningTotals(cells!, rest.slice(0, S), byKey.length * currencies.length);
+    return new DaySums(starts, days!, totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
   }
 
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
@@ -127,20 +131,34 @@ export class DaySums {
     }
     const sorted = sortRows(rows, query.sort, REPORT_TIE_BREAK_FIELDS);
     const page = sorted.slice(query.offset, query.offset + query.limit);
-    return { rows: page.map((row) => ({ ...row, breakdown: this.breakdown(row.source_key as number, period) })), totalCount: sorted.length };
+    // the page's rows written out: their times, and their breakdowns
+    const rowsOf = page.map((row) => ({
+      ...row,
+      firstConversionAt: timestamp(row.firstConversionAt),
+      lastConversionAt: timestamp(row.lastConversionAt),
+      breakdown: this.breakdown(row.source_key as number, period),
+    }));
+    return { rows: rowsOf, totalCount: sorted.length };
   }
 
-  /** Each cell's sums over the period's days (PER_CURRENCY_FROM_DAYS). */
+  /**
+   * Each cell's sums over the period's days (PER_CURRENCY_FROM_DAYS): the running totals at its
+   * last day in the period less those before its first; the first and last conversion those of
+   * the first and last of its days in the period that have one.
+   */
   private sumsOf(from: number, to: number): PeriodSums {
-    const cellCount = this.sources.length * this.currencies.length;
+    const cellCount = this.starts.length - 1;
     const period: PeriodSums = { sums: new Float64Array(cellCount * S), first: new Float64Array(cellCount).fill(NaN), last: new Float64Array(cellCount).fill(NaN), seen: new Uint8Array(cellCount) };
-    const { days, cells, sums, firsts, lasts } = this;
-    for (let i = firstAtOrAfter(days, from); i < days.length && days[i]! <= to; i++) {
-      const cell = cells[i]!;
+    const { starts, days, totals, firsts, lasts } = this;
+    for (let cell = 0; cell < cellCount; cell++) {
+      const start = starts[cell]!;
+      const lo = firstAtOrAfter(days, from, start, starts[cell + 1]!);
+      const hi = firstAtOrAfter(days, to + 1, lo, starts[cell + 1]!) - 1;
+      if (lo > hi) continue;
       period.seen[cell] = 1;
-      for (let k = 0, a = cell * S, b = i * S; k < S; k++) period.sums[a + k]! += sums[b + k]!;
-      if (!(firsts[i]! >= period.first[cell]!)) period.first[cell] = Number.isNaN(firsts[i]!) ? period.first[cell]! : firsts[i]!;
-      if (!(lasts[i]! <= period.last[cell]!)) period.last[cell] = Number.isNaN(lasts[i]!) ? period.last[cell]! : lasts[i]!;
+      for (let k = 0, a = cell * S; k < S; k++) period.sums[a + k] = totals[hi * S + k]! - (lo > start ? totals[(lo - 1) * S + k]! : 0);
+      for (let i = lo; i <= hi; i++) if (!Number.isNaN(firsts[i]!)) { period.first[cell] = firsts[i]!; break; }
+      for (let i = hi; i >= lo; i--) if (!Number.isNaN(lasts[i]!)) { period.last[cell] = lasts[i]!; break; }
     }
     return period;
   }
@@ -155,7 +173,7 @@ export class DaySums {
     return counts;
   }
 
-  /** A source's row without its breakdown: its columns and the figures in the reference currency (PERIOD_FIGURES); undefined when it has no day in the period. */
+  /** A source's row without its breakdown, its times in milliseconds: its columns and the figures in the reference currency (PERIOD_FIGURES); undefined when it has no day in the period. */
   private figures(key: number, period: PeriodSums, uc: number, referenceCurrency: string): Record<string, unknown> | undefined {
     const source = this.sources[key];
     if (!source) return undefined;
@@ -178,8 +196,8 @@ export class DaySums {
     return {
       source_key: key,
       ...source,
-      firstConversionAt: timestamp(first),
-      lastConversionAt: timestamp(last),
+      firstConversionAt: millis(first),
+      lastConversionAt: millis(last),
       conversionsAmountWoTax: amount(wo),
       conversionsAmountWTax: amount(w),
       conversionsNumber: n,
@@ -232,10 +250,30 @@ async function fits(db: Database, reportDay: Sql): Promise<boolean> {
   return row?.fits === true;
 }
 
-/** The first index of a sorted array whose value is at least `value`. */
-function firstAtOrAfter(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
+/**
+ * Where each cell's rows start (rows sorted by cell), and each row's SUMS added up from its cell's
+ * first row, as whole numbers (counts as read; amounts from DuckDB's doubles back to whole
+ * ten-thousandths, exact below BOUND, as every running total is).
+ */
+function runningTotals(cells: Float64Array, columns: Float64Array[], cellCount: number): { starts: Int32Array; totals: Float64Array } {
+  const rows = cells.length;
+  const starts = new Int32Array(cellCount + 1);
+  for (let i = 0; i < rows; i++) starts[cells[i]! + 1]!++;
+  for (let c = 0; c < cellCount; c++) starts[c + 1]! += starts[c]!;
+  const totals = new Float64Array(rows * S);
+  for (let k = 0; k < S; k++) {
+    const scale = k === N || k === RN ? 1 : 10_000;
+    const column = columns[k]!;
+    for (let i = 0; i < rows; i++) {
+      const value = Math.round(column[i]! * scale);
+      totals[i * S + k] = i > 0 && cells[i] === cells[i - 1] ? totals[(i - 1) * S + k]! + value : value;
+    }
+  }
+  return { starts, totals };
+}
+
+/** The first index in [lo, hi) of a sorted array whose value is at least `value` (hi when none). */
+function firstAtOrAfter(sorted: Float64Array, value: number, lo = 0, hi = sorted.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (sorted[mid]! < value) lo = mid + 1;
