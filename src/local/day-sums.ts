@@ -87,6 +87,8 @@ export class DaySums {
      */
     private readonly starts: Int32Array,
     private readonly days: Float64Array,
+    /** Per cell, from its first day to its last: where its rows of later days start (see dayIndex); undefined when too large. */
+    private readonly through: DayIndex | undefined,
     private readonly totals: Float64Array,
     private readonly firsts: Float64Array,
     private readonly lasts: Float64Array,
@@ -116,7 +118,7 @@ export class DaySums {
     const [contactDays, contactKeys, previousDays] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
     const { starts, totals } = runningTotals(cells!, rest.slice(0, S), byKey.length * currencies.length);
-    return new DaySums(starts, days!, totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
+    return new DaySums(starts, days!, dayIndex(starts, days!), totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
   }
 
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
@@ -149,11 +151,11 @@ export class DaySums {
   private sumsOf(from: number, to: number): PeriodSums {
     const cellCount = this.starts.length - 1;
     const period: PeriodSums = { sums: new Float64Array(cellCount * S), first: new Float64Array(cellCount).fill(NaN), last: new Float64Array(cellCount).fill(NaN), seen: new Uint8Array(cellCount) };
-    const { starts, days, totals, firsts, lasts } = this;
+    const { starts, totals, firsts, lasts } = this;
     for (let cell = 0; cell < cellCount; cell++) {
       const start = starts[cell]!;
-      const lo = firstAtOrAfter(days, from, start, starts[cell + 1]!);
-      const hi = firstAtOrAfter(days, to + 1, lo, starts[cell + 1]!) - 1;
+      const lo = this.rowsThrough(cell, from - 1);
+      const hi = this.rowsThrough(cell, to) - 1;
       if (lo > hi) continue;
       period.seen[cell] = 1;
       for (let k = 0, a = cell * S; k < S; k++) period.sums[a + k] = totals[hi * S + k]! - (lo > start ? totals[(lo - 1) * S + k]! : 0);
@@ -161,6 +163,16 @@ export class DaySums {
       for (let i = hi; i >= lo; i--) if (!Number.isNaN(lasts[i]!)) { period.last[cell] = lasts[i]!; break; }
     }
     return period;
+  }
+
+  /** Where a cell's rows of days after `day` start: its first row past that day (its end when none). */
+  private rowsThrough(cell: number, day: number): number {
+    const start = this.starts[cell]!;
+    const end = this.starts[cell + 1]!;
+    if (start === end || day < this.days[start]!) return start;
+    if (day >= this.days[end - 1]!) return end;
+    const index = this.through;
+    return index ? index.rows[index.offsets[cell]! + day - this.days[start]!]! : firstAtOrAfter(this.days, day + 1, start, end);
   }
 
   /** Per source key: the contacts whose first conversion day through it in the period lies in it (contact_day with prev_day before the period). */
@@ -270,6 +282,35 @@ function runningTotals(cells: Float64Array, columns: Float64Array[], cellCount: 
     }
   }
   return { starts, totals };
+}
+
+/** Per cell, for each day from its first to its last: where its rows of later days start. */
+interface DayIndex {
+  offsets: Int32Array;
+  rows: Int32Array;
+}
+
+/** At most this many entries in a DayIndex (16 MB); beyond, binary searches find the days. */
+const DAY_INDEX_LIMIT = 4_000_000;
+
+/** The DayIndex of cells whose rows are in day order (undefined past DAY_INDEX_LIMIT entries: cells spanning many years). */
+function dayIndex(starts: Int32Array, days: Float64Array): DayIndex | undefined {
+  const cellCount = starts.length - 1;
+  const offsets = new Int32Array(cellCount + 1);
+  for (let c = 0; c < cellCount; c++) {
+    const span = starts[c + 1]! > starts[c]! ? days[starts[c + 1]! - 1]! - days[starts[c]!]! + 1 : 0;
+    offsets[c + 1] = offsets[c]! + span;
+    if (offsets[c + 1]! > DAY_INDEX_LIMIT) return undefined;
+  }
+  const rows = new Int32Array(offsets[cellCount]!);
+  for (let c = 0; c < cellCount; c++) {
+    let i = starts[c]!;
+    for (let at = offsets[c]!, day = days[i]!; at < offsets[c + 1]!; at++, day++) {
+      while (i < starts[c + 1]! && days[i]! <= day) i++;
+      rows[at] = i;
+    }
+  }
+  return { offsets, rows };
 }
 
 /** The first index in [lo, hi) of a sorted array whose value is at least `value` (hi when none). */
