@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DataError, UsageError } from '../src/errors.js';
 import { ITEMS_SORT_FIELDS } from '../src/model/query.js';
-import { sortRows } from '../src/local/queries.js';
+import { ITEMS_TIE_BREAK, sortRows } from '../src/local/queries.js';
 import { FEW_ROWS } from '../src/local/backend.js';
 import type { LocalBackend } from '../src/local/backend.js';
 import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
@@ -794,7 +794,7 @@ describe('an order look-up sorted and paged in JavaScript (its few rows read who
       { row_id: 2n, t: null, n: 1, f: false },
       { row_id: 0n, t: 'z', n: 1, f: true },
     ];
-    const ids = (field: string, descending: boolean) => sortRows(rows, [{ field, descending }]).map((r) => r.row_id);
+    const ids = (field: string, descending: boolean) => sortRows(rows, [{ field, descending }], ITEMS_TIE_BREAK).map((r) => r.row_id);
     expect(ids('t', false)).toEqual([0n, 1n, 3n, 2n]);
     expect(ids('t', true)).toEqual([3n, 1n, 0n, 2n]);
     expect(ids('n', false)).toEqual([0n, 2n, 3n, 1n]);

@@ -28,7 +28,7 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { answeredFromDays, comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
@@ -145,7 +145,7 @@ export class LocalBackend implements Backend {
       // an id of more rows than FEW_ROWS (odd data) is sorted and paged by DuckDB as any other
       const read = await this.db.all(sql`${selection.select} LIMIT ${FEW_ROWS + 1}`);
       if (read.length <= FEW_ROWS) {
-        const all = sortRows(read, query.sort);
+        const all = sortRows(read, query.sort, tieBreak);
         const rows = all.slice(query.offset, query.offset + query.limit);
         return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount: all.length, ...this.versioned() } };
       }
@@ -206,9 +206,9 @@ export class LocalBackend implements Backend {
   private async reportFromDaySums(query: ReportQuery): Promise<Page<AggregateRow> | undefined> {
     const sums = this.scope.daySums;
     if (!sums || query.q !== undefined || query.compareTo !== undefined) return undefined;
-    const tables = await this.tables(query);
-    if (!answeredFromDays(tables, query)) return undefined;
-    await this.assertRates(reportSelect(tables, query, 'js').filter, query);
+    const { filter, fromDays } = reportFilter(await this.tables(query), query);
+    if (!fromDays) return undefined;
+    await this.assertRates(filter, query);
     const { rows, totalCount } = sums.page(query, this.referenceCurrency);
     const detailQuery = detailQueryOf(query);
     return { rows: rows.map((row) => toAggregate(row, detailQuery)), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
@@ -336,7 +336,7 @@ function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period {
 export const FEW_ROWS = 1000;
 
 /** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
-type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly Sql[], map: (row: Row) => T];
+type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly string[], map: (row: Row) => T];
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);

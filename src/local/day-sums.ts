@@ -1,6 +1,6 @@
 /**
  * The per-day sums of a served scope held in JavaScript: a report of UTC days that filters no
- * transaction (the per-day sums' own case, queries.ts `answeredFromDays`) is summed here instead of
+ * transaction (the per-day sums' own case, queries.ts `reportFilter`) is summed here instead of
  * planned and run by DuckDB on every request. The rows are the ones `reportSelect` gives: the same
  * columns and values (exact decimals as whole ten-thousandths, cast to doubles as DuckDB casts
  * them, averages rounded half away from zero in whole numbers), sorted as `orderBy` sorts them.
@@ -12,12 +12,10 @@
  */
 import type { ReportQuery } from '../model/query.js';
 import type { Database } from './db.js';
-import { sortRows } from './queries.js';
+import { REPORT_TIE_BREAK, sortRows } from './queries.js';
 import { ident, int, join, sql, type Sql } from './sql.js';
 
 const DAY_MS = 86_400_000;
-/** REPORT_TIE_BREAK's columns (queries.ts). */
-const REPORT_TIE_BREAK_FIELDS = ['source_type', 'id'];
 /** What each column's magnitudes may add up to, in whole ten-thousandths (checked in doubles, with a margin). */
 const BOUND = 2 ** 48 * 0.99;
 
@@ -110,7 +108,7 @@ export class DaySums {
   private scratch?: PeriodSums;
 
   /** The scope's report_day, contact_day and source_info read into typed arrays; undefined where a value does not fit (see above). */
-  static async load(db: Database, relation: (name: string) => Sql): Promise<DaySums | undefined> {
+  static async load(db: Database, relation: (name: string) => Sql, { dayIndexEntries = DAY_INDEX_LIMIT }: { dayIndexEntries?: number } = {}): Promise<DaySums | undefined> {
     const reportDay = relation('report_day');
     if (!(await fits(db, reportDay))) return undefined;
     const currencies = (await db.all<{ currency: string }>(sql`SELECT DISTINCT currency FROM ${reportDay} ORDER BY currency`)).map((r) => r.currency);
@@ -125,7 +123,7 @@ export class DaySums {
     const [contactDays, contactKeys, previousDays] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
     const { starts, totals } = runningTotals(cells!, rest.slice(0, S), byKey.length * currencies.length);
-    return new DaySums(starts, days!, dayIndex(starts, days!), totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
+    return new DaySums(starts, days!, dayIndex(starts, days!, dayIndexEntries), totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
   }
 
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
@@ -138,7 +136,7 @@ export class DaySums {
       const row = this.figures(key, period, unique[key] ?? 0, referenceCurrency);
       if (row) rows.push(row);
     }
-    const sorted = sortRows(rows, query.sort, REPORT_TIE_BREAK_FIELDS);
+    const sorted = sortRows(rows, query.sort, REPORT_TIE_BREAK);
     const page = sorted.slice(query.offset, query.offset + query.limit);
     // the page's rows written out: their times, and their breakdowns
     const rowsOf = page.map((row) => ({
@@ -304,14 +302,14 @@ interface DayIndex {
 /** At most this many entries in a DayIndex (16 MB); beyond, binary searches find the days. */
 const DAY_INDEX_LIMIT = 4_000_000;
 
-/** The DayIndex of cells whose rows are in day order (undefined past DAY_INDEX_LIMIT entries: cells spanning many years). */
-function dayIndex(starts: Int32Array, days: Float64Array): DayIndex | undefined {
+/** The DayIndex of cells whose rows are in day order (undefined past `limit` entries, DAY_INDEX_LIMIT by default: cells spanning many years). */
+function dayIndex(starts: Int32Array, days: Float64Array, limit: number): DayIndex | undefined {
   const cellCount = starts.length - 1;
   const offsets = new Int32Array(cellCount + 1);
   for (let c = 0; c < cellCount; c++) {
     const span = starts[c + 1]! > starts[c]! ? days[starts[c + 1]! - 1]! - days[starts[c]!]! + 1 : 0;
     offsets[c + 1] = offsets[c]! + span;
-    if (offsets[c + 1]! > DAY_INDEX_LIMIT) return undefined;
+    if (offsets[c + 1]! > limit) return undefined;
   }
   const rows = new Int32Array(offsets[cellCount]!);
   for (let c = 0; c < cellCount; c++) {

@@ -62,8 +62,9 @@ export interface Selection {
   fewRows?: boolean;
 }
 
-export const REPORT_TIE_BREAK: readonly Sql[] = [sql`source_type`, sql`"id"`];
-export const ITEMS_TIE_BREAK: readonly Sql[] = [sql`row_id`];
+/** The columns that order rows equal on every sort key, ascending: a report's sources, an items page's transactions (orderBy, sortRows). */
+export const REPORT_TIE_BREAK: readonly string[] = ['source_type', 'id'];
+export const ITEMS_TIE_BREAK: readonly string[] = ['row_id'];
 
 /**
  * The period's condition on conv: its UTC days (`day`), or, in another zone, the instants from
@@ -130,11 +131,10 @@ function compareValues(a: unknown, b: unknown): number {
 }
 
 /**
- * Sorts rows as orderBy orders them in SQL (each key NULLS LAST, then the tie break's columns:
- * row_id, the items'): the rows of a look-up (Selection.fewRows), read whole, and a report summed
- * in JavaScript (day-sums.ts).
+ * Sorts rows as orderBy orders them in SQL (each key NULLS LAST, then the tie break's columns): the
+ * rows of a look-up (Selection.fewRows), read whole, and a report summed in JavaScript (day-sums.ts).
  */
-export function sortRows<T extends Record<string, unknown>>(rows: T[], sort: SortKey[], tieBreak: readonly string[] = ['row_id']): T[] {
+export function sortRows<T extends Record<string, unknown>>(rows: T[], sort: SortKey[], tieBreak: readonly string[]): T[] {
   const keys = [...sort, ...tieBreak.map((field) => ({ field, descending: false }))];
   return [...rows].sort((r, s) => {
     for (const { field, descending } of keys) {
@@ -150,10 +150,10 @@ export function sortRows<T extends Record<string, unknown>>(rows: T[], sort: Sor
   });
 }
 
-export function orderBy(sort: SortKey[], tieBreak: readonly Sql[]): Sql {
+export function orderBy(sort: SortKey[], tieBreak: readonly string[]): Sql {
   // Field names come from the fixed lists of model/query.ts; they are quoted as identifiers.
   const keys = sort.map((k) => sql`${ident(k.field)} ${k.descending ? trusted('DESC') : trusted('ASC')} NULLS LAST`);
-  return join([...keys, ...tieBreak]);
+  return join([...keys, ...tieBreak.map((field) => ident(field))]);
 }
 
 /**
@@ -326,10 +326,8 @@ export const nameHolds = (q: string) => sql`contains(lower(i.name), ${q}) OR con
  */
 /** links 'js': without the detailUrl column, which the row then builds in JavaScript (see itemsSelect). */
 export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sql' | 'js' = 'sql'): Selection {
-  const period = periodFilter(query);
-  const { from, where } = transactionFilters('report', query, tables.conv);
-  const filter: Filter = { from, where: allOf([period, ...where]) };
-  const daily = answeredFromDays(tables, query) ? tables.daily : undefined;
+  const { filter, fromDays } = reportFilter(tables, query);
+  const daily = fromDays ? tables.daily : undefined;
   const sums = daily
     ? sumsFromDays(daily, filter.where, query)
     : sumsFromTransactions(sql`SELECT * FROM ${filter.from} WHERE ${filter.where}`, sql`source_type, source_id`);
@@ -348,12 +346,14 @@ export function reportSelect(tables: QueryTables, query: ReportQuery, links: 'sq
 }
 
 /**
- * Whether a report reads the per-day sums: where they exist, for the period alone in UTC days (any
- * filter of the transactions, or another zone's days, reads the transactions).
+ * The transactions a report covers, and whether it reads the per-day sums (fromDays): where they
+ * exist, for the period alone in UTC days (any filter of the transactions, or another zone's days,
+ * reads the transactions).
  */
-export function answeredFromDays(tables: QueryTables, query: ReportQuery): boolean {
-  const { where, byOrder } = transactionFilters('report', query, tables.conv);
-  return tables.daily !== undefined && where.length === 0 && !byOrder && query.timeZone === undefined;
+export function reportFilter(tables: QueryTables, query: ReportQuery): { filter: Filter; fromDays: boolean } {
+  const { from, where, byOrder } = transactionFilters('report', query, tables.conv);
+  const fromDays = tables.daily !== undefined && where.length === 0 && !byOrder && query.timeZone === undefined;
+  return { filter: { from, where: allOf([periodFilter(query), ...where]) }, fromDays };
 }
 
 /** A report row's source (source_info as i), its detailUrl naming the query's period and filters. */
