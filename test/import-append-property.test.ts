@@ -20,7 +20,7 @@
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appendDataset } from '../src/local/import-append.js';
+import { appendDataset, type AppendSummary } from '../src/local/import-append.js';
 import { importDataset, type ImportOptions } from '../src/local/import-writer.js';
 import { csv, suiteThreadsOption, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
@@ -163,10 +163,12 @@ function write(dir: string, files: Record<string, string>): void {
 
 /**
  * Imports the first step's files, then appends each next step's, comparing the file with a full
- * import of the same files after each: the same tables (sameTables), or the same refusal. DuckDB
+ * import of the same files after each: the same tables (sameTables), or the same refusal. Says
+ * which way each update took (AppendSummary.way). DuckDB
  * keeps to the suite's threads (test/setup.ts), as a command run by the suite does.
  */
-async function compareSteps(name: string, steps: Record<string, string>[], asked: ImportOptions = {}): Promise<void> {
+async function compareSteps(name: string, steps: Record<string, string>[], asked: ImportOptions = {}): Promise<AppendSummary['way'][]> {
+  const ways: AppendSummary['way'][] = [];
   const options: ImportOptions = { ...suiteThreadsOption(), ...asked };
   const dir = join(root, name);
   const file = join(root, `${name}.duckdb`);
@@ -183,11 +185,13 @@ async function compareSteps(name: string, steps: Record<string, string>[], asked
       break;
     }
     expect(b.status === 'rejected' ? String(b.reason.stack) : '', label).toBe('');
+    if (b.status === 'fulfilled') ways.push(b.value.way);
     await sameTables(full, file, label);
     rmSync(full);
   }
   rmSync(file);
   rmSync(dir, { recursive: true });
+  return ways;
 }
 
 /** A seed's dataset, imported and appended step by step (a quarter of the seeds with --reference-currency CZK). */
@@ -208,28 +212,34 @@ const FIRST = {
 
 describe('data import --append: fixed examples (seeds that once failed, minimised)', () => {
   it('new rows that change no order: a touch that is not a click, a contact who never converted (the update failed)', async () => {
-    await compareSteps('no-order-changes', [
+    const ways = await compareSteps('no-order-changes', [
       FIRST,
       { 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-01-02T10:00:00.000Z,open,campaign,k-1\n` },
       { 'contacts/02.csv': `${CONTACTS}p-a,c-9,Bob\n` },
     ]);
+    // new rows of tables and plugins the file holds: only the new files read (append/update.ts)
+    expect(ways.every((way) => way === 'short'), ways.join()).toBe(true);
   });
 
   it('an empty new file, beside new rows and alone (the update refused it: read alone, it has no columns)', async () => {
-    await compareSteps('empty-file', [
+    const ways = await compareSteps('empty-file', [
       FIRST,
       { 'orders/01.csv': '', 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-02-01T09:00:00.000Z,click,campaign,k-2\n` },
       { 'touches/02.csv': '' },
     ]);
+    // new rows of tables and plugins the file holds: only the new files read (append/update.ts)
+    expect(ways.every((way) => way === 'short'), ways.join()).toBe(true);
   });
 
   it('the window\'s edge: a click 30 days and a millisecond before the order does not take it, one exactly 30 days before does; ties at one instant', async () => {
-    await compareSteps('window-edge', [
+    const ways = await compareSteps('window-edge', [
       { ...FIRST, 'touches/00.csv': TOUCHES },
       { 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-01-02T09:59:59.999Z,click,campaign,k-9\n` },
       { 'touches/02.csv': `${TOUCHES}p-a,c-1,2024-01-02T10:00:00.000Z,click,automation,a-1\np-a,c-1,2024-01-02T10:00:00.000Z,click,campaign,k-1\n` },
       { 'orders/03.csv': `${ORDERS}p-a,o-1,c-1,2024-02-01T09:59:59.999Z,EUR,7,8,completed\np-a,o-2,c-1,2024-02-01T10:00:00.001Z,EUR,3,4,completed\n` },
     ]);
+    // new rows of tables and plugins the file holds: only the new files read (append/update.ts)
+    expect(ways.every((way) => way === 'short'), ways.join()).toBe(true);
   });
 });
 
@@ -240,7 +250,7 @@ describe('data import --append: late rows of every kind', () => {
   it('a refund before its order, an earlier row of a stored order id, rates after their orders and between others, first rows of a contact and a source, a source that sorts first and one that loses its only order', async () => {
     const order = (id: string, at: string, amount = '10', refund = 'false', status = 'completed') => `p-a,${id},c-1,${at},CZK,${amount},${amount},${status},${refund}\n`;
     const HEAD = 'plugin_id,order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax,status,is_refund\n';
-    await compareSteps('late-rows', [
+    const ways = await compareSteps('late-rows', [
       {
         'plugins.csv': 'plugin_id,reference_currency\np-a,EUR\n',
         'orders/00.csv': `${HEAD}${order('o-1', '2024-02-01T10:00:00.000Z')}${order('o-2', '2024-02-10T10:00:00.000Z', '0')}${order('o-3', '2024-02-12T10:00:00.000Z', '5', 'true')}`,
@@ -262,12 +272,14 @@ describe('data import --append: late rows of every kind', () => {
         'orders/02.csv': `${HEAD}${order('o-4', '2024-01-12T10:00:00.000Z', '7', 'false', 'cancelled')}${order('o-4', '2024-01-12T10:00:00.000Z', '8')}`,
       },
     ]);
+    // new rows of tables and plugins the file holds: only the new files read (append/update.ts)
+    expect(ways.every((way) => way === 'short'), ways.join()).toBe(true);
   });
 });
 
 describe('data import --append: a second rate of a day', () => {
   it('a new rate of a currency and day that has one prices as in a full import', async () => {
-    await compareSteps('same-day-rate', [
+    const ways = await compareSteps('same-day-rate', [
       {
         ...FIRST,
         'plugins.csv': 'plugin_id,reference_currency\np-a,EUR\n',
@@ -277,6 +289,8 @@ describe('data import --append: a second rate of a day', () => {
       { 'fx/01.csv': `${FX}2024-01-30,CZK,0.05\n2024-01-31,USD,0.9\n` },
       { 'fx/02.csv': `${FX}2024-01-30,CZK,0.06\n` },
     ]);
+    // new rows of tables and plugins the file holds: only the new files read (append/update.ts)
+    expect(ways.every((way) => way === 'short'), ways.join()).toBe(true);
   });
 });
 

@@ -16,7 +16,8 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/local/db.js';
 import { ident, literal, sql } from '../src/local/sql.js';
-import { cli, SAMPLES, tempDir } from './helpers.js';
+import { appendDataset } from '../src/local/import-append.js';
+import { cli, SAMPLES, suiteThreadsOption, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
 import { keptCli } from './kept-backends.js';
 
@@ -427,8 +428,8 @@ describe('data import --append: refusals', () => {
     const file = importedCopy('plugin');
     put(join(dir, 'plugins', '1.csv'), `${lines(join(generated, 'plugins.csv')).header}\nshop-3,CZK,Shop 3\n`);
     put(join(dir, 'orders', 'zz-shop-3.csv'), `${lines(join(dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
-    const run = await append(dir, file);
-    expect(run.code, run.stderr).toBe(0);
+    const summary = await appendDataset(dir, file, suiteThreadsOption());
+    expect(summary.way).toBe('full');
     await sameAsFullImport(dir, file, 'a new plugin', []);
   });
 

@@ -16,6 +16,8 @@ import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.j
 export interface AppendSummary extends ImportSummary {
   /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
   added: ImportedFile[];
+  /** How: only the new files read and what they change attributed again ('short'), every file read and attributed ('full'), or nothing to add ('none'). */
+  way: 'short' | 'full' | 'none';
 }
 
 /** The file to append to: an existing .duckdb file written by `convx data import` from the files it names. */
@@ -57,9 +59,10 @@ export async function appendDataset(dir: string, into: string, options: ImportOp
   const referenceCurrency = referenceOf(meta, into, options.referenceCurrency);
   const files = await datasetFiles(dir);
   const added = newFiles(dir, into, meta.files, files);
-  if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added };
+  if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
   const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
   // The short way reads only the new files and attributes again only what they can change; the long way, everything.
-  const updated = (await appendInPlace(dir, into, meta, files, added, asked)) ?? (await importFiles(dir, into, files, asked, meta));
-  return { ...updated, added };
+  const short = await appendInPlace(dir, into, meta, files, added, asked);
+  if (short) return { ...short, added, way: 'short' };
+  return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full' };
 }
