@@ -355,6 +355,13 @@ describe('convx serve --data DIR of plugin files', () => {
     expect(changed.status).toBe(200);
     await changed.text();
     expect(changed.headers.get('etag')).not.toBe(tag);
+    // closed again, a request pinned to the version it answered with is answered (not a 412 naming that same version)
+    for (const plugin of ['shop-1', 'shop-3']) expect((await get(server, plugin)).status).toBe(200);
+    expect(server.holder.stats.open).not.toContain('shop-2');
+    const pinned = await fetch(`${server.url}/v1/conversions?${QUERY}`, {
+      headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-2', '1h')}`, 'convx-data-version': changed.headers.get('convx-data-version')! },
+    });
+    expect(pinned.status, await pinned.text()).toBe(200);
   });
 
   it('API mode through convx serve --max-open-plugins prints what local mode prints from the plugin\'s file', async () => {

@@ -100,7 +100,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const empty = shards.filter((s) => s.plugins.length === 0).map((s) => s.name);
     if (empty.length) {
       ctx.log.warn(
-        `${plural(servers.length, 'shard')} for ${plural(files.length, 'plugin file')}: ${empty.join(', ')} ${empty.length === 1 ? 'holds' : 'hold'} none, and convx serve refuses an empty folder (plan at most --shards ${files.length}, or start ${empty.length === 1 ? 'it' : 'them'} once ${empty.length === 1 ? 'it holds' : 'they hold'} files)`,
+        `${plural(servers.length, 'shard')} for ${plural(files.length, 'plugin file')}: ${empty.join(', ')} ${empty.length === 1 ? 'holds' : 'hold'} none, and convx serve refuses an empty folder (plan at most ${plural(files.length, 'shard')}, or start ${empty.length === 1 ? 'it' : 'them'} once ${empty.length === 1 ? 'it holds' : 'they hold'} files)`,
       );
     }
     if (explicitJson(ctx)) {

@@ -60,7 +60,6 @@ export interface PluginFileStats {
   closed: number;
 }
 
-/** The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb, and which are DuckDB files. */
 /**
  * Every `<plugin>.duckdb` of dir, by name, with why it is not a plugin's file that `serve` serves
  * (an id that cannot name a file, a file that is not DuckDB's); `data shards` plans from the same
@@ -79,6 +78,7 @@ export function pluginFileEntries(dir: string): { plugin: string; file: string; 
     });
 }
 
+/** The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb, and which are DuckDB files. */
 function listFiles(dir: string, options: ServeOptions): Map<string, Listed> {
   const listed = new Map<string, Listed>();
   for (const { plugin, file, problem } of pluginFileEntries(dir)) {
@@ -204,8 +204,8 @@ export class PluginFiles implements ServedData {
     if (version !== undefined && kept?.version === version) return { dataset: kept, release: kept.retain() };
     const listed = this.listing.get(plugin);
     if (!listed) return undefined;
-    // A pinned version the listing does not hold is not worth opening the file for.
-    if (version !== undefined && !this.entries.has(plugin) && listed.version !== version) return undefined;
+    // A pinned version the file does not have now (versionOf: the one its opening would give) is not worth opening it for.
+    if (version !== undefined && !this.entries.has(plugin) && this.versionOf(plugin) !== version) return undefined;
     const entry = this.entries.get(plugin) ?? this.open(plugin, listed);
     entry.lastUsed = ++this.tick;
     entry.waiting++;

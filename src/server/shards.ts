@@ -7,7 +7,7 @@
  * `<plugin> <backend>` lines. HAProxy does not verify the token: the shard does, so a forged
  * claim only reaches a shard that refuses it. A request without a claim (no token, /healthz)
  * and a plugin the map does not name go to the first shard, which answers them as any convx
- * server does (401, 404 ...).
+ * server does (403, 404 ...).
  */
 
 /** A plugin's imported file and its size in bytes. */
