@@ -71,7 +71,8 @@ function notModified(request: FastifyRequest, reply: FastifyReply, tag: string, 
 /**
  * A 304 known before the data is held: If-None-Match matches the tag of the version the plugin is
  * answered from now, and the request pins no other. A plugin's file that is not open stays closed
- * (its version is its listing's); a pinned older version, or no match, goes the way of every answer.
+ * (versionOf gives the version the file has now, from its stat and header); a pinned older version,
+ * or no match, goes the way of every answer (whose tag is then computed again, for the data held).
  */
 function notModifiedNow(request: FastifyRequest, reply: FastifyReply, parsed: unknown, deps: ConditionalDeps): boolean {
   const ifNoneMatch = request.headers['if-none-match'];
