@@ -6,7 +6,7 @@ import type { Backend, Lookups } from './backend.js';
 import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
-import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/format.js';
+import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
 import { createLogger, type Logger } from './output/logger.js';
 import { ResultWriter } from './output/writer.js';

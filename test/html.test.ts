@@ -10,7 +10,7 @@ import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model
 import { Readable } from 'node:stream';
 import { opener, printTrendPage } from '../src/commands/page.js';
 import { createContext, type Io } from '../src/context.js';
-import { PAGE_FORMATS } from '../src/output/format.js';
+import { PAGE_FORMATS } from '../src/output/formats.js';
 import { packageVersion } from '../src/version.js';
 import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';
 import { keptBackends } from './kept-backends.js';

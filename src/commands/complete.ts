@@ -14,7 +14,7 @@ import { GLOBAL_OPTIONS } from '../globals.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
 import { CHECKS } from '../model/validation.js';
-import { FORMATS } from '../output/format.js';
+import { FORMATS } from '../output/formats.js';
 import { streamSink } from '../output/sink.js';
 import { commandFormats, commandGlobals } from './globals.js';
 import { COMMANDS } from './index.js';

@@ -9,7 +9,7 @@ import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readCon
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
-import { FORMATS } from '../output/format.js';
+import { FORMATS } from '../output/formats.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { checkApiUrl, DEFAULT_PROFILE, hasCredentials, profileName } from '../config.js';
 import type { Context } from '../context.js';
 import { ConvxError, UsageError } from '../errors.js';
-import { FORMATS } from '../output/format.js';
+import { FORMATS } from '../output/formats.js';
 import { saveProfile } from './auth.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { AnyFormat } from '../output/format.js';
+import type { AnyFormat } from '../output/formats.js';
 import type { OptionDefinition } from '../flags.js';
 
 /** What a command does once its flags are parsed: the module a command loads only when it runs. */

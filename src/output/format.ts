@@ -1,9 +1,6 @@
 /** Pure formatters: records in, text out. */
 import { getPath, isAmountColumn } from './columns.js';
 
-export { FORMATS, isFormat, isValidateFormat, MARKDOWN, PAGE_FORMATS, VALIDATE_FORMATS } from './formats.js';
-export type { AnyFormat, Format, PageFormat, ValidateFormat, WriterFormat } from './formats.js';
-
 export function jsonDocument(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }

@@ -9,7 +9,8 @@
 import type { ChalkInstance } from 'chalk';
 import type { ValidateResponse } from '../model/validation.js';
 import { plural } from '../words.js';
-import { jsonDocument, type ValidateFormat } from './format.js';
+import { jsonDocument } from './format.js';
+import type { ValidateFormat } from './formats.js';
 import { safeValue } from './terminal.js';
 import { failureReason, githubAnnotations, junitReports, validationSummary } from './validation.js';
 import { sarifLog } from './sarif.js';

@@ -13,9 +13,8 @@ import {
   project,
   tsvHeader,
   tsvRow,
-  type AnyFormat,
-  type WriterFormat,
 } from './format.js';
+import type { AnyFormat, WriterFormat } from './formats.js';
 import type { Sink } from './sink.js';
 import { safeJsonText, safeLines } from './terminal.js';
 import { plural } from '../words.js';
