@@ -2,7 +2,7 @@
  * The files an imported file was made from (`files` of its convx_dataset), and what `data import
  * --append` may add to them: files after the ones read, never a change to those. A record's
  * row_id is its place in its table's files in name order, so an old file changed or removed, or a
- * new file read before an old one (import-files.ts keeps the order the read takes them), would move rows that the stored attribution names: such
+ * new file read before an old one (datasetFiles keeps the order the read takes them), would move rows that the stored attribution names: such
  * a dataset is refused with the full import to run instead.
  */
 import { statSync } from 'node:fs';

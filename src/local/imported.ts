@@ -114,14 +114,7 @@ export async function openImported(
   const loaded: [TableName, LoadedTable][] = [];
   for (const t of meta.tables) {
     await db.exec(sql`CREATE OR REPLACE VIEW ${table(t.table)} AS SELECT * FROM ${table(t.table, 'imported.main')}`);
-    loaded.push([
-      t.table,
-      {
-        source: { table: t.table, patterns: [], display: t.display, files: [], format: 'parquet', jsonLines: false, hive: false, multiFile: false },
-        columns: new Map(),
-        hasPluginId: t.hasPluginId,
-      },
-    ]);
+    loaded.push([t.table, storedTable(t)]);
   }
   const dataset = Dataset.typed(file, db, loaded, meta.findings);
   const attributed = (plugin: string | null, referenceCurrency: string) => {
@@ -129,6 +122,15 @@ export async function openImported(
     return scope ? sql`${trusted(ALIAS)}.${ident(scope.schema)}` : undefined;
   };
   return { dataset, attributed };
+}
+
+/** A table an imported file stores, as a Dataset holds it: typed already, read from no file of its own. */
+export function storedTable(t: ImportedTable): LoadedTable {
+  return {
+    source: { table: t.table, patterns: [], display: t.display, files: [], format: 'parquet', jsonLines: false, hive: false, multiFile: false },
+    columns: new Map(),
+    hasPluginId: t.hasPluginId,
+  };
 }
 
 /**

@@ -2,11 +2,8 @@
 import type { Scope } from '../attribution.js';
 import type { Dataset } from '../dataset.js';
 import type { ModelInput } from '../models/relation.js';
-import type { TableName } from '../schema.js';
+import { TABLE_NAMES, type TableName } from '../schema.js';
 import { ident, literal, sql, type Sql } from '../sql.js';
-
-/** The dataset's tables as the attribution reads them (every row, narrowed to the plugin). */
-const DATASET_TABLES: readonly string[] = ['orders', 'touches', 'sources', 'fx', 'contacts', 'plugins', 'assets'];
 
 /** What the update of a scope works with: the scope over every row, its work schema, the new rows and the stored rows' counts. */
 export interface Update {
@@ -28,11 +25,10 @@ export function modelInput(u: Update, own: Record<string, Sql> = {}): ModelInput
     db: u.scope.db,
     schema: u.work,
     referenceCurrency: u.scope.referenceCurrency,
-    relation: (name) => own[name] ?? (DATASET_TABLES.includes(name) ? u.scope.relation(name) : workTable(u, name)),
+    relation: (name) => own[name] ?? ((TABLE_NAMES as readonly string[]).includes(name) ? u.scope.relation(name) : workTable(u, name)),
     has: (t) => u.scope.dataset.has(t),
   };
 }
-
 
 /** A day for SQL, as a constant (so that conv's zonemaps, in time order, skip the other days). */
 export function day(value: string): Sql {

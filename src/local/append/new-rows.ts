@@ -9,7 +9,7 @@ import { Database } from '../db.js';
 import { discoverTables, Dataset, type DataIssue, type LoadedTable, type TableSource } from '../dataset.js';
 import { GLOB_CHARACTER } from '../dataset/globs.js';
 import { negativeAmounts } from '../dataset/typing.js';
-import type { ImportedFile, ImportedTable, ImportMeta } from '../imported.js';
+import { storedTable, type ImportedFile, type ImportedTable, type ImportMeta } from '../imported.js';
 import { rawColumns } from '../import-files.js';
 import { TABLES, type TableName } from '../schema.js';
 import { ident, int, sql, table } from '../sql.js';
@@ -88,14 +88,7 @@ export async function addNewRows(db: Database, fresh: Dataset, meta: ImportMeta)
 
 /** The tables of the update as a dataset whose typed tables t_<name> are views of out's (every row). */
 export function wholeDataset(dir: string, db: Database, meta: ImportMeta, findings: DataIssue[]): Dataset {
-  const loaded: [TableName, LoadedTable][] = meta.tables.map((t) => [
-    t.table,
-    {
-      source: { table: t.table, patterns: [], display: t.display, files: [], format: 'parquet', jsonLines: false, hive: false, multiFile: false },
-      columns: new Map(),
-      hasPluginId: t.hasPluginId,
-    },
-  ]);
+  const loaded: [TableName, LoadedTable][] = meta.tables.map((t) => [t.table, storedTable(t)]);
   return Dataset.typed(dir, db, loaded, findings);
 }
 
