@@ -1,13 +1,11 @@
 /** Section 3: tables in every format, typed reading, and data errors that name the place. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
-import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, TOUCH_HEADER, withBackend } from './helpers.js';
+import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, tempDir, TOUCH_HEADER, withBackend } from './helpers.js';
 import { literal, sql } from '../src/local/sql.js';
 
 const ORDERS = csv(ORDER_HEADER, [
@@ -231,7 +229,7 @@ describe('convx data check', () => {
     // 121 CZK at 0.04 and at 0.05 EUR, rounded per transaction
     expect(await amount(['items', '--data', firstLow])).toBe(4.84);
     expect(await amount(['items', '--data', firstHigh])).toBe(6.05);
-    const file = join(mkdtempSync(join(tmpdir(), 'convx-fx-')), 'shop.duckdb');
+    const file = join(tempDir('convx-fx-'), 'shop.duckdb');
     expect((await cli(['data', 'import', firstHigh, '--into', file, '--quiet'])).code).toBe(0);
     expect(await amount(['items', '--data', file])).toBe(6.05);
     const report = await checkDataset(firstLow);
