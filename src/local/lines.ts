@@ -14,8 +14,9 @@ const CR = 0x0d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-function open(path: string): Readable {
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
+/** A file's bytes, decompressed when it is gzipped, in chunks of `chunk` bytes. */
+function open(path: string, chunk = 1 << 20): Readable {
+  const file = createReadStream(path, { highWaterMark: chunk });
   if (!path.toLowerCase().endsWith('.gz')) return file;
   return pipeline(file, createGunzip(), () => undefined);
 }
@@ -183,6 +184,26 @@ function isDelimiter(b: number): boolean {
 }
 
 export type LineEnding = 'CRLF' | 'LF' | 'CR';
+
+/** How a file's first line (outside quotes) ends; undefined for a file of one line or none (dataset/endings.ts). */
+export async function firstLineEnding(path: string): Promise<LineEnding | undefined> {
+  let inQuotes = false;
+  let afterCR = false;
+  const stream = open(path, 1 << 16);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (const b of chunk) {
+        if (afterCR) return b === LF ? 'CRLF' : 'CR';
+        if (b === QUOTE) inQuotes = !inQuotes;
+        else if (!inQuotes && b === CR) afterCR = true;
+        else if (!inQuotes && b === LF) return 'LF';
+      }
+    }
+    return afterCR ? 'CR' : undefined;
+  } finally {
+    stream.destroy();
+  }
+}
 
 /**
  * The first line whose ending differs from the first line's (line breaks inside
