@@ -125,6 +125,16 @@ describe('a served report summed in JavaScript from the per-day sums', () => {
     const backend = await served(randomShop(seed));
     try {
       await sameAsSql(backend, seed);
+      // what a plugin file's memory budget counts holds the arrays' bytes (about 110 a report_day row)
+      const bytes = backend.scope.daySums!.bytes;
+      expect(bytes).toBeGreaterThan(100 * 150);
+      const dataset = opened.at(-1)!;
+      const withSums = await dataset.memoryUsage();
+      const kept = backend.scope.daySums;
+      backend.scope.daySums = undefined;
+      const duckdbAlone = await dataset.memoryUsage();
+      backend.scope.daySums = kept;
+      expect(withSums - duckdbAlone).toBe(bytes);
       // the data has rows where the comparison can see them: a full period lists the sources with orders, the Twins among them
       const all = JSON.parse((await bothWays(backend, reportQuery('2024-01-01', '2024-03-31')))[0]) as { rows: { name: string }[] };
       expect(all.rows.length).toBeGreaterThan(8);

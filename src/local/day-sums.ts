@@ -126,6 +126,13 @@ export class DaySums {
     return new DaySums(starts, days!, dayIndex(starts, days!, dayIndexEntries), totals, rest[S]!, rest[S + 1]!, contactDays!, contactKeys!, previousDays!, currencies, byKey);
   }
 
+  /** The bytes these arrays hold in Node's memory (what a plugin file's memory budget counts beside DuckDB's). */
+  get bytes(): number {
+    const arrays = [this.starts, this.days, this.totals, this.firsts, this.lasts, this.contactDays, this.contactKeys, this.previousDays, this.through?.offsets, this.through?.rows];
+    const scratch = this.scratch ? [this.scratch.sums, this.scratch.first, this.scratch.last, this.scratch.seen] : [];
+    return [...arrays, ...scratch].reduce((n, a) => n + (a?.byteLength ?? 0), 0);
+  }
+
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
   page(query: ReportQuery, referenceCurrency: string): { rows: Record<string, unknown>[]; totalCount: number } {
     const from = dayNumber(query.dateFrom);

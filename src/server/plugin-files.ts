@@ -47,7 +47,7 @@ interface Entry {
   /** Requests waiting for the opening: such an entry is never closed. */
   waiting: number;
   lastUsed: number;
-  /** Its DuckDB memory in bytes when last measured (with a memory budget: after its opening and after each request). */
+  /** Its memory in bytes when last measured (ServedDataset.memoryUsage, with a memory budget: after its opening and after each request). */
   memory?: number;
 }
 

@@ -213,12 +213,17 @@ export class ServedDataset {
     this.leases.get(backend)?.discard();
   }
 
-  /** DuckDB's memory in use by this dataset's database (duckdb_memory(): its buffers, in-memory tables and running queries), in bytes. */
+  /**
+   * The memory this dataset holds, in bytes: DuckDB's in use by its database (duckdb_memory(): its
+   * buffers, in-memory tables and running queries), and its scopes' per-day sums held in JavaScript.
+   */
   async memoryUsage(): Promise<number> {
     const release = this.retain();
     try {
       const row = await this.dataset.db.one<{ used: bigint | number | null }>(sql`SELECT sum(memory_usage_bytes) AS used FROM duckdb_memory()`);
-      return Number(row?.used ?? 0);
+      let sums = 0;
+      for (const scope of this.scopes.values()) sums += scope.daySums?.bytes ?? 0;
+      return Number(row?.used ?? 0) + sums;
     } finally {
       release();
     }
