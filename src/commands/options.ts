@@ -199,7 +199,7 @@ export const OPTIONS = {
     {
       flags: '--max-plugin-memory <size>',
       description:
-        "with --data a directory of plugin files: the open files' DuckDB memory all together, bytes or with k/m/g for KiB/MiB/GiB (default: no bound); each file's DuckDB memory_limit (at least 64 MiB), and past it the least recently used files no request holds are closed",
+        "with --data a directory of plugin files: the open files' memory all together (DuckDB's and their per-day sums'), bytes or with k/m/g for KiB/MiB/GiB (default: no bound); each file's DuckDB memory_limit (at least 64 MiB), and past it the least recently used files no request holds are closed",
     },
   ],
   token: [
