@@ -111,8 +111,6 @@ export const COMMANDS: readonly CommandDefinition[] = [
     examples: [
       'CONVX_JWT_SECRET=dev-secret convx serve --data samples/shop',
       'convx serve --data samples/shop --port 9000 --jwks keys.json',
-      'convx data import samples/shop --split-plugins --into plugins/   # one file per plugin, served lazily:',
-      'convx serve --data plugins/ --max-open-plugins 4 --max-plugin-memory 2g   # at most 4 files open, their memory within 2 GiB',
       'curl -H "Authorization: Bearer $(CONVX_JWT_SECRET=dev-secret convx token --plugin shop)" \\\n    "http://127.0.0.1:8080/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31"',
     ],
     load: async () => (await import('./serve.js')).default,
@@ -177,6 +175,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
       'convx report --data shop.duckdb --from 2024-03-01 --to 2024-03-31',
       'convx serve --data shop.duckdb   # ready at once, even for millions of orders',
       'convx data import samples/shop --split-plugins --into plugins/  # plugins/<plugin>.duckdb; convx serve --data plugins/',
+      'convx serve --data plugins/ --max-open-plugins 4 --max-plugin-memory 2g   # at most 4 plugin files open, their memory within 2 GiB',
       "convx data import samples/shop --into shop.duckdb --append  # adds the new files of the tables' folders (a new day's); kill -HUP a server to serve them",
     ],
     load: async () => (await import('./data.js')).dataImport,
