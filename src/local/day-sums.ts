@@ -19,14 +19,14 @@ const DAY_MS = 86_400_000;
 /** What each column's magnitudes may add up to, in whole ten-thousandths (checked in doubles, with a margin). */
 const BOUND = 2 ** 48 * 0.99;
 
-/** The report_day columns kept: counts, and amounts as whole ten-thousandths. */
+/** The report_day columns kept per cell: counts, and amounts as whole ten-thousandths. */
 const SUMS = ['n', 'wo', 'w', 'rn', 'rwo', 'rw', 'ref_wo', 'ref_w', 'ref_rwo', 'ref_rw'] as const;
-const S = SUMS.length;
-const [N, WO, W, RN, RWO, RW, REF_WO, REF_W, REF_RWO, REF_RW] = SUMS.map((_, k) => k) as [number, number, number, number, number, number, number, number, number, number];
-/** A row of DaySums.rows: the SUMS' running totals, then the day's first and last conversion. */
-const FIRST = S;
-const LAST = S + 1;
-const ROW = S + 2;
+const [N, WO, W, RN, RWO, RW, REF_WO, REF_W] = SUMS.map((_, k) => k) as [number, number, number, number, number, number, number, number];
+/** Those summed over a source's currencies, per source: what the source's own figures need. */
+const SOURCE_SUMS = ['n', 'rn', 'ref_wo', 'ref_w', 'ref_rwo', 'ref_rw'] as const;
+const [SN, SRN, SREF_WO, SREF_W, SREF_RWO, SREF_RW] = SOURCE_SUMS.map((_, k) => k) as [number, number, number, number, number, number];
+/** A column's scale to whole numbers: counts as they are, amounts in ten-thousandths. */
+const scaleOf = (column: string) => (column === 'n' || column === 'rn' ? 1 : 10_000);
 
 /** A source's columns as the report's SQL names them (source_info), sourceStartedAt formatted by DuckDB. */
 interface SourceRow {
@@ -39,14 +39,6 @@ interface SourceRow {
   delivery_id: string | null;
   delivery_name: string | null;
   sourceStartedAt: string | null;
-}
-
-/** A period's sums per cell (a source key and a currency), with the first and last conversion. */
-interface PeriodSums {
-  sums: Float64Array;
-  first: Float64Array;
-  last: Float64Array;
-  seen: Uint8Array;
 }
 
 /** An amount of whole ten-thousandths as DuckDB casts the DECIMAL to a double (exact below 2^53, then one rounded division). */
@@ -79,23 +71,113 @@ const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date
 /** The days since 1970 of a YYYY-MM-DD date. */
 const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
-export class DaySums {
+/**
+ * Rows of groups (cells: a source key and an order currency; or source keys), each group's rows in
+ * day order, one a day: `width` running totals (the day's sums added up from the group's first
+ * row, so that a period's sums are two rows' difference), then the day's first and last
+ * conversion (µs, NaN: none), side by side in `rows` so that a look at a group reads few cache lines.
+ */
+class DayRuns {
   private constructor(
-    /**
-     * report_day by cell (source key × currencies + the currency's index), then day: where each
-     * cell's rows start (cellCount + 1 offsets), each row's day (days since 1970), and each row's
-     * ROW numbers in `rows`: the SUMS added up from the cell's first row to this one (a period's
-     * sums are two rows' difference), then the first and last conversion (µs, NaN: none), side by
-     * side so that a cell's look reads few cache lines.
-     */
+    private readonly width: number,
+    /** Where each group's rows start (groupCount + 1 offsets); each row's day (days since 1970). */
     private readonly starts: Int32Array,
     private readonly days: Int32Array,
-    /** Per cell, its first and last day (0 when it has no row). */
+    /** Per group, its first and last day (0 when it has no row). */
     private readonly firstDays: Int32Array,
     private readonly lastDays: Int32Array,
-    /** Per cell, from its first day to its last: where its rows of later days start (see dayIndex); undefined when too large. */
+    /** Per group, from its first day to its last: where its rows of later days start (see dayIndex); undefined when too large. */
     private readonly through: DayIndex | undefined,
     private readonly rows: Float64Array,
+  ) {}
+
+  /**
+   * From rows sorted by group, then day: each row's group, its day, its `width` sums (each times
+   * its scale rounds back to the exact whole number: below BOUND), then its first and last conversion.
+   */
+  static of(groups: Float64Array, days: Int32Array, columns: Float64Array[], scales: number[], groupCount: number, dayIndexEntries: number): DayRuns {
+    const width = scales.length;
+    const stride = width + 2;
+    const count = groups.length;
+    const starts = new Int32Array(groupCount + 1);
+    for (let i = 0; i < count; i++) starts[groups[i]! + 1]!++;
+    for (let g = 0; g < groupCount; g++) starts[g + 1]! += starts[g]!;
+    const rows = new Float64Array(count * stride);
+    for (let k = 0; k < stride; k++) {
+      const column = columns[k]!;
+      const scale = scales[k];
+      for (let i = 0; i < count; i++) {
+        if (scale === undefined) rows[i * stride + k] = column[i]!;
+        else {
+          const value = Math.round(column[i]! * scale);
+          rows[i * stride + k] = i > 0 && groups[i] === groups[i - 1] ? rows[(i - 1) * stride + k]! + value : value;
+        }
+      }
+    }
+    const [firstDays, lastDays] = [new Int32Array(groupCount), new Int32Array(groupCount)];
+    for (let g = 0; g < groupCount; g++) {
+      if (starts[g] === starts[g + 1]) continue;
+      firstDays[g] = days[starts[g]!]!;
+      lastDays[g] = days[starts[g + 1]! - 1]!;
+    }
+    return new DayRuns(width, starts, days, firstDays, lastDays, dayIndex(starts, days, dayIndexEntries), rows);
+  }
+
+  get bytes(): number {
+    const arrays = [this.starts, this.days, this.firstDays, this.lastDays, this.rows, this.through?.offsets, this.through?.rows];
+    return arrays.reduce((n, a) => n + (a?.byteLength ?? 0), 0);
+  }
+
+  /** A group's first row in the period from `from` (its rows of days from then on). */
+  low(group: number, from: number): number {
+    const start = this.starts[group]!;
+    if (from <= this.firstDays[group]! || start === this.starts[group + 1]) return start;
+    return from > this.lastDays[group]! ? this.starts[group + 1]! : this.after(group, from - 1);
+  }
+
+  /** A group's last row in the period to `to` (one before its first row when it has none by then). */
+  high(group: number, to: number): number {
+    const start = this.starts[group]!;
+    if (to < this.firstDays[group]! || start === this.starts[group + 1]) return start - 1;
+    return (to >= this.lastDays[group]! ? this.starts[group + 1]! : this.after(group, to)) - 1;
+  }
+
+  /** Where a group's rows of days after `day` start, for a day from its first to before its last. */
+  private after(group: number, day: number): number {
+    const index = this.through;
+    if (index) return index.rows[index.offsets[group]! + day - this.firstDays[group]!]!;
+    return firstAtOrAfter(this.days, day + 1, this.starts[group]!, this.starts[group + 1]!);
+  }
+
+  /** Column k's sum over a group's rows lo..hi (lo <= hi). */
+  sum(group: number, lo: number, hi: number, k: number): number {
+    const stride = this.width + 2;
+    return this.rows[hi * stride + k]! - (lo > this.starts[group]! ? this.rows[(lo - 1) * stride + k]! : 0);
+  }
+
+  /** The first conversion of rows lo..hi (NaN: none). */
+  first(lo: number, hi: number): number {
+    const stride = this.width + 2;
+    let t = NaN;
+    for (let i = lo; i <= hi && Number.isNaN(t); i++) t = this.rows[i * stride + this.width]!;
+    return t;
+  }
+
+  /** The last conversion of rows lo..hi (NaN: none). */
+  last(lo: number, hi: number): number {
+    const stride = this.width + 2;
+    let t = NaN;
+    for (let i = hi; i >= lo && Number.isNaN(t); i--) t = this.rows[i * stride + this.width + 1]!;
+    return t;
+  }
+}
+
+export class DaySums {
+  private constructor(
+    /** report_day by cell (source key × currencies + the currency's index): the SUMS; for a page's breakdowns. */
+    private readonly cells: DayRuns,
+    /** report_day by source key (its currencies' rows of a day added up): the SOURCE_SUMS; for every source's figures. */
+    private readonly bySource: DayRuns,
     /** contact_day by day: the day, the source key, the previous day (days since 1970; before year 1 for none). */
     private readonly contactDays: Int32Array,
     private readonly contactKeys: Int32Array,
@@ -107,11 +189,11 @@ export class DaySums {
   ) {}
 
   /**
-   * The arrays a period's sums are made in, made on the first page and reused by every page after
-   * (page() runs to its end without yielding, so no two pages share them at once): a report of 500
-   * sources would otherwise allocate a quarter of a megabyte for the garbage collector a request.
+   * The arrays a page is made in, made on the first page and reused by every page after (page()
+   * runs to its end without yielding, so no two pages share them at once): per source key, its
+   * first and last row in the period and its unique contacts.
    */
-  private scratch?: PeriodSums & { lo: Int32Array; hi: Int32Array; unique: Int32Array };
+  private scratch?: { lo: Int32Array; hi: Int32Array; unique: Int32Array };
 
   /** The scope's report_day, contact_day and source_info read into typed arrays; undefined where a value does not fit (see above). */
   static async load(db: Database, relation: (name: string) => Sql, { dayIndexEntries = DAY_INDEX_LIMIT }: { dayIndexEntries?: number } = {}): Promise<DaySums | undefined> {
@@ -122,35 +204,45 @@ export class DaySums {
         campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name, strftime(started_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "sourceStartedAt" FROM ${relation('source_info')}`);
     const byKey: (SourceRow | undefined)[] = [];
     for (const { source_key, ...source } of sources) byKey[source_key] = source;
-    const [dayColumn, cells, ...rest] = await db.numberColumns(sql`SELECT CAST(r.day - DATE '1970-01-01' AS INTEGER), CAST(r.source_key * ${int(currencies.length)} + c.i AS INTEGER),
-        ${join(SUMS.map((c) => sql`CAST(coalesce(${ident(c)}, 0) AS DOUBLE)`))}, CAST(epoch_us(r.first_at) AS DOUBLE), CAST(epoch_us(r.last_at) AS DOUBLE)
-      FROM ${reportDay} r JOIN (SELECT currency, row_number() OVER (ORDER BY currency) - 1 AS i FROM (SELECT DISTINCT currency FROM ${reportDay})) c USING (currency)
-      ORDER BY r.source_key, c.i, r.day`);
+    const times = sql`CAST(epoch_us(first_at) AS DOUBLE), CAST(epoch_us(last_at) AS DOUBLE)`;
+    const [cellDays, cells, ...cellColumns] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key * ${int(currencies.length)} + c.i AS INTEGER),
+        ${join(SUMS.map((c) => sql`CAST(coalesce(${ident(c)}, 0) AS DOUBLE)`))}, ${times}
+      FROM ${reportDay} JOIN (SELECT currency, row_number() OVER (ORDER BY currency) - 1 AS i FROM (SELECT DISTINCT currency FROM ${reportDay})) c USING (currency)
+      ORDER BY source_key, c.i, day`);
+    const [sourceDays, keys, ...sourceColumns] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
+        ${join(SOURCE_SUMS.map((c) => sql`CAST(coalesce(sum(${ident(c)}), 0) AS DOUBLE)`))},
+        CAST(epoch_us(min(first_at)) AS DOUBLE), CAST(epoch_us(max(last_at)) AS DOUBLE)
+      FROM ${reportDay} GROUP BY source_key, day ORDER BY source_key, day`);
     const contacts = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
     const [contactDays, contactKeys, previousDays] = contacts.map((c) => Int32Array.from(c));
-    const days = Int32Array.from(dayColumn!);
-    const { starts, rows } = runningTotals(cells!, rest, byKey.length * currencies.length);
-    const [firstDays, lastDays] = cellDays(starts, days);
-    return new DaySums(starts, days, firstDays, lastDays, dayIndex(starts, days, dayIndexEntries), rows, contactDays!, contactKeys!, previousDays!, currencies, byKey);
+    return new DaySums(
+      DayRuns.of(cells!, Int32Array.from(cellDays!), cellColumns, SUMS.map(scaleOf), byKey.length * currencies.length, dayIndexEntries),
+      DayRuns.of(keys!, Int32Array.from(sourceDays!), sourceColumns, SOURCE_SUMS.map(scaleOf), byKey.length, dayIndexEntries),
+      contactDays!,
+      contactKeys!,
+      previousDays!,
+      currencies,
+      byKey,
+    );
   }
 
   /** The bytes these arrays hold in Node's memory (what a plugin file's memory budget counts beside DuckDB's). */
   get bytes(): number {
-    const arrays = [this.starts, this.days, this.firstDays, this.lastDays, this.rows, this.contactDays, this.contactKeys, this.previousDays, this.through?.offsets, this.through?.rows];
     const { scratch } = this;
-    const scratches = scratch ? [scratch.sums, scratch.first, scratch.last, scratch.seen, scratch.lo, scratch.hi, scratch.unique] : [];
-    return [...arrays, ...scratches].reduce((n, a) => n + (a?.byteLength ?? 0), 0);
+    const arrays = [this.contactDays, this.contactKeys, this.previousDays, scratch?.lo, scratch?.hi, scratch?.unique];
+    return this.cells.bytes + this.bySource.bytes + arrays.reduce((n, a) => n + (a?.byteLength ?? 0), 0);
   }
 
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
   page(query: ReportQuery, referenceCurrency: string): { rows: Record<string, unknown>[]; totalCount: number } {
     const from = dayNumber(query.dateFrom);
-    const period = this.sumsOf(from, dayNumber(query.dateTo));
-    const unique = this.uniqueContacts(from, dayNumber(query.dateTo));
+    const to = dayNumber(query.dateTo);
+    const { lo, hi } = this.rowsOf(from, to);
+    const unique = this.uniqueContacts(from, to);
     const rows: Record<string, unknown>[] = [];
     for (let key = 0; key < this.sources.length; key++) {
-      const row = this.figures(key, period, unique[key] ?? 0, referenceCurrency);
+      const row = lo[key]! <= hi[key]! ? this.figures(key, lo[key]!, hi[key]!, unique[key]!, referenceCurrency) : undefined;
       if (row) rows.push(row);
     }
     const sorted = sortRows(rows, query.sort, REPORT_TIE_BREAK);
@@ -160,80 +252,35 @@ export class DaySums {
       ...row,
       firstConversionAt: timestamp(row.firstConversionAt),
       lastConversionAt: timestamp(row.lastConversionAt),
-      breakdown: this.breakdown(row.source_key as number, period),
+      breakdown: this.breakdown(row.source_key as number, from, to),
     }));
     return { rows: rowsOf, totalCount: sorted.length };
   }
 
   /** The scratch arrays (see scratch), made on the first page. */
   private scratchArrays(): NonNullable<DaySums['scratch']> {
-    const cellCount = this.starts.length - 1;
-    return (this.scratch ??= {
-      sums: new Float64Array(cellCount * S),
-      first: new Float64Array(cellCount),
-      last: new Float64Array(cellCount),
-      seen: new Uint8Array(cellCount),
-      lo: new Int32Array(cellCount),
-      hi: new Int32Array(cellCount),
-      unique: new Int32Array(this.sources.length),
-    });
+    const count = this.sources.length;
+    return (this.scratch ??= { lo: new Int32Array(count), hi: new Int32Array(count), unique: new Int32Array(count) });
   }
 
   /**
-   * Each cell's sums over the period's days (PER_CURRENCY_FROM_DAYS): the running totals at its
-   * last day in the period less those before its first; the first and last conversion those of
-   * the first and last of its days in the period that have one. Only the cells seen hold figures.
-   * In two passes: every cell's rows in the period first, then their figures, so that the memory
-   * reads of one cell do not wait on those of the one before (a third faster on 2,500 cells).
+   * Each source key's first and last row in the period (by source: a source's days, whatever the
+   * currency), all found before any is read, so that the memory reads of one source do not wait
+   * on those of the one before.
    */
-  private sumsOf(from: number, to: number): PeriodSums {
-    const period = this.scratchArrays();
-    const { lo, hi, sums, first, last, seen } = period;
-    const { starts, firstDays, lastDays, rows } = this;
-    const cellCount = starts.length - 1;
-    for (let cell = 0; cell < cellCount; cell++) {
-      const start = starts[cell]!;
-      const end = starts[cell + 1]!;
-      if (start === end || firstDays[cell]! > to || lastDays[cell]! < from) {
-        lo[cell] = 1;
-        hi[cell] = 0;
-        continue;
-      }
-      lo[cell] = from <= firstDays[cell]! ? start : this.rowsAfter(cell, from - 1);
-      hi[cell] = (to >= lastDays[cell]! ? end : this.rowsAfter(cell, to)) - 1;
+  private rowsOf(from: number, to: number): { lo: Int32Array; hi: Int32Array } {
+    const { lo, hi } = this.scratchArrays();
+    for (let key = 0; key < this.sources.length; key++) {
+      lo[key] = this.bySource.low(key, from);
+      hi[key] = this.bySource.high(key, to);
     }
-    seen.fill(0);
-    for (let cell = 0; cell < cellCount; cell++) {
-      const l = lo[cell]!;
-      const h = hi[cell]!;
-      if (l > h) continue;
-      seen[cell] = 1;
-      const a = cell * S;
-      const at = h * ROW;
-      const before = (l - 1) * ROW;
-      if (l > starts[cell]!) for (let k = 0; k < S; k++) sums[a + k] = rows[at + k]! - rows[before + k]!;
-      else for (let k = 0; k < S; k++) sums[a + k] = rows[at + k]!;
-      let f = NaN;
-      for (let i = l; i <= h && Number.isNaN(f); i++) f = rows[i * ROW + FIRST]!;
-      first[cell] = f;
-      let t = NaN;
-      for (let i = h; i >= l && Number.isNaN(t); i--) t = rows[i * ROW + LAST]!;
-      last[cell] = t;
-    }
-    return period;
-  }
-
-  /** Where a cell's rows of days after `day` start, for a day from its first to before its last. */
-  private rowsAfter(cell: number, day: number): number {
-    const index = this.through;
-    const start = this.starts[cell]!;
-    return index ? index.rows[index.offsets[cell]! + day - this.firstDays[cell]!]! : firstAtOrAfter(this.days, day + 1, start, this.starts[cell + 1]!);
+    return { lo, hi };
   }
 
   /**
    * Per source key: the contacts whose first conversion day through it in the period lies in it
    * (contact_day with prev_day before the period), counted without a branch: a branch that goes
-   * either way at random cost four times as much on a month of 95,000 rows.
+   * either way at random costs four times as much on a month of 95,000 rows.
    */
   private uniqueContacts(from: number, to: number): Int32Array {
     const { unique } = this.scratchArrays();
@@ -246,31 +293,20 @@ export class DaySums {
     return unique;
   }
 
-  /** A source's row without its breakdown, its times in milliseconds: its columns and the figures in the reference currency (PERIOD_FIGURES); undefined when it has no day in the period. */
-  private figures(key: number, period: PeriodSums, uc: number, referenceCurrency: string): Record<string, unknown> | undefined {
+  /**
+   * A source's row without its breakdown, its times in milliseconds: its columns and the figures
+   * in the reference currency (PERIOD_FIGURES) over its rows lo..hi; undefined without a source row.
+   */
+  private figures(key: number, lo: number, hi: number, uc: number, referenceCurrency: string): Record<string, unknown> | undefined {
     const source = this.sources[key];
     if (!source) return undefined;
-    let seen = false;
-    let [n, wo, w, rn, rwo, rw, first, last] = [0, 0, 0, 0, 0, 0, NaN, NaN];
-    for (let c = 0, cell = key * this.currencies.length; c < this.currencies.length; c++, cell++) {
-      if (!period.seen[cell]) continue;
-      seen = true;
-      const a = cell * S;
-      n += period.sums[a + N]!;
-      rn += period.sums[a + RN]!;
-      wo += period.sums[a + REF_WO]!;
-      w += period.sums[a + REF_W]!;
-      rwo += period.sums[a + REF_RWO]!;
-      rw += period.sums[a + REF_RW]!;
-      if (!(period.first[cell]! >= first)) first = Number.isNaN(period.first[cell]!) ? first : period.first[cell]!;
-      if (!(period.last[cell]! <= last)) last = Number.isNaN(period.last[cell]!) ? last : period.last[cell]!;
-    }
-    if (!seen) return undefined;
+    const runs = this.bySource;
+    const [n, rn, wo, w, rwo, rw] = [SN, SRN, SREF_WO, SREF_W, SREF_RWO, SREF_RW].map((k) => runs.sum(key, lo, hi, k)) as [number, number, number, number, number, number];
     return {
       source_key: key,
       ...source,
-      firstConversionAt: millis(first),
-      lastConversionAt: millis(last),
+      firstConversionAt: millis(runs.first(lo, hi)),
+      lastConversionAt: millis(runs.last(lo, hi)),
       conversionsAmountWoTax: amount(wo),
       conversionsAmountWTax: amount(w),
       conversionsNumber: n,
@@ -287,12 +323,14 @@ export class DaySums {
     };
   }
 
-  /** A source's breakdown per order currency, in currency order (PER_SOURCE's structs, field by field). */
-  private breakdown(key: number, period: PeriodSums): Record<string, unknown>[] {
+  /** A source's breakdown per order currency over the period, in currency order (PER_SOURCE's structs, field by field). */
+  private breakdown(key: number, from: number, to: number): Record<string, unknown>[] {
     const out: Record<string, unknown>[] = [];
+    const runs = this.cells;
     for (let c = 0, cell = key * this.currencies.length; c < this.currencies.length; c++, cell++) {
-      if (!period.seen[cell]) continue;
-      const s = period.sums.subarray(cell * S, cell * S + S);
+      const [lo, hi] = [runs.low(cell, from), runs.high(cell, to)];
+      if (lo > hi) continue;
+      const s = SUMS.map((_, k) => runs.sum(cell, lo, hi, k));
       out.push({
         currency: this.currencies[c]!,
         conversionsAmountWoTax: amount(s[WO]!),
@@ -315,7 +353,7 @@ export class DaySums {
 
 /** Whether report_day fits the arrays: each column's magnitudes below BOUND (in doubles: HUGEINT arithmetic is slow), no NULL key, times in years 1970 to 9998. */
 async function fits(db: Database, reportDay: Sql): Promise<boolean> {
-  const tenThousandths = (c: (typeof SUMS)[number]) => (c === 'n' || c === 'rn' ? sql`CAST(${ident(c)} AS DOUBLE)` : sql`CAST(${ident(c)} AS DOUBLE) * 10000`);
+  const tenThousandths = (c: (typeof SUMS)[number]) => sql`CAST(${ident(c)} AS DOUBLE) * ${int(scaleOf(c))}`;
   const row = await db.one<{ fits: boolean }>(sql`SELECT ${join(SUMS.map((c) => sql`coalesce(sum(abs(${tenThousandths(c)})) < ${BOUND}, true)`), sql` AND `)}
       AND count(*) FILTER (WHERE currency IS NULL OR source_key IS NULL OR source_key < 0) = 0
       AND coalesce(min(first_at) >= TIMESTAMP '1970-01-01', true) AND coalesce(max(last_at) < TIMESTAMP '9999-01-01', true) AS fits
@@ -323,46 +361,7 @@ async function fits(db: Database, reportDay: Sql): Promise<boolean> {
   return row?.fits === true;
 }
 
-/**
- * Where each cell's rows start (rows sorted by cell), and each row's ROW numbers: the SUMS added
- * up from its cell's first row, as whole numbers (counts as read; amounts from DuckDB's doubles
- * back to whole ten-thousandths, exact below BOUND, as every running total is), then its first and
- * last conversion as read (columns: the SUMS, first, last).
- */
-function runningTotals(cells: Float64Array, columns: Float64Array[], cellCount: number): { starts: Int32Array; rows: Float64Array } {
-  const count = cells.length;
-  const starts = new Int32Array(cellCount + 1);
-  for (let i = 0; i < count; i++) starts[cells[i]! + 1]!++;
-  for (let c = 0; c < cellCount; c++) starts[c + 1]! += starts[c]!;
-  const rows = new Float64Array(count * ROW);
-  for (let k = 0; k < S; k++) {
-    const scale = k === N || k === RN ? 1 : 10_000;
-    const column = columns[k]!;
-    for (let i = 0; i < count; i++) {
-      const value = Math.round(column[i]! * scale);
-      rows[i * ROW + k] = i > 0 && cells[i] === cells[i - 1] ? rows[(i - 1) * ROW + k]! + value : value;
-    }
-  }
-  for (let i = 0; i < count; i++) {
-    rows[i * ROW + FIRST] = columns[S]![i]!;
-    rows[i * ROW + LAST] = columns[S + 1]![i]!;
-  }
-  return { starts, rows };
-}
-
-/** Per cell (rows sorted by cell, then day): its first and last day, 0 when it has no row. */
-function cellDays(starts: Int32Array, days: Int32Array): [Int32Array, Int32Array] {
-  const cellCount = starts.length - 1;
-  const [firstDays, lastDays] = [new Int32Array(cellCount), new Int32Array(cellCount)];
-  for (let c = 0; c < cellCount; c++) {
-    if (starts[c] === starts[c + 1]) continue;
-    firstDays[c] = days[starts[c]!]!;
-    lastDays[c] = days[starts[c + 1]! - 1]!;
-  }
-  return [firstDays, lastDays];
-}
-
-/** Per cell, for each day from its first to its last: where its rows of later days start. */
+/** Per group, for each day from its first to its last: where its rows of later days start. */
 interface DayIndex {
   offsets: Int32Array;
   rows: Int32Array;
@@ -371,7 +370,7 @@ interface DayIndex {
 /** At most this many entries in a DayIndex (16 MB); beyond, binary searches find the days. */
 const DAY_INDEX_LIMIT = 4_000_000;
 
-/** The DayIndex of cells whose rows are in day order (undefined past `limit` entries, DAY_INDEX_LIMIT by default: cells spanning many years). */
+/** The DayIndex of groups whose rows are in day order (undefined past `limit` entries, DAY_INDEX_LIMIT by default: cells spanning many years). */
 function dayIndex(starts: Int32Array, days: Int32Array, limit: number): DayIndex | undefined {
   const cellCount = starts.length - 1;
   const offsets = new Int32Array(cellCount + 1);
