@@ -301,7 +301,8 @@ export class DaySums {
     const source = this.sources[key];
     if (!source) return undefined;
     const runs = this.bySource;
-    const [n, rn, wo, w, rwo, rw] = [SN, SRN, SREF_WO, SREF_W, SREF_RWO, SREF_RW].map((k) => runs.sum(key, lo, hi, k)) as [number, number, number, number, number, number];
+    const sum = (k: number) => runs.sum(key, lo, hi, k);
+    const [n, rn, wo, w, rwo, rw] = [sum(SN), sum(SRN), sum(SREF_WO), sum(SREF_W), sum(SREF_RWO), sum(SREF_RW)];
     return {
       source_key: key,
       ...source,
