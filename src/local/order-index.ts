@@ -1,0 +1,354 @@
+/**
+ * The attributed transactions of a served scope held in JavaScript by order id: a look-up of an
+ * order's records over a period of UTC days that filters nothing else (backend.ts, items) is
+ * answered here instead of planned and run by DuckDB on every request. The rows are the ones
+ * `itemsSelect` gives (queries.ts): the same columns and values (the amounts as DuckDB casts them
+ * to doubles, read so at load; the times as strftime '%Y-%m-%dT%H:%M:%S.%gZ' writes them; hours
+ * the centi-hours divided by 100 as a double), then sorted and paged as the SQL's fewRows way.
+ *
+ * Compact, not one object per row: numbers in typed arrays, the order ids (sorted by their UTF-8
+ * bytes, as DuckDB compares VARCHAR, for a binary search) and the contacts' texts in one buffer of
+ * UTF-8 each, decoded on demand; currencies and countries as small numbers into a list, sources
+ * as a key into their rows. Loaded only where every transaction has its order, contact, times,
+ * source and currency, where its times lie in years 1970 to 9998 (whole milliseconds since 1970,
+ * one day a UTC day), where a contact id names one contact and a source one source row, and where
+ * there are at most 255 currencies and 65,535 countries: otherwise the scope keeps the SQL way.
+ */
+import type { Database } from './db.js';
+import { activityUrlOf } from './models/links.js';
+import { sql, type Sql } from './sql.js';
+
+const DAY_MS = 86_400_000;
+
+/** A source's columns as the items' SQL names them. */
+interface SourceRow {
+  source_type: string;
+  source_id: string;
+  name: string | null;
+  campaign_id: string | null;
+  smartflow_id: string | null;
+  smartflow_name: string | null;
+  delivery_id: string | null;
+  delivery_name: string | null;
+}
+
+const SOURCE_COLUMNS = ['source_type', 'source_id', 'name', 'campaign_id', 'smartflow_id', 'smartflow_name', 'delivery_id', 'delivery_name'] as const;
+
+/** A period of UTC days (YYYY-MM-DD, both included). */
+interface Days {
+  dateFrom: string;
+  dateTo: string;
+}
+
+/** Texts as one buffer of UTF-8: the i-th is bytes [ends[i - 1], ends[i]) (ends[-1]: 0), or null where nulls[i] is 1. */
+export class Texts {
+  constructor(
+    private readonly utf8: Buffer,
+    private readonly ends: Uint32Array,
+    private readonly nulls: Uint8Array,
+  ) {}
+
+  get length(): number {
+    return this.ends.length;
+  }
+
+  get(i: number): string | null {
+    return this.nulls[i] ? null : this.utf8.toString('utf8', i > 0 ? this.ends[i - 1]! : 0, this.ends[i]!);
+  }
+
+  /** The i-th text's bytes compared with key's (Buffer.compare's sign: below 0 when the text sorts first). */
+  compare(i: number, key: Buffer): number {
+    return this.utf8.compare(key, 0, key.length, i > 0 ? this.ends[i - 1]! : 0, this.ends[i]!);
+  }
+
+  get bytes(): number {
+    return this.utf8.byteLength + this.ends.byteLength + this.nulls.byteLength;
+  }
+}
+
+/** Texts made one by one, the buffers grown as they fill and cut to size at the end. */
+class TextsBuilder {
+  private utf8 = Buffer.allocUnsafeSlow(1 << 16);
+  private used = 0;
+  private ends = new Uint32Array(1024);
+  private nulls = new Uint8Array(1024);
+  count = 0;
+
+  add(text: string | null): void {
+    if (this.count === this.ends.length) {
+      this.ends = grownTo(this.ends, new Uint32Array(2 * this.count));
+      this.nulls = grownTo(this.nulls, new Uint8Array(2 * this.count));
+    }
+    if (text !== null) {
+      const size = Buffer.byteLength(text, 'utf8');
+      if (this.used + size > this.utf8.length) this.utf8 = grownTo(this.utf8, Buffer.allocUnsafeSlow(Math.max(2 * this.utf8.length, this.used + size)));
+      this.used += this.utf8.write(text, this.used, 'utf8');
+    }
+    // past 4 GiB of text the ends would wrap: TooLarge, the SQL way
+    if (this.used >= 2 ** 32) throw new TooLarge();
+    this.ends[this.count] = this.used;
+    this.nulls[this.count++] = text === null ? 1 : 0;
+  }
+
+  /** Whether the last text added comes after the one before in byte order (or is the first). */
+  lastAfterPrevious(): boolean {
+    if (this.count < 2) return true;
+    const start = this.count > 2 ? this.ends[this.count - 3]! : 0;
+    const end = this.ends[this.count - 2]!;
+    return this.utf8.compare(this.utf8, end, this.used, start, end) < 0;
+  }
+
+  done(): Texts {
+    const utf8 = Buffer.allocUnsafeSlow(this.used);
+    this.utf8.copy(utf8, 0, 0, this.used);
+    return new Texts(utf8, this.ends.slice(0, this.count), this.nulls.slice(0, this.count));
+  }
+}
+
+/** A value the arrays cannot hold: the index is not made. */
+class TooLarge extends Error {}
+
+/** A typed array (or buffer) copied into the start of a longer one, which is returned. */
+function grownTo<T extends Uint8Array | Uint32Array | Float64Array | Int32Array | Uint16Array>(from: T, to: T): T {
+  to.set(from as never);
+  return to;
+}
+
+/** The transactions by order id, in the order (order id bytes, row_id): an order's rows are a run, its rows' positions their row_id order. */
+interface Rows {
+  /** Per order, where its rows start (orders + 1 entries). */
+  starts: Uint32Array;
+  /** Milliseconds since 1970 of the transaction and of its touch. */
+  times: Float64Array;
+  touches: Float64Array;
+  /** CAST(amount_w_tax AS DOUBLE) and CAST(ref_w AS DOUBLE), NaN for NULL. */
+  amounts: Float64Array;
+  references: Float64Array;
+  centiHours: Int32Array;
+  refunds: Uint8Array;
+  /** The index of its currency; of its country + 1 (0: NULL). */
+  currencies: Uint8Array;
+  countries: Uint16Array;
+  sources: Uint32Array;
+  contacts: Uint32Array;
+}
+
+/** The columns of a contact: contact_id, client_contact_id, first_name, surname. */
+type Contacts = [Texts, Texts, Texts, Texts];
+
+export class OrderIndex {
+  private constructor(
+    private readonly orderIds: Texts,
+    private readonly rows: Rows,
+    private readonly contacts: Contacts,
+    private readonly sources: SourceRow[],
+    private readonly currencies: string[],
+    private readonly countries: string[],
+  ) {}
+
+  /** The scope's conv read into the arrays; undefined where a value does not fit (see above). */
+  static async load(db: Database, conv: Sql): Promise<OrderIndex | undefined> {
+    const count = await rowsThatFit(db, conv);
+    if (count === undefined) return undefined;
+    try {
+      const sources = await readSources(db, conv);
+      const contacts = sources && (await readContacts(db, conv));
+      if (!sources || !contacts) return undefined;
+      const read = await readRows(db, conv, count);
+      return read && new OrderIndex(read.orderIds, read.rows, contacts, sources, read.currencies, read.countries);
+    } catch (error) {
+      if (error instanceof TooLarge) return undefined;
+      throw error;
+    }
+  }
+
+  /** The bytes these arrays hold in Node's memory (what a plugin file's memory budget counts beside DuckDB's). */
+  get bytes(): number {
+    const arrays = Object.values(this.rows) as ArrayBufferView[];
+    return this.orderIds.bytes + this.contacts.reduce((n, t) => n + t.bytes, 0) + arrays.reduce((n, a) => n + a.byteLength, 0);
+  }
+
+  /** The order's position among the order ids, -1 when none is it. */
+  private find(orderId: string): number {
+    const key = Buffer.from(orderId, 'utf8');
+    let lo = 0;
+    let hi = this.orderIds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = this.orderIds.compare(mid, key);
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return -1;
+  }
+
+  /**
+   * The rows itemsSelect gives for the order in the period (none when the order has no transaction
+   * in it); undefined where one lacks its reference amount (the SQL way says which rates are
+   * missing). activityUrl: with that column too (a sort by it).
+   */
+  rowsOf(orderId: string, period: Days, referenceCurrency: string, activityUrl = false): Record<string, unknown>[] | undefined {
+    const order = this.find(orderId);
+    if (order < 0) return [];
+    const { starts, times, references } = this.rows;
+    const from = dayNumber(period.dateFrom);
+    const to = dayNumber(period.dateTo);
+    const out: Record<string, unknown>[] = [];
+    for (let i = starts[order]!; i < starts[order + 1]!; i++) {
+      const day = Math.floor(times[i]! / DAY_MS);
+      if (day < from || day > to) continue;
+      if (Number.isNaN(references[i]!)) return undefined;
+      out.push(this.row(i, this.orderIds.get(order)!, referenceCurrency, activityUrl));
+    }
+    return out;
+  }
+
+  /** The i-th transaction as itemsSelect's row (without the exact columns only the text lines read). */
+  private row(i: number, orderId: string, referenceCurrency: string, activityUrl: boolean): Record<string, unknown> {
+    const r = this.rows;
+    const contact = r.contacts[i]!;
+    const source = this.sources[r.sources[i]!]!;
+    const row: Record<string, unknown> = {
+      row_id: i,
+      contactId: this.contacts[0].get(contact),
+      clientContactId: this.contacts[1].get(contact),
+      datetime: timestamp(r.times[i]!),
+      orderId,
+      firstName: this.contacts[2].get(contact),
+      surname: this.contacts[3].get(contact),
+      conversionsAmount: nullable(r.amounts[i]!),
+      conversionsCurrency: this.currencies[r.currencies[i]!]!,
+      conversionsReferenceAmount: nullable(r.references[i]!),
+      referenceCurrency,
+      country: r.countries[i] ? this.countries[r.countries[i]! - 1]! : null,
+      isRefund: r.refunds[i] === 1,
+      touch_datetime: timestamp(r.touches[i]!),
+      hours: r.centiHours[i]! / 100,
+      ...source,
+    };
+    if (activityUrl) row.activityUrl = activityUrlOf({ ...source, contact_id: row.contactId });
+    return row;
+  }
+}
+
+/** Milliseconds since 1970 as strftime '%Y-%m-%dT%H:%M:%S.%gZ' writes the TIMESTAMP (years 1970 to 9998). */
+const timestamp = (ms: number): string => new Date(ms).toISOString();
+const nullable = (value: number): number | null => (Number.isNaN(value) ? null : value);
+
+/** The days since 1970 of a YYYY-MM-DD date. */
+const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
+
+/** How many rows conv holds where each fits the arrays (see the module's comment); undefined where one does not. */
+async function rowsThatFit(db: Database, conv: Sql): Promise<number | undefined> {
+  const row = await db.one<{ fits: boolean; n: number }>(sql`SELECT CAST(count(*) AS DOUBLE) AS n,
+      count(*) FILTER (WHERE order_id IS NULL OR contact_id IS NULL OR datetime IS NULL OR touch_datetime IS NULL OR centi_hours IS NULL
+        OR is_refund IS NULL OR currency IS NULL OR source_type IS NULL OR source_id IS NULL OR day IS DISTINCT FROM CAST(datetime AS DATE)) = 0
+      AND coalesce(least(min(datetime), min(touch_datetime)) >= TIMESTAMP '1970-01-01' AND greatest(max(datetime), max(touch_datetime)) < TIMESTAMP '9999-01-01', true)
+      AND coalesce(min(centi_hours) >= -2147483648 AND max(centi_hours) <= 2147483647, true)
+      AND count(DISTINCT currency) <= 255 AND count(DISTINCT country) <= 65535 AS fits
+    FROM ${conv}`);
+  return row?.fits === true && row.n < 2 ** 32 ? row.n : undefined;
+}
+
+/** conv's sources by key (their rank by source_type, source_id); undefined where one has two rows. */
+async function readSources(db: Database, conv: Sql): Promise<SourceRow[] | undefined> {
+  const rows = await db.all<SourceRow>(sql`SELECT DISTINCT source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name
+    FROM ${conv} ORDER BY source_type, source_id`);
+  for (let i = 1; i < rows.length; i++) {
+    if (rows[i]!.source_type === rows[i - 1]!.source_type && rows[i]!.source_id === rows[i - 1]!.source_id) return undefined;
+  }
+  // as plain objects in the columns' order (a row of db.all is one)
+  return rows.map((row) => Object.fromEntries(SOURCE_COLUMNS.map((c) => [c, row[c]])) as unknown as SourceRow);
+}
+
+/** conv's contacts by key (their rank by contact_id); undefined where a contact id has two rows. */
+async function readContacts(db: Database, conv: Sql): Promise<Contacts | undefined> {
+  const columns = [new TextsBuilder(), new TextsBuilder(), new TextsBuilder(), new TextsBuilder()];
+  let previous: string | undefined;
+  for await (const chunk of db.columnChunks(sql`SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv} ORDER BY contact_id`)) {
+    const ids = chunk[0] as string[];
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] === previous) return undefined;
+      previous = ids[i];
+      for (let c = 0; c < 4; c++) columns[c]!.add(chunk[c]![i] as string | null);
+    }
+  }
+  return columns.map((b) => b.done()) as Contacts;
+}
+
+/** The key of each row's source and contact: their rank, as readSources and readContacts order them. */
+const RANKED = (conv: Sql) => sql`
+  JOIN (SELECT source_type, source_id, CAST(row_number() OVER (ORDER BY source_type, source_id) - 1 AS INTEGER) AS source_key
+        FROM (SELECT DISTINCT source_type, source_id FROM ${conv})) s USING (source_type, source_id)
+  JOIN (SELECT contact_id, CAST(row_number() OVER (ORDER BY contact_id) - 1 AS INTEGER) AS contact_key
+        FROM (SELECT DISTINCT contact_id FROM ${conv})) k USING (contact_id)`;
+
+/** The columns of readRows' query, a chunk's values each. */
+type RowColumns = [string[], number[], number[], (number | null)[], (number | null)[], number[], boolean[], string[], (string | null)[], number[], number[]];
+
+/** conv's rows in order id and row_id order, into the arrays; undefined where the order ids do not come in their bytes' order. */
+async function readRows(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; rows: Rows; currencies: string[]; countries: string[] } | undefined> {
+  const rows: Rows = {
+    starts: new Uint32Array(count + 1),
+    times: new Float64Array(count),
+    touches: new Float64Array(count),
+    amounts: new Float64Array(count),
+    references: new Float64Array(count),
+    centiHours: new Int32Array(count),
+    refunds: new Uint8Array(count),
+    currencies: new Uint8Array(count),
+    countries: new Uint16Array(count),
+    sources: new Uint32Array(count),
+    contacts: new Uint32Array(count),
+  };
+  const orderIds = new TextsBuilder();
+  const currencies = new Dictionary();
+  const countries = new Dictionary();
+  let at = 0;
+  let previous: string | undefined;
+  for await (const chunk of db.columnChunks(sql`SELECT c.order_id, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
+      CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), c.is_refund, c.currency, c.country, s.source_key, k.contact_key
+    FROM ${conv} c ${RANKED(conv)} ORDER BY c.order_id, c.row_id`)) {
+    const [ids, times, touches, amounts, references, centiHours, refunds, currencyOf, countryOf, sources, contacts] = chunk as RowColumns;
+    for (let i = 0; i < ids.length; i++, at++) {
+      if (at >= count) return undefined;
+      if (ids[i] !== previous) {
+        rows.starts[orderIds.count] = at;
+        orderIds.add(ids[i]!);
+        previous = ids[i];
+        // a new order: its id after the one before in byte order, else the binary search would miss
+        if (!orderIds.lastAfterPrevious()) return undefined;
+      }
+      rows.times[at] = times[i]!;
+      rows.touches[at] = touches[i]!;
+      rows.amounts[at] = amounts[i] ?? NaN;
+      rows.references[at] = references[i] ?? NaN;
+      rows.centiHours[at] = centiHours[i]!;
+      rows.refunds[at] = refunds[i] ? 1 : 0;
+      rows.currencies[at] = currencies.keyOf(currencyOf[i]!);
+      rows.countries[at] = countryOf[i] === null ? 0 : countries.keyOf(countryOf[i]!) + 1;
+      rows.sources[at] = sources[i]!;
+      rows.contacts[at] = contacts[i]!;
+    }
+  }
+  if (at !== count) return undefined;
+  rows.starts[orderIds.count] = at;
+  rows.starts = rows.starts.slice(0, orderIds.count + 1);
+  return { orderIds: orderIds.done(), rows, currencies: currencies.values, countries: countries.values };
+}
+
+/** Texts numbered in the order first seen. */
+class Dictionary {
+  readonly values: string[] = [];
+  private readonly keys = new Map<string, number>();
+
+  keyOf(value: string): number {
+    let key = this.keys.get(value);
+    if (key === undefined) {
+      key = this.values.push(value) - 1;
+      this.keys.set(value, key);
+    }
+    return key;
+  }
+}
