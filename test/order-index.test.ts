@@ -120,6 +120,10 @@ function queriesOf(seed: number, ids: string[]): ItemsQuery[] {
   const r = random(seed * 7919);
   const pick = <T,>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
   const queries = ids.map((orderId) => itemsQuery(EVERY_DATE.dateFrom, EVERY_DATE.dateTo, { orderId }));
+  // per id, the sorts by what a refund of another contact changes
+  for (const orderId of ids) {
+    for (const descending of [false, true]) queries.push(itemsQuery(EVERY_DATE.dateFrom, EVERY_DATE.dateTo, { orderId, sort: [{ field: 'activityUrl', descending }] }));
+  }
   const asked = [...ids, 'nope', 'o-', 'o-1 ', 'o-\u{1F601}'];
   for (const field of ITEMS_SORT_FIELDS) {
     for (const descending of [false, true]) {
