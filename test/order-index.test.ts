@@ -316,13 +316,16 @@ describe('a served order look-up answered from the order index', () => {
     }
   });
 
-  it('order ids that DuckDB would sort otherwise than by their bytes (a collation) are not held: the binary search would miss', async () => {
+  it('order ids that DuckDB would sort otherwise than by their bytes (a collation), a contact or a source of two rows are not held: the binary search would miss, no key would name one', async () => {
     const { dir } = randomShop(6);
     const { backend } = await served(dir);
     try {
       const conv = backend.scope.relation('conv');
       expect(await OrderIndex.load(backend.scope.db, conv)).toBeDefined();
       expect(await OrderIndex.load(backend.scope.db, sql`(SELECT * REPLACE (order_id COLLATE nocase AS order_id) FROM ${conv})`)).toBeUndefined();
+      // a contact id of two contact rows, a source of two source rows: no key names one
+      expect(await OrderIndex.load(backend.scope.db, sql`(SELECT * REPLACE (CASE WHEN row_id % 2 = 0 THEN 'Eve' ELSE first_name END AS first_name) FROM ${conv})`)).toBeUndefined();
+      expect(await OrderIndex.load(backend.scope.db, sql`(SELECT * REPLACE (CASE WHEN row_id % 2 = 0 THEN 'Other' ELSE name END AS name) FROM ${conv})`)).toBeUndefined();
     } finally {
       await backend.close();
     }

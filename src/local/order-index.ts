@@ -16,7 +16,8 @@
  */
 import type { Database } from './db.js';
 import { activityUrlOf } from './models/links.js';
-import { sql, type Sql } from './sql.js';
+import { compareText } from './queries.js';
+import { ident, sql, type Sql } from './sql.js';
 
 const DAY_MS = 86_400_000;
 
@@ -66,7 +67,7 @@ export class Texts {
   }
 }
 
-/** Texts made one by one, the buffers grown as they fill and cut to size at the end. */
+/** Texts made a chunk at a time, the buffers grown as they fill and cut to size at the end. */
 class TextsBuilder {
   private utf8 = Buffer.allocUnsafeSlow(1 << 16);
   private used = 0;
@@ -74,28 +75,30 @@ class TextsBuilder {
   private nulls = new Uint8Array(1024);
   count = 0;
 
-  add(text: string | null): void {
-    if (this.count === this.ends.length) {
-      this.ends = grownTo(this.ends, new Uint32Array(2 * this.count));
-      this.nulls = grownTo(this.nulls, new Uint8Array(2 * this.count));
+  /** Adds texts in order, their UTF-8 written at once (a null: nothing written, marked null). */
+  addAll(texts: readonly (string | null)[]): void {
+    const n = texts.length;
+    if (this.count + n > this.ends.length) {
+      const length = Math.max(2 * this.ends.length, this.count + n);
+      this.ends = grownTo(this.ends, new Uint32Array(length));
+      this.nulls = grownTo(this.nulls, new Uint8Array(length));
     }
-    if (text !== null) {
-      const size = Buffer.byteLength(text, 'utf8');
-      if (this.used + size > this.utf8.length) this.utf8 = grownTo(this.utf8, Buffer.allocUnsafeSlow(Math.max(2 * this.utf8.length, this.used + size)));
-      this.used += this.utf8.write(text, this.used, 'utf8');
-    }
+    // join writes null as nothing
+    const joined = texts.join('');
+    const size = Buffer.byteLength(joined, 'utf8');
     // past 4 GiB of text the ends would wrap: TooLarge, the SQL way
-    if (this.used >= 2 ** 32) throw new TooLarge();
-    this.ends[this.count] = this.used;
-    this.nulls[this.count++] = text === null ? 1 : 0;
-  }
-
-  /** Whether the last text added comes after the one before in byte order (or is the first). */
-  lastAfterPrevious(): boolean {
-    if (this.count < 2) return true;
-    const start = this.count > 2 ? this.ends[this.count - 3]! : 0;
-    const end = this.ends[this.count - 2]!;
-    return this.utf8.compare(this.utf8, end, this.used, start, end) < 0;
+    if (this.used + size >= 2 ** 32) throw new TooLarge();
+    if (this.used + size > this.utf8.length) this.utf8 = grownTo(this.utf8, Buffer.allocUnsafeSlow(Math.max(2 * this.utf8.length, this.used + size)));
+    this.utf8.write(joined, this.used, 'utf8');
+    // ASCII throughout: a text's bytes are its length
+    const ascii = size === joined.length;
+    for (let i = 0, end = this.used; i < n; i++) {
+      const text = texts[i];
+      end += text === null || text === undefined ? 0 : ascii ? text.length : Buffer.byteLength(text, 'utf8');
+      this.ends[this.count] = end;
+      this.nulls[this.count++] = text === null ? 1 : 0;
+    }
+    this.used += size;
   }
 
   done(): Texts {
@@ -152,13 +155,18 @@ export class OrderIndex {
     if (count === undefined) return undefined;
     try {
       const sources = await readSources(db, conv);
-      const contacts = sources && (await readContacts(db, conv));
-      if (!sources || !contacts) return undefined;
+      if (!sources) return undefined;
+      // the contacts numbered once, in a table of this connection, so that the rows are joined to the same numbers
+      await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${CONTACTS} AS SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv}`);
+      const contacts = await readContacts(db);
+      const { currencies, countries } = await readDictionaries(db, conv);
       const read = await readRows(db, conv, count);
-      return read && new OrderIndex(read.orderIds, read.rows, contacts, sources, read.currencies, read.countries);
+      return read && new OrderIndex(read.orderIds, read.rows, contacts, sources, currencies, countries);
     } catch (error) {
       if (error instanceof TooLarge) return undefined;
       throw error;
+    } finally {
+      await db.exec(sql`DROP TABLE IF EXISTS ${CONTACTS}`);
     }
   }
 
@@ -262,33 +270,44 @@ async function readSources(db: Database, conv: Sql): Promise<SourceRow[] | undef
   return rows.map((row) => Object.fromEntries(SOURCE_COLUMNS.map((c) => [c, row[c]])) as unknown as SourceRow);
 }
 
-/** conv's contacts by key (their rank by contact_id); undefined where a contact id has two rows. */
-async function readContacts(db: Database, conv: Sql): Promise<Contacts | undefined> {
+/** conv's contacts, numbered by their rowid in CONTACTS (a contact id of two rows would make readRows read more rows than conv holds). */
+async function readContacts(db: Database): Promise<Contacts> {
   const columns = [new TextsBuilder(), new TextsBuilder(), new TextsBuilder(), new TextsBuilder()];
-  let previous: string | undefined;
-  for await (const chunk of db.columnChunks(sql`SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv} ORDER BY contact_id`)) {
-    const ids = chunk[0] as string[];
-    for (let i = 0; i < ids.length; i++) {
-      if (ids[i] === previous) return undefined;
-      previous = ids[i];
-      for (let c = 0; c < 4; c++) columns[c]!.add(chunk[c]![i] as string | null);
-    }
+  for await (const chunk of db.columnChunks(sql`SELECT contact_id, client_contact_id, first_name, surname FROM ${CONTACTS} ORDER BY rowid`)) {
+    for (let c = 0; c < 4; c++) columns[c]!.addAll(chunk[c] as (string | null)[]);
   }
   return columns.map((b) => b.done()) as Contacts;
 }
 
-/** The key of each row's source and contact: their rank, as readSources and readContacts order them. */
-const RANKED = (conv: Sql) => sql`
-  JOIN (SELECT source_type, source_id, CAST(row_number() OVER (ORDER BY source_type, source_id) - 1 AS INTEGER) AS source_key
-        FROM (SELECT DISTINCT source_type, source_id FROM ${conv})) s USING (source_type, source_id)
-  JOIN (SELECT contact_id, CAST(row_number() OVER (ORDER BY contact_id) - 1 AS INTEGER) AS contact_key
-        FROM (SELECT DISTINCT contact_id FROM ${conv})) k USING (contact_id)`;
+/** The temporary table of conv's contacts while the index loads. */
+const CONTACTS = sql`${ident('temp')}.${ident('convx_order_index_contacts')}`;
+
+/** The distinct values of conv's columns (where given, but NULL) with their rank from 0 (k), in the columns' order. */
+const ranked = (conv: Sql, columns: Sql, nonNull?: Sql) =>
+  sql`(SELECT ${columns}, CAST(row_number() OVER (ORDER BY ${columns}) - 1 AS INTEGER) AS k FROM (SELECT DISTINCT ${columns} FROM ${conv}${nonNull ? sql` WHERE ${nonNull} IS NOT NULL` : sql``}))`;
+
+/**
+ * The keys of each row: its source (its rank, as readSources orders them), its contact (its rowid
+ * in CONTACTS, as readContacts numbers them), and in one number whether it is a refund (1), its
+ * currency's rank (times 2) and its country's rank + 1 (times 512; 0: none), as readDictionaries ranks them.
+ */
+const KEYS = (conv: Sql) => sql`
+  JOIN ${ranked(conv, sql`source_type, source_id`)} s USING (source_type, source_id)
+  JOIN (SELECT contact_id, CAST(rowid AS INTEGER) AS k FROM ${CONTACTS}) k USING (contact_id)
+  JOIN ${ranked(conv, sql`currency`)} cur USING (currency)
+  LEFT JOIN ${ranked(conv, sql`country`, sql`country`)} co USING (country)`;
+
+/** The currencies and the countries of conv, each list in the order of its rank (KEYS). */
+async function readDictionaries(db: Database, conv: Sql): Promise<{ currencies: string[]; countries: string[] }> {
+  const values = async (column: Sql) => (await db.all<{ v: string }>(sql`SELECT ${column} AS v FROM ${ranked(conv, column, column)} ORDER BY k`)).map((r) => r.v);
+  return { currencies: await values(sql`currency`), countries: await values(sql`country`) };
+}
 
 /** The columns of readRows' query, a chunk's values each. */
-type RowColumns = [string[], number[], number[], (number | null)[], (number | null)[], number[], boolean[], string[], (string | null)[], number[], number[]];
+type RowColumns = [string[], number[], number[], (number | null)[], (number | null)[], number[], number[], number[], number[]];
 
-/** conv's rows in order id and row_id order, into the arrays; undefined where the order ids do not come in their bytes' order. */
-async function readRows(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; rows: Rows; currencies: string[]; countries: string[] } | undefined> {
+/** conv's rows in order id and row_id order, into the arrays; undefined where the order ids do not come in their code points' (UTF-8 bytes') order. */
+async function readRows(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; rows: Rows } | undefined> {
   const rows: Rows = {
     starts: new Uint32Array(count + 1),
     times: new Float64Array(count),
@@ -303,52 +322,39 @@ async function readRows(db: Database, conv: Sql, count: number): Promise<{ order
     contacts: new Uint32Array(count),
   };
   const orderIds = new TextsBuilder();
-  const currencies = new Dictionary();
-  const countries = new Dictionary();
   let at = 0;
   let previous: string | undefined;
   for await (const chunk of db.columnChunks(sql`SELECT c.order_id, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
-      CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), c.is_refund, c.currency, c.country, s.source_key, k.contact_key
-    FROM ${conv} c ${RANKED(conv)} ORDER BY c.order_id, c.row_id`)) {
-    const [ids, times, touches, amounts, references, centiHours, refunds, currencyOf, countryOf, sources, contacts] = chunk as RowColumns;
+      CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), s.k, k.k,
+      CAST(c.is_refund AS INTEGER) + 2 * cur.k + 512 * coalesce(co.k + 1, 0)
+    FROM ${conv} c ${KEYS(conv)} ORDER BY c.order_id, c.row_id`)) {
+    const [ids, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
+    if (at + ids.length > count) return undefined;
+    const fresh: string[] = [];
     for (let i = 0; i < ids.length; i++, at++) {
-      if (at >= count) return undefined;
-      if (ids[i] !== previous) {
-        rows.starts[orderIds.count] = at;
-        orderIds.add(ids[i]!);
-        previous = ids[i];
-        // a new order: its id after the one before in byte order, else the binary search would miss
-        if (!orderIds.lastAfterPrevious()) return undefined;
+      const id = ids[i]!;
+      if (id !== previous) {
+        // a new order: its id after the one before, else the binary search would miss
+        if (previous !== undefined && compareText(previous, id) >= 0) return undefined;
+        rows.starts[orderIds.count + fresh.length] = at;
+        fresh.push(id);
+        previous = id;
       }
       rows.times[at] = times[i]!;
       rows.touches[at] = touches[i]!;
       rows.amounts[at] = amounts[i] ?? NaN;
       rows.references[at] = references[i] ?? NaN;
       rows.centiHours[at] = centiHours[i]!;
-      rows.refunds[at] = refunds[i] ? 1 : 0;
-      rows.currencies[at] = currencies.keyOf(currencyOf[i]!);
-      rows.countries[at] = countryOf[i] === null ? 0 : countries.keyOf(countryOf[i]!) + 1;
       rows.sources[at] = sources[i]!;
       rows.contacts[at] = contacts[i]!;
+      rows.refunds[at] = packed[i]! & 1;
+      rows.currencies[at] = (packed[i]! >> 1) & 255;
+      rows.countries[at] = packed[i]! >>> 9;
     }
+    orderIds.addAll(fresh);
   }
   if (at !== count) return undefined;
   rows.starts[orderIds.count] = at;
   rows.starts = rows.starts.slice(0, orderIds.count + 1);
-  return { orderIds: orderIds.done(), rows, currencies: currencies.values, countries: countries.values };
-}
-
-/** Texts numbered in the order first seen. */
-class Dictionary {
-  readonly values: string[] = [];
-  private readonly keys = new Map<string, number>();
-
-  keyOf(value: string): number {
-    let key = this.keys.get(value);
-    if (key === undefined) {
-      key = this.values.push(value) - 1;
-      this.keys.set(value, key);
-    }
-    return key;
-  }
+  return { orderIds: orderIds.done(), rows };
 }
