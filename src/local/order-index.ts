@@ -160,8 +160,9 @@ export class OrderIndex {
       await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${CONTACTS} AS SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv}`);
       const contacts = await readContacts(db);
       const { currencies, countries } = await readDictionaries(db, conv);
-      const read = await readRows(db, conv, count);
-      return read && new OrderIndex(read.orderIds, read.rows, contacts, sources, currencies, countries);
+      const orders = await readOrders(db, conv, count);
+      const rows = orders && (await readRows(db, conv, count, orders.starts));
+      return rows && new OrderIndex(orders.orderIds, rows, contacts, sources, currencies, countries);
     } catch (error) {
       if (error instanceof TooLarge) return undefined;
       throw error;
@@ -304,12 +305,16 @@ async function readDictionaries(db: Database, conv: Sql): Promise<{ currencies: 
 }
 
 /** The columns of readRows' query, a chunk's values each. */
-type RowColumns = [string[], number[], number[], (number | null)[], (number | null)[], number[], number[], number[], number[]];
+type RowColumns = [number[], number[], number[], (number | null)[], (number | null)[], number[], number[], number[], number[]];
 
-/** conv's rows in order id and row_id order, into the arrays; undefined where the order ids do not come in their code points' (UTF-8 bytes') order. */
-async function readRows(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; rows: Rows } | undefined> {
+/**
+ * conv's rows into the arrays in order id and row_id order, each at its place in that order
+ * (numbered by a sort of those two columns alone: a sort of every column read held some 300 MB
+ * more at once on a shop of a million rows); undefined where they are not `count` rows.
+ */
+async function readRows(db: Database, conv: Sql, count: number, starts: Uint32Array): Promise<Rows | undefined> {
   const rows: Rows = {
-    starts: new Uint32Array(count + 1),
+    starts,
     times: new Float64Array(count),
     touches: new Float64Array(count),
     amounts: new Float64Array(count),
@@ -321,25 +326,16 @@ async function readRows(db: Database, conv: Sql, count: number): Promise<{ order
     sources: new Uint32Array(count),
     contacts: new Uint32Array(count),
   };
-  const orderIds = new TextsBuilder();
-  let at = 0;
-  let previous: string | undefined;
-  for await (const chunk of db.columnChunks(sql`SELECT c.order_id, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
+  let read = 0;
+  for await (const chunk of db.columnChunks(sql`SELECT p.at, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
       CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), s.k, k.k,
       CAST(c.is_refund AS INTEGER) + 2 * cur.k + 512 * coalesce(co.k + 1, 0)
-    FROM ${conv} c ${KEYS(conv)} ORDER BY c.order_id, c.row_id`)) {
-    const [ids, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
-    if (at + ids.length > count) return undefined;
-    const fresh: string[] = [];
-    for (let i = 0; i < ids.length; i++, at++) {
-      const id = ids[i]!;
-      if (id !== previous) {
-        // a new order: its id after the one before, else the binary search would miss
-        if (previous !== undefined && compareText(previous, id) >= 0) return undefined;
-        rows.starts[orderIds.count + fresh.length] = at;
-        fresh.push(id);
-        previous = id;
-      }
+    FROM ${conv} c JOIN (SELECT row_id, CAST(row_number() OVER (ORDER BY order_id, row_id) - 1 AS INTEGER) AS at FROM ${conv}) p USING (row_id) ${KEYS(conv)}`)) {
+    const [places, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
+    read += places.length;
+    if (read > count) return undefined;
+    for (let i = 0; i < places.length; i++) {
+      const at = places[i]!;
       rows.times[at] = times[i]!;
       rows.touches[at] = touches[i]!;
       rows.amounts[at] = amounts[i] ?? NaN;
@@ -351,10 +347,34 @@ async function readRows(db: Database, conv: Sql, count: number): Promise<{ order
       rows.currencies[at] = (packed[i]! >> 1) & 255;
       rows.countries[at] = packed[i]! >>> 9;
     }
+  }
+  return read === count ? rows : undefined;
+}
+
+/**
+ * conv's order ids in order, and where each one's rows start in that order (see readRows);
+ * undefined where they do not come in their code points' (UTF-8 bytes') order, which the binary
+ * search needs.
+ */
+async function readOrders(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; starts: Uint32Array } | undefined> {
+  const orderIds = new TextsBuilder();
+  let starts = new Uint32Array(1024);
+  let at = 0;
+  let previous: string | undefined;
+  // every row's id, not each id once: grouped under a collation, ids of other bytes would be one
+  for await (const chunk of db.columnChunks(sql`SELECT order_id FROM ${conv} ORDER BY order_id, row_id`)) {
+    const ids = chunk[0] as string[];
+    if (orderIds.count + ids.length >= starts.length) starts = grownTo(starts, new Uint32Array(Math.max(2 * starts.length, orderIds.count + ids.length + 1)));
+    const fresh: string[] = [];
+    for (let i = 0; i < ids.length; i++, at++) {
+      if (ids[i] === previous) continue;
+      if (previous !== undefined && compareText(previous, ids[i]!) >= 0) return undefined;
+      previous = ids[i]!;
+      starts[orderIds.count + fresh.length] = at;
+      fresh.push(previous);
+    }
     orderIds.addAll(fresh);
   }
-  if (at !== count) return undefined;
-  rows.starts[orderIds.count] = at;
-  rows.starts = rows.starts.slice(0, orderIds.count + 1);
-  return { orderIds: orderIds.done(), rows };
+  starts[orderIds.count] = at;
+  return at === count ? { orderIds: orderIds.done(), starts: starts.slice(0, orderIds.count + 1) } : undefined;
 }
