@@ -17,7 +17,7 @@
 import type { Database } from './db.js';
 import { activityUrlOf } from './models/links.js';
 import { compareText } from './queries.js';
-import { ident, sql, type Sql } from './sql.js';
+import { ident, join, sql, type Sql } from './sql.js';
 
 const DAY_MS = 86_400_000;
 
@@ -154,12 +154,11 @@ export class OrderIndex {
     const count = await rowsThatFit(db, conv);
     if (count === undefined) return undefined;
     try {
-      const sources = await readSources(db, conv);
-      if (!sources) return undefined;
-      // the contacts numbered once, in a table of this connection, so that the rows are joined to the same numbers
-      await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${CONTACTS} AS SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv}`);
+      for (const [name, select] of Object.entries(NUMBERED)) await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${temporary(name)} AS ${select(conv)}`);
+      const sources = (await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`)).map((row) => ({ ...row }));
       const contacts = await readContacts(db);
-      const { currencies, countries } = await readDictionaries(db, conv);
+      const values = async (name: string) => (await db.all<{ v: string }>(sql`SELECT v FROM ${temporary(name)} ORDER BY k`)).map((r) => r.v);
+      const [currencies, countries] = [await values('currencies'), await values('countries')];
       const orders = await readOrders(db, conv, count);
       const rows = orders && (await readRows(db, conv, count, orders.starts));
       return rows && new OrderIndex(orders.orderIds, rows, contacts, sources, currencies, countries);
@@ -167,7 +166,7 @@ export class OrderIndex {
       if (error instanceof TooLarge) return undefined;
       throw error;
     } finally {
-      await db.exec(sql`DROP TABLE IF EXISTS ${CONTACTS}`);
+      for (const name of Object.keys(NUMBERED)) await db.exec(sql`DROP TABLE IF EXISTS ${temporary(name)}`);
     }
   }
 
@@ -260,49 +259,41 @@ async function rowsThatFit(db: Database, conv: Sql): Promise<number | undefined>
   return row?.fits === true && row.n < 2 ** 32 ? row.n : undefined;
 }
 
-/** conv's sources by key (their rank by source_type, source_id); undefined where one has two rows. */
-async function readSources(db: Database, conv: Sql): Promise<SourceRow[] | undefined> {
-  const rows = await db.all<SourceRow>(sql`SELECT DISTINCT source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name
-    FROM ${conv} ORDER BY source_type, source_id`);
-  for (let i = 1; i < rows.length; i++) {
-    if (rows[i]!.source_type === rows[i - 1]!.source_type && rows[i]!.source_id === rows[i - 1]!.source_id) return undefined;
-  }
-  // as plain objects in the columns' order (a row of db.all is one)
-  return rows.map((row) => Object.fromEntries(SOURCE_COLUMNS.map((c) => [c, row[c]])) as unknown as SourceRow);
-}
+/**
+ * The values the rows are keyed to, each numbered from 0 (k) in a temporary table of the
+ * connection while the index loads, so that the rows are joined to the same numbers as the values
+ * are read with (and the joins are planned on their true sizes): conv's sources in (source_type,
+ * source_id) order, its contacts, currencies and countries but NULL. A source or contact id of two
+ * rows would join a row twice: readRows then reads more rows than conv holds, and no index is made.
+ */
+const NUMBERED: Record<string, (conv: Sql) => Sql> = {
+  sources: (conv) => sql`SELECT *, CAST(row_number() OVER (ORDER BY source_type, source_id) - 1 AS INTEGER) AS k
+    FROM (SELECT DISTINCT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${conv})`,
+  contacts: (conv) => sql`SELECT *, CAST(row_number() OVER () - 1 AS INTEGER) AS k FROM (SELECT DISTINCT contact_id, client_contact_id, first_name, surname FROM ${conv})`,
+  currencies: (conv) => sql`SELECT currency AS v, CAST(row_number() OVER (ORDER BY currency) - 1 AS INTEGER) AS k FROM (SELECT DISTINCT currency FROM ${conv})`,
+  countries: (conv) => sql`SELECT country AS v, CAST(row_number() OVER (ORDER BY country) - 1 AS INTEGER) AS k FROM (SELECT DISTINCT country FROM ${conv} WHERE country IS NOT NULL)`,
+};
 
-/** conv's contacts, numbered by their rowid in CONTACTS (a contact id of two rows would make readRows read more rows than conv holds). */
+const temporary = (name: string) => sql`${ident('temp')}.${ident(`convx_order_index_${name}`)}`;
+
+/** conv's contacts by their number (NUMBERED). */
 async function readContacts(db: Database): Promise<Contacts> {
   const columns = [new TextsBuilder(), new TextsBuilder(), new TextsBuilder(), new TextsBuilder()];
-  for await (const chunk of db.columnChunks(sql`SELECT contact_id, client_contact_id, first_name, surname FROM ${CONTACTS} ORDER BY rowid`)) {
+  for await (const chunk of db.columnChunks(sql`SELECT contact_id, client_contact_id, first_name, surname FROM ${temporary('contacts')} ORDER BY k`)) {
     for (let c = 0; c < 4; c++) columns[c]!.addAll(chunk[c] as (string | null)[]);
   }
   return columns.map((b) => b.done()) as Contacts;
 }
 
-/** The temporary table of conv's contacts while the index loads. */
-const CONTACTS = sql`${ident('temp')}.${ident('convx_order_index_contacts')}`;
-
-/** The distinct values of conv's columns (where given, but NULL) with their rank from 0 (k), in the columns' order. */
-const ranked = (conv: Sql, columns: Sql, nonNull?: Sql) =>
-  sql`(SELECT ${columns}, CAST(row_number() OVER (ORDER BY ${columns}) - 1 AS INTEGER) AS k FROM (SELECT DISTINCT ${columns} FROM ${conv}${nonNull ? sql` WHERE ${nonNull} IS NOT NULL` : sql``}))`;
-
 /**
- * The keys of each row: its source (its rank, as readSources orders them), its contact (its rowid
- * in CONTACTS, as readContacts numbers them), and in one number whether it is a refund (1), its
- * currency's rank (times 2) and its country's rank + 1 (times 512; 0: none), as readDictionaries ranks them.
+ * The keys of each row (NUMBERED): its source's and its contact's number, and in one number
+ * whether it is a refund (1), its currency's (times 2) and its country's + 1 (times 512; 0: none).
  */
-const KEYS = (conv: Sql) => sql`
-  JOIN ${ranked(conv, sql`source_type, source_id`)} s USING (source_type, source_id)
-  JOIN (SELECT contact_id, CAST(rowid AS INTEGER) AS k FROM ${CONTACTS}) k USING (contact_id)
-  JOIN ${ranked(conv, sql`currency`)} cur USING (currency)
-  LEFT JOIN ${ranked(conv, sql`country`, sql`country`)} co USING (country)`;
-
-/** The currencies and the countries of conv, each list in the order of its rank (KEYS). */
-async function readDictionaries(db: Database, conv: Sql): Promise<{ currencies: string[]; countries: string[] }> {
-  const values = async (column: Sql) => (await db.all<{ v: string }>(sql`SELECT ${column} AS v FROM ${ranked(conv, column, column)} ORDER BY k`)).map((r) => r.v);
-  return { currencies: await values(sql`currency`), countries: await values(sql`country`) };
-}
+const KEYS = sql`
+  JOIN ${temporary('sources')} s USING (source_type, source_id)
+  JOIN ${temporary('contacts')} k USING (contact_id)
+  JOIN ${temporary('currencies')} cur ON cur.v = c.currency
+  LEFT JOIN ${temporary('countries')} co ON co.v = c.country`;
 
 /** The columns of readRows' query, a chunk's values each. */
 type RowColumns = [number[], number[], number[], (number | null)[], (number | null)[], number[], number[], number[], number[]];
@@ -330,7 +321,7 @@ async function readRows(db: Database, conv: Sql, count: number, starts: Uint32Ar
   for await (const chunk of db.columnChunks(sql`SELECT p.at, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
       CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), s.k, k.k,
       CAST(c.is_refund AS INTEGER) + 2 * cur.k + 512 * coalesce(co.k + 1, 0)
-    FROM ${conv} c JOIN (SELECT row_id, CAST(row_number() OVER (ORDER BY order_id, row_id) - 1 AS INTEGER) AS at FROM ${conv}) p USING (row_id) ${KEYS(conv)}`)) {
+    FROM ${conv} c JOIN (SELECT row_id, CAST(row_number() OVER (ORDER BY order_id, row_id) - 1 AS INTEGER) AS at FROM ${conv}) p USING (row_id) ${KEYS}`)) {
     const [places, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
     read += places.length;
     if (read > count) return undefined;
