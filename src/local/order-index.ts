@@ -160,7 +160,7 @@ export class OrderIndex {
       const values = async (name: string) => (await db.all<{ v: string }>(sql`SELECT v FROM ${temporary(name)} ORDER BY k`)).map((r) => r.v);
       const [currencies, countries] = [await values('currencies'), await values('countries')];
       const orders = await readOrders(db, conv, count);
-      const rows = orders && (await readRows(db, conv, count, orders.starts));
+      const rows = orders && (await readRows(db, conv, count, orders));
       return rows && new OrderIndex(orders.orderIds, rows, contacts, sources, currencies, countries);
     } catch (error) {
       if (error instanceof TooLarge) return undefined;
@@ -250,13 +250,13 @@ const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DA
 /** How many rows conv holds where each fits the arrays (see the module's comment); undefined where one does not. */
 async function rowsThatFit(db: Database, conv: Sql): Promise<number | undefined> {
   const row = await db.one<{ fits: boolean; n: number }>(sql`SELECT CAST(count(*) AS DOUBLE) AS n,
-      count(*) FILTER (WHERE order_id IS NULL OR contact_id IS NULL OR datetime IS NULL OR touch_datetime IS NULL OR centi_hours IS NULL
+      count(*) FILTER (WHERE row_id IS NULL OR order_id IS NULL OR contact_id IS NULL OR datetime IS NULL OR touch_datetime IS NULL OR centi_hours IS NULL
         OR is_refund IS NULL OR currency IS NULL OR source_type IS NULL OR source_id IS NULL OR day IS DISTINCT FROM CAST(datetime AS DATE)) = 0
       AND coalesce(least(min(datetime), min(touch_datetime)) >= TIMESTAMP '1970-01-01' AND greatest(max(datetime), max(touch_datetime)) < TIMESTAMP '9999-01-01', true)
       AND coalesce(min(centi_hours) >= -2147483648 AND max(centi_hours) <= 2147483647, true)
       AND count(DISTINCT currency) <= 255 AND count(DISTINCT country) <= 65535 AS fits
     FROM ${conv}`);
-  return row?.fits === true && row.n < 2 ** 32 ? row.n : undefined;
+  return row?.fits === true && row.n < 2 ** 30 ? row.n : undefined;
 }
 
 /**
@@ -299,11 +299,11 @@ const KEYS = sql`
 type RowColumns = [number[], number[], number[], (number | null)[], (number | null)[], number[], number[], number[], number[]];
 
 /**
- * conv's rows into the arrays in order id and row_id order, each at its place in that order
- * (numbered by a sort of those two columns alone: a sort of every column read held some 300 MB
- * more at once on a shop of a million rows); undefined where they are not `count` rows.
+ * conv's rows into the arrays, each at its place in order id and row_id order (readOrders: read
+ * in conv's own order, not sorted, which held some 180 MB more at once on a shop of a million
+ * rows); undefined where they are not `count` rows, each of its row_id once.
  */
-async function readRows(db: Database, conv: Sql, count: number, starts: Uint32Array): Promise<Rows | undefined> {
+async function readRows(db: Database, conv: Sql, count: number, { starts, places }: { starts: Uint32Array; places: Places }): Promise<Rows | undefined> {
   const rows: Rows = {
     starts,
     times: new Float64Array(count),
@@ -318,15 +318,16 @@ async function readRows(db: Database, conv: Sql, count: number, starts: Uint32Ar
     contacts: new Uint32Array(count),
   };
   let read = 0;
-  for await (const chunk of db.columnChunks(sql`SELECT p.at, CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
+  for await (const chunk of db.columnChunks(sql`SELECT CAST(c.row_id AS DOUBLE), CAST(epoch_ms(c.datetime) AS DOUBLE), CAST(epoch_ms(c.touch_datetime) AS DOUBLE),
       CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), s.k, k.k,
       CAST(c.is_refund AS INTEGER) + 2 * cur.k + 512 * coalesce(co.k + 1, 0)
-    FROM ${conv} c JOIN (SELECT row_id, CAST(row_number() OVER (ORDER BY order_id, row_id) - 1 AS INTEGER) AS at FROM ${conv}) p USING (row_id) ${KEYS}`)) {
-    const [places, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
-    read += places.length;
+    FROM ${conv} c ${KEYS}`)) {
+    const [rowIds, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
+    read += rowIds.length;
     if (read > count) return undefined;
-    for (let i = 0; i < places.length; i++) {
-      const at = places[i]!;
+    for (let i = 0; i < rowIds.length; i++) {
+      const at = places.get(rowIds[i]!);
+      if (at < 0) return undefined;
       rows.times[at] = times[i]!;
       rows.touches[at] = touches[i]!;
       rows.amounts[at] = amounts[i] ?? NaN;
@@ -343,21 +344,24 @@ async function readRows(db: Database, conv: Sql, count: number, starts: Uint32Ar
 }
 
 /**
- * conv's order ids in order, and where each one's rows start in that order (see readRows);
- * undefined where they do not come in their code points' (UTF-8 bytes') order, which the binary
- * search needs.
+ * conv's order ids in order, where each one's rows start in that order, and each row's place in
+ * it by its row_id; undefined where the ids do not come in their code points' (UTF-8 bytes')
+ * order, which the binary search needs, or a row_id comes twice.
  */
-async function readOrders(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; starts: Uint32Array } | undefined> {
+async function readOrders(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; starts: Uint32Array; places: Places } | undefined> {
   const orderIds = new TextsBuilder();
+  const places = new Places(count);
   let starts = new Uint32Array(1024);
   let at = 0;
   let previous: string | undefined;
   // every row's id, not each id once: grouped under a collation, ids of other bytes would be one
-  for await (const chunk of db.columnChunks(sql`SELECT order_id FROM ${conv} ORDER BY order_id, row_id`)) {
-    const ids = chunk[0] as string[];
+  for await (const chunk of db.columnChunks(sql`SELECT order_id, CAST(row_id AS DOUBLE) FROM ${conv} ORDER BY order_id, row_id`)) {
+    const [ids, rowIds] = chunk as [string[], number[]];
+    if (at + ids.length > count) return undefined;
     if (orderIds.count + ids.length >= starts.length) starts = grownTo(starts, new Uint32Array(Math.max(2 * starts.length, orderIds.count + ids.length + 1)));
     const fresh: string[] = [];
     for (let i = 0; i < ids.length; i++, at++) {
+      if (!places.set(rowIds[i]!, at)) return undefined;
       if (ids[i] === previous) continue;
       if (previous !== undefined && compareText(previous, ids[i]!) >= 0) return undefined;
       previous = ids[i]!;
@@ -367,5 +371,44 @@ async function readOrders(db: Database, conv: Sql, count: number): Promise<{ ord
     orderIds.addAll(fresh);
   }
   starts[orderIds.count] = at;
-  return at === count ? { orderIds: orderIds.done(), starts: starts.slice(0, orderIds.count + 1) } : undefined;
+  return at === count ? { orderIds: orderIds.done(), starts: starts.slice(0, orderIds.count + 1), places } : undefined;
+}
+
+/** Row ids (whole numbers below 2^53) to places: an open-addressing table of about 20 bytes a row, while the index loads. */
+class Places {
+  private readonly keys: Float64Array;
+  private readonly places: Uint32Array;
+  private readonly shift: number;
+
+  constructor(size: number) {
+    let bits = 4;
+    while (2 ** bits < 1.5 * size) bits++;
+    this.keys = new Float64Array(2 ** bits).fill(NaN);
+    this.places = new Uint32Array(2 ** bits);
+    this.shift = 32 - bits;
+  }
+
+  /** Where the row id's slot is: its own, else the first free one from its hash on. */
+  private slot(rowId: number): number {
+    const mixed = Math.imul((rowId >>> 0) ^ Math.imul((rowId / 2 ** 32) | 0, 0x85ebca6b), 0x9e3779b1);
+    const mask = this.keys.length - 1;
+    let at = mixed >>> this.shift;
+    while (!Number.isNaN(this.keys[at]!) && this.keys[at] !== rowId) at = (at + 1) & mask;
+    return at;
+  }
+
+  /** False where the row id has a place already. */
+  set(rowId: number, place: number): boolean {
+    const at = this.slot(rowId);
+    if (this.keys[at] === rowId) return false;
+    this.keys[at] = rowId;
+    this.places[at] = place;
+    return true;
+  }
+
+  /** The row id's place, -1 when it has none. */
+  get(rowId: number): number {
+    const at = this.slot(rowId);
+    return this.keys[at] === rowId ? this.places[at]! : -1;
+  }
 }
