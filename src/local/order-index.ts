@@ -21,19 +21,9 @@ import { ident, join, sql, type Sql } from './sql.js';
 
 const DAY_MS = 86_400_000;
 
-/** A source's columns as the items' SQL names them. */
-interface SourceRow {
-  source_type: string;
-  source_id: string;
-  name: string | null;
-  campaign_id: string | null;
-  smartflow_id: string | null;
-  smartflow_name: string | null;
-  delivery_id: string | null;
-  delivery_name: string | null;
-}
-
+/** A source's columns as the items' SQL names them, in its order. */
 const SOURCE_COLUMNS = ['source_type', 'source_id', 'name', 'campaign_id', 'smartflow_id', 'smartflow_name', 'delivery_id', 'delivery_name'] as const;
+type SourceRow = Record<(typeof SOURCE_COLUMNS)[number], string | null>;
 
 /** A period of UTC days (YYYY-MM-DD, both included). */
 interface Days {
