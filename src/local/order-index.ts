@@ -314,7 +314,6 @@ async function readRows(db: Database, conv: Sql, count: number, { starts, places
     FROM ${conv} c ${KEYS}`)) {
     const [rowIds, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
     read += rowIds.length;
-    if (read > count) return undefined;
     for (let i = 0; i < rowIds.length; i++) {
       const at = places.get(rowIds[i]!);
       if (at < 0) return undefined;
@@ -347,6 +346,7 @@ async function readOrders(db: Database, conv: Sql, count: number): Promise<{ ord
   // every row's id, not each id once: grouped under a collation, ids of other bytes would be one
   for await (const chunk of db.columnChunks(sql`SELECT order_id, CAST(row_id AS DOUBLE) FROM ${conv} ORDER BY order_id, row_id`)) {
     const [ids, rowIds] = chunk as [string[], number[]];
+    // (more rows than counted would fill the table of places)
     if (at + ids.length > count) return undefined;
     if (orderIds.count + ids.length >= starts.length) starts = grownTo(starts, new Uint32Array(Math.max(2 * starts.length, orderIds.count + ids.length + 1)));
     const fresh: string[] = [];
