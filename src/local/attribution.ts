@@ -10,6 +10,7 @@
 import { DataError, UsageError } from '../errors.js';
 import type { Database } from './db.js';
 import type { DaySums } from './day-sums.js';
+import type { OrderIndex } from './order-index.js';
 import { Dataset } from './dataset.js';
 import { ATTRIBUTION } from './models/attribution.js';
 import { DAILY } from './models/daily.js';
@@ -249,6 +250,19 @@ export class Scope {
     if (!this.summarised) return;
     const { DaySums } = await import('./day-sums.js');
     this.daySums = await DaySums.load(this.db, (name) => this.relation(name));
+  }
+
+  /** For a server: the attributed transactions by order id held in JavaScript too (keepOrderIndex), undefined where they are not. */
+  orderIndex?: OrderIndex;
+
+  /**
+   * For a server, where summarised: the attributed transactions read into JavaScript by order id
+   * (order-index.ts), so that an order's look-up over UTC days is answered without a query.
+   */
+  async keepOrderIndex(): Promise<void> {
+    if (!this.summarised) return;
+    const { OrderIndex } = await import('./order-index.js');
+    this.orderIndex = await OrderIndex.load(this.db, this.relation('conv'));
   }
 
   /**

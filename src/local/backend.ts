@@ -28,7 +28,7 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
 import { sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
@@ -129,7 +129,30 @@ export class LocalBackend implements Backend {
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
-    return this.page(itemsSelect(await this.tables(query), query, 'js'), query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
+    return this.itemsFromOrderIndex(query) ?? this.page(itemsSelect(await this.tables(query), query, 'js'), query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
+  }
+
+  /**
+   * A served scope's look-up of an order answered from the order index it holds (order-index.ts):
+   * the page the SQL's fewRows way gives, where the query filters only by the order id and the
+   * period, in UTC days; undefined otherwise, and where a row lacks its reference amount (the SQL
+   * way's rate check says what is missing) or the order has more than FEW_ROWS rows in the period.
+   */
+  private itemsFromOrderIndex(query: ItemsQuery): Page<ConversionRecord> | undefined {
+    const index = this.scope.orderIndex;
+    if (!index || query.orderId === undefined || query.timeZone !== undefined) return undefined;
+    const { where, byOrder } = transactionFilters('items', query, this.conv());
+    if (!byOrder || where.length > 0) return undefined;
+    const read = index.rowsOf(query.orderId, query, this.referenceCurrency, query.sort.some((k) => k.field === 'activityUrl'));
+    if (!read || read.length > FEW_ROWS) return undefined;
+    return this.fewRowsPage(read, query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
+  }
+
+  /** A page of rows read whole, sorted and paged here (sortRows orders them as orderBy does). */
+  private fewRowsPage<T>(read: Row[], ...[query, tieBreak, map]: Tail<Reading<T>>): Page<T> {
+    const all = sortRows(read, query.sort, tieBreak);
+    const rows = all.slice(query.offset, query.offset + query.limit);
+    return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount: all.length, ...this.versioned() } };
   }
 
   async allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>> {
@@ -144,11 +167,7 @@ export class LocalBackend implements Backend {
       // an order's rows: read whole, sorted and paged here (sortRows orders them as orderBy does);
       // an id of more rows than FEW_ROWS (odd data) is sorted and paged by DuckDB as any other
       const read = await this.db.all(sql`${selection.select} LIMIT ${FEW_ROWS + 1}`);
-      if (read.length <= FEW_ROWS) {
-        const all = sortRows(read, query.sort, tieBreak);
-        const rows = all.slice(query.offset, query.offset + query.limit);
-        return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount: all.length, ...this.versioned() } };
-      }
+      if (read.length <= FEW_ROWS) return this.fewRowsPage(read, query, tieBreak, map);
     }
     const rows = await this.db.all(
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
@@ -337,6 +356,7 @@ export const FEW_ROWS = 1000;
 
 /** What a page or a stream of rows reads: the rows selected, the page asked, the sort's tie-break, the row's shape. */
 type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly string[], map: (row: Row) => T];
+type Tail<T extends unknown[]> = T extends [unknown, ...infer Rest] ? Rest : never;
 
 async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);

@@ -110,7 +110,7 @@ export function detailQueryOf(query: ReportQuery | ItemsQuery): string {
 }
 
 /** Text in code point order (UTF-8's bytes, as DuckDB compares VARCHAR), not UTF-16's. */
-function compareText(a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   for (let i = 0, j = 0; i < a.length && j < b.length; ) {
     const x = a.codePointAt(i)!;
     const y = b.codePointAt(j)!;

@@ -156,7 +156,10 @@ export class ServedDataset {
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
-      for (const scope of scopes.values()) await scope.keepDaySums();
+      for (const scope of scopes.values()) {
+        await scope.keepDaySums();
+        await scope.keepOrderIndex();
+      }
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
@@ -215,14 +218,14 @@ export class ServedDataset {
 
   /**
    * The memory this dataset holds, in bytes: DuckDB's in use by its database (duckdb_memory(): its
-   * buffers, in-memory tables and running queries), and its scopes' per-day sums held in JavaScript.
+   * buffers, in-memory tables and running queries), and its scopes' per-day sums and order index held in JavaScript.
    */
   async memoryUsage(): Promise<number> {
     const release = this.retain();
     try {
       const row = await this.dataset.db.one<{ used: bigint | number | null }>(sql`SELECT sum(memory_usage_bytes) AS used FROM duckdb_memory()`);
       let sums = 0;
-      for (const scope of this.scopes.values()) sums += scope.daySums?.bytes ?? 0;
+      for (const scope of this.scopes.values()) sums += (scope.daySums?.bytes ?? 0) + (scope.orderIndex?.bytes ?? 0);
       return Number(row?.used ?? 0) + sums;
     } finally {
       release();
