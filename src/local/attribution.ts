@@ -252,17 +252,24 @@ export class Scope {
     this.daySums = await DaySums.load(this.db, (name) => this.relation(name));
   }
 
-  /** For a server: the attributed transactions by order id held in JavaScript too (keepOrderIndex), undefined where they are not. */
+  /** For a server: the attributed transactions by order id held in JavaScript too, once loaded (keepOrderIndex); undefined before and where they are not. */
   orderIndex?: OrderIndex;
 
   /**
-   * For a server, where summarised: the attributed transactions read into JavaScript by order id
-   * (order-index.ts), so that an order's look-up over UTC days is answered without a query.
+   * For a server: asks for the order index, on the first look-up that could use it (the server
+   * loads it then, in the background: ServedDataset.indexOrders); unset elsewhere.
    */
-  async keepOrderIndex(): Promise<void> {
+  wantOrderIndex?: () => void;
+
+  /**
+   * For a server, where summarised: the attributed transactions read into JavaScript by order id
+   * (order-index.ts), so that an order's look-up over UTC days is answered without a query; db:
+   * the connection its reads run on (the temporary tables it makes are the connection's).
+   */
+  async keepOrderIndex(db: Database = this.db): Promise<void> {
     if (!this.summarised) return;
     const { OrderIndex } = await import('./order-index.js');
-    this.orderIndex = await OrderIndex.load(this.db, this.relation('conv'));
+    this.orderIndex = await OrderIndex.load(db, this.relation('conv'));
   }
 
   /**

@@ -139,10 +139,15 @@ export class LocalBackend implements Backend {
    * way's rate check says what is missing) or the order has more than FEW_ROWS rows in the period.
    */
   private itemsFromOrderIndex(query: ItemsQuery): Page<ConversionRecord> | undefined {
-    const index = this.scope.orderIndex;
-    if (!index || query.orderId === undefined || query.timeZone !== undefined) return undefined;
+    if (query.orderId === undefined || query.timeZone !== undefined) return undefined;
     const { where, byOrder } = transactionFilters('items', query, this.conv());
     if (!byOrder || where.length > 0) return undefined;
+    const index = this.scope.orderIndex;
+    if (!index) {
+      // a server loads the index on the first look-up that could use it; this one takes the SQL way
+      this.scope.wantOrderIndex?.();
+      return undefined;
+    }
     const read = index.rowsOf(query.orderId, query, this.referenceCurrency, query.sort.some((k) => k.field === 'activityUrl'));
     if (!read || read.length > FEW_ROWS) return undefined;
     return this.fewRowsPage(read, query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));

@@ -7,6 +7,7 @@ import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
 import { dataVersion, datasetAt, open, whereTableWouldBe } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
+import type { Database } from '../local/db.js';
 import { buildScopes, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { int, sql } from '../local/sql.js';
@@ -156,15 +157,14 @@ export class ServedDataset {
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
-      for (const scope of scopes.values()) {
-        await scope.keepDaySums();
-        await scope.keepOrderIndex();
-      }
+      for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
       // core), one thread each, which spends less CPU per request than splitting every small query.
       await dataset.db.exec(sql`SET threads = ${int(threadsPerQuery(poolSize))}`);
-      return new ServedDataset(dir, dataVersion(identity, options), dataset, scopes, new Date(), poolSize, options.renderLimits);
+      const served = new ServedDataset(dir, dataVersion(identity, options), dataset, scopes, new Date(), poolSize, options.renderLimits);
+      for (const scope of scopes.values()) scope.wantOrderIndex = () => void served.indexOrders(scope);
+      return served;
     } catch (error) {
       dataset.db.close();
       throw error;
@@ -261,9 +261,46 @@ export class ServedDataset {
     if (this.retired && this.inFlight === 0) this.drained?.();
   }
 
-  /** Closes the database once the requests still using it have finished. */
+  /** Each scope's order index being loaded (indexOrders), with the connection it loads on. */
+  private readonly indexing = new Map<Scope, { db?: Database; done: Promise<void> }>();
+
+  /**
+   * Loads a scope's order index (Scope.keepOrderIndex) in the background, once, on a connection of
+   * its own: asked by the first look-up that could use it (Scope.wantOrderIndex), so that the
+   * server is ready without it (about 2 s for a shop of 2M orders) and holds it only for plugins
+   * whose orders are looked up. Look-ups take the SQL way meanwhile, or for good where it fails:
+   * the index is only a faster way to the same answers. Resolves when the index is loaded.
+   */
+  indexOrders(scope: Scope): Promise<void> {
+    const known = this.indexing.get(scope);
+    if (known) return known.done;
+    if (this.retired) return Promise.resolve();
+    const release = this.retain();
+    const entry: { db?: Database; done: Promise<void> } = { done: Promise.resolve() };
+    entry.done = (async () => {
+      try {
+        entry.db = await scope.db.connect();
+        if (!this.retired) await scope.keepOrderIndex(entry.db);
+      } catch {
+        // interrupted by retire(), or a query that failed: the look-ups keep the SQL way
+      } finally {
+        entry.db?.close();
+        release();
+      }
+    })();
+    this.indexing.set(scope, entry);
+    return entry.done;
+  }
+
+  /** Loads every scope's order index now (indexOrders), for a caller that wants it before the first look-up. */
+  async indexAllOrders(): Promise<void> {
+    await Promise.all([...this.scopes.values()].map((scope) => this.indexOrders(scope)));
+  }
+
+  /** Closes the database once the requests still using it have finished (an order index still loading is interrupted). */
   async retire(): Promise<void> {
     this.retired = true;
+    for (const { db } of this.indexing.values()) db?.interrupt();
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.pool.close();
     // A connection whose interrupted query still runs must end before the database closes.
