@@ -9,7 +9,7 @@
  * look-up it cannot answer (a time zone, another filter, a missing rate) takes the SQL way, with the
  * same answer or error; data it cannot hold keeps the SQL way.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { EVERY_DATE, ITEMS_SORT_FIELDS, type ItemsQuery } from '../src/model/query.js';
 import type { ConversionRecord } from '../src/model/types.js';
 import { ServedDataset } from '../src/server/plugins.js';
@@ -298,6 +298,18 @@ describe('a served order look-up answered from the order index', () => {
     await other.retire();
     await loading;
     expect(other.indexOrders(scope), 'a retired dataset loads nothing more').toBe(loading);
+  });
+
+  it("with orderIndex 'eager' (convx serve of one dataset) the index is read right after the load, without a look-up", async () => {
+    const { dir } = randomShop(7);
+    const dataset = await ServedDataset.load(dir, { poolSize: 1, orderIndex: 'eager' });
+    opened.push(dataset);
+    const backend = await dataset.backend('default', { pooled: false });
+    try {
+      await vi.waitFor(() => expect(backend.scope.orderIndex).toBeDefined(), { timeout: 20_000, interval: 20 });
+    } finally {
+      await backend.close();
+    }
   });
 
   it('a look-up with a time zone or another filter takes the SQL way; what a plugin file\'s memory budget counts holds the index\'s bytes', async () => {

@@ -259,7 +259,8 @@ export default defineHandler<ServeFlags>({
     const began = Date.now();
     const pluginFiles = isPluginDirectory(options.dir);
     if (!pluginFiles) assertNoPluginFileBounds(flags, options.dir);
-    const server: Server = pluginFiles ? await startPluginFiles(options) : await startServer(options);
+    // one dataset's order indexes are read right after its load; a plugin file's on its first look-up
+    const server: Server = pluginFiles ? await startPluginFiles(options) : await startServer({ ...options, orderIndex: 'eager' });
     logListening(log, server, began);
     const limitMs = drainLimitMs(options.limits.queryTimeoutMs, options.renderLimits.requestTimeMs);
     return new Promise<number>((resolve) => {

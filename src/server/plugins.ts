@@ -35,6 +35,12 @@ export interface ServeOptions {
   versionGraceSeconds?: number;
   /** DuckDB's memory_limit of the dataset's database, in bytes (a plugin file's, plugin-files.ts); DuckDB's default when left out. */
   memoryLimitBytes?: number;
+  /**
+   * When each plugin's order index is read (ServedDataset.indexOrders), in the background either
+   * way: 'eager' right after the load (`convx serve` of one dataset), 'lazy' (the default) on the
+   * first look-up that could use it (a plugin file, which may only ever be asked for reports).
+   */
+  orderIndex?: 'eager' | 'lazy';
 }
 
 
@@ -164,6 +170,7 @@ export class ServedDataset {
       await dataset.db.exec(sql`SET threads = ${int(threadsPerQuery(poolSize))}`);
       const served = new ServedDataset(dir, dataVersion(identity, options), dataset, scopes, new Date(), poolSize, options.renderLimits);
       for (const scope of scopes.values()) scope.wantOrderIndex = () => void served.indexOrders(scope);
+      if (options.orderIndex === 'eager') void served.indexAllOrders();
       return served;
     } catch (error) {
       dataset.db.close();
