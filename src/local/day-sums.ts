@@ -61,11 +61,12 @@ function average(units: number, count: number): number {
 }
 
 /**
- * A TIMESTAMP of µs since 1970 as whole milliseconds (null: none): what strftime
- * '%Y-%m-%dT%H:%M:%S.%gZ' keeps of it, in the same order as those texts (years 1970 to 9998,
- * checked at load, are written in as many characters); `timestamp` writes it.
+ * A time as whole milliseconds since 1970 (NaN: none, written null), what strftime
+ * '%Y-%m-%dT%H:%M:%S.%gZ' keeps of it (epoch_ms, read as a double: exact, where µs past 2^53, after
+ * 2255, would not be), in the same order as those texts (years 1970 to 9998, checked at load, are
+ * written in as many characters); `timestamp` writes it.
  */
-const millis = (us: number): number | null => (Number.isNaN(us) ? null : Math.floor(us / 1000));
+const millis = (ms: number): number | null => (Number.isNaN(ms) ? null : ms);
 const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date(ms as number).toISOString());
 
 /** The days since 1970 of a YYYY-MM-DD date. */
@@ -75,7 +76,7 @@ const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DA
  * Rows of groups (cells: a source key and an order currency; or source keys), each group's rows in
  * day order, one a day: `width` running totals (the day's sums added up from the group's first
  * row, so that a period's sums are two rows' difference), then the day's first and last
- * conversion (µs, NaN: none), side by side in `rows` so that a look at a group reads few cache lines.
+ * conversion (ms, NaN: none), side by side in `rows` so that a look at a group reads few cache lines.
  */
 class DayRuns {
   private constructor(
@@ -204,14 +205,14 @@ export class DaySums {
         campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name, strftime(started_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS "sourceStartedAt" FROM ${relation('source_info')}`);
     const byKey: (SourceRow | undefined)[] = [];
     for (const { source_key, ...source } of sources) byKey[source_key] = source;
-    const times = sql`CAST(epoch_us(first_at) AS DOUBLE), CAST(epoch_us(last_at) AS DOUBLE)`;
+    const times = sql`CAST(epoch_ms(first_at) AS DOUBLE), CAST(epoch_ms(last_at) AS DOUBLE)`;
     const [cellDays, cells, ...cellColumns] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key * ${int(currencies.length)} + c.i AS INTEGER),
         ${join(SUMS.map((c) => sql`CAST(coalesce(${ident(c)}, 0) AS DOUBLE)`))}, ${times}
       FROM ${reportDay} JOIN (SELECT currency, row_number() OVER (ORDER BY currency) - 1 AS i FROM (SELECT DISTINCT currency FROM ${reportDay})) c USING (currency)
       ORDER BY source_key, c.i, day`);
     const [sourceDays, keys, ...sourceColumns] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         ${join(SOURCE_SUMS.map((c) => sql`CAST(coalesce(sum(${ident(c)}), 0) AS DOUBLE)`))},
-        CAST(epoch_us(min(first_at)) AS DOUBLE), CAST(epoch_us(max(last_at)) AS DOUBLE)
+        CAST(epoch_ms(min(first_at)) AS DOUBLE), CAST(epoch_ms(max(last_at)) AS DOUBLE)
       FROM ${reportDay} GROUP BY source_key, day ORDER BY source_key, day`);
     const contacts = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
