@@ -12,7 +12,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compile, ident, join, sql } from './sql.js';
 
 /** At most this many instances wait idle; beyond it, the one idle longest is closed. */
-const MAX_IDLE = 2;
+const MAX_IDLE = 6;
 
 /** Idle instances with their configuration, the one idle longest first. */
 const idle: { key: string; instance: DuckDBInstance }[] = [];
