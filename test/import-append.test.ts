@@ -182,7 +182,7 @@ async function withFilesHidden<T>(files: string[], work: () => Promise<T>): Prom
 
 /** The sources attributed in a scope of an imported file. */
 async function attributedSources(file: string, schema: string): Promise<string[]> {
-  const db = await Database.open();
+  const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
   try {
     await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
     const rows = await db.all<{ id: string }>(sql`SELECT source_id AS id FROM f.${ident(schema)}.source_info ORDER BY source_key`);
