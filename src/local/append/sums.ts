@@ -7,7 +7,7 @@
  */
 import { CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY, REPORT_DAY } from '../models/daily.js';
 import type { Relation } from '../models/relation.js';
-import { ident, join, sql, trusted, type Sql } from '../sql.js';
+import { sql, trusted, type Sql } from '../sql.js';
 import { day, modelInput, workTable, type Update } from './input.js';
 
 /** One stored sum: its relation, the days it is made again for, what it reads there, and its order. */
@@ -20,31 +20,20 @@ interface Sum {
   keyed: boolean;
 }
 
-async function remake(u: Update, sum: Sum, rekeyed: boolean, late: boolean): Promise<void> {
+async function remake(u: Update, sum: Sum, rekeyed: boolean): Promise<void> {
   const db = u.scope.db;
   const stored = u.scope.relation(sum.relation.name);
   await db.exec(sql`DELETE FROM ${stored} WHERE day IN ${sum.days}`);
   if (sum.keyed && rekeyed) {
     await db.exec(sql`UPDATE ${stored} s SET source_key = k.new_key FROM ${workTable(u, 'keys')} k WHERE s.source_key = k.old_key`);
   }
+  // Stored in day order, as a full import stores them (a period's zonemaps skip the other days): new days after the
+  // stored ones keep it; an earlier day made again is written in its place.
+  const late = await db.one<{ late: boolean | null }>(sql`SELECT (SELECT min(day) FROM ${sum.days}) <= (SELECT max(day) FROM ${stored}) AS late`);
   const select = await sum.relation.select(modelInput(u, sum.reads));
   const order = trusted(sum.order);
   await db.exec(sql`INSERT INTO ${stored} SELECT * FROM (${select}) WHERE day IN ${sum.days} ORDER BY ${order}`);
-  if (late) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
-}
-
-/**
- * For each sum, whether a day made again comes before a day it keeps: stored in day order, as a
- * full import stores them (a period's zonemaps skip the other days), new days after the stored
- * ones keep it; an earlier day made again is written in its place. One query for every sum, read
- * before any changes (a sum's kept days are those not made again).
- */
-async function lateDays(u: Update, sums: readonly Sum[]): Promise<boolean[]> {
-  const flags = sums.map(
-    (sum, i) => sql`(SELECT min(day) FROM ${sum.days}) <= (SELECT max(day) FROM ${u.scope.relation(sum.relation.name)} WHERE (day IN ${sum.days}) IS NOT TRUE) AS ${ident(`late_${i}`)}`,
-  );
-  const row = await u.scope.db.one<Record<string, boolean | null>>(sql`SELECT ${join(flags)}`);
-  return sums.map((_, i) => row?.[`late_${i}`] === true);
+  if (late?.late) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
 }
 
 /** The per-day sums of the scope made again for the days whose rows changed (see the module's comment); rekeyed: some sources' source_key changed. */
@@ -82,6 +71,5 @@ export async function updateSums(u: Update, rekeyed: boolean): Promise<void> {
       keyed: false,
     },
   ];
-  const late = await lateDays(u, sums);
-  for (const [i, sum] of sums.entries()) await remake(u, sum, rekeyed, late[i]!);
+  for (const sum of sums) await remake(u, sum, rekeyed);
 }
