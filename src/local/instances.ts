@@ -15,7 +15,7 @@ import { compile, ident, join, sql } from './sql.js';
  * At most this many instances wait idle; beyond it, the one idle longest is closed. Enough for a
  * process that runs commands of both configurations (a query's, with the background allocator,
  * and an import's) and holds a few datasets open at once (a test file): with 2, such a run made
- * an instance for about every other command.
+ * a new instance (some 10 ms of CPU) for many of its commands.
  */
 const MAX_IDLE = 6;
 
