@@ -35,15 +35,24 @@ function lines(file: string): { header: string; rows: string[] } {
 
 const column = (header: string, name: string) => header.split(',').indexOf(name);
 
+/** byDay's answers: the generated data never changes once written (beforeAll), and each step reads its tables again. */
+const daysOf = new Map<string, { header: string; days: Map<string, string[]> }>();
+
 /** The rows of a generated table by their day (the date or datetime column's first ten characters). */
 function byDay(table: string, dateColumn: string): { header: string; days: Map<string, string[]> } {
+  const key = `${table} ${dateColumn}`;
+  const known = daysOf.get(key);
+  if (known) return known;
   const { header, rows } = lines(join(generated, `${table}.csv`));
   const at = column(header, dateColumn);
   const days = new Map<string, string[]>();
   for (const row of rows) {
     const day = row.split(',')[at]!.slice(0, 10);
-    days.set(day, [...(days.get(day) ?? []), row]);
+    const list = days.get(day);
+    if (list) list.push(row);
+    else days.set(day, [row]);
   }
+  daysOf.set(key, { header, days });
   return { header, days };
 }
 
@@ -182,7 +191,7 @@ async function withFilesHidden<T>(files: string[], work: () => Promise<T>): Prom
 
 /** The sources attributed in a scope of an imported file. */
 async function attributedSources(file: string, schema: string): Promise<string[]> {
-  const db = await Database.open();
+  const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
   try {
     await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
     const rows = await db.all<{ id: string }>(sql`SELECT source_id AS id FROM f.${ident(schema)}.source_info ORDER BY source_key`);

@@ -21,10 +21,10 @@ export interface AppendSummary extends ImportSummary {
 }
 
 /** The file to append to: an existing .duckdb file written by `convx data import` from the files it names. */
-async function appendTarget(dir: string, into: string): Promise<ImportMeta & { files: ImportedFile[] }> {
+async function appendTarget(dir: string, into: string, threads?: number): Promise<ImportMeta & { files: ImportedFile[] }> {
   if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${dir} --into ${into}`);
   if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
-  const meta = await readImportMeta(into);
+  const meta = await readImportMeta(into, threads);
   if (!meta.files) {
     throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
       `run a full import instead: convx data import ${dir} --into ${into} --force`,
@@ -55,7 +55,7 @@ function referenceOf(meta: ImportMeta, into: string, asked: string | undefined):
  * plugin, columns read otherwise, another reference currency), every file is read and attributed.
  */
 export async function appendDataset(dir: string, into: string, options: ImportOptions = {}): Promise<AppendSummary> {
-  const meta = await appendTarget(dir, into);
+  const meta = await appendTarget(dir, into, options.threads);
   const referenceCurrency = referenceOf(meta, into, options.referenceCurrency);
   const files = await datasetFiles(dir);
   const added = newFiles(dir, into, meta.files, files);

@@ -80,9 +80,12 @@ export function isDuckDbFile(path: string): boolean {
   }
 }
 
-/** What an imported file holds (its convx_dataset), read without opening it as a dataset. */
-export async function readImportMeta(file: string): Promise<ImportMeta> {
-  const db = await Database.open(':memory:', { reuse: true });
+/**
+ * What an imported file holds (its convx_dataset), read without opening it as a dataset; on an
+ * instance of the command's DuckDB threads (the same kept instance as the command's other work).
+ */
+export async function readImportMeta(file: string, threads?: number): Promise<ImportMeta> {
+  const db = await Database.open(':memory:', { ...(threads ? { threads } : {}), reuse: true });
   try {
     try {
       await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);

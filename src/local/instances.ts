@@ -11,8 +11,13 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { compile, ident, join, sql } from './sql.js';
 
-/** At most this many instances wait idle; beyond it, the one idle longest is closed. */
-const MAX_IDLE = 2;
+/**
+ * At most this many instances wait idle; beyond it, the one idle longest is closed. Enough for a
+ * process that runs commands of both configurations (a query's, with the background allocator,
+ * and an import's) and holds a few datasets open at once (a test file): with 2, such a run made
+ * a new instance (some 10 ms of CPU) for many of its commands.
+ */
+const MAX_IDLE = 6;
 
 /** Idle instances with their configuration, the one idle longest first. */
 const idle: { key: string; instance: DuckDBInstance }[] = [];

@@ -75,10 +75,10 @@ export async function addNewRows(db: Database, fresh: Dataset, meta: ImportMeta)
     if (fresh.has(name)) {
       const ordered = !TABLES[name].unordered;
       if (ordered) await db.exec(sql`UPDATE ${table(name)} SET row_id = row_id + ${int(stored.rows)}`);
-      await db.exec(sql`INSERT INTO ${table(name, 'out.main')} SELECT * FROM ${table(name)} ORDER BY ${ordered ? sql`row_id` : sql`rowid`}`);
+      // INSERT answers the number of rows it wrote: every new row.
+      const count = await db.one<{ Count: bigint }>(sql`INSERT INTO ${table(name, 'out.main')} SELECT * FROM ${table(name)} ORDER BY ${ordered ? sql`row_id` : sql`rowid`}`);
       await db.exec(sql`ALTER TABLE ${table(name)} RENAME TO ${newRows(name)}`);
-      const count = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${newRows(name)}`);
-      rows += Number(count?.n ?? 0);
+      rows += Number(count?.Count ?? 0);
     }
     await db.exec(sql`CREATE VIEW ${table(name)} AS SELECT * FROM ${table(name, 'out.main')}`);
     tables.push({ ...stored, rows });

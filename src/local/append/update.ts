@@ -15,18 +15,19 @@ import { DataError } from '../../errors.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportMeta } from '../imported.js';
 import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import type { TableName } from '../schema.js';
-import { ident, literal, sql, table } from '../sql.js';
+import { ident, join, literal, sql, table } from '../sql.js';
 import { addNewRows, mergeFindings, NeedsFullImport, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
 /** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
 async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
   const known = new Set(meta.scopes.map((s) => s.plugin));
-  for (const [name, loaded] of fresh.tables) {
-    if (!loaded.hasPluginId) continue;
-    const rows = await fresh.db.all<{ p: string }>(sql`SELECT DISTINCT plugin_id AS p FROM ${table(name)} WHERE plugin_id IS NOT NULL`);
-    if (rows.some((r) => !known.has(r.p))) throw new NeedsFullImport('a new plugin');
-  }
+  const names = [...fresh.tables].filter(([, loaded]) => loaded.hasPluginId).map(([name]) => name);
+  if (names.length === 0) return;
+  // One query for every table with plugin_id.
+  const selects = names.map((name) => sql`SELECT DISTINCT plugin_id AS p FROM ${table(name)} WHERE plugin_id IS NOT NULL`);
+  const rows = await fresh.db.all<{ p: string }>(join(selects, sql` UNION `));
+  if (rows.some((r) => !known.has(r.p))) throw new NeedsFullImport('a new plugin');
 }
 
 /** Each stored scope's attribution brought up to date (the reference currency resolved as before, or the long way). */
