@@ -333,18 +333,30 @@ async function startServer(data, { floor = false } = {}) {
     env: { ...process.env, CONVX_JWT_SECRET: secret },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  // The log's tail, for an error message; its lines are read until the server listens, each once.
+  // (Reading the whole log again at every chunk, as this did until issue 21's fourth round, cost
+  // the load generator in this process more and more CPU as convx's access log grew: at a few
+  // hundred requests a second it held back autocannon rather than the server.)
   let log = '';
+  let pending = '';
+  let listening = false;
   const ready = await new Promise((resolve, reject) => {
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => {
-      log += chunk;
-      for (const line of log.split('\n')) {
+      log = (log + chunk).slice(-4000);
+      if (listening) return;
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop();
+      for (const line of lines) {
         if (!line.startsWith('{')) continue;
         try {
           const entry = JSON.parse(line);
-          if (entry.msg === 'listening') resolve(entry);
+          if (entry.msg === 'listening') {
+            listening = true;
+            resolve(entry);
+          }
         } catch {
-          // a partial line
+          // not a JSON line
         }
       }
     });
