@@ -442,6 +442,27 @@ describe('data import --append: refusals', () => {
     await sameAsFullImport(dir, file, 'a new plugin', []);
   });
 
+  it("negative amounts of a new file read after a stored file's but named before it (as a full import names them) take the long way; named after it, the short way, stored ones first", async () => {
+    // orders/0000.csv.gz and z-stored.csv.gz (its negative amount) are read before the .csv files (0000's suffix comes first), but a full
+    // import names the rows of a file in their paths' order: a new m-added.csv, read last, is named before z-stored.csv.gz
+    const [header, first] = [lines(join(base, 'orders', readdirSync(join(base, 'orders')).sort()[0]!)).header, lines(join(generated, 'orders.csv')).rows[0]!.split(',')];
+    const file = (id: string, amounts?: [string, string]) => `${header}\n${orderRow(first, { id, ...(amounts ? { amounts } : {}) })}\n`;
+    for (const [name, added, way] of [['negative-before', 'm-added.csv', 'full'], ['negative-after', 'zz-added.csv', 'short']] as const) {
+      const dir = join(root, name);
+      cpSync(base, dir, { recursive: true, preserveTimestamps: true });
+      put(join(dir, 'orders', '0000.csv.gz'), gzipSync(file(`o-zero-${name}`)));
+      put(join(dir, 'orders', 'z-stored.csv.gz'), gzipSync(file(`o-stored-${name}`, ['-2.0', '-2.42'])));
+      const imported = join(root, `${name}.duckdb`);
+      expect((await cli(['data', 'import', dir, '--into', imported])).code).toBe(0);
+      put(join(dir, 'orders', added), file(`o-added-${name}`, ['-1.0', '-1.21']));
+      const summary = await appendDataset(dir, imported, suiteThreadsOption());
+      expect(summary.way, name).toBe(way);
+      const examples = summary.findings.find((f) => f.code === 'negative_amount')!.examples;
+      expect(examples.map((e) => /o-(stored|added)/.exec(e)![1]), name).toEqual(way === 'full' ? ['added', 'stored'] : ['stored', 'added']);
+      await sameAsFullImport(dir, imported, name, []);
+    }
+  });
+
   it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {
     const split = join(root, 'split');
     expect((await cli(['data', 'import', base, '--split-plugins', '--into', split])).code).toBe(0);

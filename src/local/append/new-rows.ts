@@ -94,16 +94,26 @@ export function wholeDataset(dir: string, db: Database, meta: ImportMeta, findin
 
 /**
  * The findings of every row from the stored ones and the new rows': a full import finds negative
- * amounts while typing orders, counted over every row and named in file order (new files come
- * after the stored ones), so the counts add up and the first examples are the stored ones.
+ * amounts while typing orders, counted over every row and named in file order (DuckDB's order of
+ * the files' paths, then the rows'), so the counts add up, and where every new orders file comes
+ * after the stored ones (newFilesLast), the first examples are the stored ones. Where one comes
+ * before a stored one and both name some, a full import may name others: the long way.
  */
-export function mergeFindings(stored: readonly DataIssue[], added: readonly DataIssue[]): DataIssue[] {
+export function mergeFindings(stored: readonly DataIssue[], added: readonly DataIssue[], newFilesLast: boolean): DataIssue[] {
   const out = [...stored];
   for (const finding of added) {
     const i = out.findIndex((f) => f.code === finding.code);
     if (i < 0) out.push(finding);
-    else if (finding.code === 'negative_amount') out[i] = negativeAmounts(out[i]!.count + finding.count, [...out[i]!.examples, ...finding.examples]);
-    else throw new NeedsFullImport(`a finding ${finding.code}`);
+    else if (finding.code !== 'negative_amount') throw new NeedsFullImport(`a finding ${finding.code}`);
+    else if (!newFilesLast) throw new NeedsFullImport('negative amounts in new files named before stored ones');
+    else out[i] = negativeAmounts(out[i]!.count + finding.count, [...out[i]!.examples, ...finding.examples]);
   }
   return out;
+}
+
+/** Whether every new orders file's path comes after every stored one's, in their UTF-8 bytes (as DuckDB sorts the files' names). */
+export function newOrdersLast(stored: readonly ImportedFile[], added: readonly ImportedFile[]): boolean {
+  const paths = (files: readonly ImportedFile[]) => files.filter((f) => f.table === 'orders').map((f) => Buffer.from(f.path, 'utf8'));
+  const old = paths(stored);
+  return paths(added).every((path) => old.every((o) => Buffer.compare(o, path) < 0));
 }

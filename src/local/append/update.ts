@@ -16,7 +16,7 @@ import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportMeta
 import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import type { TableName } from '../schema.js';
 import { ident, join, literal, sql, table } from '../sql.js';
-import { addNewRows, mergeFindings, NeedsFullImport, readNewFiles, wholeDataset } from './new-rows.js';
+import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
 /** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
@@ -78,7 +78,7 @@ export async function appendInPlace(
   // What sends the update the long way is known before the file is copied.
   let findings: DataIssue[];
   try {
-    findings = mergeFindings(meta.findings, fresh.findings);
+    findings = mergeFindings(meta.findings, fresh.findings, newOrdersLast(meta.files ?? [], added));
     await knownPlugins(fresh, meta);
   } catch (error) {
     db.close();
