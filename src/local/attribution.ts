@@ -94,8 +94,6 @@ export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): 
 /** What a scope's attribution of every transaction consists of (an import stores these). */
 export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'] as const;
 
-/** The per-day sums, which a server copies into memory from an imported file. */
-const SUMS: readonly string[] = ['report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'];
 
 /**
  * One plugin's data in its own DuckDB schema: views over the typed tables narrowed to the
@@ -120,18 +118,18 @@ export class Scope {
   static async forQuery(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions = {}): Promise<Scope> {
     const scope = await Scope.open(dataset, schema, plugin, options.referenceCurrency);
     const stored = scope.storedAt(options);
-    if (stored) await scope.fromImport(stored, { sumsInMemory: false });
+    if (stored) await scope.fromImport(stored);
     return scope;
   }
 
   /**
    * For a server (and an import to write): every transaction attributed now, with the per-day
-   * sums; where an imported file holds them, read there, the per-day sums copied into memory.
+   * sums; where an imported file holds them, read there.
    */
   static async forServing(dataset: Dataset, schema: string, plugin: string | null, options: OpenOptions = {}): Promise<Scope> {
     const scope = await Scope.open(dataset, schema, plugin, options.referenceCurrency);
     const stored = scope.storedAt(options);
-    if (stored) await scope.fromImport(stored, { sumsInMemory: true });
+    if (stored) await scope.fromImport(stored);
     else await scope.attribute();
     return scope;
   }
@@ -170,19 +168,13 @@ export class Scope {
 
   /**
    * The attribution an import computed once, for every transaction: read where it lies (through
-   * a view, DuckDB would not use the index on order_id). The per-day sums are small, and scanned
-   * several times faster from memory than decompressed from the file on every query: a server
-   * copies them.
+   * a view, DuckDB would not use the index on order_id), the per-day sums too. (A server copied
+   * them into memory until issue 21's fourth round, when its reports of UTC days came to be summed
+   * in JavaScript: the copy cost about 150 MB on a shop of 500 campaigns for a series about 12 %
+   * faster, and the peak memory target.)
    */
-  private async fromImport(stored: Sql, { sumsInMemory }: { sumsInMemory: boolean }): Promise<void> {
-    for (const name of ATTRIBUTED_TABLES) {
-      const where = sql`${stored}.${ident(name)}`;
-      if (sumsInMemory && SUMS.includes(name)) {
-        await this.db.exec(sql`CREATE OR REPLACE TABLE ${this.relation(name)} AS SELECT * FROM ${where}`);
-      } else {
-        this.located.set(name, where);
-      }
-    }
+  private async fromImport(stored: Sql): Promise<void> {
+    for (const name of ATTRIBUTED_TABLES) this.located.set(name, sql`${stored}.${ident(name)}`);
     this.extent = 'all';
     await this.noteUnpricedDays();
   }
