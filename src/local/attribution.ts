@@ -94,7 +94,6 @@ export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): 
 /** What a scope's attribution of every transaction consists of (an import stores these). */
 export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'] as const;
 
-
 /**
  * One plugin's data in its own DuckDB schema: views over the typed tables narrowed to the
  * plugin, then the relations of the attribution (models/): order heads, clicks, `attr`, source
@@ -168,10 +167,10 @@ export class Scope {
 
   /**
    * The attribution an import computed once, for every transaction: read where it lies (through
-   * a view, DuckDB would not use the index on order_id), the per-day sums too. (A server copied
-   * them into memory until issue 21's fourth round, when its reports of UTC days came to be summed
-   * in JavaScript: the copy cost about 150 MB on a shop of 500 campaigns for a series about 12 %
-   * faster, and the peak memory target.)
+   * a view, DuckDB would not use the index on order_id), the per-day sums too. A server copied
+   * them into memory until its reports of UTC days came to be summed in JavaScript (day-sums.ts):
+   * on a shop of 500 campaigns the copy held about 150 MB, and the server's peak memory past its
+   * target, for series only about 12 % faster.
    */
   private async fromImport(stored: Sql): Promise<void> {
     for (const name of ATTRIBUTED_TABLES) this.located.set(name, sql`${stored}.${ident(name)}`);

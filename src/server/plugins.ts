@@ -273,10 +273,10 @@ export class ServedDataset {
 
   /**
    * Loads a scope's order index (Scope.keepOrderIndex) in the background, once, on a connection of
-   * its own: asked by the first look-up that could use it (Scope.wantOrderIndex), so that the
-   * server is ready without it (about 2 s for a shop of 2M orders) and holds it only for plugins
-   * whose orders are looked up. Look-ups take the SQL way meanwhile, or for good where it fails:
-   * the index is only a faster way to the same answers. Resolves when the index is loaded.
+   * its own: right after the load (ServeOptions.orderIndex 'eager'), else asked by the first
+   * look-up that could use it (Scope.wantOrderIndex), so that the server is ready without it
+   * (about 2 s for a shop of 2M orders). Look-ups take the SQL way meanwhile, or for good where it
+   * fails: the index is only a faster way to the same answers. Resolves when the index is loaded.
    */
   indexOrders(scope: Scope): Promise<void> {
     const known = this.indexing.get(scope);
@@ -291,7 +291,9 @@ export class ServedDataset {
       } catch {
         // interrupted by retire(), or a query that failed: the look-ups keep the SQL way
       } finally {
+        // closed, and no longer there for retire() to interrupt
         entry.db?.close();
+        entry.db = undefined;
         release();
       }
     })();
