@@ -210,16 +210,14 @@ export class DaySums {
         ${join(SUMS.map((c) => sql`CAST(coalesce(${ident(c)}, 0) AS DOUBLE)`))}, ${times}
       FROM ${reportDay} JOIN (SELECT currency, row_number() OVER (ORDER BY currency) - 1 AS i FROM (SELECT DISTINCT currency FROM ${reportDay})) c USING (currency)
       ORDER BY source_key, c.i, day`);
-    const [sourceDays, keys, ...sourceColumns] = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
-        ${join(SOURCE_SUMS.map((c) => sql`CAST(coalesce(sum(${ident(c)}), 0) AS DOUBLE)`))},
-        CAST(epoch_ms(min(first_at)) AS DOUBLE), CAST(epoch_ms(max(last_at)) AS DOUBLE)
-      FROM ${reportDay} GROUP BY source_key, day ORDER BY source_key, day`);
+    const days = Int32Array.from(cellDays!);
+    const bySource = sourceDays(cells!, days, cellColumns, currencies.length);
     const contacts = await db.numberColumns(sql`SELECT CAST(day - DATE '1970-01-01' AS INTEGER), CAST(source_key AS INTEGER),
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
     const [contactDays, contactKeys, previousDays] = contacts.map((c) => Int32Array.from(c));
     return new DaySums(
-      DayRuns.of(cells!, Int32Array.from(cellDays!), cellColumns, SUMS.map(scaleOf), byKey.length * currencies.length, dayIndexEntries),
-      DayRuns.of(keys!, Int32Array.from(sourceDays!), sourceColumns, SOURCE_SUMS.map(scaleOf), byKey.length, dayIndexEntries),
+      DayRuns.of(cells!, days, cellColumns, SUMS.map(scaleOf), byKey.length * currencies.length, dayIndexEntries),
+      DayRuns.of(bySource.keys, bySource.days, bySource.columns, SOURCE_SUMS.map(() => 1), byKey.length, dayIndexEntries),
       contactDays!,
       contactKeys!,
       previousDays!,
@@ -351,6 +349,45 @@ export class DaySums {
     }
     return out;
   }
+}
+
+/**
+ * report_day by source key and day (its currencies' rows of a day added up), from its rows by cell
+ * (sorted by source key, currency, day): each row's source key, day, the SOURCE_SUMS as whole
+ * numbers (each cell's value rounded back to its whole ten-thousandths first, so the sum is exact,
+ * as SQL's sum of the decimals), then the day's first and last conversion (the least and greatest).
+ */
+function sourceDays(cells: Float64Array, days: Int32Array, columns: Float64Array[], currencyCount: number): { keys: Float64Array; days: Int32Array; columns: Float64Array[] } {
+  const count = cells.length;
+  const at = SOURCE_SUMS.map((c) => SUMS.indexOf(c));
+  const out = { keys: new Float64Array(count), days: new Int32Array(count), columns: Array.from({ length: SOURCE_SUMS.length + 2 }, () => new Float64Array(count)) };
+  const [first, last] = [columns[SUMS.length]!, columns[SUMS.length + 1]!];
+  const order = new Int32Array(count);
+  let rows = 0;
+  for (let a = 0; a < count; ) {
+    const key = Math.floor(cells[a]! / currencyCount);
+    let b = a;
+    while (b < count && Math.floor(cells[b]! / currencyCount) === key) b++;
+    // the source's rows by day (then by cell: any order adds up the same)
+    const run = order.subarray(0, b - a);
+    for (let i = a; i < b; i++) run[i - a] = i;
+    run.sort((x, y) => days[x]! - days[y]! || x - y);
+    for (let r = 0; r < run.length; r++) {
+      const i = run[r]!;
+      if (r === 0 || days[i] !== days[run[r - 1]!]) {
+        [out.keys[rows], out.days[rows]] = [key, days[i]!];
+        [out.columns[at.length]![rows], out.columns[at.length + 1]![rows]] = [NaN, NaN];
+        rows++;
+      }
+      const o = rows - 1;
+      at.forEach((k, c) => (out.columns[c]![o]! += Math.round(columns[k]![i]! * scaleOf(SUMS[k]!))));
+      const [f, l] = [out.columns[at.length]!, out.columns[at.length + 1]!];
+      if (!(first[i]! >= f[o]!)) f[o] = Number.isNaN(first[i]!) ? f[o]! : first[i]!;
+      if (!(last[i]! <= l[o]!)) l[o] = Number.isNaN(last[i]!) ? l[o]! : last[i]!;
+    }
+    a = b;
+  }
+  return { keys: out.keys.slice(0, rows), days: out.days.slice(0, rows), columns: out.columns.map((c) => c.slice(0, rows)) };
 }
 
 /** Whether report_day fits the arrays: each column's magnitudes below BOUND (in doubles: HUGEINT arithmetic is slow), no NULL key, times in years 1970 to 9998. */
