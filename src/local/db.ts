@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from '@duckdb/node-api';
 
 import { endLease, leaseInstance, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
@@ -219,13 +219,10 @@ export class Database {
    * chunk from DuckDB's vectors without a JavaScript value per cell; NULL is NaN.
    */
   async numberColumns(query: Sql): Promise<Float64Array[]> {
-    const { text: sql, params } = textOf(query);
-    const result = await this.bounded(() => this.connection.stream(sql, params));
+    const result = await this.streamed(query);
     let columns: Float64Array[] = Array.from({ length: result.columnCount }, () => new Float64Array(2048));
     let rows = 0;
-    for (;;) {
-      const chunk = await this.bounded(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) break;
+    for await (const chunk of this.chunks(result)) {
       const n = chunk.rowCount;
       if (rows + n > columns[0]!.length) columns = columns.map((c) => grown(c, Math.max(2 * c.length, rows + n)));
       columns.forEach((column, c) => {
@@ -242,12 +239,21 @@ export class Database {
    * (VARCHAR strings, INTEGER and DOUBLE numbers, BOOLEAN booleans, NULL null): no row objects.
    */
   async *columnChunks(query: Sql): AsyncGenerator<unknown[][]> {
+    for await (const chunk of this.chunks(await this.streamed(query))) yield Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnValues(c));
+  }
+
+  /** A query's result, to read chunk by chunk (chunks). */
+  private async streamed(query: Sql): Promise<DuckDBResult> {
     const { text: sql, params } = textOf(query);
-    const result = await this.bounded(() => this.connection.stream(sql, params));
+    return this.bounded(() => this.connection.stream(sql, params));
+  }
+
+  /** A streamed result chunk by chunk, each fetch within the time budget; none when it has no rows. */
+  private async *chunks(result: DuckDBResult): AsyncGenerator<DuckDBDataChunk> {
     for (;;) {
       const chunk = await this.bounded(() => result.fetchChunk());
       if (!chunk || chunk.rowCount === 0) return;
-      yield Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnValues(c));
+      yield chunk;
     }
   }
 
@@ -265,12 +271,9 @@ export class Database {
 
   /** Streams a query chunk by chunk (about 2048 rows each), never holding the whole result. */
   async *stream<T = Row>(query: Sql): AsyncGenerator<T> {
-    const { text: sql, params } = textOf(query);
-    const result = await this.bounded(() => this.connection.stream(sql, params));
+    const result = await this.streamed(query);
     const names = result.deduplicatedColumnNames();
-    for (;;) {
-      const chunk = await this.bounded(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) return;
+    for await (const chunk of this.chunks(result)) {
       for (const values of chunk.convertRows(JSDuckDBValueConverter)) {
         const row: Row = {};
         names.forEach((name, i) => (row[name] = values[i]));
@@ -284,13 +287,7 @@ export class Database {
    * (about 2048 rows): no row objects, one conversion per value.
    */
   async *streamText(query: Sql): AsyncGenerator<{ text: string; rows: number }> {
-    const { text: sql, params } = textOf(query);
-    const result = await this.bounded(() => this.connection.stream(sql, params));
-    for (;;) {
-      const chunk = await this.bounded(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) return;
-      yield { text: (chunk.getColumnValues(0) as string[]).join(''), rows: chunk.rowCount };
-    }
+    for await (const chunk of this.chunks(await this.streamed(query))) yield { text: (chunk.getColumnValues(0) as string[]).join(''), rows: chunk.rowCount };
   }
 
   /** Resolves once no interrupted step runs on this connection any more (at once when none does). */
