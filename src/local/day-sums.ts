@@ -11,11 +11,11 @@
  * 1970 to 9998: otherwise the scope keeps the SQL way.
  */
 import type { ReportQuery } from '../model/query.js';
+import { utcDayNumber } from '../model/period.js';
 import type { Database } from './db.js';
 import { REPORT_TIE_BREAK, sortRows } from './queries.js';
 import { ident, int, join, sql, type Sql } from './sql.js';
 
-const DAY_MS = 86_400_000;
 /** What each column's magnitudes may add up to, in whole ten-thousandths (checked in doubles, with a margin). */
 const BOUND = 2 ** 48 * 0.99;
 
@@ -69,8 +69,6 @@ function average(units: number, count: number): number {
 const millis = (ms: number): number | null => (Number.isNaN(ms) ? null : ms);
 const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date(ms as number).toISOString());
 
-/** The days since 1970 of a YYYY-MM-DD date. */
-const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
 /**
  * Rows of groups (cells: a source key and an order currency; or source keys), each group's rows in
@@ -235,8 +233,8 @@ export class DaySums {
 
   /** The report's rows of the period (every source with a per-day row in it), sorted as the query asks and paged; totalCount all of them. */
   page(query: ReportQuery, referenceCurrency: string): { rows: Record<string, unknown>[]; totalCount: number } {
-    const from = dayNumber(query.dateFrom);
-    const to = dayNumber(query.dateTo);
+    const from = utcDayNumber(query.dateFrom);
+    const to = utcDayNumber(query.dateTo);
     const { lo, hi } = this.rowsOf(from, to);
     const unique = this.uniqueContacts(from, to);
     const rows: Record<string, unknown>[] = [];

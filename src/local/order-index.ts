@@ -14,6 +14,7 @@
  * one day a UTC day), where a contact id names one contact and a source one source row, and where
  * there are at most 255 currencies and 65,535 countries: otherwise the scope keeps the SQL way.
  */
+import { utcDayNumber } from '../model/period.js';
 import type { Database } from './db.js';
 import { activityUrlOf } from './models/links.js';
 import { compareText } from './queries.js';
@@ -190,8 +191,8 @@ export class OrderIndex {
     const order = this.find(orderId);
     if (order < 0) return [];
     const { starts, times, references } = this.rows;
-    const from = dayNumber(period.dateFrom);
-    const to = dayNumber(period.dateTo);
+    const from = utcDayNumber(period.dateFrom);
+    const to = utcDayNumber(period.dateTo);
     const out: Record<string, unknown>[] = [];
     for (let i = starts[order]!; i < starts[order + 1]!; i++) {
       const day = Math.floor(times[i]! / DAY_MS);
@@ -234,8 +235,6 @@ export class OrderIndex {
 const timestamp = (ms: number): string => new Date(ms).toISOString();
 const nullable = (value: number): number | null => (Number.isNaN(value) ? null : value);
 
-/** The days since 1970 of a YYYY-MM-DD date. */
-const dayNumber = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 
 /** How many rows conv holds where each fits the arrays (see the module's comment); undefined where one does not. */
 async function rowsThatFit(db: Database, conv: Sql): Promise<number | undefined> {

@@ -83,6 +83,11 @@ function dayParts(date: string): [number, number, number] {
   return [Number(m[1]), Number(m[2]), Number(m[3])];
 }
 
+/** The days from 1970-01-01 to a date (YYYY-MM-DD): its number as DuckDB's `day - DATE '1970-01-01'` gives it. */
+export function utcDayNumber(date: string): number {
+  return utcMidnight(...dayParts(date)) / 86_400_000;
+}
+
 /** The instant a day (YYYY-MM-DD) of the zone starts: its local midnight, or the first instant after it where midnight does not exist. */
 export function zoneDayStart(date: string, zone: string): Date {
   const midnight = utcMidnight(...dayParts(date));
