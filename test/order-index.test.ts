@@ -265,7 +265,7 @@ describe('a served order look-up answered from the order index', () => {
     }
   });
 
-  it('a server loads the index in the background on the first look-up that could use it, which takes the SQL way; a reload stops a load under way', async () => {
+  it('a server loads the index in the background on the first look-up that could use it, which takes the SQL way; retiring the data (a reload, a stop) stops a load under way', async () => {
     const { dir, ids } = randomShop(6);
     const { dataset, backend } = await served(dir, { indexed: false });
     try {
@@ -297,7 +297,28 @@ describe('a served order look-up answered from the order index', () => {
     const loading = other.indexOrders(scope);
     await other.retire();
     await loading;
+    expect(scope.orderIndex, 'a load under way when the data is retired keeps nothing').toBeUndefined();
     expect(other.indexOrders(scope), 'a retired dataset loads nothing more').toBe(loading);
+  });
+
+  it('a load stops between its statements and chunks once asked, keeping nothing', async () => {
+    const { dir } = randomShop(8);
+    const { backend } = await served(dir, { indexed: false });
+    try {
+      const conv = backend.scope.relation('conv');
+      expect(await OrderIndex.load(backend.scope.db, conv, () => false)).toBeDefined();
+      // asked to stop after a few checks: the temporary tables made, before the rows are read
+      for (const after of [0, 2, 5]) {
+        let checks = 0;
+        expect(await OrderIndex.load(backend.scope.db, conv, () => checks++ >= after), `stopped after ${after} checks`).toBeUndefined();
+        expect(checks).toBeGreaterThan(after);
+      }
+      // and its temporary tables are dropped
+      const left = await backend.scope.db.all(sql`SELECT table_name FROM duckdb_tables() WHERE temporary AND table_name LIKE 'convx_order_index_%'`);
+      expect(left).toEqual([]);
+    } finally {
+      await backend.close();
+    }
   });
 
   it("with orderIndex 'eager' (convx serve of one dataset) the index is read right after the load, without a look-up", async () => {

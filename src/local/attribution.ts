@@ -255,12 +255,14 @@ export class Scope {
   /**
    * For a server, where summarised: the attributed transactions read into JavaScript by order id
    * (order-index.ts), so that an order's look-up over UTC days is answered without a query; db:
-   * the connection its reads run on (the temporary tables it makes are the connection's).
+   * a connection of the load's own (the temporary tables it makes are the connection's); none
+   * kept once `stopped` says so.
    */
-  async keepOrderIndex(db: Database = this.db): Promise<void> {
+  async keepOrderIndex(db: Database, stopped: () => boolean): Promise<void> {
     if (!this.summarised) return;
     const { OrderIndex } = await import('./order-index.js');
-    this.orderIndex = await OrderIndex.load(db, this.relation('conv'));
+    const index = await OrderIndex.load(db, this.relation('conv'), stopped);
+    if (!stopped()) this.orderIndex = index;
   }
 
   /**

@@ -99,7 +99,7 @@ class TextsBuilder {
   }
 }
 
-/** A value the arrays cannot hold: the index is not made. */
+/** A value the arrays cannot hold, or a load stopped: the index is not made. */
 class TooLarge extends Error {}
 
 /** A typed array (or buffer) copied into the start of a longer one, which is returned. */
@@ -140,18 +140,28 @@ export class OrderIndex {
     private readonly countries: string[],
   ) {}
 
-  /** The scope's conv read into the arrays; undefined where a value does not fit (see above). */
-  static async load(db: Database, conv: Sql): Promise<OrderIndex | undefined> {
-    const count = await rowsThatFit(db, conv);
+  /**
+   * The scope's conv read into the arrays; undefined where a value does not fit (see above), or
+   * once `stopped` says so (checked between the statements and the chunks read: a server retiring
+   * the data, which also interrupts the statement running).
+   */
+  static async load(db: Database, conv: Sql, stopped: () => boolean = () => false): Promise<OrderIndex | undefined> {
+    const count = stopped() ? undefined : await rowsThatFit(db, conv);
     if (count === undefined) return undefined;
+    const go = () => {
+      if (stopped()) throw new TooLarge();
+    };
     try {
-      for (const [name, select] of Object.entries(NUMBERED)) await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${temporary(name)} AS ${select(conv)}`);
+      for (const [name, select] of Object.entries(NUMBERED)) {
+        go();
+        await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${temporary(name)} AS ${select(conv)}`);
+      }
       const sources = (await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`)).map((row) => ({ ...row }));
       const contacts = await readContacts(db);
       const values = async (name: string) => (await db.all<{ v: string }>(sql`SELECT v FROM ${temporary(name)} ORDER BY k`)).map((r) => r.v);
       const [currencies, countries] = [await values('currencies'), await values('countries')];
-      const orders = await readOrders(db, conv, count);
-      const rows = orders && (await readRows(db, conv, count, orders));
+      const orders = await readOrders(db, conv, count, go);
+      const rows = orders && (await readRows(db, conv, count, orders, go));
       return rows && new OrderIndex(orders.orderIds, rows, contacts, sources, currencies, countries);
     } catch (error) {
       if (error instanceof TooLarge) return undefined;
@@ -292,7 +302,7 @@ type RowColumns = [number[], number[], number[], (number | null)[], (number | nu
  * in conv's own order, not sorted, which held some 180 MB more at once on a shop of a million
  * rows); undefined where they are not `count` rows, each of its row_id once.
  */
-async function readRows(db: Database, conv: Sql, count: number, { starts, places }: { starts: Uint32Array; places: Places }): Promise<Rows | undefined> {
+async function readRows(db: Database, conv: Sql, count: number, { starts, places }: { starts: Uint32Array; places: Places }, go: () => void): Promise<Rows | undefined> {
   const rows: Rows = {
     starts,
     times: new Float64Array(count),
@@ -311,6 +321,7 @@ async function readRows(db: Database, conv: Sql, count: number, { starts, places
       CAST(c.amount_w_tax AS DOUBLE), CAST(c.ref_w AS DOUBLE), CAST(c.centi_hours AS INTEGER), s.k, k.k,
       CAST(c.is_refund AS INTEGER) + 2 * cur.k + 512 * coalesce(co.k + 1, 0)
     FROM ${conv} c ${KEYS}`)) {
+    go();
     const [rowIds, times, touches, amounts, references, centiHours, sources, contacts, packed] = chunk as RowColumns;
     read += rowIds.length;
     for (let i = 0; i < rowIds.length; i++) {
@@ -336,7 +347,7 @@ async function readRows(db: Database, conv: Sql, count: number, { starts, places
  * it by its row_id; undefined where the ids do not come in their code points' (UTF-8 bytes')
  * order, which the binary search needs, or a row_id comes twice.
  */
-async function readOrders(db: Database, conv: Sql, count: number): Promise<{ orderIds: Texts; starts: Uint32Array; places: Places } | undefined> {
+async function readOrders(db: Database, conv: Sql, count: number, go: () => void): Promise<{ orderIds: Texts; starts: Uint32Array; places: Places } | undefined> {
   const orderIds = new TextsBuilder();
   const places = new Places(count);
   let starts = new Uint32Array(1024);
@@ -344,6 +355,7 @@ async function readOrders(db: Database, conv: Sql, count: number): Promise<{ ord
   let previous: string | undefined;
   // every row's id, not each id once: grouped under a collation, ids of other bytes would be one
   for await (const chunk of db.columnChunks(sql`SELECT order_id, CAST(row_id AS DOUBLE) FROM ${conv} ORDER BY order_id, row_id`)) {
+    go();
     const [ids, rowIds] = chunk as [string[], number[]];
     // (more rows than counted would fill the table of places)
     if (at + ids.length > count) return undefined;

@@ -287,7 +287,7 @@ export class ServedDataset {
     entry.done = (async () => {
       try {
         entry.db = await scope.db.connect();
-        if (!this.retired) await scope.keepOrderIndex(entry.db);
+        await scope.keepOrderIndex(entry.db, () => this.retired);
       } catch {
         // interrupted by retire(), or a query that failed: the look-ups keep the SQL way
       } finally {
