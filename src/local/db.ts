@@ -264,6 +264,16 @@ export class Database {
     return result.columnNames();
   }
 
+  /**
+   * Runs a CREATE TABLE AS or an INSERT and gives the number of rows it wrote: DuckDB answers such
+   * a statement with one row of that count, in a column "Count" (the result's rowsChanged is 0
+   * for CREATE TABLE AS).
+   */
+  async rowsWritten(query: Sql): Promise<number> {
+    const row = await this.one<{ Count: bigint | number }>(query);
+    return Number(row?.Count ?? 0);
+  }
+
   async one<T = Row>(query: Sql): Promise<T | undefined> {
     const rows = await this.all<T>(query);
     return rows[0];

@@ -268,9 +268,8 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
     const order = TABLES[name].unordered ? EMPTY : sql`ORDER BY row_id`;
     // As a scope's views narrow it (attribution.ts); the plugin id was checked to be a safe file name.
     const where = plugin !== null && loaded.hasPluginId ? sql`WHERE plugin_id = ${literal(plugin)}` : EMPTY;
-    // CREATE TABLE AS answers the number of rows it wrote.
-    const created = await db.one<{ Count: bigint }>(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${where} ${order}`);
-    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows: Number(created?.Count ?? 0) });
+    const rows = await db.rowsWritten(sql`CREATE TABLE ${table(name, 'out.main')} AS SELECT * FROM ${table(name)} ${where} ${order}`);
+    tables.push({ table: name, display: loaded.source.display, hasPluginId: loaded.hasPluginId, rows });
   }
   return tables;
 }

@@ -75,10 +75,9 @@ export async function addNewRows(db: Database, fresh: Dataset, meta: ImportMeta)
     if (fresh.has(name)) {
       const ordered = !TABLES[name].unordered;
       if (ordered) await db.exec(sql`UPDATE ${table(name)} SET row_id = row_id + ${int(stored.rows)}`);
-      // INSERT answers the number of rows it wrote: every new row.
-      const count = await db.one<{ Count: bigint }>(sql`INSERT INTO ${table(name, 'out.main')} SELECT * FROM ${table(name)} ORDER BY ${ordered ? sql`row_id` : sql`rowid`}`);
+      const count = await db.rowsWritten(sql`INSERT INTO ${table(name, 'out.main')} SELECT * FROM ${table(name)} ORDER BY ${ordered ? sql`row_id` : sql`rowid`}`);
       await db.exec(sql`ALTER TABLE ${table(name)} RENAME TO ${newRows(name)}`);
-      rows += Number(count?.Count ?? 0);
+      rows += count;
     }
     await db.exec(sql`CREATE VIEW ${table(name)} AS SELECT * FROM ${table(name, 'out.main')}`);
     tables.push({ ...stored, rows });

@@ -157,12 +157,11 @@ async function replaceConv(u: Update): Promise<void> {
 
 /** The old source_key of each stored source whose key the new source_info changes, with the new one. */
 async function keyChanges(u: Update): Promise<boolean> {
-  // CREATE TABLE AS answers the number of rows it wrote.
-  const created = await u.scope.db.one<{ Count: bigint }>(sql`CREATE TABLE ${workTable(u, 'keys')} AS
+  const created = await u.scope.db.rowsWritten(sql`CREATE TABLE ${workTable(u, 'keys')} AS
     SELECT o.source_key AS old_key, n.source_key AS new_key
     FROM ${u.scope.relation('source_info')} o JOIN ${workTable(u, 'source_info')} n USING (source_type, source_id)
     WHERE o.source_key <> n.source_key`);
-  return Number(created?.Count ?? 0) > 0;
+  return created > 0;
 }
 
 /** True when the scope's plugin has new rows in a table the attribution reads. */
