@@ -3,8 +3,8 @@
  * the SQL gives, byte for byte: on seeded random shops (several currencies and rates, refunds,
  * zero, negative and large amounts, sources without a name, two sources of one name, refunds
  * some days after their order), for random periods (one day, across the data's edges, empty), every sort key
- * either way, offsets past the end and small limits. And a shop whose sums pass 2^53
- * ten-thousandths keeps the SQL way.
+ * either way, offsets past the end and small limits. And a shop whose sums could pass 2^48
+ * ten-thousandths (the bound that keeps every sum exact in a double) keeps the SQL way.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPORT_SORT_FIELDS, type ReportQuery } from '../src/model/query.js';
@@ -194,6 +194,29 @@ describe('a served report summed in JavaScript from the per-day sums', () => {
       expect(page.rows[0]!.conversionsAmountWTax).toBe(big + 1);
     } finally {
       await backend.close();
+    }
+  });
+
+  it('sums just past 2^48 ten-thousandths keep the SQL way; just under it, the JavaScript way, with the same answer', async () => {
+    // 2^48 ten-thousandths are 28,147,497,671.0656: two orders of half of it each, with and without a margin
+    for (const [each, kept] of [['14073748835.5328', false], ['13900000000.0000', true]] as const) {
+      const dir = shop({
+        orders: [
+          { id: 'o1', contact: 'c1', at: '2024-03-02T10:00:00Z', net: each, gross: each },
+          { id: 'o2', contact: 'c1', at: '2024-03-03T10:00:00Z', net: each, gross: each },
+        ],
+        touches: [{ contact: 'c1', at: '2024-03-01T10:00:00Z', source: 'k1' }],
+      });
+      const backend = await served(dir);
+      try {
+        expect(backend.scope.daySums !== undefined, each).toBe(kept);
+        if (kept) {
+          const [js, bySql] = await bothWays(backend, reportQuery('2024-03-01', '2024-03-31'));
+          expect(js).toBe(bySql);
+        }
+      } finally {
+        await backend.close();
+      }
     }
   });
 });
