@@ -125,7 +125,7 @@ describe('a served report summed in JavaScript from the per-day sums', () => {
     const backend = await served(randomShop(seed));
     try {
       await sameAsSql(backend, seed);
-      // what a plugin file's memory budget counts holds the arrays' bytes (about 140 a report_day row)
+      // what a plugin file's memory budget counts holds the arrays' bytes (about 105 a report_day row)
       const bytes = backend.scope.daySums!.bytes;
       expect(bytes).toBeGreaterThan(100 * 150);
       const dataset = opened.at(-1)!;

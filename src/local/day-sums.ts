@@ -22,6 +22,8 @@ const BOUND = 2 ** 48 * 0.99;
 /** The report_day columns kept per cell: counts, and amounts as whole ten-thousandths. */
 const SUMS = ['n', 'wo', 'w', 'rn', 'rwo', 'rw', 'ref_wo', 'ref_w', 'ref_rwo', 'ref_rw'] as const;
 const [N, WO, W, RN, RWO, RW, REF_WO, REF_W] = SUMS.map((_, k) => k) as [number, number, number, number, number, number, number, number];
+/** The first of them a breakdown shows (ref_rwo and ref_rw are only summed per source): what the cells keep. */
+const BREAKDOWN_SUMS = REF_W + 1;
 /** Those summed over a source's currencies, per source: what the source's own figures need. */
 const SOURCE_SUMS = ['n', 'rn', 'ref_wo', 'ref_w', 'ref_rwo', 'ref_rw'] as const;
 const [SN, SRN, SREF_WO, SREF_W, SREF_RWO, SREF_RW] = SOURCE_SUMS.map((_, k) => k) as [number, number, number, number, number, number];
@@ -73,12 +75,14 @@ const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date
 /**
  * Rows of groups (cells: a source key and an order currency; or source keys), each group's rows in
  * day order, one a day: `width` running totals (the day's sums added up from the group's first
- * row, so that a period's sums are two rows' difference), then the day's first and last
- * conversion (ms, NaN: none), side by side in `rows` so that a look at a group reads few cache lines.
+ * row, so that a period's sums are two rows' difference), then, where kept (the sources'), the
+ * day's first and last conversion (ms, NaN: none), side by side in `rows` (`stride` numbers a row)
+ * so that a look at a group reads few cache lines.
  */
 class DayRuns {
   private constructor(
     private readonly width: number,
+    private readonly stride: number,
     /** Where each group's rows start (groupCount + 1 offsets); each row's day (days since 1970). */
     private readonly starts: Int32Array,
     private readonly days: Int32Array,
@@ -92,11 +96,12 @@ class DayRuns {
 
   /**
    * From rows sorted by group, then day: each row's group, its day, its `width` sums (each times
-   * its scale rounds back to the exact whole number: below BOUND), then its first and last conversion.
+   * its scale rounds back to the exact whole number: below BOUND), then any columns more as they
+   * are (the first and last conversion).
    */
   static of(groups: Float64Array, days: Int32Array, columns: Float64Array[], scales: number[], groupCount: number, dayIndexEntries: number): DayRuns {
     const width = scales.length;
-    const stride = width + 2;
+    const stride = columns.length;
     const count = groups.length;
     const starts = new Int32Array(groupCount + 1);
     for (let i = 0; i < count; i++) starts[groups[i]! + 1]!++;
@@ -119,7 +124,7 @@ class DayRuns {
       firstDays[g] = days[starts[g]!]!;
       lastDays[g] = days[starts[g + 1]! - 1]!;
     }
-    return new DayRuns(width, starts, days, firstDays, lastDays, dayIndex(starts, days, dayIndexEntries), rows);
+    return new DayRuns(width, stride, starts, days, firstDays, lastDays, dayIndex(starts, days, dayIndexEntries), rows);
   }
 
   get bytes(): number {
@@ -150,21 +155,21 @@ class DayRuns {
 
   /** Column k's sum over a group's rows lo..hi (lo <= hi). */
   sum(group: number, lo: number, hi: number, k: number): number {
-    const stride = this.width + 2;
+    const { stride } = this;
     return this.rows[hi * stride + k]! - (lo > this.starts[group]! ? this.rows[(lo - 1) * stride + k]! : 0);
   }
 
-  /** The first conversion of rows lo..hi (NaN: none). */
+  /** The first conversion of rows lo..hi (NaN: none), where kept. */
   first(lo: number, hi: number): number {
-    const stride = this.width + 2;
+    const { stride } = this;
     let t = NaN;
     for (let i = lo; i <= hi && Number.isNaN(t); i++) t = this.rows[i * stride + this.width]!;
     return t;
   }
 
-  /** The last conversion of rows lo..hi (NaN: none). */
+  /** The last conversion of rows lo..hi (NaN: none), where kept. */
   last(lo: number, hi: number): number {
-    const stride = this.width + 2;
+    const { stride } = this;
     let t = NaN;
     for (let i = hi; i >= lo && Number.isNaN(t); i--) t = this.rows[i * stride + this.width + 1]!;
     return t;
@@ -214,7 +219,7 @@ export class DaySums {
         CAST(coalesce(prev_day, DATE '0001-01-01') - DATE '1970-01-01' AS INTEGER) FROM ${relation('contact_day')} ORDER BY day`);
     const [contactDays, contactKeys, previousDays] = contacts.map((c) => Int32Array.from(c));
     return new DaySums(
-      DayRuns.of(cells!, days, cellColumns, SUMS.map(scaleOf), byKey.length * currencies.length, dayIndexEntries),
+      DayRuns.of(cells!, days, cellColumns.slice(0, BREAKDOWN_SUMS), SUMS.slice(0, BREAKDOWN_SUMS).map(scaleOf), byKey.length * currencies.length, dayIndexEntries),
       DayRuns.of(bySource.keys, bySource.days, bySource.columns, SOURCE_SUMS.map(() => 1), byKey.length, dayIndexEntries),
       contactDays!,
       contactKeys!,
@@ -328,7 +333,7 @@ export class DaySums {
     for (let c = 0, cell = key * this.currencies.length; c < this.currencies.length; c++, cell++) {
       const [lo, hi] = [runs.low(cell, from), runs.high(cell, to)];
       if (lo > hi) continue;
-      const s = SUMS.map((_, k) => runs.sum(cell, lo, hi, k));
+      const s = Array.from({ length: BREAKDOWN_SUMS }, (_, k) => runs.sum(cell, lo, hi, k));
       out.push({
         currency: this.currencies[c]!,
         conversionsAmountWoTax: amount(s[WO]!),
