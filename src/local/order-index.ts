@@ -15,6 +15,7 @@
  * there are at most 255 currencies and 65,535 countries: otherwise the scope keeps the SQL way.
  */
 import { utcDayNumber } from '../model/period.js';
+import type { Period } from '../model/types.js';
 import type { Database } from './db.js';
 import { activityUrlOf } from './models/links.js';
 import { compareText } from './queries.js';
@@ -26,14 +27,8 @@ const DAY_MS = 86_400_000;
 const SOURCE_COLUMNS = ['source_type', 'source_id', 'name', 'campaign_id', 'smartflow_id', 'smartflow_name', 'delivery_id', 'delivery_name'] as const;
 type SourceRow = Record<(typeof SOURCE_COLUMNS)[number], string | null>;
 
-/** A period of UTC days (YYYY-MM-DD, both included). */
-interface Days {
-  dateFrom: string;
-  dateTo: string;
-}
-
 /** Texts as one buffer of UTF-8: the i-th is bytes [ends[i - 1], ends[i]) (ends[-1]: 0), or null where nulls[i] is 1. */
-export class Texts {
+class Texts {
   constructor(
     private readonly utf8: Buffer,
     private readonly ends: Uint32Array,
@@ -156,7 +151,7 @@ export class OrderIndex {
         go();
         await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${temporary(name)} AS ${select(conv)}`);
       }
-      const sources = (await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`)).map((row) => ({ ...row }));
+      const sources = (await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`));
       const contacts = await readContacts(db);
       const values = async (name: string) => (await db.all<{ v: string }>(sql`SELECT v FROM ${temporary(name)} ORDER BY k`)).map((r) => r.v);
       const [currencies, countries] = [await values('currencies'), await values('countries')];
@@ -197,18 +192,20 @@ export class OrderIndex {
    * in it); undefined where one lacks its reference amount (the SQL way says which rates are
    * missing). activityUrl: with that column too (a sort by it).
    */
-  rowsOf(orderId: string, period: Days, referenceCurrency: string, activityUrl = false): Record<string, unknown>[] | undefined {
+  rowsOf(orderId: string, period: Period, referenceCurrency: string, activityUrl = false): Record<string, unknown>[] | undefined {
     const order = this.find(orderId);
     if (order < 0) return [];
     const { starts, times, references } = this.rows;
     const from = utcDayNumber(period.dateFrom);
     const to = utcDayNumber(period.dateTo);
     const out: Record<string, unknown>[] = [];
+    // the id as stored (an id asked with a lone surrogate finds the one with U+FFFD), decoded once
+    let stored: string | undefined;
     for (let i = starts[order]!; i < starts[order + 1]!; i++) {
       const day = Math.floor(times[i]! / DAY_MS);
       if (day < from || day > to) continue;
       if (Number.isNaN(references[i]!)) return undefined;
-      out.push(this.row(i, this.orderIds.get(order)!, referenceCurrency, activityUrl));
+      out.push(this.row(i, (stored ??= this.orderIds.get(order)!), referenceCurrency, activityUrl));
     }
     return out;
   }
