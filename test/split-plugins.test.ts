@@ -8,7 +8,7 @@
  */
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { Database } from '../src/local/db.js';
 import { sql } from '../src/local/sql.js';
@@ -362,6 +362,22 @@ describe('convx serve --data DIR of plugin files', () => {
       headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-2', '1h')}`, 'convx-data-version': changed.headers.get('convx-data-version')! },
     });
     expect(pinned.status, await pinned.text()).toBe(200);
+  });
+
+  it('convx serve reads one dataset\'s order indexes right after its load; a directory\'s plugin files, only on a look-up', async () => {
+    const eager = vi.spyOn(ServedDataset.prototype, 'indexAllOrders');
+    try {
+      const directory = await serveInProcess(['--data', out, '--port', '0', '--pool-size', '2'], { CONVX_JWT_SECRET: SECRET });
+      const token = await signDevelopmentToken(SECRET, 'shop-1', '1h');
+      expect((await fetch(`${directory.url}/v1/conversions?dateFrom=2024-01-01&dateTo=2024-01-31`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(await directory.stop()).toBe(0);
+      expect(eager).not.toHaveBeenCalled();
+      const one = await serveInProcess(['--data', join(out, 'shop-1.duckdb'), '--port', '0', '--pool-size', '2'], { CONVX_JWT_SECRET: SECRET });
+      expect(await one.stop()).toBe(0);
+      expect(eager).toHaveBeenCalledTimes(1);
+    } finally {
+      eager.mockRestore();
+    }
   });
 
   it('API mode through convx serve --max-open-plugins prints what local mode prints from the plugin\'s file', async () => {
