@@ -15,7 +15,7 @@ import { openLocalBackend } from '../src/local/open.js';
 import { MAX_AUDIENCE_IDS, type Finding, type ValidateResponse } from '../src/model/validation.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
-import { startServer } from '../src/server/start.js';
+import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
 import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type RenderLimits } from '../src/validation/limits.js';
 import { MAX_RENDER_WORKERS, RenderBudgetError, TemplateSandbox } from '../src/validation/sandbox.js';
@@ -60,6 +60,30 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
   return { value, ms: performance.now() - began };
 }
 
+/** How long the hostile render of 'the server under a hostile template' runs: the render time limit of the shared server. */
+const SERVED_RENDER_MS = 1000;
+let shared: Promise<RunningServer> | undefined;
+/**
+ * Plugins A and B with a contact each on list "l", served on a loopback port: one server for the
+ * server tests of the first describes (started by the first that asks, closed after the file).
+ */
+function sharedServer(): Promise<RunningServer> {
+  const files = {
+    ...twoPluginFiles(),
+    'contacts.csv': csv(
+      ['plugin_id', ...CONTACT_HEADER],
+      [
+        ['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+        ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+      ],
+    ),
+  };
+  const auth = { secret: SECRET };
+  const renderLimits = resolveRenderLimits({ renderTimeMs: SERVED_RENDER_MS });
+  return (shared ??= startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth, log: () => undefined, version: 'test', renderLimits }));
+}
+afterAll(async () => (await shared)?.close());
+
 describe('templates have no file system', () => {
   const dir = contactsDir();
 
@@ -90,24 +114,14 @@ describe('templates have no file system', () => {
   });
 
   it('the server answers with the finding, and no message shows a server path', async () => {
-    const files = {
-      ...twoPluginFiles(),
-      'contacts.csv': csv(['plugin_id', ...CONTACT_HEADER], [['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l']]),
-    };
-    const served = await ServedDataset.load(dataset(files));
-    const app = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, version: 'test' });
-    try {
-      const headers = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'A', '1h')}` };
-      for (const subject of ['{% layout "README.md" %}', `{% include "${join(process.cwd(), 'package.json')}" %}`, '{{ x | nosuchfilter }}']) {
-        const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: request({ subject }) });
-        expect(res.statusCode).toBe(200);
-        expect(JSON.parse(res.body).render.errors.length).toBeGreaterThan(0);
-        expect(res.body).not.toContain(process.cwd());
-        expect(res.body).not.toMatch(/"message":"[^"]*(\/work\/|\/home\/|\/tmp\/|\/dev\/shm\/)/);
-      }
-    } finally {
-      await app.close();
-      await served.retire();
+    const { app } = await sharedServer();
+    const headers = { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'A', '1h')}` };
+    for (const subject of ['{% layout "README.md" %}', `{% include "${join(process.cwd(), 'package.json')}" %}`, '{{ x | nosuchfilter }}']) {
+      const res = await app.inject({ method: 'POST', url: '/v4/delivery/e-mail/validate', headers, payload: request({ subject }) });
+      expect(res.statusCode).toBe(200);
+      expect(JSON.parse(res.body).render.errors.length).toBeGreaterThan(0);
+      expect(res.body).not.toContain(process.cwd());
+      expect(res.body).not.toMatch(/"message":"[^"]*(\/work\/|\/home\/|\/tmp\/|\/dev\/shm\/)/);
     }
   });
 
@@ -233,30 +247,11 @@ describe('rendering is bounded in time, work and output', () => {
 
 describe('the server under a hostile template', () => {
   // How long the hostile render runs: every bound below is a fraction of it (a report takes well under a tenth).
-  const R = 1000;
-  let server: Awaited<ReturnType<typeof startServer>>;
+  const R = SERVED_RENDER_MS;
+  let server: RunningServer;
   beforeAll(async () => {
-    const files = {
-      ...twoPluginFiles(),
-      'contacts.csv': csv(
-        ['plugin_id', ...CONTACT_HEADER],
-        [
-          ['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
-          ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
-        ],
-      ),
-    };
-    server = await startServer({
-      dir: dataset(files),
-      host: '127.0.0.1',
-      port: 0,
-      auth: { secret: SECRET },
-      log: () => undefined,
-      version: 'test',
-      renderLimits: resolveRenderLimits({ renderTimeMs: R }),
-    });
+    server = await sharedServer();
   });
-  afterAll(async () => server?.close());
 
   it('a report of another tenant answers in well under a second while a nested loop renders', async () => {
     const post = async (plugin: string, body: unknown) =>
