@@ -202,10 +202,10 @@ describe('rendering is bounded in time, work and output', () => {
   });
 
   it('a render over the heap limit stops the worker, not the process', async () => {
-    const limits = { heapMb: 32, renderMemory: 1e12, outputBytes: 1e12, renderTimeMs: 20_000, requestTimeMs: 30_000 };
+    const limits = { heapMb: 16, renderMemory: 1e12, outputBytes: 1e12, renderTimeMs: 20_000, requestTimeMs: 30_000 };
     const r = await validate(dir, request({ text: 't', html: `${HTML}{% for i in (1..30000000) %}{{ i }}-{% endfor %}` }), limits);
     expect(errorsOf(r, 'render_limit_exceeded')).toEqual([
-      expect.objectContaining({ field: 'html', message: expect.stringContaining("renderer's heap limit (32 MB, --render-heap-limit)") }),
+      expect.objectContaining({ field: 'html', message: expect.stringContaining("renderer's heap limit (16 MB, --render-heap-limit)") }),
     ]);
   });
 
