@@ -354,9 +354,10 @@ describe('render workers are shared fairly, and waiting for one is never charged
   it("a validation waiting for a busy renderer is not charged for the wait; a request's budget that runs out waiting is a RenderBudgetError, not a finding", async () => {
     const dir = contactsDir();
     // The harmless validation's own time limit Q, and the time each hostile render holds a worker:
-    // twice Q and a margin of its own work.
+    // twice Q and a margin. Every worker is held from before the harmless validation's clock starts,
+    // so its wait alone is at least `hold`.
     const Q = 400;
-    const hold = 2 * Q + 300;
+    const hold = 2 * Q + 100;
     const harmless = request({ subject: 'Hi {{ contact.firstName }}' });
     // Both backends opened and warm before the clock starts (a loaded machine may take a while to read
     // a dataset, and a process's first validation loads its modules), so that the harmless
