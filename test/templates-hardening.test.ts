@@ -38,6 +38,9 @@ const contactsDir = () =>
     ]),
   });
 
+/** Plugins A and B with an order each (twoPluginFiles) and these contacts, each row's plugin first. */
+const twoPlugins = (contacts: (string | boolean)[][]) => ({ ...twoPluginFiles(), 'contacts.csv': csv(['plugin_id', ...CONTACT_HEADER], contacts) });
+
 async function validate(dir: string, body: unknown, limits?: Partial<RenderLimits>): Promise<ValidateResponse> {
   const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
   try {
@@ -68,16 +71,10 @@ let shared: Promise<RunningServer> | undefined;
  * server tests of the first describes (started by the first that asks, closed after the file).
  */
 function sharedServer(): Promise<RunningServer> {
-  const files = {
-    ...twoPluginFiles(),
-    'contacts.csv': csv(
-      ['plugin_id', ...CONTACT_HEADER],
-      [
-        ['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
-        ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
-      ],
-    ),
-  };
+  const files = twoPlugins([
+    ['A', 'c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+    ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+  ]);
   const auth = { secret: SECRET };
   const renderLimits = resolveRenderLimits({ renderTimeMs: SERVED_RENDER_MS });
   return (shared ??= startServer({ dir: dataset(files), host: '127.0.0.1', port: 0, auth, log: () => undefined, version: 'test', renderLimits }));
@@ -294,18 +291,12 @@ describe('render workers are shared fairly, and waiting for one is never charged
   const NESTED_LOOP = '{% for a in (1..10000) %}{% for b in (1..10000) %}x{% endfor %}{% endfor %}';
 
   it("a tenant's hostile validations delay another tenant's by about one render, and theirs stop at the render limit, never at a wait", async () => {
-    const files = {
-      ...twoPluginFiles(),
-      'contacts.csv': csv(
-        ['plugin_id', ...CONTACT_HEADER],
-        [
-          ['A', 'c1', 'a1@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
-          ['A', 'c2', 'a2@x.dev', 'Al', 'en', 'GB', true, false, 'l'],
-          ['A', 'c3', 'a3@x.dev', 'Ada', 'de', 'DE', true, false, 'l'],
-          ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
-        ],
-      ),
-    };
+    const files = twoPlugins([
+      ['A', 'c1', 'a1@x.dev', 'Ann', 'cs', 'CZ', true, false, 'l'],
+      ['A', 'c2', 'a2@x.dev', 'Al', 'en', 'GB', true, false, 'l'],
+      ['A', 'c3', 'a3@x.dev', 'Ada', 'de', 'DE', true, false, 'l'],
+      ['B', 'c1', 'b@x.dev', 'Bob', 'cs', 'CZ', true, false, 'l'],
+    ]);
     // Short limits keep the test short; every time below is a multiple of them. Three renders of one
     // validation fit its validation time limit (3 × (R + 0.2 s) < 5R); the queue of renders does not.
     const R = 400;
