@@ -141,3 +141,31 @@ describe('links in the docs', () => {
     }
   });
 });
+
+describe("SECURITY.md's tests", () => {
+  /**
+   * Each test it cites as `file.test.ts › title` (a describe's name and a test's, `› title` for
+   * another of the same file; … where the name goes on) is named so in that file: a renamed test
+   * leaves no citation behind.
+   */
+  it('every test cited by name is named so in its file', () => {
+    const text = readFileSync(join(ROOT, 'SECURITY.md'), 'utf8');
+    const missing: string[] = [];
+    let file = '';
+    let cited = 0;
+    for (const [, span] of text.matchAll(/`([^`]+)`/g)) {
+      const [head, ...names] = span!.split('›').map((s) => s.replace(/\s+/g, ' ').trim());
+      if (/^[\w-]+\.test\.ts$/.test(head!)) file = head!;
+      if (!names.length || !file) continue;
+      const source = readFileSync(join(ROOT, 'test', file), 'utf8').replace(/\s+/g, ' ');
+      for (const name of names) {
+        cited++;
+        // the words of the name around each … and before a %s placeholder
+        const pieces = name.split('%s')[0]!.split('…').map((p) => p.trim()).filter(Boolean);
+        if (!pieces.every((piece) => source.includes(piece))) missing.push(`${file} › ${name}`);
+      }
+    }
+    expect(cited).toBeGreaterThan(50);
+    expect(missing).toEqual([]);
+  });
+});
