@@ -107,14 +107,14 @@ async function sourceInfo(u: Update): Promise<void> {
   const w = (name: string) => workTable(u, name);
   const conv = u.scope.relation('conv');
   const stored = u.scope.relation('source_info');
-  await db.exec(sql`CREATE TABLE ${w('lost')} AS
-    SELECT DISTINCT source_type, source_id FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})
-    EXCEPT SELECT source_type, source_id FROM ${w('attr')}`);
+  // lost: the sources of the affected orders' stored rows that their new attribution does not name.
   await db.exec(sql`CREATE TABLE ${w('used')} AS
+    WITH lost AS (SELECT DISTINCT source_type, source_id FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})
+                  EXCEPT SELECT source_type, source_id FROM ${w('attr')})
     SELECT source_type, source_id FROM ${stored}
-    EXCEPT (SELECT source_type, source_id FROM ${w('lost')}
+    EXCEPT (SELECT source_type, source_id FROM lost
             EXCEPT SELECT DISTINCT source_type, source_id FROM ${conv}
-                   WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM ${w('lost')})
+                   WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM lost)
                      AND order_id NOT IN (SELECT order_id FROM ${w('affected')}))
     UNION SELECT source_type, source_id FROM ${w('attr')}`);
   const input = modelInput(u, { attr: w('used') });
@@ -134,8 +134,9 @@ async function sourceInfo(u: Update): Promise<void> {
 /**
  * conv with the affected orders' rows attributed again; the days and contacts whose rows changed
  * (days, contacts), for the per-day sums; and a stored source's new identity copied into its rows.
+ * True when source_info made anew differs from the stored one.
  */
-async function replaceConv(u: Update): Promise<void> {
+async function replaceConv(u: Update): Promise<boolean> {
   const db = u.scope.db;
   const w = (name: string) => workTable(u, name);
   const conv = u.scope.relation('conv');
@@ -146,13 +147,17 @@ async function replaceConv(u: Update): Promise<void> {
     SELECT DISTINCT contact_id FROM ${old} WHERE NOT is_refund UNION SELECT DISTINCT contact_id FROM ${w('conv')} WHERE NOT is_refund`);
   await db.exec(sql`DELETE FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})`);
   await db.exec(sql`INSERT INTO ${conv} SELECT * FROM ${w('conv')} ORDER BY datetime`);
-  const changed = sql`(SELECT n.* FROM ${w('source_info')} n JOIN ${u.scope.relation('source_info')} o USING (source_type, source_id)
+  const stored = u.scope.relation('source_info');
+  const changed = sql`(SELECT n.* FROM ${w('source_info')} n JOIN ${stored} o USING (source_type, source_id)
     WHERE (${join(IDENTITY.map((c) => sql`o.${ident(c)}`))}) IS DISTINCT FROM (${join(IDENTITY.map((c) => sql`n.${ident(c)}`))}))`;
-  const found = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${changed}`);
+  // In one query: whether a stored source's identity changed, and whether source_info differs at all (else it is not written again).
+  const found = await db.one<{ n: bigint; differs: boolean }>(sql`SELECT (SELECT count(*) FROM ${changed}) AS n,
+    EXISTS (SELECT * FROM ${stored} EXCEPT ALL SELECT * FROM ${w('source_info')}) OR EXISTS (SELECT * FROM ${w('source_info')} EXCEPT ALL SELECT * FROM ${stored}) AS differs`);
   if (Number(found?.n ?? 0) > 0) {
     await db.exec(sql`UPDATE ${conv} c SET ${join(IDENTITY.map((col) => sql`${ident(col)} = n.${ident(col)}`))}
       FROM ${changed} n WHERE c.source_type = n.source_type AND c.source_id = n.source_id`);
   }
+  return found?.differs !== false;
 }
 
 /** The old source_key of each stored source whose key the new source_info changes, with the new one. */
@@ -164,31 +169,22 @@ async function keyChanges(u: Update): Promise<boolean> {
   return created > 0;
 }
 
-/** True when the scope's plugin has new rows in a table the attribution reads. */
-async function hasNewRows(u: Update): Promise<boolean> {
-  const counts = (['orders', 'touches', 'fx', 'contacts', 'sources'] as const).flatMap((name) => {
-    const rows = fresh(u, name);
-    return rows ? [sql`(SELECT count(*) FROM ${rows})`] : [];
-  });
-  if (counts.length === 0) return false;
-  const found = await u.scope.db.one<{ n: bigint }>(sql`SELECT ${join(counts, trusted(' + '))} AS n`);
-  return Number(found?.n ?? 0) > 0;
-}
-
-/** Brings the scope's stored attribution (conv, source_info, the per-day sums) up to date with the new rows. */
+/** Brings the scope's stored attribution (conv, source_info, the per-day sums) up to date with its new rows (update.ts calls it for a scope that has some). */
 export async function reattribute(u: Update): Promise<void> {
-  if (!(await hasNewRows(u))) return;
   const db = u.scope.db;
   await db.exec(sql`CREATE SCHEMA ${ident(u.work)}`);
   await affectedOrders(u);
   await affectedInputs(u);
   await materialise(affectedInput(u), [ORDER_HEAD, CLICKS, ATTR]);
   await sourceInfo(u);
-  await replaceConv(u);
-  const rekeyed = await keyChanges(u);
-  const stored = u.scope.relation('source_info');
-  await db.exec(sql`DELETE FROM ${stored}`);
-  await db.exec(sql`INSERT INTO ${stored} SELECT * FROM ${workTable(u, 'source_info')} ORDER BY source_key`);
+  const differs = await replaceConv(u);
+  const rekeyed = differs && (await keyChanges(u));
+  if (differs) {
+    // The same rows are the same table (in source_key order, which is unique): not written again.
+    const stored = u.scope.relation('source_info');
+    await db.exec(sql`DELETE FROM ${stored}`);
+    await db.exec(sql`INSERT INTO ${stored} SELECT * FROM ${workTable(u, 'source_info')} ORDER BY source_key`);
+  }
   await updateSums(u, rekeyed);
   await db.exec(sql`DROP SCHEMA ${ident(u.work)} CASCADE`);
 }
