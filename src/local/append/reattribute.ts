@@ -134,9 +134,8 @@ async function sourceInfo(u: Update): Promise<void> {
 /**
  * conv with the affected orders' rows attributed again; the days and contacts whose rows changed
  * (days, contacts), for the per-day sums; and a stored source's new identity copied into its rows.
- * True when source_info made anew differs from the stored one.
  */
-async function replaceConv(u: Update): Promise<boolean> {
+async function replaceConv(u: Update): Promise<void> {
   const db = u.scope.db;
   const w = (name: string) => workTable(u, name);
   const conv = u.scope.relation('conv');
@@ -147,17 +146,13 @@ async function replaceConv(u: Update): Promise<boolean> {
     SELECT DISTINCT contact_id FROM ${old} WHERE NOT is_refund UNION SELECT DISTINCT contact_id FROM ${w('conv')} WHERE NOT is_refund`);
   await db.exec(sql`DELETE FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})`);
   await db.exec(sql`INSERT INTO ${conv} SELECT * FROM ${w('conv')} ORDER BY datetime`);
-  const stored = u.scope.relation('source_info');
-  const changed = sql`(SELECT n.* FROM ${w('source_info')} n JOIN ${stored} o USING (source_type, source_id)
+  const changed = sql`(SELECT n.* FROM ${w('source_info')} n JOIN ${u.scope.relation('source_info')} o USING (source_type, source_id)
     WHERE (${join(IDENTITY.map((c) => sql`o.${ident(c)}`))}) IS DISTINCT FROM (${join(IDENTITY.map((c) => sql`n.${ident(c)}`))}))`;
-  // In one query: whether a stored source's identity changed, and whether source_info differs at all (else it is not written again).
-  const found = await db.one<{ n: bigint; differs: boolean }>(sql`SELECT (SELECT count(*) FROM ${changed}) AS n,
-    EXISTS (SELECT * FROM ${stored} EXCEPT ALL SELECT * FROM ${w('source_info')}) OR EXISTS (SELECT * FROM ${w('source_info')} EXCEPT ALL SELECT * FROM ${stored}) AS differs`);
+  const found = await db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM ${changed}`);
   if (Number(found?.n ?? 0) > 0) {
     await db.exec(sql`UPDATE ${conv} c SET ${join(IDENTITY.map((col) => sql`${ident(col)} = n.${ident(col)}`))}
       FROM ${changed} n WHERE c.source_type = n.source_type AND c.source_id = n.source_id`);
   }
-  return found?.differs !== false;
 }
 
 /** The old source_key of each stored source whose key the new source_info changes, with the new one. */
@@ -177,14 +172,11 @@ export async function reattribute(u: Update): Promise<void> {
   await affectedInputs(u);
   await materialise(affectedInput(u), [ORDER_HEAD, CLICKS, ATTR]);
   await sourceInfo(u);
-  const differs = await replaceConv(u);
-  const rekeyed = differs && (await keyChanges(u));
-  if (differs) {
-    // The same rows are the same table (in source_key order, which is unique): not written again.
-    const stored = u.scope.relation('source_info');
-    await db.exec(sql`DELETE FROM ${stored}`);
-    await db.exec(sql`INSERT INTO ${stored} SELECT * FROM ${workTable(u, 'source_info')} ORDER BY source_key`);
-  }
+  await replaceConv(u);
+  const rekeyed = await keyChanges(u);
+  const stored = u.scope.relation('source_info');
+  await db.exec(sql`DELETE FROM ${stored}`);
+  await db.exec(sql`INSERT INTO ${stored} SELECT * FROM ${workTable(u, 'source_info')} ORDER BY source_key`);
   await updateSums(u, rekeyed);
   await db.exec(sql`DROP SCHEMA ${ident(u.work)} CASCADE`);
 }

@@ -7,7 +7,7 @@
  */
 import { CONTACT_DAY, PLUGIN_CONTACT_DAY, PLUGIN_DAY, REPORT_DAY } from '../models/daily.js';
 import type { Relation } from '../models/relation.js';
-import { ident, join, sql, trusted, type Sql } from '../sql.js';
+import { sql, trusted, type Sql } from '../sql.js';
 import { day, modelInput, workTable, type Update } from './input.js';
 
 /** One stored sum: its relation, the days it is made again for, what it reads there, and its order. */
@@ -20,39 +20,20 @@ interface Sum {
   keyed: boolean;
 }
 
-/**
- * A sum's rows of its days made again. Stored in day order, as a full import stores them (a period's
- * zonemaps skip the other days): where every day made again comes after the stored ones, the old
- * rows of those days go and the new ones are appended; where one comes earlier (late), the table
- * is written again in order, its other days' rows and the new ones, in one statement.
- */
-async function remake(u: Update, sum: Sum, rekeyed: boolean, late: boolean): Promise<void> {
+async function remake(u: Update, sum: Sum, rekeyed: boolean): Promise<void> {
   const db = u.scope.db;
   const stored = u.scope.relation(sum.relation.name);
-  if (!late) await db.exec(sql`DELETE FROM ${stored} WHERE day IN ${sum.days}`);
+  await db.exec(sql`DELETE FROM ${stored} WHERE day IN ${sum.days}`);
   if (sum.keyed && rekeyed) {
     await db.exec(sql`UPDATE ${stored} s SET source_key = k.new_key FROM ${workTable(u, 'keys')} k WHERE s.source_key = k.old_key`);
   }
-  const select = sql`SELECT * FROM (${await sum.relation.select(modelInput(u, sum.reads))}) WHERE day IN ${sum.days}`;
+  // Stored in day order, as a full import stores them (a period's zonemaps skip the other days): new days after the
+  // stored ones keep it; an earlier day made again is written in its place.
+  const late = await db.one<{ late: boolean | null }>(sql`SELECT (SELECT min(day) FROM ${sum.days}) <= (SELECT max(day) FROM ${stored}) AS late`);
+  const select = await sum.relation.select(modelInput(u, sum.reads));
   const order = trusted(sum.order);
-  if (!late) await db.exec(sql`INSERT INTO ${stored} ${select} ORDER BY ${order}`);
-  else await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM (SELECT * FROM ${stored} WHERE (day IN ${sum.days}) IS NOT TRUE UNION ALL ${select}) ORDER BY ${order}`);
-}
-
-/**
- * In one query: the span of the days whose contacts' rows are made again (lo, hi), and for each sum
- * whether a day it makes again comes before a stored day it keeps (late: its table is written again in order).
- */
-async function spanAndLate(u: Update, sums: readonly Pick<Sum, 'relation' | 'days'>[]): Promise<{ lo: string | null; hi: string | null; late: boolean[] }> {
-  const late = sums.map((sum, i) => {
-    const stored = u.scope.relation(sum.relation.name);
-    // The rows a DELETE of the days would keep: day IN days is not true (false, or NULL).
-    return sql`(SELECT min(day) FROM ${sum.days}) <= (SELECT max(day) FROM ${stored} WHERE (day IN ${sum.days}) IS NOT TRUE) AS ${ident(`late_${i}`)}`;
-  });
-  const row = await u.scope.db.one<Record<string, string | boolean | null>>(sql`SELECT
-    (SELECT strftime(min(day), '%Y-%m-%d') FROM ${workTable(u, 'contact_days')}) AS lo,
-    (SELECT strftime(max(day), '%Y-%m-%d') FROM ${workTable(u, 'contact_days')}) AS hi, ${join(late)}`);
-  return { lo: (row?.lo as string | null) ?? null, hi: (row?.hi as string | null) ?? null, late: sums.map((_, i) => row?.[`late_${i}`] === true) };
+  await db.exec(sql`INSERT INTO ${stored} SELECT * FROM (${select}) WHERE day IN ${sum.days} ORDER BY ${order}`);
+  if (late?.late) await db.exec(sql`CREATE OR REPLACE TABLE ${stored} AS SELECT * FROM ${stored} ORDER BY ${order}`);
 }
 
 /** The per-day sums of the scope made again for the days whose rows changed (see the module's comment); rekeyed: some sources' source_key changed. */
@@ -66,14 +47,11 @@ export async function updateSums(u: Update, rekeyed: boolean): Promise<void> {
     WHERE NOT is_refund AND contact_id IN (SELECT contact_id FROM ${w('contacts_changed')}) AND day >= (SELECT min(day) FROM ${w('days')})`);
   const days = sql`(SELECT day FROM ${w('days')})`;
   const contactDays = sql`(SELECT day FROM ${w('contact_days')})`;
-  const span = await spanAndLate(u, [
-    { relation: REPORT_DAY, days },
-    { relation: CONTACT_DAY, days: contactDays },
-    { relation: PLUGIN_CONTACT_DAY, days: contactDays },
-    { relation: PLUGIN_DAY, days: contactDays },
-  ]);
-  if (!span.lo || !span.hi) return;
   // Every conversion of the contacts who converted on those days: a row's prev_day may lie on any earlier day.
+  const span = await db.one<{ lo: string | null; hi: string | null }>(
+    sql`SELECT strftime(min(day), '%Y-%m-%d') AS lo, strftime(max(day), '%Y-%m-%d') AS hi FROM ${w('contact_days')}`,
+  );
+  if (!span?.lo || !span.hi) return;
   await db.exec(sql`CREATE TABLE ${w('their_conv')} AS SELECT day, source_type, source_id, contact_id, is_refund FROM ${conv} WHERE contact_id IN (
     SELECT DISTINCT contact_id FROM ${conv} WHERE NOT is_refund AND day >= ${day(span.lo)} AND day <= ${day(span.hi)} AND day IN ${contactDays})`);
   const theirConv = w('their_conv');
@@ -93,5 +71,5 @@ export async function updateSums(u: Update, rekeyed: boolean): Promise<void> {
       keyed: false,
     },
   ];
-  for (const [i, sum] of sums.entries()) await remake(u, sum, rekeyed, span.late[i]!);
+  for (const sum of sums) await remake(u, sum, rekeyed);
 }
