@@ -11,7 +11,7 @@ import { DataError } from '../errors.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { Database } from './db.js';
-import { filesAsRead } from './dataset/globs.js';
+import { everyFileAsRead } from './dataset/globs.js';
 import { META, type ImportedFile, type ImportedTable, type ImportMeta } from './imported.js';
 import { TABLE_NAMES, TABLES, type TableName } from './schema.js';
 import { ident, int, sql, table } from './sql.js';
@@ -25,8 +25,11 @@ export async function datasetFiles(dir: string): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
   const db = await Database.open(':memory:', { threads: 1, reuse: true });
   try {
-    for (const [table, source] of discoverTables(dir)) {
-      const read = await filesAsRead(db, source);
+    const sources = [...discoverTables(dir)];
+    // One statement for every table's globs.
+    const reads = await everyFileAsRead(db, sources.map(([, source]) => source));
+    for (const [i, [table, source]] of sources.entries()) {
+      const read = reads[i]!;
       // A file the globs do not list as such (its path holds a glob character) keeps its name order, after them.
       const place = (file: string) => (read.includes(file) ? read.indexOf(file) : read.length);
       for (const file of [...source.files].sort((a, b) => place(a) - place(b))) {

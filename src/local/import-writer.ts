@@ -274,12 +274,12 @@ async function writeTables(db: Database, dataset: Dataset, plugin: string | null
   return tables;
 }
 
-/** What the file holds, one row per key with its JSON value. */
-export async function writeMeta(db: Database, meta: ImportMeta): Promise<void> {
-  await db.exec(sql`CREATE TABLE out.main.${ident(META)} (key VARCHAR, value VARCHAR)`);
-  // One statement for every row, in the order of the keys.
+/** What the file holds, one row per key with its JSON value (replacing the table an update's copy holds). */
+export async function writeMeta(db: Database, meta: ImportMeta, replace = false): Promise<void> {
+  // One statement for the table and every row, in the order of the keys (VALUES keeps it).
   const rows = Object.entries(meta).map(([key, value]) => sql`(${key}, ${JSON.stringify(value)})`);
-  await db.exec(sql`INSERT INTO out.main.${ident(META)} VALUES ${joinSql(rows)}`);
+  await db.exec(sql`CREATE ${replace ? sql`OR REPLACE ` : EMPTY}TABLE out.main.${ident(META)} AS
+    SELECT CAST(k AS VARCHAR) AS key, CAST(v AS VARCHAR) AS value FROM (VALUES ${joinSql(rows)}) AS t(k, v)`);
 }
 
 /** Staging files of imports into the same target whose process is gone (killed, crashed). */

@@ -107,14 +107,14 @@ async function sourceInfo(u: Update): Promise<void> {
   const w = (name: string) => workTable(u, name);
   const conv = u.scope.relation('conv');
   const stored = u.scope.relation('source_info');
-  await db.exec(sql`CREATE TABLE ${w('lost')} AS
-    SELECT DISTINCT source_type, source_id FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})
-    EXCEPT SELECT source_type, source_id FROM ${w('attr')}`);
+  // lost: the sources of the affected orders' stored rows that their new attribution does not name.
   await db.exec(sql`CREATE TABLE ${w('used')} AS
+    WITH lost AS (SELECT DISTINCT source_type, source_id FROM ${conv} WHERE order_id IN (SELECT order_id FROM ${w('affected')})
+                  EXCEPT SELECT source_type, source_id FROM ${w('attr')})
     SELECT source_type, source_id FROM ${stored}
-    EXCEPT (SELECT source_type, source_id FROM ${w('lost')}
+    EXCEPT (SELECT source_type, source_id FROM lost
             EXCEPT SELECT DISTINCT source_type, source_id FROM ${conv}
-                   WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM ${w('lost')})
+                   WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM lost)
                      AND order_id NOT IN (SELECT order_id FROM ${w('affected')}))
     UNION SELECT source_type, source_id FROM ${w('attr')}`);
   const input = modelInput(u, { attr: w('used') });
@@ -164,20 +164,8 @@ async function keyChanges(u: Update): Promise<boolean> {
   return created > 0;
 }
 
-/** True when the scope's plugin has new rows in a table the attribution reads. */
-async function hasNewRows(u: Update): Promise<boolean> {
-  const counts = (['orders', 'touches', 'fx', 'contacts', 'sources'] as const).flatMap((name) => {
-    const rows = fresh(u, name);
-    return rows ? [sql`(SELECT count(*) FROM ${rows})`] : [];
-  });
-  if (counts.length === 0) return false;
-  const found = await u.scope.db.one<{ n: bigint }>(sql`SELECT ${join(counts, trusted(' + '))} AS n`);
-  return Number(found?.n ?? 0) > 0;
-}
-
-/** Brings the scope's stored attribution (conv, source_info, the per-day sums) up to date with the new rows. */
+/** Brings the scope's stored attribution (conv, source_info, the per-day sums) up to date with its new rows (update.ts calls it for a scope that has some). */
 export async function reattribute(u: Update): Promise<void> {
-  if (!(await hasNewRows(u))) return;
   const db = u.scope.db;
   await db.exec(sql`CREATE SCHEMA ${ident(u.work)}`);
   await affectedOrders(u);

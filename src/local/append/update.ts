@@ -12,11 +12,11 @@ import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
 import { firstLine, type DataIssue, type Dataset } from '../dataset.js';
 import { DataError } from '../../errors.js';
-import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportMeta } from '../imported.js';
+import { IMPORT_FORMAT, IMPORT_VERSION, type ImportedFile, type ImportMeta } from '../imported.js';
 import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import type { TableName } from '../schema.js';
 import { ident, join, literal, sql, table } from '../sql.js';
-import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, readNewFiles, wholeDataset } from './new-rows.js';
+import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, newRows, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
 /** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
@@ -30,17 +30,41 @@ async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
   if (rows.some((r) => !known.has(r.p))) throw new NeedsFullImport('a new plugin');
 }
 
-/** Each stored scope's attribution brought up to date (the reference currency resolved as before, or the long way). */
+/** The tables the attribution reads (reattribute.ts); a new row of plugins may change a scope's reference currency besides. */
+const ATTRIBUTION_INPUTS: readonly TableName[] = ['orders', 'touches', 'fx', 'contacts', 'sources'];
+
+/**
+ * The tables with new rows of a scope's plugin (or, for a table without plugin_id and for a dataset
+ * without plugins, any new rows), from one query over the new rows (n_<name>) of every scope.
+ */
+async function newRowsByPlugin(fresh: Dataset): Promise<(plugin: string | null) => Set<TableName>> {
+  const names = (['plugins', ...ATTRIBUTION_INPUTS] as TableName[]).filter((name) => fresh.has(name));
+  const own = (name: TableName) => fresh.tables.get(name)!.hasPluginId;
+  const parts = names.map((name) =>
+    own(name) ? sql`(SELECT DISTINCT ${name} AS t, plugin_id AS p FROM ${newRows(name)})` : sql`(SELECT ${name} AS t, NULL AS p FROM ${newRows(name)} LIMIT 1)`,
+  );
+  const rows = parts.length ? await fresh.db.all<{ t: TableName; p: string | null }>(join(parts, sql` UNION ALL `)) : [];
+  return (plugin) => new Set(rows.filter((r) => plugin === null || !own(r.t) || r.p === plugin).map((r) => r.t));
+}
+
+/**
+ * Each stored scope's attribution brought up to date (the reference currency resolved as before, or
+ * the long way). A scope without new rows of its own or of a table every scope reads keeps its
+ * attribution and its reference currency, which only its rows tell: it is not opened at all.
+ */
 async function updateScopes(whole: Dataset, fresh: Dataset, meta: ImportMeta, referenceCurrency: string | undefined): Promise<void> {
   const storedRows = new Map<TableName, number>(meta.tables.map((t) => [t.table, t.rows]));
+  const newRowsOf = await newRowsByPlugin(fresh);
   for (const [i, stored] of meta.scopes.entries()) {
+    const tables = newRowsOf(stored.plugin);
+    if (tables.size === 0) continue;
     const scope = await Scope.forQuery(whole, `scope_${i}`, stored.plugin, {
       ...(referenceCurrency !== undefined ? { referenceCurrency } : {}),
       attributed: (plugin, reference) => (plugin === stored.plugin && reference === stored.referenceCurrency ? sql`out.${ident(stored.schema)}` : undefined),
     });
     if (!scope.reports) continue;
     if (!scope.summarised) throw new NeedsFullImport('another reference currency');
-    await reattribute({ scope, work: `update_${i}`, fresh, storedRows });
+    if (ATTRIBUTION_INPUTS.some((name) => tables.has(name))) await reattribute({ scope, work: `update_${i}`, fresh, storedRows });
   }
 }
 
@@ -51,9 +75,8 @@ async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: Impor
   phase('attributing');
   await updateScopes(wholeDataset(dir, db, meta, findings), fresh, meta, options.referenceCurrency);
   phase('writing');
-  await db.exec(sql`DROP TABLE out.main.${ident(META)}`);
   const next: ImportMeta = { ...meta, format: IMPORT_FORMAT, version: IMPORT_VERSION, convx: packageVersion(), source: dir, importedAt: new Date().toISOString(), tables, findings, files };
-  await writeMeta(db, next);
+  await writeMeta(db, next, true);
   return { tables, scopes: meta.scopes, findings };
 }
 

@@ -4,7 +4,7 @@
  * subfolders'). The rows of a table follow this order, so a record's row id is its place in it.
  */
 import type { Database } from '../db.js';
-import { literal, sql } from '../sql.js';
+import { int, join, literal, sql, trusted } from '../sql.js';
 import type { TableSource } from './types.js';
 
 /** A character that makes a path a glob to DuckDB's readers. */
@@ -12,9 +12,17 @@ export const GLOB_CHARACTER = /[*?[\]{}]/;
 
 /** The files the one read of source takes, in its order. */
 export async function filesAsRead(db: Database, source: Pick<TableSource, 'patterns'>): Promise<string[]> {
-  const files: string[] = [];
-  for (const pattern of source.patterns) {
-    for (const row of await db.all<{ file: string }>(sql`SELECT file FROM glob(${literal(pattern)})`)) files.push(row.file);
-  }
-  return files;
+  return (await everyFileAsRead(db, [source]))[0]!;
+}
+
+/**
+ * The files the read of each source takes, in its order, from one statement: every pattern's glob
+ * in one UNION ALL (which keeps each glob's order, and the globs' order), each row naming its source.
+ */
+export async function everyFileAsRead(db: Database, sources: readonly Pick<TableSource, 'patterns'>[]): Promise<string[][]> {
+  const out = sources.map((): string[] => []);
+  const globs = sources.flatMap((source, i) => source.patterns.map((pattern) => sql`SELECT ${int(i)} AS s, file FROM glob(${literal(pattern)})`));
+  if (globs.length === 0) return out;
+  for (const row of await db.all<{ s: number; file: string }>(join(globs, trusted(' UNION ALL ')))) out[row.s]!.push(row.file);
+  return out;
 }
