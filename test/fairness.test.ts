@@ -369,11 +369,16 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
       expect(late).toBeLessThan(budgetMs + 4000);
       const timedOut = answers.filter((r) => r.status === 503);
       expect(timedOut.length).toBeGreaterThanOrEqual(14);
-      for (const answer of timedOut) {
+      const { admitted, expired, plugins } = server.app.gate.stats;
+      // The budget's 503, but for a validation admitted whose SQL ended within the budget on a busy
+      // machine and which then spent the rest waiting for a renderer (a busy 503, not this test's point):
+      // only an admitted one can be that, never one that waited in the queue.
+      const busy = timedOut.filter((r) => problemType(r) === 'urn:convx:problem:busy');
+      expect(busy.length).toBeLessThanOrEqual(admitted);
+      for (const answer of timedOut.filter((r) => !busy.includes(r))) {
         expect(problemType(answer)).toBe('urn:convx:problem:query-timeout');
         expect(answer.headers.get('retry-after')).toBe('5');
       }
-      const { admitted, expired, plugins } = server.app.gate.stats;
       // One validation of A at a time (half of a pool of 2): the others waited, and left when their budget ran out.
       // (A turn that comes with a few ms of budget left runs, and is interrupted at once.)
       expect(plugins.A!.peak).toBe(1);
