@@ -70,7 +70,8 @@ const TSV_ESCAPES: [Sql, Sql][] = [
 
 /** The cell of a text value v (a VARCHAR expression): csv's quoting or tsv's escapes, and the formula escaping. */
 function textCell(v: Sql, request: TextRequest): Sql {
-  const formula = request.formulaEscape ? sql`left(${v}, 1) IN ('=', '+', '-', '@', chr(9), chr(13))` : sql`false`;
+  // The first code point (what left(v, 1) takes; -1 for '') among = + - @ tab CR: a number to compare, not a string cut per value.
+  const formula = request.formulaEscape ? sql`unicode(${v}) IN (61, 43, 45, 64, 9, 13)` : sql`false`;
   if (request.format === 'csv') {
     const quoted = (x: Sql) => sql`'"' || replace(${x}, '"', '""') || '"'`;
     return sql`CASE WHEN ${v} IS NULL THEN ''
