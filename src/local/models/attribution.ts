@@ -155,7 +155,8 @@ export const CONV: Relation = {
              c.client_contact_id, c.first_name, c.surname
       FROM priced p
       JOIN ${m.relation('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
-      LEFT JOIN ${firstContacts(m)} c ON c.contact_id = p.contact_id
+      -- with a period, the first rows of its transactions' contacts only (not every contact's)
+      LEFT JOIN ${firstContacts(m, m.period ? trusted('tx') : undefined)} c ON c.contact_id = p.contact_id
       -- every transaction (a served dataset): stored in time order, so that a period's zonemaps skip the rest
       ${m.period ? EMPTY : trusted('ORDER BY p.datetime')}`,
 };

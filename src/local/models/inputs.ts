@@ -2,7 +2,7 @@
  * The dataset's optional tables as the attribution reads them: one row per key, or the rates to
  * the reference currency; where the dataset lacks the table, an empty relation of its columns.
  */
-import { sql, type Sql } from '../sql.js';
+import { EMPTY, sql, type Sql } from '../sql.js';
 import { optional, type ModelInput } from './relation.js';
 
 /** The sources of the plugin, the first row of each (source_type, source_id) in file order. */
@@ -11,10 +11,14 @@ export function firstSources(input: ModelInput): Sql {
            FROM ${input.relation('sources')}) WHERE k = 1)`);
 }
 
-/** The contacts' columns a conversion shows, the first row of each contact_id in file order. */
-export function firstContacts(input: ModelInput): Sql {
+/**
+ * The contacts' columns a conversion shows, the first row of each contact_id in file order; of the
+ * contacts `among` holds (a relation of contact_id) where given: every row of those, so the same first rows.
+ */
+export function firstContacts(input: ModelInput, among?: Sql): Sql {
+  const only = among ? sql`WHERE contact_id IN (SELECT contact_id FROM ${among})` : EMPTY;
   return optional(input, 'contacts', ['contact_id', 'client_contact_id', 'first_name', 'surname', 'country'], () => sql`(SELECT contact_id, client_contact_id, first_name, surname, country FROM (
-           SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${input.relation('contacts')}) WHERE k = 1)`);
+           SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${input.relation('contacts')} ${only}) WHERE k = 1)`);
 }
 
 /**
