@@ -17,12 +17,16 @@ export async function filesAsRead(db: Database, source: Pick<TableSource, 'patte
 
 /**
  * The files the read of each source takes, in its order, from one statement: every pattern's glob
- * in one UNION ALL (which keeps each glob's order, and the globs' order), each row naming its source.
+ * in one UNION ALL, each row naming its source, its pattern and its place in the glob's list, and
+ * sorted by them (a UNION ALL on several threads need not keep its branches' order).
  */
 export async function everyFileAsRead(db: Database, sources: readonly Pick<TableSource, 'patterns'>[]): Promise<string[][]> {
   const out = sources.map((): string[] => []);
-  const globs = sources.flatMap((source, i) => source.patterns.map((pattern) => sql`SELECT ${int(i)} AS s, file FROM glob(${literal(pattern)})`));
+  const globs = sources.flatMap((source, i) =>
+    source.patterns.map((pattern, k) => sql`SELECT ${int(i)} AS s, ${int(k)} AS g, row_number() OVER () AS n, file FROM glob(${literal(pattern)})`),
+  );
   if (globs.length === 0) return out;
-  for (const row of await db.all<{ s: number; file: string }>(join(globs, trusted(' UNION ALL ')))) out[row.s]!.push(row.file);
+  const rows = await db.all<{ s: number; file: string }>(sql`SELECT s, file FROM (${join(globs, trusted(' UNION ALL '))}) ORDER BY s, g, n`);
+  for (const row of rows) out[row.s]!.push(row.file);
   return out;
 }
