@@ -1,10 +1,12 @@
 /** Section 3: tables in every format, typed reading, and data errors that name the place. */
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
+import { everyFileAsRead, filesAsRead } from '../src/local/dataset/globs.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, tempDir, TOUCH_HEADER, withBackend } from './helpers.js';
 import { literal, sql } from '../src/local/sql.js';
 
@@ -262,5 +264,28 @@ describe('convx data check', () => {
     const clean = await cli(['data', 'check', dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES })]);
     expect(clean.stdout).toMatch(/no problems found/);
     expect(clean.code).toBe(0);
+  });
+});
+
+describe('the files a read of a table takes', () => {
+  it('are each pattern in turn, each in its glob\'s order, for several tables at once and on several threads', async () => {
+    const dir = tempDir();
+    const names = ['b.csv', 'a.csv', 'sub/c.csv', 'z.csv.gz', 'sub/y.csv.gz', ...Array.from({ length: 30 }, (_, i) => `m/${i}.csv`)];
+    for (const name of names) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), '');
+    }
+    const patterns = [join(dir, '*.csv'), join(dir, '**', '*.csv'), join(dir, '*.csv.gz'), join(dir, '**', '*.csv.gz')];
+    const db = await Database.open(':memory:', { threads: 4 });
+    try {
+      const one = async (pattern: string) => (await db.all<{ file: string }>(sql`SELECT file FROM glob(${literal(pattern)})`)).map((r) => r.file);
+      const expected = (await Promise.all(patterns.map(one))).flat();
+      const [all, some] = await everyFileAsRead(db, [{ patterns }, { patterns: patterns.slice(2) }]);
+      expect(all).toEqual(expected);
+      expect(some).toEqual((await Promise.all(patterns.slice(2).map(one))).flat());
+      expect(await filesAsRead(db, { patterns })).toEqual(expected);
+    } finally {
+      db.close();
+    }
   });
 });
