@@ -17,12 +17,14 @@
  * LF files: a full import reads each run of files with its own line ending, as --append reads
  * its new files alone.
  */
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Database } from '../src/local/db.js';
 import { appendDataset, type AppendSummary } from '../src/local/import-append.js';
 import { importDataset, type ImportOptions } from '../src/local/import-writer.js';
 import { csv, suiteThreadsOption, tempDir } from './helpers.js';
+import { literal, sql } from '../src/local/sql.js';
 import { sameTables } from './import-compare.js';
 
 /** A seeded generator of floats in [0, 1): a linear congruential one, the seed spread first. */
@@ -305,5 +307,47 @@ describe('data import --append: random datasets', () => {
   const seeds = Array.from({ length: Number(process.env.APPEND_SEEDS ?? 10) }, (_, i) => Number(process.env.APPEND_SEED0 ?? 1) + i);
   it.each(seeds)('seed %i: each step appended holds what a full import holds', async (seed) => {
     await check(seed);
+  });
+});
+
+describe('data import --append: the storage an imported file is written in', () => {
+  /** The storage DuckDB says the file holds (DuckDB's tag: v1.0.0+ for its default, v1.5.0+ for the one convx writes). */
+  async function storageOf(file: string): Promise<string | undefined> {
+    const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
+    try {
+      await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
+      const row = await db.one<{ v: string }>(sql`SELECT tags['storage_version'] AS v FROM duckdb_databases() WHERE database_name = 'f'`);
+      return row?.v;
+    } finally {
+      db.close();
+    }
+  }
+
+  it("an import writes DuckDB 1.5's storage; a file in DuckDB's older default storage is appended to as any other, and its copy is raised to it", async () => {
+    const dir = join(root, 'storage');
+    const file = join(root, 'storage.duckdb');
+    const full = join(root, 'storage-full.duckdb');
+    write(dir, FIRST);
+    await importDataset(dir, file, suiteThreadsOption());
+    expect(await storageOf(file)).toBe('v1.5.0+');
+    // The same file rewritten in DuckDB's default storage, as convx wrote it before.
+    const older = join(root, 'storage-older.duckdb');
+    const db = await Database.open(':memory:', suiteThreadsOption());
+    try {
+      await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
+      await db.exec(sql`ATTACH ${literal(older)} AS o`);
+      await db.exec(sql`COPY FROM DATABASE f TO o`);
+    } finally {
+      db.close();
+    }
+    expect(await storageOf(older)).toBe('v1.0.0+');
+    rmSync(file);
+    renameSync(older, file);
+    write(dir, { 'touches/01.csv': `${TOUCHES}p-a,c-1,2024-01-30T10:00:00.000Z,click,campaign,k-2\n`, 'orders/01.csv': `${ORDERS}p-a,o-2,c-1,2024-02-02T10:00:00.000Z,EUR,5,6,completed\n` });
+    const summary = await appendDataset(dir, file, suiteThreadsOption());
+    expect(summary.way).toBe('short');
+    await importDataset(dir, full, suiteThreadsOption());
+    await sameTables(full, file, 'appended to a file in the older storage');
+    expect(await storageOf(file)).toBe('v1.5.0+');
   });
 });

@@ -16,7 +16,7 @@ import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedSc
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
-import { EMPTY, ident, join as joinSql, literal, sql, table } from './sql.js';
+import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
 
 export interface ImportSummary {
   file: string;
@@ -108,6 +108,24 @@ export class Staging {
 }
 
 /**
+ * The storage an imported file is written in: DuckDB 1.5's. The library's default is still that of
+ * DuckDB 0.10.2, for older readers; convx reads its files with its own DuckDB, and the newer
+ * storage's checkpoint costs less: on the samples, the file's DETACH 37 -> 14 ms (a third of a
+ * small import), the file the same size. An update's copy of a file written before in the older
+ * storage is raised to it (DuckDB reads both; it cannot lower a file's storage).
+ */
+const STORAGE = trusted("(STORAGE_VERSION 'v1.5.0')");
+
+/** Attaches the file being written (an import's staging file, or the copy an update writes) as `out`; target: the file it becomes, for the message. */
+export async function attachOut(db: Database, file: string, target: string): Promise<void> {
+  try {
+    await db.exec(sql`ATTACH ${literal(file)} AS out ${STORAGE}`);
+  } catch (error) {
+    throw new DataError(`cannot write ${target}: ${firstLine(error)}`);
+  }
+}
+
+/**
  * One imported file at staging: the typed tables (narrowed to the plugin given: its rows of the
  * tables with plugin_id, every row of the others), the scopes' attribution and what it holds.
  * A split file stores its one scope as scope_0, as an import of that plugin's rows alone would.
@@ -124,11 +142,7 @@ async function writeFile(
   const db = dataset.db;
   // An update (--append) starts from a copy of the file it replaces, whose stored rows stay.
   if (previous) copyFileSync(target, staging);
-  try {
-    await db.exec(sql`ATTACH ${literal(staging)} AS out`);
-  } catch (error) {
-    throw new DataError(`cannot write ${target}: ${firstLine(error)}`);
-  }
+  await attachOut(db, staging, target);
   let tables: ImportedTable[];
   const stored: ImportedScope[] = [];
   try {

@@ -10,12 +10,11 @@ import { copyFileSync, statSync } from 'node:fs';
 import { packageVersion } from '../../version.js';
 import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
-import { firstLine, type DataIssue, type Dataset } from '../dataset.js';
-import { DataError } from '../../errors.js';
+import type { DataIssue, Dataset } from '../dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, type ImportedFile, type ImportMeta } from '../imported.js';
-import { Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
+import { attachOut, Staging, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import type { TableName } from '../schema.js';
-import { ident, join, literal, sql, table } from '../sql.js';
+import { ident, join, sql, table } from '../sql.js';
 import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, newRows, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
@@ -112,11 +111,7 @@ export async function appendInPlace(
   try {
     const { staging: copy } = staging.add(into);
     copyFileSync(into, copy);
-    try {
-      await db.exec(sql`ATTACH ${literal(copy)} AS out`);
-    } catch (error) {
-      throw new DataError(`cannot write ${into}: ${firstLine(error)}`);
-    }
+    await attachOut(db, copy, into);
     const written = await updateCopy(db, dir, fresh, meta, files, findings, options);
     await db.exec(sql`DETACH out`);
     staging.commit();
