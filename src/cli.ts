@@ -5,7 +5,8 @@
  * (DuckDB, the server, jose ...) are imported when a command runs, so `--help`
  * never loads them (test/startup.test.ts pins that).
  */
-import { Command, CommanderError, Option } from 'commander';
+import { createRequire } from 'node:module';
+import type * as Commander from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
@@ -16,6 +17,14 @@ import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io, LookupsFactory } from './context.js';
 import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { packageVersion } from './version.js';
+
+/**
+ * commander, loaded with `require`: its ES module entry only wraps the CommonJS one, and going
+ * through it costs every start some 5 ms more (13 against 8 ms, measured in a fresh Node).
+ */
+const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof Commander;
+type Command = Commander.Command;
+type Option = Commander.Option;
 
 const GLOBAL_HELP = `
 Modes:
@@ -127,7 +136,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
       }
       const [{ createContext }, factories] = await Promise.all([import('./context.js'), defaultFactories(options)]);
       const parsed = pageFormats(definition); // -o's formats: validate's own, html for the commands printing pages, else the reporting ones
-      const ctx = createContext(
+      const ctx = await createContext(
         io,
         { ...globals, newProfile: definition.createsProfile ?? false, ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
         factories.backends,
@@ -198,8 +207,8 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
     }
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
-  const { Chalk } = await import('chalk');
-  const chalk = new Chalk({ level: io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0 });
+  const { painter } = await import('./output/no-color.js');
+  const chalk = await painter(io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0);
   // A message may quote a data value (an id, a name, a file's line): no control character reaches the terminal.
   const { safeLines } = await import('./output/terminal.js');
   if (error instanceof ConvxError) {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { Chalk, type ChalkInstance } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import type { GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
@@ -9,6 +9,7 @@ import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
 import { createLogger, type Logger } from './output/logger.js';
+import { painter } from './output/no-color.js';
 import { ResultWriter } from './output/writer.js';
 
 export type { Logger } from './output/logger.js';
@@ -220,11 +221,11 @@ function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: 
  * the settings say); a test passes its own. Look-ups (shell completion) come from
  * `lookups`, else from the backend.
  */
-export function createContext(io: Io, given: GlobalOptions, backends: BackendFactory, lookups: LookupsFactory = (ctx) => backends(ctx, {})): Context {
+export async function createContext(io: Io, given: GlobalOptions, backends: BackendFactory, lookups: LookupsFactory = (ctx) => backends(ctx, {})): Promise<Context> {
   const globals: GlobalOptions =
     given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
-  const chalk = new Chalk({ level: colorLevel(io.stdoutIsTTY, io.env, globals.color) });
-  const errChalk = new Chalk({ level: colorLevel(io.stderrIsTTY, io.env, globals.color) });
+  // chalk loads only where something is coloured (output/no-color.ts)
+  const [chalk, errChalk] = await Promise.all([painter(colorLevel(io.stdoutIsTTY, io.env, globals.color)), painter(colorLevel(io.stderrIsTTY, io.env, globals.color))]);
   const { file, config, settings } = profileSettings(io, globals);
   // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
   const allowed = globals.formats ?? FORMATS;

@@ -51,6 +51,10 @@ function importsOf(file: string): Import[] {
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
       if (arg && ts.isStringLiteral(arg)) add(arg.text, true, false);
+    } else if (ts.isCallExpression(node) && ts.isCallExpression(node.expression) && ts.isIdentifier(node.expression.expression) && node.expression.expression.text === 'createRequire') {
+      // createRequire(import.meta.url)('pkg') at module level loads pkg as a static import does (local/duckdb.ts)
+      const [arg] = node.arguments;
+      if (arg && ts.isStringLiteral(arg)) add(arg.text, false, false);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       add(node.argument.literal.text, false, true);
     }

@@ -139,7 +139,7 @@ describe('convx config (item 14)', () => {
     expect(statSync(credentialsFile(home)).mode & 0o777).toBe(0o600);
     expect(statSync(join(home, 'convx')).mode & 0o777).toBe(0o700);
     // and the context still finds it
-    const ctx = createContext(
+    const ctx = await createContext(
       { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
       { color: false },
       openDefaultBackend,
@@ -426,7 +426,7 @@ describe('shell completion (item 15)', () => {
   }, 60_000);
 
   it('--values gives up quietly when its time budget runs out', async () => {
-    const ctx = createContext(
+    const ctx = await createContext(
       { stdin: new PassThrough(), stdinIsTTY: false, stdout: new Capture(), stderr: new Capture(), stdoutIsTTY: false, stderrIsTTY: false, env: { CONVX_DATA: SAMPLES, XDG_CONFIG_HOME: tempDir() }, cwd: ROOT, now: () => new Date(), onSignal: () => () => undefined },
       { color: false },
       openDefaultBackend,

@@ -186,7 +186,7 @@ describe('trendHtml', () => {
     // the outside world of a command, no terminal: what a handler's ctx.io holds
     const [streams, flags] = [{ stdin: Readable.from([]), stdout, stderr }, { stdinIsTTY: false, stdoutIsTTY: false, stderrIsTTY: false }];
     const io: Io = { ...streams, ...flags, env: {}, cwd: tempDir(), now: () => new Date(0), onSignal: () => () => undefined };
-    const ctx = createContext(io, { color: false, format: 'html', formats: PAGE_FORMATS }, async () => {
+    const ctx = await createContext(io, { color: false, format: 'html', formats: PAGE_FORMATS }, async () => {
       throw new Error('no backend');
     });
     await printTrendPage(ctx, TREND, {}, { dataVersion: 'v1', filters: ['--country cz'] });

@@ -204,7 +204,7 @@ export async function runComplete(words: readonly string[], io: Io, options: Com
   const valuesOf: ValuesOf = async (kind, line) => {
     try {
       const [{ createContext }, { completionValues }] = await Promise.all([import('../context.js'), import('./values.js')]);
-      const ctx = createContext(io, { ...dataFlags(line, io.env.HOME), color: true }, options.backends, options.lookups);
+      const ctx = await createContext(io, { ...dataFlags(line, io.env.HOME), color: true }, options.backends, options.lookups);
       return await completionValues(ctx, kind);
     } catch {
       return [];

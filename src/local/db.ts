@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
 import { endLease, leaseInstance, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';

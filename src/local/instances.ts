@@ -8,7 +8,7 @@
  * objects go with its connection), and the instance waits, idle, for a lease of the same
  * configuration. Only in-memory databases are leased.
  */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 import { compile, ident, join, sql } from './sql.js';
 
 /**
