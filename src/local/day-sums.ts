@@ -71,7 +71,6 @@ function average(units: number, count: number): number {
 const millis = (ms: number): number | null => (Number.isNaN(ms) ? null : ms);
 const timestamp = (ms: unknown): string | null => (ms === null ? null : new Date(ms as number).toISOString());
 
-
 /**
  * Rows of groups (cells: a source key and an order currency; or source keys), each group's rows in
  * day order, one a day: `width` running totals (the day's sums added up from the group's first

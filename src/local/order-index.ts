@@ -72,8 +72,8 @@ class TextsBuilder {
     // join writes null as nothing
     const joined = texts.join('');
     const size = Buffer.byteLength(joined, 'utf8');
-    // past 4 GiB of text the ends would wrap: TooLarge, the SQL way
-    if (this.used + size >= 2 ** 32) throw new TooLarge();
+    // past 4 GiB of text the ends would wrap: no index, the SQL way
+    if (this.used + size >= 2 ** 32) throw new NotMade();
     if (this.used + size > this.utf8.length) this.utf8 = grownTo(this.utf8, Buffer.allocUnsafeSlow(Math.max(2 * this.utf8.length, this.used + size)));
     this.utf8.write(joined, this.used, 'utf8');
     // ASCII throughout: a text's bytes are its length
@@ -94,8 +94,8 @@ class TextsBuilder {
   }
 }
 
-/** A value the arrays cannot hold, or a load stopped: the index is not made. */
-class TooLarge extends Error {}
+/** Why the index is not made: a value the arrays cannot hold, or a load stopped. */
+class NotMade extends Error {}
 
 /** A typed array (or buffer) copied into the start of a longer one, which is returned. */
 function grownTo<T extends Uint8Array | Uint32Array | Float64Array | Int32Array | Uint16Array>(from: T, to: T): T {
@@ -144,14 +144,14 @@ export class OrderIndex {
     const count = stopped() ? undefined : await rowsThatFit(db, conv);
     if (count === undefined) return undefined;
     const go = () => {
-      if (stopped()) throw new TooLarge();
+      if (stopped()) throw new NotMade();
     };
     try {
       for (const [name, select] of Object.entries(NUMBERED)) {
         go();
         await db.exec(sql`CREATE OR REPLACE TEMP TABLE ${temporary(name)} AS ${select(conv)}`);
       }
-      const sources = (await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`));
+      const sources = await db.all<SourceRow>(sql`SELECT ${join(SOURCE_COLUMNS.map((c) => ident(c)))} FROM ${temporary('sources')} ORDER BY k`);
       const contacts = await readContacts(db);
       const values = async (name: string) => (await db.all<{ v: string }>(sql`SELECT v FROM ${temporary(name)} ORDER BY k`)).map((r) => r.v);
       const [currencies, countries] = [await values('currencies'), await values('countries')];
@@ -159,7 +159,7 @@ export class OrderIndex {
       const rows = orders && (await readRows(db, conv, count, orders, go));
       return rows && new OrderIndex(orders.orderIds, rows, contacts, sources, currencies, countries);
     } catch (error) {
-      if (error instanceof TooLarge) return undefined;
+      if (error instanceof NotMade) return undefined;
       throw error;
     } finally {
       for (const name of Object.keys(NUMBERED)) await db.exec(sql`DROP TABLE IF EXISTS ${temporary(name)}`);
@@ -241,7 +241,6 @@ export class OrderIndex {
 /** Milliseconds since 1970 as strftime '%Y-%m-%dT%H:%M:%S.%gZ' writes the TIMESTAMP (years 1970 to 9998). */
 const timestamp = (ms: number): string => new Date(ms).toISOString();
 const nullable = (value: number): number | null => (Number.isNaN(value) ? null : value);
-
 
 /** How many rows conv holds where each fits the arrays (see the module's comment); undefined where one does not. */
 async function rowsThatFit(db: Database, conv: Sql): Promise<number | undefined> {
