@@ -5,6 +5,7 @@
 import { threadsOption } from '../config.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { withCommas } from '../words.js';
 
 /** What every import passes on: the reference currency asked (if any) and DuckDB's threads. */
 export function importOptions(ctx: Context): { referenceCurrency?: string; threads?: number } {
@@ -28,7 +29,7 @@ export function warnFindings(ctx: Context, findings: readonly { message: string;
 }
 
 /** A summary's parts: the tables' rows (`orders 2,000, touches 20,000`), a size in MB, the seconds since a start. */
-export const tableRows = (tables: readonly { table: string; rows: number }[]): string => tables.map((t) => `${t.table} ${t.rows.toLocaleString('en-US')}`).join(', ');
+export const tableRows = (tables: readonly { table: string; rows: number }[]): string => tables.map((t) => `${t.table} ${withCommas(t.rows)}`).join(', ');
 export const megabytes = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 export const secondsSince = (started: number): string => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 

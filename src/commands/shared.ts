@@ -20,6 +20,7 @@ import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, flagName, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
 import { canonicalZone, UTC, zoneProblem } from '../model/period.js';
+import { withCommas } from '../words.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -206,7 +207,7 @@ export async function withBackend<T>(
     const backend = await ctx.openBackend({
       // API mode, --all: the pages fetched so far, on the same line (not where stdout is that terminal: the rows land there).
       onPage: (fetched, total) => {
-        if (!ctx.io.stdoutIsTTY) progress.phase(`fetched ${fetched.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} row${total === 1 ? '' : 's'}`);
+        if (!ctx.io.stdoutIsTTY) progress.phase(`fetched ${withCommas(fetched)} of ${withCommas(total)} row${total === 1 ? '' : 's'}`);
       },
     });
     try {
@@ -309,13 +310,13 @@ export async function writeAll<T>(
   progress: Progress = startProgress(ctx),
 ): Promise<number> {
   const count = Math.max(stream.totalCount - start, 0);
-  const total = count.toLocaleString('en-US');
+  const total = withCommas(count);
   if (ctx.io.stdoutIsTTY) progress.clear();
   else progress.phase(`writing ${total} record${count === 1 ? '' : 's'}`);
   try {
     return await ctx.output.stream(kind, stream, start, (written) => {
       // API mode: the pages fetched (withBackend's onPage) already move the line, page by page.
-      if (!ctx.io.stdoutIsTTY && ctx.settings.mode !== 'api') progress.phase(`writing ${written.toLocaleString('en-US')} of ${total} records`);
+      if (!ctx.io.stdoutIsTTY && ctx.settings.mode !== 'api') progress.phase(`writing ${withCommas(written)} of ${total} records`);
     });
   } finally {
     progress.done();

@@ -8,6 +8,7 @@
 import { createReadStream } from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { withCommas } from '../words.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -280,7 +281,6 @@ const DELIMITERS = [0x2c, 0x3b, 0x7c, 0x09]; // , ; | tab
 const FIELD_KEEP = 64;
 
 const quoteValue = (text: string) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
-const formatBytes = (n: number) => n.toLocaleString('en-US');
 
 /** The delimiter of a CSV file: the most frequent candidate outside quotes on its first non-blank line. */
 async function sniffDelimiter(path: string): Promise<number> {
@@ -488,7 +488,7 @@ class CsvShapeScan {
       this.problems.push({
         line: this.recordLine,
         ...(long.column ? { column: long.column } : {}),
-        message: `the line is ${formatBytes(size)} bytes long; a record may hold at most ${formatBytes(this.maxBytes)} bytes (it passes the limit in this column)`,
+        message: `the line is ${withCommas(size)} bytes long; a record may hold at most ${withCommas(this.maxBytes)} bytes (it passes the limit in this column)`,
       });
     } else if (!this.header) {
       this.header = this.fields.texts(fields);

@@ -17,6 +17,7 @@
  * Plain data: `convx --help` loads it.
  */
 import type { SortKey, SourceType } from './types.js';
+import { withCommas } from '../words.js';
 
 export type Operation = 'report' | 'items' | 'trend' | 'total';
 
@@ -26,11 +27,6 @@ export type Interval = (typeof INTERVALS)[number];
 /** A series has at most this many buckets (hours over more than 41 days are refused). */
 export const MAX_BUCKETS = 1000;
 
-/**
- * A whole number with thousands commas, as toLocaleString('en-US') writes it: without Intl, whose
- * first use loads ICU's number data (about 15 ms), which `convx --help` would pay for this table.
- */
-const withCommas = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 /** --compare: the other period of a comparison (the previous of equal length, the same dates a year before). */
 export const COMPARE_TO = ['previous', 'year'] as const;
 export type CompareTo = (typeof COMPARE_TO)[number];

@@ -9,6 +9,7 @@ import { field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETER
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
+import { withCommas } from '../words.js';
 
 export { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js';
 export const DEFAULT_REPORT_DAYS = 30;
@@ -430,8 +431,8 @@ export function parseTrendQuery(raw: RequestParams, today: Date, interval?: Inte
   const count = bucketCount(query.interval, query.dateFrom, query.dateTo);
   if (count > MAX_BUCKETS) {
     const problems = new Problems();
-    const n = count.toLocaleString('en-US');
-    problems.add('interval', `${query.dateFrom}..${query.dateTo} holds ${n} ${query.interval} buckets, over the limit of ${MAX_BUCKETS.toLocaleString('en-US')} buckets a series may have: a coarser interval or a shorter period`);
+    const n = withCommas(count);
+    problems.add('interval', `${query.dateFrom}..${query.dateTo} holds ${n} ${query.interval} buckets, over the limit of ${withCommas(MAX_BUCKETS)} buckets a series may have: a coarser interval or a shorter period`);
     problems.throwIfAny();
   }
   return query;

@@ -7,7 +7,7 @@
  * these; the template work (src/validation/render.ts) is beside them.
  */
 import { TooLargeError } from '../errors.js';
-import { agree, plural } from '../words.js';
+import { agree, plural, withCommas } from '../words.js';
 import { MAX_ASSETS, MAX_AUDIENCE_IDS, type AssetInput, type Finding, type InlineAsset, type NormalizedRequest, type ValidateResponse } from '../model/validation.js';
 import { checkHtml } from './html.js';
 import { printedVariables } from './templates.js';
@@ -39,7 +39,7 @@ export function checkRequestSize(request: NormalizedRequest): void {
   const entries = lists.length + contactIds.length + excludeLists.length + languages.length + countries.length;
   if (entries > MAX_AUDIENCE_IDS) {
     throw new TooLargeError(
-      `the audience lists ${entries.toLocaleString('en-US')} entries (lists, contactIds, excludeLists, languages and countries together); at most ${MAX_AUDIENCE_IDS.toLocaleString('en-US')} are allowed: validate a list, or split the ids`,
+      `the audience lists ${withCommas(entries)} entries (lists, contactIds, excludeLists, languages and countries together); at most ${withCommas(MAX_AUDIENCE_IDS)} are allowed: validate a list, or split the ids`,
       'maxAudienceIds',
     );
   }
