@@ -4,7 +4,7 @@
  * each scope's attribution and what the file holds, written under a temporary name and renamed
  * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
@@ -71,7 +71,8 @@ export async function importFiles(
     const columns = rawColumns(dataset);
     const extra = { files, referenceCurrencyAsked: options.referenceCurrency ?? null, columns };
     const patched = previous && sameColumns(previous, columns) ? previous : undefined;
-    const written = await writeFile(dataset, staging.add(into), dir, [...scopes.values()], null, extra, patched);
+    // An update (--append) the long way starts from a copy of the file it replaces, whose stored rows stay.
+    const written = await writeFile(dataset, patched ? staging.copy(into) : staging.add(into), dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {
@@ -96,6 +97,18 @@ export class Staging {
     for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
     removeAbandonedStaging(target);
     return { staging, target };
+  }
+
+  /**
+   * The staging file of target as a copy of it, for an update (--append) to write into. Where the
+   * file system can (Btrfs, XFS, ZFS with block cloning), the copy shares the blocks until they are
+   * written (a reflink), and takes no time; elsewhere the kernel copies the bytes (about 0.1 s for
+   * a file of 350 MB in the page cache).
+   */
+  copy(target: string): { staging: string; target: string } {
+    const files = this.add(target);
+    copyFileSync(target, files.staging, constants.COPYFILE_FICLONE);
+    return files;
   }
 
   commit(): void {
@@ -141,8 +154,6 @@ async function writeFile(
   previous?: ImportMeta,
 ): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
   const db = dataset.db;
-  // An update (--append) starts from a copy of the file it replaces, whose stored rows stay.
-  if (previous) copyFileSync(target, staging);
   await attachOut(db, staging, target);
   let tables: ImportedTable[];
   const stored: ImportedScope[] = [];

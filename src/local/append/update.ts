@@ -6,7 +6,7 @@
  * needs the long way (NeedsFullImport: a new table, table columns read otherwise, a new plugin, another
  * reference currency).
  */
-import { copyFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { packageVersion } from '../../version.js';
 import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
@@ -109,8 +109,7 @@ export async function appendInPlace(
   }
   const staging = new Staging();
   try {
-    const { staging: copy } = staging.add(into);
-    copyFileSync(into, copy);
+    const { staging: copy } = staging.copy(into);
     await attachOut(db, copy, into);
     const written = await updateCopy(db, dir, fresh, meta, files, findings, options);
     await db.exec(sql`DETACH out`);
