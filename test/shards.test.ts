@@ -180,13 +180,17 @@ describe.runIf(present || ci)('shards behind HAProxy', () => {
     const up = map.filter(([, shard]) => shard === 'shard_1').map(([plugin]) => plugin);
     shards[1]!.process.kill('SIGTERM');
     expect(await shards[1]!.exited).toBe(0);
-    for (const plugin of down) {
+    // Twice: the first request finds the connection refused and marks the shard down (after one retry); the second is answered alike.
+    for (const plugin of [...down, ...down]) {
       const res = await get(plugin);
       expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.headers.get('retry-after')).toBe('5');
       expect(await res.json()).toMatchObject({ type: 'urn:convx:problem:shard-unavailable', status: 503 });
     }
+    // Marked down by the refused connection itself (HAProxy's "Health analyze"), not only two health checks later.
+    await until(() => /shard_2 is DOWN/.test(haproxy!.stderr()), 'shard_2 marked down');
+    expect(haproxy!.stderr()).toMatch(/shard_2 is DOWN, reason: Health analyze/);
     for (const plugin of up) expect((await get(plugin)).status).toBe(200);
     // API mode says so as it says any problem, with the exit code of an unavailable service.
     const api = await cli(['report', '--api', `${proxy}/v1`, ...PERIOD], { env: { CONVX_TOKEN: await token(down[0]!) } });

@@ -82,7 +82,8 @@ export function haproxyConfig(shards: readonly Shard[], options: HaproxyOptions)
     `backend ${shard.name}`,
     `  # ${shard.plugins.length} plugin(s), ${shard.bytes} bytes: ${shard.plugins.map((p) => p.plugin).join(', ') || '(none)'}`,
     '  option httpchk GET /healthz',
-    `  server ${shard.name} ${shard.server} check inter 1s fall 2 rise 1`,
+    '  retries 1',
+    `  server ${shard.name} ${shard.server} check inter 1s fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down`,
     '',
   ]);
   return [
