@@ -18,6 +18,17 @@ async function all<T>(stream: Promise<{ rows: AsyncIterable<T> }>): Promise<T[]>
   return out;
 }
 
+/** Every page of a query, limit rows each, until a short one; each page's totalCount must be total. */
+async function walk<T>(total: number, limit: number, page: (limit: number, offset: number) => Promise<{ rows: T[]; paging: { totalCount: number } }>): Promise<T[]> {
+  const walked: T[] = [];
+  for (let offset = 0; ; offset += limit) {
+    const got = await page(limit, offset);
+    expect(got.paging.totalCount).toBe(total);
+    walked.push(...got.rows);
+    if (got.rows.length < limit) return walked;
+  }
+}
+
 async function checkInvariants(backend: LocalBackend, dateFrom: string, dateTo: string): Promise<void> {
   const rows: AggregateRow[] = await all(backend.allReport(reportQuery(dateFrom, dateTo)));
   const items: ConversionRecord[] = await all(backend.allItems(itemsQuery(dateFrom, dateTo)));
@@ -54,16 +65,17 @@ async function checkInvariants(backend: LocalBackend, dateFrom: string, dateTo: 
   const campaignItems = items.filter((i) => i.source.type !== 'smartflow' && !i.isRefund);
   expect(sum(nonSmartflow.map((r) => cents(r.conversionsAmountWTax)))).toBe(sum(campaignItems.map((i) => cents(i.conversionsReferenceAmount))));
 
-  // walking all pages returns every record once, in the order of the stream
-  const walked: ConversionRecord[] = [];
-  for (let offset = 0; ; offset += 37) {
-    const page = await backend.items(itemsQuery(dateFrom, dateTo, { limit: 37, offset }));
-    expect(page.paging.totalCount).toBe(items.length);
-    walked.push(...page.rows);
-    if (page.rows.length < 37) break;
-  }
-  expect(walked).toEqual(items);
-  const keys = walked.map((i) => `${i.orderId}|${i.isRefund}|${i.datetime}|${i.conversionsAmount}`);
+  // walking all pages returns every record once, in the order of the stream; the report's rows too, in the order of
+  // allReport (which reads them with their count in one statement)
+  expect(await walk(items.length, 37, (limit, offset) => backend.items(itemsQuery(dateFrom, dateTo, { limit, offset })))).toEqual(items);
+  expect(await walk(rows.length, 2, (limit, offset) => backend.report(reportQuery(dateFrom, dateTo, { limit, offset })))).toEqual(rows);
+  // allReport from an offset: the rows after it, with the count of all; past the last row, none and still the count
+  const from3 = await backend.allReport(reportQuery(dateFrom, dateTo, { offset: 3 }));
+  expect(from3.totalCount).toBe(rows.length);
+  expect(await all(Promise.resolve(from3))).toEqual(rows.slice(3));
+  const past = await backend.allReport(reportQuery(dateFrom, dateTo, { offset: rows.length + 5 }));
+  expect([past.totalCount, (await all(Promise.resolve(past))).length]).toEqual([rows.length, 0]);
+  const keys = items.map((i) => `${i.orderId}|${i.isRefund}|${i.datetime}|${i.conversionsAmount}`);
   expect(new Set(keys).size).toBe(keys.length);
 
   // JSON numbers equal the decimals DuckDB summed

@@ -29,7 +29,7 @@ import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
 import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
-import { sql, type Sql } from './sql.js';
+import { EMPTY, sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
 
@@ -174,13 +174,22 @@ export class LocalBackend implements Backend {
       const read = await this.db.all(sql`${selection.select} LIMIT ${FEW_ROWS + 1}`);
       if (read.length <= FEW_ROWS) return this.fewRowsPage(read, query, tieBreak, map);
     }
+    const { rows, totalCount } = await this.rowsAndTotal(selection, query, tieBreak, query.limit);
+    return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
+  }
+
+  /**
+   * The selection's rows in order from query.offset (at most limit of them) and the count of all,
+   * in one statement; a count of its own only where no row lies past the offset.
+   */
+  private async rowsAndTotal(selection: Selection, query: PageRequest, tieBreak: readonly string[], limit?: number): Promise<{ rows: Row[]; totalCount: number }> {
     const rows = await this.db.all(
       sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
-       ORDER BY ${orderBy(query.sort, tieBreak)} LIMIT ${query.limit} OFFSET ${query.offset}`,
+       ORDER BY ${orderBy(query.sort, tieBreak)} ${limit === undefined ? EMPTY : sql`LIMIT ${limit}`} OFFSET ${query.offset}`,
     );
-    // An empty first page means no rows at all (limit is at least 1): no count to run then.
+    // No row from the first one means no rows at all: no count to run then.
     const totalCount = rows.length ? Number(rows[0]!.total) : query.offset === 0 ? 0 : await this.count(selection);
-    return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
+    return { rows, totalCount };
   }
 
   private async streamAll<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<RowStream<T>> {
@@ -238,9 +247,16 @@ export class LocalBackend implements Backend {
     return { rows: rows.map((row) => toAggregate(row, detailQuery)), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
+  /**
+   * Every row of a report from the offset: read with their count in one statement (a report holds
+   * a row per source, few enough to hold at once), where a stream would run the report twice, for
+   * its count first and then for its rows.
+   */
   async allReport(query: ReportQuery): Promise<RowStream<AggregateRow>> {
     const { selection, map } = await this.reportReading(query);
-    return this.streamAll(selection, query, REPORT_TIE_BREAK, map);
+    await this.assertRates(selection.filter, query);
+    const { rows, totalCount } = await this.rowsAndTotal(selection, query, REPORT_TIE_BREAK);
+    return { totalCount, ...this.versioned(), rows: mapRows(rows, map) };
   }
 
   /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
@@ -363,7 +379,7 @@ export const FEW_ROWS = 1000;
 type Reading<T> = [selection: Selection, query: PageRequest & ZonedPeriod, tieBreak: readonly string[], map: (row: Row) => T];
 type Tail<T extends unknown[]> = T extends [unknown, ...infer Rest] ? Rest : never;
 
-async function* mapRows<T>(rows: AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
+async function* mapRows<T>(rows: Iterable<Row> | AsyncIterable<Row>, map: (row: Row) => T): AsyncGenerator<T> {
   for await (const row of rows) yield map(row);
 }
 
