@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import type * as Commander from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
-import { GLOBAL_OPTIONS, type GlobalFlags } from './globals.js';
+import { colorLevel, GLOBAL_OPTIONS, noColorAsked, type GlobalFlags } from './globals.js';
 import { flagKey } from './model/parameters.js';
 import { ANY_FORMATS, FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
@@ -71,8 +71,14 @@ function formatName(value: string): string {
   return (ANY_FORMATS as readonly string[]).includes(lower) ? lower : value;
 }
 
+/** What a run shares with its program: the exit code a handler sets, and whether the arguments ask for --no-color. */
+export interface ProgramState {
+  exitCode: number;
+  noColor?: boolean;
+}
+
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
-export function createProgram(io: Io, state: { exitCode: number }, options: ProgramOptions = {}): Command {
+export function createProgram(io: Io, state: ProgramState, options: ProgramOptions = {}): Command {
   const program = new Command('convx')
     .description('E-mail marketing conversion reports and delivery checks, from exported data (DuckDB) or a running service')
     .version(packageVersion(), '-V, --version')
@@ -83,7 +89,7 @@ export function createProgram(io: Io, state: { exitCode: number }, options: Prog
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // commander's own errors ("error: unknown option ...") read like the rest: "convx: error: ..."
-      outputError: (text, write) => write(`${text.replace(/^error:/, errorLabel(io))}${elsewhere(text, io)}`),
+      outputError: (text, write) => write(`${text.replace(/^error:/, errorLabel(io, state))}${elsewhere(text, io, state)}`),
     });
 
   const globalOptions = GLOBAL_OPTIONS.map(toOption);
@@ -179,27 +185,28 @@ export function typedFormatFlag(argv: readonly string[]): string {
 }
 
 /** For "unknown option '--breakdown'": a hint naming the commands that take it, if any. */
-function elsewhere(text: string, io: Io): string {
+function elsewhere(text: string, io: Io, state: ProgramState): string {
   const flag = /^error: unknown option '(--[^'=]+)/.exec(text)?.[1];
   if (!flag) return '';
   const takers = COMMANDS.filter((c) => c.options?.some((o) => o.flags.split(/[ ,|]+/).includes(flag))).map((c) => `convx ${c.name}`);
   if (!takers.length) return '';
   const hint = `hint: ${flag} is a flag of ${takers.join(', ')}`;
-  return `${colours(io) ? `\x1b[2m${hint}\x1b[22m` : hint}\n`;
+  return `${colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint}\n`;
 }
 
-/** "convx: error:", red where stderr is a terminal that takes colours (as reportError writes it). */
-function errorLabel(io: Io): string {
+/** "convx: error:", red where stderr takes colours (as reportError writes it). */
+function errorLabel(io: Io, state: ProgramState): string {
   const plain = 'convx: error:';
-  return colours(io) ? `\x1b[31m${plain}\x1b[39m` : plain;
+  return colours(io, state) ? `\x1b[31m${plain}\x1b[39m` : plain;
 }
 
-function colours(io: Io): boolean {
-  return io.stderrIsTTY && !io.env.NO_COLOR;
+/** Whether an error is coloured: stderr's colour level by the rule of every output (globals.ts), with the --no-color of the arguments. */
+function colours(io: Io, state: ProgramState): boolean {
+  return colorLevel(io.stderrIsTTY, io.env, !state.noColor) > 0;
 }
 
 /** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
-export async function reportError(error: unknown, io: Io): Promise<number> {
+export async function reportError(error: unknown, io: Io, state: ProgramState = { exitCode: 0 }): Promise<number> {
   if (error instanceof CommanderError) {
     // commander has printed its own message already
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
@@ -208,7 +215,7 @@ export async function reportError(error: unknown, io: Io): Promise<number> {
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
   const { painter } = await import('./output/no-color.js');
-  const chalk = await painter(io.stderrIsTTY && !io.env.NO_COLOR ? 1 : 0);
+  const chalk = await painter(colorLevel(io.stderrIsTTY, io.env, !state.noColor));
   // A message may quote a data value (an id, a name, a file's line): no control character reaches the terminal.
   const { safeLines } = await import('./output/terminal.js');
   if (error instanceof ConvxError) {
@@ -242,7 +249,7 @@ export function joinSortValues(argv: string[]): string[] {
 
 /** Runs convx on argv (without node and script) and returns the exit code. */
 export async function run(argv: string[], io: Io, options: ProgramOptions = {}): Promise<number> {
-  const state = { exitCode: 0 };
+  const state: ProgramState = { exitCode: 0, noColor: noColorAsked(argv) };
   try {
     // The hidden engine of shell completion (commands/complete.ts): not a command of the registry, never in --help.
     if (argv[0] === '__complete') {
@@ -257,6 +264,6 @@ export async function run(argv: string[], io: Io, options: ProgramOptions = {}):
     await program.parseAsync(joinSortValues(argv), { from: 'user' });
     return state.exitCode;
   } catch (error) {
-    return await reportError(error, io);
+    return await reportError(error, io, state);
   }
 }

@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
-import type { GlobalFlags } from './globals.js';
+import { colorLevel, type GlobalFlags } from './globals.js';
 import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
@@ -99,17 +99,6 @@ export async function readAll(stream: Readable): Promise<string> {
   let text = '';
   for await (const chunk of stream) text += chunk.toString();
   return text;
-}
-
-function colorLevel(isTTY: boolean, env: Io['env'], enabled: boolean): 0 | 1 | 2 | 3 {
-  if (!enabled) return 0;
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
-  const force = env.FORCE_COLOR;
-  if (force !== undefined) {
-    if (force === '0' || force === 'false') return 0;
-    return force === '2' ? 2 : force === '3' ? 3 : 1;
-  }
-  return isTTY ? 1 : 0;
 }
 
 export function parseFormat(value: string | undefined, isTTY: boolean, allowed: readonly AnyFormat[] = FORMATS, flag = '--format'): AnyFormat {

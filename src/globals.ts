@@ -36,3 +36,26 @@ export const GLOBAL_OPTIONS = [
  * A flag renamed there is renamed here, and every place that reads it fails to build.
  */
 export type GlobalFlags = FlagsOf<typeof GLOBAL_OPTIONS>;
+
+/**
+ * The colour level of a stream convx writes (chalk's: 0 none, 1 basic, 2 256 colours, 3 true
+ * colour), one rule for results, notes and errors alike: none with --no-color (enabled false) or a
+ * non-empty NO_COLOR; FORCE_COLOR's level where it is set (0 or false: none); else basic colours on
+ * a terminal.
+ */
+export function colorLevel(isTTY: boolean, env: Record<string, string | undefined>, enabled: boolean): 0 | 1 | 2 | 3 {
+  if (!enabled) return 0;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) {
+    if (force === '0' || force === 'false') return 0;
+    return force === '2' ? 2 : force === '3' ? 3 : 1;
+  }
+  return isTTY ? 1 : 0;
+}
+
+/** Whether the arguments ask for --no-color (before a "--"): for an error told before the flags are parsed, or when they fail to parse. */
+export function noColorAsked(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--no-color');
+}

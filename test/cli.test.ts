@@ -149,6 +149,23 @@ describe('report', () => {
     expect((await kept(['report', ...PERIOD, '-o', 'table'])).stdout).not.toMatch(/\x1b\[/);
   });
 
+  it('colours an error by the same rule: a terminal, unless NO_COLOR or --no-color; FORCE_COLOR on a pipe too', async () => {
+    // an error convx tells (its logger), and one of commander's (an unknown option)
+    for (const argv of [['report', '--data', join(tempDir(), 'none'), '--from', '2024-01-01', '--to', '2024-01-31'], ['report', '--no-such-flag']]) {
+      const run = (extra: string[], options: { tty: boolean; env?: Record<string, string> }) => cli([...argv, ...extra], options);
+      const coloured = [await run([], { tty: true }), await run([], { tty: false, env: { FORCE_COLOR: '1' } })];
+      const plain = [
+        await run(['--no-color'], { tty: true }),
+        await run([], { tty: true, env: { NO_COLOR: '1' } }),
+        await run([], { tty: true, env: { FORCE_COLOR: '0' } }),
+        await run([], { tty: false }),
+      ];
+      for (const r of [...coloured, ...plain]) expect(r.stderr, argv.join(' ')).toMatch(/convx: error/);
+      for (const r of coloured) expect(r.stderr, argv.join(' ')).toMatch(/\x1b\[31mconvx: error/);
+      for (const r of plain) expect(r.stderr, argv.join(' ')).not.toMatch(/\x1b\[/);
+    }
+  });
+
   it('--fields picks columns, nested for json, and rejects unknown fields', async () => {
     const tsv = await kept(['report', ...PERIOD, '--fields', 'name,source.type,conversionsNumber']);
     expect(tsv.stdout.split('\n')[0]).toBe('name\tsource.type\tconversionsNumber');
