@@ -133,6 +133,14 @@ describe('what a command that reads data loads', () => {
     expect(run.importedPackages.filter((p) => p.startsWith('csv-'))).toEqual([]);
   });
 
+  it("htmlparser2: required by a validation's HTML checks, not imported as an ES module", () => {
+    const run = imported(['validate', join(SAMPLES, '..', 'deliveries', 'welcome.json'), '--data', SAMPLES, '-o', 'json']);
+    expect(run.status).toBe(0);
+    expect(run.modules).toContain('validation/html-parser.js');
+    expect(run.packages).toContain('htmlparser2');
+    expect(run.importedPackages).toEqual([]);
+  });
+
   it('chalk: only where something is coloured, not for output to a pipe, yes with FORCE_COLOR', () => {
     const run = pipedRun();
     expect(run.status).toBe(0);

@@ -5,7 +5,7 @@
  * out; the HTML rules read one pass of htmlparser2 (`readHtml`), linear in
  * the template; the header rules read the request's `headers`.
  */
-import { Parser } from 'htmlparser2';
+import { Parser } from './html-parser.js';
 import type { Finding } from '../model/validation.js';
 import { plural } from '../words.js';
 import { lineAt, lineStarts } from './line-numbers.js';

@@ -6,7 +6,7 @@
  * template, which the template size limit bounds. Slugs that the data does not
  * have are dropped by the caller (src/validation/clients.ts).
  */
-import { Parser } from 'htmlparser2';
+import { Parser } from './html-parser.js';
 import { lineAt, lineStarts } from './line-numbers.js';
 
 /** Where a feature is first used (1-based line) and how many times. */

@@ -1,5 +1,5 @@
 /** Checks of an e-mail's HTML with a real parser: links, images, unsubscribe, size. */
-import { Parser } from 'htmlparser2';
+import { Parser } from './html-parser.js';
 import { GMAIL_CLIP_BYTES } from '../model/validation.js';
 
 export interface HtmlReport {

@@ -5,7 +5,7 @@
  * to findings. Links filled in per recipient (a template tag in the href) are judged after
  * rendering, in the samples; every other link as written.
  */
-import { Parser } from 'htmlparser2';
+import { Parser } from './html-parser.js';
 import type { Finding, TrackingRequest } from '../model/validation.js';
 import type { Field, ResolvedAsset } from './delivery.js';
 import { lineAt, lineStarts } from './line-numbers.js';
