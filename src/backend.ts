@@ -27,9 +27,9 @@ export interface TextRequest {
   formulaEscape: boolean;
 }
 
-/** Some lines of output, each ending in a newline, and how many records they hold. */
+/** Some lines of output, each ending in a newline (as text, or its UTF-8 bytes), and how many records they hold. */
 export interface TextChunk {
-  text: string;
+  text: string | Uint8Array;
   rows: number;
 }
 

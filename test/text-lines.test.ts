@@ -35,7 +35,7 @@ const AWKWARD_TEXT = [
 
 function stringSink(): Sink & { text: () => string } {
   let out = '';
-  return { write: async (t) => void (out += t), flush: async () => undefined, text: () => out };
+  return { write: async (t) => void (out += typeof t === 'string' ? t : Buffer.from(t).toString('utf8')), flush: async () => undefined, text: () => out };
 }
 
 const KIND: RecordKind = { columns: ITEM_COLUMNS, tableColumns: [], objectFields: [] };

@@ -214,8 +214,9 @@ export class LocalBackend implements Backend {
        FROM (${selection.select})`,
     );
     if (Number(guard?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(guard?.r ?? 0) >= EXACT_AMOUNT_LIMIT || guard?.odd) return undefined;
-    return this.db.streamText(
-      sql`SELECT ${line} AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ITEMS_TIE_BREAK)} OFFSET ${query.offset}`,
+    // The lines' UTF-8 bytes (encode), written out as they come (streamBytes).
+    return this.db.streamBytes(
+      sql`SELECT encode(${line}) AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ITEMS_TIE_BREAK)} OFFSET ${query.offset}`,
     );
   }
 

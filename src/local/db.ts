@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
+import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBBlobVector, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
 import { endLease, leaseInstance, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
@@ -293,11 +293,18 @@ export class Database {
   }
 
   /**
-   * Streams the first column of a query, a text per row, as one string per chunk
-   * (about 2048 rows): no row objects, one conversion per value.
+   * Streams a query of one BLOB column (a text's UTF-8 bytes: `encode(text)`, no NULL) as one
+   * buffer of the rows' bytes per chunk (about 2048 rows): no row objects, and no string made of
+   * each value to be encoded again on its way out (a JSON Lines export of 95 MB spends about 0.13 s
+   * less CPU than as strings).
    */
-  async *streamText(query: Sql): AsyncGenerator<{ text: string; rows: number }> {
-    for await (const chunk of this.chunks(await this.streamed(query))) yield { text: (chunk.getColumnValues(0) as string[]).join(''), rows: chunk.rowCount };
+  async *streamBytes(query: Sql): AsyncGenerator<{ text: Uint8Array; rows: number }> {
+    for await (const chunk of this.chunks(await this.streamed(query))) {
+      const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
+      const parts = new Array<Uint8Array>(chunk.rowCount);
+      for (let i = 0; i < chunk.rowCount; i++) parts[i] = vector.getItemBytes(i) ?? EMPTY_BYTES;
+      yield { text: Buffer.concat(parts), rows: chunk.rowCount };
+    }
   }
 
   /** Resolves once no interrupted step runs on this connection any more (at once when none does). */
@@ -319,6 +326,8 @@ export class Database {
     if (this.ownsInstance) this.instance.closeSync();
   }
 }
+
+const EMPTY_BYTES = new Uint8Array(0);
 
 /** A copy of an array in a longer one. */
 function grown(array: Float64Array, length: number): Float64Array {

@@ -16,3 +16,4 @@ export type DuckDBConnection = NodeApi.DuckDBConnection;
 export type DuckDBDataChunk = NodeApi.DuckDBDataChunk;
 export type DuckDBPreparedStatement = NodeApi.DuckDBPreparedStatement;
 export type DuckDBResult = NodeApi.DuckDBResult;
+export type DuckDBBlobVector = NodeApi.DuckDBBlobVector;

@@ -2,7 +2,8 @@ import type { Writable } from 'node:stream';
 
 /** Where text goes: buffered, honouring backpressure, so millions of rows stream in bounded memory. */
 export interface Sink {
-  write(text: string): Promise<void>;
+  /** Text, or text's UTF-8 bytes (the lines the engine wrote: written as they are, after what is buffered). */
+  write(text: string | Uint8Array): Promise<void>;
   flush(): Promise<void>;
   /** The width of the terminal the text goes to, or undefined when it is not a terminal. */
   columns?(): number | undefined;
@@ -21,7 +22,7 @@ const BUFFER_LIMIT = 64 * 1024;
 
 export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
   let buffer = '';
-  const push = (text: string) =>
+  const push = (text: string | Uint8Array) =>
     new Promise<void>((resolve, reject) => {
       const onError = (error: Error) => reject(error);
       stream.once('error', onError);
@@ -34,7 +35,16 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
       else stream.once('drain', done);
     });
   return {
-    async write(text: string) {
+    async write(text: string | Uint8Array) {
+      if (typeof text !== 'string') {
+        if (buffer !== '') {
+          const chunk = buffer;
+          buffer = '';
+          await push(chunk);
+        }
+        await push(text);
+        return;
+      }
       buffer += text;
       if (buffer.length >= BUFFER_LIMIT) {
         const chunk = buffer;

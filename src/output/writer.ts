@@ -86,6 +86,9 @@ export interface WriterOptions {
   terminal?: boolean;
 }
 
+/** UTF-8 bytes as text (as they are: a leading U+FEFF kept, unlike TextDecoder's default). */
+const utf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
 export class ResultWriter {
   /** The sink, with machine text defused on a terminal (for the formats other than table). */
   private readonly out: Sink;
@@ -95,7 +98,7 @@ export class ResultWriter {
     private readonly options: WriterOptions,
   ) {
     const defuse = options.terminal && options.format !== 'table' && options.format !== 'markdown' ? defuser(options.format) : undefined;
-    this.out = defuse ? { write: (text) => sink.write(defuse(text)), flush: () => sink.flush() } : sink;
+    this.out = defuse ? { write: (text) => sink.write(defuse(typeof text === 'string' ? text : utf8(text))), flush: () => sink.flush() } : sink;
   }
 
   get format(): WriterFormat {
