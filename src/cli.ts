@@ -71,7 +71,10 @@ function formatName(value: string): string {
   return (ANY_FORMATS as readonly string[]).includes(lower) ? lower : value;
 }
 
-/** What a run shares with its program: the exit code a handler sets, and whether the arguments ask for --no-color. */
+/**
+ * What a run shares with its program: the exit code a handler sets, and whether --no-color is asked
+ * (from the arguments before they are parsed, then as commander parsed it), for the colour of an error.
+ */
 export interface ProgramState {
   exitCode: number;
   noColor?: boolean;
@@ -122,6 +125,8 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     command.action(async function (this: Command) {
       const cmd = this;
       const globals = parsedFlags(cmd);
+      // From here on, the flag as commander parsed it decides the colour of an error too.
+      state.noColor = globals.color === false;
       const formatFlag = typedFormatFlag((program as Command & { rawArgs: string[] }).rawArgs);
       const typed = (option: Option) => (option.long === '--format' ? formatFlag : option.long!);
       // A global flag the command does not honour is an error, not silently ignored.
@@ -206,7 +211,7 @@ function colours(io: Io, state: ProgramState): boolean {
 }
 
 /** Turns any error into a message on stderr and an exit code; a stack only with CONVX_DEBUG. */
-export async function reportError(error: unknown, io: Io, state: ProgramState = { exitCode: 0 }): Promise<number> {
+export async function reportError(error: unknown, io: Io, state: ProgramState): Promise<number> {
   if (error instanceof CommanderError) {
     // commander has printed its own message already
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {

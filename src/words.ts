@@ -7,7 +7,7 @@ export const plural = (n: number, one: string, many = `${one}s`): string => `${n
 export const agree = (n: number, one: string, many: string): string => (n === 1 ? one : many);
 
 /**
- * A whole number with thousands commas, as toLocaleString('en-US') writes it ("1,234,567"), without
+ * A whole number (an integer: a count, a size) with thousands commas, as toLocaleString('en-US') writes it ("1,234,567"), without
  * Intl: its first use loads ICU's number data, some 13-15 ms of a command that prints one count.
  */
 export const withCommas = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');

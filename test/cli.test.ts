@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { noColorAsked } from '../src/globals.js';
 import { ITEM_COLUMNS, REPORT_COLUMNS } from '../src/output/columns.js';
 import { cli, csv, dataset, ORDER_HEADER, SAMPLES, tempDir, TOUCH_HEADER } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
@@ -164,6 +165,14 @@ describe('report', () => {
       for (const r of coloured) expect(r.stderr, argv.join(' ')).toMatch(/\x1b\[31mconvx: error/);
       for (const r of plain) expect(r.stderr, argv.join(' ')).not.toMatch(/\x1b\[/);
     }
+  });
+
+  it('noColorAsked finds --no-color among the arguments, not after "--"', () => {
+    expect(noColorAsked(['report', '--no-color'])).toBe(true);
+    expect(noColorAsked(['--no-color', 'report'])).toBe(true);
+    expect(noColorAsked(['report', '--no-colors'])).toBe(false);
+    expect(noColorAsked(['validate', '--', '--no-color'])).toBe(false);
+    expect(noColorAsked([])).toBe(false);
   });
 
   it('--fields picks columns, nested for json, and rejects unknown fields', async () => {

@@ -302,7 +302,11 @@ export class Database {
     for await (const chunk of this.chunks(await this.streamed(query))) {
       const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
       const parts = new Array<Uint8Array>(chunk.rowCount);
-      for (let i = 0; i < chunk.rowCount; i++) parts[i] = vector.getItemBytes(i) ?? EMPTY_BYTES;
+      for (let i = 0; i < chunk.rowCount; i++) {
+        const bytes = vector.getItemBytes(i);
+        if (bytes === null) throw new Error('internal: a line of the engine is NULL');
+        parts[i] = bytes;
+      }
       yield { text: Buffer.concat(parts), rows: chunk.rowCount };
     }
   }
@@ -326,8 +330,6 @@ export class Database {
     if (this.ownsInstance) this.instance.closeSync();
   }
 }
-
-const EMPTY_BYTES = new Uint8Array(0);
 
 /** A copy of an array in a longer one. */
 function grown(array: Float64Array, length: number): Float64Array {

@@ -37,6 +37,7 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
   return {
     async write(text: string | Uint8Array) {
       if (typeof text !== 'string') {
+        if (text.length === 0) return;
         if (buffer !== '') {
           const chunk = buffer;
           buffer = '';
