@@ -295,8 +295,8 @@ export class Database {
   /**
    * Streams a query of one BLOB column (a text's UTF-8 bytes: `encode(text)`, no NULL) as one
    * buffer of the rows' bytes per chunk (about 2048 rows): no row objects, and no string made of
-   * each value to be encoded again on its way out (a JSON Lines export of 95 MB spends about 0.13 s
-   * less CPU than as strings).
+   * each value to be encoded again on its way out (53 MB of lines read and written: 286-304 ms as
+   * strings, 213-221 ms as bytes).
    */
   async *streamBytes(query: Sql): AsyncGenerator<{ text: Uint8Array; rows: number }> {
     for await (const chunk of this.chunks(await this.streamed(query))) {
