@@ -128,19 +128,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       // From here on, the flag as commander parsed it decides the colour of an error too.
       state.noColor = globals.color === false;
       const formatFlag = typedFormatFlag((program as Command & { rawArgs: string[] }).rawArgs);
-      const typed = (option: Option) => (option.long === '--format' ? formatFlag : option.long!);
-      // A global flag the command does not honour is an error, not silently ignored.
-      const own = (o: Option) => cmd.options.some((mine) => mine.attributeName() === o.attributeName());
-      const unused = globalOptions.filter((o) => !honours(o) && !own(o) && cmd.getOptionValueSourceWithGlobals(o.attributeName()) === 'cli');
-      if (unused.length) {
-        const names = unused.map(typed);
-        const takes = globalOptions.filter(honours).map(typed);
-        throw new UsageError(
-          `${names.length === 1 ? `${names[0]} does` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} do`} not apply to convx ${definition.name}`,
-          [],
-          `convx ${definition.name} takes ${takes.length ? takes.join(', ') : 'no global flags'} (see convx ${definition.name} --help)`,
-        );
-      }
+      refuseUnhonoured(cmd, definition.name, globalOptions, honours, formatFlag);
       const textFormats = COMMAND_FORMATS[definition.name];
       if (textFormats && globals.format !== undefined && !textFormats.includes(globals.format)) {
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
@@ -161,6 +149,21 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     });
   }
   return program;
+}
+
+/** A global flag given to a command that does not honour it is an error, not silently ignored (named as typed: -o or --format). */
+function refuseUnhonoured(cmd: Command, name: string, globalOptions: readonly Option[], honours: (option: Option) => boolean, formatFlag: string): void {
+  const typed = (option: Option) => (option.long === '--format' ? formatFlag : option.long!);
+  const own = (o: Option) => cmd.options.some((mine) => mine.attributeName() === o.attributeName());
+  const unused = globalOptions.filter((o) => !honours(o) && !own(o) && cmd.getOptionValueSourceWithGlobals(o.attributeName()) === 'cli');
+  if (!unused.length) return;
+  const names = unused.map(typed);
+  const takes = globalOptions.filter(honours).map(typed);
+  throw new UsageError(
+    `${names.length === 1 ? `${names[0]} does` : `${names.slice(0, -1).join(', ')} and ${names.at(-1)} do`} not apply to convx ${name}`,
+    [],
+    `convx ${name} takes ${takes.length ? takes.join(', ') : 'no global flags'} (see convx ${name} --help)`,
+  );
 }
 
 /** The factories a command's context opens its backend and look-ups with: the caller's, else those of backends.ts. */
