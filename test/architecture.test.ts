@@ -1,7 +1,8 @@
 /**
  * ARCHITECTURE.md's code map, enforced: every import of src/ (static, dynamic and
  * type-only) against the "must not import" column of its row, no import circle,
- * `--help` reaching no heavy module at load, and every path the map names existing.
+ * `--help` reaching no heavy module at load, every path the map names existing, and no function
+ * of 80 lines or more.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -165,6 +166,26 @@ describe('ARCHITECTURE.md, enforced', () => {
     };
     walk('cli.ts', '');
     expect([...reached].map(([pkg, path]) => `${pkg} via${path}`)).toEqual([]);
+  });
+
+  it('no function of src/ runs to 80 lines or more (data tables and shell text are not functions)', () => {
+    const long: string[] = [];
+    let seen = 0;
+    for (const file of sourceFiles()) {
+      const source = ts.createSourceFile(file, readFileSync(join(SRC, file), 'utf8'), ts.ScriptTarget.Latest, true);
+      const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line + 1;
+      const visit = (node: ts.Node) => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+          seen++;
+          const lines = lineOf(node.getEnd()) - lineOf(node.getStart()) + 1;
+          if (lines >= 80) long.push(`${file}:${lineOf(node.getStart())} (${lines} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(seen).toBeGreaterThan(1000);
+    expect(long).toEqual([]);
   });
 
   it('every src/ path the map names exists', () => {
