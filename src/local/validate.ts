@@ -139,21 +139,21 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
          SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.relation('contacts')})
        WHERE k = 1),
      memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
-     selected AS (SELECT c.* FROM c WHERE ${audienceFilter(request)}),
+     -- the address a contact is deduplicated by: its e-mail trimmed, in any case; none without one
+     selected AS (SELECT c.*, CASE WHEN trim(c.email) <> '' THEN lower(trim(c.email)) END AS address FROM c WHERE ${audienceFilter(request)}),
+     -- per address, the contact that keeps it (the least contact_id: c holds a contact once) and how many
+     -- others share it; a hash aggregate and an equi-join on the column cost less than a window
+     addresses AS (SELECT address, min(contact_id) AS keeper, count(*) - 1 AS others FROM selected WHERE address IS NOT NULL GROUP BY 1),
      ranked AS (
-       SELECT *,
-         CASE WHEN email IS NULL OR trim(email) = '' THEN 1
-              ELSE row_number() OVER (PARTITION BY lower(trim(email)) ORDER BY contact_id) END AS email_rank,
-         CASE WHEN email IS NULL OR trim(email) = '' THEN 0
-              ELSE count(*) OVER (PARTITION BY lower(trim(email))) - 1 END AS duplicates
-       FROM selected)
-     SELECT * EXCLUDE (email_rank, duplicates, row_id, plugin_id),
-       CASE WHEN email_rank = 1 THEN duplicates ELSE 0 END AS duplicates,
+       SELECT s.*, a.keeper IS NULL OR a.keeper = s.contact_id AS kept, coalesce(a.others, 0) AS duplicates
+       FROM selected s LEFT JOIN addresses a ON a.address = s.address)
+     SELECT * EXCLUDE (address, kept, duplicates, row_id, plugin_id),
+       duplicates,
        CASE WHEN coalesce(unsubscribed, false) THEN 'unsubscribed'
             WHEN email IS NULL OR NOT regexp_full_match(trim(email), ${EMAIL_PATTERN}) THEN 'invalidEmail'
             WHEN NOT coalesce(consent, false) THEN 'noConsent' END AS suppression,
        coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) AS lang
-     FROM ranked WHERE email_rank = 1`,
+     FROM ranked WHERE kept`,
   );
 }
 
