@@ -97,6 +97,8 @@ describe('the short periods on the command line', () => {
       expect(short.stdout.length).toBeGreaterThan(100);
       // the dates it chose and the flag that chose them, whatever the format
       expect(short.stderr).toContain(`${from}..${to} (${flags.join(' ')})`);
+      // trend and total print no other line: the period alone, worded as report's summary line (no full stop)
+      if (command === 'trend' || command === 'total') expect(short.stderr).toBe(`${from}..${to} (${flags.join(' ')})\n`);
     }
   });
 

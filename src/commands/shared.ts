@@ -62,7 +62,7 @@ export function compareAwareKind(flags: { breakdown?: boolean | undefined }, que
  * with), and in any format when a short period (--month …) chose it.
  */
 export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }, chosen?: string): void {
-  if ((query.compareTo !== undefined && ctx.format === 'table') || chosen !== undefined) ctx.log.info(`${periodText(query, chosen)}.`);
+  if ((query.compareTo !== undefined && ctx.format === 'table') || chosen !== undefined) ctx.log.info(periodText(query, chosen));
 }
 
 /**
