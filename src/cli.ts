@@ -92,7 +92,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // commander's own errors ("error: unknown option ...") read like the rest: "convx: error: ..."
-      outputError: (text, write) => write(`${text.replace(/^error:/, errorLabel(io, state))}${elsewhere(text, io, state)}`),
+      outputError: (text, write) => write(`${hinted(text, io, state).replace(/^error:/, errorLabel(io, state))}${elsewhere(text, io, state)}`),
     });
 
   const globalOptions = GLOBAL_OPTIONS.map(toOption);
@@ -200,6 +200,14 @@ function elsewhere(text: string, io: Io, state: ProgramState): string {
   if (!takers.length) return '';
   const hint = `hint: ${flag} is a flag of ${takers.join(', ')}`;
   return `${colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint}\n`;
+}
+
+/** commander's "(Did you mean --limit?)" as the hint line every other error gives ("hint: did you mean --limit?"). */
+function hinted(text: string, io: Io, state: ProgramState): string {
+  return text.replace(/^\(Did you mean (.+)\?\)$/m, (_, name: string) => {
+    const hint = `hint: did you mean ${name}?`;
+    return colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint;
+  });
 }
 
 /** "convx: error:", red where stderr takes colours (as reportError writes it). */

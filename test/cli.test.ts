@@ -167,6 +167,15 @@ describe('report', () => {
     }
   });
 
+  it("words commander's suggestion as the hint line of every other error", async () => {
+    const option = await cli(['report', '--data', SAMPLES, '--limt', '5']);
+    expect([option.code, option.stderr]).toEqual([2, "convx: error: unknown option '--limt'\nhint: did you mean --limit?\n"]);
+    const command = await cli(['reprot']);
+    expect([command.code, command.stderr]).toEqual([2, "convx: error: unknown command 'reprot'\nhint: did you mean report?\n"]);
+    // dim on a terminal, as convx's own hints are
+    expect((await cli(['reprot'], { tty: true })).stderr).toContain('\x1b[2mhint: did you mean report?\x1b[22m');
+  });
+
   it('noColorAsked finds --no-color among the arguments, not after "--"', () => {
     expect(noColorAsked(['report', '--no-color'])).toBe(true);
     expect(noColorAsked(['--no-color', 'report'])).toBe(true);
