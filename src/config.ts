@@ -123,6 +123,8 @@ export function profileName(flag: string | undefined, env: Record<string, string
 export interface ResolvedSettings {
   mode: 'local' | 'api';
   data?: string;
+  /** Where data comes from, as a message names it: --data, CONVX_DATA, or the profile's data. */
+  dataFrom?: string;
   api?: string;
   deliveryApi?: string;
   plugin?: string;
@@ -166,6 +168,7 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   ];
   let mode: 'local' | 'api' = 'local';
   let data: string | undefined;
+  let dataFrom: string | undefined;
   let api: string | undefined;
   for (const level of levels) {
     if (level.data && level.api) {
@@ -174,6 +177,7 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
     if (level.data || level.api) {
       mode = level.api ? 'api' : 'local';
       data = level.data;
+      dataFrom = level.givenNow ? level.names[0] : `data of profile "${name}"`;
       api = level.api;
       // A password in a URL given now (flag, environment) is refused at once; a profile's when it is
       // used (ApiClient), so that `convx config set api URL` can still replace it.
@@ -183,7 +187,10 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   }
   const pick = <T>(...values: (T | undefined)[]) => values.find((v) => v !== undefined && v !== '');
   const settings: ResolvedSettings = { mode, profile: name };
-  if (data) settings.data = data;
+  if (data) {
+    settings.data = data;
+    settings.dataFrom = dataFrom;
+  }
   if (api) settings.api = api;
   checkApiUrl(flags.deliveryApi, '--delivery-api');
   if (flags.deliveryApi === undefined) checkApiUrl(env.CONVX_DELIVERY_API_URL, 'CONVX_DELIVERY_API_URL');

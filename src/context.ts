@@ -150,7 +150,7 @@ function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => st
     // A missing dataset (directory or .duckdb file) is "not found: PATH" as given, for every command.
     const path = resolvePath(settings.data);
     if (!existsSync(path)) {
-      throw new UsageError(`not found: ${settings.data}`, [], '--data names a dataset directory or a .duckdb file written by `convx data import`');
+      throw new UsageError(`not found: ${settings.data}`, [], `${settings.dataFrom ?? '--data'} names a dataset directory or a .duckdb file written by \`convx data import\``);
     }
     return path;
   };

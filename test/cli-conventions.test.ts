@@ -172,10 +172,14 @@ describe('a missing --data is "not found: PATH", exit 2, for every command', () 
     expect(result.stdout).toBe('');
   });
 
-  it('also from CONVX_DATA, and for data check DIR', async () => {
+  it('also from CONVX_DATA or a profile, each named in the hint, and for data check DIR', async () => {
     const result = await cli(['report'], { env: { CONVX_DATA: '/no/such/dataset' } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\n/);
+    expect(result.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\nhint: CONVX_DATA names a dataset directory/);
+    const home = tempDir();
+    expect((await cli(['config', 'set', 'data', '/no/such/dataset'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(0);
+    const profiled = await cli(['report'], { env: { XDG_CONFIG_HOME: home } });
+    expect(profiled.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\nhint: data of profile "default" names a dataset directory/);
     const check = await cli(['data', 'check', '/no/such/dataset']);
     expect(check.code).toBe(2);
     expect(check.stderr).toMatch(/^convx: error: not found: \/no\/such\/dataset\n/);
