@@ -57,6 +57,25 @@ describe('audience and suppression', () => {
     expect(find(r, 'duplicate_email')).toEqual([expect.objectContaining({ count: 1 })]);
   });
 
+  it("finds duplicate addresses alike when contacts have merge fields named address or kept (the audience's own columns are apart)", async () => {
+    const header = [...CONTACT_HEADER, 'address', 'kept'];
+    const merged = dataset({
+      'contacts.csv': csv(header, [
+        ['c1', 'ok@example.com', 'Ann', 'cs', 'CZ', true, false, 'l1', 'Street 1', 'no'],
+        ['c2', ' OK@example.COM', 'Bob', 'cs', 'CZ', true, false, 'l1', 'Street 1', 'yes'],
+        ['c3', 'z@example.com', 'Cy', 'cs', 'CZ', true, false, 'l1', 'Street 2', 'maybe'],
+      ]),
+    });
+    const r = await validate(merged, { audience: { lists: ['l1'] }, assets: [asset({ subject: 'Hi {{ contact.first_name }} of {{ contact.address }}, {{ contact.kept }}' })] });
+    expect(r.audience).toMatchObject({ intended: 2, deliverable: 2 });
+    expect(find(r, 'duplicate_email')).toEqual([expect.objectContaining({ count: 1 })]);
+    expect(r.render.errors).toEqual([]);
+    // the contact's own address and kept, not the e-mail or a flag of ours
+    expect(r.render.samples.length).toBeGreaterThan(0);
+    for (const sample of r.render.samples) expect(sample.subject).toMatch(/^Hi (Ann of Street 1, no|Cy of Street 2, maybe)$/);
+    expect(codes(r.render.warnings).filter((c) => c.includes('variable'))).toEqual([]);
+  });
+
   it('selects by lists or contact ids, then narrows by excluded lists, languages and countries', async () => {
     const intended = async (audience: Record<string, unknown>) => (await validate(dir, { audience, assets: [asset()] })).audience.intended;
     expect(await intended({ lists: ['l2'] })).toBe(3); // c4, c5, c6 (c6 has c1's address, but c1 is not selected)

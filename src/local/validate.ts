@@ -139,21 +139,24 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
          SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.relation('contacts')})
        WHERE k = 1),
      memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
-     -- the address a contact is deduplicated by: its e-mail trimmed, in any case; none without one
-     selected AS (SELECT c.*, CASE WHEN trim(c.email) <> '' THEN lower(trim(c.email)) END AS address FROM c WHERE ${audienceFilter(request)}),
+     -- the address a contact is deduplicated by: its e-mail trimmed, in any case; none without one. The
+     -- columns of ours are named __convx_*: a contact's own columns (merge fields) may have any other name
+     selected AS (SELECT c.*, CASE WHEN trim(c.email) <> '' THEN lower(trim(c.email)) END AS __convx_address FROM c WHERE ${audienceFilter(request)}),
      -- per address, the contact that keeps it (the least contact_id: c holds a contact once) and how many
      -- others share it; a hash aggregate and an equi-join on the column cost less than a window
-     addresses AS (SELECT address, min(contact_id) AS keeper, count(*) - 1 AS others FROM selected WHERE address IS NOT NULL GROUP BY 1),
+     addresses AS (
+       SELECT __convx_address, min(contact_id) AS __convx_keeper, count(*) - 1 AS __convx_others
+       FROM selected WHERE __convx_address IS NOT NULL GROUP BY 1),
      ranked AS (
-       SELECT s.*, a.keeper IS NULL OR a.keeper = s.contact_id AS kept, coalesce(a.others, 0) AS duplicates
-       FROM selected s LEFT JOIN addresses a ON a.address = s.address)
-     SELECT * EXCLUDE (address, kept, duplicates, row_id, plugin_id),
-       duplicates,
+       SELECT s.*, a.__convx_keeper IS NULL OR a.__convx_keeper = s.contact_id AS __convx_kept, coalesce(a.__convx_others, 0) AS __convx_duplicates
+       FROM selected s LEFT JOIN addresses a ON a.__convx_address = s.__convx_address)
+     SELECT * EXCLUDE (__convx_address, __convx_kept, __convx_duplicates, row_id, plugin_id),
+       __convx_duplicates AS duplicates,
        CASE WHEN coalesce(unsubscribed, false) THEN 'unsubscribed'
             WHEN email IS NULL OR NOT regexp_full_match(trim(email), ${EMAIL_PATTERN}) THEN 'invalidEmail'
             WHEN NOT coalesce(consent, false) THEN 'noConsent' END AS suppression,
        coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) AS lang
-     FROM ranked WHERE kept`,
+     FROM ranked WHERE __convx_kept`,
   );
 }
 
