@@ -102,6 +102,17 @@ describe('the short periods on the command line', () => {
     }
   });
 
+  it("a report's defaulted dates are named on stderr in any format (its JSON holds no period); both given, nothing", async () => {
+    const from = await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '-o', 'json']);
+    expect(from.stderr).toBe('1-15 of 15 sources, 2024-03-01..2024-03-30 (no --to: the 30 days from --from)\n');
+    const to = await run(['report', '--data', SAMPLES, '--to', '2024-03-30', '-o', 'csv']);
+    expect(to.stderr).toBe('1-15 of 15 sources, 2024-03-01..2024-03-30 (no --from: the 30 days ending --to)\n');
+    expect(to.stdout).toBe((await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-30', '-o', 'csv'])).stdout);
+    const none = await run(['report', '--data', SAMPLES, '-o', 'json']);
+    expect(none.stderr).toMatch(/^1-\d+ of \d+ sources, 2024-02-20\.\.2024-03-20 \(no --from\/--to: the 30 days ending today, UTC\)\n$/);
+    expect((await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stderr).toBe('');
+  });
+
   it('says so in the summary line of a table, and in the explanation of an empty result', async () => {
     const table = await cli(['report', '--data', SAMPLES, '--month', '2024-03', '-o', 'table'], { now: NOW });
     expect(table.stderr).toBe('1-15 of 15 sources, 2024-03-01..2024-03-31 (--month 2024-03)\n');

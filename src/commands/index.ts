@@ -13,7 +13,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     summary: 'conversions per attributing source (GET /conversions)',
     options: OPTIONS.report,
     examples: [
-      'convx report --data samples/shop --from 2024-03-01 --to 2024-03-31 --compare previous --tz Europe/Prague',
+      'convx report --data samples/shop --from 2024-03-01 --compare previous --tz Europe/Prague   # no --to: the 30 days from --from (neither: the 30 days ending today)',
       'convx report --from 2024-01-01 --to 2024-04-30 --country cz,sk --currency EUR -q spring --breakdown --all -o csv > sources.csv',
       'convx report --month 2024-03 -o html --output report.html --open   # a page to share: every row, a chart',
     ],

@@ -10,6 +10,7 @@ import { checkPageFlags, filterWords, printPage } from './page.js';
 import { defineHandler } from './registry.js';
 import {
   compareAwareKind,
+  defaultedPeriod,
   explainEmpty,
   filtersOf,
   parseFlags,
@@ -27,8 +28,10 @@ import {
 
 export default defineHandler<CommandFlags<'report'>>({
   async run(ctx, _args, flags) {
-    const { raw, chosen } = periodParams('report', flags, ctx);
+    const { raw, chosen: short } = periodParams('report', flags, ctx);
     const query = parseFlags(() => parseReportQuery(raw, ctx.io.now()));
+    // the dates a short period or the defaults chose, named on stderr in any format (the JSON holds no period)
+    const chosen = short ?? defaultedPeriod({ from: flags.from, to: flags.to }, query.timeZone);
     const plain = flags.breakdown ? REPORT_BREAKDOWN_KIND : REPORT_KIND;
     const kind = compareAwareKind(flags, query, plain, false);
     checkPageFlags(ctx, flags);

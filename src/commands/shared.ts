@@ -431,6 +431,18 @@ function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
 }
 
 /**
+ * How the period's dates were chosen where --from or --to was not given (a report's defaults: the
+ * 30 days ending today, or from or to the bound given), as stderr names it; undefined with both.
+ */
+export function defaultedPeriod(given: { from?: string | undefined; to?: string | undefined }, timeZone: string | undefined): string | undefined {
+  const span = `the ${DEFAULT_REPORT_DAYS} days`;
+  if (given.from === undefined && given.to === undefined) return `no --from/--to: ${span} ending today, ${timeZone ?? 'UTC'}`;
+  if (given.from === undefined) return `no --from: ${span} ending --to`;
+  if (given.to === undefined) return `no --to: ${span} from --from`;
+  return undefined;
+}
+
+/**
  * Says on stderr (unless --quiet) why a listing is empty: the period and how it was chosen, the
  * filters, the dates the data holds (Backend.coverage) and a command that would find something.
  * stdout is not touched: it holds what the format prints for no rows.
@@ -438,18 +450,9 @@ function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
 export async function explainEmpty(ctx: Context, backend: Backend, noun: string, request: ResultRequest): Promise<void> {
   if (ctx.globals.quiet) return;
   const { period, given, filters } = request;
-  const span = `the ${DEFAULT_REPORT_DAYS} days`;
-  // A short period (--month …) chose both dates: the period names it instead.
-  const how =
-    request.chosen !== undefined
-      ? ''
-      : given.from === undefined && given.to === undefined
-        ? ` (no --from/--to: ${span} ending today, ${period.timeZone ?? 'UTC'})`
-        : given.from === undefined
-          ? ` (no --from: ${span} ending --to)`
-          : given.to === undefined
-            ? ` (no --to: ${span} from --from)`
-            : '';
+  // A short period (--month …), or the defaults, chose the dates: the period names it instead.
+  const defaulted = request.chosen === undefined ? defaultedPeriod(given, period.timeZone) : undefined;
+  const how = defaulted === undefined ? '' : ` (${defaulted})`;
   const lines = [`No ${noun} in ${periodText(period, request.chosen)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
