@@ -198,16 +198,18 @@ function elsewhere(text: string, io: Io, state: ProgramState): string {
   if (!flag) return '';
   const takers = COMMANDS.filter((c) => c.options?.some((o) => o.flags.split(/[ ,|]+/).includes(flag))).map((c) => `convx ${c.name}`);
   if (!takers.length) return '';
-  const hint = `hint: ${flag} is a flag of ${takers.join(', ')}`;
-  return `${colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint}\n`;
+  return `${hintLine(`${flag} is a flag of ${takers.join(', ')}`, io, state)}\n`;
 }
 
 /** commander's "(Did you mean --limit?)" as the hint line every other error gives ("hint: did you mean --limit?"). */
 function hinted(text: string, io: Io, state: ProgramState): string {
-  return text.replace(/^\(Did you mean (.+)\?\)$/m, (_, name: string) => {
-    const hint = `hint: did you mean ${name}?`;
-    return colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint;
-  });
+  return text.replace(/^\(Did you mean (.+)\?\)$/m, (_, name: string) => hintLine(`did you mean ${name}?`, io, state));
+}
+
+/** "hint: …", dim where stderr takes colours (as the logger writes a hint). */
+function hintLine(text: string, io: Io, state: ProgramState): string {
+  const hint = `hint: ${text}`;
+  return colours(io, state) ? `\x1b[2m${hint}\x1b[22m` : hint;
 }
 
 /** "convx: error:", red where stderr takes colours (as reportError writes it). */

@@ -110,6 +110,9 @@ describe('the short periods on the command line', () => {
     expect(to.stdout).toBe((await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-30', '-o', 'csv'])).stdout);
     const none = await run(['report', '--data', SAMPLES, '-o', 'json']);
     expect(none.stderr).toMatch(/^1-\d+ of \d+ sources, 2024-02-20\.\.2024-03-20 \(no --from\/--to: the 30 days ending today, UTC\)\n$/);
+    // a zone asked is named once, beside the dates
+    const zoned = await run(['report', '--data', SAMPLES, '--tz', 'Europe/Prague', '-o', 'json']);
+    expect(zoned.stderr).toMatch(/^1-\d+ of \d+ sources, 2024-02-20\.\.2024-03-20 Europe\/Prague \(no --from\/--to: the 30 days ending today\)\n$/);
     expect((await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stderr).toBe('');
   });
 

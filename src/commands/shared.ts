@@ -436,7 +436,8 @@ function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
  */
 export function defaultedPeriod(given: { from?: string | undefined; to?: string | undefined }, timeZone: string | undefined): string | undefined {
   const span = `the ${DEFAULT_REPORT_DAYS} days`;
-  if (given.from === undefined && given.to === undefined) return `no --from/--to: ${span} ending today, ${timeZone ?? 'UTC'}`;
+  // a zone asked is named beside the dates already (periodText); the default one here
+  if (given.from === undefined && given.to === undefined) return `no --from/--to: ${span} ending today${timeZone === undefined ? ', UTC' : ''}`;
   if (given.from === undefined) return `no --from: ${span} ending --to`;
   if (given.to === undefined) return `no --to: ${span} from --from`;
   return undefined;

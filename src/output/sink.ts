@@ -34,31 +34,25 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
       if (ok) done();
       else stream.once('drain', done);
     });
+  /** Writes out what is buffered. */
+  const flush = async () => {
+    if (buffer === '') return;
+    const chunk = buffer;
+    buffer = '';
+    await push(chunk);
+  };
   return {
     async write(text: string | Uint8Array) {
       if (typeof text !== 'string') {
         if (text.length === 0) return;
-        if (buffer !== '') {
-          const chunk = buffer;
-          buffer = '';
-          await push(chunk);
-        }
+        await flush();
         await push(text);
         return;
       }
       buffer += text;
-      if (buffer.length >= BUFFER_LIMIT) {
-        const chunk = buffer;
-        buffer = '';
-        await push(chunk);
-      }
+      if (buffer.length >= BUFFER_LIMIT) await flush();
     },
     columns: () => terminalColumns(stream),
-    async flush() {
-      if (buffer === '') return;
-      const chunk = buffer;
-      buffer = '';
-      await push(chunk);
-    },
+    flush,
   };
 }

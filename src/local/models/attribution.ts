@@ -11,6 +11,8 @@ import { firstContacts, firstSources, referenceRates } from './inputs.js';
 import { bounds, inPeriod, type ModelInput, type Relation } from './relation.js';
 
 const WINDOW = int(WINDOW_DAYS);
+/** conv's CTE of the period's transactions, which also narrows the contacts read to theirs. */
+const TX = trusted('tx');
 const CANCELLED = join(CANCELLED_STATUSES.map(literal));
 
 export const ORDER_HEAD: Relation = {
@@ -130,7 +132,7 @@ export const CONV: Relation = {
   holds: "every attributed transaction of the period (of the whole dataset without one): the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with its source and contact; every transaction is stored in time order, so that a period's zonemaps skip the rest",
   reads: ['orders', 'attr', 'source_info', 'fx', 'contacts'],
   select: (m) => sql`
-      WITH tx AS (${transactions(m)}),
+      WITH ${TX} AS (${transactions(m)}),
       -- the rate of each (currency, day) the orders hold: the latest at or before the day; a join to these few rows
       -- costs less than an ASOF join that sorts every transaction
       rates AS (
@@ -156,7 +158,7 @@ export const CONV: Relation = {
       FROM priced p
       JOIN ${m.relation('source_info')} i ON i.source_type = p.source_type AND i.source_id = p.source_id
       -- with a period, the first rows of its transactions' contacts only (not every contact's)
-      LEFT JOIN ${firstContacts(m, m.period ? trusted('tx') : undefined)} c ON c.contact_id = p.contact_id
+      LEFT JOIN ${firstContacts(m, m.period ? TX : undefined)} c ON c.contact_id = p.contact_id
       -- every transaction (a served dataset): stored in time order, so that a period's zonemaps skip the rest
       ${m.period ? EMPTY : trusted('ORDER BY p.datetime')}`,
 };
