@@ -36,6 +36,7 @@ const E2E = [
   'pushdown',
   'serve-pool',
   'split-plugins',
+  'staging',
   'server-hardening',
   'server',
   'shards',

@@ -519,7 +519,7 @@ describe('unique contacts across days (per-day sums with prev_day)', () => {
 describe('data import: failures leave nothing half-written', () => {
   const good = () =>
     shop({ orders: [{ id: 'o1', at: '2024-03-02T10:00:00Z' }], touches: [{ at: '2024-03-01T10:00:00Z' }] });
-  const leftovers = (dir: string) => readdirSync(dir).filter((f) => f.includes('.tmp-'));
+  const leftovers = (dir: string) => readdirSync(dir).filter((f) => f.includes('.tmp-') || f.includes('.old-')).sort();
 
   it('an existing --into is kept without --force, replaced with it', async () => {
     const out = join(root, 'force');
@@ -601,7 +601,7 @@ describe('data import: failures leave nothing half-written', () => {
     expect(readdirSync(out)).toEqual(['kept.db']);
   });
 
-  it('removes the staging file a killed import left behind, not one of an import still running', async () => {
+  it('removes the staging file a killed import left behind, and an old file it had still to remove, not those of an import still running', async () => {
     const out = join(root, 'abandoned');
     mkdirSync(out);
     const file = join(out, 'data.duckdb');
@@ -609,10 +609,12 @@ describe('data import: failures leave nothing half-written', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     writeFileSync(`${file}.tmp-${dead}`, 'half');
     writeFileSync(`${file}.tmp-${dead}.wal`, 'half');
-    // pid 1 is alive: its import may still be writing.
+    writeFileSync(`${file}.old-${dead}`, 'replaced');
+    // pid 1 is alive: its import may still be writing, or removing the file it replaced.
     writeFileSync(`${file}.tmp-1`, 'busy');
+    writeFileSync(`${file}.old-1`, 'busy');
     await importInto(good(), file);
-    expect(leftovers(out)).toEqual(['data.duckdb.tmp-1']);
+    expect(leftovers(out)).toEqual(['data.duckdb.old-1', 'data.duckdb.tmp-1']);
   });
 
   it('--into is required and must not be a directory', async () => {

@@ -57,7 +57,7 @@ function referenceOf(meta: ImportMeta, into: string, asked: string | undefined):
 export async function appendDataset(dir: string, into: string, options: ImportOptions = {}): Promise<AppendSummary> {
   const meta = await appendTarget(dir, into, options.threads);
   const referenceCurrency = referenceOf(meta, into, options.referenceCurrency);
-  const files = await datasetFiles(dir);
+  const files = await datasetFiles(dir, options.threads);
   const added = newFiles(dir, into, meta.files, files);
   if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
   const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };

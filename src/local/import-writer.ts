@@ -4,8 +4,8 @@
  * each scope's attribution and what the file holds, written under a temporary name and renamed
  * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { packageVersion } from '../version.js';
@@ -17,6 +17,7 @@ import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from '.
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
+import { Staging } from './staging.js';
 
 export interface ImportSummary {
   file: string;
@@ -44,7 +45,7 @@ export interface ImportOptions {
 export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
   checkTarget(into, options.force ?? false);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
-  return importFiles(dir, into, await datasetFiles(dir), options);
+  return importFiles(dir, into, await datasetFiles(dir, options.threads), options);
 }
 
 /**
@@ -72,51 +73,16 @@ export async function importFiles(
     const extra = { files, referenceCurrencyAsked: options.referenceCurrency ?? null, columns };
     const patched = previous && sameColumns(previous, columns) ? previous : undefined;
     // An update (--append) the long way starts from a copy of the file it replaces, whose stored rows stay.
-    const written = await writeFile(dataset, patched ? staging.copy(into) : staging.add(into), dir, [...scopes.values()], null, extra, patched);
+    const staged = patched ? staging.copy(into) : staging.add(into);
+    await staged.ready;
+    const written = await writeFile(dataset, staged, dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {
-    staging.remove();
+    await staging.remove();
     throw error;
   } finally {
     dataset.db.close();
-  }
-}
-
-/**
- * Files written under a staging name beside their target (FILE.tmp-PID), renamed into place
- * together once every one is complete: a failed import removes them and replaces nothing.
- * Staging files of an import whose process is gone (killed, crashed) are removed on the way.
- */
-export class Staging {
-  private readonly files: [staging: string, target: string][] = [];
-
-  add(target: string): { staging: string; target: string } {
-    const staging = `${target}.tmp-${process.pid}`;
-    this.files.push([staging, target]);
-    for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
-    removeAbandonedStaging(target);
-    return { staging, target };
-  }
-
-  /**
-   * The staging file of target as a copy of it, for an update (--append) to write into. Where the
-   * file system can (Btrfs, XFS, ZFS with block cloning), the copy shares the blocks until they are
-   * written (a reflink), and takes no time; elsewhere the kernel copies the bytes (about 0.1 s for
-   * a file of 350 MB in the page cache).
-   */
-  copy(target: string): { staging: string; target: string } {
-    const files = this.add(target);
-    copyFileSync(target, files.staging, constants.COPYFILE_FICLONE);
-    return files;
-  }
-
-  commit(): void {
-    for (const [staging, target] of this.files) renameSync(staging, target);
-  }
-
-  remove(): void {
-    for (const [staging] of this.files) for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
   }
 }
 
@@ -256,7 +222,7 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
     for (const file of files) file.bytes = statSync(file.file).size;
     return { dir: into, files, findings: dataset.findings };
   } catch (error) {
-    staging.remove();
+    await staging.remove();
     throw error;
   } finally {
     dataset.db.close();
@@ -306,32 +272,6 @@ export async function writeMeta(db: Database, meta: ImportMeta, replace = false)
   const rows = Object.entries(meta).map(([key, value]) => sql`(${key}, ${JSON.stringify(value)})`);
   await db.exec(sql`CREATE ${replace ? sql`OR REPLACE ` : EMPTY}TABLE out.main.${ident(META)} AS
     SELECT CAST(k AS VARCHAR) AS key, CAST(v AS VARCHAR) AS value FROM (VALUES ${joinSql(rows)}) AS t(k, v)`);
-}
-
-/** Staging files of imports into the same target whose process is gone (killed, crashed). */
-function removeAbandonedStaging(into: string): void {
-  const prefix = `${basename(into)}.tmp-`;
-  let names: string[];
-  try {
-    names = readdirSync(dirname(into));
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const pid = Number(/^(\d+)(\.wal)?$/.exec(name.startsWith(prefix) ? name.slice(prefix.length) : '')?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
-    rmSync(join(dirname(into), name), { force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -1,0 +1,137 @@
+/**
+ * The staging files of an import or an update (src/local/staging.ts): renamed over their target
+ * once complete, a large replaced file removed by `rm` in a process of its own after the rename
+ * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
+ */
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REMOVE_LATER_BYTES, Staging } from '../src/local/staging.js';
+import { tempDir } from './temp.js';
+
+const root = tempDir('convx-staging-');
+
+/** A file of size bytes, every byte fill (written, so its blocks count, as a DuckDB file's do). */
+function filled(file: string, size: number, fill: number): void {
+  writeFileSync(file, Buffer.alloc(size, fill));
+}
+
+/** The first byte of an open file. */
+function firstByte(fd: number): number {
+  const b = Buffer.alloc(1);
+  readSync(fd, b, 0, 1, 0);
+  return b[0]!;
+}
+
+async function until(done: () => boolean, ms = 10_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
+  return done();
+}
+
+/** A PATH whose `rm` logs its arguments to log, then runs the system's rm: shows which files a process of its own removed. */
+function loggingRm(dir: string, log: string): string {
+  mkdirSync(dir, { recursive: true });
+  const rm = join(dir, 'rm');
+  writeFileSync(rm, `#!/bin/sh\nprintf '%s\\n' "$@" >> '${log}'\nexec /bin/rm "$@"\n`);
+  chmodSync(rm, 0o755);
+  return `${dir}:${process.env.PATH}`;
+}
+
+const path = process.env.PATH;
+afterEach(() => {
+  process.env.PATH = path;
+});
+
+describe('Staging', () => {
+  it.skipIf(process.platform === 'win32')('renames a large replacement over its target at once, and a process of its own removes the old file; a reader of the old file keeps reading it', async () => {
+    const dir = join(root, 'large');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, REMOVE_LATER_BYTES, 1);
+    const log = join(dir, 'rm.log');
+    process.env.PATH = loggingRm(join(dir, 'bin'), log);
+    const reader = openSync(target, 'r');
+    try {
+      const staging = new Staging();
+      const { staging: file, ready } = staging.add(target);
+      await ready;
+      filled(file, 1024, 2);
+      staging.commit();
+      expect(readFileSync(target)).toEqual(Buffer.alloc(1024, 2));
+      expect(firstByte(reader)).toBe(1);
+      const old = `${target}.old-${process.pid}`;
+      expect(await until(() => !existsSync(old))).toBe(true);
+      expect(readFileSync(log, 'utf8').split('\n')).toContain(old);
+      expect(readdirSync(dir).sort()).toEqual(['bin', 'data.duckdb', 'rm.log']);
+    } finally {
+      closeSync(reader);
+    }
+  });
+
+  it('removes a small replaced file itself, before commit returns', async () => {
+    const dir = join(root, 'small');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, 4096, 1);
+    const log = join(dir, 'rm.log');
+    process.env.PATH = loggingRm(join(dir, 'bin'), log);
+    const staging = new Staging();
+    filled(staging.add(target).staging, 10, 2);
+    staging.commit();
+    expect(readdirSync(dir).sort()).toEqual(['bin', 'data.duckdb']);
+    expect(readFileSync(target)).toEqual(Buffer.alloc(10, 2));
+  });
+
+  it('without rm, a large replaced file is removed all the same', async () => {
+    const dir = join(root, 'no-rm');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, REMOVE_LATER_BYTES, 1);
+    process.env.PATH = join(dir, 'nothing-here');
+    const staging = new Staging();
+    filled(staging.add(target).staging, 10, 2);
+    staging.commit();
+    expect(await until(() => readdirSync(dir).length === 1)).toBe(true);
+    expect(readdirSync(dir)).toEqual(['data.duckdb']);
+  });
+
+  it('a rename that fails leaves the target as it was, under its one name', () => {
+    const dir = join(root, 'failed');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, 10, 1);
+    const staging = new Staging();
+    staging.add(target);
+    // The staging file was never written: the rename fails.
+    expect(() => staging.commit()).toThrow(/ENOENT/);
+    expect(readdirSync(dir)).toEqual(['data.duckdb']);
+    expect(readFileSync(target)).toEqual(Buffer.alloc(10, 1));
+  });
+
+  it('a copy is the target byte for byte once ready; removed while it runs, nothing is left once remove() returns', async () => {
+    const dir = join(root, 'copy');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, REMOVE_LATER_BYTES, 3);
+    const first = new Staging();
+    const copied = first.copy(target);
+    await copied.ready;
+    expect(readFileSync(copied.staging).equals(readFileSync(target))).toBe(true);
+    await first.remove();
+    // Removed at once, while the copy may still be running: it ends first, so nothing is made again after.
+    const second = new Staging();
+    second.copy(target);
+    await second.remove();
+    expect(readdirSync(dir)).toEqual(['data.duckdb']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readdirSync(dir)).toEqual(['data.duckdb']);
+  });
+
+  it('a copy that fails rejects ready, and remove() still returns', async () => {
+    const staging = new Staging();
+    const { ready } = staging.copy(join(root, 'missing.duckdb'));
+    await expect(ready).rejects.toThrow(/ENOENT/);
+    await staging.remove();
+  });
+});
