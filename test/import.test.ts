@@ -519,7 +519,7 @@ describe('unique contacts across days (per-day sums with prev_day)', () => {
 describe('data import: failures leave nothing half-written', () => {
   const good = () =>
     shop({ orders: [{ id: 'o1', at: '2024-03-02T10:00:00Z' }], touches: [{ at: '2024-03-01T10:00:00Z' }] });
-  const leftovers = (dir: string) => readdirSync(dir).filter((f) => f.includes('.tmp-') || f.includes('.old-')).sort();
+  const leftovers = (dir: string) => readdirSync(dir).filter((f) => f.includes('.tmp-') || f.includes('old-')).sort();
 
   it('an existing --into is kept without --force, replaced with it', async () => {
     const out = join(root, 'force');
@@ -609,12 +609,16 @@ describe('data import: failures leave nothing half-written', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
     writeFileSync(`${file}.tmp-${dead}`, 'half');
     writeFileSync(`${file}.tmp-${dead}.wal`, 'half');
-    writeFileSync(`${file}.old-${dead}`, 'replaced');
+    writeFileSync(`${file}.convx-old-${dead}-1`, 'replaced');
     // pid 1 is alive: its import may still be writing, or removing the file it replaced.
     writeFileSync(`${file}.tmp-1`, 'busy');
-    writeFileSync(`${file}.old-1`, 'busy');
+    writeFileSync(`${file}.convx-old-1-3`, 'busy');
+    // Not convx's: a user's backups (a number no process has), and a folder.
+    writeFileSync(`${file}.old-20240301`, 'mine');
+    writeFileSync(`${file}.tmp-20240301`, 'mine');
+    mkdirSync(`${file}.tmp-${Number(dead) + 1}`);
     await importInto(good(), file);
-    expect(leftovers(out)).toEqual(['data.duckdb.old-1', 'data.duckdb.tmp-1']);
+    expect(leftovers(out)).toEqual(['data.duckdb.convx-old-1-3', 'data.duckdb.old-20240301', 'data.duckdb.tmp-1', 'data.duckdb.tmp-20240301', `data.duckdb.tmp-${Number(dead) + 1}`].sort());
   });
 
   it('--into is required and must not be a directory', async () => {

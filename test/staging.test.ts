@@ -3,7 +3,8 @@
  * once complete, a large replaced file removed by `rm` in a process of its own after the rename
  * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REMOVE_LATER_BYTES, Staging } from '../src/local/staging.js';
@@ -11,9 +12,11 @@ import { tempDir } from './temp.js';
 
 const root = tempDir('convx-staging-');
 
-/** A file of size bytes, every byte fill (written, so its blocks count, as a DuckDB file's do). */
-function filled(file: string, size: number, fill: number): void {
-  writeFileSync(file, Buffer.alloc(size, fill));
+/** A file of size bytes beginning with the byte first, the rest random (written, and not compressible, so its blocks count, as a DuckDB file's do). */
+function filled(file: string, size: number, first: number): void {
+  const bytes = randomBytes(size);
+  bytes[0] = first;
+  writeFileSync(file, bytes);
 }
 
 /** The first byte of an open file. */
@@ -58,11 +61,11 @@ describe('Staging', () => {
       await ready;
       filled(file, 1024, 2);
       staging.commit();
-      expect(readFileSync(target)).toEqual(Buffer.alloc(1024, 2));
+      expect(readFileSync(target)[0]).toBe(2);
+      expect(statSync(target).size).toBe(1024);
       expect(firstByte(reader)).toBe(1);
-      const old = `${target}.old-${process.pid}`;
-      expect(await until(() => !existsSync(old))).toBe(true);
-      expect(readFileSync(log, 'utf8').split('\n')).toContain(old);
+      const removed = () => readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith(`${target}.convx-old-${process.pid}-`));
+      expect(await until(() => existsSync(log) && removed().length === 1 && !existsSync(removed()[0]!))).toBe(true);
       expect(readdirSync(dir).sort()).toEqual(['bin', 'data.duckdb', 'rm.log']);
     } finally {
       closeSync(reader);
@@ -80,7 +83,7 @@ describe('Staging', () => {
     filled(staging.add(target).staging, 10, 2);
     staging.commit();
     expect(readdirSync(dir).sort()).toEqual(['bin', 'data.duckdb']);
-    expect(readFileSync(target)).toEqual(Buffer.alloc(10, 2));
+    expect(readFileSync(target)[0]).toBe(2);
   });
 
   it('without rm, a large replaced file is removed all the same', async () => {
@@ -106,7 +109,25 @@ describe('Staging', () => {
     // The staging file was never written: the rename fails.
     expect(() => staging.commit()).toThrow(/ENOENT/);
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
-    expect(readFileSync(target)).toEqual(Buffer.alloc(10, 1));
+    expect(readFileSync(target)[0]).toBe(1);
+  });
+
+  it('files staged together are all renamed or none: a rename that fails puts back the files renamed before it, and removes a new one', () => {
+    const dir = join(root, 'together');
+    mkdirSync(dir);
+    const [a, b, c] = ['a.duckdb', 'b.duckdb', 'c.duckdb'].map((name) => join(dir, name)) as [string, string, string];
+    filled(a, 10, 1);
+    filled(c, 10, 1);
+    const staging = new Staging();
+    // a replaced and b new are renamed; c's staging file was never written, so its rename fails.
+    filled(staging.add(a).staging, 10, 2);
+    filled(staging.add(b).staging, 10, 2);
+    staging.add(c);
+    expect(() => staging.commit()).toThrow(/ENOENT/);
+    expect(readFileSync(a)[0]).toBe(1);
+    expect(existsSync(b)).toBe(false);
+    expect(readFileSync(c)[0]).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(['a.duckdb', 'c.duckdb']);
   });
 
   it('a copy is the target byte for byte once ready; removed while it runs, nothing is left once remove() returns', async () => {
@@ -119,12 +140,12 @@ describe('Staging', () => {
     await copied.ready;
     expect(readFileSync(copied.staging).equals(readFileSync(target))).toBe(true);
     await first.remove();
-    // Removed at once, while the copy may still be running: it ends first, so nothing is made again after.
+    // Removed at once, while the copy is still running: remove() waits for it to end, so nothing is made again after.
     const second = new Staging();
-    second.copy(target);
+    const running = second.copy(target);
     await second.remove();
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await running.ready;
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
   });
 

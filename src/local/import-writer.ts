@@ -17,7 +17,7 @@ import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from '.
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
-import { Staging } from './staging.js';
+import { Staging, type StagedFile } from './staging.js';
 
 export interface ImportSummary {
   file: string;
@@ -74,7 +74,6 @@ export async function importFiles(
     const patched = previous && sameColumns(previous, columns) ? previous : undefined;
     // An update (--append) the long way starts from a copy of the file it replaces, whose stored rows stay.
     const staged = patched ? staging.copy(into) : staging.add(into);
-    await staged.ready;
     const written = await writeFile(dataset, staged, dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
@@ -96,10 +95,14 @@ export async function importFiles(
  */
 const STORAGE = trusted("(STORAGE_VERSION 'v1.5.0')");
 
-/** Attaches the file being written (an import's staging file, or the copy an update writes) as `out`; target: the file it becomes, for the message. */
-export async function attachOut(db: Database, file: string, target: string): Promise<void> {
+/**
+ * Attaches the file being written (an import's staging file, or the copy an update writes) as
+ * `out`, once it is ready (an update's copy complete); target: the file it becomes, for the message.
+ */
+export async function attachOut(db: Database, { staging, target, ready }: StagedFile): Promise<void> {
   try {
-    await db.exec(sql`ATTACH ${literal(file)} AS out ${STORAGE}`);
+    await ready;
+    await db.exec(sql`ATTACH ${literal(staging)} AS out ${STORAGE}`);
   } catch (error) {
     throw new DataError(`cannot write ${target}: ${firstLine(error)}`);
   }
@@ -112,7 +115,7 @@ export async function attachOut(db: Database, file: string, target: string): Pro
  */
 async function writeFile(
   dataset: Dataset,
-  { staging, target }: { staging: string; target: string },
+  staged: StagedFile,
   source: string,
   scopes: Scope[],
   plugin: string | null,
@@ -120,7 +123,7 @@ async function writeFile(
   previous?: ImportMeta,
 ): Promise<Pick<ImportSummary, 'tables' | 'scopes' | 'findings'>> {
   const db = dataset.db;
-  await attachOut(db, staging, target);
+  await attachOut(db, staged);
   let tables: ImportedTable[];
   const stored: ImportedScope[] = [];
   try {

@@ -2,10 +2,10 @@
  * Files written under a staging name beside their target (FILE.tmp-PID) and renamed over it once
  * complete: an import (import-writer.ts) and an update (`--append`, append/update.ts) write this
  * way, so that a failed or killed one replaces nothing and a server keeps reading the old file.
- * Node's file calls only: no DuckDB.
+ * Node's file calls and `rm` only: no DuckDB.
  */
 import { spawn } from 'node:child_process';
-import { constants, linkSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { constants, existsSync, linkSync, lstatSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -24,9 +24,12 @@ export interface StagedFile {
  */
 export const REMOVE_LATER_BYTES = 64 * 2 ** 20;
 
+/** Replaced files named by this process so far: each commit's old files take new names, so a large one still being removed is not removed again. */
+let replacements = 0;
+
 /**
- * The files of one import, staged together: every one renamed into place once all are complete,
- * or all removed. Staging files (and old files still to be removed) that a process now gone left
+ * The files of one import, staged together: every one renamed into place once all are complete
+ * (commit), or all removed (remove). Staging files (and old files still to be removed) that a process now gone left
  * behind (killed, crashed) are removed on the way.
  */
 export class Staging {
@@ -58,28 +61,49 @@ export class Staging {
   }
 
   /**
-   * Renames every staging file over its target. A target replaced stays linked under another name
-   * (FILE.old-PID) until the renames are done, so that a rename does not free it; a large one is
-   * then removed by a process of its own (REMOVE_LATER_BYTES), which the command does not wait for.
+   * Renames every staging file over its target, all or none: every target replaced is first linked
+   * under another name (FILE.convx-old-PID-N), so that a rename does not free it and a failed
+   * rename can put back the ones renamed before it. Then the old files are removed: a large one by
+   * a process of its own (REMOVE_LATER_BYTES), which the command does not wait for.
    */
   commit(): void {
-    const replaced: string[] = [];
+    const old = new Map<string, string>();
+    const existed = new Set<string>();
+    const renamed: string[] = [];
     try {
-      for (const [staging, target] of this.files) {
-        const old = `${target}.old-${process.pid}`;
-        rmSync(old, { force: true });
-        if (linked(target, old)) replaced.push(old);
-        renameSync(staging, target);
+      for (const [, target] of this.files) {
+        const name = `${target}.convx-old-${process.pid}-${++replacements}`;
+        if (existsSync(target)) existed.add(target);
+        if (linked(target, name)) old.set(target, name);
       }
-    } finally {
-      removeReplaced(replaced);
+      for (const [staging, target] of this.files) {
+        renameSync(staging, target);
+        renamed.push(target);
+      }
+    } catch (error) {
+      // The targets renamed over get their old file back; one that did not exist is removed again
+      // (one that existed but could not be linked, on a file system without hard links, stays new).
+      for (const target of renamed) {
+        const name = old.get(target);
+        try {
+          if (name) renameSync(name, target);
+          else if (!existed.has(target)) rmSync(target, { force: true });
+          old.delete(target);
+        } catch {
+          // left as it is: the first error is the one to report
+        }
+      }
+      for (const name of old.values()) removeQuietly(name);
+      throw error;
     }
+    removeReplaced([...old.values()]);
   }
 
   /** Removes the staging files (after any copy into one has ended, so that none is made again after it). */
   async remove(): Promise<void> {
     await Promise.all(this.copies);
-    for (const [staging] of this.files) for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
+    // Called on the way out of a failure: an error here would hide that one.
+    for (const [staging] of this.files) for (const file of [staging, `${staging}.wal`]) removeQuietly(file);
   }
 }
 
@@ -93,28 +117,44 @@ function linked(target: string, name: string): boolean {
   }
 }
 
+/** rmSync, its error ignored: what it leaves, the next import into the target removes (removeAbandoned). */
+function removeQuietly(file: string): void {
+  try {
+    rmSync(file, { force: true });
+  } catch {
+    // left for the next import into the target
+  }
+}
+
 /** Removes replaced files: the small ones now, the large ones (REMOVE_LATER_BYTES) by `rm` in a process of their own. */
 function removeReplaced(files: string[]): void {
   const large = files.filter((file) => {
     try {
-      return statSync(file).blocks * 512 >= REMOVE_LATER_BYTES;
+      return process.platform !== 'win32' && statSync(file).blocks * 512 >= REMOVE_LATER_BYTES;
     } catch {
       return false;
     }
   });
-  for (const file of files) if (!large.includes(file)) rmSync(file, { force: true });
+  for (const file of files) if (!large.includes(file)) removeQuietly(file);
   if (large.length === 0) return;
   try {
-    const child = spawn('rm', ['-f', '--', ...large], { detached: true, stdio: 'ignore' });
-    // No rm (Windows): removed here, if the process is still running; else by the next import into the file.
-    child.on('error', () => large.forEach((file) => rmSync(file, { force: true })));
+    const child = spawn('rm', ['-f', '--', ...large], { detached: true, stdio: 'ignore', windowsHide: true });
+    // No rm: removed here, if the process is still running; else by the next import into the target.
+    child.on('error', () => large.forEach(removeQuietly));
     child.unref();
   } catch {
-    for (const file of large) rmSync(file, { force: true });
+    large.forEach(removeQuietly);
   }
 }
 
-/** Staging files (FILE.tmp-PID, its .wal) and replaced files (FILE.old-PID) of imports into the same target whose process is gone. */
+/** The largest process id of Linux (2^22); a larger number in a name is not one of ours. */
+const MAX_PID = 2 ** 22;
+
+/**
+ * Staging files (FILE.tmp-PID, its .wal) and replaced files still to remove (FILE.convx-old-PID-N)
+ * of imports into the same target whose process is gone: regular files only, named as convx names
+ * them, with a number that can be a process id.
+ */
 function removeAbandoned(into: string): void {
   const name = basename(into);
   let names: string[];
@@ -125,9 +165,15 @@ function removeAbandoned(into: string): void {
   }
   for (const other of names) {
     if (!other.startsWith(`${name}.`)) continue;
-    const pid = Number(/^(?:tmp-(\d+)(?:\.wal)?|old-(\d+))$/.exec(other.slice(name.length + 1))?.slice(1).find(Boolean));
-    if (!pid || pid === process.pid || alive(pid)) continue;
-    rmSync(join(dirname(into), other), { force: true });
+    const match = /^(?:tmp-(\d{1,7})(?:\.wal)?|convx-old-(\d{1,7})-\d+)$/.exec(other.slice(name.length + 1));
+    const pid = Number(match?.[1] ?? match?.[2]);
+    if (!pid || pid > MAX_PID || pid === process.pid || alive(pid)) continue;
+    const file = join(dirname(into), other);
+    try {
+      if (lstatSync(file).isFile()) rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
   }
 }
 
