@@ -29,8 +29,8 @@ let replacements = 0;
 
 /**
  * The files of one import, staged together: every one renamed into place once all are complete
- * (commit), or all removed (remove). Staging files (and old files still to be removed) that a process now gone left
- * behind (killed, crashed) are removed on the way.
+ * (commit), or all removed (remove). Staging files, and old files still to be removed, that a
+ * process now gone left behind (killed, crashed) are removed on the way.
  */
 export class Staging {
   private readonly files: [staging: string, target: string][] = [];
@@ -49,8 +49,8 @@ export class Staging {
    * The copy runs on a thread of Node's pool, so the caller's work goes on meanwhile (an update
    * reads and checks its new files while the file is copied). Where the file system can (Btrfs,
    * XFS, ZFS with block cloning), the copy shares the blocks until they are written (a reflink)
-   * and takes no time; elsewhere the kernel copies the bytes (about 0.1 s for a file of 350 MB in
-   * the page cache).
+   * and takes no time; elsewhere the kernel copies the bytes (0.1 to 0.35 s for a file of 350 MB
+   * in the page cache, on two cores shared with the update's reading).
    */
   copy(target: string): StagedFile {
     const files = this.add(target);
