@@ -335,6 +335,23 @@ describe('data import --append: refusals', () => {
     expect(stderr).not.toMatch(/changed since/);
   });
 
+  it('refuses another dataset, naming the one the file was imported from, and lists at most ten problems', async () => {
+    const other = importedCopy('other');
+    const before = sha(other);
+    const run = await append(SAMPLES, other);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/cannot append to .*other\.duckdb: .*shop holds (none|\d+) of the \d+ files it was imported from \(.*base\)/);
+    expect(run.stderr).not.toMatch(/was imported and is gone/);
+    expect(sha(other)).toBe(before);
+    // Every orders file touched: its size the same, its modification time another.
+    const stderr = await refused('many-touched', (dir) => {
+      for (const name of readdirSync(join(dir, 'orders'))) utimesSync(join(dir, 'orders', name), 1_800_000_000, 1_800_000_000);
+    });
+    const touched = stderr.split('\n').filter((line) => /changed since it was imported \(the same size, another modification time\)/.test(line));
+    expect(touched).toHaveLength(9);
+    expect(stderr).toMatch(/^ {2}and \d+ more$/m);
+  });
+
   it('refuses a new file read before an imported one', async () => {
     const stderr = await refused('earlier', (dir) => {
       writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-22');
@@ -432,6 +449,31 @@ describe('data import --append: refusals', () => {
     await sameAsFullImport(dir, file, 'after a killed update', commands('o-2', 'c-1').slice(0, 1));
   });
 
+  it('an update stopped by Ctrl-C or SIGTERM while it writes exits 130 or 143, leaving the old file as it was and no staging file', async () => {
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const name = `stopped-${signal}`;
+      const file = importedCopy(name);
+      const dir = join(root, name);
+      const before = sha(file);
+      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
+      const child = spawn(process.execPath, [BIN, 'data', 'import', dir, '--into', file, '--append'], { stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (status) => resolve(status)));
+      const staged = () => readdirSync(root).some((f) => f.startsWith(`${name}.duckdb.tmp-`));
+      let done = false;
+      void exited.then(() => (done = true));
+      while (!done && !staged()) await new Promise((resolve) => setTimeout(resolve, 2));
+      const caught = staged();
+      child.kill(signal);
+      const status = await exited;
+      // Stopped while it wrote (the usual case): the old file is untouched; had it finished first, it is the update.
+      if (caught && status !== 0) {
+        expect(status, signal).toBe(code);
+        expect(sha(file), signal).toBe(before);
+      }
+      expect(readdirSync(root).filter((f) => f.startsWith(`${name}.duckdb.`)), signal).toEqual([]);
+    }
+  });
+
   it('rows of a new plugin take the long way, every file read and attributed again, with the same result', async () => {
     const dir = join(root, 'plugin');
     const file = importedCopy('plugin');
@@ -474,5 +516,7 @@ describe('data import --append: refusals', () => {
     expect((await append(base, baseFile, '--force')).stderr).toMatch(/--append updates --into in place; drop --force/);
     const currency = await append(base, baseFile, '--reference-currency', 'USD');
     expect(currency.stderr).toMatch(/was imported without --reference-currency; an update keeps it/);
+    // The hint names the dataset given, not a placeholder.
+    expect(currency.stderr).toContain(`convx data import ${base} --into ${baseFile} --force --reference-currency USD`);
   });
 });

@@ -11,7 +11,7 @@
  * dataset opened by the first of them that names it with its flags and lent to the next ones.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
@@ -619,6 +619,67 @@ describe('data import: failures leave nothing half-written', () => {
     mkdirSync(`${file}.tmp-${Number(dead) + 1}`);
     await importInto(good(), file);
     expect(leftovers(out)).toEqual(['data.duckdb.convx-old-1-3', 'data.duckdb.old-20240301', 'data.duckdb.tmp-1', 'data.duckdb.tmp-20240301', `data.duckdb.tmp-${Number(dead) + 1}`].sort());
+  });
+
+  /** A folder this process cannot write: a read-only one as a user; as root (CI), who writes anywhere else, /proc/sys. */
+  function unwritable(): string | undefined {
+    const dir = join(root, 'read-only');
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o555);
+    for (const folder of [dir, '/proc/sys']) {
+      try {
+        accessSync(folder, constants.W_OK);
+      } catch {
+        return folder;
+      }
+    }
+    return undefined;
+  }
+
+  it('refuses an --into in a folder it cannot write before reading anything, with --split-plugins and --append too', async () => {
+    const folder = unwritable();
+    if (!folder) return;
+    const single = await cli(['data', 'import', SAMPLES, '--into', join(folder, 'shop.duckdb')]);
+    expect(single.code, single.stderr).toBe(2);
+    expect(single.stderr).toMatch(/--into .*shop\.duckdb: cannot write into .* \((no permission to write there|a read-only file system)\)/);
+    expect(single.stderr).not.toMatch(/unexpected error/);
+    const split = await cli(['data', 'import', SAMPLES, '--split-plugins', '--into', join(folder, 'plugins')]);
+    expect(split.code, split.stderr).toBe(2);
+    expect(split.stderr).toMatch(/cannot write into/);
+    if (folder !== '/proc/sys') {
+      // An imported file in a folder made read-only afterwards: --append writes its copy beside it.
+      chmodSync(folder, 0o755);
+      const file = join(folder, 'shop.duckdb');
+      await importInto(good(), file);
+      chmodSync(folder, 0o555);
+      const append = await cli(['data', 'import', SAMPLES, '--into', file, '--append']);
+      expect(append.code, append.stderr).toBe(2);
+      expect(append.stderr).toMatch(/cannot write into/);
+    }
+  });
+
+  it('writes through a symbolic --into: the link stays, the file it points to is replaced; a link to nothing is refused', async () => {
+    const out = join(root, 'linked');
+    mkdirSync(join(out, 'real'), { recursive: true });
+    const real = join(out, 'real', 'shop.duckdb');
+    await importInto(good(), real);
+    const link = join(out, 'current.duckdb');
+    symlinkSync(real, link);
+    const before = statSync(real).ino;
+    const run = await cli(['data', 'import', SAMPLES, '--into', link, '--force']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(statSync(real).ino).not.toBe(before);
+    // The file it points to holds the samples now.
+    const report = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json', '--data', real]);
+    expect(report.code, report.stderr).toBe(0);
+    expect(JSON.parse(report.stdout).conversions.length).toBeGreaterThan(3);
+    const dangling = join(out, 'nothing.duckdb');
+    symlinkSync(join(out, 'real', 'gone.duckdb'), dangling);
+    const refused = await cli(['data', 'import', SAMPLES, '--into', dangling]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/nothing\.duckdb is a symbolic link to a file that does not exist/);
+    expect(existsSync(join(out, 'real', 'gone.duckdb'))).toBe(false);
   });
 
   it('--into is required and must not be a directory', async () => {

@@ -137,8 +137,15 @@ describe('data import --split-plugins', () => {
     // (files a split import wrote, as beforeAll's into a new directory: a copy of them)
     const forced = join(root, 'forced');
     cpSync(out, forced, { recursive: true });
-    expect((await split(gen, forced, '--force')).code).toBe(0);
+    const replaced = await split(gen, forced, '--force');
+    expect(replaced.code).toBe(0);
+    expect(replaced.stderr).not.toMatch(/also holds/);
     expect(readdirSync(forced).sort()).toEqual(PLUGINS.map((p) => `${p}.duckdb`));
+    // A plugin's file this import did not write (its plugin gone from the dataset) stays, and is named: a server would answer for it.
+    copyFileSync(join(forced, 'shop-1.duckdb'), join(forced, 'shop-9.duckdb'));
+    const stale = await split(gen, forced, '--force');
+    expect(stale.code).toBe(0);
+    expect(stale.stderr).toMatch(/also holds shop-9\.duckdb, which this import did not write .*answers for it too; remove it if the plugin is gone/);
     // A plugin's file name taken by a directory: refused before anything is written, even with --force.
     const taken = join(root, 'taken');
     mkdirSync(join(taken, 'shop-2.duckdb'), { recursive: true });

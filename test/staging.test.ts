@@ -3,7 +3,7 @@
  * once complete, a large replaced file removed by `rm` in a process of its own after the rename
  * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,6 +128,24 @@ describe('Staging', () => {
     expect(existsSync(b)).toBe(false);
     expect(readFileSync(c)[0]).toBe(1);
     expect(readdirSync(dir).sort()).toEqual(['a.duckdb', 'c.duckdb']);
+  });
+
+  it('the file replacing a target gets its permissions, and its owner and group where this process may give them', () => {
+    const dir = join(root, 'access');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    filled(target, 10, 1);
+    chmodSync(target, 0o600);
+    const root0 = process.getuid?.() === 0;
+    // As root (CI), another group, as a server's would be: it is kept too.
+    if (root0) chownSync(target, process.getuid!(), 65534);
+    const staging = new Staging();
+    const { staging: file } = staging.add(target);
+    filled(file, 10, 2);
+    chmodSync(file, 0o644);
+    staging.commit();
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    if (root0) expect(statSync(target).gid).toBe(65534);
   });
 
   it('a copy is the target byte for byte once ready; removed while it runs, nothing is left once remove() returns', async () => {

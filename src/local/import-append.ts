@@ -7,11 +7,13 @@
  * reloaded, and a failed or killed update leaves the old file as it was.
  */
 import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { appendInPlace } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
+import { assertWritable, writtenFile } from './staging.js';
 
 export interface AppendSummary extends ImportSummary {
   /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
@@ -24,6 +26,7 @@ export interface AppendSummary extends ImportSummary {
 async function appendTarget(dir: string, into: string, threads?: number): Promise<ImportMeta & { files: ImportedFile[] }> {
   if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${dir} --into ${into}`);
   if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
+  assertWritable(dirname(into), into);
   const meta = await readImportMeta(into, threads);
   if (!meta.files) {
     throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
@@ -34,14 +37,14 @@ async function appendTarget(dir: string, into: string, threads?: number): Promis
 }
 
 /** The reference currency of the update: the one the import was asked for; another one asked is refused. */
-function referenceOf(meta: ImportMeta, into: string, asked: string | undefined): string | undefined {
+function referenceOf(meta: ImportMeta, dir: string, into: string, asked: string | undefined): string | undefined {
   const stored = meta.referenceCurrencyAsked ?? undefined;
   const norm = (c: string | undefined) => c?.trim().toUpperCase() || undefined;
   if (asked !== undefined && norm(asked) !== norm(stored)) {
     throw new UsageError(
       `--append: ${into} was imported ${stored ? `with --reference-currency ${stored}` : 'without --reference-currency'}; an update keeps it`,
       [],
-      `drop --reference-currency, or run a full import: convx data import DIR --into ${into} --force --reference-currency ${asked}`,
+      `drop --reference-currency, or run a full import: convx data import ${dir} --into ${into} --force --reference-currency ${asked}`,
     );
   }
   return stored;
@@ -54,11 +57,12 @@ function referenceOf(meta: ImportMeta, into: string, asked: string | undefined):
  * files and attributes again only the orders they can change; where it cannot (a new table or
  * plugin, columns read otherwise, another reference currency), every file is read and attributed.
  */
-export async function appendDataset(dir: string, into: string, options: ImportOptions = {}): Promise<AppendSummary> {
+export async function appendDataset(dir: string, named: string, options: ImportOptions = {}): Promise<AppendSummary> {
+  const into = writtenFile(named);
   const meta = await appendTarget(dir, into, options.threads);
-  const referenceCurrency = referenceOf(meta, into, options.referenceCurrency);
+  const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
   const files = await datasetFiles(dir, options.threads);
-  const added = newFiles(dir, into, meta.files, files);
+  const added = newFiles(dir, into, meta.files, files, meta.source);
   if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
   const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
   // The short way reads only the new files and attributes again only what they can change; the long way, everything.

@@ -8,6 +8,7 @@
 import { statSync } from 'node:fs';
 import { relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
+import { plural } from '../words.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { Database } from './db.js';
@@ -49,14 +50,25 @@ export async function datasetFiles(dir: string, threads?: number): Promise<Impor
  * The files of now that the import did not read; a DataError when an old file changed or is gone,
  * or a new one is read before an old file of its table (its rows would come before theirs).
  */
-export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[]): ImportedFile[] {
+/** The most problems newFiles lists, the last line saying how many more there are. */
+const MAX_LISTED = 10;
+
+export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
   const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
+  const kept = read.filter((old) => current.has(old.path)).length;
+  if (kept * 2 < read.length) {
+    // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
+    throw new DataError(`cannot append to ${file}: ${dir} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
+      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${dir} --into ${file} --force`,
+    ]);
+  }
   const problems: string[] = [];
   for (const old of read) {
     const found = current.get(old.path);
     if (!found) problems.push(`${old.path} was imported and is gone`);
-    else if (found.size !== old.size || found.mtimeNs !== old.mtimeNs) problems.push(`${old.path} changed since it was imported`);
+    else if (found.size !== old.size) problems.push(`${old.path} changed since it was imported`);
+    else if (found.mtimeNs !== old.mtimeNs) problems.push(`${old.path} changed since it was imported (the same size, another modification time)`);
   }
   const known = new Set(read.map((f) => f.path));
   const added = now.filter((f) => !known.has(f.path));
@@ -67,7 +79,9 @@ export function newFiles(dir: string, file: string, read: readonly ImportedFile[
     if (later) problems.push(`${f.path} is new and is read before ${later.path}, which was imported (new files of a table must come after its imported ones in the order they are read)`);
   }
   if (problems.length) {
-    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...problems, full]);
+    // The first few of a long list: the rest adds nothing a user acts on.
+    const shown = problems.length > MAX_LISTED ? [...problems.slice(0, MAX_LISTED - 1), `and ${problems.length - (MAX_LISTED - 1)} more`] : problems;
+    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...shown, full]);
   }
   return added;
 }

@@ -4,8 +4,8 @@
  * each scope's attribution and what the file holds, written under a temporary name and renamed
  * into place when complete. With --split-plugins (importSplit), one such file per plugin.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { packageVersion } from '../version.js';
@@ -17,7 +17,7 @@ import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from '.
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
-import { Staging, type StagedFile } from './staging.js';
+import { assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
 
 export interface ImportSummary {
   file: string;
@@ -42,7 +42,8 @@ export interface ImportOptions {
  * writes the file: first under a temporary name beside it, renamed into place
  * when complete, so a failed import leaves nothing half-written.
  */
-export async function importDataset(dir: string, into: string, options: ImportOptions = {}): Promise<ImportSummary> {
+export async function importDataset(dir: string, asked: string, options: ImportOptions = {}): Promise<ImportSummary> {
+  const into = writtenFile(asked);
   checkTarget(into, options.force ?? false);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
   return importFiles(dir, into, await datasetFiles(dir, options.threads), options);
@@ -179,17 +180,21 @@ export interface SplitSummary {
   dir: string;
   files: ImportSummary[];
   findings: DataIssue[];
+  /** Plugin files of the directory this import did not write (of plugins the dataset no longer has): a server of the directory answers for them too. */
+  others: string[];
 }
 
 /** --into DIR of --split-plugins: a directory, made if missing (the folder it is in must exist); never a name of a .duckdb file. */
 function checkSplitTarget(into: string): void {
   if (existsSync(into)) {
     if (!statSync(into).isDirectory()) throw new UsageError(`--into ${into} is a file; with --split-plugins give a directory, e.g. --into plugins/`);
+    assertWritable(into, into);
     return;
   }
   if (/\.duckdb$/i.test(into)) throw new UsageError(`--into ${into}: with --split-plugins --into names a directory (of <plugin>.duckdb files), not a .duckdb file`, [], 'give a directory such as --into plugins/');
   const folder = dirname(into);
   if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
+  assertWritable(folder, into);
 }
 
 /**
@@ -223,7 +228,9 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
     }
     staging.commit();
     for (const file of files) file.bytes = statSync(file.file).size;
-    return { dir: into, files, findings: dataset.findings };
+    const written = new Set(files.map((file) => basename(file.file)));
+    const others = readdirSync(into).filter((name) => name.endsWith('.duckdb') && !written.has(name)).sort();
+    return { dir: into, files, findings: dataset.findings, others };
   } catch (error) {
     await staging.remove();
     throw error;
@@ -252,6 +259,7 @@ function checkTarget(into: string, force: boolean): void {
   const folder = dirname(into);
   if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
   if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${into}: ${folder} is not a folder`);
+  assertWritable(folder, into);
 }
 
 /** The typed tables into the file (those with a row order in it), and what each holds. */

@@ -5,9 +5,42 @@
  * Node's file calls and `rm` only: no DuckDB.
  */
 import { spawn } from 'node:child_process';
-import { constants, existsSync, linkSync, lstatSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, linkSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { UsageError } from '../errors.js';
+
+/**
+ * The file an import or an update writes: into itself, or, where into is a symbolic link, the file
+ * it points to (the link stays, and whoever reads through it or by the file's own name sees the
+ * new data; renamed over, the link would become a file and the other name keep the old data).
+ * A link to nothing is refused: it names no file to write.
+ */
+export function writtenFile(into: string): string {
+  let link: boolean;
+  try {
+    link = lstatSync(into).isSymbolicLink();
+  } catch {
+    return into;
+  }
+  if (!link) return into;
+  try {
+    return realpathSync(into);
+  } catch {
+    throw new UsageError(`--into ${into} is a symbolic link to a file that does not exist`, [], 'point it at the file to write, or give the file itself');
+  }
+}
+
+/** Refuses, before any work, an --into whose folder this process cannot write (a read-only file system, no permission): the staging file is made there. */
+export function assertWritable(folder: string, into: string): void {
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EROFS' ? 'a read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'no permission to write there' : (code ?? String(error));
+    throw new UsageError(`--into ${into}: cannot write into ${folder} (${why})`, [], 'choose an --into in a folder you can write');
+  }
+}
 
 /** A staging file and the file it becomes; ready: resolves once the staging file may be written (a copy complete). */
 export interface StagedFile {
@@ -28,6 +61,23 @@ export const REMOVE_LATER_BYTES = 64 * 2 ** 20;
 let replacements = 0;
 
 /**
+ * The staging files of this process not yet renamed into place or removed, of every Staging: a
+ * process that exits first (Ctrl-C or SIGTERM, on which bin/convx.js exits with 130 or 143)
+ * removes them on its way out. One killed outright leaves them to the next import into the
+ * target (removeAbandoned).
+ */
+const pending = new Set<string>();
+let removedOnExit = false;
+
+function track(files: string[]): void {
+  if (!removedOnExit) {
+    removedOnExit = true;
+    process.on('exit', () => pending.forEach(removeQuietly));
+  }
+  for (const file of files) pending.add(file);
+}
+
+/**
  * The files of one import, staged together: every one renamed into place once all are complete
  * (commit), or all removed (remove). Staging files, and old files still to be removed, that a
  * process now gone left behind (killed, crashed) are removed on the way.
@@ -40,6 +90,7 @@ export class Staging {
     const staging = `${target}.tmp-${process.pid}`;
     this.files.push([staging, target]);
     for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
+    track([staging, `${staging}.wal`]);
     removeAbandoned(target);
     return { staging, target, ready: Promise.resolve() };
   }
@@ -71,13 +122,18 @@ export class Staging {
     const existed = new Set<string>();
     const renamed: string[] = [];
     try {
-      for (const [, target] of this.files) {
+      for (const [staging, target] of this.files) {
         const name = `${target}.convx-old-${process.pid}-${++replacements}`;
-        if (existsSync(target)) existed.add(target);
+        if (existsSync(target)) {
+          existed.add(target);
+          keepAccess(target, staging);
+        }
         if (linked(target, name)) old.set(target, name);
       }
       for (const [staging, target] of this.files) {
         renameSync(staging, target);
+        pending.delete(staging);
+        pending.delete(`${staging}.wal`);
         renamed.push(target);
       }
     } catch (error) {
@@ -103,7 +159,27 @@ export class Staging {
   async remove(): Promise<void> {
     await Promise.all(this.copies);
     // Called on the way out of a failure: an error here would hide that one.
-    for (const [staging] of this.files) for (const file of [staging, `${staging}.wal`]) removeQuietly(file);
+    for (const [staging] of this.files) {
+      for (const file of [staging, `${staging}.wal`]) {
+        removeQuietly(file);
+        pending.delete(file);
+      }
+    }
+  }
+}
+
+/**
+ * The file replacing target gets target's permissions, and its owner and group where this process
+ * may give them (root, or the owner keeping its group): a file of contacts' addresses made private
+ * (0600), or readable by a server's group, stays so when an import or an update replaces it.
+ */
+function keepAccess(target: string, staging: string): void {
+  try {
+    const was = statSync(target);
+    chmodSync(staging, was.mode & 0o7777);
+    chownSync(staging, was.uid, was.gid);
+  } catch {
+    // not ours to give (the owner and group of another user), or no staging file (its rename fails next)
   }
 }
 
