@@ -481,7 +481,13 @@ describe('data import --append: refusals', () => {
     put(join(dir, 'orders', 'zz-shop-3.csv'), `${lines(join(dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
     const summary = await appendDataset(dir, file, suiteThreadsOption());
     expect(summary.way).toBe('full');
+    expect(summary.why).toBe('a new plugin');
     await sameAsFullImport(dir, file, 'a new plugin', []);
+    // The command's summary says so, and why.
+    const again = importedCopy('plugin-cli');
+    const run = await append(dir, again);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/appended 2 files to .*; every file read and attributed again \(a new plugin\)/);
   });
 
   it("negative amounts of a new file read after a stored file's but named before it (as a full import names them) take the long way; named after it, the short way, stored ones first", async () => {

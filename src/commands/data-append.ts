@@ -16,5 +16,6 @@ export async function appendImport(ctx: Context, dir: string, flags: CommandFlag
     return;
   }
   warnFindings(ctx, result.findings);
-  ctx.log.info(`appended ${plural(result.added.length, 'file')} to ${flags.into} (${megabytes(result.bytes)}) in ${secondsSince(started)}: ${tableRows(result.tables)}`);
+  const longWay = result.way === 'full' ? `; every file read and attributed again (${result.why ?? 'the new files could not be added alone'})` : '';
+  ctx.log.info(`appended ${plural(result.added.length, 'file')} to ${flags.into} (${megabytes(result.bytes)}) in ${secondsSince(started)}: ${tableRows(result.tables)}${longWay}`);
 }

@@ -9,6 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
+import { NeedsFullImport } from './append/new-rows.js';
 import { appendInPlace } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
@@ -20,6 +21,8 @@ export interface AppendSummary extends ImportSummary {
   added: ImportedFile[];
   /** How: only the new files read and what they change attributed again ('short'), every file read and attributed ('full'), or nothing to add ('none'). */
   way: 'short' | 'full' | 'none';
+  /** Why the update took the long way ('full'): a new plugin, the columns of a table differ, ... */
+  why?: string;
 }
 
 /** The file to append to: an existing .duckdb file written by `convx data import` from the files it names. */
@@ -67,6 +70,6 @@ export async function appendDataset(dir: string, named: string, options: ImportO
   const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
   // The short way reads only the new files and attributes again only what they can change; the long way, everything.
   const short = await appendInPlace(dir, into, meta, files, added, asked);
-  if (short) return { ...short, added, way: 'short' };
-  return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full' };
+  if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
+  return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full', why: short.message };
 }
