@@ -60,18 +60,6 @@ describe('table discovery by base name', () => {
     expect(await amounts(folder)).toEqual([12.71, -12.71]);
   });
 
-  it('refuses a folder of comma- and tab-separated files, naming both, as it refuses one that mixes formats', async () => {
-    const dir = dataset({
-      'orders/a.csv': csv(ORDER_HEADER, [['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', '']]),
-      'orders/b.tsv': csv(ORDER_HEADER, [['o2', 'c1', '2024-03-03T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', '']]).replaceAll(',', '\t'),
-      'touches.csv': TOUCHES,
-    });
-    const run = await cli(['data', 'check', dir]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/orders\/: the folder mixes tab-separated \(\.tsv\) and comma-separated \(\.csv\) files; use one/);
-    expect(run.stderr).not.toMatch(/Invalid Input Error/);
-  });
-
   it("a command reads orders from one Parquet file in place, numbered by the rows' places in the file", async () => {
     // o2 has two rows at one instant: the first in the file counts, whatever the values say
     const rows = csv(ORDER_HEADER, [

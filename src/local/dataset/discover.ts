@@ -101,7 +101,7 @@ function entryKinds(dir: string, entries: Dirent[], unreadable: string[]): Map<s
 function folderSource(table: TableName, path: string, dir: string, unreadable: string[], problems: string[]): TableSource | undefined {
   const files = listFiles(path, dir, unreadable).filter((f) => matchExtension(f));
   if (files.length === 0) {
-    problems.push(`${table}/: the folder holds no .csv, .csv.gz, .tsv, .parquet, .json, .jsonl or .ndjson files`);
+    problems.push(`${table}/: the folder holds no .csv, .csv.gz, .parquet, .json, .jsonl or .ndjson files`);
     return undefined;
   }
   const kinds = new Set(files.map((f) => matchExtension(f)!.format));
@@ -110,11 +110,6 @@ function folderSource(table: TableName, path: string, dir: string, unreadable: s
     return undefined;
   }
   const suffixes = [...new Set(files.map((f) => matchExtension(f)!.suffix))];
-  // One read takes a folder's files with one delimiter: tab-separated files beside comma-separated ones would be read wrong.
-  if (suffixes.includes('.tsv') && suffixes.length > 1) {
-    problems.push(`${table}/: the folder mixes tab-separated (.tsv) and comma-separated (${suffixes.filter((x) => x !== '.tsv').join(', ')}) files; use one`);
-    return undefined;
-  }
   return {
     table,
     patterns: suffixes.map((suffix) => join(path, '**', `*${suffix}`)),
