@@ -674,6 +674,20 @@ describe('data import: failures leave nothing half-written', () => {
     const report = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json', '--data', real]);
     expect(report.code, report.stderr).toBe(0);
     expect(JSON.parse(report.stdout).conversions.length).toBeGreaterThan(3);
+    // A link named .duckdb to a file named otherwise: the name given is the one checked.
+    const versioned = join(out, 'real', 'shop-v3.db');
+    copyFileSync(real, versioned);
+    const current = join(out, 'v3.duckdb');
+    symlinkSync(versioned, current);
+    const through = await cli(['data', 'import', SAMPLES, '--into', current, '--force']);
+    expect(through.code, through.stderr).toBe(0);
+    expect(lstatSync(current).isSymbolicLink()).toBe(true);
+    // A loop of links.
+    symlinkSync(join(out, 'loop-b.duckdb'), join(out, 'loop-a.duckdb'));
+    symlinkSync(join(out, 'loop-a.duckdb'), join(out, 'loop-b.duckdb'));
+    const loop = await cli(['data', 'import', SAMPLES, '--into', join(out, 'loop-a.duckdb'), '--force']);
+    expect(loop.code).toBe(2);
+    expect(loop.stderr).toMatch(/loop-a\.duckdb is a symbolic link to itself, through a loop of links/);
     const dangling = join(out, 'nothing.duckdb');
     symlinkSync(join(out, 'real', 'gone.duckdb'), dangling);
     const refused = await cli(['data', 'import', SAMPLES, '--into', dangling]);

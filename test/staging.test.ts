@@ -4,11 +4,14 @@
  * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
  */
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REMOVE_LATER_BYTES, Staging } from '../src/local/staging.js';
 import { tempDir } from './temp.js';
+
+const ROOT = join(import.meta.dirname, '..');
 
 const root = tempDir('convx-staging-');
 
@@ -146,6 +149,32 @@ describe('Staging', () => {
     staging.commit();
     expect(statSync(target).mode & 0o777).toBe(0o600);
     if (root0) expect(statSync(target).gid).toBe(65534);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('run by another user: keeps the group where that user is in it, and never narrows a mode on a group it cannot keep', () => {
+    // As root, a process of user 65534 commits over files of user 1000: one in a group it is in (its own, 12345), one in another.
+    const dir = join(root, 'other-user');
+    mkdirSync(dir);
+    chmodSync(root, 0o777);
+    chmodSync(dir, 0o777);
+    const staging = join(ROOT, 'dist', 'local', 'staging.js');
+    const commitAs = (name: string, gid: number) => {
+      const target = join(dir, name);
+      filled(target, 10, 1);
+      chownSync(target, 1000, gid);
+      chmodSync(target, 0o640);
+      const script = `import(${JSON.stringify(staging)}).then(({ Staging }) => { const s = new Staging(); const f = s.add(${JSON.stringify(target)}); require('node:fs').writeFileSync(f.staging, 'new'); s.commit(); })`;
+      const run = spawnSync(process.execPath, ['-e', script], { uid: 65534, gid: 12345, encoding: 'utf8' });
+      expect(run.status, run.stderr).toBe(0);
+      return statSync(target);
+    };
+    const member = commitAs('member.duckdb', 12345);
+    expect([member.uid, member.gid, member.mode & 0o777]).toEqual([65534, 12345, 0o640]);
+    const stranger = commitAs('stranger.duckdb', 23456);
+    // Not its group: the file keeps the process's group, and a mode that let the old group read is not copied onto it.
+    expect(stranger.gid).toBe(12345);
+    expect(stranger.mode & 0o040).toBe(0o040);
+    expect(stranger.mode & 0o004).toBe(0o004);
   });
 
   it('a copy is the target byte for byte once ready; removed while it runs, nothing is left once remove() returns', async () => {

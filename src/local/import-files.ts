@@ -53,13 +53,20 @@ export async function datasetFiles(dir: string, threads?: number): Promise<Impor
 /** The most problems newFiles lists, the last line saying how many more there are. */
 const MAX_LISTED = 10;
 
+/** The first lines of a long list (the rest adds nothing a user acts on), the last saying how many more there are. */
+function firstOf(lines: string[]): string[] {
+  return lines.length > MAX_LISTED ? [...lines.slice(0, MAX_LISTED - 1), `and ${lines.length - (MAX_LISTED - 1)} more`] : lines;
+}
+
 export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
   const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
   const kept = read.filter((old) => current.has(old.path)).length;
   if (kept * 2 < read.length) {
     // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
+    const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
     throw new DataError(`cannot append to ${file}: ${dir} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
+      ...firstOf(gone),
       `check --into and the dataset; to replace the file with this dataset instead: convx data import ${dir} --into ${file} --force`,
     ]);
   }
@@ -79,9 +86,7 @@ export function newFiles(dir: string, file: string, read: readonly ImportedFile[
     if (later) problems.push(`${f.path} is new and is read before ${later.path}, which was imported (new files of a table must come after its imported ones in the order they are read)`);
   }
   if (problems.length) {
-    // The first few of a long list: the rest adds nothing a user acts on.
-    const shown = problems.length > MAX_LISTED ? [...problems.slice(0, MAX_LISTED - 1), `and ${problems.length - (MAX_LISTED - 1)} more`] : problems;
-    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...shown, full]);
+    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...firstOf(problems), full]);
   }
   return added;
 }

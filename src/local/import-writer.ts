@@ -43,8 +43,9 @@ export interface ImportOptions {
  * when complete, so a failed import leaves nothing half-written.
  */
 export async function importDataset(dir: string, asked: string, options: ImportOptions = {}): Promise<ImportSummary> {
+  // The name given is checked and named in messages; a symbolic link's file is the one written.
+  checkTarget(asked, options.force ?? false);
   const into = writtenFile(asked);
-  checkTarget(into, options.force ?? false);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
   return importFiles(dir, into, await datasetFiles(dir, options.threads), options);
 }
@@ -229,7 +230,11 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
     staging.commit();
     for (const file of files) file.bytes = statSync(file.file).size;
     const written = new Set(files.map((file) => basename(file.file)));
-    const others = readdirSync(into).filter((name) => name.endsWith('.duckdb') && !written.has(name)).sort();
+    // Those a server of the directory serves: plugin files as it finds them (server/plugin-files.ts).
+    const others = readdirSync(into, { withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.duckdb') && SAFE_PLUGIN_ID.test(entry.name.slice(0, -'.duckdb'.length)) && !written.has(entry.name))
+      .map((entry) => entry.name)
+      .sort();
     return { dir: into, files, findings: dataset.findings, others };
   } catch (error) {
     await staging.remove();

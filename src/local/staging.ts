@@ -26,8 +26,10 @@ export function writtenFile(into: string): string {
   if (!link) return into;
   try {
     return realpathSync(into);
-  } catch {
-    throw new UsageError(`--into ${into} is a symbolic link to a file that does not exist`, [], 'point it at the file to write, or give the file itself');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const what = code === 'ENOENT' ? 'a file that does not exist' : code === 'ELOOP' ? 'itself, through a loop of links' : `a file it cannot resolve (${code ?? String(error)})`;
+    throw new UsageError(`--into ${into} is a symbolic link to ${what}`, [], 'point it at the file to write, or give the file itself');
   }
 }
 
@@ -169,17 +171,29 @@ export class Staging {
 }
 
 /**
- * The file replacing target gets target's permissions, and its owner and group where this process
- * may give them (root, or the owner keeping its group): a file of contacts' addresses made private
- * (0600), or readable by a server's group, stays so when an import or an update replaces it.
+ * The file replacing target gets target's owner and group where this process may give them (root;
+ * the group alone where this process is a member of it), and its permissions: a file of contacts'
+ * addresses made private (0600), or readable by a server's group (0640), stays so when an import or
+ * an update replaces it. Where the group cannot be kept, a mode that let that group read is not
+ * copied: on this process's group it would lock the old group out (the new file keeps the mode
+ * the process makes files with, as before).
  */
 function keepAccess(target: string, staging: string): void {
   try {
     const was = statSync(target);
-    chmodSync(staging, was.mode & 0o7777);
-    chownSync(staging, was.uid, was.gid);
+    let group = true;
+    try {
+      chownSync(staging, was.uid, was.gid);
+    } catch {
+      try {
+        chownSync(staging, -1, was.gid);
+      } catch {
+        group = statSync(staging).gid === was.gid;
+      }
+    }
+    if (group || (was.mode & 0o070) === 0) chmodSync(staging, was.mode & 0o7777);
   } catch {
-    // not ours to give (the owner and group of another user), or no staging file (its rename fails next)
+    // no staging file (its rename fails next), or nothing this process may change
   }
 }
 
