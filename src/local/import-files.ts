@@ -46,10 +46,6 @@ export async function datasetFiles(dir: string, threads?: number): Promise<Impor
   return out;
 }
 
-/**
- * The files of now that the import did not read; a DataError when an old file changed or is gone,
- * or a new one is read before an old file of its table (its rows would come before theirs).
- */
 /** The most problems newFiles lists, the last line saying how many more there are. */
 const MAX_LISTED = 10;
 
@@ -58,6 +54,10 @@ function firstOf(lines: string[]): string[] {
   return lines.length > MAX_LISTED ? [...lines.slice(0, MAX_LISTED - 1), `and ${lines.length - (MAX_LISTED - 1)} more`] : lines;
 }
 
+/**
+ * The files of now that the import did not read; a DataError when an old file changed or is gone,
+ * or a new one is read before an old file of its table (its rows would come before theirs).
+ */
 export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
   const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
   const current = new Map(now.map((f) => [f.path, f]));

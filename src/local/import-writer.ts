@@ -46,6 +46,7 @@ export async function importDataset(dir: string, asked: string, options: ImportO
   // The name given is checked and named in messages; a symbolic link's file is the one written.
   checkTarget(asked, options.force ?? false);
   const into = writtenFile(asked);
+  if (into !== asked) assertWritable(dirname(into), asked);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
   return importFiles(dir, into, await datasetFiles(dir, options.threads), options);
 }
