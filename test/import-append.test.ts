@@ -429,19 +429,29 @@ describe('data import --append: refusals', () => {
     }
   });
 
-  it('an update killed while it writes leaves the old file as it was; the next one completes and removes the staging file', async () => {
-    const file = importedCopy('killed');
-    const dir = join(root, 'killed');
+  /**
+   * A copy of the base and its import given new days, updated by the built binary, which gets signal
+   * once its staging file is there (or had ended first): the file, its hash before, whether the
+   * staging file was caught, the exit status, and whether one is there now.
+   */
+  async function stoppedWhileStaged(name: string, signal: NodeJS.Signals) {
+    const file = importedCopy(name);
+    const dir = join(root, name);
     const before = sha(file);
     for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
     const child = spawn(process.execPath, [BIN, 'data', 'import', dir, '--into', file, '--append'], { stdio: 'ignore' });
-    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-    const staged = () => readdirSync(root).some((f) => f.startsWith('killed.duckdb.tmp-'));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (status) => resolve(status)));
+    const staged = () => readdirSync(root).some((f) => f.startsWith(`${name}.duckdb.tmp-`));
     let done = false;
     void exited.then(() => (done = true));
     while (!done && !staged()) await new Promise((resolve) => setTimeout(resolve, 2));
-    child.kill('SIGKILL');
-    await exited;
+    const caught = staged();
+    child.kill(signal);
+    return { file, dir, before, caught, status: await exited, staged };
+  }
+
+  it('an update killed while it writes leaves the old file as it was; the next one completes and removes the staging file', async () => {
+    const { file, dir, before, staged } = await stoppedWhileStaged('killed', 'SIGKILL');
     // Killed while it wrote (the usual case), the old file is untouched; had it finished first, the file is the update.
     if (staged()) expect(sha(file)).toBe(before);
     expect((await cli(['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '--data', file])).code).toBe(0);
@@ -454,19 +464,7 @@ describe('data import --append: refusals', () => {
   it('an update stopped by Ctrl-C or SIGTERM while it writes exits 130 or 143, leaving the old file as it was and no staging file', async () => {
     for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
       const name = `stopped-${signal}`;
-      const file = importedCopy(name);
-      const dir = join(root, name);
-      const before = sha(file);
-      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-29');
-      const child = spawn(process.execPath, [BIN, 'data', 'import', dir, '--into', file, '--append'], { stdio: 'ignore' });
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (status) => resolve(status)));
-      const staged = () => readdirSync(root).some((f) => f.startsWith(`${name}.duckdb.tmp-`));
-      let done = false;
-      void exited.then(() => (done = true));
-      while (!done && !staged()) await new Promise((resolve) => setTimeout(resolve, 2));
-      const caught = staged();
-      child.kill(signal);
-      const status = await exited;
+      const { file, before, caught, status } = await stoppedWhileStaged(name, signal);
       // Stopped while it wrote (the usual case): the old file is untouched; had it finished first, it is the update.
       if (caught && status !== 0) {
         expect(status, signal).toBe(code);

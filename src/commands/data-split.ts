@@ -18,8 +18,9 @@ export async function importSplitPlugins(ctx: Context, dir: string, flags: Comma
     `wrote ${plural(result.files.length, 'file')} into ${flags.into} in ${secondsSince(started)}, one per plugin` + (currencies.length ? `; attributed in ${currencies.join(', ')}` : ''),
   );
   if (result.others.length) {
+    const them = result.others.length === 1 ? 'it' : 'them';
     ctx.log.warn(
-      `${flags.into} also holds ${result.others.join(', ')}, which this import did not write (no such plugin in ${dir}): convx serve --data ${flags.into} answers for ${result.others.length === 1 ? 'it' : 'them'} too; remove ${result.others.length === 1 ? 'it' : 'them'} if the plugin is gone`,
+      `${flags.into} also holds ${result.others.join(', ')}, which this import did not write (no such plugin in ${dir}): convx serve --data ${flags.into} answers for ${them} too; remove ${them} if the plugin is gone`,
     );
   }
 }

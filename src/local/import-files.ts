@@ -61,20 +61,20 @@ function firstOf(lines: string[]): string[] {
 export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
   const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
-  const kept = read.filter((old) => current.has(old.path)).length;
+  const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
+  const kept = read.length - gone.length;
   if (kept * 2 < read.length) {
     // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
-    const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
     throw new DataError(`cannot append to ${file}: ${dir} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
       ...firstOf(gone),
       `check --into and the dataset; to replace the file with this dataset instead: convx data import ${dir} --into ${file} --force`,
     ]);
   }
-  const problems: string[] = [];
+  const problems = [...gone];
   for (const old of read) {
     const found = current.get(old.path);
-    if (!found) problems.push(`${old.path} was imported and is gone`);
-    else if (found.size !== old.size) problems.push(`${old.path} changed since it was imported`);
+    if (!found) continue;
+    if (found.size !== old.size) problems.push(`${old.path} changed since it was imported`);
     else if (found.mtimeNs !== old.mtimeNs) problems.push(`${old.path} changed since it was imported (the same size, another modification time)`);
   }
   const known = new Set(read.map((f) => f.path));
