@@ -20,7 +20,7 @@
 // The machine is shared and noisy: the figures that matter are the ratios of runs made
 // in turn in one session; the min-max spread is printed beside each median.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { cpus, getPriority, loadavg, setPriority, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -706,12 +706,15 @@ async function appendCase(data) {
     for (const name of ['orders', 'touches', 'fx']) copyFileSync(join(day, name, '1.parquet'), join(dir, name, '1.parquet'));
     // The update is short and this machine noisy: the median of three, each on a copy of the file as the import left it,
     // written to disk before the update starts (as an imported file is by the time a new day comes): the kernel's
-    // write-back of a copy just made would run during the update, on the same two cores.
+    // write-back of a copy just made would run during the update, on the same two cores. The copy keeps the file's
+    // modification time, the import's, before the new day's files were written (a fresh one would be newer than them).
     const settled = (from, to) => {
       copyFileSync(from, to);
       const fd = openSync(to, 'r+');
       fsyncSync(fd);
       closeSync(fd);
+      const { atime, mtime } = statSync(from);
+      utimesSync(to, atime, mtime);
     };
     const pristine = `${file}.before-append`;
     settled(file, pristine);

@@ -10,13 +10,14 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/local/db.js';
 import { ident, literal, sql } from '../src/local/sql.js';
 import { appendDataset } from '../src/local/import-append.js';
+import { copyEarly } from '../src/local/append/early.js';
 import { cli, SAMPLES, suiteThreadsOption, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
 import { keptCli } from './kept-backends.js';
@@ -509,6 +510,84 @@ describe('data import --append: refusals', () => {
       expect(examples.map((e) => /o-(stored|added)/.exec(e)![1]), name).toEqual(way === 'full' ? ['added', 'stored'] : ['stored', 'added']);
       await sameAsFullImport(dir, imported, name, []);
     }
+  });
+
+  describe('the copy started as the command starts (append/early.ts)', () => {
+    const NOW = Date.now() / 1000;
+    /** A copy of the base dataset and its import, where the files written next are newer than the import. */
+    function newerCopy(name: string): { dir: string; file: string } {
+      const file = importedCopy(name);
+      utimesSync(file, PINNED + 10, PINNED + 10);
+      return { dir: join(root, name), file };
+    }
+    const staged = (file: string) => readdirSync(root).filter((f) => f.startsWith(`${file.split('/').pop()}.tmp-`));
+
+    it('starts only where the dataset holds a file newer than the imported one, copying the file a link names', async () => {
+      const { dir, file } = newerCopy('early-when');
+      // Every file as old as the import or older: no copy.
+      expect(copyEarly(dir, file)).toBeUndefined();
+      writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-21');
+      expect(copyEarly(dir, file)).toBeUndefined();
+      utimesSync(join(dir, 'orders', '2024-01-21.csv'), NOW, NOW);
+      const early = copyEarly(dir, file)!;
+      expect(early.copy).toMatchObject({ target: file, staging: `${file}.tmp-${process.pid}` });
+      await early.copy.ready;
+      expect(sha(early.copy.staging)).toBe(sha(file));
+      await early.staging.remove();
+      expect(staged(file)).toEqual([]);
+      // Through a symbolic link: the file it names, as the update writes it.
+      const link = join(root, 'early-when-link.duckdb');
+      symlinkSync(file, link);
+      const linked = copyEarly(dir, link)!;
+      expect(linked.copy.target).toBe(file);
+      await linked.staging.remove();
+      // Nothing to copy, or nowhere: no copy, and the update says what.
+      expect(copyEarly(dir, join(root, 'early-none.duckdb'))).toBeUndefined();
+      expect(copyEarly(join(root, 'early-no-dir'), file)).toBeUndefined();
+      symlinkSync(join(root, 'early-nothing.duckdb'), join(root, 'early-dangling.duckdb'));
+      expect(copyEarly(dir, join(root, 'early-dangling.duckdb'))).toBeUndefined();
+      expect(staged(file)).toEqual([]);
+    });
+
+    it('the short way takes the copy over and renames it into place: the same result as a full import', async () => {
+      const { dir, file } = newerCopy('early-short');
+      writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-23');
+      writeDays(dir, 'touches', 'datetime', '2024-01-21', '2024-01-23');
+      utimesSync(join(dir, 'orders', '2024-01-23.csv'), NOW, NOW);
+      const early = copyEarly(dir, file)!;
+      expect(early).toBeDefined();
+      const summary = await appendDataset(dir, file, suiteThreadsOption(), early);
+      expect(summary.way).toBe('short');
+      expect(staged(file)).toEqual([]);
+      await sameAsFullImport(dir, file, 'early copy, short way', [['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '-o', 'json']]);
+    });
+
+    it('is removed before the long way writes its own, when there is nothing to add, and on a refusal', async () => {
+      // The long way (a new plugin): every file read again, into a staging file of the same name.
+      const plugin = newerCopy('early-long');
+      put(join(plugin.dir, 'plugins', '1.csv'), `${lines(join(generated, 'plugins.csv')).header}\nshop-3,CZK,Shop 3\n`);
+      put(join(plugin.dir, 'orders', 'zz-shop-3.csv'), `${lines(join(plugin.dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
+      utimesSync(join(plugin.dir, 'orders', 'zz-shop-3.csv'), NOW, NOW);
+      const long = await appendDataset(plugin.dir, plugin.file, suiteThreadsOption(), copyEarly(plugin.dir, plugin.file));
+      expect(long).toMatchObject({ way: 'full', why: 'a new plugin' });
+      expect(staged(plugin.file)).toEqual([]);
+      await sameAsFullImport(plugin.dir, plugin.file, 'early copy, long way', []);
+      // A newer file that is none of the dataset's: nothing to add, the file as it was.
+      const none = newerCopy('early-nothing-new');
+      writeFileSync(join(none.dir, 'notes.txt'), 'not a table\n');
+      const before = sha(none.file);
+      const nothing = await appendDataset(none.dir, none.file, suiteThreadsOption(), copyEarly(none.dir, none.file));
+      expect(nothing.way).toBe('none');
+      expect(sha(none.file)).toBe(before);
+      expect(staged(none.file)).toEqual([]);
+      // An imported file changed: refused, the file as it was.
+      const changed = newerCopy('early-refused');
+      appendFileSync(join(changed.dir, 'orders', '2024-01-05.csv'), 'shop-1,o-new,c-1,2024-01-05T10:00:00.000Z,EUR,1,1.21,CZ,false,completed\n');
+      const kept = sha(changed.file);
+      await expect(appendDataset(changed.dir, changed.file, suiteThreadsOption(), copyEarly(changed.dir, changed.file))).rejects.toThrow(/changed since it was imported/);
+      expect(sha(changed.file)).toBe(kept);
+      expect(staged(changed.file)).toEqual([]);
+    });
   });
 
   it('refuses a file without the list of its files (--split-plugins), and flags that do not go with --append', async () => {

@@ -8,9 +8,11 @@ import { importOptions, megabytes, secondsSince, tableRows, warnFindings, withPh
 export async function appendImport(ctx: Context, dir: string, flags: CommandFlags<'data import'> & { into: string }): Promise<void> {
   if (flags.splitPlugins) throw new UsageError('--append adds to one .duckdb file; it does not take --split-plugins');
   if (flags.force) throw new UsageError('--append updates --into in place; drop --force (or drop --append to replace the file with a full import)');
-  const { appendDataset } = await import('../local/import-append.js');
   const started = Date.now();
-  const result = await withPhases(ctx, (onPhase) => appendDataset(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), onPhase }));
+  // The file's copy starts before DuckDB and the import's modules load (local/append/early.ts).
+  const early = (await import('../local/append/early.js')).copyEarly(ctx.resolvePath(dir), ctx.resolvePath(flags.into));
+  const { appendDataset } = await import('../local/import-append.js');
+  const result = await withPhases(ctx, (onPhase) => appendDataset(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), onPhase }, early));
   if (result.added.length === 0) {
     ctx.log.info(`${flags.into}: ${dir} has no new files; nothing to append`);
     return;

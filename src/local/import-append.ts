@@ -9,6 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
+import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
 import { appendInPlace } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
@@ -59,17 +60,26 @@ function referenceOf(meta: ImportMeta, dir: string, into: string, asked: string 
  * later rows), replacing into atomically. The short way (append/update.ts) reads only the new
  * files and attributes again only the orders they can change; where it cannot (a new table or
  * plugin, columns read otherwise, another reference currency), every file is read and attributed.
+ * early: a copy of into the command started before this module loaded (append/early.ts).
  */
-export async function appendDataset(dir: string, named: string, options: ImportOptions = {}): Promise<AppendSummary> {
-  const into = writtenFile(named);
-  const meta = await appendTarget(dir, into, options.threads);
-  const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
-  const files = await datasetFiles(dir, options.threads);
-  const added = newFiles(dir, into, meta.files, files, meta.source);
-  if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
-  const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
-  // The short way reads only the new files and attributes again only what they can change; the long way, everything.
-  const short = await appendInPlace(dir, into, meta, files, added, asked);
-  if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
-  return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full', why: short.message };
+export async function appendDataset(dir: string, named: string, options: ImportOptions = {}, early?: EarlyCopy): Promise<AppendSummary> {
+  // The copy started early (append/early.ts) is the short way's, which takes it over; on every other
+  // way out it is removed here, before a full import writes a staging file of the same name.
+  let taken: EarlyCopy | undefined;
+  try {
+    const into = writtenFile(named);
+    const meta = await appendTarget(dir, into, options.threads);
+    const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
+    const files = await datasetFiles(dir, options.threads);
+    const added = newFiles(dir, into, meta.files, files, meta.source);
+    if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
+    const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
+    // The short way reads only the new files and attributes again only what they can change; the long way, everything.
+    taken = early?.copy.target === into ? early : undefined;
+    const short = await appendInPlace(dir, into, meta, files, added, asked, taken);
+    if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
+    return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full', why: short.message };
+  } finally {
+    if (early && early !== taken) await early.staging.remove();
+  }
 }

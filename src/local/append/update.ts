@@ -16,6 +16,7 @@ import { attachOut, writeMeta, type ImportOptions, type ImportSummary } from '..
 import { Staging } from '../staging.js';
 import type { TableName } from '../schema.js';
 import { ident, join, sql, table } from '../sql.js';
+import type { EarlyCopy } from './early.js';
 import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, newRows, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
 
@@ -80,7 +81,7 @@ async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: Impor
   return { tables, scopes: meta.scopes, findings };
 }
 
-/** `data import --append` of the files added, the short way (see the module's comment); for the long way, why (NeedsFullImport), having written nothing. */
+/** `data import --append` of the files added, the short way (see the module's comment); for the long way, why (NeedsFullImport), having written nothing. It takes over early's copy (removed or committed). */
 export async function appendInPlace(
   dir: string,
   into: string,
@@ -88,12 +89,14 @@ export async function appendInPlace(
   files: ImportedFile[],
   added: readonly ImportedFile[],
   options: ImportOptions,
+  early?: EarlyCopy,
 ): Promise<ImportSummary | NeedsFullImport> {
   (options.onPhase ?? (() => undefined))('reading and checking the files');
   // The file is copied while the new files are read and checked (the copy of the bench's 350 MB takes
-  // 0.1 to 0.35 s, the reading about 60 ms of it); when the update needs the long way, the copy is removed.
-  const staging = new Staging();
-  const copy = staging.copy(into);
+  // 0.1 to 0.35 s, the reading about 60 ms of it), or was since the command started (early.ts); when
+  // the update needs the long way, the copy is removed.
+  const staging = early?.staging ?? new Staging();
+  const copy = early?.copy ?? staging.copy(into);
   let fresh: Dataset;
   try {
     fresh = await readNewFiles(dir, added, meta, options.threads);
