@@ -140,13 +140,18 @@ describe('plain CSV read without the sniffer', () => {
       'a compressed file': { 'orders.csv.gz': gzipSync('a,b\n1,2\n') },
       'a file over the size checked': { 'orders.csv': big },
       'files with different headers': { 'orders/x.csv': 'a,b\n1,2\n', 'orders/y.csv': 'b,a\n1,2\n' },
-      'CSV and TSV in one folder': { 'orders/x.csv': 'a,b\n1,2\n', 'orders/y.tsv': 'a\tb\n1\t2\n' },
       'a hidden file the reader reads too': { 'orders/x.csv': 'a,b\n1,2\n', 'orders/.y.csv': 'a,b\n3,4\n' },
       'a column named as a hive partition': { 'orders/a=1/x.csv': 'a,b\n1,2\n' },
       'files with different line breaks': { 'orders/x.csv': 'a,b\n1,2\n', 'orders/y.csv': 'a,b\r\n3,4\r\n' },
       'files, one with a doubled quote': { 'orders/x.csv': 'a,b\n1,2\n', 'orders/y.csv': 'a,b\n"3""",4\n' },
     };
     for (const [what, files] of Object.entries(others)) expect(await plainReadExpression(db, orders(files)), what).toBeUndefined();
+    // CSV and TSV files in one folder, which one read with one delimiter cannot take: refused as the folder is found, naming it.
+    for (const csvSuffix of ['.csv', '.csv.gz']) {
+      const mixed = dataset({ [`orders/x${csvSuffix}`]: csvSuffix === '.csv' ? 'a,b\n1,2\n' : gzipSync('a,b\n1,2\n'), 'orders/y.tsv': 'a\tb\n1\t2\n' });
+      expect(() => discoverTables(mixed)).toThrow(DataError);
+      expect(() => discoverTables(mixed)).toThrow(`orders/: the folder mixes comma-separated (${csvSuffix}) and tab-separated (.tsv) files; use one`);
+    }
     // A dataset path holding a glob character: DuckDB reads what the glob finds, here a second file.
     const globbed = dataset({ 'x*y/orders.csv': 'a,b\n1,2\n', 'xzy/orders.csv': 'a,b\n3,4\n' });
     expect(await plainReadExpression(db, discoverTables(`${globbed}/x*y`).get('orders')!)).toBeUndefined();

@@ -355,6 +355,18 @@ describe('data import --append: refusals', () => {
     expect(stderr).toMatch(/^ {2}and \d+ more$/m);
   });
 
+  it('refuses a new .tsv file in a folder of .csv files, as a full import and every command refuse the folder', async () => {
+    const stderr = await refused('tsv', (dir) => {
+      const { header, rows } = lines(join(dir, 'orders', '2024-01-20.csv'));
+      put(join(dir, 'orders', '2024-01-21.tsv'), `${header.replaceAll(',', '\t')}\n${rows.map((r) => r.replaceAll(',', '\t')).join('\n')}\n`);
+    });
+    const said = 'orders/: the folder mixes comma-separated (.csv) and tab-separated (.tsv) files; use one';
+    expect(stderr).toContain(said);
+    const full = await cli(['data', 'import', join(root, 'tsv'), '--into', join(root, 'tsv-full.duckdb')]);
+    expect(full.code).toBe(2);
+    expect(full.stderr).toContain(said);
+  });
+
   it('refuses a new file read before an imported one', async () => {
     const stderr = await refused('earlier', (dir) => {
       writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-22');

@@ -92,6 +92,29 @@ describe('a folder of CSV files with different line endings', () => {
     expect(await importedTables(mixed)).not.toBe(lfTables);
   });
 
+  it('reads a CRLF file whose header names the columns in another order, or one more, as an LF file: by name, the extra column not read', async () => {
+    const order = HEADER!.split(',');
+    const swapped = (line: string) => {
+      const cells = line.split(',');
+      return [cells[1], cells[0], ...cells.slice(2)].join(',');
+    };
+    const rows = ROWS.slice(200);
+    for (const [what, text] of [
+      ['another order', [swapped(HEADER!), ...rows.map(swapped)].join('\n') + '\n'],
+      ['one more column', [`${HEADER},note`, ...rows.map((r) => `${r},x`)].join('\n') + '\n'],
+    ] as const) {
+      expect(order[0]).toBe('order_id');
+      const lf = split('LF', 'LF');
+      writeFileSync(join(lf, 'orders', '01.csv'), text);
+      const mixed = split('LF', 'LF');
+      writeFileSync(join(mixed, 'orders', '01.csv'), crlf(text));
+      // As the one read of LF files takes them, and as the LF files of the same columns.
+      expect(await answers(mixed), what).toEqual(await answers(lf));
+      expect(await answers(mixed), what).toEqual(lfOnly);
+      expect(await importedTables(mixed), what).toBe(await importedTables(lf));
+    }
+  });
+
   it('names a bad value in the second (CRLF) file with its file and line, past a quoted line break', async () => {
     const rows = [...ROWS];
     rows[210] = rows[210]!.replace(/,completed$/, ',"comp\nleted"');
@@ -105,11 +128,16 @@ describe('a folder of CSV files with different line endings', () => {
   });
 
   it('still refuses files of different columns, and a file that mixes line endings within itself', async () => {
-    const dir = split('LF', 'CRLF');
-    writeFileSync(join(dir, 'orders', '02.csv'), 'order_id,contact_id\r\no-x,c-1\r\n');
-    const columns = await cli(['report', '--data', dir, '--from', '2024-01-01', '--to', '2024-12-31']);
-    expect(columns.code).toBe(2);
-    expect(columns.stderr).toMatch(/^convx: error: cannot read orders\/: .*schema mismatch/);
+    // A file without columns the first file has, ending as the others or otherwise: the file and a column named.
+    for (const ending of ['LF', 'CRLF'] as const) {
+      const dir = split('LF', ending);
+      writeFileSync(join(dir, 'orders', '02.csv'), ending === 'CRLF' ? 'order_id,contact_id\r\no-x,c-1\r\n' : 'order_id,contact_id\no-x,c-1\n');
+      const columns = await cli(['report', '--data', dir, '--from', '2024-01-01', '--to', '2024-12-31']);
+      expect(columns.code, ending).toBe(2);
+      expect(columns.stderr, ending).toMatch(
+        /^convx: error: cannot read orders\/: its files do not have the same columns:\n {2}orders\/02\.csv has no column \w+, which orders\/0[01]\.csv has\n {2}give every file of the folder the same header/,
+      );
+    }
     const within = split('LF', 'CRLF');
     writeFileSync(join(within, 'orders', '01.csv'), `${HEADER}\r\n${ROWS[0]}\n${ROWS[1]}\r\n`);
     const mixed = await cli(['report', '--data', within, '--from', '2024-01-01', '--to', '2024-12-31']);

@@ -110,6 +110,11 @@ function folderSource(table: TableName, path: string, dir: string, unreadable: s
     return undefined;
   }
   const suffixes = [...new Set(files.map((f) => matchExtension(f)!.suffix))];
+  // One read takes a folder's CSV files with one delimiter: a comma here and a tab there would fail as DuckDB's schema mismatch.
+  if (suffixes.includes('.tsv') && suffixes.length > 1) {
+    problems.push(`${table}/: the folder mixes comma-separated (${suffixes.filter((s) => s !== '.tsv').join(', ')}) and tab-separated (.tsv) files; use one`);
+    return undefined;
+  }
   return {
     table,
     patterns: suffixes.map((suffix) => join(path, '**', `*${suffix}`)),

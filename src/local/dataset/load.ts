@@ -1,10 +1,10 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
 import { DataError } from '../../errors.js';
 import { QueryTimeoutError, type Database, type Row } from '../db.js';
-import { ident, sql, trusted, type Sql } from '../sql.js';
+import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { firstLine, UnreadableTableError } from './problems.js';
+import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
 import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
@@ -50,23 +50,60 @@ async function readTable(db: Database, source: TableSource): Promise<Row[]> {
   }
 }
 
-/** The runs of readTable read one by one into raw_<name>; runs whose columns differ fail as the one read did. */
+/**
+ * The runs of readTable read one by one into raw_<name>, each run's columns taken by name, as the one
+ * read takes them: a header may name them in another order, a run that lacks a column of the first
+ * is refused (ColumnsDiffer), and a column only a later run has is not read.
+ */
 async function readRuns(db: Database, source: TableSource, runs: string[][], failure: unknown): Promise<Row[]> {
   const raw = rawTable(source.table);
   const part = ident(`raw_${source.table}_run`);
-  const shape = (rows: Row[]) => JSON.stringify(rows.map((row) => [row.column_name, row.column_type]));
+  const names = (rows: Row[]) => rows.map((row) => String(row.column_name));
   try {
-    let first: string | undefined;
+    let first: string[] | undefined;
     for (const files of runs) {
       const rows = await readRaw(db, { ...source, patterns: files, files }, first === undefined ? raw : part);
-      if (first === undefined) first = shape(rows);
-      else if (shape(rows) !== first) throw failure;
-      else await db.exec(sql`INSERT INTO ${raw} SELECT * FROM ${part}`);
+      if (first === undefined) {
+        first = names(rows);
+        continue;
+      }
+      const these = names(rows);
+      const missing = first.find((name) => !these.includes(name));
+      if (missing !== undefined) throw new ColumnsDiffer(runs[0]![0]!, files[0]!, missing, failure);
+      // A column only a later file has is not read, as the one read does not read it.
+      await db.exec(sql`INSERT INTO ${raw} BY NAME SELECT ${join(first.map((name) => ident(name)))} FROM ${part}`);
     }
   } finally {
     await db.exec(sql`DROP TABLE IF EXISTS ${part}`);
   }
   return db.all(sql`DESCRIBE SELECT * FROM ${raw}`);
+}
+
+/** Runs of a folder's files (readRuns) whose headers name different columns: the first file of each run, and a column of the first that the other lacks. */
+class ColumnsDiffer extends Error {
+  constructor(
+    readonly first: string,
+    readonly other: string,
+    readonly missing: string,
+    readonly failure: unknown,
+  ) {
+    super(firstLine(failure));
+  }
+}
+
+/** DuckDB's words for a folder's file that lacks a column of the first file read. */
+const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from the original file "([^"]*)", but could not be found in file "([^"]*)"/;
+
+/** The reader's failure on a folder whose files name different columns, as a DataError naming the files and the column; else undefined. */
+function columnsDiffer(dir: string, source: TableSource, error: unknown): DataError | undefined {
+  const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
+  const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!, error) : undefined;
+  if (!differ || !source.multiFile) return undefined;
+  const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
+  return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
+    `${other} has no column ${differ.missing}, which ${first} has`,
+    'give every file of the folder the same header (the order of the columns may differ)',
+  ]);
 }
 
 /**
@@ -83,7 +120,7 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
-    throw new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
+    throw columnsDiffer(dir, source, error) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
   }
   const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
   // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
