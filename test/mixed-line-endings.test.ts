@@ -98,21 +98,23 @@ describe('a folder of CSV files with different line endings', () => {
       const cells = line.split(',');
       return [cells[1], cells[0], ...cells.slice(2)].join(',');
     };
+    const swappedHeader = () => swapped(HEADER!);
     const rows = ROWS.slice(200);
     for (const [what, text] of [
       ['another order', [swapped(HEADER!), ...rows.map(swapped)].join('\n') + '\n'],
       ['one more column', [`${HEADER},note`, ...rows.map((r) => `${r},x`)].join('\n') + '\n'],
     ] as const) {
       expect(order[0]).toBe('order_id');
-      const lf = split('LF', 'LF');
-      writeFileSync(join(lf, 'orders', '01.csv'), text);
+      // As the LF files of the same columns in the same order read: the one read of LF files takes them so too.
       const mixed = split('LF', 'LF');
       writeFileSync(join(mixed, 'orders', '01.csv'), crlf(text));
-      // As the one read of LF files takes them, and as the LF files of the same columns.
-      expect(await answers(mixed), what).toEqual(await answers(lf));
       expect(await answers(mixed), what).toEqual(lfOnly);
-      expect(await importedTables(mixed), what).toBe(await importedTables(lf));
+      expect(await importedTables(mixed), what).toBe(lfTables);
     }
+    // The one read of LF files, for the record: the same (a column by name, the extra one not read).
+    const lf = split('LF', 'LF');
+    writeFileSync(join(lf, 'orders', '01.csv'), [`${swappedHeader()},note`, ...ROWS.slice(200).map((r) => `${swapped(r)},x`)].join('\n') + '\n');
+    expect(await importedTables(lf)).toBe(lfTables);
   });
 
   it('names a bad value in the second (CRLF) file with its file and line, past a quoted line break', async () => {
