@@ -395,10 +395,16 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
     const server = await serve({ poolSize: 2, limits: { rateLimitPerMinute: 0, queryTimeoutMs: budgetMs } });
     try {
       const a = await bearer('A');
+      const b = await bearer('B');
+      const body = { audience: { contactIds: ['c1'] }, assets: [{ subject: 'Hi', html: HTML, text: 'Hi' }] };
+      const forB = { ...body, audience: { contactIds: ['b1'] } };
+      // Validations of B warm the server up (the first render starts a worker, which on a cold process may take longer than
+      // the budget), so that B's below answers well within it.
+      let warm = 0;
+      while ((await post(server, forB, b, performance.now())).status !== 200) expect(++warm).toBeLessThan(5);
       // A's one turn (half of a pool of 2) held for the whole test, as a request of A would hold it.
       const held = await server.app.gate.enter({ plugin: 'A', client: 'another token', pooled: true });
       const leases = server.holder.current.poolStats.leases;
-      const body = { audience: { contactIds: ['c1'] }, assets: [{ subject: 'Hi', html: HTML, text: 'Hi' }] };
       const t0 = performance.now();
       const answers = await Promise.all(Array.from({ length: 3 }, () => post(server, body, a, t0)));
       held.leave();
@@ -409,11 +415,10 @@ describe('the query budget bounds the whole request (issue 17, point 3)', () => 
         expect(answer.at).toBeGreaterThanOrEqual(budgetMs - 50);
         expect(answer.at).toBeLessThan(budgetMs + 4000);
       }
-      expect(server.app.gate.stats).toMatchObject({ admitted: 1, expired: 3, waiting: 0 });
+      expect(server.app.gate.stats).toMatchObject({ admitted: 2 + warm, expired: 3, waiting: 0 });
       expect(server.holder.current.poolStats.leases).toBe(leases);
-      // B is answered meanwhile and after: the queue of A held nothing of B's.
-      const b = await post(server, { ...body, audience: { contactIds: ['b1'] } }, await bearer('B'), t0);
-      expect(b.status).toBe(200);
+      // B is answered after: the queue of A held nothing of B's.
+      expect((await post(server, forB, b, t0)).status).toBe(200);
     } finally {
       await server.close();
     }

@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -553,6 +553,20 @@ describe('data import --append: refusals', () => {
       const linked = copyEarly(dir, link)!;
       expect(linked.copy.target).toBe(file);
       await linked.staging.remove();
+      // A link to a folder beside the tables is no table (discovery does not follow it); one inside a table's folder
+      // is refused by discovery, so no copy: the update says why.
+      symlinkSync('..', join(dir, 'parent'));
+      const beside = copyEarly(dir, file)!;
+      expect(beside).toBeDefined();
+      await beside.staging.remove();
+      symlinkSync('..', join(dir, 'orders', 'up'));
+      expect(copyEarly(dir, file)).toBeUndefined();
+      rmSync(join(dir, 'orders', 'up'));
+      // Only the tables' data files count: a newer note, or an editor's file in a table's folder, starts nothing.
+      utimesSync(join(dir, 'orders', '2024-01-21.csv'), PINNED, PINNED);
+      writeFileSync(join(dir, 'notes.txt'), 'not a table\n');
+      writeFileSync(join(dir, 'orders', '.2024-01-21.csv.swp'), 'an editor\n');
+      expect(copyEarly(dir, file)).toBeUndefined();
       // Nothing to copy, or nowhere: no copy, and the update says what.
       expect(copyEarly(dir, join(root, 'early-none.duckdb'))).toBeUndefined();
       expect(copyEarly(join(root, 'early-no-dir'), file)).toBeUndefined();
@@ -568,10 +582,54 @@ describe('data import --append: refusals', () => {
       utimesSync(join(dir, 'orders', '2024-01-23.csv'), NOW, NOW);
       const early = copyEarly(dir, file)!;
       expect(early).toBeDefined();
+      await early.copy.ready;
+      const copied = statSync(early.copy.staging).ino;
       const summary = await appendDataset(dir, file, suiteThreadsOption(), early);
       expect(summary.way).toBe('short');
       expect(staged(file)).toEqual([]);
+      // The early copy, renamed into place (not a second copy made).
+      expect(statSync(file).ino).toBe(copied);
       await sameAsFullImport(dir, file, 'early copy, short way', [['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '-o', 'json']]);
+    });
+
+    it('is a copy of the file the update reads: one replaced since the copy started is copied again, one replaced while the update runs is refused', async () => {
+      const { dir, file } = newerCopy('early-replaced');
+      writeDays(dir, 'orders', 'datetime', '2024-01-21', '2024-01-21');
+      // Another update of the same file, run to its end after this one's copy started: its file replaces the one copied.
+      const other = join(root, 'early-replaced-other.duckdb');
+      copyFileSync(file, other);
+      expect((await appendDataset(dir, other, suiteThreadsOption())).way).toBe('short');
+      writeDays(dir, 'orders', 'datetime', '2024-01-22', '2024-01-23');
+      utimesSync(join(dir, 'orders', '2024-01-23.csv'), NOW, NOW);
+      const early = copyEarly(dir, file)!;
+      expect(early).toBeDefined();
+      await early.copy.ready;
+      renameSync(other, file);
+      // Taken, the copy of the first file would lack 2024-01-21's orders while its list named them.
+      const summary = await appendDataset(dir, file, suiteThreadsOption(), early);
+      expect(summary.added.map((f) => f.path)).toEqual(['orders/2024-01-22.csv', 'orders/2024-01-23.csv']);
+      expect(staged(file)).toEqual([]);
+      await sameAsFullImport(dir, file, 'early copy of a replaced file', []);
+      // A file replaced while the update writes its copy: refused, nothing written, the other's file kept.
+      writeDays(dir, 'orders', 'datetime', '2024-01-24', '2024-01-24');
+      const meanwhile = join(root, 'early-replaced-meanwhile.duckdb');
+      copyFileSync(file, meanwhile);
+      const kept = sha(meanwhile);
+      const replace = (phase: string) => {
+        if (phase === 'attributing') renameSync(meanwhile, file);
+      };
+      await expect(appendDataset(dir, file, { ...suiteThreadsOption(), onPhase: replace })).rejects.toThrow(/was replaced while this update ran/);
+      expect(sha(file)).toBe(kept);
+      expect(staged(file)).toEqual([]);
+      // Replaced after its list of files was read, before the copy (made then, without an early one): refused as well.
+      copyFileSync(file, meanwhile);
+      const early2 = (phase: string) => {
+        if (phase === 'reading and checking the files') renameSync(meanwhile, file);
+      };
+      const before = sha(file);
+      await expect(appendDataset(dir, file, { ...suiteThreadsOption(), onPhase: early2 })).rejects.toThrow(/was replaced while this update ran/);
+      expect(sha(file)).toBe(before);
+      expect(staged(file)).toEqual([]);
     });
 
     it('is removed before the long way writes its own, when there is nothing to add, and on a refusal', async () => {
@@ -584,11 +642,13 @@ describe('data import --append: refusals', () => {
       expect(long).toMatchObject({ way: 'full', why: 'a new plugin' });
       expect(staged(plugin.file)).toEqual([]);
       await sameAsFullImport(plugin.dir, plugin.file, 'early copy, long way', []);
-      // A newer file that is none of the dataset's: nothing to add, the file as it was.
+      // Data files newer than the file (its time set back), none new: nothing to add, the file as it was.
       const none = newerCopy('early-nothing-new');
-      writeFileSync(join(none.dir, 'notes.txt'), 'not a table\n');
+      utimesSync(none.file, PINNED - 10, PINNED - 10);
       const before = sha(none.file);
-      const nothing = await appendDataset(none.dir, none.file, suiteThreadsOption(), copyEarly(none.dir, none.file));
+      const idle = copyEarly(none.dir, none.file);
+      expect(idle).toBeDefined();
+      const nothing = await appendDataset(none.dir, none.file, suiteThreadsOption(), idle);
       expect(nothing.way).toBe('none');
       expect(sha(none.file)).toBe(before);
       expect(staged(none.file)).toEqual([]);

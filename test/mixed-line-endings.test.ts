@@ -103,6 +103,7 @@ describe('a folder of CSV files with different line endings', () => {
     for (const [what, text] of [
       ['another order', [swapped(HEADER!), ...rows.map(swapped)].join('\n') + '\n'],
       ['one more column', [`${HEADER},note`, ...rows.map((r) => `${r},x`)].join('\n') + '\n'],
+      ['a name in another case', [HEADER!.replace('country', 'Country'), ...rows].join('\n') + '\n'],
     ] as const) {
       expect(order[0]).toBe('order_id');
       // As the LF files of the same columns in the same order read: the one read of LF files takes them so too.
@@ -140,6 +141,14 @@ describe('a folder of CSV files with different line endings', () => {
         /^convx: error: cannot read orders\/: its files do not have the same columns:\n {2}orders\/02\.csv has no column \w+, which orders\/0[01]\.csv has\n {2}give every file of the folder the same header/,
       );
     }
+    // The second file alone (CRLF, read on its own) without a column of the first: named as the reader of its run finds it.
+    const lacking = split('LF', 'CRLF');
+    const at = HEADER!.split(',').indexOf('country');
+    const without = (line: string) => line.split(',').filter((_, i) => i !== at).join(',');
+    writeFileSync(join(lacking, 'orders', '01.csv'), crlf([without(HEADER!), ...ROWS.slice(200).map(without)].join('\n') + '\n'));
+    const run = await cli(['report', '--data', lacking, '--from', '2024-01-01', '--to', '2024-12-31']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('cannot read orders/: its files do not have the same columns:\n  orders/01.csv has no column country, which orders/00.csv has\n');
     const within = split('LF', 'CRLF');
     writeFileSync(join(within, 'orders', '01.csv'), `${HEADER}\r\n${ROWS[0]}\n${ROWS[1]}\r\n`);
     const mixed = await cli(['report', '--data', within, '--from', '2024-01-01', '--to', '2024-12-31']);

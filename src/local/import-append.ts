@@ -11,11 +11,11 @@ import { dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
-import { appendInPlace } from './append/update.js';
+import { appendInPlace, replacedWhileUpdated } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
-import { assertWritable, writtenFile } from './staging.js';
+import { assertWritable, fileIdentity, writtenFile } from './staging.js';
 
 export interface AppendSummary extends ImportSummary {
   /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
@@ -26,18 +26,20 @@ export interface AppendSummary extends ImportSummary {
   why?: string;
 }
 
-/** The file to append to: an existing .duckdb file written by `convx data import` from the files it names. */
-async function appendTarget(dir: string, into: string, threads?: number): Promise<ImportMeta & { files: ImportedFile[] }> {
+/** The file to append to: an existing .duckdb file written by `convx data import` from the files it names; identity: the file read (fileIdentity). */
+async function appendTarget(dir: string, into: string, threads?: number): Promise<{ meta: ImportMeta & { files: ImportedFile[] }; identity: string }> {
   if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${dir} --into ${into}`);
   if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
   assertWritable(dirname(into), into);
+  const identity = fileIdentity(into);
   const meta = await readImportMeta(into, threads);
+  if (fileIdentity(into) !== identity) throw replacedWhileUpdated(into);
   if (!meta.files) {
     throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
       `run a full import instead: convx data import ${dir} --into ${into} --force`,
     ]);
   }
-  return meta as ImportMeta & { files: ImportedFile[] };
+  return { meta: meta as ImportMeta & { files: ImportedFile[] }, identity };
 }
 
 /** The reference currency of the update: the one the import was asked for; another one asked is refused. */
@@ -68,15 +70,16 @@ export async function appendDataset(dir: string, named: string, options: ImportO
   let taken: EarlyCopy | undefined;
   try {
     const into = writtenFile(named);
-    const meta = await appendTarget(dir, into, options.threads);
+    const { meta, identity } = await appendTarget(dir, into, options.threads);
     const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
     const files = await datasetFiles(dir, options.threads);
     const added = newFiles(dir, into, meta.files, files, meta.source);
     if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
     const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
     // The short way reads only the new files and attributes again only what they can change; the long way, everything.
-    taken = early?.copy.target === into ? early : undefined;
-    const short = await appendInPlace(dir, into, meta, files, added, asked, taken);
+    // Only a copy of the very file whose list of files was read: another update may have replaced it since the command started.
+    taken = early?.copy.target === into && early.identity === identity ? early : undefined;
+    const short = await appendInPlace(dir, into, meta, files, added, asked, identity, taken);
     if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
     return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full', why: short.message };
   } finally {

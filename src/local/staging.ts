@@ -33,6 +33,16 @@ export function writtenFile(into: string): string {
   }
 }
 
+/**
+ * A file's identity: its device, inode, size and modification time. Another file renamed over the
+ * name (a concurrent update's), or the file written, gives another; an update (`--append`) reads
+ * the file's list of files, copies it and renames its result over it only while it stays the same.
+ */
+export function fileIdentity(path: string): string {
+  const s = statSync(path, { bigint: true });
+  return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+}
+
 /** Refuses, before any work, an --into whose folder this process cannot write (a read-only file system, no permission): the staging file is made there. */
 export function assertWritable(folder: string, into: string): void {
   try {

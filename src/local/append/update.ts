@@ -7,18 +7,26 @@
  * reference currency).
  */
 import { statSync } from 'node:fs';
+import { DataError } from '../../errors.js';
 import { packageVersion } from '../../version.js';
 import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
 import type { DataIssue, Dataset } from '../dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, type ImportedFile, type ImportMeta } from '../imported.js';
 import { attachOut, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
-import { Staging } from '../staging.js';
+import { fileIdentity, Staging } from '../staging.js';
 import type { TableName } from '../schema.js';
 import { ident, join, sql, table } from '../sql.js';
 import type { EarlyCopy } from './early.js';
 import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, newRows, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
+
+/** The file an update read was replaced while it ran (another update, or a full import, into the same file). */
+export function replacedWhileUpdated(into: string): DataError {
+  return new DataError(`cannot append to ${into}: it was replaced while this update ran (by another update or import into it); nothing was written`, [
+    'run the update again once the other one is done',
+  ]);
+}
 
 /** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
 async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
@@ -81,7 +89,10 @@ async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: Impor
   return { tables, scopes: meta.scopes, findings };
 }
 
-/** `data import --append` of the files added, the short way (see the module's comment); for the long way, why (NeedsFullImport), having written nothing. It takes over early's copy (removed or committed). */
+/**
+ * `data import --append` of the files added, the short way (see the module's comment); for the long way, why (NeedsFullImport), having written nothing.
+ * identity: the file whose list of files was read (fileIdentity), which the copy must be of and the result replaces. It takes over early's copy (removed or committed).
+ */
 export async function appendInPlace(
   dir: string,
   into: string,
@@ -89,6 +100,7 @@ export async function appendInPlace(
   files: ImportedFile[],
   added: readonly ImportedFile[],
   options: ImportOptions,
+  identity: string,
   early?: EarlyCopy,
 ): Promise<ImportSummary | NeedsFullImport> {
   (options.onPhase ?? (() => undefined))('reading and checking the files');
@@ -112,6 +124,8 @@ export async function appendInPlace(
     await attachOut(db, copy);
     const written = await updateCopy(db, dir, fresh, meta, files, findings, options);
     await db.exec(sql`DETACH out`);
+    // The file replaced is the one whose list of files was read and which was copied, not another update's result.
+    if (fileIdentity(into) !== identity) throw replacedWhileUpdated(into);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {

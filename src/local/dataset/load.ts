@@ -67,8 +67,9 @@ async function readRuns(db: Database, source: TableSource, runs: string[][], fai
         first = names(rows);
         continue;
       }
-      const these = names(rows);
-      const missing = first.find((name) => !these.includes(name));
+      // As DuckDB names columns: in any case.
+      const these = names(rows).map((name) => name.toLowerCase());
+      const missing = first.find((name) => !these.includes(name.toLowerCase()));
       if (missing !== undefined) throw new ColumnsDiffer(runs[0]![0]!, files[0]!, missing, failure);
       // A column only a later file has is not read, as the one read does not read it.
       await db.exec(sql`INSERT INTO ${raw} BY NAME SELECT ${join(first.map((name) => ident(name)))} FROM ${part}`);
