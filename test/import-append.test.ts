@@ -630,6 +630,17 @@ describe('data import --append: refusals', () => {
       await expect(appendDataset(dir, file, { ...suiteThreadsOption(), onPhase: early2 })).rejects.toThrow(/was replaced while this update ran/);
       expect(sha(file)).toBe(before);
       expect(staged(file)).toEqual([]);
+      // The long way (a new plugin) starts from a copy of the file too, made as it writes: replaced before, refused.
+      put(join(dir, 'plugins', '1.csv'), `${lines(join(generated, 'plugins.csv')).header}\nshop-3,CZK,Shop 3\n`);
+      put(join(dir, 'orders', 'zz-shop-3.csv'), `${lines(join(dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
+      copyFileSync(file, meanwhile);
+      const writing = (phase: string) => {
+        if (phase === 'writing' && existsSync(meanwhile)) renameSync(meanwhile, file);
+      };
+      const kept2 = sha(meanwhile);
+      await expect(appendDataset(dir, file, { ...suiteThreadsOption(), onPhase: writing })).rejects.toThrow(/was replaced while this update ran/);
+      expect(sha(file)).toBe(kept2);
+      expect(staged(file)).toEqual([]);
     });
 
     it('is removed before the long way writes its own, when there is nothing to add, and on a refusal', async () => {

@@ -3,12 +3,12 @@
  * once complete, a large replaced file removed by `rm` in a process of its own after the rename
  * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
  */
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REMOVE_LATER_BYTES, Staging } from '../src/local/staging.js';
+import { fileIdentity, REMOVE_LATER_BYTES, Staging } from '../src/local/staging.js';
 import { tempDir } from './temp.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -183,22 +183,47 @@ describe('Staging', () => {
     const target = join(dir, 'data.duckdb');
     filled(target, REMOVE_LATER_BYTES, 3);
     const first = new Staging();
-    const copied = first.copy(target);
+    const copied = first.copy(target, fileIdentity(target));
     await copied.ready;
     expect(readFileSync(copied.staging).equals(readFileSync(target))).toBe(true);
     await first.remove();
     // Removed at once, while the copy is still running: remove() waits for it to end, so nothing is made again after.
     const second = new Staging();
-    const running = second.copy(target);
+    const running = second.copy(target, fileIdentity(target));
     await second.remove();
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
     await running.ready;
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
   });
 
+  it('a copy is renamed over its target only while the target is the file it was read of: one replaced meanwhile is refused, and kept', async () => {
+    const dir = join(root, 'replaced');
+    mkdirSync(dir);
+    const target = join(dir, 'data.duckdb');
+    writeFileSync(target, 'first');
+    const kept = new Staging();
+    const copy = kept.copy(target, fileIdentity(target));
+    await copy.ready;
+    writeFileSync(copy.staging, 'first, updated');
+    kept.commit();
+    expect(readFileSync(target, 'utf8')).toBe('first, updated');
+    // Read (identity taken), then replaced by another writer before the commit.
+    const staging = new Staging();
+    const read = fileIdentity(target);
+    const other = join(dir, 'other');
+    writeFileSync(other, 'another update');
+    renameSync(other, target);
+    const late = staging.copy(target, read);
+    await late.ready;
+    expect(() => staging.commit()).toThrow(/cannot write .*data\.duckdb: it was replaced while this update ran/);
+    await staging.remove();
+    expect(readFileSync(target, 'utf8')).toBe('another update');
+    expect(readdirSync(dir)).toEqual(['data.duckdb']);
+  });
+
   it('a copy that fails rejects ready, and remove() still returns', async () => {
     const staging = new Staging();
-    const { ready } = staging.copy(join(root, 'missing.duckdb'));
+    const { ready } = staging.copy(join(root, 'missing.duckdb'), 'none');
     await expect(ready).rejects.toThrow(/ENOENT/);
     await staging.remove();
   });

@@ -9,10 +9,11 @@ export async function appendImport(ctx: Context, dir: string, flags: CommandFlag
   if (flags.splitPlugins) throw new UsageError('--append adds to one .duckdb file; it does not take --split-plugins');
   if (flags.force) throw new UsageError('--append updates --into in place; drop --force (or drop --append to replace the file with a full import)');
   const started = Date.now();
+  const [from, into] = [ctx.resolvePath(dir), ctx.resolvePath(flags.into)];
   // The file's copy starts before DuckDB and the import's modules load (local/append/early.ts).
-  const early = (await import('../local/append/early.js')).copyEarly(ctx.resolvePath(dir), ctx.resolvePath(flags.into));
+  const early = (await import('../local/append/early.js')).copyEarly(from, into);
   const { appendDataset } = await import('../local/import-append.js');
-  const result = await withPhases(ctx, (onPhase) => appendDataset(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), onPhase }, early));
+  const result = await withPhases(ctx, (onPhase) => appendDataset(from, into, { ...importOptions(ctx), onPhase }, early));
   if (result.added.length === 0) {
     ctx.log.info(`${flags.into}: ${dir} has no new files; nothing to append`);
     return;

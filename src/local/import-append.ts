@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
-import { appendInPlace, replacedWhileUpdated } from './append/update.js';
+import { appendInPlace } from './append/update.js';
 import { datasetFiles, newFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
@@ -31,9 +31,9 @@ async function appendTarget(dir: string, into: string, threads?: number): Promis
   if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${dir} --into ${into}`);
   if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
   assertWritable(dirname(into), into);
+  // Taken before the list is read: a file replaced after it is refused when the update's result would replace it (Staging.commit).
   const identity = fileIdentity(into);
   const meta = await readImportMeta(into, threads);
-  if (fileIdentity(into) !== identity) throw replacedWhileUpdated(into);
   if (!meta.files) {
     throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
       `run a full import instead: convx data import ${dir} --into ${into} --force`,
@@ -81,7 +81,7 @@ export async function appendDataset(dir: string, named: string, options: ImportO
     taken = early?.copy.target === into && early.identity === identity ? early : undefined;
     const short = await appendInPlace(dir, into, meta, files, added, asked, identity, taken);
     if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
-    return { ...(await importFiles(dir, into, files, asked, meta)), added, way: 'full', why: short.message };
+    return { ...(await importFiles(dir, into, files, asked, { meta, identity })), added, way: 'full', why: short.message };
   } finally {
     if (early && early !== taken) await early.staging.remove();
   }

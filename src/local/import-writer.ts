@@ -54,7 +54,7 @@ export async function importDataset(dir: string, asked: string, options: ImportO
 /**
  * The import of the dataset at dir into into, whose files are as files says (import-files.ts):
  * read, checked, attributed and written under a staging name, renamed over into when complete.
- * Given what into held before (`--append`), into is copied and only what can change is written
+ * Given what into held before (`--append`: its list of files and its fileIdentity then), into is copied and only what can change is written
  * (import-files.ts, appendRows), when every stored table was read with the same columns.
  */
 export async function importFiles(
@@ -62,7 +62,7 @@ export async function importFiles(
   into: string,
   files: ImportedFile[],
   options: ImportOptions,
-  previous?: ImportMeta,
+  previous?: { meta: ImportMeta; identity: string },
 ): Promise<ImportSummary> {
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
@@ -74,9 +74,9 @@ export async function importFiles(
     phase('writing');
     const columns = rawColumns(dataset);
     const extra = { files, referenceCurrencyAsked: options.referenceCurrency ?? null, columns };
-    const patched = previous && sameColumns(previous, columns) ? previous : undefined;
-    // An update (--append) the long way starts from a copy of the file it replaces, whose stored rows stay.
-    const staged = patched ? staging.copy(into) : staging.add(into);
+    const patched = previous && sameColumns(previous.meta, columns) ? previous.meta : undefined;
+    // An update (--append) the long way starts from a copy of the file it replaces (the one its list was read of), whose stored rows stay.
+    const staged = patched ? staging.copy(into, previous!.identity) : staging.add(into);
     const written = await writeFile(dataset, staged, dir, [...scopes.values()], null, extra, patched);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, chmodSync, chownSync, constants, existsSync, linkSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { DataError, UsageError } from '../errors.js';
 
 /**
  * The file an import or an update writes: into itself, or, where into is a symbolic link, the file
@@ -35,8 +35,8 @@ export function writtenFile(into: string): string {
 
 /**
  * A file's identity: its device, inode, size and modification time. Another file renamed over the
- * name (a concurrent update's), or the file written, gives another; an update (`--append`) reads
- * the file's list of files, copies it and renames its result over it only while it stays the same.
+ * name (a concurrent update's), or the file written, gives another: a copy staged of a file
+ * (Staging.copy) is renamed over it only while it stays the same.
  */
 export function fileIdentity(path: string): string {
   const s = statSync(path, { bigint: true });
@@ -97,6 +97,8 @@ function track(files: string[]): void {
 export class Staging {
   private readonly files: [staging: string, target: string][] = [];
   private readonly copies: Promise<void>[] = [];
+  /** The targets copied (copy), with the identity each had when what the copy is updated from was read of it. */
+  private readonly copied = new Map<string, string>();
 
   add(target: string): StagedFile {
     const staging = `${target}.tmp-${process.pid}`;
@@ -108,14 +110,18 @@ export class Staging {
   }
 
   /**
-   * The staging file of target as a copy of it, for an update (--append) to write into once ready.
+   * The staging file of target as a copy of it, for an update (--append) to write into once ready;
+   * identity: target's (fileIdentity) when the update read what it adds to (its list of files), which
+   * target must still have when the copy is renamed over it (commit), else another import or update
+   * replaced it meanwhile and the copy may not be of the file read.
    * The copy runs on a thread of Node's pool, so the caller's work goes on meanwhile (an update
    * reads and checks its new files while the file is copied). Where the file system can (Btrfs,
    * XFS, ZFS with block cloning), the copy shares the blocks until they are written (a reflink)
    * and takes no time; elsewhere the kernel copies the bytes (0.1 to 0.35 s for a file of 350 MB
    * in the page cache, on two cores shared with the update's reading).
    */
-  copy(target: string): StagedFile {
+  copy(target: string, identity: string): StagedFile {
+    this.copied.set(target, identity);
     const files = this.add(target);
     const ready = copyFile(target, files.staging, constants.COPYFILE_FICLONE);
     // Awaited by the caller, and by remove(): never an unhandled rejection.
@@ -130,6 +136,9 @@ export class Staging {
    * a process of its own (REMOVE_LATER_BYTES), which the command does not wait for.
    */
   commit(): void {
+    for (const [target, identity] of this.copied) {
+      if (!existsSync(target) || fileIdentity(target) !== identity) throw replacedMeanwhile(target);
+    }
     const old = new Map<string, string>();
     const existed = new Set<string>();
     const renamed: string[] = [];
@@ -178,6 +187,13 @@ export class Staging {
       }
     }
   }
+}
+
+/** A file copied to be updated that another import or update replaced before the copy was renamed over it. */
+function replacedMeanwhile(target: string): DataError {
+  return new DataError(`cannot write ${target}: it was replaced while this update ran (by another update or import into it); nothing was written`, [
+    'run the update again once the other one is done',
+  ]);
 }
 
 /**

@@ -46,7 +46,7 @@ export function copyEarly(dir: string, into: string): EarlyCopy | undefined {
     if (!newerDataFile(dir, stat.mtimeMs)) return undefined;
     const identity = fileIdentity(target);
     const staging = new Staging();
-    return { staging, copy: staging.copy(target), identity };
+    return { staging, copy: staging.copy(target, identity), identity };
   } catch {
     return undefined;
   }

@@ -7,26 +7,18 @@
  * reference currency).
  */
 import { statSync } from 'node:fs';
-import { DataError } from '../../errors.js';
 import { packageVersion } from '../../version.js';
 import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
 import type { DataIssue, Dataset } from '../dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, type ImportedFile, type ImportMeta } from '../imported.js';
 import { attachOut, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
-import { fileIdentity, Staging } from '../staging.js';
+import { Staging } from '../staging.js';
 import type { TableName } from '../schema.js';
 import { ident, join, sql, table } from '../sql.js';
 import type { EarlyCopy } from './early.js';
 import { addNewRows, mergeFindings, NeedsFullImport, newOrdersLast, newRows, readNewFiles, wholeDataset } from './new-rows.js';
 import { reattribute } from './reattribute.js';
-
-/** The file an update read was replaced while it ran (another update, or a full import, into the same file). */
-export function replacedWhileUpdated(into: string): DataError {
-  return new DataError(`cannot append to ${into}: it was replaced while this update ran (by another update or import into it); nothing was written`, [
-    'run the update again once the other one is done',
-  ]);
-}
 
 /** Refuses (NeedsFullImport) new rows of a plugin the file holds no scope of (read from the new rows' typed tables, before the copy). */
 async function knownPlugins(fresh: Dataset, meta: ImportMeta): Promise<void> {
@@ -91,7 +83,7 @@ async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: Impor
 
 /**
  * `data import --append` of the files added, the short way (see the module's comment); for the long way, why (NeedsFullImport), having written nothing.
- * identity: the file whose list of files was read (fileIdentity), which the copy must be of and the result replaces. It takes over early's copy (removed or committed).
+ * identity: the file whose list of files was read (fileIdentity), which the result replaces (Staging.copy). It takes over early's copy (removed or committed).
  */
 export async function appendInPlace(
   dir: string,
@@ -108,7 +100,7 @@ export async function appendInPlace(
   // 0.1 to 0.35 s, the reading about 60 ms of it), or was since the command started (early.ts); when
   // the update needs the long way, the copy is removed.
   const staging = early?.staging ?? new Staging();
-  const copy = early?.copy ?? staging.copy(into);
+  const copy = early?.copy ?? staging.copy(into, identity);
   let fresh: Dataset;
   try {
     fresh = await readNewFiles(dir, added, meta, options.threads);
@@ -124,8 +116,6 @@ export async function appendInPlace(
     await attachOut(db, copy);
     const written = await updateCopy(db, dir, fresh, meta, files, findings, options);
     await db.exec(sql`DETACH out`);
-    // The file replaced is the one whose list of files was read and which was copied, not another update's result.
-    if (fileIdentity(into) !== identity) throw replacedWhileUpdated(into);
     staging.commit();
     return { file: into, bytes: statSync(into).size, ...written };
   } catch (error) {

@@ -46,7 +46,7 @@ async function readTable(db: Database, source: TableSource): Promise<Row[]> {
     if (error instanceof QueryTimeoutError) throw error;
     const runs = await lineEndingRuns(db, source);
     if (!runs) throw error;
-    return readRuns(db, source, runs, error);
+    return readRuns(db, source, runs);
   }
 }
 
@@ -55,7 +55,7 @@ async function readTable(db: Database, source: TableSource): Promise<Row[]> {
  * read takes them: a header may name them in another order, a run that lacks a column of the first
  * is refused (ColumnsDiffer), and a column only a later run has is not read.
  */
-async function readRuns(db: Database, source: TableSource, runs: string[][], failure: unknown): Promise<Row[]> {
+async function readRuns(db: Database, source: TableSource, runs: string[][]): Promise<Row[]> {
   const raw = rawTable(source.table);
   const part = ident(`raw_${source.table}_run`);
   const names = (rows: Row[]) => rows.map((row) => String(row.column_name));
@@ -70,7 +70,7 @@ async function readRuns(db: Database, source: TableSource, runs: string[][], fai
       // As DuckDB names columns: in any case.
       const these = names(rows).map((name) => name.toLowerCase());
       const missing = first.find((name) => !these.includes(name.toLowerCase()));
-      if (missing !== undefined) throw new ColumnsDiffer(runs[0]![0]!, files[0]!, missing, failure);
+      if (missing !== undefined) throw new ColumnsDiffer(runs[0]![0]!, files[0]!, missing);
       // A column only a later file has is not read, as the one read does not read it.
       await db.exec(sql`INSERT INTO ${raw} BY NAME SELECT ${join(first.map((name) => ident(name)))} FROM ${part}`);
     }
@@ -86,9 +86,8 @@ class ColumnsDiffer extends Error {
     readonly first: string,
     readonly other: string,
     readonly missing: string,
-    readonly failure: unknown,
   ) {
-    super(firstLine(failure));
+    super(`${other} has no column ${missing}, which ${first} has`);
   }
 }
 
@@ -98,7 +97,7 @@ const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from
 /** The reader's failure on a folder whose files name different columns, as a DataError naming the files and the column; else undefined. */
 function columnsDiffer(dir: string, source: TableSource, error: unknown): DataError | undefined {
   const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
-  const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!, error) : undefined;
+  const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
   if (!differ || !source.multiFile) return undefined;
   const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
   return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
