@@ -1,6 +1,6 @@
 /**
  * A handler's flags are typed from its command's definition (FlagsOf, commands/flags.ts):
- * these type assertions are checked by `tsc -p tsconfig.test.json` (part of `npm test`), and
+ * these type assertions are checked by `tsc -b tsconfig.test.json` (part of `npm test`), and
  * the runtime test pins the naming rule the types mirror against commander's own.
  */
 import { Option } from 'commander';

@@ -14,6 +14,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The fastify types app.drain() and the like come from (the hooks' declarations; src/ is read through its built .d.ts files)
+import type {} from '../src/server/hooks/drain.js';
 import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
