@@ -190,6 +190,18 @@ async function withFilesHidden<T>(files: string[], work: () => Promise<T>): Prom
   }
 }
 
+/** The files an imported file says it was made from (its convx_dataset's files). */
+async function storedFiles(file: string): Promise<{ path: string; mtimeNs: string; sha256?: string }[]> {
+  const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
+  try {
+    await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
+    const row = await db.one<{ value: string }>(sql`SELECT value FROM f.main.convx_dataset WHERE key = 'files'`);
+    return JSON.parse(row!.value);
+  } finally {
+    db.close();
+  }
+}
+
 /** The sources attributed in a scope of an imported file. */
 async function attributedSources(file: string, schema: string): Promise<string[]> {
   const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
@@ -330,6 +342,63 @@ describe('data import --append: refusals', () => {
     expect(stderr).toMatch(/run a full import instead: convx data import .* --into .*changed\.duckdb --force/);
   });
 
+  it('takes an imported file copied or exported again (another modification time, the same bytes) as the file imported', async () => {
+    const dir = join(root, 'touched');
+    const file = importedCopy('touched');
+    // The import stored the SHA-256 of every file it read.
+    const imported = await storedFiles(file);
+    expect(imported.length).toBeGreaterThan(20);
+    for (const f of imported) expect(f.sha256, f.path).toBe(sha(join(dir, f.path)));
+    // Two files touched and nothing new: nothing to append, said so, the file as it was.
+    const before = sha(file);
+    for (const name of ['orders/2024-01-05.csv', 'touches/2024-01-03.csv']) utimesSync(join(dir, name), PINNED + 3600, PINNED + 3600);
+    const idle = await append(dir, file);
+    expect(idle.code, idle.stderr).toBe(0);
+    expect(idle.stderr).toMatch(/has no new files; nothing to append \(2 imported files with a new modification time and the same bytes, taken as imported\)/);
+    expect(sha(file)).toBe(before);
+    // A new day beside them: appended the short way (the touched files not read again), as a full import of the same files.
+    for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-01-21');
+    const touchedFiles = [join(dir, 'orders', '2024-01-05.csv'), join(dir, 'touches', '2024-01-03.csv')];
+    const run = await withFilesHidden(filesUnder(dir).filter((f) => !/2024-01-21/.test(f) && !touchedFiles.includes(f)), () => append(dir, file));
+    expect(run.code, run.stderr).toBe(0);
+    const day = filesUnder(dir).filter((f) => /2024-01-21/.test(f));
+    expect(day.length).toBeGreaterThan(0);
+    expect(run.stderr).toMatch(new RegExp(`appended ${day.length} files? to .*: orders .*\\(2 imported files with a new modification time and the same bytes, taken as imported\\)`));
+    expect(run.stderr).not.toMatch(/every file read/);
+    await sameAsFullImport(dir, file, 'touched', [['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '-o', 'json']]);
+    // The update stored the files' new times and the hashes of the new ones: the next update says nothing of them.
+    const updated = await storedFiles(file);
+    expect(updated).toHaveLength(imported.length + day.length);
+    for (const f of updated) {
+      expect(f.sha256, f.path).toBe(sha(join(dir, f.path)));
+      expect(f.mtimeNs, f.path).toBe(String(statSync(join(dir, f.path), { bigint: true }).mtimeNs));
+    }
+    const next = await append(dir, file);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toMatch(/nothing to append\n$/);
+  });
+
+  it('refuses a touched file where the import stored no hashes (an older convx), as it did', async () => {
+    const dir = join(root, 'touched-old');
+    const file = importedCopy('touched-old');
+    // The file as an older import wrote it: its files without sha256.
+    const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
+    try {
+      await db.exec(sql`ATTACH ${literal(file)} AS f`);
+      const files = (await storedFiles(file)).map(({ sha256: _, ...f }) => f);
+      await db.exec(sql`UPDATE f.main.convx_dataset SET value = ${JSON.stringify(files)} WHERE key = 'files'`);
+    } finally {
+      db.close();
+    }
+    expect((await storedFiles(file)).every((f) => f.sha256 === undefined)).toBe(true);
+    const before = sha(file);
+    utimesSync(join(dir, 'orders', '2024-01-05.csv'), PINNED + 3600, PINNED + 3600);
+    const run = await append(dir, file);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/orders\/2024-01-05\.csv changed since it was imported \(the same size, another modification time\)/);
+    expect(sha(file)).toBe(before);
+  });
+
   it('refuses an imported file that is gone', async () => {
     const stderr = await refused('removed', (dir) => rmSync(join(dir, 'touches', '2024-01-03.csv')));
     expect(stderr).toMatch(/touches\/2024-01-03\.csv was imported and is gone/);
@@ -346,11 +415,15 @@ describe('data import --append: refusals', () => {
     expect(run.stderr.split('\n').filter((line) => /was imported and is gone/.test(line)).length).toBeGreaterThan(0);
     expect(run.stderr.split('\n').filter((line) => /was imported and is gone/.test(line)).length).toBeLessThanOrEqual(9);
     expect(sha(other)).toBe(before);
-    // Every orders file touched: its size the same, its modification time another.
+    // Every orders file changed in place: the same size, other bytes (its header's first letter upper case), another time.
     const stderr = await refused('many-touched', (dir) => {
-      for (const name of readdirSync(join(dir, 'orders'))) utimesSync(join(dir, 'orders', name), 1_800_000_000, 1_800_000_000);
+      for (const name of readdirSync(join(dir, 'orders'))) {
+        const path = join(dir, 'orders', name);
+        const text = readFileSync(path, 'utf8');
+        writeFileSync(path, text[0]!.toUpperCase() + text.slice(1));
+      }
     });
-    const touched = stderr.split('\n').filter((line) => /changed since it was imported \(the same size, another modification time\)/.test(line));
+    const touched = stderr.split('\n').filter((line) => /changed since it was imported \(the same size, other bytes\)/.test(line));
     expect(touched).toHaveLength(9);
     expect(stderr).toMatch(/^ {2}and \d+ more$/m);
   });

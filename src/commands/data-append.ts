@@ -14,11 +14,13 @@ export async function appendImport(ctx: Context, dir: string, flags: CommandFlag
   const early = (await import('../local/append/early.js')).copyEarly(from, into);
   const { appendDataset } = await import('../local/import-append.js');
   const result = await withPhases(ctx, (onPhase) => appendDataset(from, into, { ...importOptions(ctx), onPhase }, early));
+  // Imported files given another time with the same bytes (copied or exported again) are the files imported.
+  const touched = result.touched.length ? ` (${plural(result.touched.length, 'imported file')} with a new modification time and the same bytes, taken as imported)` : '';
   if (result.added.length === 0) {
-    ctx.log.info(`${flags.into}: ${dir} has no new files; nothing to append`);
+    ctx.log.info(`${flags.into}: ${dir} has no new files; nothing to append${touched}`);
     return;
   }
   warnFindings(ctx, result.findings);
   const longWay = result.way === 'full' ? `; every file read and attributed again (${result.why ?? 'the new files could not be added alone'})` : '';
-  ctx.log.info(`appended ${plural(result.added.length, 'file')} to ${flags.into} (${megabytes(result.bytes)}) in ${secondsSince(started)}: ${tableRows(result.tables)}${longWay}`);
+  ctx.log.info(`appended ${plural(result.added.length, 'file')} to ${flags.into} (${megabytes(result.bytes)}) in ${secondsSince(started)}: ${tableRows(result.tables)}${longWay}${touched}`);
 }

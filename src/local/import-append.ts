@@ -12,7 +12,7 @@ import { DataError, UsageError } from '../errors.js';
 import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
 import { appendInPlace } from './append/update.js';
-import { datasetFiles, newFiles } from './import-files.js';
+import { datasetFiles, hashedForAppend, newFiles, touchedFiles } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
 import { assertWritable, fileIdentity, writtenFile } from './staging.js';
@@ -20,6 +20,8 @@ import { assertWritable, fileIdentity, writtenFile } from './staging.js';
 export interface AppendSummary extends ImportSummary {
   /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
   added: ImportedFile[];
+  /** Imported files with another modification time and the bytes the import read (copied or exported again): taken as imported. */
+  touched: ImportedFile[];
   /** How: only the new files read and what they change attributed again ('short'), every file read and attributed ('full'), or nothing to add ('none'). */
   way: 'short' | 'full' | 'none';
   /** Why the update took the long way ('full'): a new plugin, the columns of a table differ, ... */
@@ -72,16 +74,18 @@ export async function appendDataset(dir: string, named: string, options: ImportO
     const into = writtenFile(named);
     const { meta, identity } = await appendTarget(dir, into, options.threads);
     const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
-    const files = await datasetFiles(dir, options.threads);
+    const files = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads));
     const added = newFiles(dir, into, meta.files, files, meta.source);
-    if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, way: 'none' };
+    const touched = touchedFiles(meta.files, files);
+    // Nothing new: the file as it was (the touched files' times are stored by the next update that adds files).
+    if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, touched, way: 'none' };
     const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };
     // The short way reads only the new files and attributes again only what they can change; the long way, everything.
     // Only a copy of the very file whose list of files was read: another update may have replaced it since the command started.
     taken = early?.copy.target === into && early.identity === identity ? early : undefined;
     const short = await appendInPlace(dir, into, meta, files, added, asked, identity, taken);
-    if (!(short instanceof NeedsFullImport)) return { ...short, added, way: 'short' };
-    return { ...(await importFiles(dir, into, files, asked, { meta, identity })), added, way: 'full', why: short.message };
+    if (!(short instanceof NeedsFullImport)) return { ...short, added, touched, way: 'short' };
+    return { ...(await importFiles(dir, into, files, asked, { meta, identity })), added, touched, way: 'full', why: short.message };
   } finally {
     if (early && early !== taken) await early.staging.remove();
   }

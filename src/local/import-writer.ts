@@ -13,7 +13,7 @@ import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Sco
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
-import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns } from './import-files.js';
+import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, withContentHashes } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
@@ -48,7 +48,7 @@ export async function importDataset(dir: string, asked: string, options: ImportO
   const into = writtenFile(asked);
   if (into !== asked) assertWritable(dirname(into), asked);
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
-  return importFiles(dir, into, await datasetFiles(dir, options.threads), options);
+  return importFiles(dir, into, await withContentHashes(dir, await datasetFiles(dir, options.threads)), options);
 }
 
 /**

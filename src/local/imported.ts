@@ -55,12 +55,18 @@ export interface ImportMeta {
   columns?: Partial<Record<TableName, string[]>>;
 }
 
-/** One file of the dataset an import read: its path relative to the dataset (with /), its size and modification time in nanoseconds. */
+/**
+ * One file of the dataset an import read: its path relative to the dataset (with /), its size and
+ * modification time in nanoseconds, and the SHA-256 of its bytes (hex) as they were before the
+ * import read them (absent in files of older imports): a file given another modification time with
+ * the same bytes (copied again, exported again) is the file imported.
+ */
 export interface ImportedFile {
   table: TableName;
   path: string;
   size: number;
   mtimeNs: string;
+  sha256?: string;
 }
 
 /** True for a file that starts like a DuckDB database (its header says DUCK at byte 8). */
