@@ -601,16 +601,26 @@ describe('data import: failures leave nothing half-written', () => {
     expect(readdirSync(out)).toEqual(['kept.db']);
   });
 
-  it('removes the staging file a killed import left behind, and an old file it had still to remove, not those of an import still running', async () => {
+  it('removes the staging file a killed import left behind (an earlier process of this id too), and an old file it had still to remove, not those of an import still running', async () => {
     const out = join(root, 'abandoned');
     mkdirSync(out);
     const file = join(out, 'data.duckdb');
     // A process that has ended: its pid names a staging file nobody will finish.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    writeFileSync(`${file}.tmp-${dead}-0123abcd`, 'half');
+    writeFileSync(`${file}.tmp-${dead}-0123abcd.wal`, 'half');
+    writeFileSync(`${file}.convx-old-${dead}-0123abcd-1`, 'replaced');
+    // The same, named as a convx before the names' token did.
     writeFileSync(`${file}.tmp-${dead}`, 'half');
     writeFileSync(`${file}.tmp-${dead}.wal`, 'half');
     writeFileSync(`${file}.convx-old-${dead}-1`, 'replaced');
-    // pid 1 is alive: its import may still be writing, or removing the file it replaced.
+    // An earlier process of this one's id (in a container every run is pid 1): another token, or none, so not this one's.
+    writeFileSync(`${file}.tmp-${process.pid}-fedcba98`, 'half');
+    writeFileSync(`${file}.tmp-${process.pid}`, 'half');
+    writeFileSync(`${file}.convx-old-${process.pid}-fedcba98-2`, 'replaced');
+    // pid 1 is alive (and not this process): its import may still be writing, or removing the file it replaced.
+    writeFileSync(`${file}.tmp-1-0123abcd`, 'busy');
+    writeFileSync(`${file}.convx-old-1-0123abcd-3`, 'busy');
     writeFileSync(`${file}.tmp-1`, 'busy');
     writeFileSync(`${file}.convx-old-1-3`, 'busy');
     // Not convx's: a user's backups (a number no process has), and a folder.
@@ -618,7 +628,9 @@ describe('data import: failures leave nothing half-written', () => {
     writeFileSync(`${file}.tmp-20240301`, 'mine');
     mkdirSync(`${file}.tmp-${Number(dead) + 1}`);
     await importInto(good(), file);
-    expect(leftovers(out)).toEqual(['data.duckdb.convx-old-1-3', 'data.duckdb.old-20240301', 'data.duckdb.tmp-1', 'data.duckdb.tmp-20240301', `data.duckdb.tmp-${Number(dead) + 1}`].sort());
+    expect(leftovers(out)).toEqual(
+      ['data.duckdb.convx-old-1-0123abcd-3', 'data.duckdb.convx-old-1-3', 'data.duckdb.old-20240301', 'data.duckdb.tmp-1', 'data.duckdb.tmp-1-0123abcd', 'data.duckdb.tmp-20240301', `data.duckdb.tmp-${Number(dead) + 1}`].sort(),
+    );
   });
 
   /** A folder this process cannot write: a read-only one as a user; as root (CI), who writes anywhere else, /proc/sys. */

@@ -4,7 +4,7 @@
  * (the command does not wait for its blocks to be freed), a copy removed only once it has ended.
  */
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -109,8 +109,8 @@ describe('Staging', () => {
     filled(target, 10, 1);
     const staging = new Staging();
     staging.add(target);
-    // The staging file was never written: the rename fails.
-    expect(() => staging.commit()).toThrow(/ENOENT/);
+    // The staging file was never written (or another import removed it): the rename fails, and says so.
+    expect(() => staging.commit()).toThrow(/^cannot write .*data\.duckdb: its staging file data\.duckdb\.tmp-\d+-[0-9a-f]{8} is gone \(removed by another import into it/);
     expect(readdirSync(dir)).toEqual(['data.duckdb']);
     expect(readFileSync(target)[0]).toBe(1);
   });
@@ -126,7 +126,7 @@ describe('Staging', () => {
     filled(staging.add(a).staging, 10, 2);
     filled(staging.add(b).staging, 10, 2);
     staging.add(c);
-    expect(() => staging.commit()).toThrow(/ENOENT/);
+    expect(() => staging.commit()).toThrow(/c\.duckdb\.tmp-\d+-[0-9a-f]{8} is gone/);
     expect(readFileSync(a)[0]).toBe(1);
     expect(existsSync(b)).toBe(false);
     expect(readFileSync(c)[0]).toBe(1);
@@ -226,5 +226,69 @@ describe('Staging', () => {
     const { ready } = staging.copy(join(root, 'missing.duckdb'), 'none');
     await expect(ready).rejects.toThrow(/ENOENT/);
     await staging.remove();
+  });
+});
+
+/**
+ * Imports as pid 1 of PID namespaces of their own, as in containers that share a folder (util-linux's
+ * `unshare`, as root: CI). Elsewhere (not root) skipped.
+ */
+const asPid1 = (...argv: string[]) => ['unshare', '--pid', '--fork', '--mount-proc', process.execPath, join(ROOT, 'bin', 'convx.js'), ...argv];
+const namespaces = spawnSync(asPid1()[0]!, [...asPid1().slice(1, 5), '-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout === '1';
+
+describe.skipIf(!namespaces)('imports in containers sharing a folder (each process pid 1 of its PID namespace)', () => {
+  const samples = join(ROOT, 'samples', 'shop');
+  const run = (argv: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+  const report = (file: string) => spawnSync(process.execPath, [join(ROOT, 'bin', 'convx.js'), 'report', '--data', file, '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'], { encoding: 'utf8' }).stdout.replace(/"dataVersion": "[^"]*"/, '');
+
+  it("an import removes what an earlier run's pid 1, killed, left beside the file (its pid is this one's, its token another)", async () => {
+    const dir = join(root, 'containers-left');
+    mkdirSync(dir);
+    const file = join(dir, 'shop.duckdb');
+    for (const name of ['tmp-1-deadbeef', 'tmp-1-deadbeef.wal', 'convx-old-1-deadbeef-1', 'tmp-1']) writeFileSync(`${file}.${name}`, 'left');
+    const done = await run(asPid1('data', 'import', samples, '--into', file));
+    expect(done.code, done.stderr).toBe(0);
+    expect(readdirSync(dir)).toEqual(['shop.duckdb']);
+  });
+
+  it('two imports into one file at once, both pid 1: the later one takes the earlier one\'s staging file for a gone run\'s, and the earlier one says so, the file whole', async () => {
+    const dir = join(root, 'containers-both');
+    mkdirSync(dir);
+    const file = join(dir, 'shop.duckdb');
+    const expected = report(samples);
+    expect(expected).toMatch(/"conversions"/);
+    // The first import is stopped (SIGSTOP to its process group) once its staging file is there, the second runs whole meanwhile.
+    let caught = false;
+    for (let round = 0; round < 5 && !caught; round++) {
+      const argv = asPid1('data', 'import', samples, '--into', file, '--force');
+      const first = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+      let stderr = '';
+      first.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const ended = new Promise<number | null>((resolve) => first.on('close', resolve));
+      let exited = false;
+      void ended.then(() => (exited = true));
+      while (!exited && !readdirSync(dir).some((f) => /^shop\.duckdb\.tmp-1-[0-9a-f]{8}$/.test(f))) await new Promise((resolve) => setImmediate(resolve));
+      if (exited) continue;
+      process.kill(-first.pid!, 'SIGSTOP');
+      const second = await run(asPid1('data', 'import', samples, '--into', file, '--force'));
+      process.kill(-first.pid!, 'SIGCONT');
+      const code = await ended;
+      expect(second.code, second.stderr).toBe(0);
+      // Stopped before its rename: its staging file was taken for a gone run's; stopped after it (at the very end): done.
+      if (code !== 0) {
+        caught = true;
+        expect(code, stderr).toBe(2);
+        expect(stderr).toMatch(/cannot write .*shop\.duckdb: its staging file shop\.duckdb\.tmp-1-[0-9a-f]{8} is gone \(removed by another import into it/);
+      }
+      expect(report(file)).toBe(expected);
+      expect(await until(() => readdirSync(dir).length === 1)).toBe(true);
+    }
+    expect(caught).toBe(true);
   });
 });

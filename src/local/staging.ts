@@ -1,10 +1,11 @@
 /**
- * Files written under a staging name beside their target (FILE.tmp-PID) and renamed over it once
+ * Files written under a staging name beside their target (FILE.tmp-PID-TOKEN) and renamed over it once
  * complete: an import (import-writer.ts) and an update (`--append`, append/update.ts) write this
  * way, so that a failed or killed one replaces nothing and a server keeps reading the old file.
  * Node's file calls and `rm` only: no DuckDB.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, chownSync, constants, existsSync, linkSync, lstatSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -73,6 +74,14 @@ export const REMOVE_LATER_BYTES = 64 * 2 ** 20;
 let replacements = 0;
 
 /**
+ * This process's part of its staging names beside its process id: a process id names one process
+ * only within a PID namespace, and two containers sharing a folder each run their first process as
+ * pid 1, so two imports into one file from two containers would otherwise write, remove and rename
+ * the same staging file.
+ */
+const TOKEN = randomBytes(4).toString('hex');
+
+/**
  * The staging files of this process not yet renamed into place or removed, of every Staging: a
  * process that exits first (Ctrl-C or SIGTERM, on which bin/convx.js exits with 130 or 143)
  * removes them on its way out. One killed outright leaves them to the next import into the
@@ -101,7 +110,7 @@ export class Staging {
   private readonly copied = new Map<string, string>();
 
   add(target: string): StagedFile {
-    const staging = `${target}.tmp-${process.pid}`;
+    const staging = `${target}.tmp-${process.pid}-${TOKEN}`;
     this.files.push([staging, target]);
     for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
     track([staging, `${staging}.wal`]);
@@ -131,7 +140,7 @@ export class Staging {
 
   /**
    * Renames every staging file over its target, all or none: every target replaced is first linked
-   * under another name (FILE.convx-old-PID-N), so that a rename does not free it and a failed
+   * under another name (FILE.convx-old-PID-TOKEN-N), so that a rename does not free it and a failed
    * rename can put back the ones renamed before it. Then the old files are removed: a large one by
    * a process of its own (REMOVE_LATER_BYTES), which the command does not wait for.
    */
@@ -142,9 +151,10 @@ export class Staging {
     const old = new Map<string, string>();
     const existed = new Set<string>();
     const renamed: string[] = [];
+    let renaming: [staging: string, target: string] | undefined;
     try {
       for (const [staging, target] of this.files) {
-        const name = `${target}.convx-old-${process.pid}-${++replacements}`;
+        const name = `${target}.convx-old-${process.pid}-${TOKEN}-${++replacements}`;
         if (existsSync(target)) {
           existed.add(target);
           keepAccess(target, staging);
@@ -152,6 +162,7 @@ export class Staging {
         if (linked(target, name)) old.set(target, name);
       }
       for (const [staging, target] of this.files) {
+        renaming = [staging, target];
         renameSync(staging, target);
         pending.delete(staging);
         pending.delete(`${staging}.wal`);
@@ -171,6 +182,7 @@ export class Staging {
         }
       }
       for (const name of old.values()) removeQuietly(name);
+      if (renaming && (error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(renaming[0])) throw stagingGone(...renaming);
       throw error;
     }
     removeReplaced([...old.values()]);
@@ -187,6 +199,13 @@ export class Staging {
       }
     }
   }
+}
+
+/** A staging file removed before it was renamed into place: by another import into the same target that took its name for one of a process gone (removeAbandoned). */
+function stagingGone(staging: string, target: string): DataError {
+  return new DataError(`cannot write ${target}: its staging file ${basename(staging)} is gone (removed by another import into it, from another container or machine sharing the folder?); nothing was written`, [
+    'run the import again once the other one is done',
+  ]);
 }
 
 /** A file copied to be updated that another import or update replaced before the copy was renamed over it. */
@@ -267,9 +286,14 @@ function removeReplaced(files: string[]): void {
 const MAX_PID = 2 ** 22;
 
 /**
- * Staging files (FILE.tmp-PID, its .wal) and replaced files still to remove (FILE.convx-old-PID-N)
- * of imports into the same target whose process is gone: regular files only, named as convx names
- * them, with a number that can be a process id.
+ * Staging files (FILE.tmp-PID-TOKEN, its .wal) and replaced files still to remove
+ * (FILE.convx-old-PID-TOKEN-N) of imports into the same target whose process is gone: regular files
+ * only, named as convx names them (or as a convx before TOKEN did: FILE.tmp-PID, FILE.convx-old-PID-N),
+ * with a number that can be a process id. A name of this process's id and not of its token is of an
+ * earlier process that had the id (in a container, every run's first process is pid 1), whose
+ * files the run that ended left; a process in another PID namespace with the same id importing
+ * into the same file at the same time loses its staging file, and fails, rather than both writing
+ * one file.
  */
 function removeAbandoned(into: string): void {
   const name = basename(into);
@@ -281,9 +305,11 @@ function removeAbandoned(into: string): void {
   }
   for (const other of names) {
     if (!other.startsWith(`${name}.`)) continue;
-    const match = /^(?:tmp-(\d{1,7})(?:\.wal)?|convx-old-(\d{1,7})-\d+)$/.exec(other.slice(name.length + 1));
-    const pid = Number(match?.[1] ?? match?.[2]);
-    if (!pid || pid > MAX_PID || pid === process.pid || alive(pid)) continue;
+    const match = /^(?:tmp-(\d{1,7})(?:-([0-9a-f]{8}))?(?:\.wal)?|convx-old-(\d{1,7})(?:-([0-9a-f]{8}))?-\d+)$/.exec(other.slice(name.length + 1));
+    if (!match) continue;
+    const pid = Number(match[1] ?? match[3]);
+    const token = match[2] ?? match[4];
+    if (!pid || pid > MAX_PID || token === TOKEN || (pid !== process.pid && alive(pid))) continue;
     const file = join(dirname(into), other);
     try {
       if (lstatSync(file).isFile()) rmSync(file, { force: true });
