@@ -17,6 +17,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../src/local/db.js';
 import { ident, literal, sql } from '../src/local/sql.js';
 import { appendDataset } from '../src/local/import-append.js';
+import { datasetFiles, withContentHashes } from '../src/local/import-files.js';
+import { importFiles } from '../src/local/import-writer.js';
 import { copyEarly } from '../src/local/append/early.js';
 import { cli, SAMPLES, suiteThreadsOption, tempDir } from './helpers.js';
 import { sameTables } from './import-compare.js';
@@ -337,7 +339,7 @@ describe('data import --append: refusals', () => {
   it('refuses an imported file that changed, with the full import to run', async () => {
     const stderr = await refused('changed', (dir) => appendFileSync(join(dir, 'orders', '2024-01-05.csv'), 'shop-1,o-new,c-1,2024-01-05T10:00:00.000Z,EUR,1,1.21,CZ,false,completed\n'));
     expect(stderr).toMatch(/cannot append to .*changed\.duckdb: the dataset at .* changed in a way only a full import can take/);
-    expect(stderr).toMatch(/orders\/2024-01-05\.csv changed since it was imported/);
+    expect(stderr).toMatch(/^ {2}orders\/2024-01-05\.csv changed since it was imported$/m);
     expect(stderr.match(/changed since/g)).toHaveLength(1);
     expect(stderr).toMatch(/run a full import instead: convx data import .* --into .*changed\.duckdb --force/);
   });
@@ -354,7 +356,7 @@ describe('data import --append: refusals', () => {
     for (const name of ['orders/2024-01-05.csv', 'touches/2024-01-03.csv']) utimesSync(join(dir, name), PINNED + 3600, PINNED + 3600);
     const idle = await append(dir, file);
     expect(idle.code, idle.stderr).toBe(0);
-    expect(idle.stderr).toMatch(/has no new files; nothing to append \(2 imported files with a new modification time and the same bytes, taken as imported\)/);
+    expect(idle.stderr).toMatch(/has no new files; nothing to append; 2 imported files with a new modification time and the same bytes taken as imported\n$/);
     expect(sha(file)).toBe(before);
     // A new day beside them: appended the short way (the touched files not read again), as a full import of the same files.
     for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-01-21');
@@ -363,7 +365,7 @@ describe('data import --append: refusals', () => {
     expect(run.code, run.stderr).toBe(0);
     const day = filesUnder(dir).filter((f) => /2024-01-21/.test(f));
     expect(day.length).toBeGreaterThan(0);
-    expect(run.stderr).toMatch(new RegExp(`appended ${day.length} files? to .*: orders .*\\(2 imported files with a new modification time and the same bytes, taken as imported\\)`));
+    expect(run.stderr).toMatch(new RegExp(`appended ${day.length} files? to .*: orders [^;]*; 2 imported files with a new modification time and the same bytes taken as imported\\n$`));
     expect(run.stderr).not.toMatch(/every file read/);
     await sameAsFullImport(dir, file, 'touched', [['report', '--from', '2024-01-01', '--to', '2024-01-31', ...PLUGIN, '-o', 'json']]);
     // The update stored the files' new times and the hashes of the new ones: the next update says nothing of them.
@@ -376,6 +378,45 @@ describe('data import --append: refusals', () => {
     const next = await append(dir, file);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toMatch(/nothing to append\n$/);
+  });
+
+  it('a file written while an import or an update reads it keeps no hash: the same bytes again under a new time are refused', async () => {
+    // The exporter rewrites the file while it is read (cut, then whole again): here cut after its hash, whole once read.
+    const cut = (bytes: Buffer) => bytes.subarray(0, bytes.lastIndexOf(10, bytes.length >> 1) + 1);
+    const whole = (path: string, bytes: Buffer) => {
+      writeFileSync(path, bytes);
+      utimesSync(path, PINNED + 7200, PINNED + 7200);
+    };
+    const hashOf = async (file: string, path: string) => (await storedFiles(file)).find((f) => f.path === path)!.sha256;
+    // A full import.
+    const dir = join(root, 'rewritten');
+    const file = importedCopy('rewritten');
+    const path = join(dir, 'orders', '2024-01-05.csv');
+    const bytes = readFileSync(path);
+    const listed = await withContentHashes(dir, await datasetFiles(dir));
+    writeFileSync(path, cut(bytes));
+    await importFiles(dir, file, listed, suiteThreadsOption());
+    whole(path, bytes);
+    expect(await hashOf(file, 'orders/2024-01-05.csv')).toBeUndefined();
+    expect(await hashOf(file, 'orders/2024-01-06.csv')).toBe(sha(join(dir, 'orders', '2024-01-06.csv')));
+    const refused = await append(dir, file);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/orders\/2024-01-05\.csv changed since it was imported \(the same size, another modification time\)/);
+    // An update: a new file cut once hashed (the phase of the update's read), whole again after.
+    const dir2 = join(root, 'rewritten-new');
+    const file2 = importedCopy('rewritten-new');
+    writeDays(dir2, 'orders', 'datetime', '2024-01-21', '2024-01-21');
+    const added = join(dir2, 'orders', '2024-01-21.csv');
+    const addedBytes = readFileSync(added);
+    const onPhase = (phase: string) => phase === 'reading and checking the files' && writeFileSync(added, cut(addedBytes));
+    expect((await appendDataset(dir2, file2, { ...suiteThreadsOption(), onPhase })).way).toBe('short');
+    whole(added, addedBytes);
+    expect(await hashOf(file2, 'orders/2024-01-21.csv')).toBeUndefined();
+    const next = await append(dir2, file2);
+    expect(next.code).toBe(2);
+    expect(next.stderr).toMatch(/orders\/2024-01-21\.csv changed since it was imported \(the same size, another modification time\)/);
+    // A file gone before its hash is read: as DuckDB's read of it would fail, a data error.
+    await expect(withContentHashes(dir, [{ table: 'orders', path: 'orders/gone.csv', size: 1, mtimeNs: '1' }])).rejects.toThrow(/^cannot read orders\/gone\.csv of .*rewritten: it is gone$/);
   });
 
   it('refuses a touched file where the import stored no hashes (an older convx), as it did', async () => {
@@ -565,15 +606,21 @@ describe('data import --append: refusals', () => {
     const file = importedCopy('plugin');
     put(join(dir, 'plugins', '1.csv'), `${lines(join(generated, 'plugins.csv')).header}\nshop-3,CZK,Shop 3\n`);
     put(join(dir, 'orders', 'zz-shop-3.csv'), `${lines(join(dir, 'orders', '2024-01-20.csv')).header}\nshop-3,o-s3-1,c-1,2024-01-20T10:00:00.000Z,CZK,100.0,121.0,CZ,false,completed\n`);
+    // An imported file touched (the same bytes): taken as imported the long way too, its new time stored.
+    const touched = join(dir, 'orders', '2024-01-05.csv');
+    utimesSync(touched, PINNED + 3600, PINNED + 3600);
     const summary = await appendDataset(dir, file, suiteThreadsOption());
     expect(summary.way).toBe('full');
     expect(summary.why).toBe('a new plugin');
+    expect(summary.touched.map((f) => f.path)).toEqual(['orders/2024-01-05.csv']);
+    const stored = (await storedFiles(file)).find((f) => f.path === 'orders/2024-01-05.csv')!;
+    expect(stored).toMatchObject({ mtimeNs: String(statSync(touched, { bigint: true }).mtimeNs), sha256: sha(touched) });
     await sameAsFullImport(dir, file, 'a new plugin', []);
     // The command's summary says so, and why.
     const again = importedCopy('plugin-cli');
     const run = await append(dir, again);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/appended 2 files to .*; every file read and attributed again \(a new plugin\)/);
+    expect(run.stderr).toMatch(/appended 2 files to .*; every file read and attributed again \(a new plugin\); 1 imported file with a new modification time and the same bytes taken as imported\n$/);
   });
 
   it("negative amounts of a new file read after a stored file's but named before it (as a full import names them) take the long way; named after it, the short way, stored ones first", async () => {

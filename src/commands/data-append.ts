@@ -15,7 +15,7 @@ export async function appendImport(ctx: Context, dir: string, flags: CommandFlag
   const { appendDataset } = await import('../local/import-append.js');
   const result = await withPhases(ctx, (onPhase) => appendDataset(from, into, { ...importOptions(ctx), onPhase }, early));
   // Imported files given another time with the same bytes (copied or exported again) are the files imported.
-  const touched = result.touched.length ? ` (${plural(result.touched.length, 'imported file')} with a new modification time and the same bytes, taken as imported)` : '';
+  const touched = result.touched.length ? `; ${plural(result.touched.length, 'imported file')} with a new modification time and the same bytes taken as imported` : '';
   if (result.added.length === 0) {
     ctx.log.info(`${flags.into}: ${dir} has no new files; nothing to append${touched}`);
     return;

@@ -12,7 +12,7 @@ import { DataError, UsageError } from '../errors.js';
 import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
 import { appendInPlace } from './append/update.js';
-import { datasetFiles, hashedForAppend, newFiles, touchedFiles } from './import-files.js';
+import { datasetFiles, hashedForAppend, newFiles, touchedFiles, withNewHashes } from './import-files.js';
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
 import { assertWritable, fileIdentity, writtenFile } from './staging.js';
@@ -74,9 +74,10 @@ export async function appendDataset(dir: string, named: string, options: ImportO
     const into = writtenFile(named);
     const { meta, identity } = await appendTarget(dir, into, options.threads);
     const referenceCurrency = referenceOf(meta, dir, into, options.referenceCurrency);
-    const files = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads));
-    const added = newFiles(dir, into, meta.files, files, meta.source);
-    const touched = touchedFiles(meta.files, files);
+    const listed = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads));
+    const added = newFiles(dir, into, meta.files, listed, meta.source);
+    const touched = touchedFiles(meta.files, listed);
+    const files = await withNewHashes(dir, listed, added);
     // Nothing new: the file as it was (the touched files' times are stored by the next update that adds files).
     if (added.length === 0) return { file: into, bytes: statSync(into).size, tables: meta.tables, scopes: meta.scopes, findings: meta.findings, added, touched, way: 'none' };
     const asked = { ...options, ...(referenceCurrency !== undefined ? { referenceCurrency } : {}) };

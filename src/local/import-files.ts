@@ -54,17 +54,18 @@ async function contentHash(dir: string, file: ImportedFile): Promise<string> {
     for await (const chunk of createReadStream(join(dir, ...file.path.split('/')), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   } catch (error) {
     // Gone since it was listed, or not readable: as DuckDB's read of it would fail.
-    throw new DataError(`cannot read ${file.path} of ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it is gone' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (error as Error).message);
+    throw new DataError(`cannot read ${file.path} of ${dir}: ${why}`);
   }
   return hash.digest('hex');
 }
 
 /**
  * files with the SHA-256 of each one's bytes (ImportedFile.sha256), read now, after their size and
- * time were taken and before the import reads them: a file changed after it was hashed does not
- * match what the import read, so a later --append refuses it rather than taking it as read.
- * One at a time: the bytes of a dataset are read once more, about 0.2 s for the 150 MB of the
- * bench's 2M orders.
+ * time were taken and before the import reads them; once read, unchangedSinceListed drops the hash
+ * of a file written meanwhile. One at a time: the bytes of a dataset are read once more, about
+ * 0.2 s for the 150 MB of the bench's 2M orders.
  */
 export async function withContentHashes(dir: string, files: readonly ImportedFile[]): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
@@ -73,11 +74,11 @@ export async function withContentHashes(dir: string, files: readonly ImportedFil
 }
 
 /**
- * The files of now with the hashes --append needs (before newFiles compares them with read, the
- * imported ones): a file as it was imported (size and time) keeps its stored hash; a new file is
- * hashed, as a full import hashes every file; an imported file of the same size and another time
- * is hashed where the import stored its hash, so that the same bytes (the file copied or exported
- * again) count as the file imported. The rest (another size, no stored hash) newFiles refuses.
+ * The files of now with the hashes --append needs before newFiles compares them with read, the
+ * imported ones: a file as it was imported (size and time) keeps its stored hash; an imported file
+ * of the same size and another time is hashed where the import stored its hash, so that the same
+ * bytes (the file copied or exported again) count as the file imported. The rest (another size,
+ * no stored hash) newFiles refuses; new files are hashed once it has taken them (withNewHashes).
  */
 export async function hashedForAppend(dir: string, read: readonly ImportedFile[], now: readonly ImportedFile[]): Promise<ImportedFile[]> {
   const stored = new Map(read.map((f) => [f.path, f]));
@@ -85,10 +86,37 @@ export async function hashedForAppend(dir: string, read: readonly ImportedFile[]
   for (const file of now) {
     const old = stored.get(file.path);
     if (old && old.size === file.size && old.mtimeNs === file.mtimeNs) out.push(old.sha256 ? { ...file, sha256: old.sha256 } : file);
-    else if (!old || (old.size === file.size && old.sha256)) out.push({ ...file, sha256: await contentHash(dir, file) });
+    else if (old && old.size === file.size && old.sha256) out.push({ ...file, sha256: await contentHash(dir, file) });
     else out.push(file);
   }
   return out;
+}
+
+/** files with the hashes of those added (newFiles' answer), read now, before the update reads them. */
+export async function withNewHashes(dir: string, files: readonly ImportedFile[], added: readonly ImportedFile[]): Promise<ImportedFile[]> {
+  const hashed = new Map((await withContentHashes(dir, added)).map((f) => [f.path, f]));
+  return files.map((f) => hashed.get(f.path) ?? f);
+}
+
+/**
+ * files as an import stores them once DuckDB has read them: one whose size or modification time
+ * is no longer what was listed (before its hash and its read) was written meanwhile, and the read
+ * may hold part of it, so its hash goes: a later --append refuses it by its time, as one of an
+ * import that stored no hashes, rather than take its bytes (the same again once rewritten) for
+ * those read.
+ */
+export function unchangedSinceListed(dir: string, files: readonly ImportedFile[]): ImportedFile[] {
+  return files.map((file) => {
+    if (file.sha256 === undefined) return file;
+    try {
+      const s = statSync(join(dir, ...file.path.split('/')), { bigint: true });
+      if (Number(s.size) === file.size && String(s.mtimeNs) === file.mtimeNs) return file;
+    } catch {
+      // gone: no hash
+    }
+    const { sha256: _, ...rest } = file;
+    return rest;
+  });
 }
 
 /** Imported files of now (hashedForAppend) with another modification time and the bytes the import read: taken as imported. */

@@ -13,7 +13,7 @@ import { ATTRIBUTED_TABLES, buildScopes, listPlugins, SINGLE_PLUGIN_ID, type Sco
 import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
-import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, withContentHashes } from './import-files.js';
+import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchangedSinceListed, withContentHashes } from './import-files.js';
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
@@ -147,6 +147,8 @@ async function writeFile(
       findings: dataset.findings,
       scopes: stored,
       ...extra,
+      // Every read of the files is done: a file written meanwhile keeps no hash.
+      ...(extra.files ? { files: unchangedSinceListed(source, extra.files) } : {}),
     });
   } catch (error) {
     try {

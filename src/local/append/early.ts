@@ -4,8 +4,9 @@
  * 350 MB) while they load and the file's list of imported files is read, rather than after. Started
  * only where one of the dataset's data files (those a full import would read, found as it finds
  * them) was modified after the imported file was written, as a day's new exports are: an update
- * with nothing new does not copy the file for nothing, nor does a note or an editor's file beside
- * the tables. Whether it starts never changes the result: appendDataset takes the copy, when it was
+ * with no file modified since does not copy the file for nothing, nor does a note or an editor's
+ * file beside the tables (imported files given a new time with the same bytes, and nothing new, do:
+ * the copy is removed, and their times are stored by the next update that adds files). Whether it starts never changes the result: appendDataset takes the copy, when it was
  * made of the very file the update reads (fileIdentity), or removes it and makes none (the long
  * way, nothing to add, a refusal). Node's file calls only: this module loads no DuckDB.
  */

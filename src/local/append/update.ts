@@ -12,6 +12,7 @@ import { Scope } from '../attribution.js';
 import type { Database } from '../db.js';
 import type { DataIssue, Dataset } from '../dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, type ImportedFile, type ImportMeta } from '../imported.js';
+import { unchangedSinceListed } from '../import-files.js';
 import { attachOut, writeMeta, type ImportOptions, type ImportSummary } from '../import-writer.js';
 import { Staging } from '../staging.js';
 import type { TableName } from '../schema.js';
@@ -76,7 +77,8 @@ async function updateCopy(db: Database, dir: string, fresh: Dataset, meta: Impor
   phase('attributing');
   await updateScopes(wholeDataset(dir, db, meta, findings), fresh, meta, options.referenceCurrency);
   phase('writing');
-  const next: ImportMeta = { ...meta, format: IMPORT_FORMAT, version: IMPORT_VERSION, convx: packageVersion(), source: dir, importedAt: new Date().toISOString(), tables, findings, files };
+  // The new files are read: one written meanwhile keeps no hash (unchangedSinceListed).
+  const next: ImportMeta = { ...meta, format: IMPORT_FORMAT, version: IMPORT_VERSION, convx: packageVersion(), source: dir, importedAt: new Date().toISOString(), tables, findings, files: unchangedSinceListed(dir, files) };
   await writeMeta(db, next, true);
   return { tables, scopes: meta.scopes, findings };
 }
