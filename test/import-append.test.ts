@@ -381,8 +381,10 @@ describe('data import --append: refusals', () => {
   });
 
   it('a file written while an import or an update reads it keeps no hash: the same bytes again under a new time are refused', async () => {
-    // The exporter rewrites the file while it is read (cut, then whole again): here cut after its hash, whole once read.
+    // The exporter rewrites the file while it is read (other bytes, then the same again): here after its hash, and again once read.
     const cut = (bytes: Buffer) => bytes.subarray(0, bytes.lastIndexOf(10, bytes.length >> 1) + 1);
+    // Other bytes of the same size (the header's first letter in upper case: the same columns).
+    const other = (bytes: Buffer) => Buffer.concat([Buffer.from(bytes.subarray(0, 1).toString().toUpperCase()), bytes.subarray(1)]);
     const whole = (path: string, bytes: Buffer) => {
       writeFileSync(path, bytes);
       utimesSync(path, PINNED + 7200, PINNED + 7200);
@@ -394,7 +396,8 @@ describe('data import --append: refusals', () => {
     const path = join(dir, 'orders', '2024-01-05.csv');
     const bytes = readFileSync(path);
     const listed = await withContentHashes(dir, await datasetFiles(dir));
-    writeFileSync(path, cut(bytes));
+    writeFileSync(path, other(bytes));
+    utimesSync(path, PINNED + 3600, PINNED + 3600);
     await importFiles(dir, file, listed, suiteThreadsOption());
     whole(path, bytes);
     expect(await hashOf(file, 'orders/2024-01-05.csv')).toBeUndefined();
@@ -791,6 +794,17 @@ describe('data import --append: refusals', () => {
       await expect(appendDataset(changed.dir, changed.file, suiteThreadsOption(), copyEarly(changed.dir, changed.file))).rejects.toThrow(/changed since it was imported/);
       expect(sha(changed.file)).toBe(kept);
       expect(staged(changed.file)).toEqual([]);
+      // The copy removed before the update opens it (by an import in another PID namespace that took it for a gone run's): said so, nothing written.
+      const lost = newerCopy('early-lost');
+      writeDays(lost.dir, 'orders', 'datetime', '2024-01-21', '2024-01-21');
+      utimesSync(join(lost.dir, 'orders', '2024-01-21.csv'), NOW, NOW);
+      const unchanged = sha(lost.file);
+      const early = copyEarly(lost.dir, lost.file)!;
+      await early.copy.ready;
+      rmSync(early.copy.staging);
+      await expect(appendDataset(lost.dir, lost.file, suiteThreadsOption(), early)).rejects.toThrow(/^cannot write .*early-lost\.duckdb: its staging file early-lost\.duckdb\.tmp-\d+-[0-9a-f]{8} is gone/);
+      expect(sha(lost.file)).toBe(unchanged);
+      expect(staged(lost.file)).toEqual([]);
     });
   });
 

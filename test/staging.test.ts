@@ -67,7 +67,8 @@ describe('Staging', () => {
       expect(readFileSync(target)[0]).toBe(2);
       expect(statSync(target).size).toBe(1024);
       expect(firstByte(reader)).toBe(1);
-      const removed = () => readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith(`${target}.convx-old-${process.pid}-`));
+      // Named with this process's id and token: another process's old file of the same target never has the name.
+      const removed = () => readFileSync(log, 'utf8').split('\n').filter((line) => new RegExp(`^${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.convx-old-${process.pid}-[0-9a-f]{8}-\\d+$`).test(line));
       expect(await until(() => existsSync(log) && removed().length === 1 && !existsSync(removed()[0]!))).toBe(true);
       expect(readdirSync(dir).sort()).toEqual(['bin', 'data.duckdb', 'rm.log']);
     } finally {

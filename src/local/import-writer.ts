@@ -17,7 +17,7 @@ import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchange
 import { openDataset } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
-import { assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
+import { assertStaged, assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
 
 export interface ImportSummary {
   file: string;
@@ -102,12 +102,14 @@ const STORAGE = trusted("(STORAGE_VERSION 'v1.5.0')");
  * Attaches the file being written (an import's staging file, or the copy an update writes) as
  * `out`, once it is ready (an update's copy complete); target: the file it becomes, for the message.
  */
-export async function attachOut(db: Database, { staging, target, ready }: StagedFile): Promise<void> {
+export async function attachOut(db: Database, file: StagedFile): Promise<void> {
   try {
-    await ready;
-    await db.exec(sql`ATTACH ${literal(staging)} AS out ${STORAGE}`);
+    await file.ready;
+    assertStaged(file);
+    await db.exec(sql`ATTACH ${literal(file.staging)} AS out ${STORAGE}`);
   } catch (error) {
-    throw new DataError(`cannot write ${target}: ${firstLine(error)}`);
+    if (error instanceof DataError) throw error;
+    throw new DataError(`cannot write ${file.target}: ${firstLine(error)}`);
   }
 }
 

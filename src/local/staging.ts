@@ -55,11 +55,21 @@ export function assertWritable(folder: string, into: string): void {
   }
 }
 
-/** A staging file and the file it becomes; ready: resolves once the staging file may be written (a copy complete). */
+/** A staging file and the file it becomes; ready: resolves once the staging file may be written (a copy complete); copy: made as a copy of the target (Staging.copy), so it exists once ready. */
 export interface StagedFile {
   staging: string;
   target: string;
   ready: Promise<void>;
+  copy: boolean;
+}
+
+/**
+ * Refuses a copy (Staging.copy) whose file is gone before it is opened, removed by another import
+ * into the target that took it for one of a process gone (removeAbandoned): opened, DuckDB would
+ * make an empty database of that name.
+ */
+export function assertStaged(file: StagedFile): void {
+  if (file.copy && !existsSync(file.staging)) throw stagingGone(file.staging, file.target);
 }
 
 /**
@@ -115,7 +125,7 @@ export class Staging {
     for (const file of [staging, `${staging}.wal`]) rmSync(file, { force: true });
     track([staging, `${staging}.wal`]);
     removeAbandoned(target);
-    return { staging, target, ready: Promise.resolve() };
+    return { staging, target, ready: Promise.resolve(), copy: false };
   }
 
   /**
@@ -135,7 +145,7 @@ export class Staging {
     const ready = copyFile(target, files.staging, constants.COPYFILE_FICLONE);
     // Awaited by the caller, and by remove(): never an unhandled rejection.
     this.copies.push(ready.catch(() => undefined));
-    return { ...files, ready };
+    return { ...files, ready, copy: true };
   }
 
   /**
