@@ -85,9 +85,9 @@ let replacements = 0;
 
 /**
  * This process's part of its staging names beside its process id: a process id names one process
- * only within a PID namespace, and two containers sharing a folder each run their first process as
- * pid 1, so two imports into one file from two containers would otherwise write, remove and rename
- * the same staging file.
+ * only within a PID namespace (containers sharing a folder each run their first process as pid 1),
+ * so two imports into one file from two namespaces would otherwise write, remove and rename the
+ * same staging file.
  */
 const TOKEN = randomBytes(4).toString('hex');
 
@@ -301,9 +301,9 @@ const MAX_PID = 2 ** 22;
  * only, named as convx names them (or as a convx before TOKEN did: FILE.tmp-PID, FILE.convx-old-PID-N),
  * with a number that can be a process id. A name of this process's id and not of its token is of an
  * earlier process that had the id (in a container, every run's first process is pid 1), whose
- * files the run that ended left; a process in another PID namespace with the same id importing
- * into the same file at the same time loses its staging file, and fails, rather than both writing
- * one file.
+ * files the run that ended left. A process of another PID namespace (a container, the host)
+ * importing into the same file at the same time cannot be told from one gone: it loses its staging
+ * file, and fails (stagingGone), rather than both writing one file.
  */
 function removeAbandoned(into: string): void {
   const name = basename(into);

@@ -6,9 +6,10 @@
  * them) was modified after the imported file was written, as a day's new exports are: an update
  * with no file modified since does not copy the file for nothing, nor does a note or an editor's
  * file beside the tables (imported files given a new time with the same bytes, and nothing new, do:
- * the copy is removed, and their times are stored by the next update that adds files). Whether it starts never changes the result: appendDataset takes the copy, when it was
- * made of the very file the update reads (fileIdentity), or removes it and makes none (the long
- * way, nothing to add, a refusal). Node's file calls only: this module loads no DuckDB.
+ * the copy is removed, and their times are stored by the next update that adds files). Whether it
+ * starts never changes the result: appendDataset takes the copy, when it was made of the very file
+ * the update reads (fileIdentity), or removes it and makes none (the long way, nothing to add, a
+ * refusal). Node's file calls only: this module loads no DuckDB.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
