@@ -51,7 +51,7 @@ export async function datasetFiles(dir: string, threads?: number): Promise<Impor
 async function contentHash(dir: string, file: ImportedFile): Promise<string> {
   const hash = createHash('sha256');
   try {
-    for await (const chunk of createReadStream(join(dir, ...file.path.split('/')), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+    for await (const chunk of createReadStream(join(dir, file.path), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   } catch (error) {
     // Gone since it was listed, or not readable: as DuckDB's read of it would fail.
     const code = (error as NodeJS.ErrnoException).code;
@@ -69,7 +69,7 @@ async function contentHash(dir: string, file: ImportedFile): Promise<string> {
  */
 export async function withContentHashes(dir: string, files: readonly ImportedFile[]): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
-  for (const file of files) out.push({ ...file, sha256: file.sha256 ?? (await contentHash(dir, file)) });
+  for (const file of files) out.push({ ...file, sha256: await contentHash(dir, file) });
   return out;
 }
 
@@ -109,7 +109,7 @@ export function unchangedSinceListed(dir: string, files: readonly ImportedFile[]
   return files.map((file) => {
     if (file.sha256 === undefined) return file;
     try {
-      const s = statSync(join(dir, ...file.path.split('/')), { bigint: true });
+      const s = statSync(join(dir, file.path), { bigint: true });
       if (Number(s.size) === file.size && String(s.mtimeNs) === file.mtimeNs) return file;
     } catch {
       // gone: no hash
