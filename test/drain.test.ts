@@ -22,8 +22,8 @@ const SLOW = {
 describe('convx serve: the shutdown drain', () => {
   it('ends as soon as a keep-alive request in flight is answered', async () => {
     const env = { ...process.env, CONVX_JWT_SECRET: SECRET };
-    // The render runs 1 s, well past the signal at 0.3 s (its log line checks that the request was in flight).
-    const child = spawn(process.execPath, [bin, 'serve', '--data', SAMPLES, '--port', '0', '--render-time-limit', '1000'], {
+    // The render runs 1.5 s, well past the signal 0.4 s after the request was sent (its log line checks that the request was in flight).
+    const child = spawn(process.execPath, [bin, 'serve', '--data', SAMPLES, '--port', '0', '--render-time-limit', '1500'], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -40,6 +40,8 @@ describe('convx serve: the shutdown drain', () => {
       const url = new URL(`${/"url":"([^"]+)"/.exec(stderr)![1]!}/v4/delivery/e-mail/validate`);
       const token = (await cli(['token', '--plugin', 'shop'], { env: { CONVX_JWT_SECRET: SECRET }, now: new Date().toISOString() })).stdout.trim();
       const body = Buffer.from(JSON.stringify(SLOW));
+      let sent!: () => void;
+      const wholeRequestSent = new Promise<void>((resolve) => (sent = resolve));
       const answered = new Promise<{ status: number; at: number }>((resolve, reject) => {
         const request = http.request(
           url,
@@ -50,10 +52,12 @@ describe('convx serve: the shutdown drain', () => {
           },
         );
         request.on('error', reject);
+        request.on('finish', () => sent());
         request.end(body);
       });
-      // The request is rendering when the signal comes (it renders for about 1 s).
-      await new Promise((r) => setTimeout(r, 300));
+      // The request is rendering when the signal comes (it renders for about 1.5 s).
+      await wholeRequestSent;
+      await new Promise((r) => setTimeout(r, 400));
       child.kill('SIGTERM');
       const response = await answered;
       expect(response.status).toBe(200);

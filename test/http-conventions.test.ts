@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {} from '../src/server/hooks/drain.js';
 import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
-import { ServedDataset } from '../src/server/plugins.js';
+import { ServedDataset, servedFrom, type ServedData } from '../src/server/plugins.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, SAMPLES, serveInProcess, tempDir } from './helpers.js';
 
@@ -588,6 +588,48 @@ describe('the shutdown drain', () => {
     expect(finished.statusCode).toBe(200);
     expect(finished.headers.connection).toBe('close');
     await closed;
+  });
+});
+
+describe('requests in flight', () => {
+  it('app.requestsInFlight counts each request admitted and not yet answered once, whatever it holds meanwhile: what the drain waits for', async () => {
+    // Requests that stop once they hold the data, until let go.
+    const base = servedFrom(() => served);
+    let holding = 0;
+    let letGo!: () => void;
+    const go = new Promise<void>((resolve) => (letGo = resolve));
+    const paused: ServedData = {
+      has: (plugin) => base.has(plugin),
+      versionOf: (plugin) => base.versionOf(plugin),
+      poolSize: base.poolSize,
+      loadedAt: base.loadedAt,
+      hold: async (plugin, version) => {
+        const held = await base.hold(plugin, version);
+        holding += 1;
+        await go;
+        return held;
+      },
+    };
+    const { app } = await appWith({ served: paused });
+    try {
+      expect(app.requestsInFlight).toBe(0);
+      const headers = await bearer();
+      const answers = [app.inject({ method: 'GET', url: REPORT, headers }), app.inject({ method: 'GET', url: ITEMS, headers })];
+      await until(() => holding === 2, 'both requests holding the data');
+      expect(app.requestsInFlight).toBe(2);
+      let drained = false;
+      const drain = app.drain().then(() => (drained = true));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(drained).toBe(false);
+      letGo();
+      for (const answer of await Promise.all(answers)) expect(answer.statusCode).toBe(200);
+      await drain;
+      expect(app.requestsInFlight).toBe(0);
+      expect(served.requestsInFlight).toBe(0);
+    } finally {
+      letGo();
+      await app.close();
+    }
   });
 });
 

@@ -203,7 +203,7 @@ function logListening(log: Log, server: Server, began: number): void {
  */
 function stop(server: Server, log: Log, signal: string, limitMs: number): Promise<number> {
   return new Promise<number>((resolve) => {
-    const inFlight = server.holder.requestsInFlight;
+    const inFlight = server.app.requestsInFlight;
     log({ time: new Date().toISOString(), msg: 'shutting down: draining requests in flight', signal, inFlight });
     // The drain is bounded: every request has a time budget, so waiting longer than the
     // longest budget plus a margin means something is stuck; then stop anyway (exit 1).
@@ -212,7 +212,7 @@ function stop(server: Server, log: Log, signal: string, limitMs: number): Promis
         time: new Date().toISOString(),
         msg: 'drain timed out: stopping with requests still in flight',
         afterMs: limitMs,
-        inFlight: server.holder.requestsInFlight,
+        inFlight: server.app.requestsInFlight,
       });
       // The drain keeps the listener open until the requests in flight are answered: close it too.
       server.app.server.close();

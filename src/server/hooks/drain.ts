@@ -16,6 +16,11 @@ declare module 'fastify' {
      * begun before have been answered. app.close() then closes the connections.
      */
     drain(): Promise<void>;
+    /**
+     * Requests admitted and not yet answered: what the drain waits for. A request counts once,
+     * whatever it holds meanwhile (the data it reads, a connection).
+     */
+    readonly requestsInFlight: number;
   }
 }
 
@@ -34,6 +39,11 @@ export class Drain {
   begin(): void {
     this.draining = true;
     this.gate()?.refuseWaiting(shuttingDown);
+  }
+
+  /** Requests admitted and not yet answered (or whose connection has not closed). */
+  get inFlight(): number {
+    return this.admitted;
   }
 
   /** Begins the drain; resolves once no admitted request is left. */
@@ -62,6 +72,7 @@ export class Drain {
 
 export function registerDrain(app: FastifyInstance, drain: Drain): void {
   app.decorate('drain', () => drain.settled());
+  app.decorate('requestsInFlight', { getter: () => drain.inFlight });
   app.addHook('preClose', async () => {
     drain.begin();
   });
