@@ -117,6 +117,74 @@ describe('table discovery by base name', () => {
   });
 });
 
+describe("a folder's later file with a column the first lacks", () => {
+  // Two orders of one contact, each in its own file: the second cancelled, which only its file says.
+  const header = (without: string[]) => ORDER_HEADER.filter((c) => !without.includes(c));
+  const rowOf = (cells: Record<string, string>, names: string[]) => names.map((n) => cells[n] ?? '');
+  const FIRST = { order_id: 'o1', contact_id: 'c1', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: '10.50', amount_w_tax: '12.71', country: 'CZ', is_refund: 'false', status: 'completed' };
+  const SECOND = { ...FIRST, order_id: 'o2', datetime: '2024-03-03T10:00:00Z', amount_w_tax: '20.00', status: 'cancelled' };
+  const file = (names: string[], cells: Record<string, string>, delimiter = ',') => [names.join(delimiter), rowOf(cells, names).join(delimiter)].join('\n') + '\n';
+  const refusal = (later: string, column: string, first: string) =>
+    `cannot read orders/: its files do not have the same columns:\n  ${later} has a column ${column}, which ${first} lacks\n  give every file of the folder the same header (the order of the columns may differ)`;
+  const refused = async (dir: string) => {
+    const error = await withBackend(dir, async () => undefined).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    return (error as DataError).message;
+  };
+
+  it('is refused when convx reads that column (CSV, another delimiter, gzip, hive partitions), naming both files and the column; the command exits 2', async () => {
+    const noStatus = header(['status']);
+    const plain = dataset({ 'orders/01.csv': file(noStatus, FIRST), 'orders/02.csv': file(ORDER_HEADER, SECOND), 'touches.csv': TOUCHES });
+    expect(await refused(plain)).toBe(refusal('orders/02.csv', 'status', 'orders/01.csv'));
+    const run = await cli(['report', '--data', plain, '--from', '2024-03-01', '--to', '2024-03-31']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`convx: error: ${refusal('orders/02.csv', 'status', 'orders/01.csv')}\n`);
+    // In another case, in a third file after one without it; semicolons; gzip; under hive partitions.
+    const cased = dataset({
+      'orders/01.csv': file(noStatus, FIRST),
+      'orders/02.csv': file(noStatus, { ...SECOND, order_id: 'o3' }),
+      'orders/03.csv': file(ORDER_HEADER.map((c) => (c === 'status' ? 'Status' : c)), SECOND),
+      'touches.csv': TOUCHES,
+    });
+    expect(await refused(cased)).toBe(refusal('orders/03.csv', 'Status', 'orders/01.csv'));
+    const semicolons = dataset({ 'orders/01.csv': file(noStatus, FIRST, ';'), 'orders/02.csv': file(ORDER_HEADER, SECOND, ';'), 'touches.csv': TOUCHES });
+    expect(await refused(semicolons)).toBe(refusal('orders/02.csv', 'status', 'orders/01.csv'));
+    const gzipped = dataset({ 'orders/01.csv.gz': gzipSync(file(noStatus, FIRST)), 'orders/02.csv.gz': gzipSync(file(ORDER_HEADER, SECOND)), 'touches.csv': TOUCHES });
+    expect(await refused(gzipped)).toBe(refusal('orders/02.csv.gz', 'status', 'orders/01.csv.gz'));
+    const hive = dataset({ 'orders/month=03/01.csv': file(noStatus, FIRST), 'orders/month=04/02.csv': file(ORDER_HEADER, SECOND), 'touches.csv': TOUCHES });
+    expect(await refused(hive)).toBe(refusal('orders/month=04/02.csv', 'status', 'orders/month=03/01.csv'));
+    // Contacts keep every column (merge fields): one only a later file has is refused too.
+    const contacts = dataset({
+      'orders.csv': file(ORDER_HEADER, FIRST),
+      'touches.csv': TOUCHES,
+      'contacts/01.csv': 'contact_id,first_name\nc1,Ann\n',
+      'contacts/02.csv': 'contact_id,first_name,loyalty_tier\nc2,Bob,gold\n',
+    });
+    expect(await refused(contacts)).toBe(refusal('contacts/02.csv', 'loyalty_tier', 'contacts/01.csv').replace('orders/', 'contacts/'));
+  });
+
+  it('is refused in Parquet folders too', async () => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    mkdirSync(join(dir, 'orders'));
+    await toParquet(file(header(['status']), FIRST), join(dir, 'orders', '01.parquet'));
+    await toParquet(file(ORDER_HEADER, SECOND), join(dir, 'orders', '02.parquet'));
+    expect(await refused(dir)).toBe(refusal('orders/02.parquet', 'status', 'orders/01.parquet'));
+  });
+
+  it('is read when convx does not read the column, or every file has the table\'s columns in another order (the cancelled order out)', async () => {
+    const note = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': file([...ORDER_HEADER, 'note'], { ...SECOND, note: 'x' }), 'touches.csv': TOUCHES });
+    expect(await amounts(note)).toEqual([12.71]);
+    const reversed = [...ORDER_HEADER].reverse();
+    const order = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': file(reversed, SECOND), 'touches.csv': TOUCHES });
+    expect(await amounts(order)).toEqual([12.71]);
+    const parquet = dataset({ 'touches.csv': TOUCHES });
+    mkdirSync(join(parquet, 'orders'));
+    await toParquet(file(ORDER_HEADER, FIRST), join(parquet, 'orders', '01.parquet'));
+    await toParquet(file([...ORDER_HEADER, 'note'], { ...SECOND, note: 'x' }), join(parquet, 'orders', '02.parquet'));
+    expect(await amounts(parquet)).toEqual([12.71]);
+  });
+});
+
 describe('bad data: a data error naming file, line, column and problem', () => {
   const load = async (files: Record<string, string>) => {
     const error = await withBackend(dataset(files), async () => undefined).catch((e: unknown) => e);

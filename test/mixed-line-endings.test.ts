@@ -130,7 +130,7 @@ describe('a folder of CSV files with different line endings', () => {
     expect((error as Error).message).toContain('orders/01.csv, line 53, column amount_wo_tax: "ten" is not a decimal number');
   });
 
-  it('still refuses files of different columns, and a file that mixes line endings within itself', async () => {
+  it('still refuses files of different columns (a column missing, or one convx reads only in a later file), and a file that mixes line endings within itself', async () => {
     // A file without columns the first file has, ending as the others or otherwise: the file and a column named.
     for (const ending of ['LF', 'CRLF'] as const) {
       const dir = split('LF', ending);
@@ -149,6 +149,12 @@ describe('a folder of CSV files with different line endings', () => {
     const run = await cli(['report', '--data', lacking, '--from', '2024-01-01', '--to', '2024-12-31']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('cannot read orders/: its files do not have the same columns:\n  orders/01.csv has no column country, which orders/00.csv has\n');
+    // The first file (LF) without a column that the second (CRLF, read on its own) has: refused from the headers.
+    const more = split('LF', 'CRLF');
+    writeFileSync(join(more, 'orders', '00.csv'), [without(HEADER!), ...ROWS.slice(0, 200).map(without)].join('\n') + '\n');
+    const extra = await cli(['report', '--data', more, '--from', '2024-01-01', '--to', '2024-12-31']);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain('cannot read orders/: its files do not have the same columns:\n  orders/01.csv has a column country, which orders/00.csv lacks\n');
     const within = split('LF', 'CRLF');
     writeFileSync(join(within, 'orders', '01.csv'), `${HEADER}\r\n${ROWS[0]}\n${ROWS[1]}\r\n`);
     const mixed = await cli(['report', '--data', within, '--from', '2024-01-01', '--to', '2024-12-31']);

@@ -4,6 +4,8 @@ import { QueryTimeoutError, type Database, type Row } from '../db.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
+import { TABLES, type TableName } from '../schema.js';
+import { extraColumn } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
@@ -53,7 +55,7 @@ async function readTable(db: Database, source: TableSource): Promise<Row[]> {
 /**
  * The runs of readTable read one by one into raw_<name>, each run's columns taken by name, as the one
  * read takes them: a header may name them in another order, a run that lacks a column of the first
- * is refused (ColumnsDiffer), and a column only a later run has is not read.
+ * is refused (ColumnsDiffer), and so is one with a column the first lacks (loadTable, from the headers).
  */
 async function readRuns(db: Database, source: TableSource, runs: string[][]): Promise<Row[]> {
   const raw = rawTable(source.table);
@@ -71,7 +73,7 @@ async function readRuns(db: Database, source: TableSource, runs: string[][]): Pr
       const these = names(rows).map((name) => name.toLowerCase());
       const missing = first.find((name) => !these.includes(name.toLowerCase()));
       if (missing !== undefined) throw new ColumnsDiffer(runs[0]![0]!, files[0]!, missing);
-      // A column only a later file has is not read, as the one read does not read it.
+      // A column only a later file has: refused by loadTable once the table is read, as after the one read.
       await db.exec(sql`INSERT INTO ${raw} BY NAME SELECT ${join(first.map((name) => ident(name)))} FROM ${part}`);
     }
   } finally {
@@ -80,30 +82,43 @@ async function readRuns(db: Database, source: TableSource, runs: string[][]): Pr
   return db.all(sql`DESCRIBE SELECT * FROM ${raw}`);
 }
 
-/** Runs of a folder's files (readRuns) whose headers name different columns: the first file of each run, and a column of the first that the other lacks. */
+/** Whether convx reads a column (named in lower case) of a table: one of its columns in schema.ts, plugin_id, or any of a table that keeps the others (contacts' merge fields). */
+function readsColumn(table: TableName, column: string): boolean {
+  const spec = TABLES[table];
+  return spec.keepOtherColumns === true || column === 'plugin_id' || spec.columns.some((c) => c.name === column);
+}
+
+/** Files of a folder whose headers name different columns: a column one has (`other`, or `first` for `extra`) that the other lacks. */
 class ColumnsDiffer extends Error {
   constructor(
     readonly first: string,
     readonly other: string,
-    readonly missing: string,
+    readonly column: string,
+    /** The column is `other`'s, not `first`'s (else `first`'s, not `other`'s). */
+    readonly extra = false,
   ) {
-    super(`${other} has no column ${missing}, which ${first} has`);
+    super(extra ? `${other} has a column ${column}, which ${first} lacks` : `${other} has no column ${column}, which ${first} has`);
   }
 }
 
 /** DuckDB's words for a folder's file that lacks a column of the first file read. */
 const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from the original file "([^"]*)", but could not be found in file "([^"]*)"/;
 
+/** A folder whose files name different columns, as the DataError naming the files and the column. */
+function differError(dir: string, source: TableSource, differ: ColumnsDiffer): DataError {
+  const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
+  return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
+    differ.extra ? `${other} has a column ${differ.column}, which ${first} lacks` : `${other} has no column ${differ.column}, which ${first} has`,
+    'give every file of the folder the same header (the order of the columns may differ)',
+  ]);
+}
+
 /** The reader's failure on a folder whose files name different columns, as a DataError naming the files and the column; else undefined. */
 function columnsDiffer(dir: string, source: TableSource, error: unknown): DataError | undefined {
   const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
   const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
   if (!differ || !source.multiFile) return undefined;
-  const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
-  return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
-    `${other} has no column ${differ.missing}, which ${first} has`,
-    'give every file of the folder the same header (the order of the columns may differ)',
-  ]);
+  return differError(dir, source, differ);
 }
 
 /**
@@ -129,6 +144,9 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
   }
+  // A column only a later file has, which the read left out: refused as a file without a column of the first is, when convx reads it.
+  const extra = await extraColumn(db, source, names, (column) => readsColumn(source.table, column));
+  if (extra) throw differError(dir, source, new ColumnsDiffer(extra.without, extra.file, extra.column, true));
   const columns = new Map<string, SourceColumn>();
   for (const row of rows) {
     const name = String(row.column_name);
