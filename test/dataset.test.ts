@@ -185,6 +185,23 @@ describe("a folder's later file with a column the first lacks", () => {
   });
 });
 
+describe('JSON records whose keys first appear late', () => {
+  // DuckDB infers a JSON table's columns from the first 20,480 records of the first 32 files unless told to read them all.
+  const line = (cells: Record<string, string>) => `${JSON.stringify(cells)}\n`;
+  const base = { contact_id: 'c1', currency: 'EUR', amount_wo_tax: '10.50', amount_w_tax: '12.71' };
+  const padding = (n: number) => Array.from({ length: n }, (_, i) => line({ ...base, order_id: `pad-${i}`, contact_id: 'c-none', datetime: '2019-01-01T00:00:00Z' })).join('');
+  const late = line({ ...base, order_id: 'o1', datetime: '2024-03-02T10:00:00Z', status: 'completed' }) + line({ ...base, order_id: 'o2', datetime: '2024-03-03T10:00:00Z', amount_w_tax: '20.00', status: 'cancelled' });
+
+  it('are read: a status past the 20,480th record of a file, or only in the 33rd file of a folder, excludes its cancelled order', async () => {
+    const file = dataset({ 'orders.jsonl': padding(20_481) + late, 'touches.csv': TOUCHES });
+    expect(await amounts(file)).toEqual([12.71]);
+    const files: Record<string, string> = { 'touches.csv': TOUCHES };
+    for (let i = 0; i < 32; i++) files[`orders/${String(i).padStart(2, '0')}.jsonl`] = padding(1).replace('pad-0', `pad-${i}`);
+    files['orders/32.jsonl'] = late;
+    expect(await amounts(dataset(files))).toEqual([12.71]);
+  });
+});
+
 describe('bad data: a data error naming file, line, column and problem', () => {
   const load = async (files: Record<string, string>) => {
     const error = await withBackend(dataset(files), async () => undefined).catch((e: unknown) => e);

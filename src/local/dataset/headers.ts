@@ -30,8 +30,8 @@ export interface ExtraColumn {
  * A column that a file of a folder's table has and the table read (`names`, as DESCRIBE gave them)
  * does not, among those convx reads (`reads`, given the name in lower case: a column it never reads
  * changes nothing), compared in any case as DuckDB names columns; undefined when there is none, for
- * a table of one file, and for what cannot be told from the headers (JSON; a CSV header this
- * reading would not split into the names DuckDB found), which is read as before.
+ * a table of one file, for JSON (read with the keys of every record of every file, reader.ts), and
+ * for a CSV header this reading would not split into the names DuckDB found, which is read as before.
  */
 export async function extraColumn(
   db: Database,
