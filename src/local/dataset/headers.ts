@@ -4,9 +4,9 @@
  * by name in the others: a later file without one of them is an error of the read, but a column
  * only a later file has is left out without a word (a `status` exported from March on, and the
  * cancelled orders of those months would count). load.ts refuses such a folder when convx reads
- * that column, as it refuses a file without a column of the first. CSV and TSV headers are read here, from each file's first
- * line (a few kilobytes, against DuckDB's sniffer reading each file's sample again); Parquet's
- * from the files' footers, all files' columns in one statement.
+ * that column, as it refuses a file without a column of the first. CSV and TSV headers are read
+ * here, from each file's first line (a few kilobytes, where DuckDB's sniffer would read each file's
+ * sample again); Parquet's columns from the files' footers, every file's in one statement.
  */
 import { open } from 'node:fs/promises';
 import { constants, gunzipSync } from 'node:zlib';

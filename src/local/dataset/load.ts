@@ -1,10 +1,10 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
 import { DataError } from '../../errors.js';
 import { QueryTimeoutError, type Database, type Row } from '../db.js';
+import { TABLES, type TableName } from '../schema.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { TABLES, type TableName } from '../schema.js';
 import { extraColumn } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
@@ -107,8 +107,9 @@ const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from
 /** A folder whose files name different columns, as the DataError naming the files and the column. */
 function differError(dir: string, source: TableSource, differ: ColumnsDiffer): DataError {
   const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
+  const labelled = new ColumnsDiffer(first, other, differ.column, differ.extra);
   return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
-    differ.extra ? `${other} has a column ${differ.column}, which ${first} lacks` : `${other} has no column ${differ.column}, which ${first} has`,
+    labelled.message,
     'give every file of the folder the same header (the order of the columns may differ)',
   ]);
 }

@@ -29,8 +29,8 @@ export function readExpression(source: TableSource): Sql {
       return sql`read_parquet(${path}, filename = '__file'${hive})`;
     case 'json':
       // Every record of every file sampled for the columns and their types: by default DuckDB looks at
-      // the first 20,480 records of the first 32 files, and a key first found later is left out
-      // without a word (a status from record 30,000 on, and those orders' cancellations not seen).
+      // the first 20,480 records of the first 32 files, and refuses a key it first meets later
+      // ("JSON transform error ... unknown key": a status exported from record 30,000 on).
       return sql`read_json(${path}, format = 'auto', sample_size = -1, maximum_sample_files = -1, filename = '__file'${hive})`;
   }
 }
