@@ -185,6 +185,26 @@ describe("a folder's later file with a column the first lacks", () => {
   });
 });
 
+describe('a # in CSV', () => {
+  it('starts no comment: a record beginning with it (an order named #1002) is read, and a value holding it is kept whole', async () => {
+    const rows = [
+      ['1001', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10', '12', 'CZ', 'false', 'completed'],
+      ['#1002', 'c1', '2024-03-03T10:00:00Z', 'EUR', '20', '24', 'CZ', 'false', 'completed'],
+      ['1004', 'c1', '2024-03-05T10:00:00Z', 'EUR', '40', '48', 'CZ', 'false', 'cancelled # fraud'],
+      ['1005', 'c1', '2024-03-06T10:00:00Z', 'EUR', '50', '60', 'CZ', 'false', 'cancelled'],
+    ];
+    for (const [name, text] of [
+      ['orders.csv', csv(ORDER_HEADER, rows)],
+      ['orders.tsv', [ORDER_HEADER, ...rows].map((r) => r.join('\t')).join('\n') + '\n'],
+    ] as const) {
+      const dir = dataset({ [name]: text, 'touches.csv': TOUCHES });
+      const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows.map((r) => [r.orderId, r.conversionsAmount]));
+      // 'cancelled # fraud' is not the status cancelled: it counts; 1005 does not.
+      expect(items, name).toEqual([['1001', 12], ['#1002', 24], ['1004', 48]]);
+    }
+  });
+});
+
 describe('JSON records whose keys first appear late', () => {
   // DuckDB infers a JSON table's columns from the first 20,480 records of the first 32 files unless told to read them all.
   const line = (cells: Record<string, string>) => `${JSON.stringify(cells)}\n`;

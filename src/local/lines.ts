@@ -26,8 +26,6 @@ function open(path: string, chunk = 1 << 20): Readable {
 export interface CsvLayout {
   /** Physical lines before the header (read_csv's skip, as the sniffer found it). */
   skipRows: number;
-  /** The byte that starts a comment line, if the sniffer found one. */
-  comment?: number;
   /** Line breaks inside the header record (quoted column names). */
   headerBreaks: number;
   /** A file of one column reads a blank line as a record (a NULL value); otherwise blank lines are skipped. */
@@ -78,7 +76,7 @@ export function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable
     let line = 1;
     let record = -1; // -1: the header is next
     let pending = 0; // further lines of the current record
-    const onLine = (length: number, first: number): boolean => {
+    const onLine = (length: number): boolean => {
       const n = line++;
       if (n <= layout.skipRows) return false;
       if (pending > 0) {
@@ -86,7 +84,6 @@ export function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable
         return false;
       }
       if (length === 0 && !(layout.blankIsRecord && record >= 0)) return false;
-      if (layout.comment !== undefined && length > 0 && first === layout.comment) return false;
       if (record === -1) {
         pending = layout.headerBreaks;
         record = 0;
@@ -98,7 +95,6 @@ export function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable
     };
 
     let length = 0;
-    let first = -1;
     let afterCR = false;
     for await (const chunk of chunks) {
       for (let i = 0; i < chunk.length; i++) {
@@ -108,20 +104,19 @@ export function csvRecordLines(path: string, layout: CsvLayout, wanted: Iterable
             afterCR = false;
             continue;
           }
-          if (onLine(length, first)) return;
+          if (onLine(length)) return;
           length = 0;
         } else if (b === CR) {
           afterCR = true;
-          if (onLine(length, first)) return;
+          if (onLine(length)) return;
           length = 0;
         } else {
           afterCR = false;
-          if (length === 0) first = b;
           length++;
         }
       }
     }
-    if (length > 0) onLine(length, first);
+    if (length > 0) onLine(length);
   });
 }
 
@@ -378,8 +373,6 @@ class RecordFields {
 class CsvShapeScan {
   private readonly problems: CsvShapeProblem[] = [];
   private header: string[] | undefined;
-  /** Lines starting with # are comments, unless the header starts with #. */
-  private commentable = true;
   /** The physical line being read, and where the current record starts. */
   private line = 1;
   private recordLine = 1;
@@ -388,7 +381,6 @@ class CsvShapeScan {
   private tooLong: { column: string | undefined } | undefined;
   private state = START;
   private atRecordStart = true;
-  private comment = false;
   private afterCR = false;
 
   constructor(
@@ -440,10 +432,8 @@ class CsvShapeScan {
     if (this.atRecordStart) {
       this.atRecordStart = false;
       this.recordLine = this.line;
-      if (b === 0x23 && this.commentable && this.header) this.comment = true;
     }
     if (++this.recordBytes > this.maxBytes && this.tooLong === undefined) this.tooLong = { column: this.columnAt(this.fields.count) };
-    if (this.comment) return;
     if (this.state === START) {
       if (b === QUOTE) {
         this.state = QUOTED;
@@ -474,8 +464,6 @@ class CsvShapeScan {
 
   /** The end of a record: the header, or a record checked against it (its size, its number of fields). */
   private endRecord(): void {
-    const wasComment = this.comment;
-    this.comment = false;
     this.atRecordStart = true;
     this.state = START;
     const fields = this.fields.endRecord();
@@ -483,7 +471,6 @@ class CsvShapeScan {
     this.recordBytes = 0;
     const long = this.tooLong;
     this.tooLong = undefined;
-    if (wasComment) return;
     if (long) {
       this.problems.push({
         line: this.recordLine,
@@ -492,7 +479,6 @@ class CsvShapeScan {
       });
     } else if (!this.header) {
       this.header = this.fields.texts(fields);
-      this.commentable = !(this.header[0] ?? '').startsWith('#');
     } else if (fields !== this.header.length) {
       this.problems.push(shapeProblem(this.recordLine, this.header, this.fields.texts(fields), this.numericColumns));
     }
@@ -554,7 +540,7 @@ export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): 
 
 /** What is wrong with a record of `record.length` fields under a header of another length. */
 function shapeProblem(line: number, header: string[], record: string[], numeric: ReadonlySet<string> = new Set()): CsvShapeProblem {
-  const counts = `${record.length} fields where the header has ${header.length} columns`;
+  const counts = `${record.length} field${record.length === 1 ? '' : 's'} where the header has ${header.length} columns`;
   if (record.length > header.length) {
     if (record.length === header.length + 1) {
       // A decimal comma splits one number in two: an integer, then one to four digits.

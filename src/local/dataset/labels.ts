@@ -1,6 +1,6 @@
 /**
  * Where a record lies, as a message says it: "line N" (CSV, JSON Lines: the physical line,
- * counting the header, blank and comment lines and the lines of values that span several),
+ * counting the header, blank lines and the lines of values that span several),
  * "row N" (Parquet) or "record N (line L)" (JSON arrays: the place in the array, and the line
  * where the record starts). The files are read again (lines.ts) only for records to show.
  */
@@ -63,16 +63,13 @@ async function fileStarts(db: Database, loaded: LoadedTable, files: string[]): P
   return new Map(rows.map((row) => [row.f, Number(row.s)]));
 }
 
-/** How the CSV sniffer read a file: the lines before the header, and the byte that starts a comment line. */
-async function csvPreamble(db: Database, file: string): Promise<{ skipRows: number; comment?: number }> {
+/** How the CSV sniffer read a file: the lines before the header (a CSV file has no comment lines, reader.ts). */
+async function csvPreamble(db: Database, file: string): Promise<{ skipRows: number }> {
   try {
-    const sniff = await db.one<{ skip: number | bigint; comment: string }>(
-      sql`SELECT SkipRows AS skip, Comment AS comment FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`,
-    );
-    const comment = sniff && typeof sniff.comment === 'string' && Buffer.byteLength(sniff.comment) === 1 ? sniff.comment.charCodeAt(0) : undefined;
-    return { skipRows: Number(sniff?.skip ?? 0), ...(comment !== undefined ? { comment } : {}) };
+    const sniff = await db.one<{ skip: number | bigint }>(sql`SELECT SkipRows AS skip FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`);
+    return { skipRows: Number(sniff?.skip ?? 0) };
   } catch {
-    // Without the sniffer's view, assume no preamble and no comments.
+    // Without the sniffer's view, assume no preamble.
     return { skipRows: 0 };
   }
 }

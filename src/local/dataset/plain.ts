@@ -3,8 +3,8 @@
  * dialects on each file, and on a small dataset it is most of the time spent reading it. A file
  * is plain when the dialect it would find leaves no doubt: the header is the first line, of plain
  * names; every record has as many fields; the line endings are of one kind; and nothing in it could
- * make another dialect win (a comment character, a quote that is not RFC 4180's, a backslash or an
- * apostrophe in a quoted value, for CSV; any quote character, for TSV). Anything else is left to
+ * make another dialect win (a quote that is not RFC 4180's, a backslash or an apostrophe in a
+ * quoted value, for CSV; any quote character, for TSV). Anything else is left to
  * the sniffer (reader.ts), and so is a plain read that fails, so results and errors stay the
  * sniffer's (test/csv-read.test.ts reads awkward files both ways).
  */
@@ -54,8 +54,8 @@ export function plainFile(bytes: Buffer, delimiter: Delimiter): PlainFile | unde
   const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
   // Latin-1 keeps a byte a character: UTF-8's bytes of other characters are all above ASCII.
   const text = bytes.toString('latin1', bom ? 3 : 0);
-  // A comment character; NUL, "no character" in the sniffer's options; quotes in TSV, whose quote the sniffer picks.
-  if (text.includes('#') || text.includes('\0')) return undefined;
+  // NUL, "no character" in the sniffer's options; quotes in TSV, whose quote the sniffer picks. (A # starts no comment: reader.ts.)
+  if (text.includes('\0')) return undefined;
   if (delimiter === '\t' && (text.includes('"') || text.includes("'"))) return undefined;
   const lf = text.indexOf('\n');
   const crlf = lf > 0 && text[lf - 1] === '\r';

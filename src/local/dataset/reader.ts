@@ -7,10 +7,12 @@ import type { LoadedTable, TableSource } from './types.js';
 /**
  * How read_csv is told the dialect of a file. CSV: RFC 4180's double quote (sniffed, it would be
  * "none" for a file whose first quoted value lies past the sniffer's sample). TSV: the tab, with
- * quoting as sniffed, since TSV rarely quotes and a cell may well begin with a bare quote.
+ * quoting as sniffed, since TSV rarely quotes and a cell may well begin with a bare quote. Neither
+ * has comment lines (RFC 4180 knows none): sniffed, a `#` at the start of a record, as in an order
+ * id `#1002`, would make DuckDB skip that record, and cut a value at a later `#`, without a word.
  */
 export function csvDialect(files: readonly string[]): Sql {
-  return files.every((f) => f.toLowerCase().endsWith('.tsv')) ? sql`delim = '\t'` : sql`quote = '"'`;
+  return files.every((f) => f.toLowerCase().endsWith('.tsv')) ? sql`delim = '\t', comment = ''` : sql`quote = '"', comment = ''`;
 }
 
 /** A list of paths (or globs) for a table function: constants, as table functions take no parameters. */
