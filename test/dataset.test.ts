@@ -2,13 +2,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
 import { everyFileAsRead, filesAsRead } from '../src/local/dataset/globs.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, tempDir, TOUCH_HEADER, withBackend } from './helpers.js';
-import { literal, sql } from '../src/local/sql.js';
+import { literal, sql, trusted } from '../src/local/sql.js';
 
 const ORDERS = csv(ORDER_HEADER, [
   ['o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', '10.50', '12.71', 'CZ', 'false', 'completed'],
@@ -163,12 +164,61 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await refused(contacts)).toBe(refusal('contacts/02.csv', 'loyalty_tier', 'contacts/01.csv').replace('orders/', 'contacts/'));
   });
 
+  it('is refused whatever else the folder holds (an empty file, a header alone, a title line above a header, spaces in it); a later file naming a column twice too', async () => {
+    const noStatus = header(['status']);
+    const withStatus = file(ORDER_HEADER, SECOND);
+    const base = { 'orders/01.csv': file(noStatus, FIRST), 'touches.csv': TOUCHES };
+    const cases: [string, Record<string, string>][] = [
+      ['an empty file after', { 'orders/02.csv': withStatus, 'orders/03.csv': '' }],
+      ['a header alone, without a line break', { 'orders/02.csv': withStatus, 'orders/03.csv': noStatus.join(',') }],
+      ['a title line above the header', { 'orders/02.csv': `Orders of 3 March\n${withStatus}` }],
+      ['spaces around the names', { 'orders/02.csv': withStatus.replace(',status\n', ', status \n') }],
+    ];
+    for (const [what, files] of cases) {
+      const message = await refused(dataset({ ...base, ...files }));
+      expect(message, what).toContain('orders/02.csv has a column status, which orders/01.csv lacks');
+    }
+    const twice = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': file([...noStatus, 'Status', 'status'], SECOND), 'touches.csv': TOUCHES });
+    expect(await refused(twice)).toBe('cannot read orders/: orders/02.csv names a column twice, as "Status" and "status"\n  names match case-insensitively, so keep one of them');
+  });
+
   it('is refused in Parquet folders too', async () => {
     const dir = dataset({ 'touches.csv': TOUCHES });
     mkdirSync(join(dir, 'orders'));
     await toParquet(file(header(['status']), FIRST), join(dir, 'orders', '01.parquet'));
     await toParquet(file(ORDER_HEADER, SECOND), join(dir, 'orders', '02.parquet'));
     expect(await refused(dir)).toBe(refusal('orders/02.parquet', 'status', 'orders/01.parquet'));
+  });
+
+  it('is refused in a Parquet folder when a later file types a column convx reads otherwise (the read would cast it to the first\'s type); not for a column it does not read', async () => {
+    const typed = async (first: string, second: string) => {
+      const dir = dataset({ 'touches.csv': TOUCHES });
+      mkdirSync(join(dir, 'orders'));
+      // DuckDB itself, as a writer of the files would be (the SQL of these lines is the test's own).
+      const instance = await DuckDBInstance.create();
+      const connection = await instance.connect();
+      try {
+        for (const [name, select] of [['01', first], ['02', second]] as const) {
+          await connection.run(`COPY (SELECT ${select}) TO '${join(dir, 'orders', `${name}.parquet`)}' (FORMAT parquet)`);
+        }
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
+      }
+      return dir;
+    };
+    const head = (id: string, at: string) => `'${id}' AS order_id, 'c1' AS contact_id, ${at} AS datetime, 'EUR' AS currency`;
+    const kind = `cannot read orders/: its files do not give a column one type:\n  `;
+    const hint = `\n  give the column one type in every file of the folder (the read takes the first file's, and would change the others' values to it)`;
+    // Whole amounts written as BIGINT on one day, DOUBLE on the next: 15.125 would read as 15.
+    const whole = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 100::BIGINT AS amount_wo_tax, 121::BIGINT AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 12.5::DOUBLE AS amount_wo_tax, 15.125::DOUBLE AS amount_w_tax`);
+    expect(await refused(whole)).toBe(`${kind}orders/02.parquet has amount_wo_tax as DOUBLE, orders/01.parquet as BIGINT${hint}`);
+    // A DATE, then a TIMESTAMP: the time of day would be lost.
+    const times = await typed(`${head('o1', "DATE '2024-03-02'")}, 1.5 AS amount_wo_tax, 2.5 AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 23:30:00'")}, 1.5 AS amount_wo_tax, 2.5 AS amount_w_tax`);
+    expect(await refused(times)).toBe(`${kind}orders/02.parquet has datetime as TIMESTAMP, orders/01.parquet as DATE${hint}`);
+    // A column convx does not read may differ.
+    const notes = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 1 AS note`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 'x' AS note`);
+    expect(await amounts(notes)).toEqual([12.71, 12.71]);
   });
 
   it('is read when convx does not read the column, or every file has the table\'s columns in another order (the cancelled order out)', async () => {
@@ -228,6 +278,41 @@ describe('bad data: a data error naming file, line, column and problem', () => {
     expect(error).toBeInstanceOf(DataError);
     return (error as Error).message;
   };
+
+  it('an amount of more than 4 decimals typed as a number (JSON, Parquet DOUBLE or DECIMAL(18,6)), as in CSV text; 4 decimals read exactly', async () => {
+    const order = (amount: string) => ({ order_id: 'o1', contact_id: 'c1', datetime: '2024-03-02T10:00:00Z', currency: 'EUR', amount_wo_tax: '1', amount_w_tax: amount });
+    const json = await load({ 'orders.jsonl': `${JSON.stringify({ ...order('0'), amount_w_tax: 1.00495 })}\n`, 'touches.csv': TOUCHES });
+    expect(json).toContain('orders.jsonl, line 1, column amount_w_tax: "1.00495" is not a decimal number with a dot (at most 4 decimals)');
+    for (const type of ['DOUBLE', 'DECIMAL(18,6)'] as const) {
+      const dir = dataset({ 'touches.csv': TOUCHES });
+      const db = await Database.open();
+      try {
+        const write = (amount: string, file: string) =>
+          db.exec(sql`COPY (SELECT 'o1' AS order_id, 'c1' AS contact_id, TIMESTAMP '2024-03-02 10:00:00' AS datetime, 'EUR' AS currency, 1 AS amount_wo_tax, CAST(${literal(amount)} AS ${trusted(type)}) AS amount_w_tax) TO ${literal(file)} (FORMAT parquet)`);
+        await write('1.00495', join(dir, 'orders.parquet'));
+        const error = await withBackend(dir, async () => undefined).catch((e: unknown) => e);
+        expect((error as Error).message, type).toContain('orders.parquet, row 1, column amount_w_tax: "1.00495" is not a decimal number with a dot (at most 4 decimals)');
+        // 4 decimals: read as they are (the double nearest 1.0049 is the amount 1.0049).
+        await write('1.0049', join(dir, 'orders.parquet'));
+        expect(await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows.map((r) => r.conversionsAmount)), type).toEqual([1.0049]);
+      } finally {
+        db.close();
+      }
+    }
+  });
+
+  it("a timestamp with a zone's name instead of an offset (DuckDB's cast takes it, and shifts the zone-less rows after it); ISO 8601's forms read", async () => {
+    const row = (id: string, at: string) => [id, 'c1', at, 'EUR', '10', '12'];
+    const header = ORDER_HEADER.slice(0, 6);
+    for (const zone of ['America/New_York', 'BST', 'UTC']) {
+      const message = await load({ 'orders.csv': csv(header, [row('o1', `2024-03-02 10:00:00 ${zone}`), row('o2', '2024-03-03 22:30:00')]), 'touches.csv': TOUCHES });
+      expect(message, zone).toContain(`orders.csv, line 2, column datetime: "2024-03-02 10:00:00 ${zone}" is not an ISO 8601 timestamp`);
+    }
+    const forms = ['2024-03-02', '2024-03-02T10:00', '2024-03-02 10:00:00', '2024-03-02T10:00:00.123456Z', '2024-03-02T12:00:00+02:00', '2024-03-02T12:00:00+0200', '2024-03-02 05:00:00-05', ' 2024-03-02T10:00:00Z '];
+    const dir = dataset({ 'orders.csv': csv(header, forms.map((at, i) => row(`o${i}`, at))), 'touches.csv': TOUCHES });
+    const times = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows.map((r) => r.datetime));
+    expect(times.sort()).toEqual(['2024-03-02T00:00:00.000Z', ...Array<string>(6).fill('2024-03-02T10:00:00.000Z'), '2024-03-02T10:00:00.123Z'].sort());
+  });
 
   it('a missing required column', async () => {
     const message = await load({

@@ -1,6 +1,6 @@
 /**
  * The columns of each file of a folder's table, to find a column that some file has and the table
- * read does not. DuckDB reads a folder's files with the columns of the first file it reads, taken
+ * read does not, or (Parquet) types otherwise. DuckDB reads a folder's files with the columns of the first file it reads, taken
  * by name in the others: a later file without one of them is an error of the read, but a column
  * only a later file has is left out without a word (a `status` exported from March on, and the
  * cancelled orders of those months would count). load.ts refuses such a folder when convx reads
@@ -12,43 +12,62 @@ import { open } from 'node:fs/promises';
 import { constants, gunzipSync } from 'node:zlib';
 import type { Database } from '../db.js';
 import { sql } from '../sql.js';
-import { pathList } from './reader.js';
+import { csvDialect, pathList } from './reader.js';
 import type { TableSource } from './types.js';
 
 /** How much of a file its header is looked for in: a header longer than this is not checked. */
 const HEADER_BYTES = 64 * 1024;
 
-/** A column some file of the table has and the table read does not, with a file that lacks it. */
-export interface ExtraColumn {
-  column: string;
-  file: string;
-  /** A file without it (the first of the table's files that lacks it). */
-  without: string;
-}
+/**
+ * How a file of a folder differs from the table read: a column it has that the table lacks (`extra`,
+ * with a file without it), or a column it types otherwise than the read took it (`type`, Parquet:
+ * the read casts every file's values to the first file's type, 15.125 to 15 in a BIGINT column).
+ */
+export type FolderDifference =
+  | { kind: 'extra'; column: string; file: string; without: string }
+  | { kind: 'twice'; file: string; names: [string, string] }
+  | { kind: 'type'; column: string; file: string; type: string; first: string; firstType: string };
+
+/** A file's columns: names and, for Parquet, their types. */
+type FileColumns = Map<string, { name: string; type?: string }[]>;
 
 /**
- * A column that a file of a folder's table has and the table read (`names`, as DESCRIBE gave them)
- * does not, among those convx reads (`reads`, given the name in lower case: a column it never reads
- * changes nothing), compared in any case as DuckDB names columns; undefined when there is none, for
- * a table of one file, for JSON (read with the keys of every record of every file, reader.ts), and
- * for a CSV header this reading would not split into the names DuckDB found, which is read as before.
+ * A difference between a file of a folder's table and the table read (`columns`, as DESCRIBE gave
+ * them), among the columns convx reads (`reads`, given the name in lower case: a column it never
+ * reads changes nothing), names compared in any case as DuckDB names columns; undefined when there
+ * is none, for a table of one file, for JSON (read with the keys and types of every record of every
+ * file, reader.ts), and for a CSV header this reading would not split into the names DuckDB found,
+ * which is read as before.
  */
-export async function extraColumn(
+export async function folderDifference(
   db: Database,
   source: TableSource,
-  names: readonly string[],
+  columns: readonly { name: string; type: string }[],
   reads: (column: string) => boolean,
-): Promise<ExtraColumn | undefined> {
+): Promise<FolderDifference | undefined> {
   if (!source.multiFile || source.files.length < 2) return undefined;
-  const columns = source.format === 'csv' ? await csvColumns(source.files, names) : source.format === 'parquet' ? await parquetColumns(db, source.files, names) : undefined;
-  if (!columns) return undefined;
-  const known = new Set(names.map((name) => name.toLowerCase()));
+  const names = columns.map((c) => c.name);
+  const files =
+    source.format === 'csv' ? await csvColumns(db, source, names) : source.format === 'parquet' ? await parquetColumns(db, source.files, columns) : undefined;
+  if (!files) return undefined;
+  const read = new Map(columns.map((c) => [c.name.toLowerCase(), c.type]));
+  const has = (file: string, lower: string) => files.get(file)?.find((c) => c.name.toLowerCase() === lower);
   for (const file of source.files) {
-    const column = columns.get(file)?.find((name) => !known.has(name.toLowerCase()) && reads(name.toLowerCase()));
-    if (column === undefined) continue;
-    const lower = column.toLowerCase();
-    const without = source.files.find((other) => !columns.get(other)?.some((name) => name.toLowerCase() === lower));
-    return { column, file, without: without ?? source.files[0]! };
+    const seen = new Map<string, string>();
+    for (const { name, type } of files.get(file) ?? []) {
+      const lower = name.toLowerCase();
+      if (!reads(lower)) continue;
+      // Named twice (in any case): which one the read takes is unclear, as in a file of its own (duplicates.ts).
+      const before = seen.get(lower);
+      if (before !== undefined) return { kind: 'twice', file, names: [before, name] };
+      seen.set(lower, name);
+      if (!read.has(lower)) return { kind: 'extra', column: name, file, without: source.files.find((other) => !has(other, lower)) ?? source.files[0]! };
+      const firstType = read.get(lower)!;
+      if (type !== undefined && type !== firstType) {
+        const first = source.files.find((other) => has(other, lower)?.type === firstType) ?? source.files[0]!;
+        return { kind: 'type', column: name, file, type, first, firstType };
+      }
+    }
   }
   return undefined;
 }
@@ -57,21 +76,44 @@ export async function extraColumn(
 const DELIMITERS = [',', '\t', ';', '|'];
 
 /**
- * Each CSV file's header names, split by the delimiter that splits the first file's header into
- * the names the read found (Hive partition keys aside); undefined when none does.
+ * Each CSV file's header names: its first line split by the delimiter that splits the first file's
+ * into the names the read found (Hive partition keys aside), names trimmed as DuckDB trims them. A
+ * file whose first line is not such a header (a title or `sep=,` line above it, which the sniffer
+ * skips; no delimiter found) is described by DuckDB alone: the read took every column of the table
+ * from each file, so a header that does not name them all is not the one it read. An empty file has
+ * no columns.
  */
-async function csvColumns(files: readonly string[], names: readonly string[]): Promise<Map<string, string[]> | undefined> {
-  const headers = new Map<string, string>();
+async function csvColumns(db: Database, source: TableSource, names: readonly string[]): Promise<FileColumns> {
+  const files = source.files;
+  const wanted = names.filter((name) => name !== '__file' && !partitionKeys(files[0]!).has(name)).map((name) => name.trim());
+  const headers = new Map<string, string | undefined>();
+  for (const file of files) headers.set(file, await firstLine(file));
+  const first = headers.get(files[0]!);
+  const delimiter = first === undefined ? undefined : DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
+  const known = wanted.map((name) => name.toLowerCase());
+  const columns: FileColumns = new Map();
   for (const file of files) {
-    const header = await firstLine(file);
-    if (header === undefined) return undefined;
-    headers.set(file, header);
+    const header = headers.get(file);
+    if (header === '') {
+      columns.set(file, []);
+      continue;
+    }
+    const split = delimiter === undefined || header === undefined ? undefined : splitHeader(header, delimiter);
+    const lower = split?.map((name) => name.toLowerCase());
+    const read = split && known.every((name) => lower!.includes(name)) ? split : await describedCsv(db, file);
+    columns.set(file, read.map((name) => ({ name })));
   }
-  const wanted = names.filter((name) => name !== '__file' && !partitionKeys(files[0]!).has(name));
-  const first = headers.get(files[0]!)!;
-  const delimiter = DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
-  if (delimiter === undefined) return undefined;
-  return new Map([...headers].map(([file, header]) => [file, splitHeader(header, delimiter)]));
+  return columns;
+}
+
+/** A CSV file's column names as DuckDB's sniffer reads the file alone (none when it cannot). */
+async function describedCsv(db: Database, file: string): Promise<string[]> {
+  try {
+    const rows = await db.all<{ column_name: string }>(sql`DESCRIBE SELECT * FROM read_csv(${pathList([file])}, header = true, all_varchar = true, ${csvDialect([file])})`);
+    return rows.map((row) => String(row.column_name));
+  } catch {
+    return [];
+  }
 }
 
 /** The keys of a path's Hive partitions (`month=2025-03/`). */
@@ -83,7 +125,7 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((name, i) => name === b[i]);
 }
 
-/** A header's fields: split by the delimiter outside double quotes, a quoted field's doubled quotes made one. */
+/** A header's fields: split by the delimiter outside double quotes, a quoted field's doubled quotes made one, each trimmed. */
 export function splitHeader(header: string, delimiter: string): string[] {
   const fields: string[] = [];
   let field = '';
@@ -103,10 +145,10 @@ export function splitHeader(header: string, delimiter: string): string[] {
     } else field += c;
   }
   fields.push(field);
-  return fields;
+  return fields.map((f) => f.trim());
 }
 
-/** A file's first line (a gzip file's, inflated), without a byte order mark or line break; undefined when it is not within HEADER_BYTES or cannot be read. */
+/** A file's first line (a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined when it is not within HEADER_BYTES or cannot be read. */
 async function firstLine(file: string): Promise<string | undefined> {
   let bytes: Buffer;
   try {
@@ -124,22 +166,28 @@ async function firstLine(file: string): Promise<string | undefined> {
     return undefined;
   }
   const text = bytes.toString('utf8');
-  const end = text.indexOf('\n');
+  const newline = text.indexOf('\n');
+  // No line break: the whole file when it ended within the bytes read (a header alone), else too long to tell.
+  const end = newline >= 0 ? newline : bytes.length < HEADER_BYTES ? text.length : -1;
   if (end < 0) return undefined;
   return text.slice(text.startsWith('\uFEFF') ? 1 : 0, end).replace(/\r$/, '');
 }
 
 /**
- * The Parquet files' columns, when some file has one the table read lacks: the columns of every
- * file together from their footers (union_by_name, one statement), and only then each file's own,
- * to say which. Undefined when every file's columns are the table's.
+ * The Parquet files' columns and types, when some file has a column the table read lacks or types one
+ * otherwise: every file's together from their footers first (union_by_name, one statement: a column
+ * typed otherwise in some file comes out as a wider type), and only then each file's own, to say which.
+ * Undefined when every file's columns are the table's, typed alike.
  */
-async function parquetColumns(db: Database, files: readonly string[], names: readonly string[]): Promise<Map<string, string[]> | undefined> {
+async function parquetColumns(db: Database, files: readonly string[], columns: readonly { name: string; type: string }[]): Promise<FileColumns | undefined> {
   const describe = async (list: readonly string[]) =>
-    (await db.all<{ column_name: string }>(sql`DESCRIBE SELECT * FROM read_parquet(${pathList(list)}, union_by_name = true)`)).map((row) => String(row.column_name));
-  const known = new Set(names.map((name) => name.toLowerCase()));
-  if ((await describe(files)).every((name) => known.has(name.toLowerCase()))) return undefined;
-  const columns = new Map<string, string[]>();
-  for (const file of files) columns.set(file, await describe([file]));
-  return columns;
+    (await db.all<{ column_name: string; column_type: string }>(sql`DESCRIBE SELECT * FROM read_parquet(${pathList(list)}, union_by_name = true)`)).map((row) => ({
+      name: String(row.column_name),
+      type: String(row.column_type),
+    }));
+  const read = new Map(columns.map((c) => [c.name.toLowerCase(), c.type]));
+  if ((await describe(files)).every((c) => read.get(c.name.toLowerCase()) === c.type)) return undefined;
+  const each: FileColumns = new Map();
+  for (const file of files) each.set(file, await describe([file]));
+  return each;
 }

@@ -5,7 +5,7 @@ import { TABLES, type TableName } from '../schema.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { extraColumn } from './headers.js';
+import { folderDifference, type FolderDifference } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
@@ -114,6 +114,22 @@ function differError(dir: string, source: TableSource, differ: ColumnsDiffer): D
   ]);
 }
 
+/** A file of a folder with a column the first lacks, or typed otherwise, as the DataError naming the files and the column. */
+function differenceError(dir: string, source: TableSource, difference: FolderDifference): DataError {
+  if (difference.kind === 'extra') return differError(dir, source, new ColumnsDiffer(difference.without, difference.file, difference.column, true));
+  if (difference.kind === 'twice') {
+    const [first, second] = difference.names.map((name) => JSON.stringify(name));
+    return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, difference.file)} names a column twice, as ${first} and ${second}`, [
+      first === second ? 'keep one of them' : 'names match case-insensitively, so keep one of them',
+    ]);
+  }
+  const [first, other] = [fileLabel(dir, source, difference.first), fileLabel(dir, source, difference.file)];
+  return new DataError(`cannot read ${source.display}: its files do not give a column one type:`, [
+    `${other} has ${difference.column} as ${difference.type}, ${first} as ${difference.firstType}`,
+    "give the column one type in every file of the folder (the read takes the first file's, and would change the others' values to it)",
+  ]);
+}
+
 /** The reader's failure on a folder whose files name different columns, as a DataError naming the files and the column; else undefined. */
 function columnsDiffer(dir: string, source: TableSource, error: unknown): DataError | undefined {
   const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
@@ -145,9 +161,11 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
   }
-  // A column only a later file has, which the read left out: refused as a file without a column of the first is, when convx reads it.
-  const extra = await extraColumn(db, source, names, (column) => readsColumn(source.table, column));
-  if (extra) throw differError(dir, source, new ColumnsDiffer(extra.without, extra.file, extra.column, true));
+  // A column only a later file has, which the read left out, or one a later file types otherwise, which the read cast to the
+  // first file's type: refused as a file without a column of the first is, when convx reads that column.
+  const raw = rows.filter((row) => String(row.column_name) !== '__file').map((row) => ({ name: String(row.column_name), type: String(row.column_type) }));
+  const difference = await folderDifference(db, source, raw, (column) => readsColumn(source.table, column));
+  if (difference) throw differenceError(dir, source, difference);
   const columns = new Map<string, SourceColumn>();
   for (const row of rows) {
     const name = String(row.column_name);

@@ -86,9 +86,18 @@ function integerDigits(rawType: string): number {
   return digits[rawType] ?? Infinity;
 }
 
+/** How many digits an integer or decimal raw type may hold after the point (a floating-point type: any number). */
+function fractionDigits(rawType: string): number {
+  const decimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(rawType);
+  if (decimal) return Number(decimal[2]);
+  return INTEGER_TYPE.test(rawType) ? 0 : Infinity;
+}
+
 /**
  * For a numeric raw amount or rate: disjoint conditions whose union is a bad value (out of the
- * column's range; a rate not positive), each a plain comparison that Parquet statistics can refute.
+ * column's range; a rate not positive; an amount of more than 4 decimals, which DESIGN's rule
+ * makes a data error as in text, where a cast to DECIMAL(18,4) would round it), each but the last
+ * a plain comparison that Parquet statistics can refute.
  */
 function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): Sql[] {
   const v = ident(column.name);
@@ -96,7 +105,13 @@ function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): Sql[] {
   const limit = int(10 ** digits);
   const range = integerDigits(column.rawType) > digits;
   if (type === 'rate') return [...(range ? [sql`${v} >= ${limit}`] : []), sql`${v} <= 0`];
-  return range ? [sql`${v} >= ${limit}`, sql`${v} <= -${limit}`] : [];
+  const parts = range ? [sql`${v} >= ${limit}`, sql`${v} <= -${limit}`] : [];
+  if (fractionDigits(column.rawType) > DECIMAL_PLACES.amount) {
+    // Within the range (the parts stay disjoint), a value the column's DECIMAL would round: 1.00495, or a double's 0.30000000000000004.
+    const within = range ? sql`${v} < ${limit} AND ${v} > -${limit} AND ` : sql``;
+    parts.push(sql`${within}TRY_CAST(${v} AS DECIMAL(18,4)) <> ${v}`);
+  }
+  return parts;
 }
 
 /** A bad amount or rate: out of the column's range when its digits before the point are too many, else not a number. */
@@ -134,6 +149,9 @@ function decimal(type: 'amount' | 'rate', sqlType: Sql): ValueType {
   };
 }
 
+/** An ISO 8601 date, or date and time (to the minute, second or a fraction of it), with Z, an offset or nothing (UTC). */
+const ISO_TIMESTAMP = '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}([.,]\\d+)?)?)? ?(Z|[+-]\\d{2}(:?\\d{2}(:?\\d{2})?)?)?';
+
 /** A timestamp or a date: a raw time type reads as it is; any other typed raw column cannot. */
 const timeCheck = (r: Raw) => (TIME_TYPE.test(r.column.rawType) ? undefined : ALWAYS);
 
@@ -146,7 +164,10 @@ export const VALUE_TYPES: Record<ColumnType, ValueType> = {
   },
   timestamp: {
     sqlType: trusted('TIMESTAMP'),
-    check: (r) => (r.text ? r.scalar(sql`TRY_CAST(${r.value} AS TIMESTAMPTZ) IS NULL`) : timeCheck(r)),
+    // ISO 8601 only: DuckDB's cast also takes a zone's name ("2024-03-02 10:00:00 America/New_York", "BST" as
+    // Bangladesh's), and a value with one shifts the zone-less values read after it.
+    check: (r) =>
+      r.text ? r.scalar(sql`NOT regexp_full_match(trim(${r.value}), ${literal(ISO_TIMESTAMP)}) OR TRY_CAST(${r.value} AS TIMESTAMPTZ) IS NULL`) : timeCheck(r),
     cast: (r) => (r.text ? sql`CAST(CAST(${r.value} AS TIMESTAMPTZ) AS TIMESTAMP)` : sql`CAST(${r.value} AS TIMESTAMP)`),
     message: notA('timestamp'),
   },
