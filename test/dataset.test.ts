@@ -314,6 +314,23 @@ describe('bad data: a data error naming file, line, column and problem', () => {
     expect(times.sort()).toEqual(['2024-03-02T00:00:00.000Z', ...Array<string>(6).fill('2024-03-02T10:00:00.000Z'), '2024-03-02T10:00:00.123Z'].sort());
   });
 
+  it('a rate date typed as a timestamp with a time of day (its cast would drop the time); at midnight it is the date', async () => {
+    const dir = dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES });
+    const instance = await DuckDBInstance.create();
+    const connection = await instance.connect();
+    const write = (at: string) => connection.run(`COPY (SELECT TIMESTAMP '${at}' AS date, 'EUR' AS currency, 1.0 AS rate) TO '${join(dir, 'fx.parquet')}' (FORMAT parquet)`);
+    try {
+      await write('2024-03-01 23:00:00');
+      const error = await withBackend(dir, async () => undefined).catch((e: unknown) => e);
+      expect((error as Error).message).toContain('fx.parquet, row 1, column date: "2024-03-01T23:00:00.000Z" is not a date (YYYY-MM-DD)');
+      await write('2024-03-01 00:00:00');
+      expect(await amounts(dir)).toEqual([12.71, -12.71]);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
   it('a missing required column', async () => {
     const message = await load({
       'orders.csv': csv(['order_id', 'contact_id', 'datetime', 'currency', 'amount_w_tax'], [['o', 'c', '2024-01-01', 'EUR', '1']]),

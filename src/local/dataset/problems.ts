@@ -27,7 +27,8 @@ export function fileLabel(datasetDir: string, source: TableSource, file: unknown
 /** A value quoted for a message (the first 40 characters), or "empty". */
 export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'empty';
-  const text = String(value);
+  // A typed timestamp (Parquet, JSON) as the ISO 8601 text a data file would hold, not Date's own words.
+  const text = value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : String(value);
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
 

@@ -173,10 +173,12 @@ export const VALUE_TYPES: Record<ColumnType, ValueType> = {
   },
   date: {
     sqlType: trusted('DATE'),
-    check: (r) =>
-      r.text
-        ? r.scalar(sql`NOT regexp_full_match(trim(${r.value}), '\\d{4}-\\d{2}-\\d{2}') OR TRY_CAST(trim(${r.value}) AS DATE) IS NULL`)
-        : timeCheck(r),
+    check: (r) => {
+      if (r.text) return r.scalar(sql`NOT regexp_full_match(trim(${r.value}), '\\d{4}-\\d{2}-\\d{2}') OR TRY_CAST(trim(${r.value}) AS DATE) IS NULL`);
+      // A timestamp with a time of day is not a date (its cast would drop the time), as in text.
+      if (/^TIMESTAMP/.test(r.column.rawType)) return sql`CAST(${r.value} AS TIMESTAMP) <> CAST(CAST(${r.value} AS DATE) AS TIMESTAMP)`;
+      return timeCheck(r);
+    },
     cast: (r) => (r.text ? sql`CAST(trim(${r.value}) AS DATE)` : sql`CAST(${r.value} AS DATE)`),
     message: notA('date'),
   },
