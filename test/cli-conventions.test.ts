@@ -6,6 +6,8 @@
  * like every other progress line; the order search of an API without the look-up uses the clock
  * and says how far it has got.
  */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -16,6 +18,8 @@ import type { Context } from '../src/context.js';
 import { ExitCode, NotFoundError } from '../src/errors.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'convx.js');
 
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-04-30'];
 const strip = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, '');
@@ -144,6 +148,22 @@ describe('counts agree with their nouns', () => {
     expect(result.stderr).toMatch(/^1-1 of 1 conversion, 2024-03-01\.\.2024-03-31$/m);
     const report = await kept(['report', '--data', SAMPLES, ...PERIOD, '-q', 'win-back', '--no-color'], { tty: true, env: quiet });
     expect(report.stderr).toMatch(/^1-1 of 1 source, /m);
+  });
+
+  it('data generate stopped by Ctrl-C or SIGTERM exits 130 or 143 and leaves neither its staging folder nor --out', async () => {
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const root = tempDir();
+      const out = join(root, 'big');
+      const child = spawn(process.execPath, [BIN, 'data', 'generate', '--out', out, '--contacts', '500000', '--orders', '2000000', '--touches', '10000000'], { stdio: 'ignore' });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (status) => resolve(status)));
+      // Stopped once it writes: its staging folder (.big.tmp-PID) exists.
+      const started = Date.now();
+      while (!readdirSync(root).some((f) => f.startsWith('.big.tmp-')) && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 20));
+      expect(readdirSync(root), signal).toEqual([`.big.tmp-${child.pid}`]);
+      child.kill(signal);
+      expect(await exited, signal).toBe(code);
+      expect(readdirSync(root), signal).toEqual([]);
+    }
   });
 
   it('data generate says "(1 row)"', async () => {

@@ -7,6 +7,7 @@ import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
 import { Database } from './db.js';
 import { EMPTY, ident, int, join as joinSql, list, literal, sql, trusted, type Sql } from './sql.js';
+import { stagedUntilExit } from './staging.js';
 
 export interface GenerateOptions {
   out: string;
@@ -57,6 +58,8 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
+  // Ctrl-C or SIGTERM (bin/convx.js exits with 130 or 143) removes it too.
+  const pending = stagedUntilExit(staging);
   const db = await Database.open(':memory:', { ...(options.threads ? { threads: options.threads } : {}), reuse: true });
   try {
     const files = await writeTables(db, staging, options);
@@ -67,6 +70,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     rmSync(staging, { recursive: true, force: true });
     throw error;
   } finally {
+    pending.done();
     db.close();
   }
 }

@@ -109,6 +109,15 @@ function track(files: string[]): void {
 }
 
 /**
+ * A staging file or folder that this process removes on its way out unless `done` is called first
+ * (it was renamed into place, or removed): `data generate`'s folder, interrupted by Ctrl-C.
+ */
+export function stagedUntilExit(path: string): { done: () => void } {
+  track([path]);
+  return { done: () => pending.delete(path) };
+}
+
+/**
  * The files of one import, staged together: every one renamed into place once all are complete
  * (commit), or all removed (remove). Staging files, and old files still to be removed, that a
  * process now gone left behind (killed, crashed) are removed on the way.
@@ -265,7 +274,7 @@ function linked(target: string, name: string): boolean {
 /** rmSync, its error ignored: what it leaves, the next import into the target removes (removeAbandoned). */
 function removeQuietly(file: string): void {
   try {
-    rmSync(file, { force: true });
+    rmSync(file, { force: true, recursive: true });
   } catch {
     // left for the next import into the target
   }
