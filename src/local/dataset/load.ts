@@ -1,4 +1,5 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
+import { statSync } from 'node:fs';
 import { DataError } from '../../errors.js';
 import { QueryTimeoutError, type Database, type Row } from '../db.js';
 import { TABLES, type TableName } from '../schema.js';
@@ -107,11 +108,23 @@ const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from
 /** A folder whose files name different columns, as the DataError naming the files and the column. */
 function differError(dir: string, source: TableSource, differ: ColumnsDiffer): DataError {
   const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
+  // An empty first file: DuckDB names its one column column0, which no other file has.
+  if (!differ.extra && /^column\d+$/.test(differ.column) && isEmptyFile(differ.first)) {
+    return new DataError(`cannot read ${source.display}: ${first} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
+  }
   const labelled = new ColumnsDiffer(first, other, differ.column, differ.extra);
   return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
     labelled.message,
     'give every file of the folder the same header (the order of the columns may differ)',
   ]);
+}
+
+function isEmptyFile(file: string): boolean {
+  try {
+    return statSync(file).size === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** A file of a folder with a column the first lacks, or typed otherwise, as the DataError naming the files and the column. */
