@@ -18,6 +18,7 @@ const E2E = [
   'drain',
   'examples',
   'empty-results',
+  'empty-values',
   'fairness',
   'html-report',
   'validate-html',

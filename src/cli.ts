@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type * as Commander from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { colorLevel, GLOBAL_OPTIONS, noColorAsked, type GlobalFlags } from './globals.js';
-import { flagKey } from './model/parameters.js';
+import { EMPTY_VALUE, flagKey } from './model/parameters.js';
 import { ANY_FORMATS, FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
@@ -173,12 +173,19 @@ async function defaultFactories(options: ProgramOptions): Promise<{ backends: Ba
   return { backends: openDefaultBackend, lookups: options.lookups ?? openDefaultLookups };
 }
 
-/** A commander option from its definition; a list flag accumulates its values over repeats. */
+/**
+ * A commander option from its definition; a list flag accumulates its values over repeats. A flag
+ * that takes a value refuses an empty one (EMPTY_VALUE), each of a list's repeats too: every flag of
+ * every command, global flags and query parameters alike, so none reads `--source ''` as absent.
+ */
 function toOption(definition: OptionDefinition): Option {
   const option = new Option(definition.flags, definition.description);
   if (definition.defaultValue !== undefined) option.default(definition.defaultValue);
-  if (definition.list) option.argParser((value: string, previous: string | undefined) => (previous === undefined ? value : `${previous},${value}`));
-  return option;
+  if (!option.required && !option.optional) return option;
+  return option.argParser((value: string, previous: string | undefined) => {
+    if (value === '') throw new UsageError(`${option.long}: ${EMPTY_VALUE}`, [], 'an unset shell variable gives an empty value');
+    return definition.list && previous !== undefined ? `${previous},${value}` : value;
+  });
 }
 
 /** How the format flag was typed, -o or --format (the last one given), for messages. */

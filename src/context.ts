@@ -188,6 +188,8 @@ function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: 
     ?.split(',')
     .map((f) => f.trim())
     .filter(Boolean);
+  // only commas: no field, which is not every field (an empty value is refused as it is parsed, cli.ts)
+  if (fields !== undefined && !fields.length) throw new UsageError(`--fields: "${globals.fields}" names no field`);
   return new ResultWriter(streamSink(io.stdout), {
     // validate's own formats (github, junit) are printed by validate, not by the writer
     format: isFormat(format) || format === MARKDOWN ? format : 'json',

@@ -62,7 +62,7 @@ describe('compareTo on the reporting routes of samples/shop', () => {
   it('refuses a bad compareTo as a problem in the parser\'s words', async () => {
     const cases: [string, RawParams, string][] = [
       ['/v1/conversions', { ...march, compareTo: 'last' }, '"last" is not one of previous, year'],
-      ['/v1/conversions/total', { ...march, compareTo: '' }, '"" is not one of previous, year'],
+      ['/v1/conversions/total', { ...march, compareTo: '' }, 'is empty: give a value, or leave it out'],
     ];
     for (const [path, raw, message] of cases) {
       const res = await get(path, raw);

@@ -129,9 +129,11 @@ describe('reporting routes on samples/shop', () => {
     ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=sms', 'sourceType', /is not one of campaign, automation, smartflow/],
     ['/v1/conversions?bogus=1', 'bogus', /not a parameter/],
     ['/v1/conversions?limit=1&limit=2', 'limit', /given more than once/],
-    // the parser is the one validation: what ajv used to refuse, it refuses
-    ['/v1/conversions?dateFrom=', 'dateFrom', /"" is not a date of the form YYYY-MM-DD/],
-    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=', 'sourceType', /"" is not one of/],
+    // the parser is the one validation: what ajv used to refuse, it refuses; an empty value of any parameter, a filter too
+    ['/v1/conversions?dateFrom=', 'dateFrom', /^is empty: give a value, or leave it out$/],
+    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceType=', 'sourceType', /^is empty/],
+    ['/v1/conversions/items?dateFrom=2024-01-01&dateTo=2024-01-31&sourceId=', 'sourceId', /^is empty/],
+    ['/v1/conversions?country=,', 'country', /"," holds no two-letter country codes/],
     ['/v1/conversions?__proto__=x', '__proto__', /not a parameter/],
     ['/v1/conversions?country=cz&country=sk&limit=0', 'country', /given more than once \(a list is one value, comma-separated\)/],
     ['/v1/conversions?country=cz&country=sk&limit=0', 'limit', /whole number from 1 to 1000/],

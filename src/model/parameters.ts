@@ -330,6 +330,13 @@ export function describe(p: Parameter, operation: Operation): string {
   return typeof d === 'string' ? d : (d[operation] ?? d.report!);
 }
 
+/**
+ * What an empty value is, for every flag that takes a value and every query parameter: refused, never
+ * read as absent (`--source "$SRC"` with SRC unset would report every source). The CLI says it after
+ * the flag (cli.ts), the server after the parameter (query.ts).
+ */
+export const EMPTY_VALUE = 'is empty: give a value, or leave it out';
+
 /** The flag as typed: `-q, --query <text>` is `--query`. */
 export function flagName(flag: string): string {
   return /--[a-z0-9-]+/.exec(flag)![0];

@@ -5,7 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
+import { EMPTY_VALUE, field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
@@ -115,11 +115,7 @@ class Problems {
   }
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return value === '' ? undefined : value;
-}
-
+/** A list's items, empty ones left out (`CZ,,SK`); none at all is undefined. */
 function parseList(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const items = value
@@ -170,8 +166,8 @@ function parseDate(problems: Problems, p: Parameter, operation: Operation, text:
 
 /**
  * One parameter's value from its raw text, by its kind (model/parameters.ts); a
- * problem and undefined when it is not valid. Absent (or empty, for a filter):
- * the kind's default, or undefined.
+ * problem and undefined when it is not valid. Absent: the kind's default, or
+ * undefined (an empty value never gets here: parseOperation refuses it).
  */
 function parseParameter(problems: Problems, p: Parameter, operation: Operation, text: string | undefined): unknown {
   const name = p.name;
@@ -181,7 +177,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
     case 'count': {
       const { min, max, fallback } = field(p, 'count')!;
       if (text === undefined) return fallback;
-      // Decimal digits only: not 0x10, 1e3, +5 or an empty value.
+      // Decimal digits only: not 0x10, 1e3 or +5.
       if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
         const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
         problems.add(name, `"${text}" must be a whole number ${range}`);
@@ -191,12 +187,16 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
     }
     case 'sort': {
       const { fallback, multiple } = field(p, 'sort')![operation]!;
-      return parseSort(problems, nonEmpty(text) ?? fallback, SORT_FIELDS[operation], multiple);
+      return parseSort(problems, text ?? fallback, SORT_FIELDS[operation], multiple);
     }
     case 'codes': {
       const items = parseList(text);
-      if (!items) return undefined;
       const rule = field(p, 'codes')!;
+      // only commas and spaces: no code, which is not every code
+      if (!items) {
+        if (text !== undefined) problems.add(name, `"${text}" holds no ${rule.many} (e.g. ${rule.example})`);
+        return undefined;
+      }
       const pattern = new RegExp(rule.pattern);
       const bad = items.filter((code) => !pattern.test(code));
       if (bad.length) {
@@ -228,7 +228,7 @@ function parseParameter(problems: Problems, p: Parameter, operation: Operation, 
     }
     case 'id':
     case 'text':
-      return nonEmpty(text);
+      return text;
     case 'choice': {
       const { values, fallback } = field(p, 'choice')!;
       if (text === undefined) return fallback;
@@ -264,6 +264,11 @@ function parseOperation(problems: Problems, raw: RequestParams, operation: Opera
     if (typeof text === 'object') {
       const list = p.kind === 'codes' || (p.kind === 'sort' && field(p, 'sort')![operation]!.multiple);
       problems.add(p.name, `is given more than once${list ? ' (a list is one value, comma-separated)' : ''}`);
+      continue;
+    }
+    // An empty value is not an absent one (an unset variable in a script): every kind refuses it.
+    if (text === '') {
+      problems.add(p.name, EMPTY_VALUE);
       continue;
     }
     const value = parseParameter(problems, p, operation, text);
