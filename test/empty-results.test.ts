@@ -18,11 +18,11 @@ const EMPTY_JSON = /^\{\n {2}"conversions": \[\],\n {2}"paging": \{\n {4}"start"
 /** What samples/shop holds (data check prints the instants, the hint their days). */
 const SAMPLE_RANGES = 'the dataset holds orders from 2024-01-01 to 2024-05-14 and touches from 2023-11-27 to 2024-04-30 (UTC)';
 
-/** The command after "try: " or "without the filters: " in a hint, as argv (its words are plain or single-quoted). */
+/** The command after "try: " or "without the filters: " in a hint (after "; " too), as argv (its words are plain or single-quoted). */
 function suggested(stderr: string, label: string): string[] {
-  const line = stderr.split('\n').find((l) => l.trimStart().startsWith(`${label}: convx `));
+  const line = stderr.split('\n').find((l) => l.trimStart().startsWith(`${label}: convx `) || l.includes(`; ${label}: convx `));
   expect(line, stderr).toBeDefined();
-  const words = line!.trimStart().slice(label.length + 2).match(/'[^']*'|\S+/g)!;
+  const words = line!.slice(line!.indexOf(`${label}: convx `) + label.length + 2).match(/'[^']*'|\S+/g)!;
   return words.slice(1).map((w) => (w.startsWith("'") ? w.slice(1, -1) : w));
 }
 
@@ -100,6 +100,25 @@ describe('an empty result explains itself', () => {
     expect(none.stderr).not.toContain('try:');
   });
 
+  it("drill of a known source without conversions in the period says the source has none, not that no order is attributed", async () => {
+    // samples/shop: automation a-2 has no conversion in March 2024, which holds 85 conversions of other sources
+    const run = await kept(['drill', 'automation:a-2', '--data', SAMPLES, '--month', '2024-03', '-o', 'csv']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`${ITEM_COLUMNS.join(',')}\n`);
+    expect(run.stderr).toContain('No conversions in 2024-03-01..2024-03-31 (--month 2024-03).\n  source: automation:a-2\n');
+    expect(run.stderr).toContain('  this source has no conversions in the period; the sources with conversions in it: convx report');
+    expect(run.stderr).not.toContain('no order in this period is attributed');
+    const argv = suggested(run.stderr, 'the sources with conversions in it');
+    expect(argv).toEqual(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31']);
+    const report = JSON.parse((await kept([...argv, '--all', '-o', 'json'])).stdout);
+    expect(report.conversions.length).toBeGreaterThan(0);
+    expect(report.conversions.map((r: { source: { id: string } }) => r.source.id)).not.toContain('a-2');
+    // with a filter of its own, the filter is what to leave out, the source stays
+    const filtered = await kept(['drill', 'automation:a-2', '--data', SAMPLES, '--month', '2024-03', '--country', 'CZ', '-o', 'csv']);
+    expect(filtered.stderr).toContain('  source: automation:a-2\n  filters: --country CZ\n');
+    expect(suggested(filtered.stderr, 'without the filters')).toEqual(['drill', 'automation:a-2', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31']);
+  });
+
   it("gives the plugin's own range, from a directory and from an imported file", async () => {
     const dir = dataset({
       'orders.csv': csv(
@@ -147,6 +166,17 @@ describe('an empty result explains itself', () => {
       expect(run.stderr).not.toContain('the dataset holds');
       expect(suggested(run.stderr, 'try')).toEqual(['report', '--api', api, '--from', '2024-01-01', '--to', '2024-05-31']);
       expect(run.stderr).not.toContain(token);
+    });
+
+    it('drill of a known source without conversions in the period explains it as local mode does', async () => {
+      const api = `${server.url}/v1`;
+      const argv = ['drill', 'automation:a-2', '--month', '2024-03', '-o', 'csv'];
+      const [local, remote] = await Promise.all([kept([...argv, '--data', SAMPLES]), cli([...argv, '--api', api], { env: { CONVX_TOKEN: token } })]);
+      expect(remote.code, remote.stderr).toBe(0);
+      expect(remote.stdout).toBe(local.stdout);
+      expect(remote.stderr).toContain('  source: automation:a-2\n');
+      expect(remote.stderr).toContain(`  this source has no conversions in the period; the sources with conversions in it: convx report --api ${api} --from 2024-03-01 --to 2024-03-31\n`);
+      expect(remote.stderr).not.toContain('no order in this period is attributed');
     });
   });
 });

@@ -200,6 +200,8 @@ export default defineHandler<CommandFlags<'drill'>>({
       command: `drill ${shellWord(args[0] ?? '')}`,
       given: short === undefined ? { from: flags.from, to: flags.to } : { from: dateFrom, to: dateTo },
       chosen: short?.chosen,
+      // an empty result names the source apart from the filters: the target is not a flag that can be left out
+      source: args[0] ?? '',
       filters: DRILL_FILTERS,
       before: async (backend) => {
         const source = target.sourceId !== undefined ? await resolveSource(target, backend) : undefined;

@@ -18,6 +18,8 @@ export interface ItemsInvocation {
   filters?: readonly string[];
   /** The short period flag that chose the period, as typed (`--month 2024-03`). */
   chosen?: string | undefined;
+  /** The source the command's argument fixes, as typed (drill's target), for an empty result to name. */
+  source?: string;
   /** Runs on the opened backend before the listing (drill: is the target known at all?); it may name the source anew (a smartflow id, a source's name): the parameters to list instead. */
   before?: (backend: Backend) => Promise<RawParams | void>;
 }
@@ -34,6 +36,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
     given: invocation.given ?? { from: raw.dateFrom, to: raw.dateTo },
     filters: filtersOf(parsed, invocation.filters ?? filterNames('items')),
     ...(chosen === undefined ? {} : { chosen }),
+    ...(invocation.source === undefined ? {} : { source: invocation.source }),
   };
   await withBackend(
     ctx,

@@ -413,6 +413,8 @@ export interface ResultRequest {
   given: { from?: string | undefined; to?: string | undefined };
   /** The short period flag that chose the period, as typed (`--month 2024-03`). */
   chosen?: string;
+  /** The source the command's argument fixes, as typed (drill's target); not among the filters, which the command's flags give. */
+  source?: string;
   filters: FilterFlag[];
 }
 
@@ -457,6 +459,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const lines = [`No ${noun} in ${periodText(period, request.chosen)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
+  if (request.source !== undefined) lines.push(`  source: ${shellWord(request.source)}`);
   if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);
   let coverage: DataCoverage = {};
   try {
@@ -479,8 +482,8 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const range = coverage.orders ?? coverage.conversions;
   if (range) {
     const overlaps = day(range.from) <= period.dateTo && day(range.to) >= period.dateFrom;
-    const command = (withFilters: boolean, p: { dateFrom: string; dateTo: string }) => {
-      const words = ['convx', request.command];
+    const command = (withFilters: boolean, p: { dateFrom: string; dateTo: string }, name = request.command) => {
+      const words = ['convx', name];
       const g = ctx.globals;
       for (const [flag, value] of [
         ['--data', g.data],
@@ -501,6 +504,9 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
       lines.push(`  try: ${command(true, monthsAround(range))}`);
     } else if (overlaps && filters.length) {
       lines.push(`  without the filters: ${command(false, period)}`);
+    } else if (overlaps && request.source !== undefined) {
+      // the period holds conversions of other sources, maybe: the report lists those it does
+      lines.push(`  this source has no conversions in the period; the sources with conversions in it: ${command(false, period, 'report')}`);
     } else if (overlaps) {
       lines.push(
         `  no order in this period is attributed to a source (each needs a click in the ${WINDOW_DAYS} days before it; \`convx order ID\` says why one is not)`,
