@@ -39,13 +39,12 @@ const local = (argv: string[], stdin?: string) => served.local(argv, {}, stdin);
 const api = served.api;
 const PERIOD = ['--from', '2024-01-01', '--to', '2024-03-31'];
 
-/** Both modes print the same, but for where an error says it looked (as before: "the dataset", "the API's data"). */
+/** Both modes print the same bytes, an error's words of where it looked too (stdout holds them: several ids' `error`). */
 async function both(argv: string[], stdin?: string) {
   const [a, b] = await Promise.all([local(argv, stdin), api(argv, stdin)]);
-  const where = (text: string) => text.replace(/the API's data/g, 'the dataset');
   expect(b.code, b.stderr).toBe(a.code);
-  expect(where(b.stdout)).toBe(a.stdout);
-  expect(where(b.stderr)).toBe(a.stderr);
+  expect(b.stdout).toBe(a.stdout);
+  expect(b.stderr).toBe(a.stderr);
   return a;
 }
 
@@ -198,6 +197,20 @@ describe('several ids at once (item 2)', () => {
     expect(answers[1]!.error).toBe('order nope is not in the dataset');
     expect(run.stderr).toMatch(/^convx: error: order nope is not in the dataset\n/);
     expect(run.stderr).toMatch(/\nconvx: not found: 1 of 3: nope\n$/);
+  });
+
+  it('an id not found has the same error on stdout in both modes, with a period too (order) and for a contact', async () => {
+    for (const argv of [
+      ['order', 'o-2', 'o-9999', '-o', 'jsonl'],
+      ['order', 'o-2', 'o-9999', ...PERIOD, '-o', 'jsonl'],
+      ['contact', 'c-1', 'nobody', '-o', 'json'],
+    ]) {
+      const [a, b] = await Promise.all([local(argv), api(argv)]);
+      expect([a.code, b.code], argv.join(' ')).toEqual([3, 3]);
+      expect(b.stdout, argv.join(' ')).toBe(a.stdout);
+    }
+    const lines = (await api(['order', 'o-2', 'o-9999', '-o', 'jsonl'])).stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer);
+    expect(lines[1]).toEqual({ id: 'o-9999', found: false, error: 'order o-9999 is not in the dataset', result: null });
   });
 
   it("prints each id's error and hint as one id's are printed, under --quiet too", async () => {

@@ -4,7 +4,7 @@ import { ExitCode } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
-import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, LOOKED_IN, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { cardOptions, cardZone, withBackend } from './shared.js';
@@ -43,7 +43,7 @@ async function contactText(ctx: Context, report: ContactReport, zone: string | u
 /** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown. */
 async function contactOutcome(ctx: Context, backend: Backend, key: string, zone: string | undefined): Promise<Outcome> {
   const report = await backend.contact(key);
-  const message = `no contact ${key} in ${lookedIn(ctx)} (looked for a contact id, an e-mail address and a client contact id)`;
+  const message = `no contact ${key} in ${LOOKED_IN} (looked for a contact id, an e-mail address and a client contact id)`;
   if (!report) throw await notFound(backend, key, 'contact', message);
   return { result: report, rows: clickRows(report), ...(printsCards(ctx) ? { card: await contactText(ctx, report, zone) } : {}) };
 }

@@ -68,8 +68,11 @@ export async function notFoundHint(backend: Backend, id: string, command: Lookup
   return others.length ? namesHint(resolution, others) : nearestHint(resolution, OWN[command]);
 }
 
-/** Where a look-up looked, as its "not found" says: "the dataset", "the API's data". */
-export const lookedIn = (ctx: Context): string => (ctx.settings.mode === 'api' ? "the API's data" : 'the dataset');
+/**
+ * Where a look-up looked, as its "not found" says: "the dataset", in API mode too (the API's own 404
+ * says so), for the message is the `error` of several ids' answers on stdout, which both modes print alike.
+ */
+export const LOOKED_IN = 'the dataset';
 
 /** A NotFoundError with the resolver's hint, else the one given. */
 export async function notFound(backend: Backend, id: string, command: LookupCommand, message: string, hint?: string): Promise<NotFoundError> {

@@ -5,7 +5,7 @@ import { EVERY_DATE, MAX_LIMIT, parseItemsQuery, type RequestParams } from '../m
 import type { ConversionRecord, Page } from '../model/types.js';
 import { orderCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
-import { answerEach, idsOf, lookedIn, notFound, printsCards, queried, type Outcome } from './ids.js';
+import { answerEach, idsOf, LOOKED_IN, notFound, printsCards, queried, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { cardOptions, cardZone, chosenPeriod, ITEM_KIND, parseFlags, withBackend } from './shared.js';
@@ -82,7 +82,7 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, { pe
     // Every date: local mode over the dataset, API mode through GET conversions/orders/{orderId}.
     const found = await backend.findOrder(orderId);
     const hint = 'check the id; `convx items --order ID --from D --to D` lists the conversions of an order';
-    if (!found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in ${lookedIn(ctx)}`, hint);
+    if (!found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in ${LOOKED_IN}`, hint);
     if (found.conversions.length) {
       await print.rows(found.conversions);
       return ExitCode.ok;
@@ -97,10 +97,9 @@ async function answerOrder(ctx: Context, backend: Backend, orderId: string, { pe
     return ExitCode.ok;
   }
   const diagnosis = await backend.diagnoseOrder?.(orderId, { dateFrom: query.dateFrom, dateTo: query.dateTo });
-  if (diagnosis && !diagnosis.found) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the dataset`);
-  // Only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
+  // Without local mode's diagnosis, only the API's look-up by id says whether the order exists at all (nothing on stdout when not).
   const found = diagnosis ? undefined : await backend.findOrder(orderId);
-  if (!diagnosis && found === undefined) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in the API's data`);
+  if (diagnosis ? !diagnosis.found : found === undefined) throw await notFound(backend, orderId, 'order', `order ${orderId} is not in ${LOOKED_IN}`);
   // Why it has no conversion in the period: local mode's diagnosis, or the API's look-up by id in the same words.
   const reasons = diagnosis ? diagnosis.reasons : periodReasons(found!, query);
   if (ctx.format !== 'table') await print.empty(page, reasons);
