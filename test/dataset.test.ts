@@ -178,6 +178,9 @@ describe("a folder's later file with a column the first lacks", () => {
       const message = await refused(dataset({ ...base, ...files }));
       expect(message, what).toContain('orders/02.csv has a column status, which orders/01.csv lacks');
     }
+    // An empty first file: named as empty, not as one whose column column0 the others lack.
+    const empty = dataset({ 'orders/00.csv': '', 'orders/01.csv': file(ORDER_HEADER, FIRST), 'touches.csv': TOUCHES });
+    expect(await refused(empty)).toBe("cannot read orders/: orders/00.csv is empty, without even a header\n  remove it, or give it the header of the folder's other files");
     const twice = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': file([...noStatus, 'Status', 'status'], SECOND), 'touches.csv': TOUCHES });
     expect(await refused(twice)).toBe('cannot read orders/: orders/02.csv names a column twice, as "Status" and "status"\n  names match case-insensitively, so keep one of them');
   });
