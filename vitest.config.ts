@@ -31,6 +31,7 @@ const E2E = [
   'lookups',
   'ids',
   'openapi',
+  'output-write',
   'parameters',
   'progress-line',
   'property',

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { run } from '../dist/cli.js';
 
-// A closed pipe (convx ... | head) is not an error.
+// A closed pipe (convx ... | head) is not an error. Any other failed write (a full disk) reaches
+// the callback of the write that failed, and the command fails with "cannot write the output"
+// (src/output/sink.ts, printed by the one error handler): not an uncaught error here.
 process.stdout.on('error', (error) => {
   if (error.code === 'EPIPE') process.exit(0);
-  throw error;
 });
 
 // Signals go to the handlers a command registers (serve: graceful shutdown, reload);

@@ -15,7 +15,7 @@ import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io, LookupsFactory } from './context.js';
-import { ConvxError, ExitCode, UsageError } from './errors.js';
+import { ConvxError, ExitCode, OutputError, UsageError, writeFailure } from './errors.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -35,8 +35,8 @@ Modes:
 Output goes to stdout; messages and progress go to stderr. The default format is
 a table on a terminal and tab-separated values otherwise.
 
-Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage or data error,
-3 not found, 4 auth refused, 5 API unreachable, 130 interrupted.
+Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage, data or output
+error, 3 not found, 4 auth refused, 5 API unreachable, 130 interrupted.
 
 Examples:
   convx report --data samples/shop --from 2024-03-01 --to 2024-03-31
@@ -78,6 +78,9 @@ function formatName(value: string): string {
 export interface ProgramState {
   exitCode: number;
   noColor?: boolean;
+  /** commander's writes to stdout (help, version): done when the last one is, and the first failure of them. */
+  written?: Promise<void>;
+  writeFailed?: Error;
 }
 
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
@@ -89,7 +92,14 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
+      writeOut: (text) => {
+        state.written = new Promise((resolve) => {
+          io.stdout.write(text, (error?: Error | null) => {
+            if (error) state.writeFailed ??= error;
+            resolve();
+          });
+        });
+      },
       writeErr: (text) => io.stderr.write(text),
       // commander's own errors ("error: unknown option ...") read like the rest: "convx: error: ..."
       outputError: (text, write) => write(`${hinted(text, io, state).replace(/^error:/, errorLabel(io, state))}${elsewhere(text, io, state)}`),
@@ -275,6 +285,14 @@ export function joinSortValues(argv: string[]): string[] {
 /** Runs convx on argv (without node and script) and returns the exit code. */
 export async function run(argv: string[], io: Io, options: ProgramOptions = {}): Promise<number> {
   const state: ProgramState = { exitCode: 0, noColor: noColorAsked(argv) };
+  const code = await runProgram(argv, io, options, state);
+  // commander's help or version that could not be written (a command's results fail in their writer, output/sink.ts)
+  await state.written;
+  if (state.writeFailed === undefined || code !== ExitCode.ok) return code;
+  return await reportError(new OutputError(`cannot write the output: ${writeFailure(state.writeFailed)}`), io, state);
+}
+
+async function runProgram(argv: string[], io: Io, options: ProgramOptions, state: ProgramState): Promise<number> {
   try {
     // The hidden engine of shell completion (commands/complete.ts): not a command of the registry, never in --help.
     if (argv[0] === '__complete') {

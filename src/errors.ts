@@ -4,6 +4,8 @@ export const ExitCode = {
   findings: 1,
   unexpected: 1,
   usage: 2,
+  /** An output that cannot be written (stdout, --output's file): 2, as a file that cannot be read. */
+  output: 2,
   notFound: 3,
   auth: 4,
   network: 5,
@@ -36,6 +38,38 @@ export class UsageError extends ConvxError {
     super(message, ExitCode.usage, hint);
   }
 }
+
+/**
+ * An output that cannot be written: stdout (a full disk, /dev/full), or the file --output or
+ * --update-baseline names (exit 2, docs/exit-codes.md).
+ */
+export class OutputError extends ConvxError {
+  constructor(message: string, hint?: string) {
+    super(message, ExitCode.output, hint);
+  }
+}
+
+/** Why a file or stream could not be written, in words, by the system's error code (the code itself where it has none). */
+export function writeFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return WRITE_FAILURES[code ?? ''] ?? code ?? (error instanceof Error ? error.message : String(error));
+}
+
+const WRITE_FAILURES: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EISDIR: 'it is a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+  EFBIG: 'the file is too large',
+  EIO: 'an input/output error of the device',
+  EBADF: 'it is not open for writing',
+  ENXIO: 'no device or reader behind it',
+  EPIPE: 'its reader closed it',
+};
 
 /** The dataset is missing, unreadable or holds values it should not (exit 2). */
 export class DataError extends ConvxError {

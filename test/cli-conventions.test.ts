@@ -117,7 +117,7 @@ describe('"not found" is exit 3', () => {
     expect(ExitCode.notFound).toBe(3);
     expect(new NotFoundError('x').exitCode).toBe(3);
     const help = await cli(['--help']);
-    expect(help.stdout).toMatch(/Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage or data error,\n3 not found, 4 auth refused/);
+    expect(help.stdout).toMatch(/Exit codes: 0 ok, 1 findings or an unexpected failure, 2 usage, data or output\nerror, 3 not found, 4 auth refused/);
   });
 
   it('an unknown order, contact or drill target, and an unset config key, exit 3 with nothing on stdout', async () => {

@@ -1,6 +1,7 @@
-/** output/sink.ts: text and the engine's bytes reach the stream in the order written, the bytes as they are. */
+/** output/sink.ts: text and the engine's bytes reach the stream in the order written, the bytes as they are; a failed write is an OutputError. */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { ExitCode, OutputError } from '../src/errors.js';
 import { streamSink } from '../src/output/sink.js';
 
 /** A stream that keeps what it is given; `later`: each write completes on a later turn (backpressure), else at once. */
@@ -41,5 +42,30 @@ describe('streamSink', () => {
     expect(out.parts()).toEqual([text.join(''), 'bytes\n']);
     await sink.write(new Uint8Array(0));
     expect(out.parts()).toHaveLength(2);
+  });
+
+  it('a failed write rejects the flush that follows it with an OutputError, on a later turn or at once, and every write after it', async () => {
+    for (const later of [true, false]) {
+      const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      const stream = new Writable({
+        write(_chunk, _encoding, done) {
+          if (later) setImmediate(() => done(full));
+          else done(full);
+        },
+      });
+      const sink = streamSink(stream);
+      // the whole text fits the sink's buffer: the failure is of the last bytes, which only the flush sends
+      await sink.write('a,b\n1,2\n');
+      const failed = await sink.flush().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(OutputError);
+      expect((failed as OutputError).message).toBe('cannot write the output: no space left on the device');
+      expect((failed as OutputError).exitCode).toBe(ExitCode.output);
+      await expect(sink.write(Buffer.from('more'))).rejects.toThrow('cannot write the output');
+      // the stream's 'error' event is heard (no uncaught error)
+      expect(stream.listenerCount('error')).toBeGreaterThan(0);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { OutputError, writeFailure } from '../errors.js';
 
 /** Where text goes: buffered, honouring backpressure, so millions of rows stream in bounded memory. */
 export interface Sink {
@@ -20,22 +21,41 @@ export function terminalColumns(stream: unknown, env: Record<string, string | un
 
 const BUFFER_LIMIT = 64 * 1024;
 
+/** Streams a sink has given a listener of 'error' (the failure reaches each write's callback; the event must not crash the process). */
+const watched = new WeakSet<object>();
+
+/**
+ * A sink over a stream. A write that fails (a full disk, a closed descriptor) rejects this write or
+ * a later one, and flush, with an OutputError ("cannot write the output: no space left on the
+ * device"): flush waits for the callback of the last write, so a failure of the last bytes is not
+ * missed. A closed pipe (EPIPE, `convx … | head`) is bin/convx.js's: it ends the process with 0 first.
+ */
 export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
   let buffer = '';
-  const push = (text: string | Uint8Array) =>
-    new Promise<void>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
-      stream.once('error', onError);
-      const ok = stream.write(text, () => undefined);
-      const done = () => {
-        stream.removeListener('error', onError);
+  let failed: OutputError | undefined;
+  let written: Promise<void> = Promise.resolve();
+  if (!watched.has(stream)) {
+    watched.add(stream);
+    stream.on('error', () => undefined);
+  }
+  const fail = (): void => {
+    if (failed) throw failed;
+  };
+  const push = async (text: string | Uint8Array) => {
+    fail();
+    let ok = true;
+    written = new Promise<void>((resolve) => {
+      ok = stream.write(text, (error?: Error | null) => {
+        if (error) failed ??= new OutputError(`cannot write the output: ${writeFailure(error)}`);
         resolve();
-      };
-      if (ok) done();
-      else stream.once('drain', done);
+      });
     });
+    // Backpressure: the stream's buffer is full until this write is done (or has failed).
+    if (!ok) await written;
+    fail();
+  };
   /** Writes out what is buffered. */
-  const flush = async () => {
+  const pushBuffer = async () => {
     if (buffer === '') return;
     const chunk = buffer;
     buffer = '';
@@ -45,14 +65,19 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
     async write(text: string | Uint8Array) {
       if (typeof text !== 'string') {
         if (text.length === 0) return;
-        await flush();
+        await pushBuffer();
         await push(text);
         return;
       }
       buffer += text;
-      if (buffer.length >= BUFFER_LIMIT) await flush();
+      if (buffer.length >= BUFFER_LIMIT) await pushBuffer();
+    },
+    /** Writes out what is buffered, and waits until every write is done (a failure of the last bytes too). */
+    async flush() {
+      await pushBuffer();
+      await written;
+      fail();
     },
     columns: () => terminalColumns(stream),
-    flush,
   };
 }
