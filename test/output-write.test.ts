@@ -1,20 +1,29 @@
 /**
  * Where results go, as the built binary (bin/convx.js) writes them: stdout that cannot be written
  * (/dev/full as a shell's redirect: "cannot write the output", exit 2, no stack; a closed pipe:
- * exit 0).
+ * exit 0), and what --output and --update-baseline name (a regular file replaced whole, a symbolic
+ * link written through, a FIFO or /dev/stdout written into, a folder or a socket refused).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SAMPLES } from './helpers.js';
+import { SAMPLES, tempDir } from './helpers.js';
 
 const bin = join(import.meta.dirname, '..', 'bin', 'convx.js');
 const PERIOD = ['--from', '2024-03-01', '--to', '2024-03-31'];
+const PAGE = ['report', '--data', SAMPLES, ...PERIOD, '-o', 'html'];
 
 /** convx ARGS run by sh with REDIRECT applied to it (`> /dev/full`, `>> FILE`); its stdout and stderr captured otherwise. */
 function convx(args: string[], redirect = '') {
   const result = spawnSync('sh', ['-c', `exec "$0" "$@" ${redirect}`, process.execPath, bin, ...args], { encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The page of PAGE as stdout gets it. */
+function page(): string {
+  return convx(PAGE).stdout;
 }
 
 describe.skipIf(process.platform !== 'linux')('a failed write to stdout', () => {
@@ -42,5 +51,104 @@ describe.skipIf(process.platform !== 'linux')('a failed write to stdout', () => 
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(stderr).toBe('');
     expect(code).toBe(0);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('--output and --update-baseline', () => {
+  it('a symbolic link is written through: the file it points to replaced (its permissions kept), the link kept', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    const target = join(dir, 'real', 'target.html');
+    writeFileSync(target, 'old');
+    chmodSync(target, 0o600);
+    symlinkSync('real/target.html', join(dir, 'link.html'));
+    const written = convx([...PAGE, '--output', join(dir, 'link.html')]);
+    expect(written.stderr).toBe(`wrote ${join(dir, 'link.html')}\n`);
+    expect(written.status).toBe(0);
+    expect(lstatSync(join(dir, 'link.html')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe(page());
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).sort()).toEqual(['link.html', 'real']);
+    expect(readdirSync(join(dir, 'real'))).toEqual(['target.html']);
+  });
+
+  it('a link to nothing, a folder and a socket are refused (exit 2), nothing made', async () => {
+    const dir = tempDir();
+    symlinkSync('nowhere.html', join(dir, 'dangling.html'));
+    const dangling = convx([...PAGE, '--output', join(dir, 'dangling.html')]);
+    expect(dangling.status).toBe(2);
+    expect(dangling.stderr).toMatch(/^convx: error: --output .*dangling\.html is a symbolic link to a file that does not exist\n/);
+    mkdirSync(join(dir, 'folder.html'));
+    const folder = convx([...PAGE, '--output', join(dir, 'folder.html')]);
+    expect(folder.status).toBe(2);
+    expect(folder.stderr).toMatch(/^convx: error: --output: cannot write .*folder\.html: it is a folder\n/);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(join(dir, 'socket'), resolve));
+    try {
+      const socket = convx([...PAGE, '--output', join(dir, 'socket')]);
+      expect(socket.status).toBe(2);
+      expect(socket.stderr).toMatch(/^convx: error: --output: cannot write .*socket: it is a socket\n/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(readdirSync(dir).sort()).toEqual(['dangling.html', 'folder.html']);
+    expect(readdirSync(join(dir, 'folder.html'))).toEqual([]);
+  });
+
+  it('a FIFO is written into (its reader gets the page), and stays a FIFO', async () => {
+    const dir = tempDir();
+    const fifo = join(dir, 'page.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const chunks: Buffer[] = [];
+    reader.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const read = new Promise((resolve) => reader.on('close', resolve));
+    try {
+      const written = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [bin, ...PAGE, '--output', fifo], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(written).toEqual({ code: 0, stderr: `wrote ${fifo}\n` });
+      expect(lstatSync(fifo).isFIFO()).toBe(true);
+      await read;
+      expect(Buffer.concat(chunks).toString('utf8')).toBe(page());
+    } finally {
+      // a FIFO nobody opened leaves its reader waiting
+      reader.kill();
+    }
+  });
+
+  it('/dev/stdout is written into: a pipe, or a file the shell appends to, kept and added to', () => {
+    expect(convx([...PAGE, '--output', '/dev/stdout']).stdout).toBe(page());
+    const dir = tempDir();
+    const log = join(dir, 'log');
+    writeFileSync(log, 'kept\n');
+    const inode = statSync(log).ino;
+    const appended = convx([...PAGE, '--output', '/dev/stdout'], `>> '${log}'`);
+    expect(appended.status).toBe(0);
+    expect(readFileSync(log, 'utf8')).toBe(`kept\n${page()}`);
+    expect(statSync(log).ino).toBe(inode);
+    expect(readdirSync(dir)).toEqual(['log']);
+  });
+
+  it('--update-baseline writes through a symbolic link too', () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    const request = join(SAMPLES, '..', 'deliveries', 'welcome.json');
+    const json = convx(['validate', request, '--data', SAMPLES, '-o', 'json']).stdout;
+    // on one line: the update writes it again as convx writes JSON
+    writeFileSync(join(dir, 'real', 'b.json'), JSON.stringify(JSON.parse(json)));
+    symlinkSync('real/b.json', join(dir, 'b.json'));
+    const updated = convx(['validate', request, '--data', SAMPLES, '--baseline', join(dir, 'b.json'), '--update-baseline']);
+    expect(updated.status).toBe(0);
+    expect(updated.stderr).toContain(`wrote the baseline ${join(dir, 'b.json')}`);
+    expect(lstatSync(join(dir, 'b.json')).isSymbolicLink()).toBe(true);
+    // written through the link: the file it points to holds the result (the same as -o json: no sample's HTML here)
+    const baseline = readFileSync(join(dir, 'real', 'b.json'), 'utf8');
+    expect(baseline).toBe(json);
+    expect(JSON.parse(baseline)).toBeTypeOf('object');
+    expect(readdirSync(join(dir, 'real'))).toEqual(['b.json']);
   });
 });

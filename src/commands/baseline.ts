@@ -1,7 +1,7 @@
 /**
  * convx validate's baseline flags (BASELINE_OPTIONS of options.ts): the file read and checked before
  * any work (a bad one is exit 2), the comparison (model/baseline.ts) once the result is in, the
- * formats' text with it (output/baseline.ts), and --update-baseline's write (atomic, as --output's).
+ * formats' text with it (output/baseline.ts), and --update-baseline's write (as --output's: page.ts writeOutputFile).
  * Local and API mode alike: the baseline is a local file, the result comes from either.
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { baselineOf, baselineReason, compareWithBaseline, parseBaseline, parseDrift, type BaselineComparison, type BaselinePolicy } from '../model/baseline.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
-import { writeFileAtomic } from './page.js';
+import { writeOutputFile } from './page.js';
 
 export interface BaselineFlags {
   baseline?: string | undefined;
@@ -90,6 +90,6 @@ export async function updateBaseline(ctx: Context, run: BaselineRun | undefined,
     ctx.log.warn(`--update-baseline: ${run.file} left as it was: the request could not be read`);
     return;
   }
-  await writeFileAtomic(run.path, jsonDocument(baselineOf(response)), '--update-baseline');
+  await writeOutputFile(run.path, jsonDocument(baselineOf(response)), (text) => ctx.output.formatted(text, 'json'), '--update-baseline');
   ctx.log.info(`wrote the baseline ${run.file}`);
 }

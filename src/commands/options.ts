@@ -71,7 +71,7 @@ export const ALL_OPTION = { flags: '--all', description: 'every row from --offse
  * goes and whether a browser shows it. commands/page.ts reads them.
  */
 export const PAGE_OPTIONS = described([
-  ['--output <file>', '-o html: write the page to FILE (replaced whole: written beside it, then renamed) instead of stdout'],
+  ['--output <file>', '-o html: write the page to FILE (replaced whole: written beside it, then renamed; through a symbolic link to its file; a FIFO or a terminal written into) instead of stdout'],
   ['--open', '-o html with --output: open the page in the default browser (not when CI is set or stdout is not a terminal)'],
 ]);
 

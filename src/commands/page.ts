@@ -1,14 +1,16 @@
 /**
  * Where a page (-o html, output/html.ts) goes: stdout, or with --output a file replaced whole (never
- * half-written); --open shows that file in the default browser, on a desktop only. Shared by the
+ * half-written; a link's file, or a FIFO or a terminal written into: writeOutputFile); --open shows that file in the default browser, on a desktop only. Shared by the
  * commands that print pages (commands/globals.ts PAGE_COMMANDS).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { constants, readlinkSync, statSync, type Stats } from 'node:fs';
 import { rm, writeFile, rename } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Context } from '../context.js';
-import { UsageError } from '../errors.js';
+import { OutputError, UsageError, writeFailure } from '../errors.js';
+import { keepAccess, writtenFile } from '../local/staging.js';
 import type { TimeframesResponse } from '../model/types.js';
 import { packageVersion } from '../version.js';
 import { isCI, type FilterFlag } from './shared.js';
@@ -42,31 +44,92 @@ export function filterWords(filters: readonly FilterFlag[]): string[] {
 }
 
 /**
- * Writes text to a file as one step: a temporary file beside it, then a rename over it, so that a
- * reader never sees half a page and a failure leaves the old file (or none), not a broken one.
+ * Writes text to the file --output (or --update-baseline) names, never half of it where a reader
+ * could see it, and into what the name stands for:
+ * - a regular file, or none: a temporary file beside it, then renamed over it (keeping the owner
+ *   and permissions of the file it replaces, local/staging.ts keepAccess), so that a reader never
+ *   sees half a page and a failure leaves the old file (or none);
+ * - a symbolic link: the file it points to, the same way (the link stays; a link to nothing is
+ *   refused, as `data import --into` refuses it: local/staging.ts writtenFile);
+ * - this process's stdout by a name (/dev/stdout, /dev/fd/1, /proc/self/fd/1): `stdout`, the
+ *   writer of results, whatever stdout is (a socket too, which cannot be opened by name);
+ * - a FIFO, a character device (a terminal, /dev/null) or another open descriptor's name
+ *   (/dev/stderr, /dev/fd/N): written into, as `> FILE` does, but appended, never truncated (a
+ *   FIFO waits for its reader);
+ * - a folder, a socket or a block device: refused before anything is written.
  */
-export async function writeFileAtomic(path: string, text: string, flag = '--output'): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+export async function writeOutputFile(path: string, text: string, stdout: (text: string) => Promise<void>, flag = '--output'): Promise<void> {
+  const target = outputTarget(path, flag);
+  if (target === 'stdout') return stdout(text);
   try {
-    await writeFile(temporary, text, { flag: 'wx' });
-    await rename(temporary, path);
+    if (target.into) await writeFile(target.file, text, { flag: constants.O_WRONLY | constants.O_APPEND });
+    else await replaceFile(target.file, text);
   } catch (error) {
-    await rm(temporary, { force: true }).catch(() => undefined);
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`${flag}: cannot write ${path}: ${WRITE_FAILURES[code ?? ''] ?? code ?? String(error)}`);
+    throw new OutputError(`${flag}: cannot write ${path}: ${writeFailure(error)}`);
   }
 }
 
-/** Why a file could not be written, in words, by the system's error code. */
-const WRITE_FAILURES: Record<string, string> = {
-  ENOENT: 'its folder does not exist',
-  ENOTDIR: 'a part of its path is not a folder',
-  EISDIR: 'it is a folder',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EROFS: 'the file system is read-only',
-  ENOSPC: 'no space left on the device',
-};
+/** Replaces file (or makes it) with text: a temporary file beside it, then a rename over it. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temporary = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(temporary, text, { flag: 'wx' });
+    keepAccess(file, temporary);
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The file a page replaces (into: false) or is written into (into: true), or stdout, for writeOutputFile. */
+function outputTarget(path: string, flag: string): { file: string; into: boolean } | 'stdout' {
+  const descriptor = descriptorOf(path);
+  if (descriptor === 1) return 'stdout';
+  if (descriptor !== undefined) return { file: path, into: true };
+  const file = writtenFile(path, flag);
+  let stats: Stats;
+  try {
+    stats = statSync(file);
+  } catch {
+    // none (made), or one that cannot be looked at: the write says why it fails
+    return { file, into: false };
+  }
+  if (stats.isFile()) return { file, into: false };
+  if (stats.isFIFO() || stats.isCharacterDevice()) return { file, into: true };
+  const what = stats.isDirectory() ? 'a folder' : stats.isSocket() ? 'a socket' : 'a block device';
+  throw new UsageError(`${flag}: cannot write ${path}: it is ${what}`, [], 'name a file (replaced whole, or made), a FIFO or a terminal');
+}
+
+/**
+ * The name of an open descriptor: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/PID/fd/N (Linux's links
+ * to what it is open on); the groups: stdout, stderr, N of /dev/fd, the process, N of /proc.
+ */
+const DESCRIPTOR = /^\/(?:dev\/(?:(stdout)|(stderr)|fd\/(\d+))|proc\/(self|thread-self|\d+)(?:\/task\/\d+)?\/fd\/(\d+))$/;
+
+/**
+ * The descriptor path names, or a symbolic link to it names: what it is open on (a pipe, a socket,
+ * a file the shell opened to append to) is written into, not renamed over. -1: another process's.
+ * The links are followed one by one: a descriptor's link may name no path (pipe:[1234]).
+ */
+function descriptorOf(path: string): number | undefined {
+  let name = resolve(path);
+  // 40: Linux's limit of links followed in one path
+  for (let hop = 0; hop <= 40; hop++) {
+    const match = DESCRIPTOR.exec(name);
+    if (match) {
+      const [, stdout, stderr, fd, owner, procFd] = match;
+      if (stdout || stderr || fd) return stdout ? 1 : stderr ? 2 : Number(fd);
+      return owner === 'self' || owner === 'thread-self' || Number(owner) === process.pid ? Number(procFd) : -1;
+    }
+    try {
+      name = resolve(dirname(name), readlinkSync(name));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
 
 /** Prints a page: to stdout, or to --output's file (then a note naming it), opened with --open where that makes sense. */
 export async function printPage(ctx: Context, html: string, flags: PageFlags): Promise<void> {
@@ -75,7 +138,7 @@ export async function printPage(ctx: Context, html: string, flags: PageFlags): P
     return;
   }
   const path = ctx.resolvePath(flags.output);
-  await writeFileAtomic(path, html);
+  await writeOutputFile(path, html, (text) => ctx.output.formatted(text, 'html'));
   ctx.log.info(`wrote ${flags.output}`);
   if (!flags.open) return;
   const why = !ctx.io.stdoutIsTTY ? 'stdout is not a terminal' : isCI(ctx.io.env) ? 'CI is set' : undefined;

@@ -12,12 +12,12 @@ import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 
 /**
- * The file an import or an update writes: into itself, or, where into is a symbolic link, the file
- * it points to (the link stays, and whoever reads through it or by the file's own name sees the
- * new data; renamed over, the link would become a file and the other name keep the old data).
- * A link to nothing is refused: it names no file to write.
+ * The file an import or an update writes (or --output a page, commands/page.ts): into itself, or,
+ * where into is a symbolic link, the file it points to (the link stays, and whoever reads through
+ * it or by the file's own name sees the new data; renamed over, the link would become a file and
+ * the other name keep the old data). A link to nothing is refused: it names no file to write.
  */
-export function writtenFile(into: string): string {
+export function writtenFile(into: string, flag = '--into'): string {
   let link: boolean;
   try {
     link = lstatSync(into).isSymbolicLink();
@@ -30,7 +30,7 @@ export function writtenFile(into: string): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const what = code === 'ENOENT' ? 'a file that does not exist' : code === 'ELOOP' ? 'itself, through a loop of links' : `a file it cannot resolve (${code ?? String(error)})`;
-    throw new UsageError(`--into ${into} is a symbolic link to ${what}`, [], 'point it at the file to write, or give the file itself');
+    throw new UsageError(`${flag} ${into} is a symbolic link to ${what}`, [], 'point it at the file to write, or give the file itself');
   }
 }
 
@@ -235,14 +235,15 @@ function replacedMeanwhile(target: string): DataError {
 }
 
 /**
- * The file replacing target gets target's owner and group where this process may give them (root;
- * the group alone where this process is a member of it), and its permissions: a file of contacts'
+ * The file replacing target (an import's, or --output's page, commands/page.ts) gets target's
+ * owner and group where this process may give them (root; the group alone where this process is a
+ * member of it), and its permissions: a file of contacts'
  * addresses made private (0600), or readable by a server's group (0640), stays so when an import or
  * an update replaces it. Where the group cannot be kept, a mode that let that group read is not
  * copied: on this process's group it would lock the old group out (the new file keeps the mode
  * the process makes files with, as before).
  */
-function keepAccess(target: string, staging: string): void {
+export function keepAccess(target: string, staging: string): void {
   try {
     const was = statSync(target);
     let group = true;
