@@ -100,6 +100,15 @@ describe('table discovery by base name', () => {
     await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/orders: found orders.csv and orders.jsonl; keep one/);
   });
 
+  it('says of a file that is no dataset that it is neither a directory nor an imported file', async () => {
+    const dir = dataset({ 'fake.duckdb': 'garbage\n' });
+    const run = await cli(['report', '--data', `${dir}/fake.duckdb`, '--from', '2024-03-01', '--to', '2024-03-31']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `convx: error: ${dir}/fake.duckdb is not a directory of dataset files, nor a file written by convx data import\n  give the directory of the exported files, or a .duckdb file that convx data import wrote\n`,
+    );
+  });
+
   it('names the missing table', async () => {
     const dir = dataset({ 'orders.csv': ORDERS });
     await expect(withBackend(dir, async () => undefined)).rejects.toThrow(/has no touches table: expected touches.csv/);

@@ -137,7 +137,12 @@ function fileSource(table: TableName, name: string, path: string): TableSource |
 /** Finds each table by base name: NAME.csv, NAME.csv.gz, NAME.parquet, NAME.json(l), NAME.ndjson or a folder NAME/. */
 export function discoverTables(dir: string): Map<TableName, TableSource> {
   if (!existsSync(dir)) throw new DataError(`not found: ${dir}`);
-  if (!statSync(dir).isDirectory()) throw new DataError(`${dir} is not a directory of dataset files`);
+  if (!statSync(dir).isDirectory()) {
+    // A file given as --data: only one `convx data import` wrote is read (recognised by its content).
+    throw new DataError(`${dir} is not a directory of dataset files, nor a file written by convx data import`, [
+      'give the directory of the exported files, or a .duckdb file that convx data import wrote',
+    ]);
+  }
   const entries = readdirSync(dir, { withFileTypes: true });
   const found = new Map<TableName, TableSource>();
   const problems: string[] = [];
