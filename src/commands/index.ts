@@ -4,6 +4,7 @@
  * command's `--help` and shell completion read only this; a command's module
  * (and through it DuckDB, the server, jose ...) is imported when it runs.
  */
+import { PROFILE_KEYS } from '../config.js';
 import { OPTIONS, VALIDATE_FORMATS } from './options.js';
 import type { CommandDefinition } from './registry.js';
 
@@ -233,7 +234,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'config set',
     createsProfile: true,
-    summary: 'set a setting of the profile: mode, data, api, deliveryApi, plugin, format, tz, or defaultProfile (tokens: convx auth login)',
+    summary: `set a setting of the profile: ${PROFILE_KEYS.join(', ')}, or defaultProfile (tokens: convx auth login)`,
     args: '<key> <value>',
     examples: ['convx config set data samples/shop', 'convx config set format csv --profile shop', 'convx config set defaultProfile shop'],
     load: async () => (await import('./config.js')).configSet,
