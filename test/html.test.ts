@@ -302,6 +302,14 @@ describe('-o html on the command line', () => {
     const none = await kept(open, { env: { PATH: join(dir, 'empty') }, tty: true });
     expect(none.code).toBe(0);
     expect(none.stderr).toMatch(/warning: could not open .*r\.html in a browser: xdg-open was not found \(install xdg-utils\); open the file yourself/);
+    // An opener that finds no browser fails at once (xdg-open exits 3): a warning too, not silence.
+    const failing = join(dir, 'failing');
+    mkdirSync(failing);
+    writeFileSync(join(failing, 'xdg-open'), '#!/bin/sh\nexit 3\n');
+    chmodSync(join(failing, 'xdg-open'), 0o755);
+    const refused = await kept(open, { env: { PATH: failing }, tty: true });
+    expect(refused.code).toBe(0);
+    expect(refused.stderr).toMatch(/warning: could not open .*r\.html in a browser: xdg-open exited with 3; open the file yourself/);
   });
 });
 

@@ -176,18 +176,32 @@ export function opener(platform: NodeJS.Platform, path: string): { command: stri
   return { command: 'xdg-open', args: [path] };
 }
 
-/** Starts the opener, detached (convx does not wait for the browser); one that cannot start is a warning, not a failure: the file is written. */
+/** How long an opener that fails at once (xdg-open finds no browser: exit 3) is waited for; one still running then has started a browser. */
+const OPENER_WAIT_MS = 2000;
+
+/**
+ * Starts the opener, detached (convx does not wait for the browser); one that cannot start, or that
+ * fails within OPENER_WAIT_MS (xdg-open without a browser to hand the file to), is a warning, not a
+ * failure: the file is written.
+ */
 async function openInBrowser(ctx: Context, path: string): Promise<void> {
   const { command, args } = opener(process.platform, path);
-  const started = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+  const failure = await new Promise<string | undefined>((resolve) => {
     const child = spawn(command, args, { detached: true, stdio: 'ignore', env: ctx.io.env, cwd: ctx.io.cwd });
-    child.once('error', (error) => resolve(error));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'ENOENT' ? `${command} was not found${command === 'xdg-open' ? ' (install xdg-utils)' : ''}` : (error.code ?? error.message)),
+    );
     child.once('spawn', () => {
-      child.unref();
-      resolve(undefined);
+      const timer = setTimeout(() => {
+        child.unref();
+        resolve(undefined);
+      }, OPENER_WAIT_MS);
+      timer.unref();
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve(code === 0 ? undefined : `${command} ${signal ? `was stopped by ${signal}` : `exited with ${code}`}`);
+      });
     });
   });
-  if (!started) return;
-  const hint = started.code === 'ENOENT' ? `${command} was not found${command === 'xdg-open' ? ' (install xdg-utils)' : ''}` : (started.code ?? started.message);
-  ctx.log.warn(`could not open ${path} in a browser: ${hint}; open the file yourself`);
+  if (failure) ctx.log.warn(`could not open ${path} in a browser: ${failure}; open the file yourself`);
 }
