@@ -139,6 +139,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       state.noColor = globals.color === false;
       const formatFlag = typedFormatFlag((program as Command & { rawArgs: string[] }).rawArgs);
       refuseUnhonoured(cmd, definition.name, globalOptions, honours, formatFlag);
+      refuseEmptyArgument(cmd.args, definition.args);
       const textFormats = COMMAND_FORMATS[definition.name];
       if (textFormats && globals.format !== undefined && !textFormats.includes(globals.format)) {
         throw new UsageError(`${formatFlag}: "${globals.format}" is not one of ${textFormats.join(', ')}`);
@@ -159,6 +160,18 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     });
   }
   return program;
+}
+
+/**
+ * An empty argument is refused as an empty flag value is (toOption), named as the command's usage
+ * names it (`<request>`): `convx validate "$FILE"` with FILE unset would read the current folder.
+ */
+function refuseEmptyArgument(args: readonly string[], usage: string | undefined): void {
+  const at = args.indexOf('');
+  if (at < 0) return;
+  const names = (usage ?? '').split(' ').filter(Boolean);
+  const name = names[Math.min(at, names.length - 1)]?.replace('...', '') ?? 'an argument';
+  throw new UsageError(`${name} is empty`, [], 'an unset shell variable gives an empty value');
 }
 
 /** A global flag given to a command that does not honour it is an error, not silently ignored (named as typed: -o or --format). */

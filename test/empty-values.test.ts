@@ -20,6 +20,28 @@ const FLAGS = COMMANDS.map((command) => {
   return [command.name, flags.map(flagName)] as const;
 });
 
+describe('every argument refuses an empty one', () => {
+  // Each command that takes arguments, with an empty one where its first goes (and after a given one, for several).
+  const WITH_ARGS = COMMANDS.filter((command) => command.args !== undefined);
+
+  it('has the commands to try', () => {
+    expect(WITH_ARGS.map((c) => c.name)).toEqual(expect.arrayContaining(['order', 'contact', 'drill', 'validate', 'data check', 'config set']));
+  });
+
+  it.each(WITH_ARGS.map((c) => [c.name, c.args!] as const))('%s %s', async (command, usage) => {
+    const names = usage.split(' ');
+    const first = names[0]!.replace('...', '');
+    // The required arguments after the first given, so that the empty first is what is wrong.
+    const rest = names.slice(1).filter((name) => name.startsWith('<')).map(() => 'x');
+    const run = await cli([...command.split(' '), '', ...rest]);
+    expect([run.code, run.stdout, run.stderr]).toEqual([2, '', `convx: error: ${first} is empty\nhint: an unset shell variable gives an empty value\n`]);
+    if (usage.endsWith('...]') || usage.endsWith('...>')) {
+      const later = await cli([...command.split(' '), 'x', '']);
+      expect([later.code, later.stderr]).toEqual([2, `convx: error: ${first} is empty\nhint: an unset shell variable gives an empty value\n`]);
+    }
+  });
+});
+
 describe('every flag that takes a value refuses an empty one', () => {
   it('has the flags to try (an empty it.each would pass with nothing tested)', () => {
     const named = FLAGS.flatMap(([command, flags]) => flags.map((flag) => `${command} ${flag}`));
