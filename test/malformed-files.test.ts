@@ -122,6 +122,20 @@ describe('malformed CSV files name the physical line, the column and what is wro
     expect(message).toMatch(new RegExp(`orders\\.csv\\.gz, line ${line}, column \\w+: the file breaks off here: the gzip data is truncated or corrupt`));
   });
 
+  it('a file in another encoding (Windows-1250) names the first line that is not UTF-8, not "CSV Error on Line", also gzipped and past a large first part', async () => {
+    const { lines } = ordersCsv(30_000);
+    // Line 25,002 (index 25,001) holds a contact id with "ř" and "š" as Windows-1250 writes them (0xF8, 0x9A): not UTF-8.
+    const before = Buffer.from(`${lines.slice(0, 25_001).join('\n')}\n`);
+    const bad = Buffer.concat([Buffer.from('o-x,P'), Buffer.from([0xf8, 0xed, 0x9a]), Buffer.from(',2024-03-02T10:00:00Z,EUR,10,12\n')]);
+    const after = Buffer.from(`${lines.slice(25_002).join('\n')}\n`);
+    const bytes = Buffer.concat([before, bad, after]);
+    for (const [name, content] of [['orders.csv', bytes], ['orders.csv.gz', gzipSync(bytes)]] as const) {
+      const { code, message } = await report(dataset({ [name]: content, 'touches.csv': TOUCHES }));
+      expect(code, name).toBe(2);
+      expect(placed(message), name).toEqual([`  ${name}, line 25002: its bytes are not UTF-8 text (saved as Windows-1250 or Latin-1?); save the file as UTF-8`]);
+    }
+  });
+
   it('a 5 MB line names its line and column and the limit, not "Line: 1"', async () => {
     const huge = row(3, '10', `12${'0'.repeat(5 * 1024 * 1024)}`);
     const { text, lines } = ordersCsv(5, { 3: huge });

@@ -5,6 +5,7 @@
  *
  * A line ends at CRLF, LF or a lone CR; the first line is 1.
  */
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -196,6 +197,50 @@ export async function firstLineEnding(path: string): Promise<LineEnding | undefi
       }
     }
     return afterCR ? 'CR' : undefined;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * The first physical line whose bytes are not UTF-8 (a file saved as Windows-1250 or Latin-1), or
+ * undefined when every line is. A line break is never part of a multi-byte character, so each run
+ * of whole lines is checked at once, and only a run that fails is searched line by line.
+ */
+export async function firstNonUtf8Line(path: string): Promise<number | undefined> {
+  let line = 1;
+  let rest: Buffer = Buffer.alloc(0);
+  const search = (bytes: Buffer): number | undefined => {
+    if (isUtf8(bytes)) {
+      for (let i = bytes.indexOf(LF); i >= 0; i = bytes.indexOf(LF, i + 1)) line++;
+      return undefined;
+    }
+    let start = 0;
+    for (;;) {
+      const end = bytes.indexOf(LF, start);
+      if (!isUtf8(bytes.subarray(start, end < 0 ? bytes.length : end))) return line;
+      if (end < 0) return undefined;
+      line++;
+      start = end + 1;
+    }
+  };
+  const stream = open(path);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const bytes = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+      const last = bytes.lastIndexOf(LF);
+      if (last < 0) {
+        rest = bytes;
+        continue;
+      }
+      const found = search(bytes.subarray(0, last + 1));
+      if (found !== undefined) return found;
+      rest = Buffer.from(bytes.subarray(last + 1));
+    }
+    return rest.length ? search(rest) : undefined;
+  } catch {
+    // A file that cannot be read to its end (gzip data cut off): the other diagnoses say where.
+    return undefined;
   } finally {
     stream.destroy();
   }
