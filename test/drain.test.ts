@@ -72,3 +72,32 @@ describe('convx serve: the shutdown drain', () => {
     }
   }, 30_000);
 });
+
+describe('convx serve: a short CONVX_JWT_SECRET', () => {
+  /** The log lines of a server started with this secret, up to its listening line and the one after, then stopped. */
+  async function startedWith(secret: string): Promise<string> {
+    const child = spawn(process.execPath, [bin, 'serve', '--data', SAMPLES, '--port', '0'], { env: { ...process.env, CONVX_JWT_SECRET: secret }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    try {
+      const started = Date.now();
+      while (!/"msg":"listening"/.test(stderr) && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 200));
+      child.kill('SIGTERM');
+      await exited;
+      return stderr;
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }
+
+  it('is a warning on the log, its length but never its value; one of 32 bytes is not', async () => {
+    const short = await startedWith('dev-secret-31-bytes-long-000000');
+    expect(short).toContain('"msg":"warning: CONVX_JWT_SECRET is 31 bytes; HS256 wants at least 32 (a short secret can be guessed from one token, and any plugin\'s token signed with it): for development only"');
+    expect(short).not.toContain('dev-secret-31-bytes-long-000000');
+    const long = await startedWith('dev-secret-32-bytes-long-0000000');
+    expect(long).toMatch(/"msg":"listening"/);
+    expect(long).not.toContain('warning');
+  }, 60_000);
+});

@@ -262,6 +262,7 @@ export default defineHandler<ServeFlags>({
     // one dataset's order indexes are read right after its load; a plugin file's on its first look-up
     const server: Server = pluginFiles ? await startPluginFiles(options) : await startServer({ ...options, orderIndex: 'eager' });
     logListening(log, server, began);
+    warnShortSecret(log, options.auth.secret);
     const limitMs = drainLimitMs(options.limits.queryTimeoutMs, options.renderLimits.requestTimeMs);
     return new Promise<number>((resolve) => {
       const unsubscribe: (() => void)[] = [];
@@ -275,6 +276,23 @@ export default defineHandler<ServeFlags>({
     });
   },
 });
+
+/** The shortest HS256 secret that is not a warning: RFC 7518 asks for a key at least as long as the hash, 32 bytes. */
+export const MIN_SECRET_BYTES = 32;
+
+/**
+ * A warning on the log for a short CONVX_JWT_SECRET (never its value): one token is enough to guess a
+ * short secret offline, and with it to sign tokens for any plugin. Not refused: a development
+ * secret such as dev-secret is what the examples use.
+ */
+function warnShortSecret(log: Log, secret: string | undefined): void {
+  const bytes = secret === undefined ? 0 : Buffer.byteLength(secret);
+  if (secret === undefined || bytes >= MIN_SECRET_BYTES) return;
+  log({
+    time: new Date().toISOString(),
+    msg: `warning: CONVX_JWT_SECRET is ${bytes} bytes; HS256 wants at least ${MIN_SECRET_BYTES} (a short secret can be guessed from one token, and any plugin's token signed with it): for development only`,
+  });
+}
 
 /** How long a shutdown waits for requests in flight: the longest request budget, and a margin. */
 export function drainLimitMs(queryTimeoutMs: number, validationMs: number): number {
