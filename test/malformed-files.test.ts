@@ -65,6 +65,16 @@ describe('malformed CSV files name the physical line, the column and what is wro
     expect(check.code).toBe(1);
   });
 
+  it('a decimal comma on the last line, which the sniffer takes for the header (the widest record), names that line, not "required column is missing"', async () => {
+    const { text, lines } = ordersCsv(20, { 20: 'o20,c1,2024-03-02T10:00:00Z,EUR,1,040,12' });
+    const { code, message } = await report(dataset({ 'orders.csv': text, 'touches.csv': TOUCHES }));
+    expect(code).toBe(2);
+    expect(message).not.toMatch(/required column/);
+    expect(placed(message)).toEqual([
+      `  orders.csv, line ${lines.length}, column amount_wo_tax: 7 fields where the header has 6 columns: "1,040" looks like a number with a decimal comma; write it with a dot (1.040) or quote it`,
+    ]);
+  });
+
   it('a ragged CSV (a line with fewer fields, another with more) names each line, not "Error when sniffing file"', async () => {
     const short = 'o3,c1,2024-03-02T10:00:00Z,EUR';
     const long = `${row(6)},surplus`;

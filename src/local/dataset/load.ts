@@ -83,6 +83,12 @@ async function readRuns(db: Database, source: TableSource, runs: string[][]): Pr
   return db.all(sql`DESCRIBE SELECT * FROM ${raw}`);
 }
 
+/** Whether the names lack a required column of the table (schema.ts), in any case. */
+function lacksRequired(table: TableName, names: readonly string[]): boolean {
+  const lower = new Set(names.map((name) => name.toLowerCase()));
+  return TABLES[table].columns.some((c) => c.required && !lower.has(c.name));
+}
+
 /** Whether convx reads a column (named in lower case) of a table: one of its columns in schema.ts, plugin_id, or any of a table that keeps the others (contacts' merge fields). */
 function readsColumn(table: TableName, column: string): boolean {
   const spec = TABLES[table];
@@ -169,8 +175,10 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
   }
   const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
   // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
-  // different lengths), and read each line whole. Say which line is wrong, if one is.
-  if (source.format === 'csv' && names.length === 1 && /[,;|\t]/.test(names[0]!)) {
+  // different lengths), and read each line whole.
+  // Or a header without the table's required columns: the sniffer may take a wider record for the
+  // header (a last line with a field too many). Say which line is wrong, if one is.
+  if (source.format === 'csv' && ((names.length === 1 && /[,;|\t]/.test(names[0]!)) || lacksRequired(source.table, names))) {
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
   }
