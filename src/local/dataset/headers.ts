@@ -11,7 +11,7 @@
 import { open } from 'node:fs/promises';
 import { constants, gunzipSync } from 'node:zlib';
 import type { Database } from '../db.js';
-import { sql } from '../sql.js';
+import { literal, sql } from '../sql.js';
 import { csvDialect, pathList } from './reader.js';
 import type { TableSource } from './types.js';
 
@@ -26,6 +26,7 @@ const HEADER_BYTES = 64 * 1024;
 export type FolderDifference =
   | { kind: 'extra'; column: string; file: string; without: string }
   | { kind: 'twice'; file: string; names: [string, string] }
+  | { kind: 'preamble'; file: string; first: string; lines: number }
   | { kind: 'type'; column: string; file: string; type: string; first: string; firstType: string };
 
 /** A file's columns: names and, for Parquet, their types. */
@@ -50,6 +51,7 @@ export async function folderDifference(
   const files =
     source.format === 'csv' ? await csvColumns(db, source, names) : source.format === 'parquet' ? await parquetColumns(db, source.files, columns) : undefined;
   if (!files) return undefined;
+  if (!(files instanceof Map)) return files;
   const read = new Map(columns.map((c) => [c.name.toLowerCase(), c.type]));
   const has = (file: string, lower: string) => files.get(file)?.find((c) => c.name.toLowerCase() === lower);
   for (const file of source.files) {
@@ -83,13 +85,25 @@ const DELIMITERS = [',', '\t', ';', '|'];
  * from each file, so a header that does not name them all is not the one it read. An empty file has
  * no columns.
  */
-async function csvColumns(db: Database, source: TableSource, names: readonly string[]): Promise<FileColumns> {
+async function csvColumns(db: Database, source: TableSource, names: readonly string[]): Promise<FileColumns | FolderDifference> {
   const files = source.files;
   const wanted = names.filter((name) => name !== '__file' && !partitionKeys(files[0]!).has(name)).map((name) => name.trim());
   const headers = new Map<string, string | undefined>();
   for (const file of files) headers.set(file, await firstLine(file));
   const first = headers.get(files[0]!);
-  const delimiter = first === undefined ? undefined : DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
+  // The delimiter that splits the first line into the names read; else (a title line above the header) the sniffer's, asked once.
+  let delimiter = first === undefined ? undefined : DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
+  if (delimiter === undefined) {
+    const sniffed = await sniffedDialect(db, files[0]!);
+    delimiter = sniffed?.delimiter;
+    // Lines above the first file's header: the read skips as many in every file, so each must have them.
+    if (sniffed && delimiter !== undefined && sniffed.skip > 0) {
+      for (const file of files.slice(1)) {
+        const header = await lineAt(file, sniffed.skip);
+        if (header === undefined || !sameNames(splitHeader(header, delimiter), wanted)) return { kind: 'preamble', file, first: files[0]!, lines: sniffed.skip };
+      }
+    }
+  }
   const known = wanted.map((name) => name.toLowerCase());
   const columns: FileColumns = new Map();
   for (const file of files) {
@@ -104,6 +118,18 @@ async function csvColumns(db: Database, source: TableSource, names: readonly str
     columns.set(file, read.map((name) => ({ name })));
   }
   return columns;
+}
+
+/** The delimiter DuckDB's sniffer finds in a CSV file, and the lines it skips above the header (undefined when it cannot tell). */
+async function sniffedDialect(db: Database, file: string): Promise<{ delimiter: string | undefined; skip: number } | undefined> {
+  try {
+    const row = await db.one<{ d: string; skip: bigint | number }>(
+      sql`SELECT Delimiter AS d, SkipRows AS skip FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`,
+    );
+    return row ? { delimiter: row.d.length === 1 ? row.d : undefined, skip: Number(row.skip) } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A CSV file's column names as DuckDB's sniffer reads the file alone (none when it cannot). */
@@ -150,6 +176,11 @@ export function splitHeader(header: string, delimiter: string): string[] {
 
 /** A file's first line (a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined when it is not within HEADER_BYTES or cannot be read. */
 async function firstLine(file: string): Promise<string | undefined> {
+  return lineAt(file, 0);
+}
+
+/** A file's line of this index (0: the first) as firstLine reads it; undefined past HEADER_BYTES or the file's end. */
+async function lineAt(file: string, index: number): Promise<string | undefined> {
   let bytes: Buffer;
   try {
     const handle = await open(file, 'r');
@@ -165,12 +196,19 @@ async function firstLine(file: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-  const text = bytes.toString('utf8');
-  const newline = text.indexOf('\n');
-  // No line break: the whole file when it ended within the bytes read (a header alone), else too long to tell.
+  let text = bytes.toString('utf8');
+  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  let start = 0;
+  for (let i = 0; i < index; i++) {
+    const next = text.indexOf('\n', start);
+    if (next < 0) return undefined;
+    start = next + 1;
+  }
+  const newline = text.indexOf('\n', start);
+  // No line break: the rest when the file ended within the bytes read (a header alone), else too long to tell.
   const end = newline >= 0 ? newline : bytes.length < HEADER_BYTES ? text.length : -1;
   if (end < 0) return undefined;
-  return text.slice(text.startsWith('\uFEFF') ? 1 : 0, end).replace(/\r$/, '');
+  return text.slice(start, end).replace(/\r$/, '');
 }
 
 /**

@@ -143,6 +143,12 @@ function differenceError(dir: string, source: TableSource, difference: FolderDif
     ]);
   }
   const [first, other] = [fileLabel(dir, source, difference.first), fileLabel(dir, source, difference.file)];
+  if (difference.kind === 'preamble') {
+    const lines = difference.lines === 1 ? 'a line' : `${difference.lines} lines`;
+    return new DataError(`cannot read ${source.display}: ${first} has ${lines} above its header, and ${other} has not as many`, [
+      "the read skips the first file's lines above the header in every file, and would lose a record of the others: give every file the same lines above its header, or none",
+    ]);
+  }
   return new DataError(`cannot read ${source.display}: its files do not give a column one type:`, [
     `${other} has ${difference.column} as ${difference.type}, ${first} as ${difference.firstType}`,
     "give the column one type in every file of the folder (the read takes the first file's, and would change the others' values to it)",

@@ -149,8 +149,11 @@ function decimal(type: 'amount' | 'rate', sqlType: Sql): ValueType {
   };
 }
 
-/** An ISO 8601 date, or date and time (to the minute, second or a fraction of it), with Z, an offset or nothing (UTC). */
-const ISO_TIMESTAMP = '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}([.,]\\d+)?)?)? ?(Z|[+-]\\d{2}(:?\\d{2}(:?\\d{2})?)?)?';
+/**
+ * An ISO 8601 date, or date and time (to the minute, second or a fraction of it), with Z, an offset
+ * or nothing (UTC); and UTC or GMT written out, as BigQuery's CSV exports write it (2024-03-01 10:00:00 UTC).
+ */
+const ISO_TIMESTAMP = '\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}([.,]\\d+)?)?)? ?(Z|UTC|GMT|[+-]\\d{2}(:?\\d{2}(:?\\d{2})?)?)?';
 
 /** A timestamp or a date: a raw time type reads as it is; any other typed raw column cannot. */
 const timeCheck = (r: Raw) => (TIME_TYPE.test(r.column.rawType) ? undefined : ALWAYS);
