@@ -8,6 +8,7 @@ import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
 import { everyFileAsRead, filesAsRead } from '../src/local/dataset/globs.js';
+import { lossless } from '../src/local/dataset/headers.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, tempDir, TOUCH_HEADER, withBackend } from './helpers.js';
 import { literal, sql, trusted } from '../src/local/sql.js';
 
@@ -243,6 +244,11 @@ describe("a folder's later file with a column the first lacks", () => {
     // A DATE, then a TIMESTAMP: the time of day would be lost.
     const times = await typed(`${head('o1', "DATE '2024-03-02'")}, 1.5 AS amount_wo_tax, 2.5 AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 23:30:00'")}, 1.5 AS amount_wo_tax, 2.5 AS amount_w_tax`);
     expect(await refused(times)).toBe(`${kind}orders/02.parquet has datetime as TIMESTAMP, orders/01.parquet as DATE${hint}`);
+    // A type every value of which the read's takes unchanged (or refuses, on overflow) is read: fewer decimals, a narrower integer.
+    const scales = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10.5::DECIMAL(18,4) AS amount_wo_tax, 12.71::DECIMAL(18,4) AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10.5::DECIMAL(18,2) AS amount_wo_tax, 20.25::DECIMAL(18,2) AS amount_w_tax`);
+    expect(await amounts(scales)).toEqual([12.71, 20.25]);
+    const widths = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10::BIGINT AS amount_wo_tax, 12::BIGINT AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10::INTEGER AS amount_wo_tax, 20::INTEGER AS amount_w_tax`);
+    expect(await amounts(widths)).toEqual([12, 20]);
     // A column convx does not read may differ.
     const notes = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 1 AS note`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 'x' AS note`);
     expect(await amounts(notes)).toEqual([12.71, 12.71]);
@@ -279,6 +285,15 @@ describe('a # in CSV', () => {
       // 'cancelled # fraud' is not the status cancelled: it counts; 1005 does not.
       expect(items, name).toEqual([['1001', 12], ['#1002', 24], ['1004', 48]]);
     }
+  });
+});
+
+describe("a Parquet folder's types that the read takes unchanged (lossless)", () => {
+  it('are the ones whose values cast unchanged or not at all: not fewer digits after the point, a time of day, text into a number, a FLOAT into a DOUBLE', () => {
+    const yes: [string, string][] = [['INTEGER', 'BIGINT'], ['BIGINT', 'INTEGER'], ['INTEGER', 'DECIMAL(18,4)'], ['DECIMAL(18,2)', 'DECIMAL(18,4)'], ['DECIMAL(10,2)', 'DOUBLE'], ['INTEGER', 'DOUBLE'], ['DATE', 'TIMESTAMP'], ['BIGINT', 'VARCHAR']];
+    const no: [string, string][] = [['DECIMAL(18,4)', 'DECIMAL(18,2)'], ['DOUBLE', 'BIGINT'], ['DOUBLE', 'DECIMAL(18,4)'], ['BIGINT', 'DOUBLE'], ['DECIMAL(18,4)', 'DOUBLE'], ['TIMESTAMP', 'DATE'], ['VARCHAR', 'BIGINT'], ['FLOAT', 'DOUBLE']];
+    for (const [from, to] of yes) expect(lossless(from, to), `${from} -> ${to}`).toBe(true);
+    for (const [from, to] of no) expect(lossless(from, to), `${from} -> ${to}`).toBe(false);
   });
 });
 

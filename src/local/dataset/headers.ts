@@ -65,13 +65,56 @@ export async function folderDifference(
       seen.set(lower, name);
       if (!read.has(lower)) return { kind: 'extra', column: name, file, without: source.files.find((other) => !has(other, lower)) ?? source.files[0]! };
       const firstType = read.get(lower)!;
-      if (type !== undefined && type !== firstType) {
+      if (type !== undefined && type !== firstType && !lossless(type, firstType)) {
         const first = source.files.find((other) => has(other, lower)?.type === firstType) ?? source.files[0]!;
         return { kind: 'type', column: name, file, type, first, firstType };
       }
     }
   }
   return undefined;
+}
+
+/** Integer types and the digits each holds. */
+const INTEGERS: Record<string, { digits: number }> = {
+  TINYINT: { digits: 3 },
+  SMALLINT: { digits: 5 },
+  INTEGER: { digits: 10 },
+  BIGINT: { digits: 19 },
+  HUGEINT: { digits: 39 },
+  UTINYINT: { digits: 3 },
+  USMALLINT: { digits: 5 },
+  UINTEGER: { digits: 10 },
+  UBIGINT: { digits: 20 },
+};
+
+/** DECIMAL(p,s) as its digits before and after the point. */
+function decimalDigits(type: string): { before: number; after: number } | undefined {
+  const m = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(type);
+  return m ? { before: Number(m[1]) - Number(m[2]), after: Number(m[2]) } : undefined;
+}
+
+/**
+ * Whether a later file's values cast to the read's type unchanged or not at all: DuckDB refuses a
+ * value that overflows (a BIGINT's 5,000,000,000 into an INTEGER), so only what it would change
+ * without a word counts: digits after the point (a DECIMAL(18,4)'s into a DECIMAL(18,2), a
+ * DOUBLE's into an integer), a double's digits past 15 (a BIGINT into a DOUBLE), a time of day
+ * (a TIMESTAMP into a DATE), text into a number ('01002' into 1002), a FLOAT into a DOUBLE (88.17
+ * becomes 88.16999816894531). Integers among themselves and into a DECIMAL, a DECIMAL into one
+ * with as many digits after the point, a DATE into a TIMESTAMP (midnight), an integer into text are.
+ */
+export function lossless(from: string, to: string): boolean {
+  if (from === to) return true;
+  const [fi, ti, fd, td] = [INTEGERS[from], INTEGERS[to], decimalDigits(from), decimalDigits(to)];
+  if (fi) {
+    if (ti || td) return true;
+    if (to === 'DOUBLE') return fi.digits <= 15;
+    return to === 'VARCHAR';
+  }
+  if (fd) {
+    if (td) return fd.after <= td.after;
+    return to === 'DOUBLE' && fd.before + fd.after <= 15;
+  }
+  return from === 'DATE' && /^TIMESTAMP/.test(to);
 }
 
 /** The delimiters a CSV or TSV header may be split by (DuckDB's sniffer picks among these). */
