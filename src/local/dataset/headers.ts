@@ -74,18 +74,8 @@ export async function folderDifference(
   return undefined;
 }
 
-/** Integer types and the digits each holds. */
-const INTEGERS: Record<string, { digits: number }> = {
-  TINYINT: { digits: 3 },
-  SMALLINT: { digits: 5 },
-  INTEGER: { digits: 10 },
-  BIGINT: { digits: 19 },
-  HUGEINT: { digits: 39 },
-  UTINYINT: { digits: 3 },
-  USMALLINT: { digits: 5 },
-  UINTEGER: { digits: 10 },
-  UBIGINT: { digits: 20 },
-};
+/** The integer types. */
+const INTEGERS = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT']);
 
 /** DECIMAL(p,s) as its digits before and after the point. */
 function decimalDigits(type: string): { before: number; after: number } | undefined {
@@ -97,18 +87,17 @@ function decimalDigits(type: string): { before: number; after: number } | undefi
  * Whether a later file's values cast to the read's type unchanged or not at all: DuckDB refuses a
  * value that overflows (a BIGINT's 5,000,000,000 into an INTEGER), so only what it would change
  * without a word counts: digits after the point (a DECIMAL(18,4)'s into a DECIMAL(18,2), a
- * DOUBLE's into an integer), a double's digits past 15 (a BIGINT into a DOUBLE), a time of day
+ * DOUBLE's into an integer), a DECIMAL's digits past a double's 15, a time of day
  * (a TIMESTAMP into a DATE), text into a number ('01002' into 1002), a FLOAT into a DOUBLE (88.17
  * becomes 88.16999816894531). Integers among themselves and into a DECIMAL, a DECIMAL into one
  * with as many digits after the point, a DATE into a TIMESTAMP (midnight), an integer into text are.
  */
 export function lossless(from: string, to: string): boolean {
   if (from === to) return true;
-  const [fi, ti, fd, td] = [INTEGERS[from], INTEGERS[to], decimalDigits(from), decimalDigits(to)];
+  const [fi, ti, fd, td] = [INTEGERS.has(from), INTEGERS.has(to), decimalDigits(from), decimalDigits(to)];
   if (fi) {
-    if (ti || td) return true;
-    if (to === 'DOUBLE') return fi.digits <= 15;
-    return to === 'VARCHAR';
+    // Into a DOUBLE too: only past 2^53 would it round, beyond any amount's range (a day of whole prices written as BIGINT).
+    return ti || td !== undefined || to === 'DOUBLE' || to === 'VARCHAR';
   }
   if (fd) {
     if (td) return fd.after <= td.after;
