@@ -1,12 +1,15 @@
 /**
- * The columns of each file of a folder's table, to find a column that some file has and the table
- * read does not, or (Parquet) types otherwise. DuckDB reads a folder's files with the columns of the first file it reads, taken
- * by name in the others: a later file without one of them is an error of the read, but a column
- * only a later file has is left out without a word (a `status` exported from March on, and the
- * cancelled orders of those months would count). load.ts refuses such a folder when convx reads
- * that column, as it refuses a file without a column of the first. CSV and TSV headers are read
- * here, from each file's first line (a few kilobytes, where DuckDB's sniffer would read each file's
- * sample again); Parquet's columns from the files' footers, every file's in one statement.
+ * The columns of each file of a folder's table, for what the one read of the folder would get wrong
+ * without a word. DuckDB reads a folder's files with the columns (and, for CSV, the lines above the
+ * header) of the first file it reads, taken by name in the others: a later file without one of them
+ * is an error of the read, but a column only a later file has is left out (a `status` exported from
+ * March on, and the cancelled orders of those months would count), a Parquet column a later file
+ * types otherwise is cast to the first file's type (15.125 to 15), a column a later file names twice
+ * is taken once, and a later file without the first file's title line loses its first record.
+ * load.ts refuses such a folder when convx reads that column, as it refuses a file without a column
+ * of the first. CSV and TSV headers are read here, from each file's first line (a few kilobytes,
+ * where DuckDB's sniffer would read each file's sample again); Parquet's columns from the files'
+ * footers, every file's in one statement.
  */
 import { open } from 'node:fs/promises';
 import { constants, gunzipSync } from 'node:zlib';
@@ -20,7 +23,8 @@ const HEADER_BYTES = 64 * 1024;
 
 /**
  * How a file of a folder differs from the table read: a column it has that the table lacks (`extra`,
- * with a file without it), or a column it types otherwise than the read took it (`type`, Parquet:
+ * with a file without it), a column it names twice (`twice`), fewer lines above its header than the
+ * first file has (`preamble`), or a column it types otherwise than the read took it (`type`, Parquet:
  * the read casts every file's values to the first file's type, 15.125 to 15 in a BIGINT column).
  */
 export type FolderDifference =
