@@ -30,6 +30,7 @@ interface ResponseObject {
 }
 interface Operation {
   operationId?: string;
+  parameters?: { name: string; schema: Record<string, unknown> }[];
   security?: unknown[];
   requestBody?: { required?: boolean; content: Record<string, MediaType> };
   responses: Record<string, ResponseObject>;
@@ -76,6 +77,14 @@ describe('the OpenAPI document', () => {
     const config = await createConfig({ extends: ['recommended'] });
     const problems = await lintFromString({ source: raw, absoluteRef: 'openapi.json', config });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('says that a text parameter takes no empty value (minLength 1), as the server answers one with a 400', () => {
+    const items = doc.paths['/v1/conversions/items']!.get!;
+    const schema = (name: string) => items.parameters?.find((p) => p.name === name)?.schema;
+    for (const name of ['sourceId', 'smartflowId', 'country', 'currency', 'sort', 'timeZone', 'orderId']) {
+      expect(schema(name), name).toMatchObject({ type: 'string', minLength: 1 });
+    }
   });
 
   it('names every operation, lists servers, documents the validate body, and leaves /healthz open', () => {

@@ -23,16 +23,17 @@ function parameterSchema(p: Parameter, operation: Operation): Record<string, unk
     }
     case 'sort': {
       const fallback = field(p, 'sort')![operation]!.fallback;
-      return { type: 'string', description: `${description} (default ${fallback}): ${SORT_FIELDS[operation].join(', ')}` };
+      return { type: 'string', minLength: 1, description: `${description} (default ${fallback}): ${SORT_FIELDS[operation].join(', ')}` };
     }
     case 'sourceType':
       return { type: 'string', enum: [...SOURCE_TYPES], description };
     case 'zone':
-      return { type: 'string', default: 'UTC', description };
+      return { type: 'string', minLength: 1, default: 'UTC', description };
     case 'codes':
     case 'id':
     case 'text':
-      return { type: 'string', description };
+      // An empty value is refused (a 400 naming it, query.ts), never read as absent.
+      return { type: 'string', minLength: 1, description };
     case 'choice': {
       const { values, fallback } = field(p, 'choice')!;
       return { type: 'string', enum: [...values], description: fallback === undefined ? description : `${description} (default ${fallback})` };
