@@ -162,6 +162,9 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
   return program;
 }
 
+/** The hint of an empty flag value or argument. */
+const EMPTY_HINT = 'an unset shell variable gives an empty value';
+
 /**
  * An empty argument is refused as an empty flag value is (toOption), named as the command's usage
  * names it (`<request>`): `convx validate "$FILE"` with FILE unset would read the current folder.
@@ -171,7 +174,7 @@ function refuseEmptyArgument(args: readonly string[], usage: string | undefined)
   if (at < 0) return;
   const names = (usage ?? '').split(' ').filter(Boolean);
   const name = names[Math.min(at, names.length - 1)]?.replace('...', '') ?? 'an argument';
-  throw new UsageError(`${name} is empty`, [], 'an unset shell variable gives an empty value');
+  throw new UsageError(`${name} is empty`, [], EMPTY_HINT);
 }
 
 /** A global flag given to a command that does not honour it is an error, not silently ignored (named as typed: -o or --format). */
@@ -206,7 +209,7 @@ function toOption(definition: OptionDefinition): Option {
   if (definition.defaultValue !== undefined) option.default(definition.defaultValue);
   if (!option.required && !option.optional) return option;
   return option.argParser((value: string, previous: string | undefined) => {
-    if (value === '') throw new UsageError(`${option.long}: ${EMPTY_VALUE}`, [], 'an unset shell variable gives an empty value');
+    if (value === '') throw new UsageError(`${option.long}: ${EMPTY_VALUE}`, [], EMPTY_HINT);
     return definition.list && previous !== undefined ? `${previous},${value}` : value;
   });
 }

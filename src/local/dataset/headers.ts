@@ -119,13 +119,14 @@ const DELIMITERS = [',', '\t', ';', '|'];
  * file whose first line is not such a header (a title or `sep=,` line above it, which the sniffer
  * skips; no delimiter found) is described by DuckDB alone: the read took every column of the table
  * from each file, so a header that does not name them all is not the one it read. An empty file has
- * no columns.
+ * no columns. When the first file's first line is not its header, the sniffer's delimiter is asked
+ * once, and a later file without as many lines above its header is a `preamble` difference.
  */
 async function csvColumns(db: Database, source: TableSource, names: readonly string[]): Promise<FileColumns | FolderDifference> {
   const files = source.files;
   const wanted = names.filter((name) => name !== '__file' && !partitionKeys(files[0]!).has(name)).map((name) => name.trim());
   const headers = new Map<string, string | undefined>();
-  for (const file of files) headers.set(file, await firstLine(file));
+  for (const file of files) headers.set(file, await lineAt(file, 0));
   const first = headers.get(files[0]!);
   // The delimiter that splits the first line into the names read; else (a title line above the header) the sniffer's, asked once.
   let delimiter = first === undefined ? undefined : DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
@@ -210,12 +211,7 @@ export function splitHeader(header: string, delimiter: string): string[] {
   return fields.map((f) => f.trim());
 }
 
-/** A file's first line (a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined when it is not within HEADER_BYTES or cannot be read. */
-async function firstLine(file: string): Promise<string | undefined> {
-  return lineAt(file, 0);
-}
-
-/** A file's line of this index (0: the first) as firstLine reads it; undefined past HEADER_BYTES or the file's end. */
+/** A file's line of this index (0: the first; a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined past HEADER_BYTES or the file's end, or when it cannot be read. */
 async function lineAt(file: string, index: number): Promise<string | undefined> {
   let bytes: Buffer;
   try {

@@ -95,16 +95,20 @@ function readsColumn(table: TableName, column: string): boolean {
   return spec.keepOtherColumns === true || column === 'plugin_id' || spec.columns.some((c) => c.name === column);
 }
 
-/** Files of a folder whose headers name different columns: a column one has (`other`, or `first` for `extra`) that the other lacks. */
+/** What differs between two files' headers: a column `other` lacks that `first` has, or (`extra`) one `other` has that `first` lacks. */
+function differLine(first: string, other: string, column: string, extra: boolean): string {
+  return extra ? `${other} has a column ${column}, which ${first} lacks` : `${other} has no column ${column}, which ${first} has`;
+}
+
+/** Files of a folder whose headers name different columns (differLine says how). */
 class ColumnsDiffer extends Error {
   constructor(
     readonly first: string,
     readonly other: string,
     readonly column: string,
-    /** The column is `other`'s, not `first`'s (else `first`'s, not `other`'s). */
     readonly extra = false,
   ) {
-    super(extra ? `${other} has a column ${column}, which ${first} lacks` : `${other} has no column ${column}, which ${first} has`);
+    super(differLine(first, other, column, extra));
   }
 }
 
@@ -118,9 +122,8 @@ function differError(dir: string, source: TableSource, differ: ColumnsDiffer): D
   if (!differ.extra && /^column\d+$/.test(differ.column) && isEmptyFile(differ.first)) {
     return new DataError(`cannot read ${source.display}: ${first} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
   }
-  const labelled = new ColumnsDiffer(first, other, differ.column, differ.extra);
   return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
-    labelled.message,
+    differLine(first, other, differ.column, differ.extra),
     'give every file of the folder the same header (the order of the columns may differ)',
   ]);
 }
