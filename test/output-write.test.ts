@@ -21,9 +21,10 @@ function convx(args: string[], redirect = '') {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** The page of PAGE as stdout gets it. */
+/** The page of PAGE as stdout gets it (the same bytes on every run: made once). */
+let made: string | undefined;
 function page(): string {
-  return convx(PAGE).stdout;
+  return (made ??= convx(PAGE).stdout);
 }
 
 describe.skipIf(process.platform !== 'linux')('a failed write to stdout', () => {
@@ -131,6 +132,31 @@ describe.skipIf(process.platform !== 'linux')('--output and --update-baseline', 
     expect(readFileSync(log, 'utf8')).toBe(`kept\n${page()}`);
     expect(statSync(log).ino).toBe(inode);
     expect(readdirSync(dir)).toEqual(['log']);
+  });
+
+  it('another open descriptor (/dev/fd/3, a file the shell opened to append to) is written into, the file kept and added to', () => {
+    const dir = tempDir();
+    const log = join(dir, 'log');
+    writeFileSync(log, 'kept\n');
+    const inode = statSync(log).ino;
+    const written = convx([...PAGE, '--output', '/dev/fd/3'], `3>> '${log}'`);
+    expect(written.stderr).toBe('wrote /dev/fd/3\n');
+    expect(written.status).toBe(0);
+    expect(readFileSync(log, 'utf8')).toBe(`kept\n${page()}`);
+    expect(statSync(log).ino).toBe(inode);
+    expect(readdirSync(dir)).toEqual(['log']);
+  });
+
+  // mknod needs root (CI runs as root): a character device of its own, so that a wrong replace cannot touch /dev/null.
+  it.skipIf(process.getuid?.() !== 0)('a character device (a null device of its own) is written into, and stays a device', () => {
+    const dir = tempDir();
+    const device = join(dir, 'null');
+    execFileSync('mknod', [device, 'c', '1', '3']);
+    const written = convx([...PAGE, '--output', device]);
+    expect(written.stderr).toBe(`wrote ${device}\n`);
+    expect(written.status).toBe(0);
+    expect(lstatSync(device).isCharacterDevice()).toBe(true);
+    expect(readdirSync(dir)).toEqual(['null']);
   });
 
   it('--update-baseline writes through a symbolic link too', () => {

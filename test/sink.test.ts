@@ -44,6 +44,32 @@ describe('streamSink', () => {
     expect(out.parts()).toHaveLength(2);
   });
 
+  it('waits while the stream is full: a write past its high-water mark resolves only once the stream has taken it', async () => {
+    // The stream holds each write until released: what it was given and not yet taken stays in memory.
+    const held: (() => void)[] = [];
+    const stream = new Writable({
+      highWaterMark: 16,
+      write(_chunk, _encoding, done) {
+        held.push(done);
+      },
+    });
+    const sink = streamSink(stream);
+    let resolved = false;
+    const write = sink.write(new Uint8Array(64)).then(() => (resolved = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(held).toHaveLength(1);
+    expect(resolved).toBe(false);
+    held.shift()!();
+    await write;
+    expect(resolved).toBe(true);
+    // Below the mark, a write does not wait: the bytes are with the stream at once.
+    const small = streamSink(new Writable({ highWaterMark: 1 << 20, write: (_c, _e, done) => held.push(done) }));
+    let quick = false;
+    await Promise.race([small.write(new Uint8Array(8)).then(() => (quick = true)), new Promise((resolve) => setImmediate(resolve))]);
+    expect(quick).toBe(true);
+  });
+
   it('a failed write rejects the flush that follows it with an OutputError, on a later turn or at once, and every write after it', async () => {
     for (const later of [true, false]) {
       const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
