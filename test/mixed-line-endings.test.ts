@@ -11,7 +11,7 @@ import { Database } from '../src/local/db.js';
 import { appendDataset } from '../src/local/import-append.js';
 import { importDataset } from '../src/local/import-writer.js';
 import { ident, join as joinSql, literal, sql } from '../src/local/sql.js';
-import { cli, dataset, SAMPLES, tempDir, withBackend } from './helpers.js';
+import { cli, dataset, SAMPLES, suiteThreadsOption, tempDir, withBackend } from './helpers.js';
 import { sameTables } from './import-compare.js';
 
 const TABLES = ['assets', 'contacts', 'fx', 'plugins', 'sources', 'touches'];
@@ -47,8 +47,8 @@ async function answers(dir: string): Promise<string[]> {
 /** Every imported table's rows (row ids with them), as a count and a sum of their hashes. */
 async function importedTables(dir: string): Promise<string> {
   const file = join(tempDir(), 'x.duckdb');
-  await importDataset(dir, file, {});
-  const db = await Database.open();
+  await importDataset(dir, file, suiteThreadsOption());
+  const db = await Database.open(':memory:', { ...suiteThreadsOption(), reuse: true });
   try {
     await db.exec(sql`ATTACH ${literal(file)} AS f (READ_ONLY)`);
     const names = await db.all<{ s: string; t: string }>(
@@ -87,9 +87,10 @@ describe('a folder of CSV files with different line endings', () => {
     const mixed = split('LF', 'CRLF', rows);
     const same = split('CRLF', 'CRLF', rows);
     expect(await answers(mixed)).toEqual(await answers(same));
-    expect(await importedTables(mixed)).toBe(await importedTables(same));
+    const tables = await importedTables(mixed);
+    expect(tables).toBe(await importedTables(same));
     // The quoted value was read (the orders differ from the LF files'), with its CRLF kept.
-    expect(await importedTables(mixed)).not.toBe(lfTables);
+    expect(tables).not.toBe(lfTables);
   });
 
   it('reads a CRLF file whose header names the columns in another order, or one more, as an LF file: by name, the extra column not read', async () => {
@@ -171,10 +172,10 @@ describe('data import --append of a CRLF file onto an LF import', () => {
     const out = tempDir();
     const appended = join(out, 'appended.duckdb');
     const full = join(out, 'full.duckdb');
-    await importDataset(dir, appended, {});
+    await importDataset(dir, appended, suiteThreadsOption());
     writeFileSync(join(dir, 'orders', '01.csv'), second);
-    await appendDataset(dir, appended, {});
-    await importDataset(dir, full, {});
+    await appendDataset(dir, appended, suiteThreadsOption());
+    await importDataset(dir, full, suiteThreadsOption());
     await sameTables(full, appended, 'LF import + CRLF append');
   });
 });
