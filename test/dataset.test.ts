@@ -218,26 +218,28 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await refused(dir)).toBe(refusal('orders/02.parquet', 'status', 'orders/01.parquet'));
   });
 
-  it('is refused in a Parquet folder when a later file types a column convx reads otherwise (the read would cast it to the first\'s type); not for a column it does not read', async () => {
-    const typed = async (first: string, second: string) => {
-      const dir = dataset({ 'touches.csv': TOUCHES });
-      mkdirSync(join(dir, 'orders'));
-      // DuckDB itself, as a writer of the files would be (the SQL of these lines is the test's own).
-      const instance = await DuckDBInstance.create();
-      const connection = await instance.connect();
-      try {
-        for (const [name, select] of [['01', first], ['02', second]] as const) {
-          await connection.run(`COPY (SELECT ${select}) TO '${join(dir, 'orders', `${name}.parquet`)}' (FORMAT parquet)`);
-        }
-      } finally {
-        connection.closeSync();
-        instance.closeSync();
+  /** A folder orders/ of two Parquet files, each written from a SELECT of the test's own. */
+  const typed = async (first: string, second: string) => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    mkdirSync(join(dir, 'orders'));
+    // DuckDB itself, as a writer of the files would be (the SQL of these lines is the test's own).
+    const instance = await DuckDBInstance.create();
+    const connection = await instance.connect();
+    try {
+      for (const [name, select] of [['01', first], ['02', second]] as const) {
+        await connection.run(`COPY (SELECT ${select}) TO '${join(dir, 'orders', `${name}.parquet`)}' (FORMAT parquet)`);
       }
-      return dir;
-    };
-    const head = (id: string, at: string) => `'${id}' AS order_id, 'c1' AS contact_id, ${at} AS datetime, 'EUR' AS currency`;
-    const kind = `cannot read orders/: its files do not give a column one type:\n  `;
-    const hint = `\n  give the column one type in every file of the folder (the read takes the first file's, and would change the others' values to it)`;
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+    return dir;
+  };
+  const head = (id: string, at: string) => `'${id}' AS order_id, 'c1' AS contact_id, ${at} AS datetime, 'EUR' AS currency`;
+  const kind = `cannot read orders/: its files do not give a column one type:\n  `;
+  const hint = `\n  give the column one type in every file of the folder (the read takes the first file's, and would change the others' values to it)`;
+
+  it('is refused in a Parquet folder when a later file types a column convx reads otherwise (the read would cast it to the first\'s type); not for a column it does not read', async () => {
     // Whole amounts written as BIGINT on one day, DOUBLE on the next: 15.125 would read as 15.
     const whole = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 100::BIGINT AS amount_wo_tax, 121::BIGINT AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 12.5::DOUBLE AS amount_wo_tax, 15.125::DOUBLE AS amount_w_tax`);
     expect(await refused(whole)).toBe(`${kind}orders/02.parquet has amount_wo_tax as DOUBLE, orders/01.parquet as BIGINT${hint}`);
@@ -252,6 +254,12 @@ describe("a folder's later file with a column the first lacks", () => {
     // A column convx does not read may differ.
     const notes = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 1 AS note`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10.5 AS amount_wo_tax, 12.71 AS amount_w_tax, 'x' AS note`);
     expect(await amounts(notes)).toEqual([12.71, 12.71]);
+  });
+
+  it('is refused in a Parquet folder when a later file types a column narrower than the first, in a way the cast changes (a FLOAT after a DOUBLE), though the files\' union has the first\'s type', async () => {
+    // DESCRIBE of the files together gives the wider DOUBLE, the first file's: the FLOAT 88.17 would read as 88.16999816894531.
+    const float = await typed(`${head('o1', "TIMESTAMP '2024-03-02 10:00:00'")}, 10.5::DOUBLE AS amount_wo_tax, 12.71::DOUBLE AS amount_w_tax`, `${head('o2', "TIMESTAMP '2024-03-03 10:00:00'")}, 10.5::FLOAT AS amount_wo_tax, 88.17::FLOAT AS amount_w_tax`);
+    expect(await refused(float)).toBe(`${kind}orders/02.parquet has amount_wo_tax as FLOAT, orders/01.parquet as DOUBLE${hint}`);
   });
 
   it('is read when convx does not read the column, or every file has the table\'s columns in another order (the cancelled order out)', async () => {

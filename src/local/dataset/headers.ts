@@ -9,12 +9,12 @@
  * load.ts refuses such a folder when convx reads that column, as it refuses a file without a column
  * of the first. CSV and TSV headers are read here, from each file's first line (a few kilobytes,
  * where DuckDB's sniffer would read each file's sample again); Parquet's columns from the files'
- * footers, every file's in one statement.
+ * footers, every file's together in two statements.
  */
 import { open } from 'node:fs/promises';
 import { constants, gunzipSync } from 'node:zlib';
 import type { Database } from '../db.js';
-import { literal, sql } from '../sql.js';
+import { list, literal, sql } from '../sql.js';
 import { csvDialect, pathList } from './reader.js';
 import type { TableSource } from './types.js';
 
@@ -245,9 +245,11 @@ async function lineAt(file: string, index: number): Promise<string | undefined> 
 
 /**
  * The Parquet files' columns and types, when some file has a column the table read lacks or types one
- * otherwise: every file's together from their footers first (union_by_name, one statement: a column
- * typed otherwise in some file comes out as a wider type), and only then each file's own, to say which.
- * Undefined when every file's columns are the table's, typed alike.
+ * otherwise: every file's together from their footers first, in two statements (union_by_name: a
+ * column only some file has, or one a file types wider; parquet_schema: a column the files do not all
+ * type alike, such as a FLOAT after a DOUBLE, which union_by_name would give as the DOUBLE the read has),
+ * and only then each file's own, to say which. Undefined when every file's columns are the table's,
+ * typed alike.
  */
 async function parquetColumns(db: Database, files: readonly string[], columns: readonly { name: string; type: string }[]): Promise<FileColumns | undefined> {
   const describe = async (list: readonly string[]) =>
@@ -256,8 +258,21 @@ async function parquetColumns(db: Database, files: readonly string[], columns: r
       type: String(row.column_type),
     }));
   const read = new Map(columns.map((c) => [c.name.toLowerCase(), c.type]));
-  if ((await describe(files)).every((c) => read.get(c.name.toLowerCase()) === c.type)) return undefined;
+  if ((await describe(files)).every((c) => read.get(c.name.toLowerCase()) === c.type) && (await typedAlike(db, files, [...read.keys()]))) return undefined;
   const each: FileColumns = new Map();
   for (const file of files) each.set(file, await describe([file]));
   return each;
+}
+
+/**
+ * Whether every file types each of these columns (names in lower case) alike, from their footers in
+ * one statement. A nested value's field of the same name counts too: it only sends the comparison to
+ * each file's own columns.
+ */
+async function typedAlike(db: Database, files: readonly string[], names: readonly string[]): Promise<boolean> {
+  const differ = await db.one<{ n: bigint | number }>(
+    sql`SELECT count(*) AS n FROM (SELECT lower(name) AS column_name FROM parquet_schema(${pathList(files)}) WHERE lower(name) IN ${list(names)}
+      GROUP BY column_name HAVING count(DISTINCT coalesce(duckdb_type, '')) > 1)`,
+  );
+  return Number(differ?.n ?? 0) === 0;
 }
