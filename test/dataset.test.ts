@@ -205,6 +205,19 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await amounts(every)).toEqual([12.71, 20]);
   });
 
+  it('a later file naming a column twice below a title line (its header found by the sniffer, which renames the second Status_1) is refused as a duplicate, with or without the title line in the first', async () => {
+    const twice = `Orders of 3 March\n${file([...ORDER_HEADER, 'Status'], { ...SECOND, Status: 'completed' })}`;
+    const refusal = 'cannot read orders/: orders/02.csv names a column twice, as "status" and "Status"\n  names match case-insensitively, so keep one of them';
+    const later = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': twice, 'touches.csv': TOUCHES });
+    expect(await refused(later)).toBe(refusal);
+    // Both with a title line: not a file without the first's lines above the header.
+    const both = dataset({ 'orders/01.csv': `Orders of 2 March\n${file(ORDER_HEADER, FIRST)}`, 'orders/02.csv': twice, 'touches.csv': TOUCHES });
+    expect(await refused(both)).toBe(refusal);
+    // Both with a title line, the later header in another order: read (the cancelled order out).
+    const reordered = dataset({ 'orders/01.csv': `Orders of 2 March\n${file(ORDER_HEADER, FIRST)}`, 'orders/02.csv': `Orders of 3 March\n${file([...ORDER_HEADER].reverse(), SECOND)}`, 'touches.csv': TOUCHES });
+    expect(await amounts(reordered)).toEqual([12.71]);
+  });
+
   it('a later file that adds plugin_id (the tenant) is refused: its rows would count for no plugin', async () => {
     const dir = dataset({ 'orders/01.csv': file(ORDER_HEADER, FIRST), 'orders/02.csv': file(['plugin_id', ...ORDER_HEADER], { ...SECOND, plugin_id: 'shop' }), 'touches.csv': TOUCHES });
     expect(await refused(dir)).toBe(refusal('orders/02.csv', 'plugin_id', 'orders/01.csv'));

@@ -114,13 +114,15 @@ export function lossless(from: string, to: string): boolean {
 const DELIMITERS = [',', '\t', ';', '|'];
 
 /**
- * Each CSV file's header names: its first line split by the delimiter that splits the first file's
- * into the names the read found (Hive partition keys aside), names trimmed as DuckDB trims them. A
- * file whose first line is not such a header (a title or `sep=,` line above it, which the sniffer
- * skips; no delimiter found) is described by DuckDB alone: the read took every column of the table
- * from each file, so a header that does not name them all is not the one it read. An empty file has
- * no columns. When the first file's first line is not its header, the sniffer's delimiter is asked
- * once, and a later file without as many lines above its header is a `preamble` difference.
+ * Each CSV file's header names as written: its first line split by the delimiter that splits the
+ * first file's into the names the read found (Hive partition keys aside), names trimmed as DuckDB
+ * trims them. When the first file's first line is not its header (a title or `sep=,` line above it,
+ * which the sniffer skips), the sniffer's delimiter is asked once, and a later file without a header
+ * as many lines down is a `preamble` difference. A later file whose header is neither its first line
+ * nor that line (a title line of its own) is asked of the sniffer alone, and only what it cannot
+ * split into the table's names is described by DuckDB (which renames a name given twice, NAME_1):
+ * the read took every column of the table from each file, so a header that does not name them all
+ * is not the one it read. An empty file has no columns.
  */
 async function csvColumns(db: Database, source: TableSource, names: readonly string[]): Promise<FileColumns | FolderDifference> {
   const files = source.files;
@@ -130,31 +132,45 @@ async function csvColumns(db: Database, source: TableSource, names: readonly str
   const first = headers.get(files[0]!);
   // The delimiter that splits the first line into the names read; else (a title line above the header) the sniffer's, asked once.
   let delimiter = first === undefined ? undefined : DELIMITERS.find((d) => sameNames(splitHeader(first, d), wanted));
+  let skip = 0;
+  const header = headerOf(wanted);
   if (delimiter === undefined) {
     const sniffed = await sniffedDialect(db, files[0]!);
     delimiter = sniffed?.delimiter;
+    skip = delimiter === undefined ? 0 : (sniffed?.skip ?? 0);
     // Lines above the first file's header: the read skips as many in every file, so each must have them.
-    if (sniffed && delimiter !== undefined && sniffed.skip > 0) {
-      for (const file of files.slice(1)) {
-        const header = await lineAt(file, sniffed.skip);
-        if (header === undefined || !sameNames(splitHeader(header, delimiter), wanted)) return { kind: 'preamble', file, first: files[0]!, lines: sniffed.skip };
-      }
+    for (const file of skip > 0 ? files.slice(1) : []) {
+      if (!header(await lineAt(file, skip), delimiter)) return { kind: 'preamble', file, first: files[0]!, lines: skip };
     }
   }
-  const known = wanted.map((name) => name.toLowerCase());
   const columns: FileColumns = new Map();
   for (const file of files) {
-    const header = headers.get(file);
-    if (header === '') {
+    const line = headers.get(file);
+    if (line === '') {
       columns.set(file, []);
       continue;
     }
-    const split = delimiter === undefined || header === undefined ? undefined : splitHeader(header, delimiter);
-    const lower = split?.map((name) => name.toLowerCase());
-    const read = split && known.every((name) => lower!.includes(name)) ? split : await describedCsv(db, file);
+    const read = header(line, delimiter) ?? (skip > 0 ? header(await lineAt(file, skip), delimiter) : undefined) ?? (await ownHeader(db, file, header));
     columns.set(file, read.map((name) => ({ name })));
   }
   return columns;
+}
+
+/** A line's names split by the delimiter, when they hold every name wanted (in any case and order); else undefined. */
+function headerOf(wanted: readonly string[]): (line: string | undefined, delimiter: string | undefined) => string[] | undefined {
+  const known = wanted.map((name) => name.toLowerCase());
+  return (line, delimiter) => {
+    if (line === undefined || delimiter === undefined) return undefined;
+    const split = splitHeader(line, delimiter);
+    const lower = split.map((name) => name.toLowerCase());
+    return known.every((name) => lower.includes(name)) ? split : undefined;
+  };
+}
+
+/** A file's header where the sniffer finds it in the file alone (below a title line of its own), as written; else DuckDB's names. */
+async function ownHeader(db: Database, file: string, header: ReturnType<typeof headerOf>): Promise<string[]> {
+  const sniffed = await sniffedDialect(db, file);
+  return (sniffed && header(await lineAt(file, sniffed.skip), sniffed.delimiter)) ?? describedCsv(db, file);
 }
 
 /** The delimiter DuckDB's sniffer finds in a CSV file, and the lines it skips above the header (undefined when it cannot tell). */
