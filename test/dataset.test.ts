@@ -195,6 +195,16 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await refused(twice)).toBe('cannot read orders/: orders/02.csv names a column twice, as "Status" and "status"\n  names match case-insensitively, so keep one of them');
   });
 
+  it('a first file without a header (a line break, CRLF or a byte order mark alone, an empty .csv.gz) is named as empty, not by a column0 it lacks or twice', async () => {
+    const empty = (name: string) => `cannot read orders/: orders/${name} is empty, without even a header\n  remove it, or give it the header of the folder's other files`;
+    for (const [what, content] of [['a line break', '\n'], ['CRLF', '\r\n'], ['a byte order mark', '\uFEFF']] as const) {
+      const dir = dataset({ 'orders/00.csv': content, 'orders/01.csv': file(ORDER_HEADER, FIRST), 'touches.csv': TOUCHES });
+      expect(await refused(dir), what).toBe(empty('00.csv'));
+    }
+    const gzipped = dataset({ 'orders/00.csv.gz': gzipSync(''), 'orders/01.csv.gz': gzipSync(file(ORDER_HEADER, FIRST)), 'touches.csv': TOUCHES });
+    expect(await refused(gzipped)).toBe(empty('00.csv.gz'));
+  });
+
   it("a title line above the first file's header only: refused (the read would skip each later file's first record); above every file's: read", async () => {
     const first = `Orders export\n${file(ORDER_HEADER, FIRST)}`;
     const lost = dataset({ 'orders/01.csv': first, 'orders/02.csv': file(ORDER_HEADER, { ...SECOND, status: 'completed' }), 'touches.csv': TOUCHES });

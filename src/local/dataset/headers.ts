@@ -227,9 +227,10 @@ export function splitHeader(header: string, delimiter: string): string[] {
   return fields.map((f) => f.trim());
 }
 
-/** A file's line of this index (0: the first; a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined past HEADER_BYTES or the file's end, or when it cannot be read. */
-async function lineAt(file: string, index: number): Promise<string | undefined> {
+/** The start of a file as text (a gzip file's inflated as far as it goes), without a byte order mark; `whole`: the file ends within it. Undefined when it cannot be read. */
+async function startOf(file: string): Promise<{ text: string; whole: boolean } | undefined> {
   let bytes: Buffer;
+  let whole: boolean;
   try {
     const handle = await open(file, 'r');
     try {
@@ -239,24 +240,41 @@ async function lineAt(file: string, index: number): Promise<string | undefined> 
     } finally {
       await handle.close();
     }
+    whole = bytes.length < HEADER_BYTES;
     // The start of a gzip stream: inflated as far as it goes.
-    if (file.toLowerCase().endsWith('.gz')) bytes = gunzipSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH });
+    if (file.toLowerCase().endsWith('.gz')) {
+      bytes = gunzipSync(bytes, { finishFlush: constants.Z_SYNC_FLUSH });
+      whole &&= bytes.length < HEADER_BYTES;
+    }
   } catch {
     return undefined;
   }
-  let text = bytes.toString('utf8');
-  if (text.startsWith('\uFEFF')) text = text.slice(1);
-  let start = 0;
+  const text = bytes.toString('utf8');
+  return { text: text.startsWith('\uFEFF') ? text.slice(1) : text, whole };
+}
+
+/** A file's line of this index (0: the first; a gzip file's, inflated), without a byte order mark or line break ('' for an empty file); undefined past HEADER_BYTES or the file's end, or when it cannot be read. */
+async function lineAt(file: string, index: number): Promise<string | undefined> {
+  const start = await startOf(file);
+  if (!start) return undefined;
+  const { text, whole } = start;
+  let at = 0;
   for (let i = 0; i < index; i++) {
-    const next = text.indexOf('\n', start);
+    const next = text.indexOf('\n', at);
     if (next < 0) return undefined;
-    start = next + 1;
+    at = next + 1;
   }
-  const newline = text.indexOf('\n', start);
+  const newline = text.indexOf('\n', at);
   // No line break: the rest when the file ended within the bytes read (a header alone), else too long to tell.
-  const end = newline >= 0 ? newline : bytes.length < HEADER_BYTES ? text.length : -1;
+  const end = newline >= 0 ? newline : whole ? text.length : -1;
   if (end < 0) return undefined;
-  return text.slice(start, end).replace(/\r$/, '');
+  return text.slice(at, end).replace(/\r$/, '');
+}
+
+/** Whether a file holds no header at all: nothing, or only a byte order mark, spaces and line breaks (a gzip file's inflated bytes too). */
+export async function blankFile(file: string): Promise<boolean> {
+  const start = await startOf(file);
+  return start !== undefined && start.whole && start.text.trim() === '';
 }
 
 /**

@@ -1,12 +1,11 @@
 /** Reading a table's files into DuckDB as they are (raw_<name>), with its columns as found. */
-import { statSync } from 'node:fs';
 import { DataError } from '../../errors.js';
 import { QueryTimeoutError, type Database, type Row } from '../db.js';
 import { TABLES, type TableName } from '../schema.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { folderDifference, type FolderDifference } from './headers.js';
+import { blankFile, folderDifference, type FolderDifference } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
@@ -118,22 +117,10 @@ const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from
 /** A folder whose files name different columns, as the DataError naming the files and the column. */
 function differError(dir: string, source: TableSource, differ: ColumnsDiffer): DataError {
   const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
-  // An empty first file: DuckDB names its one column column0, which no other file has.
-  if (!differ.extra && /^column\d+$/.test(differ.column) && isEmptyFile(differ.first)) {
-    return new DataError(`cannot read ${source.display}: ${first} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
-  }
   return new DataError(`cannot read ${source.display}: its files do not have the same columns:`, [
     differLine(first, other, differ.column, differ.extra),
     'give every file of the folder the same header (the order of the columns may differ)',
   ]);
-}
-
-function isEmptyFile(file: string): boolean {
-  try {
-    return statSync(file).size === 0;
-  } catch {
-    return false;
-  }
 }
 
 /** A file of a folder with a column the first lacks, or typed otherwise, as the DataError naming the files and the column. */
@@ -158,11 +145,20 @@ function differenceError(dir: string, source: TableSource, difference: FolderDif
   ]);
 }
 
-/** The reader's failure on a folder whose files name different columns, as a DataError naming the files and the column; else undefined. */
-function columnsDiffer(dir: string, source: TableSource, error: unknown): DataError | undefined {
+/**
+ * The reader's failure on a folder whose files name different columns, as a DataError naming the
+ * files and the column; else undefined. A first file without a header (empty, a line break or a byte
+ * order mark alone) is what the read stumbled on, whatever column DuckDB names (column0, which no
+ * other file has; at times the first file as both): said as such.
+ */
+async function columnsDiffer(dir: string, source: TableSource, error: unknown): Promise<DataError | undefined> {
   const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
   const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
   if (!differ || !source.multiFile) return undefined;
+  const first = source.files[0]!;
+  if (await blankFile(first)) {
+    return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, first)} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
+  }
   return differError(dir, source, differ);
 }
 
@@ -180,7 +176,7 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
-    throw columnsDiffer(dir, source, error) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
+    throw (await columnsDiffer(dir, source, error)) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
   }
   const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
   // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
