@@ -205,6 +205,11 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await refused(gzipped)).toBe(empty('00.csv.gz'));
   });
 
+  it('a first file naming a column twice is refused as a duplicate, not by the Status_1 DuckDB names it and the others lack', async () => {
+    const dir = dataset({ 'orders/01.csv': file([...ORDER_HEADER, 'Status'], { ...FIRST, Status: 'completed' }), 'orders/02.csv': file(ORDER_HEADER, SECOND), 'touches.csv': TOUCHES });
+    expect(await refused(dir)).toBe('cannot read orders/: orders/01.csv names a column twice, as "status" and "Status"\n  names match case-insensitively, so keep one of them');
+  });
+
   it("a title line above the first file's header only: refused (the read would skip each later file's first record); above every file's: read", async () => {
     const first = `Orders export\n${file(ORDER_HEADER, FIRST)}`;
     const lost = dataset({ 'orders/01.csv': first, 'orders/02.csv': file(ORDER_HEADER, { ...SECOND, status: 'completed' }), 'touches.csv': TOUCHES });

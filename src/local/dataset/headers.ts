@@ -277,6 +277,20 @@ export async function blankFile(file: string): Promise<boolean> {
   return start !== undefined && start.whole && start.text.trim() === '';
 }
 
+/** The first two names (as written) of a column a CSV file's header names twice, also in another case, its header where the sniffer finds it; undefined when none is, or the header cannot be found. */
+export async function namedTwice(db: Database, file: string): Promise<[string, string] | undefined> {
+  const sniffed = await sniffedDialect(db, file);
+  const line = sniffed?.delimiter === undefined ? undefined : await lineAt(file, sniffed.skip);
+  if (line === undefined) return undefined;
+  const seen = new Map<string, string>();
+  for (const name of splitHeader(line, sniffed!.delimiter!)) {
+    const before = seen.get(name.toLowerCase());
+    if (before !== undefined) return [before, name];
+    seen.set(name.toLowerCase(), name);
+  }
+  return undefined;
+}
+
 /**
  * The Parquet files' columns and types, when some file has a column the table read lacks or types one
  * otherwise: every file's together from their footers first, in two statements (union_by_name: a

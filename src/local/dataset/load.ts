@@ -5,7 +5,7 @@ import { TABLES, type TableName } from '../schema.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { blankFile, folderDifference, type FolderDifference } from './headers.js';
+import { blankFile, folderDifference, namedTwice, type FolderDifference } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
@@ -148,10 +148,10 @@ function differenceError(dir: string, source: TableSource, difference: FolderDif
 /**
  * The reader's failure on a folder whose files name different columns, as a DataError naming the
  * files and the column; else undefined. A first file without a header (empty, a line break or a byte
- * order mark alone) is what the read stumbled on, whatever column DuckDB names (column0, which no
- * other file has; at times the first file as both): said as such.
+ * order mark alone) or naming a column twice is what the read stumbled on, whatever column DuckDB
+ * names (column0, NAME_1, which no other file has; at times the first file as both): said as such.
  */
-async function columnsDiffer(dir: string, source: TableSource, error: unknown): Promise<DataError | undefined> {
+async function columnsDiffer(db: Database, dir: string, source: TableSource, error: unknown): Promise<DataError | undefined> {
   const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
   const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
   if (!differ || !source.multiFile) return undefined;
@@ -159,6 +159,8 @@ async function columnsDiffer(dir: string, source: TableSource, error: unknown): 
   if (await blankFile(first)) {
     return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, first)} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
   }
+  const twice = source.format === 'csv' ? await namedTwice(db, first) : undefined;
+  if (twice) return differenceError(dir, source, { kind: 'twice', file: first, names: twice });
   return differError(dir, source, differ);
 }
 
@@ -176,7 +178,7 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
-    throw (await columnsDiffer(dir, source, error)) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
+    throw (await columnsDiffer(db, dir, source, error)) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
   }
   const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
   // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
