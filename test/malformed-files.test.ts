@@ -14,7 +14,7 @@ import { Database } from '../src/local/db.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, tempDir, TOUCH_HEADER } from './helpers.js';
-import { literal, sql } from '../src/local/sql.js';
+import { literal, sql, trusted } from '../src/local/sql.js';
 
 const HEADER = ['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'];
 const TOUCHES = csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
@@ -188,6 +188,27 @@ describe('malformed CSV files name the physical line, the column and what is wro
     expect(placed(message)).toEqual([
       '  orders.parquet, row 2, column amount_wo_tax: "1000000000000000" is out of range: an amount has at most 14 digits before the point and 4 after (DECIMAL(18,4): up to 99999999999999.9999)',
     ]);
+  });
+
+  it('a Parquet amount both out of range and of more than 4 decimals counts once among the rows with the problem (DOUBLE, DECIMAL(38,6))', async () => {
+    for (const [type, big] of [['DOUBLE', '1000000000000000.5'], ['DECIMAL(38,6)', '123456789012345.123456']] as const) {
+      const dir = dataset({ 'touches.csv': TOUCHES });
+      const db = await Database.open();
+      try {
+        // Five such amounts, then one of more than 4 decimals alone and one out of range alone: 7 rows, each counted once.
+        await db.exec(sql`COPY (SELECT 'o' || i AS order_id, 'c1' AS contact_id, TIMESTAMP '2024-03-02 10:00:00' AS datetime, 'EUR' AS currency,
+          CAST(10 AS ${trusted(type)}) AS amount_wo_tax,
+          CAST(CASE WHEN i <= 5 THEN ${big} WHEN i = 6 THEN '1.00001' ELSE '1000000000000000' END AS ${trusted(type)}) AS amount_w_tax
+          FROM range(1, 8) t(i)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
+      } finally {
+        db.close();
+      }
+      const { code, message } = await report(dir);
+      expect(code, type).toBe(2);
+      const lines = placed(message);
+      expect(lines.slice(0, 3).map((l) => l.slice(0, l.indexOf(':'))), type).toEqual([1, 2, 3].map((row) => `  orders.parquet, row ${row}, column amount_w_tax`));
+      expect(lines.slice(3), type).toEqual(['  orders.parquet, column amount_w_tax: 4 more rows have this problem']);
+    }
   });
 
   it('a duplicate column, also by case, is refused naming both columns and the file', async () => {
