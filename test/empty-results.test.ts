@@ -119,6 +119,19 @@ describe('an empty result explains itself', () => {
     expect(suggested(filtered.stderr, 'without the filters')).toEqual(['drill', 'automation:a-2', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31']);
   });
 
+  it("drill of a detailUrl that carries its dates says no default period chose them; a lone dateFrom is named as what the 30 days run from", async () => {
+    const dir = shop({ orders: [{ id: 'o1', at: '2024-03-02T10:00:00Z' }], touches: [{ at: '2024-03-01T00:00:00Z' }] });
+    const url = '/v1/campaigns/k1/conversions?sourceType=campaign&sourceId=k1';
+    const both = await cli(['drill', `${url}&dateFrom=2023-01-01&dateTo=2023-01-31`, '--data', dir, '-o', 'csv'], { now: NOW });
+    expect(both.code, both.stderr).toBe(0);
+    expect(both.stderr).toContain('No conversions in 2023-01-01..2023-01-31.\n');
+    const from = await cli(['drill', `${url}&dateFrom=2023-01-01`, '--data', dir, '-o', 'csv'], { now: NOW });
+    expect(from.stderr).toContain("No conversions in 2023-01-01..2023-01-30 (no --to: the 30 days from the detailUrl's dateFrom).\n");
+    // Without dates in the URL or flags, the default period is today's, and said so.
+    const none = await cli(['drill', url, '--data', dir, '-o', 'csv'], { now: NOW });
+    expect(none.stderr).toContain('No conversions in 2026-10-25..2026-11-23 (no --from/--to: the 30 days ending today, UTC).\n');
+  });
+
   it("gives the plugin's own range, from a directory and from an imported file", async () => {
     const dir = dataset({
       'orders.csv': csv(

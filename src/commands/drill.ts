@@ -181,6 +181,14 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
   }
 }
 
+/** The bounds a detailUrl gives where its flag does not, as the note of a default period names them. */
+function urlBounds(flags: { from?: string | undefined; to?: string | undefined }, query: RawParams): { from?: string; to?: string } {
+  return {
+    ...(flags.from === undefined && query.dateFrom !== undefined ? { from: "the detailUrl's dateFrom" } : {}),
+    ...(flags.to === undefined && query.dateTo !== undefined ? { to: "the detailUrl's dateTo" } : {}),
+  };
+}
+
 export default defineHandler<CommandFlags<'drill'>>({
   async run(ctx, args, flags) {
     const { source: target, query } = drillTarget(args[0] ?? '');
@@ -198,7 +206,9 @@ export default defineHandler<CommandFlags<'drill'>>({
     await listItems(ctx, listed(target), flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
       command: `drill ${shellWord(args[0] ?? '')}`,
-      given: short === undefined ? { from: flags.from, to: flags.to } : { from: dateFrom, to: dateTo },
+      // A detailUrl's dateFrom and dateTo are given as the flags are: the default period's note names them.
+      given: short === undefined ? { from: flags.from ?? query.dateFrom, to: flags.to ?? query.dateTo } : { from: dateFrom, to: dateTo },
+      ...(short === undefined ? { givenBy: urlBounds(flags, query) } : {}),
       chosen: short?.chosen,
       // an empty result names the source apart from the filters: the target is not a flag that can be left out
       source: args[0] ?? '',

@@ -14,6 +14,8 @@ import { filtersOf, ITEM_KIND, parseFlags, periodParams, periodText, printListin
 export interface ItemsInvocation {
   command?: string;
   given?: ResultRequest['given'];
+  /** What gave a bound of `given` other than its flag (drill: a detailUrl's dateFrom or dateTo). */
+  givenBy?: ResultRequest['givenBy'];
   /** The parameters the command takes as flags, to name as filters (default: every items filter). */
   filters?: readonly string[];
   /** The short period flag that chose the period, as typed (`--month 2024-03`). */
@@ -37,6 +39,7 @@ export async function listItems(ctx: Context, raw: RawParams, all: boolean, invo
     filters: filtersOf(parsed, invocation.filters ?? filterNames('items')),
     ...(chosen === undefined ? {} : { chosen }),
     ...(invocation.source === undefined ? {} : { source: invocation.source }),
+    ...(invocation.givenBy === undefined ? {} : { givenBy: invocation.givenBy }),
   };
   await withBackend(
     ctx,

@@ -411,6 +411,8 @@ export interface ResultRequest {
   period: { dateFrom: string; dateTo: string; timeZone?: string };
   /** --from and --to as given; undefined where the default applied. */
   given: { from?: string | undefined; to?: string | undefined };
+  /** What gave a bound of `given` other than its flag, as the note names it (drill: "the detailUrl's dateFrom"). */
+  givenBy?: { from?: string; to?: string };
   /** The short period flag that chose the period, as typed (`--month 2024-03`). */
   chosen?: string;
   /** The source the command's argument fixes, as typed (drill's target); not among the filters, which the command's flags give. */
@@ -435,13 +437,18 @@ function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
 /**
  * How the period's dates were chosen where --from or --to was not given (a report's defaults: the
  * 30 days ending today, or from or to the bound given), as stderr names it; undefined with both.
+ * `by`: what gave a bound other than its flag (a detailUrl's dateFrom), named instead of the flag.
  */
-export function defaultedPeriod(given: { from?: string | undefined; to?: string | undefined }, timeZone: string | undefined): string | undefined {
+export function defaultedPeriod(
+  given: { from?: string | undefined; to?: string | undefined },
+  timeZone: string | undefined,
+  by: { from?: string; to?: string } = {},
+): string | undefined {
   const span = `the ${DEFAULT_REPORT_DAYS} days`;
   // a zone asked is named beside the dates already (periodText); the default one here
   if (given.from === undefined && given.to === undefined) return `no --from/--to: ${span} ending today${timeZone === undefined ? ', UTC' : ''}`;
-  if (given.from === undefined) return `no --from: ${span} ending --to`;
-  if (given.to === undefined) return `no --to: ${span} from --from`;
+  if (given.from === undefined) return `no --from: ${span} ending ${by.to ?? '--to'}`;
+  if (given.to === undefined) return `no --to: ${span} from ${by.from ?? '--from'}`;
   return undefined;
 }
 
@@ -454,7 +461,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   if (ctx.globals.quiet) return;
   const { period, given, filters } = request;
   // A short period (--month …), or the defaults, chose the dates: the period names it instead.
-  const defaulted = request.chosen === undefined ? defaultedPeriod(given, period.timeZone) : undefined;
+  const defaulted = request.chosen === undefined ? defaultedPeriod(given, period.timeZone, request.givenBy) : undefined;
   const how = defaulted === undefined ? '' : ` (${defaulted})`;
   const lines = [`No ${noun} in ${periodText(period, request.chosen)}${how}.`];
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
