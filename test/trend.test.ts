@@ -108,6 +108,93 @@ describe('trend: the buckets of a period', () => {
   });
 });
 
+describe('trend: zones whose clocks repeat a midnight or skip half an hour', () => {
+  // America/Havana sets its clocks back from 01:00 to 00:00 on 2024-11-03 (midnight twice: 04:00Z and 05:00Z);
+  // Atlantic/Azores on 2024-10-27 (00:00Z and 01:00Z); Australia/Lord_Howe jumps from 02:00 to 02:30 on 2024-10-06.
+  const dir = dataOf([
+    { id: 'h0', at: '2024-11-02T10:00:00Z', net: 9, gross: 10.89 },
+    { id: 'h1', at: '2024-11-03T04:30:00Z', net: 7, gross: 8.47 },
+    { id: 'h2', at: '2024-11-03T05:30:00Z', net: 8, gross: 9.68, contact: 'c2' },
+    { id: 'a1', at: '2024-10-27T00:30:00Z', net: 1, gross: 1.21, contact: 'c3' },
+    { id: 'a2', at: '2024-10-27T01:30:00Z', net: 2, gross: 2.42, contact: 'c4' },
+    { id: 'l1', at: '2024-10-05T15:10:00Z', net: 3, gross: 3.63, contact: 'c5' },
+    { id: 'l2', at: '2024-10-05T15:45:00Z', net: 4, gross: 4.84, contact: 'c6' },
+  ]);
+  const count = (buckets: TrendBucket[]) => buckets.reduce((n, b) => n + b.conversionsNumber, 0);
+
+  it.each([
+    ['America/Havana', '2024-11-03', '2024-11-03T04:00:00.000Z', 2],
+    ['Atlantic/Azores', '2024-10-27', '2024-10-27T00:00:00.000Z', 2],
+  ])('%s, %s: 25 hours from the first midnight, the first hour holding its order; days that start there', async (zone, date, first, orders) => {
+    const { start, end } = periodInstants(date, date, zone);
+    expect(start.toISOString()).toBe(first);
+    const hours = await kept.backend(dir).then(async (b) => {
+      try {
+        return (await b.trend(trendQuery({ dateFrom: date, dateTo: date, interval: 'hour', timeZone: zone }))).buckets;
+      } finally {
+        await b.close();
+      }
+    });
+    expect(hours).toHaveLength(25);
+    expect(hours.map((h) => h.bucket.slice(11)).slice(0, 3)).toEqual(['00', '00', '01']);
+    expect(hours[0]!.start).toBe(first);
+    expect(hours[0]!.conversionsNumber).toBe(1);
+    expect(hours.at(-1)!.end).toBe(end.toISOString());
+    hours.slice(1).forEach((h, i) => expect(h.start).toBe(hours[i]!.end));
+    expect(count(hours)).toBe(orders);
+    // Days around it: each from its first instant (periodInstants) to the next's, its orders within.
+    const dates = [-1, 0, 1].map((d) => new Date(Date.parse(`${date}T12:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10));
+    const days = await kept.backend(dir).then(async (b) => {
+      try {
+        return (await b.trend(trendQuery({ dateFrom: dates[0]!, dateTo: dates[2]!, interval: 'day', timeZone: zone }))).buckets;
+      } finally {
+        await b.close();
+      }
+    });
+    for (const [i, d] of days.entries()) {
+      const instants = periodInstants(dates[i]!, dates[i]!, zone);
+      expect(span(d), d.bucket).toBe(`${instants.start.toISOString()}..${instants.end.toISOString()}`);
+      if (d.firstConversionAt !== null) expect(d.firstConversionAt >= d.start && d.lastConversionAt! < d.end, d.bucket).toBe(true);
+    }
+  });
+
+  it('Australia/Lord_Howe: the half hour after the jump to 02:30 is the hour 02, each hour labelled by its first instant', async () => {
+    const b = await kept.backend(dir);
+    try {
+      const hours = (await b.trend(trendQuery({ dateFrom: '2024-10-06', dateTo: '2024-10-06', interval: 'hour', timeZone: 'Australia/Lord_Howe' }))).buckets;
+      expect(hours.map((h) => h.bucket.slice(11))).toEqual(Array.from({ length: 24 }, (_, h) => String(h).padStart(2, '0')));
+      expect(hours.slice(1, 4).map((h) => `${h.bucket} ${span(h)} ${h.conversionsNumber}`)).toEqual([
+        '2024-10-06T01 2024-10-05T14:30:00.000Z..2024-10-05T15:30:00.000Z 1',
+        '2024-10-06T02 2024-10-05T15:30:00.000Z..2024-10-05T16:00:00.000Z 1',
+        '2024-10-06T03 2024-10-05T16:00:00.000Z..2024-10-05T17:00:00.000Z 0',
+      ]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('--compare lines up bucket i with bucket i by their starts: the two hours 02 of a day the clocks go back each beside its own', async () => {
+    const b = await kept.backend(dir);
+    try {
+      const zone = 'Atlantic/Azores';
+      const hour = (date: string, compareTo?: string) => b.trend(trendQuery({ dateFrom: date, dateTo: date, interval: 'hour', timeZone: zone, ...(compareTo ? { compareTo } : {}) }));
+      // The day of 25 hours beside the one before, and the day after beside it: bucket i beside bucket i.
+      for (const [date, before] of [['2024-10-27', '2024-10-26'], ['2024-10-28', '2024-10-27']] as const) {
+        const [compared, other] = [(await hour(date, 'previous')).buckets, (await hour(before)).buckets];
+        compared.forEach((x, i) => {
+          expect(x.comparison!.bucket, `${date} ${i}`).toBe(other[i]?.bucket ?? null);
+          expect(x.comparison!.figures?.conversionsNumber ?? null, `${date} ${i}`).toBe(other[i]?.conversionsNumber ?? null);
+        });
+      }
+      // The day after has 24 hours: its hours 00 and 01 beside the first 00 and 01 of the 25, so the orders of both hours 00 appear once each.
+      const after = (await hour('2024-10-28', 'previous')).buckets;
+      expect(after.slice(0, 2).map((x) => x.comparison!.figures!.conversionsNumber)).toEqual([1, 1]);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('trend: the rules hold per bucket', () => {
   it('counts a refund in the bucket of its own time, apart from its order', async () => {
     const dir = dataOf([

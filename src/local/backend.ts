@@ -465,13 +465,14 @@ function toAggregate(row: Row, detailQuery = ''): AggregateRow {
 }
 
 /**
- * A series beside another period's (convx trend --compare): bucket i (the i-th label) of a series
- * beside bucket i of the same series there; a bucket without one has its comparison empty.
+ * A series beside another period's (convx trend --compare): bucket i (the i-th by its start: an
+ * hour the clocks repeat is two buckets of one label) of a series beside bucket i of the same series
+ * there; a bucket without one has its comparison empty.
  */
 function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period): TrendBucket[] {
   const keyed = (rows: TrendBucket[]) => {
-    const labels = new Map<string, number>();
-    return rows.map((b) => `${labels.get(b.bucket) ?? labels.set(b.bucket, labels.size).get(b.bucket)!}|${b.series ?? ''}`);
+    const starts = new Map<string, number>();
+    return rows.map((b) => `${starts.get(b.start) ?? starts.set(b.start, starts.size).get(b.start)!}|${b.series ?? ''}`);
   };
   const pastKeys = keyed(past);
   const byKey = new Map(past.map((b, i) => [pastKeys[i]!, b]));

@@ -23,9 +23,18 @@ function wallClock(zone: string, instant: Sql): Sql {
   return zone === 'UTC' ? instant : sql`timezone(${zone}, timezone('UTC', ${instant}))`;
 }
 
-/** A wall-clock time of a time zone as its UTC instant (TIMESTAMP). */
+/**
+ * A wall-clock time of a time zone as its UTC instant (TIMESTAMP), as model/period.ts takes it: a
+ * time the clocks pass twice (set back over it: midnight in America/Havana on 2024-11-03) is its
+ * first instant, where DuckDB's cast gives the second; the instants the clocks can be set back by
+ * (30 minutes, an hour, two) are tried before it. A time the clocks skip is the first instant after
+ * the jump, as DuckDB gives it.
+ */
 function instantOf(zone: string, wall: Sql): Sql {
-  return zone === 'UTC' ? wall : sql`timezone('UTC', timezone(${zone}, ${wall}))`;
+  if (zone === 'UTC') return wall;
+  const cast = sql`timezone('UTC', timezone(${zone}, ${wall}))`;
+  const earlier = sql`[${cast} - INTERVAL 2 HOUR, ${cast} - INTERVAL 1 HOUR, ${cast} - INTERVAL 30 MINUTE]`;
+  return sql`coalesce(list_min(list_filter(${earlier}, lambda t: ${wallClock(zone, sql`t`)} = ${wall})), ${cast})`;
 }
 
 /**
@@ -66,7 +75,8 @@ function bucketsOf(interval: Interval, zone: string, period: { dateFrom: string;
  * The hours of a period in a zone other than UTC: the zone hours (zoneHourOf) of instants every 15
  * minutes from its first instant (every offset and every change of one falls on a quarter hour, so
  * each hour holds one), each from the first of its instants to the first of the next hour's;
- * labelled with the zone's wall-clock hour (a repeated hour, when summer time ends, twice).
+ * labelled with the zone's wall-clock hour at its first instant (a repeated hour, when summer time
+ * ends, twice; in Australia/Lord_Howe the half hour after the clocks jump to 02:30 is 02).
  */
 function zoneHoursOf(zone: string, period: { dateFrom: string; dateTo: string }): Sql {
   return sql`bounds AS (
@@ -75,7 +85,7 @@ function zoneHoursOf(zone: string, period: { dateFrom: string; dateTo: string })
       SELECT ${zoneHourOf(zone, sql`t`)} AS bucket, min(t) AS start_at
       FROM (SELECT unnest(range(lo, hi, INTERVAL 15 MINUTE)) AS t FROM bounds) GROUP BY ALL),
     buckets AS (
-      SELECT bucket, strftime(${wallClock(zone, sql`bucket`)}, ${BUCKETS.hour.label}) AS label,
+      SELECT bucket, strftime(${wallClock(zone, sql`start_at`)}, ${BUCKETS.hour.label}) AS label,
         start_at, coalesce(lead(start_at) OVER (ORDER BY start_at), hi) AS end_at
       FROM hours, bounds)`;
 }
