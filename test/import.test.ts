@@ -508,7 +508,7 @@ describe('unique contacts across days (per-day sums with prev_day)', () => {
   it('a period with a transaction without an exchange rate is the same error from both', async () => {
     for (const period of [['2024-03-01', '2024-03-31'], ['2024-03-20', '2024-03-20']] as Period[]) {
       const run = await same(['report', ...flags(period), '-o', 'json'], dir, file, 2);
-      expect(run.stderr).toMatch(/cannot convert to EUR: exchange rates are missing\n\s+CZK on 2024-03-20: no rate in fx/);
+      expect(run.stderr).toMatch(/cannot convert to EUR: exchange rates are missing\n\s+CZK: fx has no rate of CZK to EUR at all; 1 transaction on 2024-03-20 needs one\n/);
     }
     await same(['items', ...flags(['2024-03-15', '2024-03-25']), '-o', 'json', '--country', 'CZ'], dir, file, 2);
     // The day before it is fine.

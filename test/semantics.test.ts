@@ -273,6 +273,29 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     });
   });
 
+  it('names a currency fx holds no rate of at all in one line, its days and transactions counted; other days one line each, 20 at most, then how many more', async () => {
+    // USD: no rate at all; CZK: 20 days of a gap, a transaction each (all within 30 days of a click).
+    const days = Array.from({ length: 20 }, (_, i) => `2024-03-${String(12 + i).padStart(2, '0')}`);
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z'), click('2024-03-10T00:00:00Z')],
+      fx,
+      orders: [
+        ...['2024-03-05', '2024-03-06', '2024-03-06'].map((d, i) => ({ id: `usd-${i}`, at: `${d}T10:00:00Z`, currency: 'USD', net: 1, gross: 1 })),
+        ...days.map((d) => ({ id: `czk-${d}`, at: `${d}T10:00:00Z`, currency: 'CZK', net: 100, gross: 100 })),
+      ],
+    });
+    const error = await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31'))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    const lines = (error as DataError).message.split('\n');
+    expect(lines[0]).toBe('cannot convert to EUR: exchange rates are missing');
+    expect(lines[1]).toBe('  USD: fx has no rate of USD to EUR at all; 3 transactions on 2 days from 2024-03-05 to 2024-03-06 need one');
+    // 20 lines in all: the USD line and 19 of CZK's 20 days, then the one more.
+    expect(lines.slice(2, -1)).toHaveLength(19);
+    expect(lines[2]).toBe('  CZK on 2024-03-12: no rate in fx for that day or the 7 days before (the latest earlier rate is from 2024-03-04, more than 7 days back); 1 transaction needs it');
+    expect(lines.at(-2)).toMatch(/^ {2}CZK on 2024-03-30: /);
+    expect(lines.at(-1)).toBe('  … and 1 more day (1 transaction)');
+  });
+
   it('rounds half away from zero per transaction, and sums the rounded amounts', async () => {
     // 3 x 0.125 EUR: round-then-sum = 3 x 0.13 = 0.39; sum-then-round would give 0.38.
     const dir = shop({

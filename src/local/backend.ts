@@ -29,7 +29,7 @@ import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
 import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
-import { EMPTY, sql, type Sql } from './sql.js';
+import { EMPTY, list, sql, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
 
@@ -101,12 +101,14 @@ export class LocalBackend implements Backend {
     const unpriced = this.scope.unpricedDays;
     const period = utcDays(zoned);
     if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
+    // Every (currency, day) without a rate: a few thousand rows at most (days of the period times currencies).
     const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
       sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
-       WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency LIMIT 21`,
+       WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency`,
     );
     if (missing.length === 0) return;
     // An fx table of rates to other reference currencies only is one fact, not a list of days.
+    const rated = new Set<string>();
     if (this.scope.dataset.has('fx')) {
       const held = await this.db.all<{ v: string | null }>(sql`SELECT DISTINCT reference_currency AS v FROM ${this.scope.relation('fx')} ORDER BY 1`);
       const others = held.map((r) => r.v).filter((v): v is string => v !== null);
@@ -116,16 +118,13 @@ export class LocalBackend implements Backend {
           `fx holds rates to ${others.join(', ')} only; no rates to ${to}: pass --reference-currency ${others.length === 1 ? others[0] : `with one of them`}, or add fx rows with reference_currency ${to}`,
         );
       }
+      const currencies = [...new Set(missing.map((m) => m.currency))];
+      const rows = await this.db.all<{ currency: string }>(
+        sql`SELECT DISTINCT currency FROM ${this.scope.relation('fx')} WHERE currency IN ${list(currencies)} AND (reference_currency IS NULL OR reference_currency = ${this.referenceCurrency})`,
+      );
+      for (const row of rows) rated.add(row.currency);
     }
-    const lines = missing.slice(0, 20).map((m) => {
-      const day = m.day.toISOString().slice(0, 10);
-      const latest = m.fx_date
-        ? `the latest earlier rate is from ${m.fx_date.toISOString().slice(0, 10)}, more than 7 days back`
-        : 'there is no earlier rate';
-      return `${m.currency} on ${day}: no rate in fx for that day or the 7 days before (${latest}); ${m.n} transaction${m.n === 1n ? ' needs' : 's need'} it`;
-    });
-    if (missing.length > 20) lines.push('… and more days');
-    throw new DataError(`cannot convert to ${this.referenceCurrency}: exchange rates are missing`, lines);
+    throw new DataError(`cannot convert to ${this.referenceCurrency}: exchange rates are missing`, missingRateLines(missing, rated, this.referenceCurrency));
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
@@ -462,6 +461,35 @@ function toAggregate(row: Row, detailQuery = ''): AggregateRow {
     sourceStartedAt: nullable(row.sourceStartedAt),
     ...toFigures(row),
   };
+}
+
+const MISSING_RATE_LINES = 20;
+
+/**
+ * The lines of a missing-rates error: a currency fx holds no rate of at all (to the reference
+ * currency) in one line, its days and transactions counted; every other currency's days one line
+ * each, in day order, up to 20 lines, then how many more days and transactions.
+ */
+function missingRateLines(missing: { currency: string; day: Date; fx_date: Date | null; n: bigint }[], rated: ReadonlySet<string>, to: string): string[] {
+  const date = (d: Date) => d.toISOString().slice(0, 10);
+  const transactions = (n: bigint) => `${n} transaction${n === 1n ? '' : 's'}`;
+  const lines: string[] = [];
+  const unrated = [...new Set(missing.filter((m) => !rated.has(m.currency)).map((m) => m.currency))];
+  for (const currency of unrated) {
+    const days = missing.filter((m) => m.currency === currency);
+    const n = days.reduce((sum, m) => sum + m.n, 0n);
+    const span = days.length === 1 ? `on ${date(days[0]!.day)}` : `on ${days.length} days from ${date(days[0]!.day)} to ${date(days.at(-1)!.day)}`;
+    lines.push(`${currency}: fx has no rate of ${currency} to ${to} at all; ${transactions(n)} ${span} need${n === 1n ? 's' : ''} one`);
+  }
+  const dated = missing.filter((m) => rated.has(m.currency));
+  const shown = dated.slice(0, Math.max(0, MISSING_RATE_LINES - lines.length));
+  for (const m of shown) {
+    const latest = m.fx_date ? `the latest earlier rate is from ${date(m.fx_date)}, more than 7 days back` : 'there is no earlier rate';
+    lines.push(`${m.currency} on ${date(m.day)}: no rate in fx for that day or the 7 days before (${latest}); ${transactions(m.n)} need${m.n === 1n ? 's' : ''} it`);
+  }
+  const rest = dated.slice(shown.length);
+  if (rest.length) lines.push(`… and ${rest.length} more day${rest.length === 1 ? '' : 's'} (${transactions(rest.reduce((sum, m) => sum + m.n, 0n))})`);
+  return lines;
 }
 
 /**
