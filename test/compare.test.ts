@@ -200,16 +200,39 @@ describe('trend and total --compare', () => {
     { id: 'o3', at: '2023-03-01T10:00:00Z', net: 5, gross: 6.05, contact: 'c2' },
   ]);
 
-  it('lines bucket i up with bucket i of the other period; a bucket without one has figures null', async () => {
+  it('with year, lines a bucket up with the one of the same date a year before (29 February with the 28th); a bucket without one has figures null', async () => {
     const res = await withBackend(dir, (b) => b.trend(parseTrendQuery({ dateFrom: '2024-02-28', dateTo: '2024-03-01', compareTo: 'year' }, NOW)));
     expect(res.buckets.map((b) => [b.bucket, b.comparison?.bucket, b.comparison?.figures?.conversionsNumber ?? null])).toEqual([
       ['2024-02-28', '2023-02-28', 1],
-      ['2024-02-29', '2023-03-01', 1],
-      ['2024-03-01', null, null],
+      ['2024-02-29', '2023-02-28', 1],
+      ['2024-03-01', '2023-03-01', 1],
     ]);
     expect(res.buckets[0]!.comparison).toMatchObject({ dateFrom: '2023-02-28', dateTo: '2023-03-01' });
     expect(res.buckets[1]!.comparison!.change!.conversionsAmountWTax).toEqual({ absolute: 6.05, relative: 1 });
-    expect(res.buckets[2]!.comparison).toEqual({ dateFrom: '2023-02-28', dateTo: '2023-03-01', bucket: null, figures: null, change: null });
+    expect(res.buckets[2]!.comparison!.change!.conversionsAmountWTax).toEqual({ absolute: -6.05, relative: -1 });
+    // The year after a 29 February: each day beside its own date, the 29th beside none; a month beside the same month.
+    await withBackend(dir, async (b) => {
+      const after = await b.trend(parseTrendQuery({ dateFrom: '2025-02-27', dateTo: '2025-03-02', compareTo: 'year' }, NOW));
+      expect(after.buckets.map((x) => [x.bucket, x.comparison?.bucket])).toEqual([
+        ['2025-02-27', '2024-02-27'],
+        ['2025-02-28', '2024-02-28'],
+        ['2025-03-01', '2024-03-01'],
+        ['2025-03-02', '2024-03-02'],
+      ]);
+      const months = await b.trend(parseTrendQuery({ dateFrom: '2024-01-15', dateTo: '2024-03-31', interval: 'month', compareTo: 'year' }, NOW));
+      expect(months.buckets.map((x) => [x.bucket, x.comparison?.bucket, x.comparison?.figures?.conversionsNumber])).toEqual([
+        ['2024-01', '2023-01', 0],
+        ['2024-02', '2023-02', 1],
+        ['2024-03', '2023-03', 1],
+      ]);
+      // With previous: bucket i beside bucket i, in time order.
+      const previous = await b.trend(parseTrendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-03', compareTo: 'previous' }, NOW));
+      expect(previous.buckets.map((x) => [x.bucket, x.comparison?.bucket])).toEqual([
+        ['2024-03-01', '2024-02-27'],
+        ['2024-03-02', '2024-02-28'],
+        ['2024-03-03', '2024-02-29'],
+      ]);
+    });
   });
 
   it('gives the total its comparison at the top level, in json and as columns', async () => {
@@ -220,7 +243,7 @@ describe('trend and total --compare', () => {
     const tsv = await kept([...argv, '-o', 'tsv', '--fields', 'conversionsNumber,comparison.dateTo,comparison.change.conversionsNumber.absolute']);
     expect(tsv.stdout).toBe('conversionsNumber\tcomparison.dateTo\tcomparison.change.conversionsNumber.absolute\n1\t2023-02-28\t0\n');
     const trend = await kept(['trend', '--data', dir, '--from', '2024-02-28', '--to', '2024-03-01', '--compare', 'year', '-o', 'csv', '--fields', 'bucket,comparison.bucket,comparison.figures.conversionsNumber']);
-    expect(trend.stdout).toBe('bucket,comparison.bucket,comparison.figures.conversionsNumber\n2024-02-28,2023-02-28,1\n2024-02-29,2023-03-01,1\n2024-03-01,,\n');
+    expect(trend.stdout).toBe('bucket,comparison.bucket,comparison.figures.conversionsNumber\n2024-02-28,2023-02-28,1\n2024-02-29,2023-02-28,1\n2024-03-01,2023-03-01,1\n');
   });
 });
 

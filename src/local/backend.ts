@@ -289,7 +289,7 @@ export class LocalBackend implements Backend {
     const response = { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone, interval: query.interval };
     if (!other) return { ...response, buckets };
     // per source, the other period's series are the current period's top sources and the rest
-    return { ...response, buckets: lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other) };
+    return { ...response, buckets: lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other, query.compareTo!) };
   }
 
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
@@ -493,21 +493,36 @@ function missingRateLines(missing: { currency: string; day: Date; fx_date: Date 
 }
 
 /**
- * A series beside another period's (convx trend --compare): bucket i (the i-th by its start: an
- * hour the clocks repeat is two buckets of one label) of a series beside bucket i of the same series
- * there; a bucket without one has its comparison empty.
+ * A series beside another period's (convx trend --compare), the same series there. With `year`, a
+ * bucket beside the one of the same label a year before, as the period's dates are (the same day,
+ * hour, ISO week or month: `2025-03-01` beside `2024-03-01` whatever February 29 in between; 29
+ * February beside the 28th), an hour the clocks repeat by its turn; with `previous`, bucket i (in time
+ * order, by their starts: an hour the clocks repeat is two buckets of one label) beside bucket i there.
+ * A bucket without one has its comparison empty.
  */
-function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period): TrendBucket[] {
-  const keyed = (rows: TrendBucket[]) => {
-    const starts = new Map<string, number>();
-    return rows.map((b) => `${starts.get(b.start) ?? starts.set(b.start, starts.size).get(b.start)!}|${b.series ?? ''}`);
+function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period, compareTo: CompareTo): TrendBucket[] {
+  const keyed = (rows: TrendBucket[], side: 'current' | 'other') => {
+    // A bucket's place: its label as a date of the current period ('' for previous) and its turn among the buckets of that label.
+    const turns = new Map<string, Map<string, number>>();
+    return rows.map((b) => {
+      const label = compareTo === 'year' ? b.bucket : '';
+      const starts = turns.get(label) ?? turns.set(label, new Map()).get(label)!;
+      const turn = starts.get(b.start) ?? starts.set(b.start, starts.size).get(b.start)!;
+      const place = compareTo !== 'year' ? '' : side === 'other' ? nextYear(label) : label.replace(/^(\d{4}-02-)29/, '$128');
+      return `${place}|${turn}|${b.series ?? ''}`;
+    });
   };
-  const pastKeys = keyed(past);
+  const pastKeys = keyed(past, 'other');
   const byKey = new Map(past.map((b, i) => [pastKeys[i]!, b]));
-  return keyed(buckets).map((key, i) => {
+  return keyed(buckets, 'current').map((key, i) => {
     const there = byKey.get(key);
     return { ...buckets[i]!, comparison: comparisonOf(other, buckets[i]!, there, there?.bucket ?? null) };
   });
+}
+
+/** A bucket's label with its (four-digit; ISO for weeks) year one later: 2024-03 → 2025-03. */
+function nextYear(label: string): string {
+  return `${String(Number(label.slice(0, 4)) + 1).padStart(4, '0')}${label.slice(4)}`;
 }
 
 function toBucket(row: Row): TrendBucket {
