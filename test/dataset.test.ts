@@ -304,6 +304,29 @@ describe("a folder's later file with a column the first lacks", () => {
   });
 });
 
+describe("a table's one file without a header", () => {
+  it('is named as empty, as a folder\'s first file is (nothing, a line break, CRLF or a byte order mark alone; an empty .csv.gz or .tsv), not by six required columns missing beside column0', async () => {
+    const hint = 'remove it, or give it a header naming the table\'s columns (at least order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)';
+    const cases: [string, string, string | Buffer][] = [
+      ['nothing', 'orders.csv', ''],
+      ['a line break', 'orders.csv', '\n'],
+      ['CRLF', 'orders.csv', '\r\n'],
+      ['a byte order mark', 'orders.csv', '\uFEFF'],
+      ['an empty .csv.gz', 'orders.csv.gz', gzipSync('')],
+      ['a line break in .tsv', 'orders.tsv', '\n'],
+    ];
+    for (const [what, name, content] of cases) {
+      const dir = dataset({ [name]: content, 'touches.csv': TOUCHES });
+      const run = await cli(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31']);
+      expect(run.code, what).toBe(2);
+      expect(run.stderr, what).toBe(`convx: error: cannot read ${name}: it is empty, without even a header\n  ${hint}\n`);
+    }
+    // An optional table's too: its own required columns.
+    const sources = await cli(['report', '--data', dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES, 'sources.csv': '\n' }), '--from', '2024-03-01', '--to', '2024-03-31']);
+    expect(sources.stderr).toBe("convx: error: cannot read sources.csv: it is empty, without even a header\n  remove it, or give it a header naming the table's columns (at least source_type, source_id)\n");
+  });
+});
+
 describe('a # in CSV', () => {
   it('starts no comment: a record beginning with it (an order named #1002) is read, and a value holding it is kept whole', async () => {
     const rows = [

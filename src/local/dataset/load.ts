@@ -146,6 +146,19 @@ function differenceError(dir: string, source: TableSource, difference: FolderDif
 }
 
 /**
+ * A CSV file without a header (empty, or a line break or a byte order mark alone): a folder's first
+ * file, whose columns the read takes, or a table's one file, which DuckDB reads as one column, column0.
+ */
+function emptyFileError(dir: string, source: TableSource, file: string): DataError {
+  const required = TABLES[source.table].columns.filter((c) => c.required).map((c) => c.name);
+  const hint = source.multiFile
+    ? "remove it, or give it the header of the folder's other files"
+    : `remove it, or give it a header naming the table's columns (at least ${required.join(', ')})`;
+  const what = source.multiFile ? fileLabel(dir, source, file) : 'it';
+  return new DataError(`cannot read ${source.display}: ${what} is empty, without even a header`, [hint]);
+}
+
+/**
  * The reader's failure on a folder whose files name different columns, as a DataError naming the
  * files and the column; else undefined. A first file without a header (empty, a line break or a byte
  * order mark alone) or naming a column twice is what the read stumbled on, whatever column DuckDB
@@ -156,9 +169,7 @@ async function columnsDiffer(db: Database, dir: string, source: TableSource, err
   const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
   if (!differ || !source.multiFile) return undefined;
   const first = source.files[0]!;
-  if (await blankFile(first)) {
-    return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, first)} is empty, without even a header`, ['remove it, or give it the header of the folder\'s other files']);
-  }
+  if (await blankFile(first)) return emptyFileError(dir, source, first);
   const twice = source.format === 'csv' ? await namedTwice(db, first) : undefined;
   if (twice) return differenceError(dir, source, { kind: 'twice', file: first, names: twice });
   return differError(dir, source, differ);
@@ -181,6 +192,8 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
     throw (await columnsDiffer(db, dir, source, error)) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
   }
   const names = rows.map((row) => String(row.column_name)).filter((name) => name !== '__file');
+  // A table's one file without a header: said as such, rather than as every required column missing beside column0.
+  if (source.format === 'csv' && !source.multiFile && names.length === 1 && (await blankFile(source.files[0]!))) throw emptyFileError(dir, source, source.files[0]!);
   // One column whose name holds delimiters: the CSV sniffer gave up on the dialect (records of
   // different lengths), and read each line whole.
   // Or a header without the table's required columns: the sniffer may take a wider record for the
