@@ -211,6 +211,36 @@ describe('malformed CSV files name the physical line, the column and what is wro
     }
   });
 
+  it('a Parquet DECIMAL is shown exactly as stored (its text, not a double: 123456789012345.123456, not …12), a DOUBLE by its shortest text as before', async () => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    const db = await Database.open();
+    try {
+      // amount_wo_tax DECIMAL(38,6), amount_w_tax DOUBLE; datetime a DECIMAL(4,3), which DuckDB writes .500.
+      await db.exec(sql`COPY (SELECT * FROM (VALUES
+          ('o1', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('123456789012345.123456' AS DECIMAL(38,6)), CAST('12' AS DOUBLE)),
+          ('o2', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('-123456789012345.5' AS DECIMAL(38,6)), CAST('0.1' AS DOUBLE) + CAST('0.2' AS DOUBLE)),
+          ('o3', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('1.00495' AS DECIMAL(38,6)), CAST('1000000000000000.5' AS DOUBLE)),
+          ('o4', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('10' AS DECIMAL(38,6)), CAST('1e15' AS DOUBLE)))
+        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    const { code, message } = await report(dir);
+    expect(code).toBe(2);
+    const range = 'is out of range: an amount has at most 14 digits before the point and 4 after (DECIMAL(18,4): up to 99999999999999.9999)';
+    const decimals = 'is not a decimal number with a dot (at most 4 decimals)';
+    expect(placed(message)).toEqual([
+      ...[1, 2, 3].map((row) => `  orders.parquet, row ${row}, column datetime: "0.5" is not an ISO 8601 timestamp`),
+      '  orders.parquet, column datetime: 1 more row has this problem',
+      `  orders.parquet, row 1, column amount_wo_tax: "123456789012345.123456" ${range}`,
+      `  orders.parquet, row 2, column amount_wo_tax: "-123456789012345.5" ${range}`,
+      `  orders.parquet, row 3, column amount_wo_tax: "1.00495" ${decimals}`,
+      `  orders.parquet, row 2, column amount_w_tax: "0.30000000000000004" ${decimals}`,
+      `  orders.parquet, row 3, column amount_w_tax: "1000000000000000.5" ${range}`,
+      `  orders.parquet, row 4, column amount_w_tax: "1000000000000000" ${range}`,
+    ]);
+  });
+
   it('a duplicate column, also by case, is refused naming both columns and the file', async () => {
     for (const second of ['AMOUNT_W_TAX', 'amount_w_tax']) {
       const text = `${[...HEADER, second].join(',')}\n${row(1)},13\n`;

@@ -52,7 +52,7 @@ function columnChecks(found: SourceColumn, spec: ColumnSpec): Check[] {
     });
   }
   const typed = typeCheck(spec, found);
-  if (typed) checks.push({ column: found.name, value: v, ...typed });
+  if (typed) checks.push({ column: found.name, ...typed });
   return checks;
 }
 

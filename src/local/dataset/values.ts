@@ -16,6 +16,8 @@ const TIME_TYPE = /^(TIMESTAMP.*|DATE)$/;
 const isJson = (column: SourceColumn) => column.rawType === 'JSON';
 /** A raw column of nested values only (every record holds an object or a list there). */
 const isNested = (column: SourceColumn) => /^(STRUCT|MAP|UNION)\b|\]$/.test(column.rawType);
+/** A raw DECIMAL column: its values reach JavaScript as doubles (123456789012345.123456 as …12), so an example shows its text. */
+const isDecimal = (column: SourceColumn) => /^DECIMAL\(/.test(column.rawType);
 /** A raw column that DuckDB holds as numbers. */
 export const isNumeric = (column: SourceColumn) => NUMERIC_TYPE.test(column.rawType);
 
@@ -62,8 +64,8 @@ export interface ValueType {
   counts?(raw: Raw, condition: Sql): Sql[] | undefined;
   /** SQL that reads a checked raw value as this type. */
   cast(raw: Raw): Sql;
-  /** What is wrong with a value the check found. */
-  message(value: unknown): string;
+  /** What is wrong with a value the check found (shown as TypeCheck's `value` gives it), in a raw column as `raw` says. */
+  message(value: unknown, raw: Raw): string;
 }
 
 /** "… is not <the type's description>". */
@@ -116,17 +118,19 @@ function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): Sql[] {
   return parts;
 }
 
-/** A bad amount or rate: out of the column's range when its digits before the point are too many, else not a number. */
+/**
+ * A bad amount or rate: out of the column's range when its digits before the point are too many, else not a number. A
+ * typed number's (a double, or a DECIMAL's exact text) whatever its decimals; a text's when its decimals are not too many.
+ */
 function decimalMessage(type: 'amount' | 'rate') {
   const places = DECIMAL_PLACES[type];
   const digits = 18 - places;
-  return (value: unknown): string => {
+  return (value: unknown, raw: Raw): string => {
     const text = value === null || value === undefined ? '' : String(value).trim();
     const form = /^[+-]?0*(\d*)(?:\.(\d*))?$/.exec(text);
-    const tooLarge =
-      typeof value === 'number' || typeof value === 'bigint'
-        ? Math.abs(Number(value)) >= 10 ** digits
-        : form !== null && (form[2] ?? '').length <= places && form[1]!.length > digits;
+    let tooLarge: boolean;
+    if (typeof value === 'number' || typeof value === 'bigint') tooLarge = Math.abs(Number(value)) >= 10 ** digits;
+    else tooLarge = form !== null && (isNumeric(raw.column) || (form[2] ?? '').length <= places) && form[1]!.length > digits;
     if (!tooLarge) return notA(type)(value);
     return `${describeValue(value)} is out of range: ${type === 'amount' ? 'an amount' : 'a rate'} has at most ${digits} digits before the point and ${places} after (DECIMAL(18,${places}): up to ${'9'.repeat(digits)}.${'9'.repeat(places)})`;
   };
@@ -220,11 +224,21 @@ export function nestedCondition(column: SourceColumn): Sql | undefined {
   return undefined;
 }
 
-/** A check of a column's values against its type: the condition of a bad one, its count's parts and its message. */
+/** A check of a column's values against its type: the condition of a bad one, its count's parts, the value an example shows and its message. */
 export interface TypeCheck {
   condition: Sql;
   counts?: Sql[];
+  value: Sql;
   message: (value: unknown) => string;
+}
+
+/**
+ * A DECIMAL's text as DuckDB writes it, every digit of its scale (10.000000, .500), as a number is
+ * written (10, 0.5): the value exactly, 123456789012345.123456 too, as a double's shortest text is.
+ */
+function decimalText(text: string): string {
+  const trimmed = text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
+  return trimmed.replace(/^(-?)\./, (_, sign: string) => `${sign}0.`);
 }
 
 /** The check of a column's non-blank values against its type; undefined when every value reads (or the nested check says it). */
@@ -237,7 +251,13 @@ export function typeCheck(spec: ColumnSpec, column: SourceColumn): TypeCheck | u
   const v = r.value;
   const condition = sql`${v} IS NOT NULL AND trim(CAST(${v} AS VARCHAR)) <> '' AND (${bad})`;
   const counts = type.counts?.(r, condition);
-  return { condition, ...(counts ? { counts } : {}), message: type.message };
+  const decimal = isDecimal(column);
+  return {
+    condition,
+    ...(counts ? { counts } : {}),
+    value: decimal ? sql`CAST(${v} AS VARCHAR)` : v,
+    message: (value) => type.message(decimal && typeof value === 'string' ? decimalText(value) : value, r),
+  };
 }
 
 /** SQL that reads a checked raw value as the column's type (NULL of the type when the file has no such column). */
