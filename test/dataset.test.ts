@@ -220,6 +220,28 @@ describe("a folder's later file with a column the first lacks", () => {
     expect(await amounts(every)).toEqual([12.71, 20]);
   });
 
+  it("a later file with the first file's title line above a header without a column of the first is refused as lacking that column, not as a file without the title line (CRLF, semicolons, gzip too)", async () => {
+    const titled = (names: string[], cells: Record<string, string>, delimiter = ',') => `Orders export\n${file(names, cells, delimiter)}`;
+    const lacking = (later: string, column: string, first: string) =>
+      `cannot read orders/: its files do not have the same columns:\n  ${later} has no column ${column}, which ${first} has\n  give every file of the folder the same header (the order of the columns may differ)`;
+    for (const column of ['status', 'country', 'order_id']) {
+      const dir = dataset({ 'orders/01.csv': titled(ORDER_HEADER, FIRST), 'orders/02.csv': titled(header([column]), SECOND), 'touches.csv': TOUCHES });
+      expect(await refused(dir), column).toBe(lacking('orders/02.csv', column, 'orders/01.csv'));
+    }
+    // A third file, after one that has it all; a CRLF file after LF ones; semicolons; gzip.
+    const third = dataset({ 'orders/01.csv': titled(ORDER_HEADER, FIRST), 'orders/02.csv': titled(ORDER_HEADER, { ...SECOND, status: 'completed' }), 'orders/03.csv': titled(header(['status']), { ...SECOND, order_id: 'o3' }), 'touches.csv': TOUCHES });
+    expect(await refused(third)).toBe(lacking('orders/03.csv', 'status', 'orders/01.csv'));
+    const crlf = dataset({ 'orders/01.csv': titled(ORDER_HEADER, FIRST), 'orders/02.csv': titled(header(['status']), SECOND).replaceAll('\n', '\r\n'), 'touches.csv': TOUCHES });
+    expect(await refused(crlf)).toBe(lacking('orders/02.csv', 'status', 'orders/01.csv'));
+    const semicolons = dataset({ 'orders/01.csv': titled(ORDER_HEADER, FIRST, ';'), 'orders/02.csv': titled(header(['status']), SECOND, ';'), 'touches.csv': TOUCHES });
+    expect(await refused(semicolons)).toBe(lacking('orders/02.csv', 'status', 'orders/01.csv'));
+    const gzipped = dataset({ 'orders/01.csv.gz': gzipSync(titled(ORDER_HEADER, FIRST)), 'orders/02.csv.gz': gzipSync(titled(header(['status']), SECOND)), 'touches.csv': TOUCHES });
+    expect(await refused(gzipped)).toBe(lacking('orders/02.csv.gz', 'status', 'orders/01.csv.gz'));
+    // Without the title line, a header without the column: named as a file without the title line (the read would take its header for it).
+    const untitled = dataset({ 'orders/01.csv': titled(ORDER_HEADER, FIRST), 'orders/02.csv': file(header(['status']), SECOND), 'touches.csv': TOUCHES });
+    expect(await refused(untitled)).toMatch(/^cannot read orders\/: orders\/01.csv has a line above its header, and orders\/02.csv has not as many\n/);
+  });
+
   it('a later file naming a column twice below a title line (its header found by the sniffer, which renames the second Status_1) is refused as a duplicate, with or without the title line in the first', async () => {
     const twice = `Orders of 3 March\n${file([...ORDER_HEADER, 'Status'], { ...SECOND, Status: 'completed' })}`;
     const refusal = 'cannot read orders/: orders/02.csv names a column twice, as "status" and "Status"\n  names match case-insensitively, so keep one of them';

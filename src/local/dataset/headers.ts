@@ -23,12 +23,14 @@ const HEADER_BYTES = 64 * 1024;
 
 /**
  * How a file of a folder differs from the table read: a column it has that the table lacks (`extra`,
- * with a file without it), a column it names twice (`twice`), fewer lines above its header than the
+ * with a file without it), a column of the first file it lacks below the first file's lines above
+ * the header (`missing`), a column it names twice (`twice`), fewer lines above its header than the
  * first file has (`preamble`), or a column it types otherwise than the read took it (`type`, Parquet:
  * the read casts every file's values to the first file's type, 15.125 to 15 in a BIGINT column).
  */
 export type FolderDifference =
   | { kind: 'extra'; column: string; file: string; without: string }
+  | { kind: 'missing'; column: string; file: string; first: string }
   | { kind: 'twice'; file: string; names: [string, string] }
   | { kind: 'preamble'; file: string; first: string; lines: number }
   | { kind: 'type'; column: string; file: string; type: string; first: string; firstType: string };
@@ -118,7 +120,7 @@ const DELIMITERS = [',', '\t', ';', '|'];
  * first file's into the names the read found (Hive partition keys aside), names trimmed as DuckDB
  * trims them. When the first file's first line is not its header (a title or `sep=,` line above it,
  * which the sniffer skips), the sniffer's delimiter is asked once, and a later file without a header
- * as many lines down is a `preamble` difference. A later file whose header is neither its first line
+ * as many lines down is a `preamble` difference (a `missing` one when a header there lacks a column: belowPreamble). A later file whose header is neither its first line
  * nor that line (a title line of its own) is asked of the sniffer alone, and only what it cannot
  * split into the table's names is described by DuckDB (which renames a name given twice, NAME_1):
  * the read took every column of the table from each file, so a header that does not name them all
@@ -139,9 +141,8 @@ async function csvColumns(db: Database, source: TableSource, names: readonly str
     delimiter = sniffed?.delimiter;
     skip = delimiter === undefined ? 0 : (sniffed?.skip ?? 0);
     // Lines above the first file's header: the read skips as many in every file, so each must have them.
-    for (const file of skip > 0 ? files.slice(1) : []) {
-      if (!header(await lineAt(file, skip), delimiter)) return { kind: 'preamble', file, first: files[0]!, lines: skip };
-    }
+    const differs = skip > 0 ? await belowPreamble(files, wanted, delimiter!, skip) : undefined;
+    if (differs) return differs;
   }
   const columns: FileColumns = new Map();
   for (const file of files) {
@@ -154,6 +155,45 @@ async function csvColumns(db: Database, source: TableSource, names: readonly str
     columns.set(file, read.map((name) => ({ name })));
   }
   return columns;
+}
+
+/**
+ * Whether each later file has the first file's lines above the header (`skip` of them): a file whose
+ * line below them names every column wanted has; one whose line there names some of them, and whose
+ * first line is not a header of them all, has them above a header without a column (`missing`: the
+ * first it lacks, in the first file's order); any other has not (`preamble`: the read would take its
+ * header for those lines and its first record for the header). Undefined when every file has them.
+ */
+async function belowPreamble(files: readonly string[], wanted: readonly string[], delimiter: string, skip: number): Promise<FolderDifference | undefined> {
+  const header = headerOf(wanted);
+  for (const file of files.slice(1)) {
+    const line = await lineAt(file, skip);
+    if (header(line, delimiter)) continue;
+    const names = new Set(line === undefined ? [] : splitHeader(line, delimiter).map((name) => name.toLowerCase()));
+    const lacking = wanted.find((name) => !names.has(name.toLowerCase()));
+    const named = wanted.some((name) => names.has(name.toLowerCase()));
+    if (named && lacking !== undefined && !header(await lineAt(file, 0), delimiter)) return { kind: 'missing', column: lacking, file, first: files[0]! };
+    return { kind: 'preamble', file, first: files[0]!, lines: skip };
+  }
+  return undefined;
+}
+
+/**
+ * A folder of CSV files whose first file has lines above its header (a title, `sep=,`), as its headers
+ * show it, for a read that failed on a column a later file lacks: the difference belowPreamble finds
+ * from the first file's header (a diagnosis of the lines would take the title for the header).
+ * Undefined for any other table, or when every later file has the first file's header below as many lines.
+ */
+export async function titledFolderDifference(db: Database, source: TableSource): Promise<FolderDifference | undefined> {
+  const first = source.files[0];
+  if (source.format !== 'csv' || !source.multiFile || source.files.length < 2 || first === undefined) return undefined;
+  const sniffed = await sniffedDialect(db, first);
+  if (sniffed?.delimiter === undefined || sniffed.skip === 0) return undefined;
+  const line = await lineAt(first, sniffed.skip);
+  if (line === undefined) return undefined;
+  const keys = partitionKeys(first);
+  const wanted = splitHeader(line, sniffed.delimiter).filter((name) => !keys.has(name));
+  return belowPreamble(source.files, wanted, sniffed.delimiter, sniffed.skip);
 }
 
 /** A line's names split by the delimiter, when they hold every name wanted (in any case and order); else undefined. */

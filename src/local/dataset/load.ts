@@ -5,7 +5,7 @@ import { TABLES, type TableName } from '../schema.js';
 import { ident, join, sql, trusted, type Sql } from '../sql.js';
 import { duplicateColumns } from './duplicates.js';
 import { lineEndingRuns } from './endings.js';
-import { blankFile, folderDifference, namedTwice, type FolderDifference } from './headers.js';
+import { blankFile, folderDifference, namedTwice, titledFolderDifference, type FolderDifference } from './headers.js';
 import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
@@ -114,6 +114,13 @@ class ColumnsDiffer extends Error {
 /** DuckDB's words for a folder's file that lacks a column of the first file read. */
 const SCHEMA_MISMATCH = /schema mismatch in glob: column "([^"]*)" was read from the original file "([^"]*)", but could not be found in file "([^"]*)"/;
 
+/** The reader's failure on a folder's file without a column of the first file read (its own, ColumnsDiffer, or DuckDB's words); else undefined. */
+function differOf(error: unknown): ColumnsDiffer | undefined {
+  if (error instanceof ColumnsDiffer) return error;
+  const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
+  return said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
+}
+
 /** A folder whose files name different columns, as the DataError naming the files and the column. */
 function differError(dir: string, source: TableSource, differ: ColumnsDiffer): DataError {
   const [first, other] = [fileLabel(dir, source, differ.first), fileLabel(dir, source, differ.other)];
@@ -126,6 +133,7 @@ function differError(dir: string, source: TableSource, differ: ColumnsDiffer): D
 /** A file of a folder with a column the first lacks, or typed otherwise, as the DataError naming the files and the column. */
 function differenceError(dir: string, source: TableSource, difference: FolderDifference): DataError {
   if (difference.kind === 'extra') return differError(dir, source, new ColumnsDiffer(difference.without, difference.file, difference.column, true));
+  if (difference.kind === 'missing') return differError(dir, source, new ColumnsDiffer(difference.first, difference.file, difference.column));
   if (difference.kind === 'twice') {
     const [first, second] = difference.names.map((name) => JSON.stringify(name));
     return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, difference.file)} names a column twice, as ${first} and ${second}`, [
@@ -165,8 +173,7 @@ function emptyFileError(dir: string, source: TableSource, file: string): DataErr
  * names (column0, NAME_1, which no other file has; at times the first file as both): said as such.
  */
 async function columnsDiffer(db: Database, dir: string, source: TableSource, error: unknown): Promise<DataError | undefined> {
-  const said = SCHEMA_MISMATCH.exec(error instanceof Error ? error.message : String(error));
-  const differ = error instanceof ColumnsDiffer ? error : said ? new ColumnsDiffer(said[2]!, said[3]!, said[1]!) : undefined;
+  const differ = differOf(error);
   if (!differ || !source.multiFile) return undefined;
   const first = source.files[0]!;
   if (await blankFile(first)) return emptyFileError(dir, source, first);
@@ -187,6 +194,9 @@ export async function loadTable(db: Database, dir: string, source: TableSource):
   } catch (error) {
     // Only now, after the reader failed, the files are read again to say where and why.
     if (source.format === 'csv') await rejectMixedLineEndings(dir, source);
+    // A later file without a column, in a folder whose first file has a title line: its headers say which (diagnoseTable would read the title as the header).
+    const titled = differOf(error) ? await titledFolderDifference(db, source) : undefined;
+    if (titled) throw differenceError(dir, source, titled);
     const located = await diagnoseTable(dir, source);
     if (located.length) throw new UnreadableTableError(source, located);
     throw (await columnsDiffer(db, dir, source, error)) ?? new DataError(`cannot read ${source.display}: ${firstLine(error)}`);
