@@ -172,6 +172,22 @@ describe('malformed CSV files name the physical line, the column and what is wro
     ]);
   });
 
+  it('a Parquet DECIMAL amount of more than 4 decimals that rounds past the range (99999999999999.99999) is a data error naming it, not a failed cast', async () => {
+    const dir = dataset({ 'touches.csv': TOUCHES });
+    const db = await Database.open();
+    try {
+      await db.exec(sql`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', CAST('99999999999999.99999' AS DECIMAL(38,6)), CAST('99999999999999.9999' AS DECIMAL(38,6))))
+        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    const { code, message } = await report(dir);
+    expect(code).toBe(2);
+    expect(message).not.toMatch(/Conversion Error/);
+    // The largest amount with 4 decimals is read; one more decimal is refused as any fifth decimal is.
+    expect(placed(message)).toEqual(['  orders.parquet, row 1, column amount_wo_tax: "99999999999999.99999" is not a decimal number with a dot (at most 4 decimals)']);
+  });
+
   it('a Parquet amount out of range names the row, the column and the range', async () => {
     const dir = dataset({ 'touches.csv': TOUCHES });
     const db = await Database.open();

@@ -168,15 +168,14 @@ function emptyFileError(dir: string, source: TableSource, file: string): DataErr
 
 /**
  * The reader's failure on a folder whose files name different columns, as a DataError naming the
- * files and the column; else undefined. A first file without a header (empty, a line break or a byte
- * order mark alone) or naming a column twice is what the read stumbled on, whatever column DuckDB
- * names (column0, NAME_1, which no other file has; at times the first file as both): said as such.
+ * files and the column; else undefined. A first file naming a column twice is what the read stumbled
+ * on, whatever column DuckDB names (NAME_1, which no other file has): said as such. (A first file
+ * without a header, empty or a line break or a byte order mark alone, never reaches the read.)
  */
 async function columnsDiffer(db: Database, dir: string, source: TableSource, error: unknown): Promise<DataError | undefined> {
   const differ = differOf(error);
   if (!differ || !source.multiFile) return undefined;
   const first = source.files[0]!;
-  if (await blankFile(first)) return emptyFileError(dir, source, first);
   const twice = source.format === 'csv' ? await namedTwice(db, first) : undefined;
   if (twice) return differenceError(dir, source, { kind: 'twice', file: first, names: twice });
   return differError(dir, source, differ);
@@ -188,6 +187,9 @@ async function columnsDiffer(db: Database, dir: string, source: TableSource, err
  * files read again show nothing).
  */
 export async function loadTable(db: Database, dir: string, source: TableSource): Promise<LoadedTable> {
+  // A folder whose first CSV file has no header is refused before DuckDB reads it: its reader of the
+  // next files (CSVSniffer::MinimalSniff, DuckDB 1.5.5) can crash the process on such a file.
+  if (source.format === 'csv' && source.multiFile && (await blankFile(source.files[0]!))) throw emptyFileError(dir, source, source.files[0]!);
   let rows: Row[];
   try {
     rows = await readTable(db, source);

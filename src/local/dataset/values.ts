@@ -109,11 +109,11 @@ function numericBadParts(type: 'amount' | 'rate', column: SourceColumn): Sql[] {
   if (type === 'rate') return [...(range ? [sql`${v} >= ${limit}`] : []), sql`${v} <= 0`];
   const parts = range ? [sql`${v} >= ${limit}`, sql`${v} <= -${limit}`] : [];
   if (fractionDigits(column.rawType) > DECIMAL_PLACES.amount) {
-    // Within the range, a value the column's DECIMAL would round: 1.00495, or a double's 0.30000000000000004. The parts stay
-    // disjoint, so a value both out of range and of more decimals counts once: out of the range the TRY_CAST is NULL as well,
-    // and the guard says so in plain comparisons too (test/malformed-files.test.ts pins the count).
+    // Within the range, a value the column's DECIMAL would round: 1.00495, or a double's 0.30000000000000004, or one the
+    // rounding takes past the range (99999999999999.99999, whose TRY_CAST is NULL: IS DISTINCT FROM counts it). The guard keeps
+    // the parts disjoint, so a value both out of range and of more decimals counts once (test/malformed-files.test.ts pins both).
     const within = range ? sql`${v} < ${limit} AND ${v} > -${limit} AND ` : sql``;
-    parts.push(sql`${within}TRY_CAST(${v} AS DECIMAL(18,4)) <> ${v}`);
+    parts.push(sql`${within}TRY_CAST(${v} AS DECIMAL(18,4)) IS DISTINCT FROM ${v}`);
   }
   return parts;
 }
