@@ -14,7 +14,7 @@ import { Database } from '../src/local/db.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import { DatasetHolder, ServedDataset } from '../src/server/plugins.js';
 import { cli, csv, dataset, tempDir, TOUCH_HEADER } from './helpers.js';
-import { literal, sql, trusted } from '../src/local/sql.js';
+import { literal, sql, trusted, type Sql } from '../src/local/sql.js';
 
 const HEADER = ['order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'];
 const TOUCHES = csv(TOUCH_HEADER, [['c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
@@ -37,6 +37,18 @@ function ordersCsv(n: number, replace: Record<number, string> = {}): { text: str
 }
 
 /** `convx report` over a dataset: the exit code and the error's text. */
+/** A dataset of TOUCHES and an orders.parquet of these rows, of the columns order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax. */
+async function parquetOrders(rows: Sql): Promise<string> {
+  const dir = dataset({ 'touches.csv': TOUCHES });
+  const db = await Database.open();
+  try {
+    await db.exec(sql`COPY (SELECT * FROM (VALUES ${rows}) AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
+  } finally {
+    db.close();
+  }
+  return dir;
+}
+
 async function report(dir: string) {
   const run = await cli(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31']);
   return { code: run.code, message: run.stderr };
@@ -173,14 +185,7 @@ describe('malformed CSV files name the physical line, the column and what is wro
   });
 
   it('a Parquet DECIMAL amount of more than 4 decimals that rounds past the range (99999999999999.99999) is a data error naming it, not a failed cast', async () => {
-    const dir = dataset({ 'touches.csv': TOUCHES });
-    const db = await Database.open();
-    try {
-      await db.exec(sql`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', CAST('99999999999999.99999' AS DECIMAL(38,6)), CAST('99999999999999.9999' AS DECIMAL(38,6))))
-        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
-    } finally {
-      db.close();
-    }
+    const dir = await parquetOrders(sql`('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', CAST('99999999999999.99999' AS DECIMAL(38,6)), CAST('99999999999999.9999' AS DECIMAL(38,6)))`);
     const { code, message } = await report(dir);
     expect(code).toBe(2);
     expect(message).not.toMatch(/Conversion Error/);
@@ -189,15 +194,8 @@ describe('malformed CSV files name the physical line, the column and what is wro
   });
 
   it('a Parquet amount out of range names the row, the column and the range', async () => {
-    const dir = dataset({ 'touches.csv': TOUCHES });
-    const db = await Database.open();
-    try {
-      await db.exec(sql`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
-        ('o2', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 1e15::DOUBLE, 12.0::DOUBLE))
-        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
-    } finally {
-      db.close();
-    }
+    const dir = await parquetOrders(sql`('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
+        ('o2', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 1e15::DOUBLE, 12.0::DOUBLE)`);
     const { code, message } = await report(dir);
     expect(code).toBe(2);
     expect(message).not.toMatch(/Conversion Error/);
@@ -228,19 +226,12 @@ describe('malformed CSV files name the physical line, the column and what is wro
   });
 
   it('a Parquet DECIMAL is shown exactly as stored (its text, not a double: 123456789012345.123456, not …12), a DOUBLE by its shortest text as before', async () => {
-    const dir = dataset({ 'touches.csv': TOUCHES });
-    const db = await Database.open();
-    try {
-      // amount_wo_tax DECIMAL(38,6), amount_w_tax DOUBLE; datetime a DECIMAL(4,3), which DuckDB writes .500.
-      await db.exec(sql`COPY (SELECT * FROM (VALUES
+    // amount_wo_tax DECIMAL(38,6), amount_w_tax DOUBLE; datetime a DECIMAL(4,3), which DuckDB writes .500.
+    const dir = await parquetOrders(sql`
           ('o1', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('123456789012345.123456' AS DECIMAL(38,6)), CAST('12' AS DOUBLE)),
           ('o2', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('-123456789012345.5' AS DECIMAL(38,6)), CAST('0.1' AS DOUBLE) + CAST('0.2' AS DOUBLE)),
           ('o3', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('1.00495' AS DECIMAL(38,6)), CAST('1000000000000000.5' AS DOUBLE)),
-          ('o4', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('10' AS DECIMAL(38,6)), CAST('1e15' AS DOUBLE)))
-        AS t(order_id, contact_id, datetime, currency, amount_wo_tax, amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
-    } finally {
-      db.close();
-    }
+          ('o4', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('10' AS DECIMAL(38,6)), CAST('1e15' AS DOUBLE))`);
     const { code, message } = await report(dir);
     expect(code).toBe(2);
     const range = 'is out of range: an amount has at most 14 digits before the point and 4 after (DECIMAL(18,4): up to 99999999999999.9999)';
