@@ -62,3 +62,68 @@ describe('audience values no contact has', () => {
     expect(warnings.at(-1)).toEqual({ code: 'unknown_contact', field: 'audience.contactIds', count: 5, message: `audience.contactIds: 5 more values no contact has (${ids.length} in all)` });
   });
 });
+
+describe("the audience whatever the contacts file's own columns are named", () => {
+  /** A validation of three contacts (c2 unsubscribed, c3 of an invalid address) with merge columns named as the audience's own values were. */
+  async function validateWith(merge: Record<string, [string, string, string]>, audience: Record<string, unknown> = { lists: ['news'] }, html = HTML): Promise<ValidateResponse> {
+    const names = Object.keys(merge);
+    const rows = [
+      ['c1', 'a@x.dev', 'Ann', 'cs', true, false, 'news'],
+      ['c2', 'b@x.dev', 'Bob', 'cs', true, true, 'news'],
+      ['c3', 'not-an-address', 'Cy', 'cs', true, false, 'news'],
+    ].map((row, i) => [...row, ...names.map((n) => merge[n]![i]!)]);
+    const dir = dataset({ 'contacts.csv': csv(['contact_id', 'email', 'first_name', 'language', 'consent', 'unsubscribed', 'lists', ...names], rows) });
+    const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
+    try {
+      return await backend.validateEmail({ audience, assets: [{ subject: 'Hi', html, text: 't' }, { subject: 'Hello', html, text: 't', language: 'en' }] as never, options: { sampleSize: 5 } });
+    } finally {
+      await backend.close();
+    }
+  }
+
+  it.each([
+    ['suppression', ['', '', '']],
+    ['suppression', ['x', 'y', 'z']],
+    ['lang', ['en', 'en', 'en']],
+    ['k', ['1', '2', '1']],
+    ['k', ['X1', 'X2', 'X1']],
+    ['duplicates', ['a', 'b', 'c']],
+    ['sample_rank', ['9', '9', '9']],
+  ] as const)('a column %s (%j) changes no count, no language and no sample', async (name, values) => {
+    const r = await validateWith({ [name]: [...values] });
+    expect(r.audience).toEqual({ intended: 3, suppressed: 2, deliverable: 1, suppressionBreakdown: { unsubscribed: 1, invalidEmail: 1, noConsent: 0 } });
+    expect(r.languages.map((l) => [l.language, l.recipients])).toEqual([['cs', 1]]);
+    expect(r.render.samples.map((s) => s.contactId)).toEqual(['c1']);
+  });
+
+  it("a merge column is the template's, by its own name: {{ contact.lang }} and {{ contact.suppression }} render the file's values", async () => {
+    const html = `${HTML}<p>{{ contact.lang }}/{{ contact.suppression }}</p>`;
+    const r = await validateWith({ lang: ['en', 'en', 'en'], suppression: ['gold', 'gold', 'gold'] }, { lists: ['news'] }, html);
+    expect(r.render.errors).toEqual([]);
+    expect(r.render.samples[0]!.htmlExcerpt).toContain('<p>en/gold</p>');
+  });
+});
+
+describe('lists written with spaces around the separator', () => {
+  it("'news; vip' is on news and on vip: selected by either, excluded by either, and no list is unknown", async () => {
+    const dir = dataset({
+      'contacts.csv': csv(HEADER, [
+        ['c1', 'a@x.dev', 'Ann', 'cs', 'CZ', true, false, 'news; vip'],
+        ['c2', 'b@x.dev', 'Bob', 'en', null, true, false, ' news '],
+        ['c3', 'c@x.dev', 'Cy', null, 'SK', true, false, 'vip ;blocked'],
+      ]),
+    });
+    const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
+    try {
+      const run = (audience: Record<string, unknown>) => backend.validateEmail({ audience, assets: [{ subject: 'Hi', html: HTML, text: 't' }], options: { resolveOnly: true } });
+      expect((await run({ lists: ['vip'] })).audience.intended).toBe(2);
+      expect((await run({ lists: ['news'] })).audience.intended).toBe(2);
+      const excluded = await run({ lists: ['news', 'vip'], excludeLists: ['blocked'] });
+      expect(excluded.audience.intended).toBe(2);
+      expect(found(excluded)).toEqual([]);
+      expect((await run({ lists: ['news'], excludeLists: ['vip'] })).audience.intended).toBe(1);
+    } finally {
+      await backend.close();
+    }
+  });
+});

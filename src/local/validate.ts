@@ -37,8 +37,8 @@ export const EMAIL_PATTERN =
   "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 const AUDIENCE = ident('convx_validation_audience');
-/** Columns of the audience table that are ours, not the contact's. */
-const AUDIENCE_COLUMNS = ['suppression', 'lang', 'duplicates'];
+/** The audience table's own columns (its suppression, language, duplicates, sample rank): named apart from any column of the contacts file, which may have any other name. */
+const ours = (column: string) => column.startsWith('__convx_');
 
 /**
  * A list of strings as one parameter: a JSON array that DuckDB reads into a
@@ -135,10 +135,11 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
   await db.exec(
     sql`CREATE OR REPLACE TEMP TABLE ${AUDIENCE} AS
      WITH c AS (
-       SELECT * EXCLUDE (k) FROM (
-         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS k FROM ${scope.relation('contacts')})
-       WHERE k = 1),
-     memberships AS (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c),
+       SELECT * EXCLUDE (__convx_k) FROM (
+         SELECT *, row_number() OVER (PARTITION BY contact_id ORDER BY row_id) AS __convx_k FROM ${scope.relation('contacts')})
+       WHERE __convx_k = 1),
+     -- a contact's lists: ';'-separated ids, each trimmed ('l-1; blocked' is on blocked)
+     memberships AS (SELECT row_id, trim(list) AS list FROM (SELECT row_id, unnest(string_split(coalesce(lists, ''), ';')) AS list FROM c)),
      -- the address a contact is deduplicated by: its e-mail trimmed, in any case; none without one. The
      -- columns of ours are named __convx_*: a contact's own columns (merge fields) may have any other name
      selected AS (SELECT c.*, CASE WHEN trim(c.email) <> '' THEN lower(trim(c.email)) END AS __convx_address FROM c WHERE ${audienceFilter(request)}),
@@ -150,12 +151,11 @@ async function selectAudience(scope: Scope, db: Database, request: NormalizedReq
      ranked AS (
        SELECT s.*, a.__convx_keeper IS NULL OR a.__convx_keeper = s.contact_id AS __convx_kept, coalesce(a.__convx_others, 0) AS __convx_duplicates
        FROM selected s LEFT JOIN addresses a ON a.__convx_address = s.__convx_address)
-     SELECT * EXCLUDE (__convx_address, __convx_kept, __convx_duplicates, row_id, plugin_id),
-       __convx_duplicates AS duplicates,
+     SELECT * EXCLUDE (__convx_address, __convx_kept, row_id, plugin_id),
        CASE WHEN coalesce(unsubscribed, false) THEN 'unsubscribed'
             WHEN email IS NULL OR NOT regexp_full_match(trim(email), ${EMAIL_PATTERN}) THEN 'invalidEmail'
-            WHEN NOT coalesce(consent, false) THEN 'noConsent' END AS suppression,
-       coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) AS lang
+            WHEN NOT coalesce(consent, false) THEN 'noConsent' END AS __convx_suppression,
+       coalesce(nullif(lower(trim(language)), ''), ${NO_LANGUAGE}) AS __convx_lang
      FROM ranked WHERE __convx_kept`,
   );
 }
@@ -184,7 +184,7 @@ function audienceFilter({ audience }: NormalizedRequest): Sql {
  */
 async function unknownAudience(scope: Scope, db: Database, { audience }: NormalizedRequest): Promise<UnknownAudience> {
   const contacts = scope.relation('contacts');
-  const listIds = sql`SELECT unnest(string_split(coalesce(lists, ''), ';')) FROM ${contacts}`;
+  const listIds = sql`SELECT trim(unnest(string_split(coalesce(lists, ''), ';'))) FROM ${contacts}`;
   const kinds: Record<AudienceValueKey, { values: string[]; known: Sql; norm: (v: string) => string }> = {
     lists: { values: audience.lists, known: listIds, norm: (v) => v },
     excludeLists: { values: audience.excludeLists, known: listIds, norm: (v) => v },
@@ -214,11 +214,11 @@ async function unknownAudience(scope: Scope, db: Database, { audience }: Normali
 async function countAudience(db: Database): Promise<rules.AudienceCounts> {
   const row = (await db.one<Row>(sql`
     SELECT count(*) AS intended,
-      count(*) FILTER (WHERE suppression IS NOT NULL) AS suppressed,
-      count(*) FILTER (WHERE suppression = 'unsubscribed') AS unsubscribed,
-      count(*) FILTER (WHERE suppression = 'invalidEmail') AS invalid_email,
-      count(*) FILTER (WHERE suppression = 'noConsent') AS no_consent,
-      coalesce(sum(duplicates), 0) AS duplicates
+      count(*) FILTER (WHERE __convx_suppression IS NOT NULL) AS suppressed,
+      count(*) FILTER (WHERE __convx_suppression = 'unsubscribed') AS unsubscribed,
+      count(*) FILTER (WHERE __convx_suppression = 'invalidEmail') AS invalid_email,
+      count(*) FILTER (WHERE __convx_suppression = 'noConsent') AS no_consent,
+      coalesce(sum(__convx_duplicates), 0) AS duplicates
     FROM ${AUDIENCE}`))!;
   const n = (key: string) => Number(row[key] ?? 0);
   return {
@@ -234,7 +234,7 @@ async function countAudience(db: Database): Promise<rules.AudienceCounts> {
 /** The deliverable recipients per language, most first. */
 async function deliverableLanguages(db: Database): Promise<rules.LanguageCount[]> {
   const rows = await db.all<{ lang: string; n: bigint }>(
-    sql`SELECT lang, count(*) AS n FROM ${AUDIENCE} WHERE suppression IS NULL GROUP BY lang ORDER BY n DESC, lang`,
+    sql`SELECT __convx_lang AS lang, count(*) AS n FROM ${AUDIENCE} WHERE __convx_suppression IS NULL GROUP BY 1 ORDER BY n DESC, lang`,
   );
   return rows.map((r) => ({ language: r.lang, recipients: Number(r.n) }));
 }
@@ -245,8 +245,8 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
   const stored = new Map<string, Row>();
   if (ids.length && scope.dataset.has('assets')) {
     const rows = await db.all<Row>(
-      sql`SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS k FROM ${scope.relation('assets')})
-       WHERE k = 1 AND asset_id IN ${listParam(ids)}`,
+      sql`SELECT * EXCLUDE (__convx_k) FROM (SELECT *, row_number() OVER (PARTITION BY asset_id ORDER BY row_id) AS __convx_k FROM ${scope.relation('assets')})
+       WHERE __convx_k = 1 AND asset_id IN ${listParam(ids)}`,
     );
     for (const row of rows) stored.set(String(row.asset_id), row);
   }
@@ -256,7 +256,7 @@ async function storedAssets(scope: Scope, db: Database, inputs: AssetInput[]): P
 /** The contact's columns in the audience table (not ours). */
 async function audienceColumns(db: Database): Promise<Set<string>> {
   const rows = await db.all<{ column_name: string }>(sql`DESCRIBE ${AUDIENCE}`);
-  return new Set(rows.map((r) => r.column_name).filter((name) => !AUDIENCE_COLUMNS.includes(name)));
+  return new Set(rows.map((r) => r.column_name).filter((name) => !ours(name)));
 }
 
 /** For each printed variable, how many deliverable recipients of `langs` would see it empty. */
@@ -272,7 +272,7 @@ async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[
     } else count = variable.emptyInRequest ? sql`count(*)` : sql`0`;
     return sql`${count} AS ${ident(variable.key)}`;
   });
-  const row = (await db.one<Row>(sql`SELECT ${join(filters)} FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(langs)}`))!;
+  const row = (await db.one<Row>(sql`SELECT ${join(filters)} FROM ${AUDIENCE} WHERE __convx_suppression IS NULL AND __convx_lang IN ${listParam(langs)}`))!;
   return new Map(printed.map(({ key }) => [key, Number(row[key] ?? 0)]));
 }
 
@@ -280,16 +280,16 @@ async function countEmpty(db: Database, printed: readonly rules.PrintedVariable[
 async function sampleRecipients(db: Database, langs: string[], size: number): Promise<SampleRecipient[]> {
   const rows = await db.all<Row>(
     sql`SELECT * FROM (
-       SELECT *, row_number() OVER (PARTITION BY lang ORDER BY hash(contact_id), contact_id) AS sample_rank
-       FROM ${AUDIENCE} WHERE suppression IS NULL AND lang IN ${listParam(langs)})
-     WHERE sample_rank <= ${size} ORDER BY lang, sample_rank`,
+       SELECT *, row_number() OVER (PARTITION BY __convx_lang ORDER BY hash(contact_id), contact_id) AS __convx_sample_rank
+       FROM ${AUDIENCE} WHERE __convx_suppression IS NULL AND __convx_lang IN ${listParam(langs)})
+     WHERE __convx_sample_rank <= ${size} ORDER BY __convx_lang, __convx_sample_rank`,
   );
   return rows.map((row) => {
     const contact: Record<string, unknown> = {};
     for (const [column, value] of Object.entries(row)) {
       // By its camelCase key and by the column's own name (contact.firstName, contact.first_name).
-      if (![...AUDIENCE_COLUMNS, 'sample_rank'].includes(column)) contact[camelKey(column)] = contact[column] = value;
+      if (!ours(column)) contact[camelKey(column)] = contact[column] = value;
     }
-    return { language: String(row.lang), contactId: String(row.contact_id), contact };
+    return { language: String(row.__convx_lang), contactId: String(row.contact_id), contact };
   });
 }
