@@ -87,7 +87,7 @@ describe('a variable empty for every recipient is an error', () => {
     const other = await validate('{% if promo == blank %}none{% endif %}{{ promo }}', { promo: '' });
     expect(other.render.errors).toEqual([]);
     // a test of another variable does not guard this one
-    const unguarded = await validate('{% if promotion %}x{% endif %}{{ promo }}', { promo: '' });
+    const unguarded = await validate('{% if promotion %}x{% endif %}{{ promo }}', { promo: '', promotion: 'yes' });
     expect(unguarded.render.errors.map((f) => f.code)).toEqual(['empty_variable']);
   });
 
@@ -97,5 +97,39 @@ describe('a variable empty for every recipient is an error', () => {
     const run = await cli(['validate', request, '--data', dir, '-o', 'json']);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('convx: not ready: 1 error (unknown_variable)\n');
+  });
+});
+
+describe('variables read but not printed plainly', () => {
+  it('a field or variable that exists nowhere is an unknown_variable in a default, a condition, a case, a loop and an assign', async () => {
+    const cases: [string, string][] = [
+      ['{{ contact.frist_name | default: "friend" }}', 'contact.frist_name in html: the contacts have no field frist_name; did you mean first_name?'],
+      ['{% if contact.nik == "Cy" %}x{% endif %}', 'contact.nik in html: the contacts have no field nik; did you mean nick?'],
+      ['{% unless contact.first_name and contact.nik %}x{% endunless %}', 'contact.nik in html: the contacts have no field nik; did you mean nick?'],
+      ['{% case contact.nik %}{% when "Cy" %}x{% endcase %}', 'contact.nik in html: the contacts have no field nik; did you mean nick?'],
+      ['{% for p in prods %}{{ p }}{% endfor %}', "prods in html: the request's variables have no prods; did you mean products?"],
+      ['{% assign t = shop.nmae | upcase %}{{ t }}', "shop.nmae in html: the request's variables have no shop.nmae; did you mean name?"],
+      ['{% for i in (1..limit) %}{{ i }}{% endfor %}', "limit in html: the request's variables have no limit"],
+    ];
+    for (const [template, message] of cases) {
+      const r = await validate(template, { products: ['A'], shop: { name: 'S' } });
+      expect(of(r.render.errors, 'unknown_variable'), template).toEqual([message]);
+    }
+  });
+
+  it('what exists, literals, Liquid words and the names a template binds are no finding; a variable printed too is named once', async () => {
+    const template = [
+      '{{ contact.nick | default: "friend" }}',
+      '{% if contact.nick != blank and products contains "A" or shop.name == empty %}x{% elsif true %}y{% endif %}',
+      '{% case contact.country %}{% when "CZ", \'SK\' %}z{% endcase %}',
+      '{% for p in products reversed limit: 2 %}{{ p }}{% if forloop.first %}f{% endif %}{% endfor %}',
+      '{% for i in (1..products.size) %}{{ i }}{% endfor %}',
+      '{% assign n = contact.first_name | default: "x" | upcase %}{% if n %}{{ n }}{% endif %}',
+    ].join('');
+    const r = await validate(template, { products: ['A'], shop: { name: 'S' } });
+    expect(of(r.render.errors, 'unknown_variable')).toEqual([]);
+    // printed and looped over: one finding, the printed one's
+    const both = await validate('{% for p in prods %}{{ p }}{% endfor %}{{ prods.size }}');
+    expect(of(both.render.errors, 'unknown_variable')).toEqual(["{{ prods.size }} in html: the request's variables have no prods"]);
   });
 });

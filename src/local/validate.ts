@@ -23,7 +23,7 @@ import { textNeedsRendering, trackingFindings, type RenderedSample } from '../va
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
-import { camelKey, contactColumn, variableFindings } from '../validation/variables.js';
+import { camelKey, contactColumn, unknownReferences, variableFindings } from '../validation/variables.js';
 import { unknownAudienceFindings, type AudienceValueKey, type UnknownAudience } from '../validation/audience.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
@@ -103,8 +103,9 @@ export async function validateDelivery(
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         const recipientCount = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
         const empty = await countEmpty(db, printed, langs, contactColumns);
-        const judged = variableFindings(asset, printed, { columns: contactColumns, variables: request.variables }, empty, recipientCount);
-        errors.push(...judged.errors);
+        const known = { columns: contactColumns, variables: request.variables };
+        const judged = variableFindings(asset, printed, known, empty, recipientCount);
+        errors.push(...judged.errors, ...unknownReferences(asset, rules.referencedVariablesOf(asset, parsed, request.variables, printed), known));
         warnings.push(...judged.warnings);
         if (rules.allParsed(asset, parsed)) {
           // tracking lint judges links filled in per recipient in the samples' whole HTML (and text part, when a URL of it has a template tag)

@@ -10,7 +10,7 @@ import { TooLargeError } from '../errors.js';
 import { agree, plural, withCommas } from '../words.js';
 import { MAX_ASSETS, MAX_AUDIENCE_IDS, type AssetInput, type Finding, type InlineAsset, type NormalizedRequest, type ValidateResponse } from '../model/validation.js';
 import { checkHtml } from './html.js';
-import { printedVariables } from './templates.js';
+import { printedVariables, referencedVariables } from './templates.js';
 
 /** The parts of an asset, in the order they are checked. */
 export const FIELDS = ['subject', 'preheader', 'html', 'text'] as const;
@@ -267,11 +267,26 @@ function lookup(value: unknown, path: string[]): unknown {
 
 /** The variables the parsed parts of an asset print without a default, at most MAX_CHECKED_VARIABLES, in the order first printed. */
 export function printedVariablesOf(asset: ResolvedAsset, parsed: ReadonlySet<Field>, variables: Record<string, unknown>): PrintedVariable[] {
+  return variablesOf(asset, parsed, variables, printedVariables);
+}
+
+/**
+ * The variables the parsed parts of an asset read but do not print plainly (templates.ts
+ * referencedVariables: given `| default`, or named in a tag), those printed plainly left out: judged
+ * only as to whether they exist.
+ */
+export function referencedVariablesOf(asset: ResolvedAsset, parsed: ReadonlySet<Field>, variables: Record<string, unknown>, printed: readonly PrintedVariable[]): PrintedVariable[] {
+  // one already printed, or along the path of one printed (`products` of `{{ products.size }}`), is judged there
+  const along = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
+  return variablesOf(asset, parsed, variables, referencedVariables).filter((v) => !printed.some((p) => along(p.key, v.key)));
+}
+
+function variablesOf(asset: ResolvedAsset, parsed: ReadonlySet<Field>, variables: Record<string, unknown>, find: (template: string) => string[][]): PrintedVariable[] {
   const used = new Map<string, { path: string[]; fields: Field[] }>();
   for (const field of FIELDS) {
     const template = asset.content[field];
     if (!template || !parsed.has(field)) continue;
-    for (const path of printedVariables(template)) {
+    for (const path of find(template)) {
       const key = path.join('.');
       if (!used.has(key) && used.size >= MAX_CHECKED_VARIABLES) break;
       used.set(key, { path, fields: [...(used.get(key)?.fields ?? []), field] });

@@ -12,7 +12,21 @@
  * {% if %} or given `| default:` are fine without a value.
  */
 export function printedVariables(template: string): string[][] {
-  // Names the template binds itself: {% for x in … %}, {% assign x = … %}, {% capture x %}, {% increment x %}.
+  const local = boundNames(template);
+  const paths = new Map<string, string[]>();
+  for (const output of outputs(template)) {
+    const expression = output.trim();
+    if (/\|\s*default\b/.test(expression)) continue;
+    const path = initialPath(expression);
+    if (!path || local.has(path[0]!)) continue;
+    const key = path.join('.');
+    if (!paths.has(key)) paths.set(key, path);
+  }
+  return [...paths.values()];
+}
+
+/** Names the template binds itself: {% for x in … %}, {% assign x = … %}, {% capture x %}, {% increment x %}, and the loops' own. */
+function boundNames(template: string): Set<string> {
   const local = new Set(
     [...template.matchAll(/{%-?\s*(?:for|tablerow)\s+([A-Za-z_][\w-]*)\s+in\b|{%-?\s*(?:assign|capture|increment|decrement)\s+([A-Za-z_][\w-]*)/g)].map(
       (m) => m[1] ?? m[2]!,
@@ -20,18 +34,40 @@ export function printedVariables(template: string): string[][] {
   );
   local.add('forloop');
   local.add('tablerowloop');
+  return local;
+}
+
+const LITERAL = /^(true|false|nil|null|empty|blank)$/;
+
+/** The variable path an expression starts with (`contact.address.city` of `contact.address.city | upcase`), undefined for a literal. */
+function initialPath(expression: string): string[] | undefined {
+  const initial = /^([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\s*(?:'[^']*'|"[^"]*")\s*\])*)/.exec(expression);
+  if (!initial || LITERAL.test(initial[1]!)) return undefined;
+  return initial[1]!.split(/\.|\[\s*['"]|['"]\s*\]/).filter(Boolean);
+}
+
+/** Liquid's words inside a tag's expression, which are not variables (nor are its parameters, a name and a colon: `limit: 2`). */
+const TAG_WORDS = new Set(['and', 'or', 'contains', 'reversed']);
+
+/**
+ * Variables a template reads without printing them plainly: the first of an output given `| default`
+ * (`{{ contact.frist_name | default: "friend" }}`), and every one a tag's expression names
+ * ({% if %}, {% elsif %}, {% unless %}, {% case %}, {% when %}, {% for … in %}, {% tablerow … in %},
+ * {% assign … = %}, before its filters). Such a variable may be empty, but one that exists nowhere is
+ * as much a mistake as a printed one (unknown_variable). The names the template binds are left out.
+ */
+export function referencedVariables(template: string): string[][] {
+  const local = boundNames(template);
   const paths = new Map<string, string[]>();
-  for (const output of outputs(template)) {
-    const expression = output.trim();
-    if (/\|\s*default\b/.test(expression)) continue;
-    const initial = /^([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\s*(?:'[^']*'|"[^"]*")\s*\])*)/.exec(expression);
-    if (!initial || /^(true|false|nil|null|empty|blank)$/.test(initial[1]!)) continue;
-    const path = initial[1]!
-      .split(/\.|\[\s*['"]|['"]\s*\]/)
-      .filter(Boolean);
-    if (local.has(path[0]!)) continue;
-    const key = path.join('.');
-    if (!paths.has(key)) paths.set(key, path);
+  const add = (path: string[] | undefined) => {
+    if (path && !local.has(path[0]!) && !TAG_WORDS.has(path[0]!)) paths.set(path.join('.'), path);
+  };
+  for (const output of outputs(template)) if (/\|\s*default\b/.test(output)) add(initialPath(output.trim()));
+  const tags = /{%-?\s*(?:(?:if|elsif|unless|case|when)\s([^%]*)|(?:for|tablerow)\s+[A-Za-z_][\w-]*\s+in\s([^%]*)|assign\s+[A-Za-z_][\w-]*\s*=([^%]*))-?%}/g;
+  for (const m of template.matchAll(tags)) {
+    // Quoted text and numbers are no variables, a range's dots (1..n) no path; an assign's filters (after |) are Liquid's, not the template's.
+    const expression = (m[1] ?? m[2] ?? m[3]!.split('|')[0]!).replace(/'[^']*'|"[^"]*"/g, ' ').replaceAll('..', ' ');
+    for (const found of expression.matchAll(/(?<![\w.\]-])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\s*\])*(?![\w.-]|\s*:)/g)) add(initialPath(found[0]));
   }
   return [...paths.values()];
 }

@@ -52,7 +52,7 @@ function missingStep(path: readonly string[], variables: Record<string, unknown>
 const didYouMean = (names: string[]) => (names.length ? `; did you mean ${names[0]}?` : '');
 
 /** unknown_variable for a printed variable that exists nowhere, undefined for one that exists. */
-function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, columns: ReadonlySet<string>, variables: Record<string, unknown>): Finding | undefined {
+function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, columns: ReadonlySet<string>, variables: Record<string, unknown>, printed = true): Finding | undefined {
   const { key, fields } = variable;
   let why: string;
   if (variable.source === 'contact') {
@@ -68,11 +68,18 @@ function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, column
   }
   return {
     code: 'unknown_variable',
-    message: `{{ ${key} }} in ${fields.join(', ')}: ${why}`,
+    message: `${printed ? `{{ ${key} }}` : key} in ${fields.join(', ')}: ${why}`,
     assetRef: asset.ref,
     ...(asset.language ? { language: asset.language } : {}),
     field: fields[0]!,
   };
+}
+
+/** unknown_variable for each variable an asset reads without printing it plainly (delivery.ts referencedVariablesOf) that exists nowhere. */
+export function unknownReferences(asset: ResolvedAsset, referenced: readonly PrintedVariable[], known: { columns: ReadonlySet<string>; variables: Record<string, unknown> }): Finding[] {
+  return referenced
+    .filter((variable) => variable.source !== 'contact' || variable.path.length >= 2)
+    .flatMap((variable) => unknownVariable(asset, variable, known.columns, known.variables, false) ?? []);
 }
 
 /**
