@@ -262,6 +262,8 @@ describe('request validation', () => {
     [{ audience: { lists: ['l'] }, assets: [{ assetId: 'a', html: 'x' }] }, 'assets[0]'],
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { sampleSize: 21 } }, 'options.sampleSize'],
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { resolveOnly: 'yes' } }, 'options.resolveOnly'],
+    [{ audience: { lists: ['l'] }, assets: [asset()], options: { trackingDomain: ['shop.example.com'] } }, 'options.trackingDomain'],
+    [{ audience: { lists: ['l'] }, assets: [asset()], options: { sampelSize: 3 } }, 'options.sampelSize'],
     [{ audience: { lists: ['l'] }, assets: [asset()], variables: [] }, 'variables'],
     [{ audience: { lists: ['l'] }, assets: [asset()], channel: 'sms' }, 'channel'],
   ])('rejects %j naming %s', async (body, field) => {

@@ -178,6 +178,7 @@ type Bad = (field: string, message: string) => void;
 const AUDIENCE_LISTS = ['lists', 'contactIds', 'excludeLists', 'languages', 'countries'];
 const INLINE_ASSET_FIELDS = ['language', 'subject', 'html', 'text', 'preheader'];
 const REQUEST_FIELDS = ['audience', 'assets', 'variables', 'permId', 'name', 'tags', 'options', 'headers'];
+const OPTION_FIELDS = ['sampleSize', 'resolveOnly', 'clients', 'preview', 'trackingDomains', 'trackingParams'];
 
 /** The audience's lists, each an array of strings; the problems of any other shape. */
 function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | undefined> {
@@ -252,6 +253,10 @@ function checkOptions(options: unknown, bad: Bad): CheckedOptions {
   if (options.resolveOnly !== undefined) {
     if (typeof options.resolveOnly !== 'boolean') bad('options.resolveOnly', 'must be true or false');
     else checked.resolveOnly = options.resolveOnly;
+  }
+  // A mistyped option (trackingDomain) would leave its check off without a word: refused, as any unknown field is.
+  for (const key of Object.keys(options)) {
+    if (!OPTION_FIELDS.includes(key)) bad(`options.${key}`, `is not an option (the options are ${OPTION_FIELDS.join(', ')})`);
   }
   checkClientOptions(options, checked, bad);
   checked.preview = checkPreviewOption(options, bad);
