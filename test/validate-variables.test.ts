@@ -133,3 +133,24 @@ describe('variables read but not printed plainly', () => {
     expect(of(both.render.errors, 'unknown_variable')).toEqual(["{{ prods.size }} in html: the request's variables have no prods"]);
   });
 });
+
+describe('a column with a digit after an underscore', () => {
+  it('address_2 is contact.address2 as it renders, counted and not unknown', async () => {
+    const withDigit = dataset({
+      'contacts.csv': csv(['contact_id', 'email', 'first_name', 'language', 'consent', 'unsubscribed', 'lists', 'address_2'], [
+        ['c1', 'a@x.dev', 'Ann', 'cs', true, false, 'l', 'Flat 3'],
+        ['c2', 'b@x.dev', 'Bob', 'cs', true, false, 'l', ''],
+      ]),
+    });
+    const backend = await openLocalBackend(withDigit, { ...suiteThreadsOption(), require: ['contacts'] });
+    try {
+      const html = `<p>{{ contact.address2 }}|{{ contact.address_2 }}</p>${UNSUBSCRIBE}`;
+      const r = await backend.validateEmail({ audience: { lists: ['l'] }, assets: [{ subject: 'Hi', html, text: 't' }], options: { sampleSize: 2 } });
+      expect(of(r.render.errors, 'unknown_variable')).toEqual([]);
+      expect(of(r.render.warnings, 'unresolved_variable').map((m) => m.split(' ')[1])).toEqual(['contact.address2', 'contact.address_2']);
+      expect(r.render.samples.some((s) => s.htmlExcerpt.includes('Flat 3|Flat 3'))).toBe(true);
+    } finally {
+      await backend.close();
+    }
+  });
+});

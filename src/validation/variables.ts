@@ -27,7 +27,10 @@ export function contactColumn(variable: PrintedVariable, columns: ReadonlySet<st
   if (field === undefined) return undefined;
   if (columns.has(field)) return field;
   const snake = snakeKey(field);
-  return columns.has(snake) ? snake : undefined;
+  if (columns.has(snake)) return snake;
+  // A key whose column has a digit after an underscore (address_2 is address2): found by the key the column gives.
+  for (const column of columns) if (camelKey(column) === field) return column;
+  return undefined;
 }
 
 /** Liquid's own properties of an array or a string, which a request's value need not hold. */
