@@ -235,6 +235,21 @@ describe('trend and total --compare', () => {
     });
   });
 
+  it('with year, an hour the clocks repeat lines up by its turn: the second hour 00 of a Havana day has none a year before', async () => {
+    // America/Havana sets its clocks back from 01:00 to 00:00 on 2024-11-03; on 2023-11-03 it did not.
+    const havana = dataOf([
+      { id: 'h1', at: '2024-11-03T04:30:00Z' },
+      { id: 'h2', at: '2024-11-03T05:30:00Z', contact: 'c2' },
+      { id: 'h0', at: '2023-11-03T04:30:00Z', contact: 'c3' },
+    ]);
+    const res = await withBackend(havana, (b) => b.trend(parseTrendQuery({ dateFrom: '2024-11-03', dateTo: '2024-11-03', interval: 'hour', timeZone: 'America/Havana', compareTo: 'year' }, NOW)));
+    expect(res.buckets.slice(0, 3).map((x) => [x.bucket, x.start, x.comparison?.bucket ?? null, x.comparison?.figures?.conversionsNumber ?? null])).toEqual([
+      ['2024-11-03T00', '2024-11-03T04:00:00.000Z', '2023-11-03T00', 1],
+      ['2024-11-03T00', '2024-11-03T05:00:00.000Z', null, null],
+      ['2024-11-03T01', '2024-11-03T06:00:00.000Z', '2023-11-03T01', 0],
+    ]);
+  });
+
   it('gives the total its comparison at the top level, in json and as columns', async () => {
     const argv = ['total', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--compare', 'year'];
     const json = JSON.parse((await kept([...argv, '-o', 'json'])).stdout) as { total: PeriodFigures; comparison: { dateTo: string; figures: { conversionsNumber: number } } };

@@ -193,6 +193,17 @@ describe('malformed CSV files name the physical line, the column and what is wro
     expect(placed(message)).toEqual(['  orders.parquet, row 1, column amount_wo_tax: "99999999999999.99999" is not a decimal number with a dot (at most 4 decimals)']);
   });
 
+  it('a Parquet DECIMAL whose scale is its width (DuckDB writes .12345) is shown with its leading zero: "0.12345", "-0.12345"', async () => {
+    const dir = await parquetOrders(sql`('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', CAST('0.12345' AS DECIMAL(5,5)), CAST('-0.12345' AS DECIMAL(5,5)))`);
+    const { code, message } = await report(dir);
+    expect(code).toBe(2);
+    const decimals = 'is not a decimal number with a dot (at most 4 decimals)';
+    expect(placed(message)).toEqual([
+      `  orders.parquet, row 1, column amount_wo_tax: "0.12345" ${decimals}`,
+      `  orders.parquet, row 1, column amount_w_tax: "-0.12345" ${decimals}`,
+    ]);
+  });
+
   it('a Parquet amount out of range names the row, the column and the range', async () => {
     const dir = await parquetOrders(sql`('o1', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 10.0::DOUBLE, 12.0::DOUBLE),
         ('o2', 'c1', TIMESTAMP '2024-03-02 10:00:00', 'EUR', 1e15::DOUBLE, 12.0::DOUBLE)`);
@@ -226,7 +237,7 @@ describe('malformed CSV files name the physical line, the column and what is wro
   });
 
   it('a Parquet DECIMAL is shown exactly as stored (its text, not a double: 123456789012345.123456, not …12), a DOUBLE by its shortest text as before', async () => {
-    // amount_wo_tax DECIMAL(38,6), amount_w_tax DOUBLE; datetime a DECIMAL(4,3), which DuckDB writes .500.
+    // amount_wo_tax DECIMAL(38,6), amount_w_tax DOUBLE; datetime a DECIMAL(4,3), which DuckDB writes 0.500.
     const dir = await parquetOrders(sql`
           ('o1', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('123456789012345.123456' AS DECIMAL(38,6)), CAST('12' AS DOUBLE)),
           ('o2', 'c1', CAST('0.5' AS DECIMAL(4,3)), 'EUR', CAST('-123456789012345.5' AS DECIMAL(38,6)), CAST('0.1' AS DOUBLE) + CAST('0.2' AS DOUBLE)),

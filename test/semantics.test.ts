@@ -296,6 +296,26 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(lines.at(-1)).toBe('  … and 1 more day (1 transaction)');
   });
 
+  it('counts a currency rated only to another reference currency as one without a rate; a single day by its date; the days past 20 by their transactions', async () => {
+    // USD: rates to CZK only (not to EUR), one order on one day; CZK: 20 days of a gap, two transactions each.
+    const days = Array.from({ length: 20 }, (_, i) => `2024-03-${String(12 + i).padStart(2, '0')}`);
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z'), click('2024-03-10T00:00:00Z')],
+      fx: [...fx, ['2024-03-05', 'USD', '23', 'CZK']],
+      orders: [
+        { id: 'usd', at: '2024-03-05T10:00:00Z', currency: 'USD', net: 1, gross: 1 },
+        ...days.flatMap((d) => [0, 1].map((k) => ({ id: `czk-${d}-${k}`, at: `${d}T1${k}:00:00Z`, currency: 'CZK', net: 100, gross: 100 }))),
+      ],
+    });
+    const error = await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31')), { referenceCurrency: 'EUR' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataError);
+    const lines = (error as DataError).message.split('\n');
+    expect(lines[1]).toBe('  USD: fx has no rate of USD to EUR at all; 1 transaction on 2024-03-05 needs one');
+    expect(lines.slice(2, -1)).toHaveLength(19);
+    expect(lines[2]).toMatch(/^ {2}CZK on 2024-03-12: .*; 2 transactions need it$/);
+    expect(lines.at(-1)).toBe('  … and 1 more day (2 transactions)');
+  });
+
   it('rounds half away from zero per transaction, and sums the rounded amounts', async () => {
     // 3 x 0.125 EUR: round-then-sum = 3 x 0.13 = 0.39; sum-then-round would give 0.38.
     const dir = shop({

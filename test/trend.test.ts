@@ -158,6 +158,25 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
     }
   });
 
+  // Midnights the clocks pass twice by other steps than an hour: 30 minutes (Asia/Colombo, 2006), two hours (Antarctica/Vostok, 2023).
+  it.each([
+    ['Asia/Colombo', '2006-04-15', '2006-04-14T18:00:00.000Z', 25],
+    ['Antarctica/Vostok', '2023-12-18', '2023-12-17T17:00:00.000Z', 26],
+  ])('%s, %s: the hours and the day start at the first of its midnights', async (zone, date, first, n) => {
+    const b = await kept.backend(dir);
+    try {
+      const { start, end } = periodInstants(date, date, zone);
+      expect(start.toISOString()).toBe(first);
+      const hours = (await b.trend(trendQuery({ dateFrom: date, dateTo: date, interval: 'hour', timeZone: zone }))).buckets;
+      expect(hours).toHaveLength(n);
+      expect([hours[0]!.start, hours.at(-1)!.end]).toEqual([first, end.toISOString()]);
+      const day = (await b.trend(trendQuery({ dateFrom: date, dateTo: date, timeZone: zone }))).buckets;
+      expect(day.map(span)).toEqual([`${first}..${end.toISOString()}`]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('Australia/Lord_Howe: the half hour after the jump to 02:30 is the hour 02, each hour labelled by its first instant', async () => {
     const b = await kept.backend(dir);
     try {
