@@ -158,10 +158,11 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
     }
   });
 
-  // Midnights the clocks pass twice by other steps than an hour: 30 minutes (Asia/Colombo, 2006), two hours (Antarctica/Vostok, 2023).
+  // Midnights the clocks pass twice by other steps than an hour: 30 minutes (Asia/Colombo, 2006), two hours (Antarctica/Vostok, 2023), three (Antarctica/Casey, 2023).
   it.each([
     ['Asia/Colombo', '2006-04-15', '2006-04-14T18:00:00.000Z', 25],
     ['Antarctica/Vostok', '2023-12-18', '2023-12-17T17:00:00.000Z', 26],
+    ['Antarctica/Casey', '2023-03-09', '2023-03-08T13:00:00.000Z', 27],
   ])('%s, %s: the hours and the day start at the first of its midnights', async (zone, date, first, n) => {
     const b = await kept.backend(dir);
     try {

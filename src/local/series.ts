@@ -27,13 +27,13 @@ function wallClock(zone: string, instant: Sql): Sql {
  * A wall-clock time of a time zone as its UTC instant (TIMESTAMP), as model/period.ts takes it: a
  * time the clocks pass twice (set back over it: midnight in America/Havana on 2024-11-03) is its
  * first instant, where DuckDB's cast gives the second; the instants the clocks can be set back by
- * (30 minutes, an hour, two) are tried before it. A time the clocks skip is the first instant after
+ * (30 minutes, an hour, two, three: Antarctica/Casey on 2023-03-09) are tried before it. A time the clocks skip is the first instant after
  * the jump, as DuckDB gives it.
  */
 function instantOf(zone: string, wall: Sql): Sql {
   if (zone === 'UTC') return wall;
   const cast = sql`timezone('UTC', timezone(${zone}, ${wall}))`;
-  const earlier = sql`[${cast} - INTERVAL 2 HOUR, ${cast} - INTERVAL 1 HOUR, ${cast} - INTERVAL 30 MINUTE]`;
+  const earlier = sql`[${cast} - INTERVAL 3 HOUR, ${cast} - INTERVAL 2 HOUR, ${cast} - INTERVAL 1 HOUR, ${cast} - INTERVAL 30 MINUTE]`;
   return sql`coalesce(list_min(list_filter(${earlier}, lambda t: ${wallClock(zone, sql`t`)} = ${wall})), ${cast})`;
 }
 
