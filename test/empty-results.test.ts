@@ -127,6 +127,11 @@ describe('an empty result explains itself', () => {
     expect(both.stderr).toContain('No conversions in 2023-01-01..2023-01-31.\n');
     const from = await cli(['drill', `${url}&dateFrom=2023-01-01`, '--data', dir, '-o', 'csv'], { now: NOW });
     expect(from.stderr).toContain("No conversions in 2023-01-01..2023-01-30 (no --to: the 30 days from the detailUrl's dateFrom).\n");
+    const to = await cli(['drill', `${url}&dateTo=2023-01-30`, '--data', dir, '-o', 'csv'], { now: NOW });
+    expect(to.stderr).toContain("No conversions in 2023-01-01..2023-01-30 (no --from: the 30 days ending the detailUrl's dateTo).\n");
+    // A flag beside the URL's other bound: both given, no note.
+    const mixed = await cli(['drill', `${url}&dateTo=2023-01-30`, '--from', '2023-01-02', '--data', dir, '-o', 'csv'], { now: NOW });
+    expect(mixed.stderr).toContain('No conversions in 2023-01-02..2023-01-30.\n');
     // Without dates in the URL or flags, the default period is today's, and said so.
     const none = await cli(['drill', url, '--data', dir, '-o', 'csv'], { now: NOW });
     expect(none.stderr).toContain('No conversions in 2026-10-25..2026-11-23 (no --from/--to: the 30 days ending today, UTC).\n');
