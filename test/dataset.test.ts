@@ -8,7 +8,7 @@ import { DataError } from '../src/errors.js';
 import { checkDataset } from '../src/local/check.js';
 import { Database } from '../src/local/db.js';
 import { everyFileAsRead, filesAsRead } from '../src/local/dataset/globs.js';
-import { lossless } from '../src/local/dataset/headers.js';
+import { blankFile, lossless } from '../src/local/dataset/headers.js';
 import { cli, csv, dataset, itemsQuery, ORDER_HEADER, shop, tempDir, TOUCH_HEADER, withBackend } from './helpers.js';
 import { literal, sql, trusted } from '../src/local/sql.js';
 
@@ -203,6 +203,27 @@ describe("a folder's later file with a column the first lacks", () => {
     }
     const gzipped = dataset({ 'orders/00.csv.gz': gzipSync(''), 'orders/01.csv.gz': gzipSync(file(ORDER_HEADER, FIRST)), 'touches.csv': TOUCHES });
     expect(await refused(gzipped)).toBe(empty('00.csv.gz'));
+    // However long the blank run: past the 64 KB a header is looked for in, and a small gzip file inflating to more.
+    const long = dataset({ 'orders/00.csv': '\n'.repeat(70_000), 'orders/01.csv': file(ORDER_HEADER, FIRST), 'touches.csv': TOUCHES });
+    expect(await refused(long)).toBe(empty('00.csv'));
+    const inflating = dataset({ 'orders/00.csv.gz': gzipSync(`\uFEFF${' \r\n'.repeat(50_000)}`), 'orders/01.csv.gz': gzipSync(file(ORDER_HEADER, FIRST)), 'touches.csv': TOUCHES });
+    expect(await refused(inflating)).toBe(empty('00.csv.gz'));
+  });
+
+  it('blankFile: nothing but a leading byte order mark, spaces and line breaks, however long; a header after them, a second mark or a bad gzip is not blank', async () => {
+    const dir = tempDir();
+    const at = (name: string, content: string | Buffer) => {
+      writeFileSync(join(dir, name), content);
+      return join(dir, name);
+    };
+    expect(await blankFile(at('a.csv', ''))).toBe(true);
+    expect(await blankFile(at('b.csv', `\uFEFF \t\r\n${'\n'.repeat(100_000)}`))).toBe(true);
+    expect(await blankFile(at('c.csv.gz', Buffer.alloc(0)))).toBe(true);
+    expect(await blankFile(at('d.csv', `${'\n'.repeat(100_000)}order_id\n`))).toBe(false);
+    expect(await blankFile(at('e.csv', ' \uFEFF\n'))).toBe(false);
+    expect(await blankFile(at('f.csv', '\uFEFF\uFEFF'))).toBe(false);
+    expect(await blankFile(at('g.csv.gz', 'not gzip'))).toBe(false);
+    expect(await blankFile(join(dir, 'gone.csv'))).toBe(false);
   });
 
   it('a first file naming a column twice is refused as a duplicate, not by the Status_1 DuckDB names it and the others lack', async () => {
@@ -336,6 +357,7 @@ describe("a table's one file without a header", () => {
       ['a byte order mark', 'orders.csv', '\uFEFF'],
       ['an empty .csv.gz', 'orders.csv.gz', gzipSync('')],
       ['a line break in .tsv', 'orders.tsv', '\n'],
+      ['70,000 line breaks, past the 64 KB a header is looked for in', 'orders.csv', '\n'.repeat(70_000)],
     ];
     for (const [what, name, content] of cases) {
       const dir = dataset({ [name]: content, 'touches.csv': TOUCHES });

@@ -316,6 +316,19 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(lines.at(-1)).toBe('  … and 1 more day (2 transactions)');
   });
 
+  it('without an fx table, says so per currency; more than 20 currencies without a rate are counted past the 20th', async () => {
+    const codes = Array.from({ length: 22 }, (_, i) => `X${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      orders: codes.map((currency, i) => ({ id: `o-${i}`, at: `2024-03-${String(2 + (i % 20)).padStart(2, '0')}T10:00:00Z`, currency, net: 1, gross: 1 })),
+    });
+    const error = await withBackend(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31')), { referenceCurrency: 'EUR' }).catch((e: unknown) => e);
+    const lines = String((error as Error).message).split('\n');
+    expect(lines, lines[0]).toHaveLength(22);
+    expect(lines[1]).toBe('  XAA: the dataset has no fx table; 1 transaction on 2024-03-02 needs a rate to EUR');
+    expect(lines.at(-1)).toBe('  … and 2 more currencies without a rate (2 transactions)');
+  });
+
   it('rounds half away from zero per transaction, and sums the rounded amounts', async () => {
     // 3 x 0.125 EUR: round-then-sum = 3 x 0.13 = 0.39; sum-then-round would give 0.38.
     const dir = shop({

@@ -101,15 +101,17 @@ export class LocalBackend implements Backend {
     const unpriced = this.scope.unpricedDays;
     const period = utcDays(zoned);
     if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
-    // Every (currency, day) without a rate: a few thousand rows at most (days of the period times currencies).
-    const missing = await this.db.all<{ currency: string; day: Date; fx_date: Date | null; n: bigint }>(
-      sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from}
-       WHERE ${where} AND ref_w IS NULL GROUP BY currency, day ORDER BY day, currency`,
+    const unpricedTx = sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from} WHERE ${where} AND ref_w IS NULL`;
+    // Per currency: its days without a rate and their transactions (one row each, however long the period).
+    const currencies = await this.db.all<CurrencyMissing>(
+      sql`SELECT currency, count(*) AS days, sum(n) AS n, min(day) AS first_day, max(day) AS last_day
+       FROM (${unpricedTx} GROUP BY currency, day) GROUP BY currency ORDER BY first_day, currency`,
     );
-    if (missing.length === 0) return;
+    if (currencies.length === 0) return;
     // An fx table of rates to other reference currencies only is one fact, not a list of days.
     const rated = new Set<string>();
-    if (this.scope.dataset.has('fx')) {
+    const hasFx = this.scope.dataset.has('fx');
+    if (hasFx) {
       const held = await this.db.all<{ v: string | null }>(sql`SELECT DISTINCT reference_currency AS v FROM ${this.scope.relation('fx')} ORDER BY 1`);
       const others = held.map((r) => r.v).filter((v): v is string => v !== null);
       if (others.length && others.length === held.length && !others.includes(this.referenceCurrency)) {
@@ -118,13 +120,16 @@ export class LocalBackend implements Backend {
           `fx holds rates to ${others.join(', ')} only; no rates to ${to}: pass --reference-currency ${others.length === 1 ? others[0] : `with one of them`}, or add fx rows with reference_currency ${to}`,
         );
       }
-      const currencies = [...new Set(missing.map((m) => m.currency))];
       const rows = await this.db.all<{ currency: string }>(
-        sql`SELECT DISTINCT currency FROM ${this.scope.relation('fx')} WHERE currency IN ${list(currencies)} AND (reference_currency IS NULL OR reference_currency = ${this.referenceCurrency})`,
+        sql`SELECT DISTINCT currency FROM ${this.scope.relation('fx')} WHERE currency IN ${list(currencies.map((c) => c.currency))} AND (reference_currency IS NULL OR reference_currency = ${this.referenceCurrency})`,
       );
       for (const row of rows) rated.add(row.currency);
     }
-    throw new DataError(`cannot convert to ${this.referenceCurrency}: exchange rates are missing`, missingRateLines(missing, rated, this.referenceCurrency));
+    // The days of the currencies fx has rates of, the first ones only.
+    const days = rated.size
+      ? await this.db.all<DayMissing>(sql`${unpricedTx} AND currency IN ${list([...rated])} GROUP BY currency, day ORDER BY day, currency LIMIT ${MISSING_RATE_LINES}`)
+      : [];
+    throw new DataError(`cannot convert to ${this.referenceCurrency}: exchange rates are missing`, missingRateLines(currencies, days, rated, { to: this.referenceCurrency, hasFx }));
   }
 
   async items(query: ItemsQuery): Promise<Page<ConversionRecord>> {
@@ -466,30 +471,50 @@ function toAggregate(row: Row, detailQuery = ''): AggregateRow {
 const MISSING_RATE_LINES = 20;
 
 /**
- * The lines of a missing-rates error: a currency fx holds no rate of at all (to the reference
- * currency) in one line, its days and transactions counted; every other currency's days one line
- * each, in day order, up to 20 lines, then how many more days and transactions.
+ * The lines of a missing-rates error, 20 at most and then how many more: a currency fx holds no
+ * rate of at all (to the reference currency), or any currency where there is no fx table, in one
+ * line with its days and transactions counted; then the days of the currencies fx has rates of, one
+ * line each in day order. `currencies`: every currency's days without a rate; `days`: the first such
+ * days of the rated ones.
  */
-function missingRateLines(missing: { currency: string; day: Date; fx_date: Date | null; n: bigint }[], rated: ReadonlySet<string>, to: string): string[] {
+function missingRateLines(currencies: CurrencyMissing[], days: DayMissing[], rated: ReadonlySet<string>, { to, hasFx }: { to: string; hasFx: boolean }): string[] {
   const date = (d: Date) => d.toISOString().slice(0, 10);
   const transactions = (n: bigint) => `${n} transaction${n === 1n ? '' : 's'}`;
+  const needs = (n: bigint) => (n === 1n ? 'needs' : 'need');
+  const sum = (rows: { n: bigint }[]) => rows.reduce((total, r) => total + r.n, 0n);
   const lines: string[] = [];
-  const unrated = [...new Set(missing.filter((m) => !rated.has(m.currency)).map((m) => m.currency))];
-  for (const currency of unrated) {
-    const days = missing.filter((m) => m.currency === currency);
-    const n = days.reduce((sum, m) => sum + m.n, 0n);
-    const span = days.length === 1 ? `on ${date(days[0]!.day)}` : `on ${days.length} days from ${date(days[0]!.day)} to ${date(days.at(-1)!.day)}`;
-    lines.push(`${currency}: fx has no rate of ${currency} to ${to} at all; ${transactions(n)} ${span} need${n === 1n ? 's' : ''} one`);
+  const unrated = currencies.filter((c) => !rated.has(c.currency));
+  for (const c of unrated.slice(0, MISSING_RATE_LINES)) {
+    const span = c.days === 1n ? `on ${date(c.first_day)}` : `on ${c.days} days from ${date(c.first_day)} to ${date(c.last_day)}`;
+    const why = hasFx ? `fx has no rate of ${c.currency} to ${to} at all` : 'the dataset has no fx table';
+    lines.push(`${c.currency}: ${why}; ${transactions(c.n)} ${span} ${needs(c.n)} ${hasFx ? 'one' : `a rate to ${to}`}`);
   }
-  const dated = missing.filter((m) => rated.has(m.currency));
-  const shown = dated.slice(0, Math.max(0, MISSING_RATE_LINES - lines.length));
+  const more = unrated.slice(MISSING_RATE_LINES);
+  if (more.length) lines.push(`… and ${more.length} more currenc${more.length === 1 ? 'y' : 'ies'} without a rate (${transactions(sum(more))})`);
+  const shown = days.slice(0, Math.max(0, MISSING_RATE_LINES - lines.length));
   for (const m of shown) {
     const latest = m.fx_date ? `the latest earlier rate is from ${date(m.fx_date)}, more than 7 days back` : 'there is no earlier rate';
-    lines.push(`${m.currency} on ${date(m.day)}: no rate in fx for that day or the 7 days before (${latest}); ${transactions(m.n)} need${m.n === 1n ? 's' : ''} it`);
+    lines.push(`${m.currency} on ${date(m.day)}: no rate in fx for that day or the 7 days before (${latest}); ${transactions(m.n)} ${needs(m.n)} it`);
   }
-  const rest = dated.slice(shown.length);
-  if (rest.length) lines.push(`… and ${rest.length} more day${rest.length === 1 ? '' : 's'} (${transactions(rest.reduce((sum, m) => sum + m.n, 0n))})`);
+  const ratedMissing = currencies.filter((c) => rated.has(c.currency));
+  const restDays = ratedMissing.reduce((total, c) => total + c.days, 0n) - BigInt(shown.length);
+  if (restDays > 0n) lines.push(`… and ${restDays} more day${restDays === 1n ? '' : 's'} (${transactions(sum(ratedMissing) - sum(shown))})`);
   return lines;
+}
+
+/** A currency's days without a usable rate in the period (assertRates), and one such day. */
+interface CurrencyMissing {
+  currency: string;
+  days: bigint;
+  n: bigint;
+  first_day: Date;
+  last_day: Date;
+}
+interface DayMissing {
+  currency: string;
+  day: Date;
+  fx_date: Date | null;
+  n: bigint;
 }
 
 /**

@@ -11,8 +11,10 @@
  * where DuckDB's sniffer would read each file's sample again); Parquet's columns from the files'
  * footers, every file's together in two statements.
  */
-import { open } from 'node:fs/promises';
-import { constants, gunzipSync } from 'node:zlib';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { constants, createGunzip, gunzipSync } from 'node:zlib';
 import type { Database } from '../db.js';
 import { list, literal, sql } from '../sql.js';
 import { csvDialect, pathList } from './reader.js';
@@ -313,9 +315,32 @@ async function lineAt(file: string, index: number): Promise<string | undefined> 
 
 /** Whether a file holds no header at all: nothing, or only a byte order mark, spaces and line breaks (a gzip file's inflated bytes too). */
 export async function blankFile(file: string): Promise<boolean> {
-  const start = await startOf(file);
-  return start !== undefined && start.whole && start.text.trim() === '';
+  const gzip = file.toLowerCase().endsWith('.gz');
+  let stream: Readable | undefined;
+  try {
+    // Read (a gzip file inflated) until the first byte that is not a byte order mark, a space or a line break: however long the blank run.
+    if (gzip && (await stat(file)).size === 0) return true;
+    stream = gzip ? createReadStream(file).pipe(createGunzip()) : createReadStream(file);
+    // at: the bytes looked at; bom: how many of them began the file as its byte order mark
+    let [at, bom] = [0, 0];
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (const byte of chunk) {
+        if (at++ === bom && bom < BOM.length && byte === BOM[bom]) bom++;
+        else if (!BLANK_BYTES.has(byte)) return false;
+      }
+    }
+    return true;
+  } catch {
+    // unreadable, or not gzip: not blank; the read says why
+    return false;
+  } finally {
+    stream?.destroy();
+  }
 }
+
+/** A byte order mark's bytes in UTF-8, and the bytes of a blank line (spaces, tabs, line breaks). */
+const BOM = [0xef, 0xbb, 0xbf];
+const BLANK_BYTES = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c]);
 
 /** The first two names (as written) of a column a CSV file's header names twice, also in another case, its header where the sniffer finds it; undefined when none is, or the header cannot be found. */
 export async function namedTwice(db: Database, file: string): Promise<[string, string] | undefined> {
