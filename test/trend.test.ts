@@ -121,6 +121,15 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
     { id: 'l2', at: '2024-10-05T15:45:00Z', net: 4, gross: 4.84, contact: 'c6' },
   ]);
   const count = (buckets: TrendBucket[]) => buckets.reduce((n, b) => n + b.conversionsNumber, 0);
+  /** The buckets of a trend of the dataset (its kept backend lent and given back). */
+  const bucketsOf = async (raw: RawParams) => {
+    const b = await kept.backend(dir);
+    try {
+      return (await b.trend(trendQuery(raw))).buckets;
+    } finally {
+      await b.close();
+    }
+  };
 
   it.each([
     ['America/Havana', '2024-11-03', '2024-11-03T04:00:00.000Z', 2],
@@ -128,13 +137,7 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
   ])('%s, %s: 25 hours from the first midnight, the first hour holding its order; days that start there', async (zone, date, first, orders) => {
     const { start, end } = periodInstants(date, date, zone);
     expect(start.toISOString()).toBe(first);
-    const hours = await kept.backend(dir).then(async (b) => {
-      try {
-        return (await b.trend(trendQuery({ dateFrom: date, dateTo: date, interval: 'hour', timeZone: zone }))).buckets;
-      } finally {
-        await b.close();
-      }
-    });
+    const hours = await bucketsOf({ dateFrom: date, dateTo: date, interval: 'hour', timeZone: zone });
     expect(hours).toHaveLength(25);
     expect(hours.map((h) => h.bucket.slice(11)).slice(0, 3)).toEqual(['00', '00', '01']);
     expect(hours[0]!.start).toBe(first);
@@ -144,13 +147,7 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
     expect(count(hours)).toBe(orders);
     // Days around it: each from its first instant (periodInstants) to the next's, its orders within.
     const dates = [-1, 0, 1].map((d) => new Date(Date.parse(`${date}T12:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10));
-    const days = await kept.backend(dir).then(async (b) => {
-      try {
-        return (await b.trend(trendQuery({ dateFrom: dates[0]!, dateTo: dates[2]!, interval: 'day', timeZone: zone }))).buckets;
-      } finally {
-        await b.close();
-      }
-    });
+    const days = await bucketsOf({ dateFrom: dates[0]!, dateTo: dates[2]!, interval: 'day', timeZone: zone });
     for (const [i, d] of days.entries()) {
       const instants = periodInstants(dates[i]!, dates[i]!, zone);
       expect(span(d), d.bucket).toBe(`${instants.start.toISOString()}..${instants.end.toISOString()}`);
@@ -193,7 +190,7 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
     }
   });
 
-  it('--compare lines up bucket i with bucket i by their starts: the two hours 02 of a day the clocks go back each beside its own', async () => {
+  it('--compare lines up bucket i with bucket i by their starts: the two hours 00 of a day the clocks go back each beside its own', async () => {
     const b = await kept.backend(dir);
     try {
       const zone = 'Atlantic/Azores';
@@ -206,7 +203,7 @@ describe('trend: zones whose clocks repeat a midnight or skip half an hour', () 
           expect(x.comparison!.figures?.conversionsNumber ?? null, `${date} ${i}`).toBe(other[i]?.conversionsNumber ?? null);
         });
       }
-      // The day after has 24 hours: its hours 00 and 01 beside the first 00 and 01 of the 25, so the orders of both hours 00 appear once each.
+      // The day after has 24 hours: its hours 00 and 01 beside the two hours 00 of the 25, so the orders of both appear once each.
       const after = (await hour('2024-10-28', 'previous')).buckets;
       expect(after.slice(0, 2).map((x) => x.comparison!.figures!.conversionsNumber)).toEqual([1, 1]);
     } finally {
