@@ -562,6 +562,22 @@ describe('convx data check', () => {
     const run = await cli(['data', 'check', dir, '-o', 'table']);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/finding duplicate_order: 1 order id with more than one order row/);
+    expect(byCode.duplicate_contact).toBeUndefined();
+  });
+
+  it('finds contact ids of several rows, whose later rows a validation does not read (a later unsubscribed)', async () => {
+    const dir = dataset({
+      'contacts.csv': csv(['contact_id', 'email', 'consent', 'unsubscribed'], [
+        ['c-1', 'a@x.dev', true, false],
+        ['c-2', 'b@x.dev', true, false],
+        ['c-1', 'a@x.dev', true, true],
+      ]),
+    });
+    const report = await checkDataset(dir);
+    expect(report.ok).toBe(false);
+    const duplicates = report.findings.filter((f) => f.code === 'duplicate_contact');
+    expect(duplicates.map((f) => [f.count, f.examples])).toEqual([[1, ['c-1']]]);
+    expect(duplicates[0]!.message).toBe('1 contact id with more than one row; the first row in file order counts (its e-mail, consent and unsubscribed), the others are not read');
   });
 
   it('two rates of a currency on a day: the first in file order converts, in a command and an import alike, and data check names the day', async () => {

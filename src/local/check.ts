@@ -111,6 +111,17 @@ async function integrityFindings(dataset: Dataset): Promise<DataIssue[]> {
     );
   }
   if (dataset.has('orders')) out.push(...(await currencyFindings(dataset)));
+  if (dataset.has('contacts')) {
+    // A validation takes a contact's first row in file order: a later row's unsubscribed or consent is not read.
+    out.push(
+      await finding(
+        db,
+        'duplicate_contact',
+        sql`SELECT coalesce(plugin_id || '/', '') || contact_id AS example FROM ${table('contacts')} GROUP BY plugin_id, contact_id HAVING count(*) > 1`,
+        (n) => `${plural(n, 'contact id')} with more than one row; the first row in file order counts (its e-mail, consent and unsubscribed), the others are not read`,
+      ),
+    );
+  }
   return out.filter((f): f is DataIssue => f !== undefined);
 }
 

@@ -43,6 +43,7 @@ export interface DataIssue {
   code:
     | 'missing_table'
     | 'duplicate_order'
+    | 'duplicate_contact'
     | 'refund_without_order'
     | 'negative_amount'
     | 'unknown_source'
