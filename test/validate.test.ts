@@ -263,6 +263,8 @@ describe('request validation', () => {
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { sampleSize: 21 } }, 'options.sampleSize'],
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { resolveOnly: 'yes' } }, 'options.resolveOnly'],
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { trackingDomain: ['shop.example.com'] } }, 'options.trackingDomain'],
+    [{ audience: { lists: ['l'], languages: [] }, assets: [asset()] }, 'audience.languages'],
+    [{ audience: { lists: ['l'], countries: [] }, assets: [asset()] }, 'audience.countries'],
     [{ audience: { lists: ['l'] }, assets: [asset()], options: { sampelSize: 3 } }, 'options.sampelSize'],
     [{ audience: { lists: ['l'] }, assets: [asset()], variables: [] }, 'variables'],
     [{ audience: { lists: ['l'] }, assets: [asset()], channel: 'sms' }, 'channel'],

@@ -191,6 +191,8 @@ function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | u
     const value = audience[key];
     if (value === undefined) continue;
     if (!isStringArray(value)) bad(`audience.${key}`, 'must be an array of strings');
+    // A filter of none would select nobody: said, rather than a delivery of no recipients.
+    else if (!value.length && (key === 'languages' || key === 'countries')) bad(`audience.${key}`, `is empty, so it selects nobody; leave it out for every ${key === 'languages' ? 'language' : 'country'}`);
     else lists[key] = value;
   }
   for (const key of Object.keys(audience)) {
