@@ -17,7 +17,7 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /** A file's bytes, decompressed when it is gzipped, in chunks of `chunk` bytes. */
-function open(path: string, chunk = 1 << 20): Readable {
+export function fileStream(path: string, chunk = 1 << 20): Readable {
   const file = createReadStream(path, { highWaterMark: chunk });
   if (!path.toLowerCase().endsWith('.gz')) return file;
   return pipeline(file, createGunzip(), () => undefined);
@@ -56,7 +56,7 @@ async function recordLines(
   if (want.size === 0) return found;
   let last = 0;
   for (const w of want) last = Math.max(last, w);
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     await scan(stream as AsyncIterable<Buffer>, (record, line) => {
       if (want.has(record)) found.set(record, line);
@@ -186,7 +186,7 @@ export type LineEnding = 'CRLF' | 'LF' | 'CR';
 export async function firstLineEnding(path: string): Promise<LineEnding | undefined> {
   let inQuotes = false;
   let afterCR = false;
-  const stream = open(path, 1 << 16);
+  const stream = fileStream(path, 1 << 16);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (const b of chunk) {
@@ -224,7 +224,7 @@ export async function firstNonUtf8Line(path: string): Promise<number | undefined
       start = end + 1;
     }
   };
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       const bytes = rest.length ? Buffer.concat([rest, chunk]) : chunk;
@@ -261,7 +261,7 @@ export async function firstLineEndingChange(path: string): Promise<{ line: numbe
     if (kind === undefined) kind = ending;
     return ending === kind ? undefined : { line: n, from: kind, to: ending };
   };
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (let i = 0; i < chunk.length; i++) {
@@ -327,7 +327,7 @@ async function sniffDelimiter(path: string): Promise<number> {
   const counts = new Map<number, number>();
   let inQuotes = false;
   let seen = 0;
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (let i = 0; i < chunk.length; i++) {
@@ -568,7 +568,7 @@ class CsvShapeScan {
 export async function diagnoseCsv(path: string, options: CsvShapeOptions = {}): Promise<CsvShape> {
   const delimiter = options.delimiter ?? (await sniffDelimiter(path));
   const scan = new CsvShapeScan(delimiter, options.maxRecordBytes ?? MAX_CSV_RECORD_BYTES, options.keep ?? 3, options.numericColumns);
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       if (scan.read(chunk)) return scan.result(true);
@@ -735,7 +735,7 @@ function parseFailure(text: string): { message: string; key?: string; incomplete
 
 /** Calls onLine with each physical line's text (CRLF, LF or a lone CR end a line) until it says stop; true if it did. */
 async function eachLine(path: string, onLine: (text: string) => boolean): Promise<boolean> {
-  const stream = open(path);
+  const stream = fileStream(path);
   let parts: Buffer[] = [];
   let afterCR = false;
   const emit = () => {
@@ -777,7 +777,7 @@ export async function csvHeader(path: string, delimiter: number, skipRows = 0): 
   let line = 1;
   let afterCR = false;
   let started = false;
-  const stream = open(path);
+  const stream = fileStream(path);
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (let i = 0; i < chunk.length; i++) {

@@ -4,9 +4,9 @@
  */
 import type { Database } from '../db.js';
 import { csvHeader } from '../lines.js';
-import { literal, sql } from '../sql.js';
+import { sql } from '../sql.js';
 import { fileLabel } from './problems.js';
-import { csvDialect, pathList } from './reader.js';
+import { pathList, sniffedDialect } from './reader.js';
 import type { FileProblem, TableSource } from './types.js';
 
 type Named = (file: string, first: string, second: string, at?: [number, number]) => void;
@@ -67,10 +67,8 @@ async function csvHeaders(db: Database, dir: string, source: TableSource, named:
   for (const file of source.files) {
     let header: string[];
     try {
-      const sniff = await db.one<{ delim: string; skip: number | bigint }>(
-        sql`SELECT Delimiter AS delim, SkipRows AS skip FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`,
-      );
-      header = await csvHeader(file, (sniff?.delim ?? ',').charCodeAt(0), Number(sniff?.skip ?? 0));
+      const sniff = await sniffedDialect(db, file);
+      header = await csvHeader(file, (sniff?.delimiter ?? ',').charCodeAt(0), sniff?.skip ?? 0);
     } catch {
       continue;
     }

@@ -11,13 +11,13 @@
  * where DuckDB's sniffer would read each file's sample again); Parquet's columns from the files'
  * footers, every file's together in two statements.
  */
-import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { constants, createGunzip, gunzipSync } from 'node:zlib';
+import { constants, gunzipSync } from 'node:zlib';
 import type { Database } from '../db.js';
-import { list, literal, sql } from '../sql.js';
-import { csvDialect, pathList } from './reader.js';
+import { csvHeader, fileStream } from '../lines.js';
+import { list, sql } from '../sql.js';
+import { csvDialect, pathList, sniffedDialect } from './reader.js';
 import type { TableSource } from './types.js';
 
 /** How much of a file its header is looked for in: a header longer than this is not checked. */
@@ -215,18 +215,6 @@ async function ownHeader(db: Database, file: string, header: ReturnType<typeof h
   return (sniffed && header(await lineAt(file, sniffed.skip), sniffed.delimiter)) ?? describedCsv(db, file);
 }
 
-/** The delimiter DuckDB's sniffer finds in a CSV file, and the lines it skips above the header (undefined when it cannot tell). */
-async function sniffedDialect(db: Database, file: string): Promise<{ delimiter: string | undefined; skip: number } | undefined> {
-  try {
-    const row = await db.one<{ d: string; skip: bigint | number }>(
-      sql`SELECT Delimiter AS d, SkipRows AS skip FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`,
-    );
-    return row ? { delimiter: row.d.length === 1 ? row.d : undefined, skip: Number(row.skip) } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A CSV file's column names as DuckDB's sniffer reads the file alone (none when it cannot). */
 async function describedCsv(db: Database, file: string): Promise<string[]> {
   try {
@@ -320,7 +308,7 @@ export async function blankFile(file: string): Promise<boolean> {
   try {
     // Read (a gzip file inflated) until the first byte that is not a byte order mark, a space or a line break: however long the blank run.
     if (gzip && (await stat(file)).size === 0) return true;
-    stream = gzip ? createReadStream(file).pipe(createGunzip()) : createReadStream(file);
+    stream = fileStream(file, HEADER_BYTES);
     // at: the bytes looked at; bom: how many of them began the file as its byte order mark
     let [at, bom] = [0, 0];
     for await (const chunk of stream as AsyncIterable<Buffer>) {
@@ -345,10 +333,10 @@ const BLANK_BYTES = new Set([0x20, 0x09, 0x0a, 0x0d, 0x0b, 0x0c]);
 /** The first two names (as written) of a column a CSV file's header names twice, also in another case, its header where the sniffer finds it; undefined when none is, or the header cannot be found. */
 export async function namedTwice(db: Database, file: string): Promise<[string, string] | undefined> {
   const sniffed = await sniffedDialect(db, file);
-  const line = sniffed?.delimiter === undefined ? undefined : await lineAt(file, sniffed.skip);
-  if (line === undefined) return undefined;
+  if (sniffed?.delimiter === undefined) return undefined;
+  const header = await csvHeader(file, sniffed.delimiter.charCodeAt(0), sniffed.skip).catch(() => undefined);
   const seen = new Map<string, string>();
-  for (const name of splitHeader(line, sniffed!.delimiter!)) {
+  for (const name of (header ?? []).map((n) => n.trim())) {
     const before = seen.get(name.toLowerCase());
     if (before !== undefined) return [before, name];
     seen.set(name.toLowerCase(), name);

@@ -75,3 +75,15 @@ export function positioned(loaded: LoadedTable): Sql {
   if (loaded.columns.has('rowid')) return sql`(SELECT *, row_number() OVER () - 1 AS __pos FROM ${raw})`;
   return sql`(SELECT *, rowid AS __pos FROM ${raw})`;
 }
+
+/** The delimiter DuckDB's sniffer finds in a CSV file, and the lines it skips above the header (undefined when it cannot tell). */
+export async function sniffedDialect(db: Database, file: string): Promise<{ delimiter: string | undefined; skip: number } | undefined> {
+  try {
+    const row = await db.one<{ d: string; skip: bigint | number }>(
+      sql`SELECT Delimiter AS d, SkipRows AS skip FROM sniff_csv(${literal(file)}, header = true, ${csvDialect([file])})`,
+    );
+    return row ? { delimiter: row.d.length === 1 ? row.d : undefined, skip: Number(row.skip) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
