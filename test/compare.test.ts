@@ -225,6 +225,9 @@ describe('trend and total --compare', () => {
         ['2024-02', '2023-02', 1],
         ['2024-03', '2023-03', 1],
       ]);
+      // An ISO week beside the same week number a year before (not the other period's first, 2023-W08's one Sunday).
+      const weeks = await b.trend(parseTrendQuery({ dateFrom: '2024-02-26', dateTo: '2024-03-03', interval: 'week', compareTo: 'year' }, NOW));
+      expect(weeks.buckets.map((x) => [x.bucket, x.comparison?.bucket, x.comparison?.figures?.conversionsNumber])).toEqual([['2024-W09', '2023-W09', 2]]);
       // With previous: bucket i beside bucket i, in time order.
       const previous = await b.trend(parseTrendQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-03', compareTo: 'previous' }, NOW));
       expect(previous.buckets.map((x) => [x.bucket, x.comparison?.bucket])).toEqual([
