@@ -175,7 +175,7 @@ export class Scope {
   private async fromImport(stored: Sql): Promise<void> {
     for (const name of ATTRIBUTED_TABLES) this.located.set(name, sql`${stored}.${ident(name)}`);
     this.extent = 'all';
-    await this.noteUnpricedDays();
+    await this.noteUnpricedDays('report_day');
   }
 
   /** What the attributed tables hold: every transaction ('all'), one period's, or nothing yet. */
@@ -226,7 +226,7 @@ export class Scope {
     const extent = this.extent;
     if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period))) return;
     await materialise(this.input(period), period ? ATTRIBUTION : [...ATTRIBUTION, ...DAILY]);
-    if (!period) await this.noteUnpricedDays();
+    await this.noteUnpricedDays(period ? 'conv' : 'report_day');
     this.extent = period ?? 'all';
   }
 
@@ -266,14 +266,16 @@ export class Scope {
   }
 
   /**
-   * Where summarised: the days (YYYY-MM-DD, ascending) with a transaction that has no usable
-   * exchange rate, so that a query of a period without one need not look (usually none).
+   * Once attributed: the days (YYYY-MM-DD, ascending) of the extent with a transaction that has no
+   * usable exchange rate, so that a query of a period without one need not look (usually none).
    */
   unpricedDays?: string[];
 
-  private async noteUnpricedDays(): Promise<void> {
+  /** Reads them from the per-day sums where there are any (fewer rows), else from conv itself. */
+  private async noteUnpricedDays(from: 'report_day' | 'conv'): Promise<void> {
+    const unpriced = from === 'report_day' ? sql`unpriced > 0` : sql`ref_w IS NULL`;
     const rows = await this.db.all<{ day: string }>(
-      sql`SELECT DISTINCT strftime(day, '%Y-%m-%d') AS day FROM ${this.relation('report_day')} WHERE unpriced > 0 ORDER BY 1`,
+      sql`SELECT DISTINCT strftime(day, '%Y-%m-%d') AS day FROM ${this.relation(from)} WHERE ${unpriced} ORDER BY 1`,
     );
     this.unpricedDays = rows.map((r) => r.day);
   }
