@@ -459,6 +459,28 @@ describe('bad data: a data error naming file, line, column and problem', () => {
     expect(times.sort()).toEqual(['2024-03-02T00:00:00.000Z', ...Array<string>(8).fill('2024-03-02T10:00:00.000Z'), '2024-03-02T10:00:00.123Z'].sort());
   });
 
+  it('a Parquet timestamp is read to the millisecond as a text one is: a click after an order in its millisecond attributes it', async () => {
+    // Nanoseconds typed as TIMESTAMP_NS, microseconds of an instant as TIMESTAMPTZ.
+    const dir = dataset({});
+    const db = await Database.open();
+    try {
+      await db.exec(sql`COPY (SELECT * FROM (VALUES ('o1', 'c1', TIMESTAMP_NS '2024-03-10 00:00:00.000200999'), ('o2', 'c2', TIMESTAMP_NS '2024-03-11 00:00:00.000100'))
+                                t(order_id, contact_id, datetime), (SELECT 'EUR' AS currency, 10 AS amount_wo_tax, 12 AS amount_w_tax)) TO ${literal(join(dir, 'orders.parquet'))} (FORMAT parquet)`);
+      await db.exec(sql`COPY (SELECT * FROM (VALUES ('c1', TIMESTAMPTZ '2024-03-10 00:00:00.000400+00'), ('c2', TIMESTAMPTZ '2024-03-11 00:00:00.000900+00')) t(contact_id, datetime),
+                                (SELECT 'click' AS touch, 'campaign' AS source_type, 'k1' AS source_id)) TO ${literal(join(dir, 'touches.parquet'))} (FORMAT parquet)`);
+    } finally {
+      db.close();
+    }
+    const items = await withBackend(dir, async (b) => (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows);
+    expect(items.map((r) => [r.orderId, r.datetime, r.source.id, r.attribution.hoursToConversion]).sort()).toEqual([
+      ['o1', '2024-03-10T00:00:00.000Z', 'k1', 0],
+      ['o2', '2024-03-11T00:00:00.000Z', 'k1', 0],
+    ]);
+    // A command's one query reads a single Parquet file of orders in place, through a view: the same.
+    const command = await cli(['items', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'csv', '--fields', 'orderId,datetime,source.id', '--sort', 'datetime']);
+    expect(command.stdout).toBe('orderId,datetime,source.id\no1,2024-03-10T00:00:00.000Z,k1\no2,2024-03-11T00:00:00.000Z,k1\n');
+  });
+
   it('a rate date typed as a timestamp with a time of day (its cast would drop the time); at midnight it is the date', async () => {
     const dir = dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES });
     const instance = await DuckDBInstance.create();

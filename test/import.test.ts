@@ -52,6 +52,8 @@ const LAYOUTS: Record<number, string[]> = {
   // version 2 and the per-day sums over every source (series and totals from the sums)
   3: [...VERSION_2, 'scope_0.plugin_contact_day: day prev_day', 'scope_0.plugin_day: day first_at last_at n wo w rn rwo rw breakdown uc'].sort(),
 };
+// the layout of version 3, its times to the millisecond (a file of version 3 attributed by microseconds)
+LAYOUTS[4] = LAYOUTS[3]!;
 const DELIVERIES = join(SAMPLES, '..', 'deliveries');
 const ALL_TIME: [string, string] = ['1900-01-01', '9999-12-31'];
 type Period = [string, string];

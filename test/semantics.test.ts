@@ -213,6 +213,62 @@ describe('4.5 attribution: last click within 30 days, deterministic ties', () =>
     expect(items.map((i) => [i.datetime, i.conversionsAmount])).toEqual([['2024-03-08T10:00:00.000Z', 80]]);
   });
 
+  it('compares times to the millisecond: digits past it are dropped as a time is read, so a click in the order\'s millisecond is at its instant', async () => {
+    const dir = shop({
+      touches: [
+        click('2024-03-10 00:00:00.000400 UTC', 'k-1', { contact: 'c1' }),
+        click('2024-03-10 00:00:00.000200 UTC', 'k-9', { contact: 'c2' }),
+        click('2024-03-10 00:00:00.000400 UTC', 'k-1', { contact: 'c2' }),
+        click('2024-03-01 00:00:00 UTC', 'k-1', { contact: 'c3' }),
+      ],
+      orders: [
+        // 0.2 ms before its click, in the same millisecond: the click is at the order's instant
+        { id: 'o1', contact: 'c1', at: '2024-03-10 00:00:00.000200 UTC' },
+        // two clicks of one millisecond are at one instant: the greatest source wins, not the later microsecond
+        { id: 'o2', contact: 'c2', at: '2024-03-15 00:00:00 UTC' },
+        // exactly 30 days after its click, to the millisecond
+        { id: 'o3', contact: 'c3', at: '2024-03-31 00:00:00.000500 UTC' },
+      ],
+    });
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')))).rows;
+    expect(items.map((i) => [i.orderId, i.datetime, i.source.id, i.attribution.datetime]).sort()).toEqual([
+      ['o1', '2024-03-10T00:00:00.000Z', 'k-1', '2024-03-10T00:00:00.000Z'],
+      ['o2', '2024-03-15T00:00:00.000Z', 'k-9', '2024-03-10T00:00:00.000Z'],
+      ['o3', '2024-03-31T00:00:00.000Z', 'k-1', '2024-03-01T00:00:00.000Z'],
+    ]);
+  });
+
+  it('rows of an order id in one millisecond are at one instant: the first in file order counts, whatever their microseconds', async () => {
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      orders: [
+        { id: 'dup', at: '2024-03-08 10:00:00.000900', net: 50 },
+        { id: 'dup', at: '2024-03-08 10:00:00.000100', net: 70 },
+      ],
+    });
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')))).rows;
+    expect(items.map((i) => [i.datetime, i.conversionsAmount])).toEqual([['2024-03-08T10:00:00.000Z', 50]]);
+  });
+
+  it('a refund takes its order\'s attribution when the order lies more than 30 days before the period, to the millisecond', async () => {
+    // The order's microseconds once kept a click of its own millisecond, after its time in microseconds, out of the
+    // clicks a March report read: the refund went to the earlier click (k-2) in March, to k-1 over January to March.
+    const dir = shop({
+      touches: [click('2024-01-09T10:00:00Z', 'k-2'), click('2024-01-10 10:00:00.000500 UTC', 'k-1')],
+      orders: [
+        { id: 'o1', at: '2024-01-10 10:00:00.000900 UTC', net: 10, gross: 12 },
+        { id: 'o1', at: '2024-03-05T10:00:00Z', net: 10, gross: 12, refund: true },
+      ],
+    });
+    const march = (await onKept(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-31')))).rows;
+    expect(march.map((r) => [r.source.id, r.refundsNumber, r.refundsAmountWTax])).toEqual([['k-1', 1, -12]]);
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-01-01', '2024-03-31')))).rows;
+    expect(items.map((i) => [i.orderId, i.isRefund, i.source.id]).sort()).toEqual([
+      ['o1', false, 'k-1'],
+      ['o1', true, 'k-1'],
+    ]);
+  });
+
   it('a refund whose order is not a conversion is not reported', async () => {
     const dir = shop({
       touches: [click('2024-01-01T00:00:00Z')],

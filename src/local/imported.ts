@@ -16,7 +16,7 @@ import { ident, literal, sql, table, trusted, type Sql } from './sql.js';
 
 /** Names the file's layout; a file of another version is refused with a word on importing again. */
 export const IMPORT_FORMAT = 'convx-dataset';
-export const IMPORT_VERSION = 3;
+export const IMPORT_VERSION = 4;
 /** The catalog name an imported file is attached under. */
 const ALIAS = 'imported';
 /** The table of the file that says what it holds (one row per key, JSON values). */

@@ -9,16 +9,19 @@ import { ident, int, join, sql, table, trusted, type Sql } from '../sql.js';
 import { lineLabels, locationKey } from './labels.js';
 import { fileLabel, firstLine } from './problems.js';
 import { positioned, rawTable } from './reader.js';
-import type { DataIssue, LoadedTable } from './types.js';
-import { negativeCondition, refundCondition, typedValue } from './values.js';
+import type { DataIssue, LoadedTable, SourceColumn } from './types.js';
+import { negativeCondition, refundCondition, TIME_TYPE, typedValue, TYPED_TIMESTAMP } from './values.js';
 
 /** The columns of a typed table: row_id (unless none is kept), plugin_id, the spec's columns, and the others a table keeps. */
-function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: Sql | undefined): Sql[] {
+function typedColumns(spec: TableSpec, loaded: LoadedTable, rowId: Sql | undefined, wholeMilliseconds: ReadonlySet<string>): Sql[] {
   const pluginId = loaded.columns.get('plugin_id');
   const select = [
     ...(rowId ? [sql`${rowId} AS row_id`] : []),
     pluginId ? sql`CAST(${ident(pluginId.name)} AS VARCHAR) AS plugin_id` : sql`CAST(NULL AS VARCHAR) AS plugin_id`,
-    ...spec.columns.map((c) => sql`${typedValue(c, loaded.columns.get(c.name))} AS ${ident(c.name)}`),
+    ...spec.columns.map((c) => {
+      const found = loaded.columns.get(c.name);
+      return sql`${typedValue(c, found, { wholeMilliseconds: found !== undefined && wholeMilliseconds.has(found.name) })} AS ${ident(c.name)}`;
+    }),
   ];
   if (spec.keepOtherColumns) {
     const known = new Set(spec.columns.map((c) => c.name));
@@ -56,7 +59,15 @@ export async function createTypedTable(db: Database, dir: string, loaded: Loaded
   const spec = TABLES[loaded.source.table];
   const { asView, from, rowId } = typedShape(loaded, materialise, inPlace);
   try {
-    await db.exec(sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId))} FROM ${from}`);
+    // A view truncates its times on every read, where Parquet's statistics could no longer skip a period's row
+    // groups: its typed timestamps are read as they are where none holds digits past the millisecond.
+    const wholeMilliseconds = new Set<string>();
+    if (asView) {
+      const times = spec.columns.flatMap((c) => (c.type === 'timestamp' && loaded.columns.has(c.name) ? [loaded.columns.get(c.name)!] : []));
+      const finer = await subMillisecondTimes(db, from, times);
+      for (const c of times) if (TIME_TYPE.test(c.rawType) && !finer.has(c.name)) wholeMilliseconds.add(c.name);
+    }
+    await db.exec(sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId, wholeMilliseconds))} FROM ${from}`);
     const finding = spec.name === 'orders' ? await negativeOrders(db, dir, loaded) : undefined;
     if (!asView) await db.exec(sql`DROP ${trusted(loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE')} ${rawTable(spec.name)}`);
     return finding;
@@ -118,3 +129,16 @@ export function negativeAmounts(count: number, examples: string[]): DataIssue {
 
 /** How many rows of negative amounts a finding names. */
 const NEGATIVE_EXAMPLES = 5;
+
+/**
+ * The typed timestamp columns among these that hold a value with digits past the millisecond, by one
+ * scan of them (a view over Parquet files reads the others as they are: see typedValue);
+ * TIMESTAMP_MS, TIMESTAMP_S and DATE hold none by their type, and are not scanned.
+ */
+async function subMillisecondTimes(db: Database, from: Sql, columns: readonly SourceColumn[]): Promise<Set<string>> {
+  const typed = columns.filter((c) => TYPED_TIMESTAMP.test(c.rawType));
+  if (typed.length === 0) return new Set();
+  const probes = typed.map((c, i) => sql`bool_or(epoch_us(CAST(${ident(c.name)} AS TIMESTAMP)) % 1000 <> 0) AS ${ident(`s${i}`)}`);
+  const row = await db.one(sql`SELECT ${join(probes)} FROM ${from}`);
+  return new Set(typed.filter((_, i) => row?.[`s${i}`] === true).map((c) => c.name));
+}

@@ -10,7 +10,8 @@ import type { SourceColumn } from './types.js';
 
 const NUMERIC_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE|DECIMAL.*)$/;
 const INTEGER_TYPE = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)$/;
-const TIME_TYPE = /^(TIMESTAMP.*|DATE)$/;
+/** A typed time of a file: a timestamp of any precision, or a date. */
+export const TIME_TYPE = /^(TIMESTAMP.*|DATE)$/;
 
 /** A raw column DuckDB typed as JSON (a JSON file whose records disagree on the value's kind). */
 const isJson = (column: SourceColumn) => column.rawType === 'JSON';
@@ -177,7 +178,11 @@ export const VALUE_TYPES: Record<ColumnType, ValueType> = {
     // Bangladesh's), and a value with one shifts the zone-less values read after it.
     check: (r) =>
       r.text ? r.scalar(sql`NOT regexp_full_match(trim(${r.value}), ${literal(ISO_TIMESTAMP)}) OR TRY_CAST(${r.value} AS TIMESTAMPTZ) IS NULL`) : timeCheck(r),
-    cast: (r) => (r.text ? sql`CAST(CAST(${r.value} AS TIMESTAMPTZ) AS TIMESTAMP)` : sql`CAST(${r.value} AS TIMESTAMP)`),
+    // To the millisecond, as every answer prints a time and as attribution compares times (docs/reporting.md): digits
+    // past it (BigQuery's microseconds) are dropped, so that a click 0.4 ms after an order in the same millisecond is
+    // at its instant, not after it, and an order's first row is told apart from another of that millisecond by file
+    // order, as the printed times would tell. Truncated (toward the past), so that no time crosses a day's bound.
+    cast: (r) => sql`date_trunc('millisecond', ${r.text ? sql`CAST(CAST(${r.value} AS TIMESTAMPTZ) AS TIMESTAMP)` : sql`CAST(${r.value} AS TIMESTAMP)`})`,
     message: notA('timestamp'),
   },
   date: {
@@ -261,10 +266,18 @@ export function typeCheck(spec: ColumnSpec, column: SourceColumn): TypeCheck | u
 }
 
 /** SQL that reads a checked raw value as the column's type (NULL of the type when the file has no such column). */
-export function typedValue(spec: ColumnSpec, column: SourceColumn | undefined): Sql {
+export function typedValue(spec: ColumnSpec, column: SourceColumn | undefined, { wholeMilliseconds = false } = {}): Sql {
   const type = VALUE_TYPES[spec.type];
-  return column ? type.cast(raw(column)) : sql`CAST(NULL AS ${type.sqlType})`;
+  if (!column) return sql`CAST(NULL AS ${type.sqlType})`;
+  // Known to need no truncation (typing.ts, subMillisecondTimes): read as it is, so that Parquet statistics still prune a
+  // period's rows, which they cannot through date_trunc.
+  if (wholeMilliseconds && spec.type === 'timestamp' && TIME_TYPE.test(column.rawType)) return sql`CAST(${ident(column.name)} AS TIMESTAMP)`;
+  return type.cast(raw(column));
 }
+
+/** A typed timestamp of a file that may hold digits past the millisecond (TIMESTAMP_MS, TIMESTAMP_S and DATE cannot). */
+export const TYPED_TIMESTAMP = /^TIMESTAMP( WITH TIME ZONE|_NS)?$/;
+
 
 /** SQL that is true where a raw amount is below zero (NULL where it cannot tell). */
 export function negativeCondition(column: SourceColumn | undefined): Sql | undefined {
