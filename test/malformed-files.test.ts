@@ -307,7 +307,7 @@ describe('malformed JSON files name the physical line or the record', () => {
     expect(code).toBe(2);
     // In the order of the table's columns: currency before amount_wo_tax.
     expect(placed(message)).toEqual([
-      `  orders.json, record 5 (line ${startLine('o5')}), column currency: "[\\"EUR\\"]" is a nested value (an object or a list), not text`,
+      `  orders.json, record 5 (line ${startLine('o5')}), column currency: "[\\"EUR\\"]" is a nested value (an object or a list), not a currency code`,
       `  orders.json, record 3 (line ${startLine('o3')}), column amount_wo_tax: "{\\"value\\":10}" is a nested value (an object or a list), not a decimal number with a dot (at most 4 decimals)`,
     ]);
   });

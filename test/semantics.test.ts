@@ -457,6 +457,32 @@ describe('4.6 FX: the rate of the transaction’s own UTC day, carried forward a
     expect(row!.conversionsNumber).toBe(1);
   });
 
+  it('reads a currency code in any case, blanks around it or not, as that currency: converted, filtered and broken down as one', async () => {
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      orders: [
+        { id: 'eur-lower', at: '2024-03-01T10:00:00Z', currency: 'eur', net: 10, gross: 10 },
+        { id: 'eur', at: '2024-03-01T11:00:00Z', currency: 'EUR', net: 20, gross: 20 },
+        { id: 'czk-blanks', at: '2024-03-01T12:00:00Z', currency: ' czk ', net: 250, gross: 250 },
+      ],
+      fx: [['2024-03-01', 'Czk', '0.04', 'eur']],
+    });
+    const items = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01')))).rows;
+    expect(items.map((i) => [i.orderId, i.conversionsCurrency, i.conversionsReferenceAmount]).sort()).toEqual([
+      ['czk-blanks', 'CZK', 10],
+      ['eur', 'EUR', 20],
+      ['eur-lower', 'EUR', 10],
+    ]);
+    const [row] = (await onKept(dir, (b) => b.report(reportQuery('2024-03-01', '2024-03-01')))).rows;
+    expect([row!.referenceCurrency, row!.conversionsAmountWTax]).toEqual(['EUR', 40]);
+    expect(row!.breakdown!.map((b) => [b.currency, b.conversionsNumber, b.conversionsAmountWTax])).toEqual([
+      ['CZK', 1, 250],
+      ['EUR', 2, 30],
+    ]);
+    const czk = (await onKept(dir, (b) => b.items(itemsQuery('2024-03-01', '2024-03-01', { currency: ['CZK'] })))).rows;
+    expect(czk.map((i) => i.orderId)).toEqual(['czk-blanks']);
+  });
+
   it('ignores rates to another reference currency', async () => {
     const dir = shop({
       touches: [click('2024-03-01T00:00:00Z')],

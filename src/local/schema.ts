@@ -1,6 +1,6 @@
 /** The tables of a local dataset (docs/datasets.md) and their typed columns. */
 
-export type ColumnType = 'string' | 'timestamp' | 'date' | 'amount' | 'rate' | 'boolean' | 'sourceType';
+export type ColumnType = 'string' | 'currency' | 'timestamp' | 'date' | 'amount' | 'rate' | 'boolean' | 'sourceType';
 
 export interface ColumnSpec {
   name: string;
@@ -29,7 +29,7 @@ export const TABLES: Record<TableName, TableSpec> = {
       col('order_id', 'string', true),
       col('contact_id', 'string', true),
       col('datetime', 'timestamp', true),
-      col('currency', 'string', true),
+      col('currency', 'currency', true),
       col('amount_wo_tax', 'amount', true),
       col('amount_w_tax', 'amount', true),
       col('country', 'string'),
@@ -66,14 +66,14 @@ export const TABLES: Record<TableName, TableSpec> = {
     name: 'fx',
     columns: [
       col('date', 'date', true),
-      col('currency', 'string', true),
+      col('currency', 'currency', true),
       col('rate', 'rate', true),
-      col('reference_currency', 'string'),
+      col('reference_currency', 'currency'),
     ],
   },
   plugins: {
     name: 'plugins',
-    columns: [col('plugin_id', 'string', true), col('reference_currency', 'string'), col('name', 'string')],
+    columns: [col('plugin_id', 'string', true), col('reference_currency', 'currency'), col('name', 'string')],
   },
   contacts: {
     name: 'contacts',
@@ -106,6 +106,7 @@ export const TABLES: Record<TableName, TableSpec> = {
 
 export const SQL_TYPES = {
   string: 'VARCHAR',
+  currency: 'VARCHAR',
   timestamp: 'TIMESTAMP',
   date: 'DATE',
   amount: 'DECIMAL(18,4)',
@@ -123,6 +124,7 @@ export function columnSqlType(table: TableName, column: string): (typeof SQL_TYP
 
 export const TYPE_DESCRIPTIONS: Record<ColumnType, string> = {
   string: 'text',
+  currency: 'a currency code',
   timestamp: 'an ISO 8601 timestamp',
   date: 'a date (YYYY-MM-DD)',
   amount: 'a decimal number with a dot (at most 4 decimals)',

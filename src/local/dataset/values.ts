@@ -172,6 +172,14 @@ export const VALUE_TYPES: Record<ColumnType, ValueType> = {
     cast: (r) => (r.text ? r.value : sql`CAST(${r.value} AS VARCHAR)`),
     message: notA('string'),
   },
+  // A currency code in any case, blanks around it or not, is that currency (as --currency and --reference-currency
+  // take it): 'eur' converts at 1 where EUR is the reference, and is one breakdown row with EUR.
+  currency: {
+    sqlType: trusted('VARCHAR'),
+    check: () => undefined,
+    cast: (r) => sql`upper(trim(${r.text ? r.value : sql`CAST(${r.value} AS VARCHAR)`}))`,
+    message: notA('currency'),
+  },
   timestamp: {
     sqlType: trusted('TIMESTAMP'),
     // ISO 8601 only: DuckDB's cast also takes a zone's name ("2024-03-02 10:00:00 America/New_York", "BST" as
