@@ -256,3 +256,57 @@ describe('several ids at once (item 2)', () => {
     expect(two.stdout.startsWith(single.stdout)).toBe(true);
   });
 });
+
+describe('sources of one id and several types (found by a tester)', () => {
+  /** Campaign, automation and smartflow x-1, all named "Same": c-1 orders o-1 after the campaign's click, c-2 o-2 after the automation's, c-3 o-3 after the smartflow's. */
+  const shared = servedDataset(() =>
+    shop({
+      orders: [order('o-1', 'c-1', '03-10'), order('o-2', 'c-2', '03-10'), order('o-3', 'c-3', '03-10')],
+      touches: [click('c-1', '03-09', 'x-1'), click('c-2', '03-09', 'x-1', 'automation'), click('c-3', '03-09', 'x-1', 'smartflow')],
+      sources: [campaign('campaign', 'x-1', 'Same'), campaign('automation', 'x-1', 'Same'), ['smartflow', 'x-1', 'Same', '', '', '', '', '', '']],
+    }),
+  );
+  const twice = async (argv: string[]) => {
+    const [a, b] = await Promise.all([shared.local(argv), shared.api(argv)]);
+    expect([b.code, b.stdout, b.stderr], argv.join(' ')).toEqual([a.code, a.stdout, a.stderr]);
+    return a;
+  };
+  const MARCH = ['--from', '2024-03-01', '--to', '2024-03-31'];
+  const drilled = async (argv: string[]) => {
+    const run = await twice(['drill', ...argv, '-o', 'json']);
+    expect(run.code, `${argv.join(' ')}: ${run.stderr}`).toBe(0);
+    return (JSON.parse(run.stdout).conversions as { orderId: string; source: { type: string } }[]).map((r) => `${r.orderId} ${r.source.type}`);
+  };
+
+  it("drills every report row's detailUrl to exactly the row's records, in both modes", async () => {
+    const report = JSON.parse((await shared.local(['report', ...MARCH, '-o', 'json'])).stdout) as { conversions: { source: { type: string; detailUrl: string }; conversionsNumber: number }[] };
+    expect(report.conversions.map((r) => [r.source.type, r.conversionsNumber]).sort()).toEqual([['automation', 1], ['campaign', 1], ['smartflow', 1]]);
+    for (const row of report.conversions) expect(await drilled([row.source.detailUrl]), row.source.detailUrl).toEqual([`o-${['campaign', 'automation', 'smartflow'].indexOf(row.source.type) + 1} ${row.source.type}`]);
+    // the detail of an order's card, as the tester drilled it
+    const detail = JSON.parse((await shared.local(['order', 'o-2', '-o', 'json'])).stdout).conversions[0].source.detailUrl as string;
+    expect(detail).toMatch(/^\/v1\/campaigns\/x-1\/conversions\?sourceType=automation&sourceId=x-1&/);
+    expect(await drilled([detail, ...MARCH])).toEqual(['o-2 automation']);
+  });
+
+  it('drills TYPE:ID of each type; a bare id or a name the sources share is a usage error naming them', async () => {
+    expect(await drilled(['campaign:x-1', ...MARCH])).toEqual(['o-1 campaign']);
+    expect(await drilled(['automation:x-1', ...MARCH])).toEqual(['o-2 automation']);
+    expect(await drilled(['smartflow:x-1', ...MARCH])).toEqual(['o-3 smartflow']);
+    for (const target of ['x-1', 'Same']) {
+      const run = await twice(['drill', target, ...MARCH]);
+      expect([run.code, run.stdout]).toEqual([2, '']);
+      expect(run.stderr).toBe(
+        `convx: error: "${target}" names 3 sources: automation x-1 "Same", campaign x-1 "Same", smartflow x-1 "Same"\nhint: drill one of them by its type and id: convx drill automation:x-1\n`,
+      );
+    }
+    // what the id is, to another look-up: each source with the command that drills it alone
+    const other = await twice(['order', 'x-1']);
+    expect(other.stderr).toContain('\nhint: x-1 is an automation ("Same"): convx drill automation:x-1\n      x-1 is a campaign ("Same"): convx drill campaign:x-1\n');
+  });
+
+  it('GET /v1/ids/{id} names every source of the id', async () => {
+    const res = await fetch(`${shared.url()}/v1/ids/x-1`, { headers: { authorization: `Bearer ${shared.token()}` } });
+    const body = (await res.json()) as { matches: { kind: string; type: string | null }[] };
+    expect(body.matches.filter((m) => m.kind === 'source').map((m) => m.type)).toEqual(['automation', 'campaign', 'smartflow']);
+  });
+});

@@ -8,7 +8,7 @@ import { closest } from '../model/closest.js';
 import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
-import { commandFor, namesHint, nearestHint, suggestion } from './ids.js';
+import { commandFor, namesHint, nearestHint, sharesId, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
 import { chosenPeriod, queryParams, shellWord } from './shared.js';
 
@@ -91,12 +91,13 @@ const DRILL_FILTERS = filterNames('items').filter((name) => {
 
 const WHERE = 'in the data (no click and no row of sources has it)';
 
-/** Two or more sources carry the name (or delivery id) given: which, and how to drill one. */
+/** Two or more sources carry the name, id (of other types) or delivery id given: which, and how to drill one (by TYPE:ID where their ids are one). */
 function ambiguous(id: string, matches: IdMatch[]): UsageError {
+  const typed = sharesId(matches[0]!, matches);
   return new UsageError(
     `"${id}" names ${matches.length} sources: ${matches.map((m) => `${m.kind === 'source' ? m.type : m.kind} ${suggestion(m)}`).join(', ')}`,
     [],
-    `drill one of them by its id: ${commandFor({ ...matches[0]!, by: 'id' })}`,
+    `drill one of them by its ${typed ? 'type and id' : 'id'}: ${commandFor({ ...matches[0]!, by: 'id' }, typed)}`,
   );
 }
 
@@ -113,7 +114,10 @@ async function resolveSource(target: RawParams, backend: Backend): Promise<RawPa
   const type = target.sourceType;
   const ofType = (m: IdMatch) => (m.kind === 'source' ? type === undefined || m.type === type : type === undefined || type === 'smartflow');
   const hits = (kind: IdMatch['kind'], by: IdMatch['by']) => resolution.matches.filter((m) => m.kind === kind && m.by === by && ofType(m));
-  if (hits('source', 'id').length) return target;
+  const byId = hits('source', 'id');
+  // A bare id that sources of two types carry (campaign and automation x-1) names two report rows: which one is asked?
+  if (new Set(byId.map((m) => m.type)).size > 1) throw ambiguous(id, byId);
+  if (byId.length) return target;
   if (hits('smartflow', 'id').length) return { smartflowId: id };
   const deliveries = hits('delivery', 'id');
   if (deliveries.length > 1) throw ambiguous(id, deliveries);

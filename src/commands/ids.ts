@@ -24,13 +24,18 @@ export function suggestion(m: IdMatch): string {
   return m.kind === 'source' ? `${m.id}${quoted(m.name)}` : m.id;
 }
 
-/** The command that answers a match. */
-export function commandFor(m: IdMatch): string {
+/** Whether a source match shares its id with a source of another type among the matches (campaign and automation x-1): its id alone names both. */
+export function sharesId(m: IdMatch, matches: IdMatch[]): boolean {
+  return m.kind === 'source' && matches.some((o) => o.kind === 'source' && o.id === m.id && o.type !== m.type);
+}
+
+/** The command that answers a match; `typed`: a source by its type and id (`automation:x-1`), for an id sources of two types carry. */
+export function commandFor(m: IdMatch, typed = false): string {
   if (m.kind === 'order' || m.kind === 'contact') return `convx ${m.kind} ${shellWord(m.id)}`;
   if (m.kind === 'smartflow') return `convx drill ${shellWord(`smartflow:${m.id}`)}`;
   if (m.kind === 'delivery') return `convx drill /v1/deliveries/${encodeURIComponent(m.smartflowId ?? '')}/${encodeURIComponent(m.id)}/conversions`;
   if (m.by === 'campaignId') return `convx drill /v1/campaigns/${encodeURIComponent(m.id)}/conversions`;
-  return `convx drill ${shellWord(m.id)}`;
+  return `convx drill ${shellWord(typed && m.type ? `${m.type}:${m.id}` : m.id)}`;
 }
 
 /** What a match is, after "ID is": `a contact (Felix Nowak)`, `the name of campaign k-1`, `a smartflow ("Welcome series")`. */
@@ -46,7 +51,7 @@ function what(m: IdMatch): string {
 
 /** One line per thing the id names, each with the command to run: `c-11 is a contact (Felix Nowak): convx contact c-11`. */
 export function namesHint(resolution: IdResolution, matches: IdMatch[]): string {
-  return matches.map((m) => `${resolution.id} is ${what(m)}: ${commandFor(m)}`).join('\n      ');
+  return matches.map((m) => `${resolution.id} is ${what(m)}: ${commandFor(m, sharesId(m, resolution.matches))}`).join('\n      ');
 }
 
 /** "did you mean ...?" with the nearest ids of the kinds, at most three, nearest first; undefined when none is near. */

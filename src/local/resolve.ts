@@ -51,15 +51,20 @@ function candidates(scope: Scope): Sql {
   return parts.reduce((all, part) => sql`${all} UNION ALL ${part}`);
 }
 
-/** The candidates a condition keeps, one row per (kind, hit, id, term): the condition applies before the grouping, so a look-up by id scans without grouping every order. */
+/**
+ * The candidates a condition keeps, one row per (kind, hit, id, term, type, smartflow_id): sources of one id
+ * and other types (campaign, automation, smartflow x-1) are several matches, as are deliveries of one id
+ * in two smartflows. The condition applies before the grouping, so a look-up by id scans without
+ * grouping every order.
+ */
 function kept(scope: Scope, where: Sql): Sql {
-  return sql`SELECT kind, hit, id, term, max(type) AS type, max(name) AS name, max(smartflow_id) AS smartflow_id
+  return sql`SELECT kind, hit, id, term, type, max(name) AS name, smartflow_id
     FROM (${candidates(scope)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
 }
 
 /** What the id names: its exact matches (an e-mail in any case). */
 function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {
-  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit = 'email' THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`)} ORDER BY kind, hit, type, id`);
+  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit = 'email' THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`)} ORDER BY kind, hit, type, id, smartflow_id`);
 }
 
 /** The first sources by type and id, to name when none is near. */
@@ -76,7 +81,7 @@ function near(scope: Scope, db: Database, id: string): Promise<Row[]> {
   // The edits are at least the difference in length: only terms of about the length are measured.
   const within = sql`${contained} OR (abs(length(term) - ${int(id.length)}) <= ${limit} AND levenshtein(lower(term), ${lower}) <= ${limit})`;
   return db.all<Row>(sql`SELECT * FROM (${kept(scope, within)})
-    QUALIFY row_number() OVER (PARTITION BY kind ORDER BY ${distance}, term) <= ${int(CANDIDATES)} ORDER BY kind, hit, type, id`);
+    QUALIFY row_number() OVER (PARTITION BY kind ORDER BY ${distance}, term) <= ${int(CANDIDATES)} ORDER BY kind, hit, type, id, smartflow_id`);
 }
 
 const matchOf = (r: Row): IdMatch => ({ kind: r.kind, by: r.hit, id: r.id, type: r.type, name: r.name, smartflowId: r.kind === 'delivery' ? r.smartflow_id : null });
