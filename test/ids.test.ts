@@ -310,3 +310,60 @@ describe('sources of one id and several types (found by a tester)', () => {
     expect(body.matches.filter((m) => m.kind === 'source').map((m) => m.type)).toEqual(['automation', 'campaign', 'smartflow']);
   });
 });
+
+describe("a contact's first row, and a key several contacts carry (found by a tester)", () => {
+  /**
+   * Contact c-3 has two rows: the first (CL3, three@example.com, Cy First) is the one read, the
+   * later (CL3-LATER, later@example.com, Cyril Later) is not. c-4 carries c-2's e-mail in another
+   * case, c-5 c-2's client contact id.
+   */
+  const people = servedDataset(() =>
+    shop({
+      orders: [order('o-2', 'c-2', '03-10'), order('o-3', 'c-3', '03-10')],
+      touches: [click('c-2', '03-09', 'k-1'), click('c-3', '03-09', 'k-1')],
+      files: {
+        'contacts.csv': csv(['contact_id', 'client_contact_id', 'email', 'first_name', 'surname'], [
+          ['c-2', 'CL2', 'two@example.com', 'Bob', 'Dvorak'],
+          ['c-3', 'CL3', 'three@example.com', 'Cy', 'First'],
+          ['c-3', 'CL3-LATER', 'later@example.com', 'Cyril', 'Later'],
+          ['c-4', 'CL4', 'Two@Example.com', 'Dan', 'Four'],
+          ['c-5', 'CL2', 'five@example.com', 'Eve', 'Five'],
+        ]),
+      },
+    }),
+  );
+  const twice = async (argv: string[]) => {
+    const [a, b] = await Promise.all([people.local(argv), people.api(argv)]);
+    expect([b.code, b.stdout, b.stderr], argv.join(' ')).toEqual([a.code, a.stdout, a.stderr]);
+    return a;
+  };
+
+  it("finds a contact by its first row's e-mail and client contact id only, and shows that row, in both modes", async () => {
+    const first = { contactId: 'c-3', clientContactId: 'CL3', email: 'three@example.com', firstName: 'Cy', surname: 'First' };
+    for (const key of ['c-3', 'THREE@example.com', 'CL3']) {
+      const run = await twice(['contact', key, '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).contact).toEqual(first);
+    }
+    for (const key of ['later@example.com', 'CL3-LATER']) {
+      const run = await twice(['contact', key]);
+      expect([run.code, run.stdout], key).toEqual([3, '']);
+      expect(run.stderr).toMatch(new RegExp(`^convx: error: no contact ${key} in the dataset`));
+    }
+    // the resolver's name of the contact is the first row's too
+    expect((await twice(['order', 'c-3'])).stderr).toContain('\nhint: c-3 is a contact (Cy First): convx contact c-3\n');
+  });
+
+  it('an e-mail or a client contact id several contacts carry is a usage error naming their ids, in both modes', async () => {
+    const cases: [string, string][] = [
+      ['two@example.com', 'convx: error: "two@example.com" is the e-mail of 2 contacts: c-2 (Bob Dvorak), c-4 (Dan Four)\nhint: look one of them up by its contact id: convx contact c-2\n'],
+      ['CL2', 'convx: error: "CL2" is the client contact id of 2 contacts: c-2 (Bob Dvorak), c-5 (Eve Five)\nhint: look one of them up by its contact id: convx contact c-2\n'],
+    ];
+    for (const [key, stderr] of cases) {
+      const run = await twice(['contact', key, '-o', 'json']);
+      expect([run.code, run.stdout, run.stderr], key).toEqual([2, '', stderr]);
+    }
+    // by contact id each is itself
+    expect(JSON.parse((await twice(['contact', 'c-4', '-o', 'json'])).stdout).contact.email).toBe('Two@Example.com');
+  });
+});

@@ -1,10 +1,10 @@
 import type { Backend, ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, UsageError } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
-import { answerEach, idsOf, LOOKED_IN, notFound, printsCards, queried, type Outcome } from './ids.js';
+import { answerEach, commandFor, idsOf, LOOKED_IN, notFound, printsCards, queried, suggestion, type Outcome } from './ids.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { cardOptions, cardZone, withBackend } from './shared.js';
@@ -40,11 +40,31 @@ async function contactText(ctx: Context, report: ContactReport, zone: string | u
   return ctx.format === 'markdown' ? (await import('../output/markdown.js')).contactMarkdown(report, zone) : contactCard(ctx, report, zone);
 }
 
-/** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown. */
+const BY_WORDS: Record<ContactReport['matchedBy'], string> = { contactId: 'contact id', email: 'e-mail', clientContactId: 'client contact id' };
+
+/**
+ * A key found as the e-mail or client contact id of a contact that other contacts carry too (their
+ * first rows, by the resolver: Backend.resolve, local or served): a usage error naming their ids, as a
+ * name several sources carry is to drill. An API without GET ids/{id} cannot tell: its answer stands.
+ */
+async function checkOneContact(backend: Backend, key: string, report: ContactReport): Promise<void> {
+  if (report.matchedBy === 'contactId') return;
+  const resolution = await backend.resolve?.(key);
+  const carriers = (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === report.matchedBy);
+  if (carriers.length < 2) return;
+  throw new UsageError(
+    `"${resolution!.id}" is the ${BY_WORDS[report.matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
+    [],
+    `look one of them up by its contact id: ${commandFor(carriers[0]!)}`,
+  );
+}
+
+/** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown, and a key several contacts carry. */
 async function contactOutcome(ctx: Context, backend: Backend, key: string, zone: string | undefined): Promise<Outcome> {
   const report = await backend.contact(key);
   const message = `no contact ${key} in ${LOOKED_IN} (looked for a contact id, an e-mail address and a client contact id)`;
   if (!report) throw await notFound(backend, key, 'contact', message);
+  await checkOneContact(backend, key, report);
   return { result: report, rows: clickRows(report), ...(printsCards(ctx) ? { card: await contactText(ctx, report, zone) } : {}) };
 }
 

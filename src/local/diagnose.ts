@@ -4,6 +4,7 @@ import { WINDOW_DAYS, type ConversionRecord, type Page } from '../model/types.js
 import type { ItemsQuery } from '../model/query.js';
 import type { Scope } from './attribution.js';
 import type { Database } from './db.js';
+import { firstContactRows } from './resolve.js';
 import { CANCELLED_STATUSES } from './schema.js';
 import { EMPTY, sql, type Sql } from './sql.js';
 
@@ -136,11 +137,13 @@ async function findContact(scope: Scope, db: Database, key: string): Promise<Con
   const t = (name: string) => scope.relation(name);
   let found: ContactRow | undefined;
   if (scope.dataset.has('contacts')) {
+    // A contact's first row alone: a later row of its id is not read (data check says so), its e-mail and client id neither.
+    const matches = sql`contact_id = ${key} OR lower(trim(email)) = lower(trim(${key})) OR client_contact_id = ${key}`;
     found = await db.one<ContactRow>(
       sql`SELECT contact_id, client_contact_id, email, first_name, surname,
               CASE WHEN contact_id = ${key} THEN 0 WHEN lower(trim(email)) = lower(trim(${key})) THEN 1 ELSE 2 END AS how
-       FROM ${t('contacts')}
-       WHERE contact_id = ${key} OR lower(trim(email)) = lower(trim(${key})) OR client_contact_id = ${key}
+       FROM ${firstContactRows(scope, matches)}
+       WHERE ${matches}
        ORDER BY how, row_id LIMIT 1`,
     );
   }
