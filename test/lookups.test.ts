@@ -13,7 +13,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, SAMPLES, shop } from './helpers.js';
+import { cli, csv, SAMPLES, servedDataset, shop } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
@@ -352,5 +352,43 @@ describe('served activityUrl links resolve (item 8)', () => {
       declared(template, 200, JSON.parse(res.body));
     }
     expect((await app.inject({ method: 'GET', url: '/v1/contacts/c1/conversions' })).statusCode).toBe(403);
+  });
+});
+
+describe("convx contact of a later row of an order id (found by a tester)", () => {
+  /** Order o-7 has two rows: c-7's of 03-15, after c-7's click on k-2, counts; c-8's of 03-16, after c-8's click on a-1, is a later row and is not read. */
+  const twin = servedDataset(() =>
+    shop({
+      orders: [
+        { id: 'o-7', contact: 'c-7', at: '2024-03-15T00:00:00Z' },
+        { id: 'o-7', contact: 'c-8', at: '2024-03-16T00:00:00Z' },
+      ],
+      touches: [
+        { contact: 'c-7', at: '2024-03-14T00:00:00Z', source: 'k-2' },
+        { contact: 'c-8', at: '2024-03-15T00:00:00Z', type: 'automation', source: 'a-1' },
+      ],
+    }),
+  );
+
+  it("says the contact's row is a later row of the order id and whose first row counts, for the order and the click, in both modes", async () => {
+    const [a, b] = await Promise.all([twin.local(['contact', 'c-8', '-o', 'json']), twin.api(['contact', 'c-8', '-o', 'json'])]);
+    expect([b.code, b.stdout]).toEqual([a.code, a.stdout]);
+    expect(a.code, a.stderr).toBe(0);
+    const body = JSON.parse(a.stdout);
+    expect(body.orders).toEqual([
+      {
+        orderId: 'o-7',
+        datetime: '2024-03-16T00:00:00.000Z',
+        conversion: false,
+        reasons: ["this is a later row of order o-7, which is not read: where one order id has several order rows the earliest counts, here contact c-7's of 2024-03-15T00:00:00.000Z"],
+      },
+    ]);
+    expect(body.clicks.map((c: Click) => c.reason)).toEqual([
+      "the contact's row of order o-7 (2024-03-16T00:00:00.000Z) is a later row of that order id, which is not read: its first row, contact c-7's of 2024-03-15T00:00:00.000Z, counts",
+    ]);
+    // the first row's contact: o-7 is its conversion, decided by its click
+    const first = JSON.parse((await twin.local(['contact', 'c-7', '-o', 'json'])).stdout);
+    expect(first.orders).toEqual([{ orderId: 'o-7', datetime: '2024-03-15T00:00:00.000Z', conversion: true, reasons: [] }]);
+    expect(first.clicks.map((c: Click) => c.orderIds)).toEqual([['o-7']]);
   });
 });

@@ -127,8 +127,10 @@ export async function contactReport(scope: Scope, db: Database, key: string, ite
     const k = `${record.attribution.datetime}|${record.source.type}|${record.source.id}`;
     decided.set(k, [...(decided.get(k) ?? []), record.orderId]);
   }
-  report.orders = await contactOrders(scope, db, contactId, winner);
-  report.clicks = await contactClicks(scope, db, contactId, report.conversions, decided, winner);
+  const rows = await ordersOf(scope, db, contactId);
+  report.orders = await contactOrders(scope, db, rows, winner);
+  const later = rows.filter((row) => row.later);
+  report.clicks = await contactClicks(scope, db, contactId, report.conversions, decided, winner, later);
   return report;
 }
 
@@ -157,17 +159,38 @@ async function findContact(scope: Scope, db: Database, key: string): Promise<Con
   return found;
 }
 
-/** Every order of the contact: a conversion, or why not (the order command's reasons). */
-async function contactOrders(scope: Scope, db: Database, contactId: string, winner: Map<string, ConversionRecord>): Promise<ContactReport['orders']> {
-  const orders = await db.all<{ order_id: string; datetime: Date }>(
-    sql`SELECT order_id, min(datetime) FILTER (WHERE NOT coalesce(is_refund, false)) AS head, min(datetime) AS first,
-            coalesce(head, first) AS datetime
-     FROM ${scope.relation('orders')} WHERE contact_id = ${contactId} GROUP BY order_id ORDER BY datetime, order_id`,
+/**
+ * An order id of the contact, at its first row of the contact (an order row before a refund); `later`:
+ * the contact's order rows of it are all later rows of the id, not read (DESIGN 4.5: the earliest
+ * counts), whose first row, `head_contact`'s at `head_at`, counts.
+ */
+type ContactOrder = { order_id: string; datetime: Date; later: boolean; head_contact: string | null; head_at: Date | null };
+
+/** The contact's order ids, oldest first, each with the order's counting (earliest) row where that is another's. */
+function ordersOf(scope: Scope, db: Database, contactId: string): Promise<ContactOrder[]> {
+  const orders = scope.relation('orders');
+  return db.all<ContactOrder>(
+    sql`WITH mine AS (SELECT order_id, datetime, coalesce(is_refund, false) AS refund, row_id FROM ${orders} WHERE contact_id = ${contactId}),
+     heads AS (SELECT order_id, contact_id, datetime, row_id FROM ${orders}
+       WHERE NOT coalesce(is_refund, false) AND order_id IN (SELECT order_id FROM mine)
+       QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) = 1)
+     SELECT m.order_id, coalesce(min(m.datetime) FILTER (WHERE NOT m.refund), min(m.datetime)) AS datetime,
+            coalesce(bool_or(NOT m.refund) AND NOT bool_or(m.row_id = h.row_id), false) AS later,
+            any_value(h.contact_id) AS head_contact, any_value(h.datetime) AS head_at
+     FROM mine m LEFT JOIN heads h ON h.order_id = m.order_id GROUP BY m.order_id ORDER BY 2, 1`,
   );
+}
+
+/** Why a later row of an order id does not count: the order's first row does. */
+const laterRow = (order: ContactOrder) =>
+  `this is a later row of order ${order.order_id}, which is not read: where one order id has several order rows the earliest counts, here contact ${order.head_contact}'s of ${iso(order.head_at!)}`;
+
+/** Every order of the contact: a conversion, or why not (the order command's reasons; a later row of an order id, its own). */
+async function contactOrders(scope: Scope, db: Database, orders: ContactOrder[], winner: Map<string, ConversionRecord>): Promise<ContactReport['orders']> {
   const out: ContactReport['orders'] = [];
   for (const order of orders) {
-    const conversion = winner.has(order.order_id);
-    const reasons = conversion ? [] : (await diagnoseOrder(scope, db, order.order_id)).reasons;
+    const conversion = !order.later && winner.has(order.order_id);
+    const reasons = conversion ? [] : order.later ? [laterRow(order)] : (await diagnoseOrder(scope, db, order.order_id)).reasons;
     out.push({ orderId: order.order_id, datetime: iso(order.datetime), conversion, reasons });
   }
   return out;
@@ -181,6 +204,7 @@ async function contactClicks(
   conversions: ConversionRecord[],
   decided: Map<string, string[]>,
   winner: Map<string, ConversionRecord>,
+  later: ContactOrder[],
 ): Promise<ContactClick[]> {
   const t = (name: string) => scope.relation(name);
   const clicks = await db.all<{ datetime: Date; source_type: string; source_id: string; name: string | null }>(
@@ -189,12 +213,13 @@ async function contactClicks(
      WHERE c.contact_id = ${contactId} AND lower(trim(c.touch)) = 'click'
      ORDER BY c.datetime, c.source_type, c.source_id`,
   );
+  // The orders the contact's clicks can decide: those whose counting (earliest) row is the contact's.
   const heads = await db.all<OrderHead>(
     sql`SELECT order_id, datetime, amount_wo_tax, status FROM (
-       SELECT order_id, datetime, amount_wo_tax, status, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
+       SELECT order_id, contact_id, datetime, amount_wo_tax, status, row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
        FROM ${t('orders')} WHERE NOT coalesce(is_refund, false)
          AND order_id IN (SELECT order_id FROM ${t('orders')} WHERE contact_id = ${contactId}))
-     WHERE k = 1 ORDER BY datetime, order_id`,
+     WHERE k = 1 AND contact_id = ${contactId} ORDER BY datetime, order_id`,
   );
   const names = new Map<string, string>();
   for (const record of conversions) names.set(`${record.source.type}|${record.source.id}`, record.source.name);
@@ -207,13 +232,26 @@ async function contactClicks(
     };
     const orderIds = decided.get(`${at}|${click.source_type}|${click.source_id}`) ?? [];
     if (orderIds.length) return { datetime: at, source, orderIds, reason: null };
-    return { datetime: at, source, orderIds, reason: whyNot(click.datetime, heads, winner) };
+    return { datetime: at, source, orderIds, reason: whyNot(click.datetime, heads, winner, later) };
   });
 }
 
-/** Why a click decided no order: the orders after it, their window and their deciding clicks. */
-function whyNot(at: Date, heads: OrderHead[], winner: Map<string, ConversionRecord>): string {
-  if (heads.length === 0) return 'the contact has no orders';
+/**
+ * Why a click decided no order: the orders after it, their window and their deciding clicks; and
+ * the contact's later rows of an order id (not read) within the window after it.
+ */
+function whyNot(at: Date, heads: OrderHead[], winner: Map<string, ConversionRecord>, later: ContactOrder[]): string {
+  const after = (d: Date) => d.getTime() >= at.getTime() && d.getTime() - at.getTime() <= WINDOW_DAYS * DAY_MS;
+  const unread = later.filter((o) => after(o.datetime)).map((o) => `the contact's row of order ${o.order_id} (${iso(o.datetime)}) is a later row of that order id, which is not read: its first row, contact ${o.head_contact}'s of ${iso(o.head_at!)}, counts`);
+  if (heads.length === 0) {
+    if (unread.length) return unread.join('; ');
+    return later.length ? `the contact has no orders of its own: its rows of ${later.map((o) => o.order_id).join(', ')} are later rows of those order ids, which are not read` : 'the contact has no orders';
+  }
+  return [ownOrders(at, heads, winner), ...unread].join('; ');
+}
+
+/** Why a click decided none of the orders whose counting row is the contact's (heads, not empty). */
+function ownOrders(at: Date, heads: OrderHead[], winner: Map<string, ConversionRecord>): string {
   const after = heads.filter((h) => h.datetime.getTime() >= at.getTime());
   if (after.length === 0) {
     const last = heads.at(-1)!;
