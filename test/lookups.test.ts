@@ -392,3 +392,32 @@ describe("convx contact of a later row of an order id (found by a tester)", () =
     expect(first.clicks.map((c: Click) => c.orderIds)).toEqual([['o-7']]);
   });
 });
+
+describe('a click just outside the 30-day window (found by a tester)', () => {
+  /** c-1's click on k-1 is 30 days and 1 ms before order o-1; c-2's on k-2 30 days, 1 h, 2 min and 30 s before o-2. */
+  const edge = servedDataset(() =>
+    shop({
+      orders: [
+        { id: 'o-1', contact: 'c-1', at: '2024-03-31T00:00:00.001Z' },
+        { id: 'o-2', contact: 'c-2', at: '2024-03-31T01:02:30Z' },
+      ],
+      touches: [
+        { contact: 'c-1', at: '2024-03-01T00:00:00Z', source: 'k-1' },
+        { contact: 'c-2', at: '2024-03-01T00:00:00Z', source: 'k-2' },
+      ],
+    }),
+  );
+
+  it('says how far past the window it is, never "30.0 days", for the order and the click, in both modes', async () => {
+    for (const [id, contact, past] of [['o-1', 'c-1', '30 days and 1 ms'], ['o-2', 'c-2', '30 days and 1 h 2 min']]) {
+      const order = await Promise.all([edge.local(['order', id!, '-o', 'json']), edge.api(['order', id!, '-o', 'json'])]);
+      expect(order[1].stdout).toBe(order[0].stdout);
+      expect(JSON.parse(order[0].stdout).reasons).toEqual([
+        `the contact's last click before the order was 2024-03-01T00:00:00.000Z on campaign k-${id!.slice(2)}, ${past} earlier: outside the 30-day window`,
+      ]);
+      const card = await Promise.all([edge.local(['contact', contact!, '-o', 'json']), edge.api(['contact', contact!, '-o', 'json'])]);
+      expect(card[1].stdout).toBe(card[0].stdout);
+      expect(JSON.parse(card[0].stdout).clicks[0].reason).toBe(`outside the 30-day window: the next order, ${id}, came ${past} later`);
+    }
+  });
+});

@@ -54,10 +54,10 @@ export async function diagnoseOrder(
   if (!click) {
     reasons.push(`contact ${head.contact_id} has no click at or before the order (${orderAt}), so no source can be credited`);
   } else {
-    const days = (head.datetime.getTime() - click.datetime.getTime()) / 86_400_000;
-    if (days > WINDOW_DAYS) {
+    const gap = head.datetime.getTime() - click.datetime.getTime();
+    if (gap > WINDOW_DAYS * DAY_MS) {
       reasons.push(
-        `the contact's last click before the order was ${click.datetime.toISOString()} on ${click.source_type} ${click.source_id}, ${days.toFixed(1)} days earlier: outside the ${WINDOW_DAYS}-day window`,
+        `the contact's last click before the order was ${click.datetime.toISOString()} on ${click.source_type} ${click.source_id}, ${pastWindow(gap)} earlier: outside the ${WINDOW_DAYS}-day window`,
       );
     }
   }
@@ -94,6 +94,27 @@ export async function findOrder(scope: Scope, db: Database, orderId: string, ite
 
 const iso = (d: Date) => d.toISOString();
 const DAY_MS = 86_400_000;
+
+/** Past the window: what more than the window's days is, in its two largest units (1 h 12 min, 1 ms), rounded down. */
+const PAST_UNITS: [string, number][] = [['h', 3_600_000], ['min', 60_000], ['s', 1_000], ['ms', 1]];
+
+/**
+ * A time between a click and an order longer than the window, as it is said: in days to one
+ * decimal (30.5 days), or where those read as the window itself (30.0 days) the window and what
+ * lies past it (30 days and 1 ms), so it never reads as within.
+ */
+function pastWindow(ms: number): string {
+  const days = (ms / DAY_MS).toFixed(1);
+  if (Number(days) > WINDOW_DAYS) return `${days} days`;
+  let rest = ms - WINDOW_DAYS * DAY_MS;
+  const parts: string[] = [];
+  for (const [unit, size] of PAST_UNITS) {
+    const n = Math.floor(rest / size);
+    if (parts.length < 2 && (n > 0 || parts.length > 0)) parts.push(`${n} ${unit}`);
+    rest -= n * size;
+  }
+  return `${WINDOW_DAYS} days and ${parts.filter((p) => !p.startsWith('0 ')).join(' ') || '1 ms'}`;
+}
 
 type ContactRow = { contact_id: string; client_contact_id: string | null; email: string | null; first_name: string | null; surname: string | null; how: number };
 
@@ -260,8 +281,7 @@ function ownOrders(at: Date, heads: OrderHead[], winner: Map<string, ConversionR
   const within = after.filter((h) => h.datetime.getTime() - at.getTime() <= WINDOW_DAYS * DAY_MS);
   if (within.length === 0) {
     const next = after[0]!;
-    const days = (next.datetime.getTime() - at.getTime()) / DAY_MS;
-    return `outside the ${WINDOW_DAYS}-day window: the next order, ${next.order_id}, came ${days.toFixed(1)} days later`;
+    return `outside the ${WINDOW_DAYS}-day window: the next order, ${next.order_id}, came ${pastWindow(next.datetime.getTime() - at.getTime())} later`;
   }
   const notes: string[] = [];
   for (const head of within) {
