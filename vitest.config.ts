@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * without a build (`npm run test:fast`). A new file that does any of the above belongs here.
  */
 const E2E = [
+  'dot-ids',
   'api-client',
   'api-failures',
   'api',

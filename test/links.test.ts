@@ -34,6 +34,11 @@ describe('links built in JavaScript', () => {
       }
     }
     cases.push({ source_type: 'smartflow', source_id: null, campaign_id: 'k', smartflow_id: 's', delivery_id: 'd', contact_id: null });
+    // ids that are dot segments, '%2E' and '%2E%2E' in a path (model/url.ts); '...' is not one
+    for (const dots of ['.', '..', '...']) {
+      cases.push({ source_type: 'campaign', source_id: dots, campaign_id: dots, smartflow_id: null, delivery_id: null, contact_id: dots });
+      cases.push({ source_type: 'smartflow', source_id: dots, campaign_id: null, smartflow_id: dots, delivery_id: dots, contact_id: dots });
+    }
     const tail = '&dateFrom=2025-01-01&dateTo=2025-01-31';
     for (const row of cases) {
       const v = (name: keyof LinkValues) => row[name] as string | null;

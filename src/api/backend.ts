@@ -7,12 +7,13 @@ import type { AggregateRow, ConversionRecord, Page, PageRequest, TimeframesRespo
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import { ORDER_SEARCH } from '../model/parameters.js';
 import { DATA_VERSION_HEADER } from '../model/shapes.js';
+import { urlSegment } from '../model/url.js';
 import { DataVersionChangedError, type ApiClient } from './client.js';
 import { checkShape } from './shape.js';
 
 /** The items endpoint, or the per-source alias when the query is fixed to a campaign (its path holds the campaign). */
 function itemsPath(q: ItemsQuery): string {
-  return q.campaignId === undefined ? 'conversions/items' : `campaigns/${encodeURIComponent(q.campaignId)}/conversions`;
+  return q.campaignId === undefined ? 'conversions/items' : `campaigns/${urlSegment(q.campaignId)}/conversions`;
 }
 
 /** The request header that pins a page to a data version (none for a page not pinned). */
@@ -160,7 +161,7 @@ export class ApiBackend implements Backend {
    * through the items endpoint, ORDER_SEARCH.spans years at most.
    */
   async findOrder(orderId: string): Promise<OrderLookup | undefined> {
-    const path = `conversions/orders/${encodeURIComponent(orderId)}`;
+    const path = `conversions/orders/${urlSegment(orderId)}`;
     const answer = await this.client.lookupJson(path);
     if (answer.found) return checkShape('OrderLookup', answer.body, this.client.url(path));
     if (!answer.routeMissing) return undefined;
@@ -192,7 +193,7 @@ export class ApiBackend implements Backend {
 
   /** GET contacts/{contact}/conversions: a contact's conversions and clicks. */
   async contact(key: string): Promise<ContactReport | undefined> {
-    const path = `contacts/${encodeURIComponent(key)}/conversions`;
+    const path = `contacts/${urlSegment(key)}/conversions`;
     const answer = await this.client.lookupJson(path);
     if (answer.found) return checkShape('ContactReport', answer.body, this.client.url(path));
     if (answer.routeMissing) {
@@ -203,7 +204,7 @@ export class ApiBackend implements Backend {
 
   /** GET ids/{id}: what an id names; undefined from a server without that route (the commands then say what they said before it). */
   async resolve(id: string): Promise<IdResolution | undefined> {
-    const path = `ids/${encodeURIComponent(id.trim())}`;
+    const path = `ids/${urlSegment(id.trim())}`;
     if (id.trim() === '') return { id: '', matches: [], nearest: [], sources: [] };
     const answer = await this.client.lookupJson(path);
     return answer.found ? checkShape('IdResolution', answer.body, this.client.url(path)) : undefined;

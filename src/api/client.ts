@@ -5,7 +5,7 @@
  * (NOT_RETRIED: a query over the server's time budget); every failure becomes
  * an error with the right exit code.
  */
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { credentialsInUrlError, hasCredentials, redactUrl } from '../config.js';
 import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
 
@@ -137,6 +137,8 @@ class Retryable extends Error {
 export class ApiClient {
   private readonly agent: Agent;
   private readonly origin: string;
+  /** The base's path without a trailing slash ("/v1"). */
+  private readonly basePath: string;
 
   constructor(
     /** The reporting base, e.g. https://host/v1 */
@@ -153,6 +155,7 @@ export class ApiClient {
     // Only a bearer token authenticates: credentials in the URL (a profile's, say) are refused, never sent or shown.
     if (hasCredentials(base)) throw credentialsInUrlError(base, 'the API URL (--api, CONVX_API_URL or the profile\'s api)');
     this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
     this.agent = new Agent({
       connectTimeout: options.timeoutMs,
       headersTimeout: options.timeoutMs,
@@ -160,11 +163,16 @@ export class ApiClient {
     });
   }
 
-  /** A path under the base ("conversions/items") or an absolute path from the origin ("/v1/..."). */
+  /**
+   * A path under the base ("conversions/items") or an absolute path from the origin ("/v1/..."),
+   * percent-encoded by the caller, joined as text: a URL parser would take an id's segment
+   * `%2E%2E` (model/url.ts, urlSegment) for `..` and remove it with the segment before.
+   */
   url(path: string, params: Record<string, string | undefined> = {}): string {
-    const target = path.startsWith('/') ? new URL(path, this.origin) : new URL(`${this.base.replace(/\/+$/, '')}/${path}`);
-    for (const [key, value] of Object.entries(params)) if (value !== undefined) target.searchParams.set(key, value);
-    return target.toString();
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, value);
+    const search = query.toString();
+    return `${this.origin}${path.startsWith('/') ? path : `${this.basePath}/${path}`}${search === '' ? '' : `?${search}`}`;
   }
 
   /** headers: extra request headers (e.g. Convx-Data-Version, which pins the data version). */
@@ -219,9 +227,11 @@ export class ApiClient {
     let headers: Record<string, string | string[] | undefined>;
     let text: string;
     try {
-      const response = await request(url, {
+      // The agent's own request takes the path as it is (undici's request() would parse the URL: see url()).
+      const response = await this.agent.request({
+        origin: this.origin,
+        path: url.slice(this.origin.length),
         method,
-        dispatcher: this.agent,
         headers: {
           authorization: `Bearer ${this.options.token}`,
           accept: 'application/json, application/problem+json',
