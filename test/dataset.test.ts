@@ -657,6 +657,47 @@ describe('convx data check', () => {
   });
 });
 
+describe('an empty plugin_id', () => {
+  // Plugins pa and pb; order o-50's plugin_id is empty: it would belong to no plugin, and no scope would read it.
+  const PLUGIN_ORDERS = ['plugin_id', ...ORDER_HEADER];
+  const files = (orders: string[][], touches = TOUCH_HEADER, touchRows: string[][] = [['c-1', '2024-03-09T00:00:00Z', 'click', 'campaign', 'k1']]) => ({
+    'orders.csv': csv(PLUGIN_ORDERS, [
+      ['pa', 'o-1', 'c-1', '2024-03-10T10:00:00Z', 'EUR', '5', '6', 'CZ', 'false', 'completed'],
+      ['pb', 'o-2', 'c-1', '2024-03-10T11:00:00Z', 'EUR', '5', '6', 'CZ', 'false', 'completed'],
+      ...orders,
+    ]),
+    'touches.csv': csv(touches, touchRows),
+  });
+  const EMPTY = ['', 'o-50', 'c-1', '2024-03-10T13:00:00Z', 'EUR', '7', '8', 'CZ', 'false', 'completed'];
+
+  it('is a data error naming the file, the line and the column, in a command and in data check', async () => {
+    const dir = dataset(files([EMPTY, [' ', 'o-51', 'c-1', '2024-03-10T14:00:00Z', 'EUR', '7', '8', 'CZ', 'false', 'completed']]));
+    const run = await cli(['order', 'o-50', '--plugin', 'pa', '--data', dir]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/orders.csv, line 4, column plugin_id: the value is empty/);
+    expect(run.stderr).toMatch(/orders.csv, line 5, column plugin_id: the value is empty/);
+    const check = await cli(['data', 'check', dir, '-o', 'json']);
+    expect(check.code).toBe(1);
+    expect(JSON.parse(check.stdout).problems.map((p: { line?: string; column?: string }) => [p.line, p.column])).toEqual([['line 4', 'plugin_id'], ['line 5', 'plugin_id']]);
+  });
+
+  it('in a table other than orders (touches), and a table without the column is still shared by every plugin', async () => {
+    const touches = ['plugin_id', ...TOUCH_HEADER];
+    const bad = dataset(files([], touches, [['pa', 'c-1', '2024-03-09T00:00:00Z', 'click', 'campaign', 'k1'], ['', 'c-1', '2024-03-09T01:00:00Z', 'click', 'campaign', 'k2']]));
+    const check = await cli(['data', 'check', bad]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toMatch(/error {2}touches.csv, line 3, column plugin_id: the value is empty/);
+    // touches without plugin_id: every plugin's clicks, o-1 of pa and o-2 of pb both attributed
+    const shared = dataset(files([]));
+    expect((await cli(['data', 'check', shared])).code).toBe(0);
+    for (const [plugin, order] of [['pa', 'o-1'], ['pb', 'o-2']]) {
+      const run = await cli(['order', order, '--plugin', plugin, '--data', shared, '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).conversions).toHaveLength(1);
+    }
+  });
+});
+
 describe('the files a read of a table takes', () => {
   it('are each pattern in turn, each in its glob\'s order, for several tables at once and on several threads', async () => {
     const dir = tempDir();

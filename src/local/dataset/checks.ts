@@ -82,10 +82,19 @@ interface TableChecks {
   missing: FileProblem[];
 }
 
+/**
+ * plugin_id where a table carries it (docs/datasets.md, Plugins): required in every row, as in
+ * plugins. An empty one names no plugin, and no plugin's scope would read the row; a table shared
+ * by every plugin is one without the column.
+ */
+const PLUGIN_ID: ColumnSpec = { name: 'plugin_id', type: 'string', required: true };
+
 function checksOf(loaded: LoadedTable): TableChecks {
   const { source, columns } = loaded;
   const missing: FileProblem[] = [];
   const checks: Check[] = [];
+  const pluginId = columns.get(PLUGIN_ID.name);
+  if (pluginId && !TABLES[source.table].columns.some((c) => c.name === PLUGIN_ID.name)) checks.push(...columnChecks(pluginId, PLUGIN_ID));
   for (const col of TABLES[source.table].columns) {
     const found = columns.get(col.name);
     if (found) checks.push(...columnChecks(found, col));
