@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/commands/index.js';
 import { FLAG_FOR_PARAMETER } from '../src/commands/shared.js';
-import { field, filterNames, flagName, parameters, type Operation } from '../src/model/parameters.js';
+import { EMPTY_VALUE, field, filterNames, flagName, parameters, type Operation } from '../src/model/parameters.js';
 import { formatQuery, parseItemsQuery, parseReportQuery } from '../src/model/query.js';
 import { ALIAS_QUERY, ITEMS_QUERY, REPORT_QUERY } from '../src/model/schemas.js';
 import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
@@ -98,6 +98,30 @@ describe('the items filters, one table', () => {
       .map((r) => ({ ...r, source: { ...r.source, detailUrl: `${r.source.detailUrl}${carried}` } }));
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(all.length);
+    await expectEveryMode(name, filter, value, expected);
+  });
+
+  // As the look-ups ignore blanks around an id (`convx order ' o-1'`): ids and a source type are trimmed (codes are, code by code).
+  const trimmed = itemFilters.filter((f) => f.kind === 'id' || f.kind === 'sourceType');
+  it('has the filters of ids and the source type to pad with blanks', () => {
+    expect(trimmed.map((p) => p.name)).toEqual(expect.arrayContaining(['sourceId', 'sourceType', 'contactId', 'orderId']));
+  });
+  it.each(trimmed.map((f) => [f.name, f] as const))('%s ignores blanks around its value, in local mode, on the server and in API mode', async (name, filter) => {
+    const found = all.map(VALUE_OF[name]!).find((v): v is string => v !== null)!;
+    const expected = all.filter((r) => VALUE_OF[name]!(r) === found);
+    expect(expected.length).toBeGreaterThan(0);
+    await expectEveryMode(name, filter, ` ${found}\t `, expected);
+    // blanks alone are an empty value, refused in the same words on both sides
+    const res = await app.inject({ method: 'GET', url: `/v1/conversions/items?${new URLSearchParams({ ...PERIOD, [name]: '  ' })}`, headers });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.body).toContain(`${name}: ${EMPTY_VALUE}`);
+    const local = await cli(['items', '--data', SAMPLES, '--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, flagName(field(filter, 'flag')!), '  ']);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain(`${FLAG_FOR_PARAMETER[name]}: ${EMPTY_VALUE}`);
+  });
+
+  /** The filter given value finds expected in local mode (the flag), on the server (the parameter) and in API mode, which prints what local mode prints. */
+  async function expectEveryMode(name: string, filter: (typeof itemFilters)[number], value: string, expected: ConversionRecord[]): Promise<void> {
     const flag = flagName(field(filter, 'flag')!);
     // local mode, through the CLI flag
     const local = await kept(['items', '--data', SAMPLES, '--from', PERIOD.dateFrom, '--to', PERIOD.dateTo, flag, value, '--all', '-o', 'json']);
@@ -116,7 +140,7 @@ describe('the items filters, one table', () => {
     );
     expect(api.code, api.stderr).toBe(0);
     expect(api.stdout).toBe(local.stdout);
-  });
+  }
 });
 
 describe('the report filters, one table', () => {

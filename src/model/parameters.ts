@@ -37,9 +37,9 @@ export const TOP = { min: 1, max: 20, fallback: 5 } as const;
 export type ParameterKind =
   /** YYYY-MM-DD, a real calendar date */
   | 'date'
-  /** any non-empty text compared as it is */
+  /** any non-empty text compared as it is, blanks around it ignored (TRIMMED_KINDS) */
   | 'id'
-  /** one of SOURCE_TYPES */
+  /** one of SOURCE_TYPES, blanks around it ignored */
   | 'sourceType'
   /** a comma-separated list of codes (countries, currencies), any case, upper-cased */
   | 'codes'
@@ -55,6 +55,14 @@ export type ParameterKind =
   | 'switch'
   /** an IANA time zone name, any case, held in its canonical spelling; UTC is held as absent */
   | 'zone';
+
+/**
+ * The kinds whose value is compared whole, an id or a source type: blanks around it are ignored, as
+ * the look-ups ignore them (`convx order ' o-1'`), by the one parser (query.ts), so the CLI's flag,
+ * the server's parameter and API mode's query string alike; blanks alone are an empty value. (A
+ * list of codes ignores blanks around each code; `q`, text found within names, keeps its blanks.)
+ */
+export const TRIMMED_KINDS: ReadonlySet<ParameterKind> = new Set<ParameterKind>(['id', 'sourceType']);
 
 export interface QueryParameter {
   /** The interface's name: the query parameter and the key of the parsed query. */

@@ -5,7 +5,7 @@
  */
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
-import { EMPTY_VALUE, field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
+import { EMPTY_VALUE, field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, TRIMMED_KINDS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
 import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
@@ -260,7 +260,8 @@ function parseOperation(problems: Problems, raw: RequestParams, operation: Opera
   rejectUnknown(problems, raw, taken);
   const query: Record<string, unknown> = {};
   for (const p of taken) {
-    const text = raw[p.name];
+    const given = raw[p.name];
+    const text = typeof given === 'string' && TRIMMED_KINDS.has(p.kind) ? given.trim() : given;
     if (typeof text === 'object') {
       const list = p.kind === 'codes' || (p.kind === 'sort' && field(p, 'sort')![operation]!.multiple);
       problems.add(p.name, `is given more than once${list ? ' (a list is one value, comma-separated)' : ''}`);
