@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -344,6 +345,60 @@ describe('tenant scoping with two plugins', () => {
       await app.close();
       await served.retire();
     }
+  });
+});
+
+describe('two Authorization headers', () => {
+  // Tokens of plugins A and B: which plugin would answer is not the server's to guess.
+  let ctx: Awaited<ReturnType<typeof appFor>>;
+  let tokens: string[];
+  const url = '/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-31';
+  beforeAll(async () => {
+    ctx = await appFor(dataset(twoPluginFiles()));
+    tokens = [(await bearer('A')).authorization, (await bearer('B')).authorization];
+  });
+  afterAll(async () => {
+    await ctx.app.close();
+    await ctx.served.retire();
+  });
+
+  const expectAmbiguous = (status: number | undefined, type: string | undefined, body: string) => {
+    expect(status, body).toBe(400);
+    expect(type).toMatch(/^application\/problem\+json/);
+    const problem = JSON.parse(body);
+    expect(problem.type).toBe('urn:convx:problem:bad-request');
+    expect(problem.detail).toMatch(/one Authorization header/);
+    expect(body).not.toContain('"oa"');
+    for (const token of tokens) expect(body).not.toContain(token.slice(7));
+  };
+
+  it('are a 400 problem, not an answer for the first token (inject: joined into one, as a proxy joins them)', async () => {
+    for (const authorization of [tokens, [...tokens].reverse(), [tokens[0]!, tokens[0]!], `${tokens[0]}, ${tokens[1]}`]) {
+      const res = await ctx.app.inject({ method: 'GET', url, headers: { authorization } });
+      expectAmbiguous(res.statusCode, String(res.headers['content-type']), res.body);
+    }
+    // one credential with commas of its own is one: not a bearer token (403), not two
+    const digest = await ctx.app.inject({ method: 'GET', url, headers: { authorization: 'Digest username="a", realm="b"' } });
+    expect(digest.statusCode, digest.body).toBe(403);
+    // one is answered, for its own plugin
+    const one = await ctx.app.inject({ method: 'GET', url, headers: { authorization: tokens[0]! } });
+    expect(one.statusCode, one.body).toBe(200);
+    expect(JSON.parse(one.body).conversions.map((c: { orderId: string }) => c.orderId)).toEqual(['oa']);
+  });
+
+  it('are a 400 problem when sent as two header lines over HTTP (Node keeps the first in request.headers)', async () => {
+    const base = new URL(await ctx.app.listen({ host: '127.0.0.1', port: 0 }));
+    const answer = await new Promise<{ status?: number; type?: string; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: base.hostname, port: base.port, path: url }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode, type: res.headers['content-type'], body }));
+      });
+      req.setHeader('Authorization', tokens);
+      req.on('error', reject).end();
+    });
+    expectAmbiguous(answer.status, answer.type, answer.body);
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Verifier } from '../auth.js';
-import { retryLater, unknownPlugin } from '../problem.js';
+import { problem, ProblemError, retryLater, unknownPlugin } from '../problem.js';
 import { RateLimiter, rateKey, type RateState } from '../ratelimit.js';
 
 declare module 'fastify' {
@@ -65,10 +65,30 @@ export class Clients {
   }
 }
 
+/** A credential's start, after a comma or at the header's: a scheme, blanks, something (`Bearer x`; not a parameter of one, `realm="a"`). */
+const CREDENTIAL = /^\s*[A-Za-z][\w!#$%&'*+.^`|~-]*\s+\S/;
+
+/**
+ * How many credentials the request sent: its Authorization headers as they came (Node keeps the
+ * first of several in request.headers and drops the others, which rawHeaders still holds), one
+ * holding several joined by commas (as a proxy joins repeated headers) counting each.
+ */
+function credentialsSent(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === 'authorization') count += Math.max(1, raw[i + 1]!.split(',').filter((part) => CREDENTIAL.test(part)).length);
+  }
+  return count;
+}
+
 /** The request's plugin (empty until authenticated), and the route hook that authenticates, then takes the token's rate. */
 export function registerAuth(app: FastifyInstance, clients: Clients, verify: Verifier, has: (plugin: string) => boolean): Authenticate {
   app.decorateRequest('plugin', '');
   return async (request) => {
+    // Two tokens (of two plugins, say) would leave the server to pick whose data answers: a 400, never the first.
+    const sent = credentialsSent(request);
+    if (sent > 1) throw new ProblemError(problem('badRequest', `send one Authorization header with one bearer token; this request has ${sent} credentials`));
     const authorization = request.headers.authorization;
     const { plugin, subject } = await verify(authorization);
     if (!has(plugin)) {
