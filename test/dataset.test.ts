@@ -690,7 +690,7 @@ describe('an empty plugin_id', () => {
     // touches without plugin_id: every plugin's clicks, o-1 of pa and o-2 of pb both attributed
     const shared = dataset(files([]));
     expect((await cli(['data', 'check', shared])).code).toBe(0);
-    for (const [plugin, order] of [['pa', 'o-1'], ['pb', 'o-2']]) {
+    for (const [plugin, order] of [['pa', 'o-1'], ['pb', 'o-2']] as const) {
       const run = await cli(['order', order, '--plugin', plugin, '--data', shared, '-o', 'json']);
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout).conversions).toHaveLength(1);
