@@ -7,6 +7,7 @@ import type { Backend, IdMatch, IdResolution } from '../backend.js';
 import { readAll, type Context } from '../context.js';
 import { ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { closest } from '../model/closest.js';
+import { urlSegment } from '../model/url.js';
 import type { RecordKind } from '../output/writer.js';
 import { shellWord } from './shared.js';
 
@@ -33,8 +34,8 @@ export function sharesId(m: IdMatch, matches: IdMatch[]): boolean {
 export function commandFor(m: IdMatch, typed = false): string {
   if (m.kind === 'order' || m.kind === 'contact') return `convx ${m.kind} ${shellWord(m.id)}`;
   if (m.kind === 'smartflow') return `convx drill ${shellWord(`smartflow:${m.id}`)}`;
-  if (m.kind === 'delivery') return `convx drill /v1/deliveries/${encodeURIComponent(m.smartflowId ?? '')}/${encodeURIComponent(m.id)}/conversions`;
-  if (m.by === 'campaignId') return `convx drill /v1/campaigns/${encodeURIComponent(m.id)}/conversions`;
+  if (m.kind === 'delivery') return `convx drill /v1/deliveries/${urlSegment(m.smartflowId ?? '')}/${urlSegment(m.id)}/conversions`;
+  if (m.by === 'campaignId') return `convx drill /v1/campaigns/${urlSegment(m.id)}/conversions`;
   return `convx drill ${shellWord(typed && m.type ? `${m.type}:${m.id}` : m.id)}`;
 }
 
