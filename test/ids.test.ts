@@ -107,6 +107,26 @@ describe('ids of any kind (item 1)', () => {
     expect(typed.stderr).toMatch(/no automation k-1 in the data\nhint: it is campaign:k-1/);
   });
 
+  it('drills a detailUrl typed by hand (its path alone): a known one lists, an unknown campaign, smartflow or delivery is "not found" with the nearest ids, in both modes', async () => {
+    const listed = async (url: string) => {
+      const run = await both(['drill', url, ...PERIOD, '-o', 'json']);
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout).conversions.map((r: { orderId: string }) => r.orderId);
+    };
+    expect(await listed('/v1/campaigns/k-1/conversions')).toEqual(['o-1']);
+    expect(await listed('/v1/deliveries/sf-1/d-1/conversions')).toEqual(['o-2']);
+    const cases: [string, string][] = [
+      ['/v1/campaigns/kb-1/conversions', 'no campaign kb-1 in the data (no click and no row of sources has it)\nhint: did you mean k-1 "Spring sale", a-1 "Twin", k-2 "Twin"?'],
+      ['/v1/deliveries/sf-9/conversions', 'no smartflow sf-9 in the data (no click and no row of sources has it)\nhint: did you mean smartflow:sf-1 "Welcome series"?'],
+      ['/v1/deliveries/sf-1/d-9/conversions', 'no delivery d-9 in the data (no click and no row of sources has it)\nhint: did you mean d-1 "Welcome e-mail 1" (smartflow sf-1)?'],
+    ];
+    for (const [url, message] of cases) {
+      const run = await both(['drill', url, ...PERIOD]);
+      expect([run.code, run.stdout], url).toEqual([3, '']);
+      expect(run.stderr, url).toContain(`convx: error: ${message}`);
+    }
+  });
+
   it('against an API without GET /v1/ids/{id}, says what it said before', async () => {
     const old = await scripted((req, res) => {
       const path = (req.url ?? '').split('?')[0]!;

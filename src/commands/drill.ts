@@ -142,6 +142,8 @@ async function resolveSource(target: RawParams, backend: Backend): Promise<RawPa
  * (API mode, where the interface shows conversions only).
  */
 async function checkTarget(target: RawParams, backend: Backend, now: Date): Promise<void> {
+  // Asked of the resolver as a bare id is, where there is one: local mode and a server with GET ids/{id} say the same.
+  if (backend.resolve && (await checkByResolver(target, backend.resolve.bind(backend)))) return;
   let sources: KnownSource[];
   let where = WHERE;
   if (backend.knownSources) {
@@ -183,6 +185,34 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
       near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
     );
   }
+}
+
+/**
+ * The path's ids of a detailUrl (a campaign, a smartflow, a delivery of it) checked by the resolver:
+ * "not found" (exit 3) with the nearest ids of the kind, as a bare id is. False where the resolver
+ * cannot tell (an API without GET ids/{id}, or no path id to ask of); true once every id is known, or
+ * where the data holds no source at all (the listing then says it cannot report).
+ */
+async function checkByResolver(target: RawParams, resolve: NonNullable<Backend['resolve']>): Promise<boolean> {
+  const checks: [keyof RawParams, string, IdMatch['kind'], (m: IdMatch) => boolean][] = [
+    // a campaign's id: its sources' campaign_id, else a campaign's or an automation's own id (docs/reporting.md)
+    ['campaignId', 'campaign', 'source', (m) => m.kind === 'source' && m.type !== 'smartflow' && (m.by === 'campaignId' || m.by === 'id')],
+    ['smartflowId', 'smartflow', 'smartflow', (m) => m.kind === 'smartflow' && m.by === 'id'],
+    ['deliveryId', 'delivery', 'delivery', (m) => m.kind === 'delivery' && m.by === 'id' && (target.smartflowId === undefined || m.smartflowId === target.smartflowId)],
+  ];
+  // A bare id that reached here was not resolved (an API without GET ids/{id}): the other way asks.
+  if (checks.every(([key]) => target[key] === undefined)) return false;
+  for (const [key, noun, kind, known] of checks) {
+    const id = target[key];
+    if (id === undefined) continue;
+    const resolution = await resolve(id);
+    if (!resolution) return false;
+    if (resolution.matches.some(known)) continue;
+    if (resolution.matches.length === 0 && resolution.sources.length === 0) return true;
+    const first = resolution.sources.map(suggestion).join(', ') || 'none';
+    throw new NotFoundError(`no ${noun} ${resolution.id} ${WHERE}`, nearestHint(resolution, [kind]) ?? `known source ids: ${first}`);
+  }
+  return true;
 }
 
 /** The bounds a detailUrl gives where its flag does not, as the note of a default period names them. */
