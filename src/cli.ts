@@ -15,7 +15,7 @@ import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io, LookupsFactory } from './context.js';
-import { ConvxError, ExitCode, OutputError, UsageError, writeFailure } from './errors.js';
+import { ConvxError, ExitCode, InterruptedError, OutputError, UsageError, writeFailure } from './errors.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -264,6 +264,11 @@ export async function reportError(error: unknown, io: Io, state: ProgramState): 
       return ExitCode.ok;
     }
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  // as bin/convx.js says it when SIGINT ends a command: not an error
+  if (error instanceof InterruptedError) {
+    io.stderr.write('\ninterrupted\n');
+    return error.exitCode;
   }
   const { painter } = await import('./output/no-color.js');
   const chalk = await painter(colorLevel(io.stderrIsTTY, io.env, !state.noColor));

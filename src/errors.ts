@@ -119,6 +119,17 @@ export class FindingError extends ConvxError {
   }
 }
 
+/**
+ * Ctrl-C where convx itself read the key (an interactive prompt of `init` or `auth login`, whose
+ * terminal is in raw mode, so no SIGINT reaches the process): exit 130, "interrupted", as the
+ * signal would end it (docs/exit-codes.md).
+ */
+export class InterruptedError extends ConvxError {
+  constructor() {
+    super('interrupted', ExitCode.interrupted);
+  }
+}
+
 /** The API refused the credentials (exit 4). */
 export class AuthError extends ConvxError {
   constructor(message: string, hint?: string) {

@@ -154,8 +154,7 @@ describe('convx config (item 14)', () => {
   describe('init', () => {
     const DOWN = '\x1b[B';
     /** Answers each prompt once its question is on stderr (keys typed earlier would be lost). */
-    const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT) => {
-      const home = tempDir();
+    const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT, home = tempDir(), command = ['init']) => {
       const stdin = new PassThrough();
       // inquirer ends its output stream after each prompt; a terminal's stderr stays open, and so does this one
       const stderr = new (class extends Capture {
@@ -176,7 +175,7 @@ describe('convx config (item 14)', () => {
         }
       })();
       const io = { stdin, stdinIsTTY: true, stdout: new Capture(), stderr, stdoutIsTTY: false, stderrIsTTY: false, env: { XDG_CONFIG_HOME: home }, cwd, now: () => new Date(), onSignal: () => () => undefined };
-      const code = await run(['init', ...args], io);
+      const code = await run([...command, ...args], io);
       await typing;
       return { code, stderr: stderr.text, home };
     };
@@ -209,6 +208,90 @@ describe('convx config (item 14)', () => {
       expect(local.stderr).toContain(`saved profile "mine" in ${configFile(local.home)}; try: convx report --profile mine\n`);
       const bare = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory/, `${SAMPLES}\r`]]);
       expect(bare.stderr).toContain(`saved profile "default" in ${configFile(bare.home)}; try: convx report\n`);
+    }, 20_000);
+
+    it('a second init keeps the settings it does not ask about; the stored answers are its defaults', async () => {
+      const home = tempDir();
+      const env = { XDG_CONFIG_HOME: home };
+      for (const [key, value] of [['tz', 'Europe/Prague'], ['plugin', 'shop'], ['trackingDomains', 'shop.example.com'], ['data', SAMPLES], ['format', 'csv']]) {
+        expect((await cli(['config', 'set', key!, value!, '--profile', 'i1'], { env })).code).toBe(0);
+      }
+      const again = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory or \.duckdb file/, '\r']], ['--profile', 'i1'], ROOT, home);
+      expect(again.code, again.stderr).toBe(0);
+      expect(readJson(configFile(home)).profiles.i1).toEqual({ mode: 'local', data: SAMPLES, plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingDomains: 'shop.example.com' });
+      // API mode: the dataset stays (unused), as with config set api; an empty token keeps the stored one, as the prompt says
+      const login = await cli(['auth', 'login', '--api', 'http://127.0.0.1:9/v1', '--with-token', '--no-verify', '--profile', 'i1'], { env, stdin: 'stored-token-123' });
+      expect(login.code, login.stderr).toBe(0);
+      const api = await answer(
+        [[MODE, '\r'], [FORMAT, '\r'], [/Reporting base URL/, '\r'], [/Delivery base URL \(v4; empty to skip\)/, '\r'], [/API token \(empty: keep the stored one\)/, '\r']],
+        ['--profile', 'i1', '--no-verify'],
+        ROOT,
+        home,
+      );
+      expect(api.code, api.stderr).toBe(0);
+      expect(readJson(configFile(home)).profiles.i1).toEqual({ mode: 'api', data: SAMPLES, api: 'http://127.0.0.1:9/v1', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingDomains: 'shop.example.com' });
+      expect(readJson(credentialsFile(home))).toEqual({ profiles: { i1: { token: 'stored-token-123' } } });
+      expect(api.stderr).toContain('(the stored token kept); check it with: convx auth status --profile i1\n');
+    }, 30_000);
+
+    it('checks each answer as config set checks the setting: a delivery URL that is no URL is asked again', async () => {
+      const refused = await cli(['config', 'set', 'deliveryApi', 'not a url'], { env: { XDG_CONFIG_HOME: tempDir() } });
+      expect(refused.stderr).toContain('convx: error: config set deliveryApi: "not a url" is not an http(s) URL');
+      const run = await answer(
+        [
+          [MODE, `${DOWN}\r`],
+          [FORMAT, '\r'],
+          [/Reporting base URL/, 'https://reports.example.com/v1/\r'],
+          [/Delivery base URL/, 'not a url\r'],
+          [/is not an http\(s\) URL/, '\x15https://reports.example.com/v4\r'],
+          [/API token/, '\r'],
+        ],
+        ['--no-verify'],
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\s+/g, ' ')).toContain('the delivery URL: "not a url" is not an http(s) URL');
+      // stored as config set stores it: without the trailing slash
+      expect(readJson(configFile(run.home)).profiles.default).toEqual({ mode: 'api', api: 'https://reports.example.com/v1', deliveryApi: 'https://reports.example.com/v4' });
+    }, 20_000);
+
+    it('Ctrl-C at a prompt of init or auth login exits 130, "interrupted", and saves nothing', async () => {
+      const init = await answer([[MODE, '\x03']]);
+      expect(init.code).toBe(130);
+      expect(init.stderr).toMatch(/\ninterrupted\n$/);
+      expect(init.stderr).not.toContain('unexpected error');
+      const later = await answer([[MODE, '\r'], [FORMAT, '\x03']]);
+      expect(later.code).toBe(130);
+      expect(existsSync(join(later.home, 'convx'))).toBe(false);
+      const login = await answer([[/API token/, '\x03']], ['--api', 'http://127.0.0.1:9/v1', '--no-verify'], ROOT, tempDir(), ['auth', 'login']);
+      expect(login.code).toBe(130);
+      expect(login.stderr).toMatch(/\ninterrupted\n$/);
+      expect(existsSync(join(login.home, 'convx'))).toBe(false);
+    }, 20_000);
+
+    it('a token no HTTP header can carry is asked again by init, refused by auth login even with --no-verify, and a usage error in any command', async () => {
+      const run = await answer(
+        [[MODE, `${DOWN}\r`], [FORMAT, '\r'], [/Reporting base URL/, 'http://127.0.0.1:9/v1\r'], [/Delivery base URL/, '\r'], [/API token/, 'tok€x\r'], [/outside ASCII/, '\x15good-token\r']],
+        ['--no-verify'],
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\s+/g, ' ')).toContain('the token holds a character outside ASCII (character 4), which an HTTP header cannot carry');
+      expect(run.stderr).not.toContain('tok€x');
+      expect(readJson(credentialsFile(run.home))).toEqual({ profiles: { default: { token: 'good-token' } } });
+
+      const home = tempDir();
+      for (const [token, what] of [['tok€x', 'a character outside ASCII (character 4)'], ['tok x', 'a space (character 4)'], ['tok\tx', 'a control character (character 4)']]) {
+        const login = await cli(['auth', 'login', '--api', 'http://127.0.0.1:9/v1', '--with-token', '--no-verify'], { env: { XDG_CONFIG_HOME: home }, stdin: token });
+        expect(login.code).toBe(2);
+        expect(login.stderr).toContain(`convx: error: auth login: the token holds ${what}, which an HTTP header cannot carry (its content is not shown)\n`);
+        expect(login.stderr).not.toContain(token!);
+        expect(login.stderr).not.toContain('--no-verify');
+      }
+      expect(existsSync(join(home, 'convx'))).toBe(false);
+      const report = await cli(['report', '--api', 'http://127.0.0.1:9/v1', '--from', '2024-03-01', '--to', '2024-03-31'], { env: { XDG_CONFIG_HOME: home, CONVX_TOKEN: 'tok€x' } });
+      expect(report.code).toBe(2);
+      expect(report.stderr).toMatch(/^convx: error: .*the token holds a character outside ASCII \(character 4\), which an HTTP header cannot carry/);
+      expect(report.stderr).not.toContain('tok€x');
+      expect(report.stderr).not.toContain('cannot reach');
     }, 20_000);
 
     describe('in API mode, against convx serve', () => {

@@ -8,6 +8,7 @@
 import { Agent } from 'undici';
 import { credentialsInUrlError, hasCredentials, redactUrl } from '../config.js';
 import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
+import { checkTokenText } from './token.js';
 
 export interface ClientOptions {
   token: string;
@@ -154,6 +155,8 @@ export class ApiClient {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--api: "${redactUrl(base)}" is not an http(s) URL`);
     // Only a bearer token authenticates: credentials in the URL (a profile's, say) are refused, never sent or shown.
     if (hasCredentials(base)) throw credentialsInUrlError(base, 'the API URL (--api, CONVX_API_URL or the profile\'s api)');
+    // a token no header can carry fails here, as a usage error, not in undici as an unreachable API
+    checkTokenText(options.token, 'the API token (--token-file, CONVX_TOKEN or the profile\'s)');
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.agent = new Agent({

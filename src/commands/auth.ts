@@ -5,6 +5,8 @@ import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { safeValue } from '../output/terminal.js';
+import { checkTokenText } from '../api/token.js';
+import { loadPrompts } from './prompts.js';
 
 function requireConfigFile(ctx: Context): string {
   if (!ctx.configFile) throw new UsageError('cannot tell where the config file goes: set XDG_CONFIG_HOME or HOME');
@@ -46,7 +48,7 @@ async function promptToken(ctx: Context): Promise<string> {
   if (!ctx.io.stdinIsTTY) {
     throw new UsageError('no terminal to type the token in: pipe it with `convx auth login --with-token < token.txt`');
   }
-  const { password } = await import('@inquirer/prompts');
+  const { password } = await loadPrompts();
   return password({ message: 'API token', mask: '*' }, { input: ctx.io.stdin, output: ctx.io.stderr });
 }
 
@@ -62,6 +64,8 @@ export const authLogin = defineHandler<CommandFlags<'auth login'>>({
     await check?.checkBase(api);
     const token = flags.withToken ? tokenFromText(await readAll(ctx.io.stdin), 'auth login --with-token') : (await promptToken(ctx)).trim();
     if (!token) throw new UsageError('the token is empty');
+    // a token no header can carry is refused with or without --no-verify: stored, it could never be sent
+    checkTokenText(token, 'auth login');
     await check?.checkToken(api, token);
     const deliveryApi = ctx.settings.deliveryApi;
     const file = saveProfile(ctx, ctx.settings.profile, (profile) => ({

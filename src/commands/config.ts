@@ -14,7 +14,7 @@ import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
 /** The keys `convx config` takes: a profile's settings, and defaultProfile (the file's, not a profile's). */
-type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
 
 const SECRET_HINT = 'tokens are kept apart, in the 0600 credentials file';
 
@@ -30,16 +30,20 @@ function configKey(typed: string | undefined, verb: string): ConfigKey {
   return key;
 }
 
-function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
+/**
+ * A setting's value as it is stored, or a UsageError saying what is wrong with it: the one check of
+ * `convx config set` and of what `convx init` asks (source names where the value came from).
+ */
+export function checkedSetting(ctx: Context, key: ConfigKey, value: string, source = `config set ${key}`): string {
   switch (key) {
     case 'mode':
-      if (value !== 'local' && value !== 'api') throw new UsageError(`config set mode: "${value}" is not one of local, api`);
+      if (value !== 'local' && value !== 'api') throw new UsageError(`${source}: "${value}" is not one of local, api`);
       return value;
     case 'format':
       if (!(FORMATS as readonly string[]).includes(value)) {
         const perCommand = ['markdown', 'html'].includes(value.toLowerCase());
         throw new UsageError(
-          `config set format: "${value}" is not one of ${FORMATS.join(', ')}`,
+          `${source}: "${value}" is not one of ${FORMATS.join(', ')}`,
           [],
           perCommand ? `${value.toLowerCase()} is not a default every command can print: give it per command, e.g. convx report -o ${value.toLowerCase()}` : undefined,
         );
@@ -48,8 +52,8 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
     case 'api':
     case 'deliveryApi':
       // A password is never stored: refused before anything is written, and not echoed.
-      checkApiUrl(value, `config set ${key}`);
-      if (!/^https?:\/\/\S+$/.test(value)) throw new UsageError(`config set ${key}: "${value}" is not an http(s) URL`);
+      checkApiUrl(value, source);
+      if (!/^https?:\/\/\S+$/.test(value)) throw new UsageError(`${source}: "${value}" is not an http(s) URL`);
       return value.replace(/\/+$/, '');
     case 'data': {
       const path = ctx.resolvePath(value);
@@ -58,7 +62,7 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
     }
     case 'defaultProfile':
       if (!ctx.config.profiles[value]) {
-        throw new UsageError(`config set defaultProfile: no profile "${value}"; profiles: ${Object.keys(ctx.config.profiles).join(', ') || 'none'}`);
+        throw new UsageError(`${source}: no profile "${value}"; profiles: ${Object.keys(ctx.config.profiles).join(', ') || 'none'}`);
       }
       return value;
     case 'plugin':
@@ -68,13 +72,13 @@ function checkedValue(ctx: Context, key: ConfigKey, value: string): string {
       const pattern = key === 'trackingDomains' ? TRACKING_DOMAIN : TRACKING_PARAM;
       const items = value.split(',').map((v) => (key === 'trackingDomains' ? v.trim().toLowerCase() : v.trim()));
       const wrong = items.find((v) => !pattern.test(v));
-      if (wrong !== undefined) throw new UsageError(`config set ${key}: "${wrong}" is not ${key === 'trackingDomains' ? 'a domain name' : 'a query parameter name'}`);
+      if (wrong !== undefined) throw new UsageError(`${source}: "${wrong}" is not ${key === 'trackingDomains' ? 'a domain name' : 'a query parameter name'}`);
       return items.join(',');
     }
     case 'tz': {
       // Stored in its canonical spelling; refused with the parser's words when it is no zone.
       const problem = zoneProblem(value);
-      if (problem !== undefined) throw new UsageError(`config set tz: ${problem}`);
+      if (problem !== undefined) throw new UsageError(`${source}: ${problem}`);
       return canonicalZone(value)!;
     }
   }
@@ -116,7 +120,7 @@ export const configSet = defineHandler<Record<string, never>>({
   async run(ctx, args) {
     const key = configKey(args[0], 'set');
     if (args[1] === undefined) throw new UsageError(`config set ${key}: give the value too, e.g. convx config set ${key} ${example(key)}`);
-    const value = checkedValue(ctx, key, args[1]);
+    const value = checkedSetting(ctx, key, args[1]);
     const name = ctx.settings.profile;
     const file = requireFile(ctx);
     if (key === 'defaultProfile') {

@@ -1,18 +1,25 @@
 import { existsSync } from 'node:fs';
-import { checkApiUrl, DEFAULT_PROFILE, hasCredentials, profileName } from '../config.js';
+import { DEFAULT_PROFILE, hasCredentials, profileName, type Profile } from '../config.js';
 import type { Context } from '../context.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/formats.js';
+import { tokenProblem } from '../api/token.js';
 import { saveProfile } from './auth.js';
+import { checkedSetting } from './config.js';
 import type { CommandFlags } from './options.js';
+import { loadPrompts, type Prompts } from './prompts.js';
 import { defineHandler } from './registry.js';
 
 const NO_CREDENTIALS = 'no user name or password in the URL, please: the token (next) authenticates';
 
-type Prompts = typeof import('@inquirer/prompts');
 /** The prompts' streams: the terminal's stdin, and stderr (stdout stays for data). */
 type PromptIo = { input: NodeJS.ReadableStream; output: NodeJS.WritableStream };
 
+/**
+ * Asks for a profile's mode, format, and dataset or API and token. A profile that exists already
+ * keeps what init does not ask about (tz, plugin, tracking settings, the other mode's dataset or
+ * API); its stored answers are the defaults, and an empty token keeps the stored one.
+ */
 export default defineHandler<CommandFlags<'init'>>({
   async run(ctx, _args, flags) {
     if (!ctx.io.stdinIsTTY) {
@@ -21,8 +28,9 @@ export default defineHandler<CommandFlags<'init'>>({
           '`convx auth login --api URL --with-token < token.txt`, or CONVX_DATA, CONVX_API_URL and CONVX_TOKEN',
       );
     }
-    const prompts = await import('@inquirer/prompts');
+    const prompts = await loadPrompts();
     const io = { input: ctx.io.stdin, output: ctx.io.stderr };
+    const stored: Profile = ctx.config.profiles[ctx.settings.profile] ?? {};
     const mode = await prompts.select(
       {
         message: 'Where does the data come from?',
@@ -30,6 +38,7 @@ export default defineHandler<CommandFlags<'init'>>({
           { name: 'exported files on this machine (local mode)', value: 'local' as const },
           { name: 'a running service (API mode)', value: 'api' as const },
         ],
+        ...(stored.mode ? { default: stored.mode } : {}),
       },
       io,
     );
@@ -37,11 +46,12 @@ export default defineHandler<CommandFlags<'init'>>({
       {
         message: 'Default output format',
         choices: [{ name: 'table on a terminal, tsv otherwise', value: '' }, ...FORMATS.map((f) => ({ name: f, value: f }))],
+        default: stored.format ?? '',
       },
       io,
     );
-    if (mode === 'local') await initLocal(ctx, format, prompts, io);
-    else await initApi(ctx, format, flags.verify, prompts, io);
+    if (mode === 'local') await initLocal(ctx, stored, format, prompts, io);
+    else await initApi(ctx, stored, format, flags.verify, prompts, io);
   },
 });
 
@@ -54,19 +64,27 @@ function profileFlag(ctx: Context, name: string): string {
   return name === DEFAULT_PROFILE && bare === name ? '' : ` --profile ${name}`;
 }
 
-async function initLocal(ctx: Context, format: string, { input }: Prompts, io: PromptIo): Promise<void> {
+/** The profile with init's answers: what was asked replaced (an empty format is no format), the rest kept. */
+function answeredProfile(profile: Profile, answers: Profile, format: string): Profile {
+  const { format: _asked, ...kept } = profile;
+  return { ...kept, ...answers, ...(format ? { format } : {}) };
+}
+
+async function initLocal(ctx: Context, stored: Profile, format: string, { input }: Prompts, io: PromptIo): Promise<void> {
   const name = ctx.settings.profile;
-  // No default: an empty answer saves no dataset (never the directory convx happens to run in).
-  const data = (
+  // No default but the stored one: an empty answer saves no dataset (never the directory convx happens to run in).
+  const typed = (
     await input(
       {
-        message: 'Dataset directory or .duckdb file (empty: none, pass --data each time)',
+        message: stored.data ? 'Dataset directory or .duckdb file' : 'Dataset directory or .duckdb file (empty: none, pass --data each time)',
+        ...(stored.data ? { default: stored.data } : {}),
         validate: (value) => (!value.trim() || existsSync(ctx.resolvePath(value.trim())) ? true : `${value.trim()} does not exist`),
       },
       io,
     )
   ).trim();
-  const file = saveProfile(ctx, name, () => ({ mode: 'local', ...(data ? { data: ctx.resolvePath(data) } : {}), ...(format ? { format } : {}) }));
+  const data = typed ? checkedSetting(ctx, 'data', typed, 'init: the dataset') : undefined;
+  const file = saveProfile(ctx, name, (profile) => answeredProfile(profile, { mode: 'local', ...(data ? { data } : {}) }, format));
   const flag = profileFlag(ctx, name);
   ctx.log.info(
     data
@@ -76,7 +94,7 @@ async function initLocal(ctx: Context, format: string, { input }: Prompts, io: P
 }
 
 /** A prompt's answer to a check: true, or what is wrong (and its hint) for the prompt to show and ask again. */
-async function promptCheck(check: () => Promise<void>): Promise<true | string> {
+async function promptCheck(check: () => unknown): Promise<true | string> {
   try {
     await check();
     return true;
@@ -86,46 +104,71 @@ async function promptCheck(check: () => Promise<void>): Promise<true | string> {
   }
 }
 
+/** A URL's answer checked as `convx config set KEY` checks it (a URL with credentials in the prompt's own words). */
+function urlCheck(ctx: Context, key: 'api' | 'deliveryApi', value: string, source: string): Promise<true | string> | string {
+  if (hasCredentials(value)) return NO_CREDENTIALS;
+  return promptCheck(() => checkedSetting(ctx, key, value.trim(), source));
+}
+
+/** The token prompt's check: a token an HTTP header can carry (its text never shown), or empty. */
+function tokenCheck(value: string): true | string {
+  const problem = tokenProblem(value.trim());
+  return problem === undefined ? true : `the token holds ${problem}, which an HTTP header cannot carry; type it again`;
+}
+
 /**
  * API mode: the URLs and the token. With verify (no --no-verify), the URL is asked again until it
- * answers the interface (api/interface-check.ts), and a token the API refuses is an error: nothing saved.
+ * answers the interface (api/interface-check.ts), and a token the API refuses is an error: nothing
+ * saved. An empty token keeps the stored one (checked too), else the profile has none.
  */
-async function initApi(ctx: Context, format: string, verify: boolean, { input, password }: Prompts, io: PromptIo): Promise<void> {
+async function initApi(ctx: Context, stored: Profile, format: string, verify: boolean, { input, password }: Prompts, io: PromptIo): Promise<void> {
   const name = ctx.settings.profile;
   const check = verify ? await import('../api/interface-check.js') : undefined;
-  const api = await input(
+  const typedApi = await input(
     {
       message: 'Reporting base URL (for example https://reports.example.com/v1)',
+      ...(stored.api ? { default: stored.api } : {}),
       validate: async (value) => {
-        if (hasCredentials(value)) return NO_CREDENTIALS;
-        if (!/^https?:\/\/\S+$/.test(value)) return 'an http(s) URL, please';
-        return check ? promptCheck(() => check.checkBase(value)) : true;
+        const wrong = await urlCheck(ctx, 'api', value, 'the reporting URL');
+        if (wrong !== true || !check) return wrong;
+        return promptCheck(() => check.checkBase(checkedSetting(ctx, 'api', value.trim())));
       },
     },
     io,
   );
-  const deliveryApi = await input(
-    { message: 'Delivery base URL (v4; empty to skip)', validate: (value) => (hasCredentials(value) ? NO_CREDENTIALS : true) },
+  const typedDelivery = await input(
+    {
+      message: stored.deliveryApi ? 'Delivery base URL (v4)' : 'Delivery base URL (v4; empty to skip)',
+      ...(stored.deliveryApi ? { default: stored.deliveryApi } : {}),
+      validate: (value) => (value.trim() ? urlCheck(ctx, 'deliveryApi', value, 'the delivery URL') : true),
+    },
     io,
   );
-  // The prompts refuse them; checked again before anything is written.
-  checkApiUrl(api, 'init: the API URL');
-  checkApiUrl(deliveryApi || undefined, 'init: the delivery API URL');
-  const token = (await password({ message: 'API token (stored in the 0600 credentials file; empty to skip)', mask: '*' }, io)).trim();
+  // The prompts refuse what is wrong; checked again (and stored as config set stores them) before anything is written.
+  const api = checkedSetting(ctx, 'api', typedApi.trim(), 'init: the reporting URL');
+  const deliveryApi = typedDelivery.trim() ? checkedSetting(ctx, 'deliveryApi', typedDelivery.trim(), 'init: the delivery URL') : undefined;
+  const typedToken = (
+    await password(
+      {
+        message: stored.token ? 'API token (empty: keep the stored one)' : 'API token (stored in the 0600 credentials file; empty to skip)',
+        mask: '*',
+        validate: tokenCheck,
+      },
+      io,
+    )
+  ).trim();
+  const token = typedToken || stored.token;
   if (token) await check?.checkToken(api, token);
-  const file = saveProfile(ctx, name, () => ({
-    mode: 'api',
-    api,
-    ...(deliveryApi ? { deliveryApi } : {}),
-    ...(token ? { token } : {}),
-    ...(format ? { format } : {}),
-  }));
+  const file = saveProfile(ctx, name, (profile) =>
+    answeredProfile(profile, { mode: 'api', api, ...(deliveryApi ? { deliveryApi } : {}), ...(typedToken ? { token: typedToken } : {}) }, format),
+  );
   const flag = profileFlag(ctx, name);
+  const kept = !typedToken && token ? ' (the stored token kept)' : '';
   ctx.log.info(
     !check
-      ? `saved profile "${name}" in ${file}; check it with: convx auth status${flag}`
+      ? `saved profile "${name}" in ${file}${kept}; check it with: convx auth status${flag}`
       : token
-        ? `saved profile "${name}" in ${file}; the API accepts the token; try: convx report${flag}`
+        ? `saved profile "${name}" in ${file}${kept}; the API accepts the token; try: convx report${flag}`
         : `saved profile "${name}" in ${file}, without a token: store one with: convx auth login${flag}`,
   );
 }
