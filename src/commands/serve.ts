@@ -145,12 +145,13 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
   const renderLimits = renderLimitsFromFlags(flags);
   const dir = ctx.dataDir();
   assertFilesExist(ctx, flags);
+  const secret = jwtSecret(ctx.io.env);
   return {
     dir,
     host: flags.host,
     port: Number(flags.port),
     auth: {
-      ...(ctx.io.env.CONVX_JWT_SECRET ? { secret: ctx.io.env.CONVX_JWT_SECRET } : {}),
+      ...(secret !== undefined ? { secret } : {}),
       ...(flags.jwtPublicKey ? { publicKeyFile: ctx.resolvePath(flags.jwtPublicKey) } : {}),
       ...(flags.jwks ? { jwksFile: ctx.resolvePath(flags.jwks) } : {}),
       ...(flags.jwtIssuer !== undefined ? { issuer: flags.jwtIssuer } : {}),
@@ -276,6 +277,23 @@ export default defineHandler<ServeFlags>({
     });
   },
 });
+
+/**
+ * CONVX_JWT_SECRET, undefined when unset or empty; a secret of white space alone is refused (exit 2,
+ * never echoed): anyone could guess it and sign tokens for any plugin.
+ */
+function jwtSecret(env: Record<string, string | undefined>): string | undefined {
+  const secret = env.CONVX_JWT_SECRET;
+  if (!secret) return undefined;
+  if (!secret.trim()) {
+    throw new UsageError(
+      `CONVX_JWT_SECRET is blank (${Buffer.byteLength(secret)} bytes of white space alone): it would sign and verify tokens anyone can make`,
+      [],
+      `set it to a random secret of at least ${MIN_SECRET_BYTES} bytes, e.g. export CONVX_JWT_SECRET="$(openssl rand -base64 32)", or unset it and pass --jwt-public-key FILE or --jwks FILE`,
+    );
+  }
+  return secret;
+}
 
 /** The shortest HS256 secret that is not a warning: RFC 7518 asks for a key at least as long as the hash, 32 bytes. */
 export const MIN_SECRET_BYTES = 32;

@@ -74,11 +74,31 @@ function jwks(path: string): KeyChoice {
     if (error instanceof UsageError) throw error;
     throw new UsageError(`${path} is not JSON: ${(error as Error).message}`);
   }
+  let key: JWTVerifyGetKey;
   try {
-    return { algorithms: ['RS256', 'ES256'], key: createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]) };
+    key = createLocalJWKSet(set as Parameters<typeof createLocalJWKSet>[0]);
   } catch (error) {
     throw new UsageError(`${path} is not a JSON Web Key Set: ${(error as Error).message}`);
   }
+  // A set without a key of the algorithms accepted would start a server no token can ever pass.
+  const keys = (set as { keys: unknown[] }).keys;
+  if (!keys.some(verifyingKey)) {
+    throw new UsageError(
+      `${path} holds no key that can verify a token (${keys.length === 0 ? 'its "keys" list is empty' : `none of its ${keys.length} keys is an RSA or P-256 public key`})`,
+      [],
+      'give a JSON Web Key Set with the RSA (RS256) or P-256 (ES256) public keys that sign the tokens',
+    );
+  }
+  return { algorithms: ['RS256', 'ES256'], key };
+}
+
+/** A JWK that can verify RS256 or ES256: an RSA key, or an EC key on P-256, not restricted to another algorithm or use. */
+function verifyingKey(jwk: unknown): boolean {
+  if (typeof jwk !== 'object' || jwk === null) return false;
+  const { kty, crv, alg, use } = jwk as Record<string, unknown>;
+  if (use !== undefined && use !== 'sig') return false;
+  if (kty === 'RSA') return alg === undefined || alg === 'RS256';
+  return kty === 'EC' && crv === 'P-256' && (alg === undefined || alg === 'ES256');
 }
 
 export function secretKey(secret: string): Uint8Array {
@@ -88,6 +108,7 @@ export function secretKey(secret: string): Uint8Array {
 /** Builds the verifier; a server with no key configured refuses to start. */
 export function createVerifier(config: AuthConfig): Verifier {
   const choices: KeyChoice[] = [];
+  if (config.secret !== undefined && config.secret !== '' && !config.secret.trim()) throw new UsageError('the HS256 secret is blank (white space alone)');
   if (config.secret) choices.push({ algorithms: ['HS256'], key: secretKey(config.secret) });
   if (config.publicKeyFile && config.jwksFile) throw new UsageError('give --jwt-public-key or --jwks, not both');
   if (config.publicKeyFile) choices.push(publicKey(config.publicKeyFile));
