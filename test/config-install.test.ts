@@ -121,6 +121,29 @@ describe('convx config (item 14)', () => {
     expect((await cli(['config', 'profiles'], { env })).stdout).toMatch(/^ {2}default .*\n\* prod .*\(default, format json\)\n$/);
   });
 
+  it('config profiles prints its records in each format: jsonl one a line, csv and tsv under a header', async () => {
+    const env = { XDG_CONFIG_HOME: tempDir() };
+    expect((await cli(['config', 'set', 'data', SAMPLES], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'api', 'https://reports.example.com/v1', '--profile', 'prod'], { env })).code).toBe(0);
+    const records = [
+      { name: 'default', default: true, active: true, mode: 'local', target: SAMPLES, format: null, plugin: null, token: false },
+      { name: 'prod', default: false, active: false, mode: 'api', target: 'https://reports.example.com/v1', format: null, plugin: null, token: false },
+    ];
+    const jsonl = await cli(['config', 'profiles', '-o', 'jsonl'], { env });
+    expect(jsonl.code, jsonl.stderr).toBe(0);
+    expect(jsonl.stdout).toBe(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    expect(JSON.parse((await cli(['config', 'profiles', '-o', 'json'], { env })).stdout)).toEqual(records);
+    expect((await cli(['config', 'profiles', '-o', 'csv'], { env })).stdout).toBe(
+      `name,default,active,mode,target,format,plugin,token\ndefault,true,true,local,${SAMPLES},,,false\nprod,false,false,api,https://reports.example.com/v1,,,false\n`,
+    );
+    expect((await cli(['config', 'profiles', '-o', 'tsv'], { env })).stdout).toBe(
+      `name\tdefault\tactive\tmode\ttarget\tformat\tplugin\ttoken\ndefault\ttrue\ttrue\tlocal\t${SAMPLES}\t\t\tfalse\nprod\tfalse\tfalse\tapi\thttps://reports.example.com/v1\t\t\tfalse\n`,
+    );
+    // a profile's default format is for reports: the listing stays text
+    expect((await cli(['config', 'set', 'format', 'csv'], { env })).code).toBe(0);
+    expect((await cli(['config', 'profiles'], { env })).stdout).toMatch(/^\* default {2}local/);
+  });
+
   it('tokens go only to credentials.json (0600), never to config.json; an old config.json token moves there', async () => {
     const home = tempDir();
     const env = { XDG_CONFIG_HOME: home };

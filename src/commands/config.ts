@@ -10,6 +10,7 @@ import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
 import { FORMATS } from '../output/formats.js';
+import type { RecordKind } from '../output/writer.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
@@ -212,8 +213,9 @@ export const configProfiles = defineHandler<Record<string, never>>({
         token: Boolean(p.token),
       };
     });
-    if (explicitJson(ctx)) {
-      await ctx.output.json(entries);
+    if (ctx.globals.format !== undefined && ctx.globals.format !== 'table') {
+      // records as -o prints records (docs/formats.md): json one list, jsonl one a line, csv and tsv rows under a header
+      await ctx.output.document(PROFILE_RECORD, entries, (records) => records);
       return;
     }
     if (entries.length === 0) {
@@ -232,6 +234,10 @@ export const configProfiles = defineHandler<Record<string, never>>({
     ctx.log.info('* the profile commands use now (--profile, else CONVX_PROFILE, else defaultProfile, else "default")');
   },
 });
+
+/** The records of `config profiles -o json|jsonl|csv|tsv`: a profile's line of the listing. */
+const PROFILE_COLUMNS = ['name', 'default', 'active', 'mode', 'target', 'format', 'plugin', 'token'];
+const PROFILE_RECORD: RecordKind = { columns: PROFILE_COLUMNS, tableColumns: PROFILE_COLUMNS, objectFields: [] };
 
 /** JSON only when -o asks for it: a profile's default format is for reports, not for these listings. */
 export function explicitJson(ctx: Context): boolean {

@@ -49,7 +49,7 @@ export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
 export const COMMAND_FORMATS: Record<string, readonly string[]> = {
   'auth status': ['table', 'json', 'jsonl'],
   'config list': ['table', 'json', 'jsonl'],
-  'config profiles': ['table', 'json', 'jsonl'],
+  'config profiles': ['table', 'json', 'jsonl', 'csv', 'tsv'],
   'data check': ['table', 'json', 'jsonl'],
   'data shards': ['table', 'json', 'jsonl'],
 };
