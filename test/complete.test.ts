@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLookups } from '../src/local/lookups.js';
 import { openLocalBackend } from '../src/local/open.js';
-import { candidates, dataFlags } from '../src/commands/complete.js';
+import { candidates, dataFlags, shellWord } from '../src/commands/complete.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { commandGlobals } from '../src/commands/globals.js';
 import { field, parameters } from '../src/model/parameters.js';
@@ -152,6 +152,35 @@ describe('--profile completes with the profiles of the config', () => {
     expect(await complete('config', 'set', '--profile', 'prod-')).toBe('prod-eu\n');
     // a profile named before the cursor still names the data of the values after it
     expect(await complete('report', '--profile', 'dev', '--currency', 'E')).toBe('EUR\n');
+    // --profile=pr: bash's three words (= is one of its COMP_WORDBREAKS), the cursor on = or after it; zsh's and fish's one word
+    expect(await complete('report', '--profile', '=', 'pr')).toBe('prod\nprod-eu\n');
+    expect(await complete('report', '--profile', '=')).toBe('=dev\n=prod\n=prod-eu\n');
+    expect(await complete('report', '--profile=pr')).toBe('--profile=prod\n--profile=prod-eu\n');
+    // and a profile given so names the data too
+    expect(await complete('report', '--profile', '=', 'dev', '--currency', 'E')).toBe('EUR\n');
+    expect(await complete('--profile=dev', 'report', '--currency', 'E')).toBe('EUR\n');
+  });
+});
+
+describe('the words as the shell hands them over, quoted', () => {
+  it('a --data path with a space, quoted or escaped, names the dataset (not a file name to complete)', async () => {
+    const dir = join(tempDir(), 'my dátá set');
+    mkdirSync(dir);
+    for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+    const complete = async (...words: string[]) => (await cli(['__complete', ...words])).stdout;
+    for (const typed of [`"${dir}"`, `'${dir}'`, dir.replaceAll(' ', '\\ '), `--data=${dir.replaceAll(' ', '\\ ')}`]) {
+      const words = typed.startsWith('--data=') ? [typed] : ['--data', typed];
+      expect(await complete('report', ...words, '--currency', ''), typed).toBe('CZK\nEUR\n');
+    }
+    expect(await complete('report', '--data', '=', `"${dir}"`, '--currency', '')).toBe('CZK\nEUR\n');
+  });
+
+  it('shellWord removes quotes and backslashes as the shell would', () => {
+    expect(shellWord(`"a b"`)).toBe('a b');
+    expect(shellWord(`'a "b" \\c'`)).toBe('a "b" \\c');
+    expect(shellWord('a\\ b')).toBe('a b');
+    expect(shellWord(`"a \\"b\\" \\c"`)).toBe('a "b" \\c');
+    expect(shellWord('plain')).toBe('plain');
   });
 });
 

@@ -517,6 +517,23 @@ describe('shell completion (item 15)', () => {
     expect(await inBash(['report', '--data', '/nonexistent', '--plugin', ''])).toEqual([]);
   }, 30_000);
 
+  it('bash: an alias of convx (no convx on the PATH) completes through what it stands for', async () => {
+    const script = (await cli(['completion', 'bash'])).stdout;
+    const file = join(tempDir(), 'alias.bash');
+    const binary = join(ROOT, 'bin', 'convx.js');
+    writeFileSync(
+      file,
+      `${script}\nalias convx='node ${binary}'\n` +
+        `COMP_WORDS=(convx report --bre); COMP_CWORD=2; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n` +
+        `COMP_WORDS=(convx report --data '"${dir}"' --plugin ''); COMP_CWORD=5; _convx; printf '%s\\n' "\${COMPREPLY[@]}"\n`,
+    );
+    const child = spawn('bash', ['--norc', file], { env: { PATH: process.env.PATH, HOME: tempDir(), XDG_CONFIG_HOME: tempDir(), ...suiteThreads() } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await new Promise((r) => child.on('exit', r));
+    expect(out).toBe('--breakdown\nA\nB\n');
+  }, 30_000);
+
   it('--values reads a dataset directory or an imported .duckdb file, and prints nothing on any error', async () => {
     const values = async (argv: string[]) => cli(['completion', '--values', ...argv]);
     expect(await values(['currencies', '--data', dir])).toEqual({ code: 0, stdout: 'CZK\nEUR\n', stderr: '' });

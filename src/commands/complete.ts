@@ -157,15 +157,75 @@ function takesValueFlag(cmd: string, flag: string): boolean {
   return [...(command.options ?? []), ...honoured].some((o) => valueFlags(o).includes(flag));
 }
 
-/** The candidates for the last word of the line (the words after `convx`). */
-export async function candidates(words: readonly string[], valuesOf: ValuesOf): Promise<string[]> {
+/**
+ * A word of the line as the shell hands it to a command: the shells give completion the words as
+ * typed, quotes and backslashes in them (`--data "my data"`, `--data my\ data`), and those are removed
+ * here as the shell would (no expansion but a leading ~, which dataFlags makes $HOME).
+ */
+export function shellWord(typed: string): string {
+  let word = '';
+  let quote: '' | "'" | '"' = '';
+  for (let i = 0; i < typed.length; i++) {
+    const char = typed[i]!;
+    if (quote === "'") {
+      if (char === "'") quote = '';
+      else word += char;
+    } else if (char === '\\' && i + 1 < typed.length && (quote === '' || '"\\$`'.includes(typed[i + 1]!))) {
+      word += typed[++i];
+    } else if (char === '"' && quote === '"') quote = '';
+    else if ((char === '"' || char === "'") && quote === '') quote = char;
+    else word += char;
+  }
+  return word;
+}
+
+/**
+ * The words before the cursor as a command reads them: unquoted (shellWord), and a flag's value
+ * given with = (`--profile=prod`; bash splits it into `--profile`, `=`, `prod`, = being one of
+ * its COMP_WORDBREAKS) as the flag and its value.
+ */
+function lineWords(words: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const joined = /^(--[A-Za-z][\w-]*)=(.*)$/s.exec(word);
+    if (joined && TAKES.has(joined[1]!)) out.push(joined[1]!, shellWord(joined[2]!));
+    else if (word === '=' && TAKES.has(out.at(-1) ?? '')) {
+      if (i + 1 < words.length) out.push(shellWord(words[++i]!));
+    } else out.push(shellWord(word));
+  }
+  return out;
+}
+
+/**
+ * The word at the cursor as a flag's value given with =: bash's words `--profile`, `=` with the
+ * cursor on = (candidates written after it: `=prod`) or on a word after it, and one word
+ * `--profile=pr` (zsh, fish; candidates `--profile=prod`). The flag and the value typed so far,
+ * else undefined.
+ */
+function valueAfterEquals(words: readonly string[]): { flag: string; current: string; before: string[]; prefix: string } | undefined {
   const current = words.at(-1) ?? '';
-  const before = words.slice(0, -1);
+  const joined = /^(--[A-Za-z][\w-]*)=(.*)$/s.exec(current);
+  if (joined && TAKES.has(joined[1]!)) return { flag: joined[1]!, current: joined[2]!, before: [...words.slice(0, -1), joined[1]!], prefix: `${joined[1]}=` };
+  if (current === '=' && TAKES.has(words.at(-2) ?? '')) return { flag: words.at(-2)!, current: '', before: words.slice(0, -1), prefix: '=' };
+  if (words.at(-2) === '=' && TAKES.has(words.at(-3) ?? '')) return { flag: words.at(-3)!, current, before: words.slice(0, -2), prefix: '' };
+  return undefined;
+}
+
+/** The candidates for the last word of the line (the words after `convx`, as the shell gives them). */
+export async function candidates(words: readonly string[], valuesOf: ValuesOf): Promise<string[]> {
+  const equals = valueAfterEquals(words);
+  const current = equals?.current ?? words.at(-1) ?? '';
+  const before = lineWords(equals?.before ?? words.slice(0, -1));
   const previous = before.at(-1) ?? '';
   const { cmd, args } = commandOf(before);
   // The data a value comes from is named by the words before the cursor: the word being typed is no
   // profile or dataset yet (--profile st<TAB> asks the config's profiles, not a profile "st").
-  if (TAKES.has(previous)) return takesValueFlag(cmd, previous) ? listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current) : [];
+  if (TAKES.has(previous)) {
+    if (!takesValueFlag(cmd, previous)) return [];
+    const values = listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current);
+    return values.map((value) => `${equals?.prefix ?? ''}${value}`);
+  }
   if (current.startsWith('-')) return startingWith(flagsOf(cmd), current);
   if (cmd === '') return startingWith(TOP, current);
   return listReply((await argumentValues(cmd, args, before, valuesOf)) ?? [], current);

@@ -8,12 +8,21 @@ import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { completionValues } from './values.js';
 
-/** The bash function: the words up to the cursor to `convx __complete`, a candidate a line; none: file names (-o default). */
+/**
+ * The bash function: the words up to the cursor to `convx __complete`, a candidate a line; none:
+ * file names (-o default). The command is the line's first word, or what an alias of that name
+ * stands for (`alias convx='node ~/convx/bin/convx.js'`: bash's BASH_ALIASES, zsh's aliases),
+ * as `command` would not find an alias.
+ */
 const BASH_FUNCTION = `_convx() {
   [ -n "\${ZSH_VERSION:-}" ] && setopt localoptions ksharrays
-  local line
+  local line alias_text=
+  local -a cmd=("\${COMP_WORDS[0]}")
+  if [ -n "\${ZSH_VERSION:-}" ]; then alias_text=\${aliases[\${COMP_WORDS[0]}]-}
+  else alias_text=\${BASH_ALIASES[\${COMP_WORDS[0]}]-}; fi
+  [ -n "$alias_text" ] && eval "cmd=($alias_text)"
   COMPREPLY=()
-  while IFS= read -r line; do COMPREPLY+=("$line"); done < <(command "\${COMP_WORDS[0]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+  while IFS= read -r line; do COMPREPLY+=("$line"); done < <(command "\${cmd[@]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o default -F _convx convx
 `;
