@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 import { run } from '../dist/cli.js';
 
-// A closed pipe (convx ... | head) is not an error. Any other failed write (a full disk) reaches
-// the callback of the write that failed, and the command fails with "cannot write the output"
-// (src/output/sink.ts, printed by the one error handler): not an uncaught error here.
-process.stdout.on('error', (error) => {
-  if (error.code === 'EPIPE') process.exit(0);
-});
+// A failed write (a full disk; a closed pipe, convx ... | head) reaches the callback of the write that
+// failed: the command fails with "cannot write the output" (src/output/sink.ts, printed by the one error
+// handler), or, for a closed pipe, a reporting command ends with 0 and validate with its verdict
+// (docs/exit-codes.md). The stream's 'error' event must not crash the process meanwhile.
+process.stdout.on('error', () => undefined);
 
 // Signals go to the handlers a command registers (serve: graceful shutdown, reload);
 // without one, SIGINT and SIGTERM end the process with 130 and 143, as a shell expects.

@@ -15,7 +15,7 @@ import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
 import type { CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io, LookupsFactory } from './context.js';
-import { ConvxError, ExitCode, InterruptedError, OutputError, UsageError, writeFailure } from './errors.js';
+import { ConvxError, ExitCode, InterruptedError, OutputError, PipeClosedError, UsageError, writeFailure } from './errors.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -270,6 +270,8 @@ export async function reportError(error: unknown, io: Io, state: ProgramState): 
     io.stderr.write('\ninterrupted\n');
     return error.exitCode;
   }
+  // A closed pipe (convx … | head) is not an error: nothing to say (validate catches it itself and keeps its verdict).
+  if (error instanceof PipeClosedError) return error.exitCode;
   const { painter } = await import('./output/no-color.js');
   const chalk = await painter(colorLevel(io.stderrIsTTY, io.env, !state.noColor));
   // A message may quote a data value (an id, a name, a file's line): no control character reaches the terminal.
@@ -310,7 +312,8 @@ export async function run(argv: string[], io: Io, options: ProgramOptions = {}):
   // commander's help or version that could not be written (a command's results fail in their writer, output/sink.ts)
   await state.written;
   if (state.writeFailed === undefined || code !== ExitCode.ok) return code;
-  return await reportError(new OutputError(`cannot write the output: ${writeFailure(state.writeFailed)}`), io, state);
+  const closed = (state.writeFailed as NodeJS.ErrnoException).code === 'EPIPE';
+  return await reportError(closed ? new PipeClosedError() : new OutputError(`cannot write the output: ${writeFailure(state.writeFailed)}`), io, state);
 }
 
 async function runProgram(argv: string[], io: Io, options: ProgramOptions, state: ProgramState): Promise<number> {

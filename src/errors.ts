@@ -49,6 +49,17 @@ export class OutputError extends ConvxError {
   }
 }
 
+/**
+ * Stdout's reader went away (EPIPE: `convx … | head`). Not an error in itself: the one error
+ * handler ends a reporting command with 0 and says nothing (docs/exit-codes.md); `convx validate`
+ * catches it around its output and still ends with its verdict (and says why on stderr).
+ */
+export class PipeClosedError extends ConvxError {
+  constructor() {
+    super('cannot write the output: its reader closed it', ExitCode.ok);
+  }
+}
+
 /** Why a file or stream could not be written, in words, by the system's error code (the code itself where it has none). */
 export function writeFailure(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

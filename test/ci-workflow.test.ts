@@ -217,6 +217,16 @@ describe('item 11: a failing validation says why', () => {
     expect(terminal.stdout).toMatch(/NOT READY: 6 warnings \(more than --max-warnings 5\)\n$/);
     expect(terminal.stderr).toBe('');
   });
+
+  it.skipIf(process.platform !== 'linux')('a bash step with pipefail that pipes the JSON into head still fails, and stderr says why', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const files = ['welcome-all-languages.json', 'defect-unknown-asset.json', 'welcome.json'].map((f) => join(DELIVERIES, f));
+    // some 70 KB of JSON, more than a pipe holds: head has gone before convx is done writing
+    const step = 'exec "$0" "$@" | head -n 5 > /dev/null';
+    const run = spawnSync('bash', ['-eo', 'pipefail', '-c', step, process.execPath, BIN, 'validate', ...files, '--data', SAMPLES, '--sample-size', '20', '-o', 'json'], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe(`convx: not ready: ${files[1]}: 1 error (asset_not_found)\n`);
+  });
 });
 
 describe('item 12: a port in use and missing files are usage errors', () => {

@@ -55,6 +55,52 @@ describe.skipIf(process.platform !== 'linux')('a failed write to stdout', () => 
   });
 });
 
+/** convx ARGS with its stdout's reader gone before anything is written (`convx … | head` whose head has ended). */
+async function closedPipe(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stderr };
+}
+
+describe.skipIf(process.platform !== 'linux')('validate with a closed pipe (convx validate … | head in a CI step with pipefail)', () => {
+  const deliveries = join(SAMPLES, '..', 'deliveries');
+
+  it('still ends with its verdict, and says why on stderr, in every format: one request or several', async () => {
+    const unknown = join(deliveries, 'defect-unknown-asset.json');
+    for (const format of ['json', 'table', 'github', 'junit', 'sarif']) {
+      expect(await closedPipe(['validate', unknown, '--data', SAMPLES, '-o', format]), format).toEqual({ code: 1, stderr: 'convx: not ready: 1 error (asset_not_found)\n' });
+    }
+    const several = await closedPipe(['validate', join(deliveries, 'welcome.json'), unknown, '--data', SAMPLES, '-o', 'json']);
+    expect(several).toEqual({ code: 1, stderr: `convx: not ready: ${unknown}: 1 error (asset_not_found)\n` });
+    // a request that cannot be read: 2, its error said
+    const dir = tempDir();
+    writeFileSync(join(dir, 'broken.json'), '{');
+    const broken = await closedPipe(['validate', join(dir, 'broken.json'), join(deliveries, 'welcome.json'), '--data', SAMPLES, '-o', 'junit']);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/^convx: error: .*broken\.json/);
+    // a ready delivery: 0, nothing said
+    expect(await closedPipe(['validate', join(deliveries, 'welcome.json'), '--data', SAMPLES, '-o', 'json'])).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('a baseline\'s verdict too; --update-baseline still writes its file', async () => {
+    const dir = tempDir();
+    const base = join(dir, 'base.json');
+    const welcome = join(deliveries, 'welcome.json');
+    const updated = await closedPipe(['validate', welcome, '--data', SAMPLES, '--baseline', base, '--update-baseline', '-o', 'json']);
+    expect(updated).toEqual({ code: 0, stderr: `wrote the baseline ${base}\n` });
+    expect(readFileSync(base, 'utf8')).toBe(convx(['validate', welcome, '--data', SAMPLES, '-o', 'json']).stdout);
+    // a new finding since the baseline fails the run, pipe or not
+    const request = join(dir, 'request.json');
+    writeFileSync(request, JSON.stringify({ ...JSON.parse(readFileSync(welcome, 'utf8')), assets: [{ assetId: 'welcome-cs' }, { assetId: 'welcome-en' }, { assetId: 'nope' }] }));
+    const failed = await closedPipe(['validate', request, '--data', SAMPLES, '--baseline', base, '-o', 'sarif']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^convx: not ready: .*new finding.* since the baseline /);
+  });
+});
+
 describe.skipIf(process.platform !== 'linux')('--output and --update-baseline', () => {
   it('a symbolic link is written through: the file it points to replaced (its permissions kept), the link kept', () => {
     const dir = tempDir();

@@ -1,6 +1,6 @@
 import type { ResolvedSettings } from '../config.js';
 import { readAll, type Context } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode, PipeClosedError, UsageError } from '../errors.js';
 import { baselineReason, type BaselineComparison } from '../model/baseline.js';
 import { invalidResponse, MAX_SAMPLE_SIZE, MAX_TRACKING_ENTRIES, TRACKING_LISTS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
@@ -10,7 +10,7 @@ import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } fr
 import { locateFindings } from '../validation/locations.js';
 import { applyPolicy, findingPolicy, type FindingPolicy } from '../validation/policy.js';
 import { packageVersion } from '../version.js';
-import { baselineRun, compareRun, exitWithBaseline, updateBaseline, type BaselineRun } from './baseline.js';
+import { baselineRun, compareRun, exitWithBaseline, updateBaseline } from './baseline.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { parseRequest, readRequestFile, requestSources, type ReadRequest, type RequestSource } from './request-files.js';
@@ -130,12 +130,11 @@ function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
   if (format === 'html') throw new UsageError('-o html previews one request: name one request file (a page per file: run once for each)');
 }
 
-/** One request's result in the format, with its baseline comparison (none without --baseline); the comparison. */
-async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, baseline: BaselineRun | undefined, ignored: ReadonlySet<string>): Promise<BaselineComparison | undefined> {
+/** One request's result in the format, with its baseline comparison (none without --baseline). */
+async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, comparison: BaselineComparison | undefined, ignored: ReadonlySet<string>): Promise<void> {
   const { response, label, file } = result;
   const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
   const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
-  const comparison = compareRun(baseline, response);
   const formatted = {
     table: () => validationSummary(response, ctx.chalk, maxWarnings),
     json: () => jsonDocument(response),
@@ -145,14 +144,25 @@ async function printOne(ctx: Context, result: RequestResult, format: ValidateFor
     sarif: () => sarifLog(response, file, packageVersion(), comparison),
   }[format]();
   await print(ctx, withBaseline(format, formatted, response, comparison, ctx.chalk), format);
-  return comparison;
 }
 
 /** Several requests' results, one per request, in the format (never html: oneRequestOnly). */
-async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined, ignored: ReadonlySet<string>): Promise<undefined> {
+async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined, ignored: ReadonlySet<string>): Promise<void> {
   const { validationResults } = await import('../output/validation-results.js');
   await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion(), ignored), format);
-  return undefined;
+}
+
+/**
+ * The results printed. A closed pipe (stdout's reader gone: `convx validate … | head`) is not an
+ * error, but it does not end the run either: the verdict still goes to stderr, --update-baseline
+ * still writes its file, and the exit code is still the verdict's (a CI step piping into head fails).
+ */
+async function printResults(print: () => Promise<void>): Promise<void> {
+  try {
+    await print();
+  } catch (error) {
+    if (!(error instanceof PipeClosedError)) throw error;
+  }
 }
 
 /** A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal. */
@@ -181,7 +191,8 @@ export default defineHandler<ValidateFlags>({
     // the CI formats and the preview still get its annotation, failing test case or result.
     const only = results.length === 1 ? problems.get(results[0]!) : undefined;
     if (only && (format === 'table' || format === 'json')) throw only;
-    const comparison = results.length === 1 ? await printOne(ctx, results[0]!, format, maxWarnings, baseline, policy.ignore) : await printSeveral(ctx, results, format, maxWarnings, policy.ignore);
+    const comparison = results.length === 1 ? compareRun(baseline, results[0]!.response) : undefined;
+    await printResults(() => (results.length === 1 ? printOne(ctx, results[0]!, format, maxWarnings, comparison, policy.ignore) : printSeveral(ctx, results, format, maxWarnings, policy.ignore)));
     if (only) throw only;
     // Why a run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
     // a table on a terminal ends with the same verdict already. A request that cannot be read says why.

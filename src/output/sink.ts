@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { OutputError, writeFailure } from '../errors.js';
+import { OutputError, PipeClosedError, writeFailure } from '../errors.js';
 
 /** Where text goes: buffered, honouring backpressure, so millions of rows stream in bounded memory. */
 export interface Sink {
@@ -21,6 +21,9 @@ export function terminalColumns(stream: unknown, env: Record<string, string | un
 
 const BUFFER_LIMIT = 64 * 1024;
 
+/** A write that failed because the reader of the pipe went away. */
+export const closedPipe = (error: unknown): boolean => (error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE';
+
 /** Streams a sink has given a listener of 'error' (the failure reaches each write's callback; the event must not crash the process). */
 const watched = new WeakSet<object>();
 
@@ -28,11 +31,12 @@ const watched = new WeakSet<object>();
  * A sink over a stream. A write that fails (a full disk, a closed descriptor) rejects this write or
  * a later one, and flush, with an OutputError ("cannot write the output: no space left on the
  * device"): flush waits for the callback of the last write, so a failure of the last bytes is not
- * missed. A closed pipe (EPIPE, `convx … | head`) is bin/convx.js's: it ends the process with 0 first.
+ * missed. A closed pipe (EPIPE, `convx … | head`) is a PipeClosedError instead: the error handler ends
+ * a reporting command with 0, and validate still ends with its verdict (commands/validate.ts).
  */
 export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
   let buffer = '';
-  let failed: OutputError | undefined;
+  let failed: OutputError | PipeClosedError | undefined;
   let written: Promise<void> = Promise.resolve();
   if (!watched.has(stream)) {
     watched.add(stream);
@@ -46,7 +50,7 @@ export function streamSink(stream: Writable | NodeJS.WritableStream): Sink {
     let ok = true;
     written = new Promise<void>((resolve) => {
       ok = stream.write(text, (error?: Error | null) => {
-        if (error) failed ??= new OutputError(`cannot write the output: ${writeFailure(error)}`);
+        if (error) failed ??= closedPipe(error) ? new PipeClosedError() : new OutputError(`cannot write the output: ${writeFailure(error)}`);
         resolve();
       });
     });
