@@ -42,6 +42,44 @@ describe('the comparison alone', () => {
     expect(compareWithBaseline(response(100, w(3)), response(100, w(7)), 'b.json')).toEqual({ file: 'b.json', same: true, changes: [] });
   });
 
+  it("keeps the ids and URLs of a message: only its counts, lines and percentages may differ", () => {
+    const w = (message: string) => [{ code: 'unknown_contact', message, field: 'audience.contactIds' }];
+    const ids = [
+      ['audience.contactIds: no contact c-9001 in the dataset', 'audience.contactIds: no contact c-7777 in the dataset'],
+      ['audience.contactIds: no contact 9001 in the dataset', 'audience.contactIds: no contact 7777 in the dataset'],
+      ['audience.lists: no contact is on list l-99, so it selects nobody; did you mean l-1?', 'audience.lists: no contact is on list l-98, so it selects nobody; did you mean l-1?'],
+      ['1 image without alt text: https://x.dev/banner1.png', '1 image without alt text: https://x.dev/banner2.png'],
+      ['html line 3: https://x.dev/?utm_campaign=2024 has no utm_source', 'html line 3: https://x.dev/?utm_campaign=2025 has no utm_source'],
+    ];
+    for (const [before, after] of ids) {
+      const changes = compareWithBaseline(response(100, w(before!)), response(100, w(after!)), 'b.json').changes;
+      expect(changes.map((c) => [c.kind, c.message]), after).toEqual([
+        ['new_finding', `new warning unknown_contact: ${after}`],
+        ['gone_finding', `gone warning unknown_contact: ${before}`],
+      ]);
+    }
+    const numbers = [
+      ['audience.lists: 12 more values no contact has (22 in all)', 'audience.lists: 3 more values no contact has (13 in all)'],
+      ['html line 3: tag {% if x %} not closed', 'html line 14: tag {% if x %} not closed'],
+      ['1,234 recipients in language cs get inline:0', '987 recipients in language cs get inline:0'],
+      ['the subject is all in capitals ("SALE 50% OFF")', 'the subject is all in capitals ("SALE 60% OFF")'],
+    ];
+    for (const [before, after] of numbers) expect(compareWithBaseline(response(100, w(before!)), response(100, w(after!)), 'b.json').same, after).toBe(true);
+    // --strict-baseline: any change at all, a count that moved too
+    const strict = compareWithBaseline(response(100, w(numbers[0]![0]!)), response(100, w(numbers[0]![1]!)), 'b.json', { strict: true });
+    expect(strict.changes.map((c) => [c.kind, c.fails])).toEqual([['new_finding', true], ['gone_finding', true]]);
+  });
+
+  it("an inline asset's place in the request is not part of a finding: reordered or moved by one inserted in front, the same", () => {
+    const at = (i: number, code = 'missing_text_part') => ({ code, message: `inline:${i} has no plain-text part`, assetRef: `inline:${i}`, language: 'cs', field: 'text' });
+    const before = response(100, [at(0), at(1, 'missing_preheader')]);
+    expect(compareWithBaseline(before, response(100, [at(1), at(0, 'missing_preheader')]), 'b.json').same).toBe(true);
+    expect(compareWithBaseline(before, response(100, [at(2), at(1, 'missing_preheader')]), 'b.json', { strict: true }).same).toBe(true);
+    // a multiset: two assets with the same finding are two findings
+    const twice = compareWithBaseline(response(100, [at(0)]), response(100, [at(1), at(0)]), 'b.json');
+    expect(twice.changes.map((c) => [c.kind, c.finding?.code])).toEqual([['new_finding', 'missing_text_part']]);
+  });
+
   it('counts a finding twice when it is there twice, and fails on new ones always', () => {
     const f = { code: 'empty_link', message: 'an empty link', assetRef: 'inline:0' };
     const c = compareWithBaseline(response(100, [f]), response(100, [f, f]), 'b.json');
@@ -153,6 +191,47 @@ describe('convx validate --baseline', () => {
     const past = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'table');
     expect(past.code).toBe(1);
     expect(past.stdout).toMatch(/✗ sample cs \(contact c\d+\): the HTML or text changed past the excerpts/);
+  });
+
+  it('inline assets swapped, or one inserted in front, are the same as the baseline; a real new finding is still new', async () => {
+    const cs = { language: 'cs', subject: 'Ahoj', html: '<html><body><p>Ahoj</p><a href="http://x.dev/a">a</a></body></html>', text: 'Ahoj' };
+    const en = { language: 'en', subject: 'Hi', html: `<html><body><p>Hi</p><img src="https://x.dev/a.png">${UNSUBSCRIBE}</body></html>` };
+    const clean = {
+      language: 'de',
+      subject: 'Hallo',
+      preheader: 'Hallo',
+      html: `<html lang="de"><head><meta name="color-scheme" content="light dark"></head><body><p>Hallo</p>${UNSUBSCRIBE}</body></html>`,
+      text: 'Hallo',
+    };
+    const body = (assets: object[]) => JSON.stringify({ audience: { lists: ['l'] }, assets });
+    const s = setup(5, body([cs, en]));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    const findings = JSON.parse(readFileSync(s.base, 'utf8')) as ValidateResponse;
+    expect(new Set([...findings.render.errors, ...findings.render.warnings].map((f) => f.assetRef))).toEqual(new Set(['inline:0', 'inline:1']));
+    for (const assets of [[en, cs], [clean, cs, en], [en, clean, cs]]) {
+      writeFileSync(join(s.dir, 'request.json'), body(assets));
+      const same = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'table');
+      expect(same.stdout, JSON.stringify(assets.map((a) => a.language))).toContain('Baseline base.json: same as baseline\n');
+      expect(same.code).toBe(0);
+    }
+    writeFileSync(join(s.dir, 'request.json'), body([clean, { ...en, html: en.html.replace('<p>Hi</p>', '<p>Hi</p><a href="http://x.dev/b">b</a>') }, cs]));
+    const fresh = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect(fresh.code).toBe(1);
+    expect(fresh.stdout).toContain('✗ new warning insecure_link: 1 link over plain http: http://x.dev/b');
+    expect(fresh.stderr).toBe('convx: not ready: 1 new finding since the baseline base.json\n');
+  });
+
+  it('a finding naming another id is a new finding, --strict-baseline or not (ids keep their digits)', async () => {
+    const body = (id: string) => JSON.stringify({ audience: { contactIds: ['c3', 'c4', id] }, assets: [JSON.parse(request()).assets[0]] });
+    const s = setup(5, body('c9001'));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), body('c7777'));
+    for (const strict of [[], ['--strict-baseline']]) {
+      const other = await run(s, '--baseline', 'base.json', ...strict, '-o', 'table');
+      expect(other.code).toBe(1);
+      expect(other.stdout).toContain('✗ new warning unknown_contact: audience.contactIds: no contact c7777 in the dataset');
+      expect(other.stdout).toMatch(/[·✗] gone warning unknown_contact: audience.contactIds: no contact c9001 in the dataset/);
+    }
   });
 
   it('audience drift: listed, and a failure over --max-audience-drift', async () => {

@@ -103,11 +103,26 @@ function audienceChange(before: ValidateResponse, after: ValidateResponse, polic
 }
 
 /**
- * What identifies a finding across runs: its severity, code and place, and its message with the
- * numbers left out (counts and lines move). Not its file: a path differs between checkouts.
+ * The numbers of a finding's message that are counts, lines, lengths or percentages ("3 recipients",
+ * "html line 12", "200 characters", "(14 in all)", "50 %"): a number standing alone, as a word of its
+ * own, not one a value is made of (an id or a URL: c-9001, l-99, banner2.png, utm_campaign=2024) nor
+ * one that follows a word naming a value (contact 9001, list 42, asset 7, language, country).
  */
-function findingKey(f: Finding, severity: Severity): string {
-  return JSON.stringify([severity, f.code, f.assetRef, f.language, f.field, f.contactId, f.message.replace(/\d+/g, '#')]);
+const COUNTED = /(?<![^\s(])(?<!\b(?:contact|list|asset|language|country) )\d+(?:[.,]\d+)*(?=$|[\s%),;:]|\.(?:\s|$))/g;
+
+/** An inline asset's place in the request (`inline:2`): not part of a finding's identity (assets reordered, one inserted in front). */
+const INLINE = /\binline:\d+\b/g;
+const unplaced = (text: string | undefined) => text?.replace(INLINE, 'inline:#');
+
+/**
+ * What identifies a finding across runs: its severity, code and place (an inline asset by its
+ * content's findings, not its index), and its message with its counts and lines left out (they move;
+ * under --strict-baseline they count too: any change at all). Ids and URLs in it stay. Not its file:
+ * a path differs between checkouts.
+ */
+function findingKey(f: Finding, severity: Severity, strict: boolean): string {
+  const message = unplaced(f.message)!;
+  return JSON.stringify([severity, f.code, unplaced(f.assetRef), f.language, f.field, f.contactId, strict ? message : message.replace(COUNTED, '#')]);
 }
 
 const withSeverity = (r: ValidateResponse) => [
@@ -116,13 +131,13 @@ const withSeverity = (r: ValidateResponse) => [
 ];
 
 /** The findings of `of` beyond those of `than` (as many times as they are more). */
-function extraFindings(of: ValidateResponse, than: ValidateResponse): (Finding & { severity: Severity })[] {
+function extraFindings(of: ValidateResponse, than: ValidateResponse, strict: boolean): (Finding & { severity: Severity })[] {
+  const key = (f: Finding & { severity: Severity }) => findingKey(f, f.severity, strict);
   const counts = new Map<string, number>();
-  for (const f of withSeverity(than)) counts.set(findingKey(f, f.severity), (counts.get(findingKey(f, f.severity)) ?? 0) + 1);
+  for (const f of withSeverity(than)) counts.set(key(f), (counts.get(key(f)) ?? 0) + 1);
   return withSeverity(of).filter((f) => {
-    const key = findingKey(f, f.severity);
-    const left = counts.get(key) ?? 0;
-    counts.set(key, left - 1);
+    const left = counts.get(key(f)) ?? 0;
+    counts.set(key(f), left - 1);
     return left <= 0;
   });
 }
@@ -192,8 +207,8 @@ const findingText = (f: Finding & { severity: Severity }) => `${f.severity} ${f.
 export function compareWithBaseline(before: ValidateResponse, after: ValidateResponse, file: string, policy: BaselinePolicy = {}): BaselineComparison {
   const changes: BaselineChange[] = [
     ...audienceChange(before, after, policy),
-    ...extraFindings(after, before).map((finding) => ({ kind: 'new_finding' as const, message: `new ${findingText(finding)}`, fails: true, finding })),
-    ...extraFindings(before, after).map((finding) => ({ kind: 'gone_finding' as const, message: `gone ${findingText(finding)}`, fails: !!policy.strict, finding })),
+    ...extraFindings(after, before, !!policy.strict).map((finding) => ({ kind: 'new_finding' as const, message: `new ${findingText(finding)}`, fails: true, finding })),
+    ...extraFindings(before, after, !!policy.strict).map((finding) => ({ kind: 'gone_finding' as const, message: `gone ${findingText(finding)}`, fails: !!policy.strict, finding })),
     ...sampleChanges(before, after, policy),
   ];
   return { file, same: changes.length === 0, changes };
