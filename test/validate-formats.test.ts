@@ -13,6 +13,8 @@ import { compareWithBaseline } from '../src/model/baseline.js';
 import { CHECKS, type ValidateResponse } from '../src/model/validation.js';
 import { BLOCKED_IMAGE, blockRemoteImages, validationHtml } from '../src/output/validation-html.js';
 import { BASELINE_RULES, sarifLog } from '../src/output/sarif.js';
+import { junitWithBaseline } from '../src/output/baseline.js';
+import { junitReport } from '../src/output/validation.js';
 import { cli, csv, dataset, tempDir } from './helpers.js';
 
 /** The SARIF 2.1.0 schema (draft-04: its "id" becomes ajv's "$id"), with its formats checked. */
@@ -96,6 +98,46 @@ describe('-o sarif', () => {
     expect(results.map((x) => x.ruleId)).toEqual(['language_fallback', 'missing_text_part', 'missing_unsubscribe_link', 'insecure_link', 'missing_preheader']);
     // The inline asset's finding is at its line of the request file (issue 20's locations).
     expect(results[0]!.locations).toEqual([{ physicalLocation: { artifactLocation: { uri: 'r.json', uriBaseId: '%SRCROOT%' }, region: { startLine: 1 } } }]);
+  });
+});
+
+/** XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets), every character of a document. */
+const XML_CHARS = /^[\t\n\r\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]*$/u;
+
+/** The text of an XML document's elements and attribute values, as an XML parser (htmlparser2 in xmlMode) reads them. */
+async function xmlText(document: string): Promise<string> {
+  const { Parser } = await import('htmlparser2');
+  let text = '';
+  const parser = new Parser({ ontext: (t) => (text += t), onattribute: (_name, value) => (text += value) }, { xmlMode: true, decodeEntities: true });
+  parser.end(document);
+  return text;
+}
+
+describe('-o junit', () => {
+  it('is well-formed XML 1.0 whatever a value holds: U+FFFE and U+FFFF, controls left out, a lone surrogate as U+FFFD', async () => {
+    const odd = 'BIG SALE \uffff \ufffe \u0001\u001b x \ud800 y \udc00 z \ud83d\ude00 <&">';
+    const response: ValidateResponse = {
+      ...RESPONSE,
+      render: { ...RESPONSE.render, errors: [{ code: 'template_syntax', message: `subject: ${odd}`, assetRef: 'inline:0' }], warnings: [{ code: 'subject_all_caps', message: `the subject is all in capitals ("${odd}")` }] },
+    };
+    const report = junitReport(response, `request ${odd}.json`);
+    const comparison = compareWithBaseline(RESPONSE, response, `base ${odd}.json`);
+    for (const document of [report, junitWithBaseline(report, comparison)]) {
+      expect(document).toMatch(XML_CHARS);
+      const text = await xmlText(document);
+      expect(text).toContain('BIG SALE    x \ufffd y \ufffd z \ud83d\ude00 <&">');
+      expect(text).not.toMatch(/[\uffff\ufffe\u0001\u001b]/);
+    }
+  });
+
+  it('convx validate -o junit of a subject holding U+FFFF (the subject_all_caps message) is well-formed', async () => {
+    const dir = tempDir('convx-junit-');
+    const data = dataset({ 'contacts.csv': csv(['contact_id', 'email', 'language', 'consent', 'unsubscribed', 'lists'], [['c1', 'a@x.dev', 'cs', true, false, 'l']]) });
+    const html = '<html lang="cs"><body><p>Ahoj, novinky tento tyden pro vas.</p><a href="https://x.dev/unsubscribe">odhlasit</a></body></html>';
+    writeFileSync(join(dir, 'r.json'), JSON.stringify({ audience: { lists: ['l'] }, assets: [{ language: 'cs', subject: 'BIG SALE \uffff', html, text: 'Ahoj', preheader: 'p' }] }));
+    const run = await cli(['validate', 'r.json', '--data', data, '-o', 'junit'], { cwd: dir });
+    expect(run.stdout).toContain('BIG SALE');
+    expect(run.stdout).toMatch(XML_CHARS);
   });
 });
 

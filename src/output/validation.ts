@@ -102,8 +102,24 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
   ].join('\n') + '\n';
 }
 
+/** What XML 1.0's Char production leaves out: C0 controls but tab, LF and CR, and the noncharacters U+FFFE and U+FFFF. */
+const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+/** A surrogate without its other half (not a character at all). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * Text as XML character data or an attribute value: escaped, and every character XML 1.0 forbids
+ * left out (controls, U+FFFE, U+FFFF), a lone surrogate made U+FFFD (as UTF-8 would write it), so
+ * the document stays well-formed whatever a subject or a message holds.
+ */
 export const xml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(NOT_XML, '')
+    .replace(LONE_SURROGATE, '\ufffd');
 
 /**
  * One test case per check: errors fail; warnings fail only beyond --max-warnings (each such
