@@ -65,6 +65,22 @@ describe('-o sarif', () => {
     expect(sarifLog(RESPONSE, 'deliveries/welcome.json', '0.1.0')).toBe(text); // the same bytes
   });
 
+  it("a file's uri gives back its path: each segment percent-encoded (#, ?, %, a colon), an absolute path a file: URI", () => {
+    const names = ['h/a b,c:d%e#f?.json', 'x:y.json', './x:y.json', 'dir/x:y/[1]&=+;@$.json', 'd/é ü.json', '../up/a#b.json', '/abs/a b#c?d%e:f.json'];
+    for (const file of names) {
+      const log = JSON.parse(sarifLog({ ...RESPONSE, render: { ...RESPONSE.render, warnings: [], errors: [{ code: 'template_syntax', message: 'bad', file, line: 1 }] } }, undefined, '1.0.0')) as {
+        runs: { results: { locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string } } }[] }[] }[];
+      };
+      const { uri, uriBaseId } = log.runs[0]!.results[0]!.locations[0]!.physicalLocation.artifactLocation;
+      const url = new URL(uri, 'file:///root/');
+      expect(url.protocol, uri).toBe('file:');
+      expect([url.search, url.hash], uri).toEqual(['', '']);
+      const expected = file.startsWith('/') ? file : `/root/${file.replace(/^\.\//, '')}`.replace(/\/root\/\.\.\//, '/');
+      expect(decodeURIComponent(url.pathname), uri).toBe(expected);
+      expect(uriBaseId, uri).toBe(file.startsWith('/') ? undefined : '%SRCROOT%');
+    }
+  });
+
   it('the schema check can fail: a result with an unknown level is refused', () => {
     const log = JSON.parse(sarifLog(RESPONSE, undefined, '0.1.0'));
     log.runs[0].results[0].level = 'fatal';

@@ -53,11 +53,16 @@ const rule = (id: string, text: string, level: Level): Rule => ({
   properties: { tags: ['convx', id.startsWith('baseline_') ? 'baseline' : 'delivery'] },
 });
 
-/** A file's artifact location: a relative path against the checkout (%SRCROOT%), an absolute one as a file: URI. */
+/**
+ * A file's artifact location: a relative path against the checkout (%SRCROOT%), an absolute one as a
+ * file: URI. Each segment of a relative path is percent-encoded whole (encodeURIComponent), `/` kept:
+ * a `#` or `?` of a name is not a fragment or query, a `%` not an escape, and a colon (`%3A`) never
+ * makes a first segment a scheme (`x:y.json` is not an absolute URI of scheme x).
+ */
 function artifactLocation(file: string): { uri: string; uriBaseId?: string } {
   const path = file.replace(/\\/g, '/');
   if (/^([a-zA-Z]:)?\//.test(path)) return { uri: pathToFileURL(path).href };
-  return { uri: encodeURI(path.replace(/^\.\//, '')), uriBaseId: '%SRCROOT%' };
+  return { uri: path.replace(/^(\.\/)+/, '').split('/').map(encodeURIComponent).join('/'), uriBaseId: '%SRCROOT%' };
 }
 
 /** Where a finding is: its template file and line, else the request file (no line: a line of an inline template is not one of the file). */
