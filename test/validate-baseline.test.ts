@@ -234,6 +234,36 @@ describe('convx validate --baseline', () => {
     }
   });
 
+  it('an information finding that came is new in every format (SARIF too), one that went is gone; neither fails, --strict-baseline or not', async () => {
+    const withPreheader = (preheader: boolean) => {
+      const asset = JSON.parse(request()).assets[0];
+      return JSON.stringify({ audience: { lists: ['l'] }, assets: [preheader ? { ...asset, preheader: 'Hi' } : asset] });
+    };
+    const s = setup(5, withPreheader(true));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), withPreheader(false));
+    const message = "new information missing_preheader: inline:0 has no preheader; the inbox shows the body's first text instead";
+    const table = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect([table.code, table.stderr]).toEqual([0, '']);
+    expect(table.stdout).toContain(`Baseline base.json: 1 change\n  · ${message}\n`);
+    const json = JSON.parse((await run(s, '--baseline', 'base.json', '-o', 'json')).stdout) as { baseline: { same: boolean; changes: { kind: string; message: string; fails: boolean }[] } };
+    expect(json.baseline.same).toBe(false);
+    expect(json.baseline.changes).toMatchObject([{ kind: 'new_finding', message, fails: false }]);
+    expect((await run(s, '--baseline', 'base.json', '-o', 'github')).stdout).toContain(`::notice title=convx baseline::${message}\n`);
+    const sarif = await run(s, '--baseline', 'base.json', '-o', 'sarif');
+    const results = (JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string; level: string; baselineState: string }[] }[] }).runs[0]!.results;
+    expect(results.filter((r) => r.ruleId === 'missing_preheader')).toMatchObject([{ level: 'note', baselineState: 'new' }]);
+    expect(results.filter((r) => r.ruleId !== 'missing_preheader').every((r) => r.baselineState === 'unchanged')).toBe(true);
+    expect(sarif.code).toBe(0);
+    expect((await run(s, '--baseline', 'base.json', '--strict-baseline')).code).toBe(0);
+    // and back: the information finding is gone, listed, not failing
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), withPreheader(true));
+    const gone = await run(s, '--baseline', 'base.json', '--strict-baseline', '-o', 'table');
+    expect([gone.code, gone.stderr]).toEqual([0, '']);
+    expect(gone.stdout).toContain('  · gone information missing_preheader: inline:0 has no preheader');
+  });
+
   it('audience drift: listed, and a failure over --max-audience-drift', async () => {
     const s = setup(10);
     await run(s, '--baseline', 'base.json', '--update-baseline');

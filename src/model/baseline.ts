@@ -11,7 +11,7 @@ import type { Finding, ValidateResponse } from './validation.js';
 export interface BaselinePolicy {
   /** The largest relative change of the deliverable audience that passes (0.1: 10 %); undefined: any. */
   maxAudienceDrift?: number | undefined;
-  /** Every change fails: any drift, a finding gone, a changed sample (new findings fail always). */
+  /** Every change fails: any drift, a finding gone, a changed sample (new findings fail always; information never). */
   strict?: boolean | undefined;
 }
 
@@ -24,7 +24,7 @@ export interface BaselineChange {
   /** Whether this change fails the run under the policy. */
   fails: boolean;
   /** A new or gone finding, with its severity. */
-  finding?: Finding & { severity: 'error' | 'warning' };
+  finding?: Finding & { severity: Severity };
   /** A changed sample's language and contact. */
   language?: string;
   contactId?: string;
@@ -42,7 +42,8 @@ export interface BaselineComparison {
 }
 
 type Sample = ValidateResponse['render']['samples'][number];
-type Severity = 'error' | 'warning';
+/** An information finding (render.information) is compared too, and listed, but never fails the run. */
+type Severity = 'error' | 'warning' | 'information';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
@@ -125,9 +126,10 @@ function findingKey(f: Finding, severity: Severity, strict: boolean): string {
   return JSON.stringify([severity, f.code, unplaced(f.assetRef), f.language, f.field, f.contactId, strict ? message : message.replace(COUNTED, '#')]);
 }
 
-const withSeverity = (r: ValidateResponse) => [
+const withSeverity = (r: ValidateResponse): (Finding & { severity: Severity })[] => [
   ...r.render.errors.map((f) => ({ ...f, severity: 'error' as const })),
   ...r.render.warnings.map((f) => ({ ...f, severity: 'warning' as const })),
+  ...(r.render.information ?? []).map((f) => ({ ...f, severity: 'information' as const })),
 ];
 
 /** The findings of `of` beyond those of `than` (as many times as they are more). */
@@ -200,15 +202,19 @@ function sampleChanges(before: ValidateResponse, after: ValidateResponse, policy
 
 const findingText = (f: Finding & { severity: Severity }) => `${f.severity} ${f.code}: ${f.message}`;
 
+/** Whether a finding's coming or going may fail the run: an error's or a warning's. */
+const counts = (f: { severity: Severity }) => f.severity !== 'information';
+
 /**
  * Every change from the baseline, in order: the audience, new findings (always failing), findings
- * gone, changed samples; the last two, and any drift, fail only under `strict`.
+ * gone, changed samples; the last two, and any drift, fail only under `strict`. An information
+ * finding that came or went is listed and never fails (information never fails a run).
  */
 export function compareWithBaseline(before: ValidateResponse, after: ValidateResponse, file: string, policy: BaselinePolicy = {}): BaselineComparison {
   const changes: BaselineChange[] = [
     ...audienceChange(before, after, policy),
-    ...extraFindings(after, before, !!policy.strict).map((finding) => ({ kind: 'new_finding' as const, message: `new ${findingText(finding)}`, fails: true, finding })),
-    ...extraFindings(before, after, !!policy.strict).map((finding) => ({ kind: 'gone_finding' as const, message: `gone ${findingText(finding)}`, fails: !!policy.strict, finding })),
+    ...extraFindings(after, before, !!policy.strict).map((finding) => ({ kind: 'new_finding' as const, message: `new ${findingText(finding)}`, fails: counts(finding), finding })),
+    ...extraFindings(before, after, !!policy.strict).map((finding) => ({ kind: 'gone_finding' as const, message: `gone ${findingText(finding)}`, fails: !!policy.strict && counts(finding), finding })),
     ...sampleChanges(before, after, policy),
   ];
   return { file, same: changes.length === 0, changes };

@@ -81,9 +81,21 @@ function properties(f: Finding): Record<string, unknown> | undefined {
   return Object.keys(bag).length ? bag : undefined;
 }
 
-/** The findings of the response that are new since the baseline (by identity, as the comparison found them). */
-function newFindings(comparison: BaselineComparison | undefined): Set<string> {
-  return new Set((comparison?.changes ?? []).filter((c) => c.kind === 'new_finding').map((c) => findingId(c.finding!)));
+/**
+ * The findings of the response that are new since the baseline (by identity, as the comparison found
+ * them, information too), counted: of two alike findings of which one is new, one result is new.
+ */
+function newFindings(comparison: BaselineComparison | undefined): Map<string, number> {
+  const fresh = new Map<string, number>();
+  for (const c of comparison?.changes ?? []) if (c.kind === 'new_finding') fresh.set(findingId(c.finding!), (fresh.get(findingId(c.finding!)) ?? 0) + 1);
+  return fresh;
+}
+
+/** Whether a finding is one of the new ones (taking it from the count). */
+function takeNew(fresh: Map<string, number>, f: Finding): boolean {
+  const left = fresh.get(findingId(f)) ?? 0;
+  if (left > 0) fresh.set(findingId(f), left - 1);
+  return left > 0;
 }
 
 const findingId = (f: Finding & { severity?: string }) => JSON.stringify([f.code, f.message, f.assetRef, f.language, f.field, f.contactId, f.file, f.line]);
@@ -105,7 +117,7 @@ export function sarifLog(response: ValidateResponse, requestFile: string | undef
       level,
       message: { text: f.message },
       ...(where ? { locations: where } : {}),
-      ...(comparison ? { baselineState: fresh.has(findingId(f)) ? 'new' : 'unchanged' } : {}),
+      ...(comparison ? { baselineState: takeNew(fresh, f) ? 'new' : 'unchanged' } : {}),
       ...(bag ? { properties: bag } : {}),
     };
   };
