@@ -119,6 +119,33 @@ describe('the comparison alone', () => {
     expect(() => parseBaseline(ok.replace('"subject":"Hi Ann"', '"subject":3'), 'b.json')).toThrow('render.samples[0].subject must be a string');
     expect(() => parseBaseline('[]', 'b.json')).toThrow('must hold a JSON object');
   });
+
+  it("checks the whole shape the comparison reads against the response's JSON Schema, naming the path of the bad value", () => {
+    const good = JSON.parse(JSON.stringify(response(5, [{ code: 'empty_link', message: 'an empty link', count: 1 }]))) as ValidateResponse;
+    good.render.samples[0]!.textExcerpt = 'Hi';
+    good.render.samples[0]!.digest = 'abc';
+    good.render.information = [{ code: 'missing_preheader', message: 'no preheader' }];
+    expect(parseBaseline(JSON.stringify(good), 'b.json')).toEqual(good);
+    const bad: [(b: ValidateResponse) => void, string][] = [
+      [(b) => (b.render.samples[0]!.textExcerpt = 3 as never), 'render.samples[0].textExcerpt must be a string'],
+      [(b) => (b.render.samples[0]!.textExcerpt = null as never), 'render.samples[0].textExcerpt must be a string'],
+      [(b) => (b.render.samples[0]!.htmlExcerpt = null as never), 'render.samples[0].htmlExcerpt must be a string'],
+      [(b) => (b.render.samples[0]!.subject = 7 as never), 'render.samples[0].subject must be a string'],
+      [(b) => (b.render.samples[0]!.digest = [] as never), 'render.samples[0].digest must be a string'],
+      [(b) => (b.render.samples[0] = 'x' as never), 'render.samples[0] must be an object'],
+      [(b) => (b.render.warnings[0]!.assetRef = 0 as never), 'render.warnings[0].assetRef must be a string'],
+      [(b) => (b.render.warnings[0]!.count = '1' as never), 'render.warnings[0].count must be a whole number'],
+      [(b) => (b.render.information = [{ code: 'x', message: null as never }]), 'render.information[0].message must be a string'],
+      [(b) => (b.render.information = {} as never), 'render.information must be an array'],
+      [(b) => (b.audience.deliverable = -1), 'audience.deliverable must be a whole number from 0'],
+      [(b) => delete (b as Partial<ValidateResponse>).render, 'render must be an object'],
+    ];
+    for (const [edit, problem] of bad) {
+      const b = JSON.parse(JSON.stringify(good)) as ValidateResponse;
+      edit(b);
+      expect(() => parseBaseline(JSON.stringify(b), 'b.json'), problem).toThrow(`--baseline b.json is not a validation result: ${problem}`);
+    }
+  });
 });
 
 describe('convx validate --baseline', () => {
@@ -290,6 +317,13 @@ describe('convx validate --baseline', () => {
     expect((await run(s, '--baseline', 'base.json')).stderr).toContain('--baseline base.json is not a validation result: render.warnings[0].code must be a string');
     expect((await run(s, '--baseline', 'base.json', '--update-baseline')).code).toBe(2); // a broken file is not overwritten
     expect(readFileSync(s.base, 'utf8')).toContain('"warnings": [{}]');
+    // a hand-edited sample's excerpt: not a crash ("text.slice is not a function"), exit 2 naming where
+    await run(s, '--baseline', 'good.json', '--update-baseline');
+    const edited = JSON.parse(readFileSync(join(s.dir, 'good.json'), 'utf8')) as ValidateResponse;
+    edited.render.samples[0]!.textExcerpt = 42 as never;
+    writeFileSync(s.base, JSON.stringify(edited));
+    const excerpt = await run(s, '--baseline', 'base.json');
+    expect([excerpt.code, excerpt.stderr.split('\n')[0]]).toEqual([2, 'convx: error: --baseline base.json is not a validation result: render.samples[0].textExcerpt must be a string']);
     const drift = await run(s, '--baseline', 'base.json', '--max-audience-drift', 'lots');
     expect([drift.code, drift.stderr]).toEqual([2, expect.stringContaining('--max-audience-drift: "lots" is not a percentage (e.g. 10%)')]);
     const alone = await run(s, '--update-baseline');

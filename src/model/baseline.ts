@@ -5,6 +5,7 @@
  * The same in local and API mode (the baseline is a local file; the response comes from either).
  */
 import { UsageError } from '../errors.js';
+import { COMPONENT_SCHEMAS } from './shapes.js';
 import type { Finding, ValidateResponse } from './validation.js';
 
 /** What a change from the baseline may be before it fails the run. */
@@ -45,28 +46,80 @@ type Sample = ValidateResponse['render']['samples'][number];
 /** An information finding (render.information) is compared too, and listed, but never fails the run. */
 type Severity = 'error' | 'warning' | 'information';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+/** A JSON Schema as shapes.ts writes them (the keywords the check below reads). */
+interface Schema {
+  type?: string | readonly string[];
+  enum?: readonly unknown[];
+  required?: readonly string[];
+  properties?: Record<string, unknown>;
+  items?: unknown;
+  $ref?: string;
+  minimum?: number;
+}
 
-/** The first problem of a parsed baseline's shape ("render.errors[2].code must be a string"), or undefined. */
-function shapeProblem(body: unknown): string | undefined {
-  if (!isObject(body)) return 'must hold a JSON object (the output of convx validate -o json)';
-  if (!isObject(body.audience)) return 'audience must be an object';
-  for (const key of ['intended', 'suppressed', 'deliverable']) {
-    if (!isCount(body.audience[key])) return `audience.${key} must be a whole number`;
+const RESPONSE_SCHEMA = COMPONENT_SCHEMAS.ValidateResponse;
+
+/**
+ * What a baseline must hold, as the response's JSON Schema says it (COMPONENT_SCHEMAS of shapes.ts):
+ * the parts the comparison reads, the audience's counts and the whole of render (samples, findings).
+ */
+const BASELINE_SCHEMA: Schema = {
+  type: 'object',
+  required: ['audience', 'render'],
+  properties: {
+    audience: {
+      type: 'object',
+      required: ['intended', 'suppressed', 'deliverable'],
+      // counts: none below 0 (the drift divides by the deliverable audience)
+      properties: Object.fromEntries((['intended', 'suppressed', 'deliverable'] as const).map((k) => [k, { ...RESPONSE_SCHEMA.properties.audience.properties[k], minimum: 0 }])),
+    },
+    render: RESPONSE_SCHEMA.properties.render,
+  },
+};
+
+const TYPE_WORDS: Record<string, string> = { string: 'a string', integer: 'a whole number', number: 'a number', boolean: 'true or false', object: 'an object', array: 'an array', null: 'null' };
+
+const resolve = (schema: Schema): Schema =>
+  schema.$ref ? (COMPONENT_SCHEMAS as Record<string, unknown>)[schema.$ref.replace('#/components/schemas/', '')] as Schema : schema;
+
+function isType(value: unknown, type: string): boolean {
+  if (type === 'integer') return Number.isInteger(value);
+  if (type === 'array') return Array.isArray(value);
+  if (type === 'object') return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (type === 'null') return value === null;
+  return typeof value === type;
+}
+
+/** The first value at odds with the schema, as "render.samples[2].textExcerpt must be a string"; undefined when none is. */
+function schemaProblem(value: unknown, given: Schema, path: string): string | undefined {
+  const schema = resolve(given);
+  const types = schema.type === undefined ? [] : typeof schema.type === 'string' ? [schema.type] : schema.type;
+  if (types.length && !types.some((t) => isType(value, t))) return `${path} must be ${types.map((t) => TYPE_WORDS[t] ?? t).join(' or ')}`;
+  if (schema.minimum !== undefined && typeof value === 'number' && value < schema.minimum) return `${path} must be ${TYPE_WORDS[String(schema.type)] ?? 'a number'} from ${schema.minimum}`;
+  if (schema.enum && !schema.enum.includes(value)) return `${path} must be ${schema.enum.map((v) => JSON.stringify(v)).join(' or ')}`;
+  if (Array.isArray(value) && schema.items) {
+    for (const [i, item] of value.entries()) {
+      const problem = schemaProblem(item, schema.items as Schema, `${path}[${i}]`);
+      if (problem) return problem;
+    }
   }
-  if (!isObject(body.render)) return 'render must be an object';
-  for (const list of ['samples', 'warnings', 'errors'] as const) {
-    const items = body.render[list];
-    if (!Array.isArray(items)) return `render.${list} must be an array`;
-    const fields = list === 'samples' ? ['language', 'contactId', 'subject', 'htmlExcerpt'] : ['code', 'message'];
-    for (const [i, item] of items.entries()) {
-      if (!isObject(item)) return `render.${list}[${i}] must be an object`;
-      const bad = fields.find((f) => typeof item[f] !== 'string');
-      if (bad) return `render.${list}[${i}].${bad} must be a string`;
+  if (isType(value, 'object') && schema.properties) {
+    const object = value as Record<string, unknown>;
+    for (const [key, property] of Object.entries(schema.properties)) {
+      const at = path ? `${path}.${key}` : key;
+      // a property that is missing: what it must be, as for one of the wrong type
+      if (object[key] === undefined && !schema.required?.includes(key)) continue;
+      const problem = schemaProblem(object[key], property as Schema, at);
+      if (problem) return problem;
     }
   }
   return undefined;
+}
+
+/** The first problem of a parsed baseline's shape ("render.errors[2].code must be a string"), or undefined. */
+function shapeProblem(body: unknown): string | undefined {
+  if (!isType(body, 'object')) return 'must hold a JSON object (the output of convx validate -o json)';
+  return schemaProblem(body, BASELINE_SCHEMA, '');
 }
 
 /**
