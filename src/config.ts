@@ -4,120 +4,59 @@
  * the only place a token is written) and how flags, environment and config
  * combine: flags beat environment beats config.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { UsageError } from './errors.js';
+import { DEFAULT_PROFILE, profileNameProblem, type ConfigFile, type Profile } from './config-file.js';
 
-export interface Profile {
-  mode?: 'local' | 'api';
-  data?: string;
-  api?: string;
-  deliveryApi?: string;
-  token?: string;
-  plugin?: string;
-  format?: string;
-  /** The default time zone of the reporting commands' periods (--tz). */
-  tz?: string;
-  /** Tracking lint of convx validate: the shop's own domains and the parameters their links carry (comma-separated). */
-  trackingDomains?: string;
-  trackingParams?: string;
-}
+export {
+  CONFIG_KEYS,
+  configPath,
+  credentialsPath,
+  DEFAULT_PROFILE,
+  lockPath,
+  PROFILE_KEYS,
+  profileNameProblem,
+  readConfig,
+  SETTING_CHECKS,
+  tokenLocation,
+  updateConfig,
+  writeConfig,
+  type ConfigFile,
+  type Profile,
+  type ProfileKey,
+} from './config-file.js';
 
-export interface ConfigFile {
-  defaultProfile?: string;
-  profiles: Record<string, Profile>;
-}
-
-export const DEFAULT_PROFILE = 'default';
-
-/** $XDG_CONFIG_HOME/convx/config.json, else ~/.config/convx/config.json; undefined with neither variable. */
-export function configPath(env: Record<string, string | undefined>): string | undefined {
-  const base = env.XDG_CONFIG_HOME || (env.HOME ? join(env.HOME, '.config') : undefined);
-  return base ? join(base, 'convx', 'config.json') : undefined;
-}
-
-/** credentials.json beside the config file: the profiles' tokens, and nothing else. */
-export function credentialsPath(configFile: string): string {
-  return join(dirname(configFile), 'credentials.json');
-}
-
-/** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
-export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingDomains', 'trackingParams'] as const;
-/** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
-export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
-export type ProfileKey = (typeof PROFILE_KEYS)[number];
-
-function readJsonObject(path: string): Record<string, unknown> | undefined {
-  if (!existsSync(path)) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new UsageError(`${path} is not valid JSON (${(error as Error).message}); fix it or remove it`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new UsageError(`${path} should hold a JSON object`);
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/**
- * The config with each profile's token merged in from the credentials file (a
- * token still found in config.json, written by an older convx, is read too and
- * moves to the credentials file on the next write).
- */
-export function readConfig(path: string | undefined): ConfigFile {
-  if (!path) return { profiles: {} };
-  const file = (readJsonObject(path) ?? {}) as Partial<ConfigFile>;
-  const profiles: Record<string, Profile> = {};
-  for (const [name, profile] of Object.entries(file.profiles ?? {})) profiles[name] = { ...profile };
-  const credentials = (readJsonObject(credentialsPath(path)) ?? {}) as { profiles?: Record<string, { token?: unknown }> };
-  for (const [name, entry] of Object.entries(credentials.profiles ?? {})) {
-    if (typeof entry?.token === 'string' && entry.token) profiles[name] = { ...profiles[name], token: entry.token };
-  }
-  return { ...(file.defaultProfile ? { defaultProfile: file.defaultProfile } : {}), profiles };
-}
-
-function writeWhole(path: string, content: string): void {
-  const temporary = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temporary, content, { mode: 0o600 });
-    chmodSync(temporary, 0o600);
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-}
-
-/**
- * Writes the config whole (temporary file, then rename), readable by its owner
- * only, with the tokens split off into the credentials file (also 0600; removed
- * when no profile has a token). The credentials are written first, so a token
- * is never only in memory.
- */
-export function writeConfig(path: string, config: ConfigFile): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
-  const tokens: Record<string, { token: string }> = {};
-  const profiles: Record<string, Profile> = {};
-  for (const [name, { token, ...rest }] of Object.entries(config.profiles)) {
-    // the settings in one order (mode, data, api ...), whatever order they were set in; unknown keys kept after them
-    const ordered: Record<string, unknown> = {};
-    for (const key of PROFILE_KEYS) if (rest[key] !== undefined) ordered[key] = rest[key];
-    profiles[name] = { ...ordered, ...rest } as Profile;
-    if (token) tokens[name] = { token };
-  }
-  const secrets = credentialsPath(path);
-  if (Object.keys(tokens).length) writeWhole(secrets, `${JSON.stringify({ profiles: tokens }, null, 2)}\n`);
-  else rmSync(secrets, { force: true });
-  const file: ConfigFile = { ...(config.defaultProfile ? { defaultProfile: config.defaultProfile } : {}), profiles };
-  writeWhole(path, `${JSON.stringify(file, null, 2)}\n`);
-}
-
+/** The profile's name: --profile, else CONVX_PROFILE (an empty one counts as unset), else defaultProfile, else "default". */
 export function profileName(flag: string | undefined, env: Record<string, string | undefined>, config: ConfigFile): string {
-  return flag ?? env.CONVX_PROFILE ?? config.defaultProfile ?? DEFAULT_PROFILE;
+  return profileChoice(flag, env, config).name;
+}
+
+/** Where the name of the profile in use comes from, as a message names it. */
+export type ProfileSource = '--profile' | 'CONVX_PROFILE' | 'defaultProfile' | 'default';
+
+/** The profile's name and where it comes from (--profile, CONVX_PROFILE, defaultProfile of the file, or "default"). */
+export function profileChoice(flag: string | undefined, env: Record<string, string | undefined>, config: ConfigFile): { name: string; from: ProfileSource } {
+  if (flag !== undefined) return { name: flag, from: '--profile' };
+  if (env.CONVX_PROFILE !== undefined && env.CONVX_PROFILE !== '') return { name: env.CONVX_PROFILE, from: 'CONVX_PROFILE' };
+  if (config.defaultProfile !== undefined) return { name: config.defaultProfile, from: 'defaultProfile' };
+  return { name: DEFAULT_PROFILE, from: 'default' };
+}
+
+/** A name that cannot be a profile's (`__proto__`), refused as a usage error naming where it came from. */
+export function checkProfileName(name: string, from: ProfileSource): void {
+  const problem = profileNameProblem(name);
+  if (problem) throw new UsageError(`${from}: "${name}" ${problem}`, [], 'give another profile name');
+}
+
+/** The error of a profile that does not exist, however it was named (--profile, CONVX_PROFILE, defaultProfile). */
+export function noProfileError(name: string, from: ProfileSource, file: string | undefined, config: ConfigFile): UsageError {
+  const names = Object.keys(config.profiles).sort();
+  const hint =
+    from === 'CONVX_PROFILE'
+      ? 'unset CONVX_PROFILE, or set it to one of the profiles'
+      : from === 'defaultProfile'
+        ? `the file's defaultProfile names it: convx config set defaultProfile NAME, or convx config unset defaultProfile`
+        : undefined;
+  return new UsageError(`no profile "${name}" in ${file ?? 'the config'}; profiles: ${names.join(', ') || 'none'}`, [], hint);
 }
 
 export interface ResolvedSettings {
@@ -136,8 +75,10 @@ export interface ResolvedSettings {
   /** The profile's tracking lint settings (comma-separated), for convx validate. */
   trackingDomains?: string;
   trackingParams?: string;
-  /** Where the token comes from, resolved lazily (reading stdin or a file). */
+  /** The token of --token-file (given through flags), CONVX_TOKEN, or the profile's when the API in effect is the one it was stored for. */
   token?: string;
+  /** Why the profile's stored token is not used: the API in effect is another than the one it was stored for (an error when a token is needed). */
+  storedTokenRefused?: { message: string; hint: string };
   profile: string;
   /** DuckDB worker threads of local mode (CONVX_THREADS); undefined: one per core. */
   threads?: number;
@@ -150,11 +91,54 @@ export interface SettingSources {
   profileName: string;
 }
 
+/** The settings that choose and reach a backend: resolved only where a command needs one (deferredSettings). */
+const BACKEND_KEYS = ['mode', 'data', 'dataFrom', 'api', 'deliveryApi', 'token', 'storedTokenRefused', 'threads'] as const;
+type BackendSettings = Pick<ResolvedSettings, (typeof BACKEND_KEYS)[number]>;
+
+const pick = <T>(...values: (T | undefined)[]) => values.find((v) => v !== undefined && v !== '');
+
 /**
  * Flags beat environment beats config, level by level: the first level that
  * names a dataset or an API decides the mode, and naming both there is an error.
  */
-export function resolveSettings({ flags, env, profile, profileName: name }: SettingSources): ResolvedSettings {
+export function resolveSettings(sources: SettingSources): ResolvedSettings {
+  return { ...otherSettings(sources), ...backendSettings(sources) };
+}
+
+/**
+ * The settings as resolveSettings makes them, but the mode, dataset, API, token and threads are
+ * resolved when first read (and an error of theirs thrown then, each time): a command that needs
+ * no backend (`convx config ...`) works whatever state the mode is in. check runs before they are.
+ */
+export function deferredSettings(sources: SettingSources, check: () => void = () => undefined): ResolvedSettings {
+  const settings = otherSettings(sources) as ResolvedSettings;
+  let resolved: BackendSettings | undefined;
+  const backend = (): BackendSettings => {
+    check();
+    return (resolved ??= backendSettings(sources));
+  };
+  for (const key of BACKEND_KEYS) Object.defineProperty(settings, key, { get: () => backend()[key], enumerable: true, configurable: true });
+  return settings;
+}
+
+/** The settings that need no mode: the profile's name, plugin, format, time zone and tracking lint. */
+function otherSettings({ flags, env, profile, profileName: name }: SettingSources): Omit<ResolvedSettings, keyof BackendSettings> {
+  const settings: Omit<ResolvedSettings, keyof BackendSettings> = { profile: name };
+  const plugin = pick(flags.plugin, profile.plugin);
+  if (plugin) settings.plugin = plugin;
+  const format = pick(flags.format, profile.format);
+  if (format) settings.format = format;
+  const tz = pick(env.CONVX_TZ, profile.tz);
+  if (tz) {
+    settings.tz = tz;
+    settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
+  }
+  if (profile.trackingDomains) settings.trackingDomains = profile.trackingDomains;
+  if (profile.trackingParams) settings.trackingParams = profile.trackingParams;
+  return settings;
+}
+
+function backendSettings({ flags, env, profile, profileName: name }: SettingSources): BackendSettings {
   const levels = [
     { label: 'flags', data: flags.data, api: flags.api, names: ['--data', '--api'], givenNow: true },
     { label: 'environment', data: env.CONVX_DATA, api: env.CONVX_API_URL, names: ['CONVX_DATA', 'CONVX_API_URL'], givenNow: true },
@@ -170,6 +154,7 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   let data: string | undefined;
   let dataFrom: string | undefined;
   let api: string | undefined;
+  let apiFrom: string | undefined;
   for (const level of levels) {
     if (level.data && level.api) {
       throw new UsageError(`${level.names[0]} and ${level.names[1]} both set (${level.label}): choose local mode or API mode`);
@@ -179,14 +164,14 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
       data = level.data;
       dataFrom = level.givenNow ? level.names[0] : `data of profile "${name}"`;
       api = level.api;
+      apiFrom = level.givenNow ? level.names[1] : `api of profile "${name}"`;
       // A password in a URL given now (flag, environment) is refused at once; a profile's when it is
       // used (ApiClient), so that `convx config set api URL` can still replace it.
       if (level.givenNow) checkApiUrl(api, level.names[1]!);
       break;
     }
   }
-  const pick = <T>(...values: (T | undefined)[]) => values.find((v) => v !== undefined && v !== '');
-  const settings: ResolvedSettings = { mode, profile: name };
+  const settings: BackendSettings = { mode };
   if (data) {
     settings.data = data;
     settings.dataFrom = dataFrom;
@@ -196,22 +181,44 @@ export function resolveSettings({ flags, env, profile, profileName: name }: Sett
   if (flags.deliveryApi === undefined) checkApiUrl(env.CONVX_DELIVERY_API_URL, 'CONVX_DELIVERY_API_URL');
   const deliveryApi = pick(flags.deliveryApi, env.CONVX_DELIVERY_API_URL, profile.deliveryApi);
   if (deliveryApi) settings.deliveryApi = deliveryApi;
-  const plugin = pick(flags.plugin, profile.plugin);
-  if (plugin) settings.plugin = plugin;
-  const format = pick(flags.format, profile.format);
-  if (format) settings.format = format;
-  const tz = pick(env.CONVX_TZ, profile.tz);
-  if (tz) {
-    settings.tz = tz;
-    settings.tzFrom = pick(env.CONVX_TZ) ? 'CONVX_TZ' : `tz of profile "${name}"`;
+  const given = pick(flags.token, env.CONVX_TOKEN);
+  if (given) settings.token = given.trim();
+  else if (profile.token) {
+    const deliveryFrom = pick(flags.deliveryApi) ? '--delivery-api' : pick(env.CONVX_DELIVERY_API_URL) ? 'CONVX_DELIVERY_API_URL' : `deliveryApi of profile "${name}"`;
+    const refused =
+      api !== undefined && !sameApi(api, profile.api)
+        ? storedTokenRefusal(name, profile.api, api, apiFrom!)
+        : api !== undefined && deliveryApi !== undefined && !sameApi(deliveryApi, profile.deliveryApi)
+          ? storedTokenRefusal(name, profile.deliveryApi, deliveryApi, deliveryFrom, 'delivery ')
+          : undefined;
+    if (refused) settings.storedTokenRefused = refused;
+    else if (api !== undefined) settings.token = profile.token.trim();
   }
-  if (profile.trackingDomains) settings.trackingDomains = profile.trackingDomains;
-  if (profile.trackingParams) settings.trackingParams = profile.trackingParams;
-  const token = pick(flags.token, env.CONVX_TOKEN, profile.token);
-  if (token) settings.token = token.trim();
   const threads = threadsOf(env.CONVX_THREADS);
   if (threads !== undefined) settings.threads = threads;
   return settings;
+}
+
+/**
+ * Whether two API base URLs are one API: the same origin (scheme, host, port) and path (a
+ * trailing slash aside). A stored token goes only to the API it was stored for.
+ */
+export function sameApi(a: string, b: string | undefined): boolean {
+  if (b === undefined) return false;
+  const key = (text: string) => {
+    const url = httpUrl(text);
+    return url ? `${url.origin}${url.pathname.replace(/\/+$/, '')}` : text.replace(/\/+$/, '');
+  };
+  return key(a) === key(b);
+}
+
+function storedTokenRefusal(name: string, storedFor: string | undefined, api: string, from: string, what = ''): { message: string; hint: string } {
+  return {
+    message:
+      `the token stored in profile "${name}" is for ${storedFor === undefined ? `no ${what}API (the profile has no ${what ? 'deliveryApi' : 'api'})` : `the ${what}API ${redactUrl(storedFor)}`}, ` +
+      `not for ${redactUrl(api)} (${from}); convx sends a stored token only to the API it was stored for`,
+    hint: 'give a token for this API: --token-file FILE (or - for stdin) or CONVX_TOKEN; or store one for it: convx auth login --api URL --profile NAME',
+  };
 }
 
 /** The DuckDB threads CONVX_THREADS asks for, as the options of a local open: none when it is unset. */

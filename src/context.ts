@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import { colorLevel, type GlobalFlags } from './globals.js';
-import { configPath, profileName, readConfig, resolveSettings, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
+import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, readConfig, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
@@ -123,20 +123,31 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
   return Number(value);
 }
 
-/** The config file, its profiles, and the settings of the profile in use combined with the flags and environment. */
-function profileSettings(io: Io, globals: GlobalOptions): { file: string | undefined; config: ConfigFile; settings: ResolvedSettings } {
+/**
+ * The config file, its profiles, and the settings of the profile in use combined with the flags and
+ * environment. A profile that does not exist is an error however it was named (--profile,
+ * CONVX_PROFILE, defaultProfile) unless the command makes it; one named by the file's defaultProfile
+ * only where the command uses its settings (a backend's), so that `convx config` can still repair
+ * the file. The mode is resolved only where a command needs a backend (deferredSettings).
+ */
+function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string) => void): { file: string | undefined; config: ConfigFile; settings: ResolvedSettings } {
   const file = configPath(io.env);
-  const config = readConfig(file);
-  const name = profileName(globals.profile, io.env, config);
-  if (globals.profile !== undefined && !config.profiles[name] && !globals.newProfile) {
-    throw new UsageError(`no profile "${globals.profile}" in ${file ?? 'the config'}; profiles: ${Object.keys(config.profiles).join(', ') || 'none'}`);
-  }
-  const settings = resolveSettings({
-    flags: { data: globals.data, api: globals.api, deliveryApi: globals.deliveryApi, plugin: globals.plugin, format: globals.format },
-    env: io.env,
-    profile: config.profiles[name] ?? {},
-    profileName: name,
-  });
+  const config = readConfig(file, warn);
+  const { name, from } = profileChoice(globals.profile, io.env, config);
+  checkProfileName(name, from);
+  const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;
+  if (missing && from !== 'defaultProfile') throw noProfileError(name, from, file, config);
+  const settings = deferredSettings(
+    {
+      flags: { data: globals.data, api: globals.api, deliveryApi: globals.deliveryApi, plugin: globals.plugin, format: globals.format },
+      env: io.env,
+      profile: (Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined) ?? {},
+      profileName: name,
+    },
+    () => {
+      if (missing) throw noProfileError(name, from, file, config);
+    },
+  );
   return { file, config, settings };
 }
 
@@ -171,7 +182,11 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
           if (code === 'ENOENT') throw new UsageError(`not found: ${globals.tokenFile}`, [], '--token-file names a file that holds the bearer token, or - for stdin');
           throw new UsageError(`--token-file: cannot read ${globals.tokenFile}: ${code ?? error}`);
         }
-      } else value = settings.token;
+      } else {
+        value = settings.token;
+        const refused = value === undefined ? settings.storedTokenRefused : undefined;
+        if (refused) throw new UsageError(refused.message, [], refused.hint);
+      }
       // One line, whatever the source (the message never shows it): a header cannot carry two.
       const source = globals.tokenFile !== undefined ? `--token-file ${globals.tokenFile}` : io.env.CONVX_TOKEN !== undefined ? 'CONVX_TOKEN' : 'the profile\'s token';
       value = value === undefined ? undefined : tokenFromText(value, source);
@@ -217,14 +232,14 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
     given.referenceCurrency === undefined ? given : { ...given, referenceCurrency: parseReferenceCurrency(given.referenceCurrency) };
   // chalk loads only where something is coloured (output/no-color.ts)
   const [chalk, errChalk] = await Promise.all([painter(colorLevel(io.stdoutIsTTY, io.env, globals.color)), painter(colorLevel(io.stderrIsTTY, io.env, globals.color))]);
-  const { file, config, settings } = profileSettings(io, globals);
+  // Notes, warnings and progress may quote data values: no control character reaches the terminal (output/logger.ts).
+  const noteWidth = io.stderrIsTTY ? terminalColumns(io.stderr, io.env) : undefined;
+  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY, ...(noteWidth !== undefined ? { width: noteWidth } : {}) });
+  const { file, config, settings } = profileSettings(io, globals, (message) => log.warn(message));
   // A profile's default format applies where the command prints it (validate has no csv, say); a flag always does.
   const allowed = globals.formats ?? FORMATS;
   const configured = globals.format ?? allowed.find((f) => f === settings.format);
   const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
-  // Notes, warnings and progress may quote data values: no control character reaches the terminal (output/logger.ts).
-  const noteWidth = io.stderrIsTTY ? terminalColumns(io.stderr, io.env) : undefined;
-  const log = createLogger(io.stderr, errChalk, { quiet: globals.quiet === true, terminal: io.stderrIsTTY, ...(noteWidth !== undefined ? { width: noteWidth } : {}) });
   const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const timeoutSeconds = parseTimeout(globals.timeout);
   const ctx: Context = {

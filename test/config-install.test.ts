@@ -599,3 +599,78 @@ describe('shell completion (item 15)', () => {
     expect((await cli(['__complete', 'validate', '-o', ''])).stdout).toBe('table\njson\ngithub\njunit\nhtml\nsarif\n');
   });
 });
+
+describe('the config files under concurrent convx processes, and where a stored token goes', () => {
+  const BIN = join(ROOT, 'bin', 'convx.js');
+  /** Runs the built binary with a scratch config home, to its exit (or killed after timeoutMs): its code and stderr. */
+  const convx = (argv: string[], env: Record<string, string>, timeoutMs = 20_000) =>
+    new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...argv], { env: { PATH: process.env.PATH, ...suiteThreads(), ...env } });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stderr });
+      });
+    });
+
+  it('six config set at once keep six profiles; a logout racing a config set leaves no token', async () => {
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    const runs = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => convx(['config', 'set', 'plugin', `q${n}`, '--profile', `q${n}`], env)));
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(Object.keys(readJson(configFile(home)).profiles).sort()).toEqual(['q1', 'q2', 'q3', 'q4', 'q5', 'q6']);
+    for (let round = 0; round < 3; round++) {
+      writeFileSync(configFile(home), JSON.stringify({ profiles: { lo: { mode: 'api', api: 'https://h/v1' } } }));
+      writeFileSync(credentialsFile(home), JSON.stringify({ profiles: { lo: { token: 'tok-abcdefghijklmnop' } } }));
+      const [logout, set] = await Promise.all([convx(['auth', 'logout', '--profile', 'lo'], env), convx(['config', 'set', 'plugin', `p${round}`, '--profile', 'lo'], env)]);
+      expect([logout.code, set.code]).toEqual([0, 0]);
+      expect(existsSync(credentialsFile(home))).toBe(false);
+      expect(readJson(configFile(home)).profiles.lo).toMatchObject({ api: 'https://h/v1', plugin: `p${round}` });
+    }
+  }, 60_000);
+
+  it('XDG_CONFIG_HOME=/proc/self: a clear error at once, not a loop', async () => {
+    const run = await convx(['config', 'set', 'format', 'csv'], { XDG_CONFIG_HOME: '/proc/self' }, 10_000);
+    expect(run.signal).toBe(null);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^convx: error: cannot make the folder \/proc\/self\/convx: /);
+  }, 20_000);
+
+  it("a profile's stored token goes only to the API it was stored for; another URL is a usage error, nothing sent", async () => {
+    const answer = (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(401, { 'content-type': 'application/problem+json' });
+      res.end('{"type":"urn:convx:problem:invalid-token","title":"no","status":401,"detail":"no"}');
+    };
+    const stored = await scripted(answer);
+    const other = await scripted(answer);
+    try {
+      const home = tempDir();
+      const env = { XDG_CONFIG_HOME: home };
+      const token = 'stored-token-abcdefghijklmnopqrstuvwxyz';
+      const { mkdirSync } = await import('node:fs');
+      mkdirSync(join(home, 'convx'), { recursive: true });
+      writeFileSync(configFile(home), JSON.stringify({ profiles: { default: { mode: 'api', api: stored.url } } }));
+      writeFileSync(credentialsFile(home), JSON.stringify({ profiles: { default: { token } } }));
+      const args = ['report', '--from', '2024-03-01', '--to', '2024-03-31'];
+      for (const run of [await cli([...args, '--api', other.url], { env }), await cli(args, { env: { ...env, CONVX_API_URL: other.url } }), await cli(['auth', 'status', '--api', other.url], { env })]) {
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(
+          new RegExp(`^convx: error: the token stored in profile "default" is for the API ${stored.url}, not for ${other.url} \\((--api|CONVX_API_URL)\\); convx sends a stored token only to the API it was stored for\nhint: give a token for this API: --token-file FILE \\(or - for stdin\\) or CONVX_TOKEN`),
+        );
+        expect(run.stderr).not.toContain(token);
+      }
+      expect(other.requests).toEqual([]);
+      // the same API, spelled with a trailing slash: the stored token goes there
+      expect((await cli([...args, '--api', `${stored.url}/`], { env })).code).toBe(4);
+      expect(stored.requests.at(-1)?.authorization).toBe(`Bearer ${token}`);
+      // a token given for the other API goes to it
+      expect((await cli([...args, '--api', other.url], { env: { ...env, CONVX_TOKEN: 'given-token-0123456789' } })).code).toBe(4);
+      expect(other.requests.map((r) => r.authorization)).toEqual(['Bearer given-token-0123456789']);
+    } finally {
+      await stored.close();
+      await other.close();
+    }
+  });
+});

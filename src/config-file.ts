@@ -1,0 +1,630 @@
+/**
+ * The files of the configuration: config.json ($XDG_CONFIG_HOME/convx, else ~/.config/convx; mode
+ * 0600 in a 0700 directory) and credentials.json beside it (mode 0600: the only place a token is
+ * written). Each is read with its shape and every value checked (a file written by hand fails
+ * with the file, the key and what is wrong, never quoting a value of it), and changed under a
+ * lock (config.json.lock, created with O_EXCL), read again, changed and written whole (a temporary
+ * file renamed over it; a symbolic link written through, its target replaced).
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, linkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { ConvxError, ExitCode, UsageError } from './errors.js';
+import { zoneProblem } from './model/period.js';
+import { TRACKING_DOMAIN, TRACKING_PARAM } from './model/validation.js';
+import { FORMATS } from './output/formats.js';
+
+export interface Profile {
+  mode?: 'local' | 'api';
+  data?: string;
+  api?: string;
+  deliveryApi?: string;
+  token?: string;
+  plugin?: string;
+  format?: string;
+  /** The default time zone of the reporting commands' periods (--tz). */
+  tz?: string;
+  /** Tracking lint of convx validate: the shop's own domains and the parameters their links carry (comma-separated). */
+  trackingDomains?: string;
+  trackingParams?: string;
+}
+
+export interface ConfigFile {
+  defaultProfile?: string;
+  /** The profiles by name; an object without a prototype (a name such as `constructor` is no inherited property). */
+  profiles: Record<string, Profile>;
+}
+
+export const DEFAULT_PROFILE = 'default';
+
+/** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
+export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingDomains', 'trackingParams'] as const;
+/** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
+export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
+export type ProfileKey = (typeof PROFILE_KEYS)[number];
+
+/**
+ * What each setting may hold: the one check of a value, as `convx config set` stores it and as the
+ * file is read (a hand-edited value included). Undefined: fine; else what is wrong, in words that
+ * never quote the value.
+ */
+export const SETTING_CHECKS: Record<(typeof CONFIG_KEYS)[number], (value: string) => string | undefined> = {
+  mode: (value) => (value === 'local' || value === 'api' ? undefined : 'is not one of local, api'),
+  data: () => undefined,
+  api: (value) => (/^https?:\/\/\S+$/.test(value) ? undefined : 'is not an http(s) URL'),
+  deliveryApi: (value) => (/^https?:\/\/\S+$/.test(value) ? undefined : 'is not an http(s) URL'),
+  plugin: () => undefined,
+  format: (value) => ((FORMATS as readonly string[]).includes(value) ? undefined : `is not one of ${FORMATS.join(', ')}`),
+  tz: (value) => (zoneProblem(value) === undefined ? undefined : 'is not an IANA time zone name (such as Europe/Prague)'),
+  trackingDomains: (value) => (value.split(',').every((v) => TRACKING_DOMAIN.test(v.trim().toLowerCase())) ? undefined : 'is not a comma list of domain names'),
+  trackingParams: (value) => (value.split(',').every((v) => TRACKING_PARAM.test(v.trim())) ? undefined : 'is not a comma list of query parameter names'),
+  defaultProfile: (value) => profileNameProblem(value),
+};
+
+/** Why a text cannot name a profile (empty, or `__proto__`, which a JSON object cannot hold as data everywhere), else undefined. */
+export function profileNameProblem(name: string): string | undefined {
+  if (name === '') return 'is empty';
+  if (name === '__proto__') return 'cannot name a profile (__proto__ is reserved)';
+  return undefined;
+}
+
+/**
+ * $XDG_CONFIG_HOME/convx/config.json, else ~/.config/convx/config.json; undefined with neither.
+ * A relative XDG_CONFIG_HOME is ignored, as the XDG Base Directory specification says.
+ */
+export function configPath(env: Record<string, string | undefined>): string | undefined {
+  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : undefined;
+  const base = xdg ?? (env.HOME ? join(env.HOME, '.config') : undefined);
+  return base ? join(base, 'convx', 'config.json') : undefined;
+}
+
+/** credentials.json beside the config file: the profiles' tokens, and nothing else. */
+export function credentialsPath(configFile: string): string {
+  return join(dirname(configFile), 'credentials.json');
+}
+
+/** The lock of both files: config.json.lock beside config.json. */
+export function lockPath(configFile: string): string {
+  return `${configFile}.lock`;
+}
+
+/** What the system's error codes of a config file's path mean, and what to do. */
+const PATH_PROBLEMS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied (it belongs to another user?)',
+  ENOTDIR: 'a part of its path is not a folder',
+  EISDIR: 'it is a folder, not a file',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the path is too long',
+  EIO: 'an input/output error of the device',
+  ENOENT: 'a folder of its path does not exist and cannot be made there',
+};
+
+const WHERE_HINT = 'fix its permissions, or set XDG_CONFIG_HOME to an absolute path of a folder you own';
+
+/** A failure of the file system on a config file's path, as an error naming the path, why, and what to do (exit 2). */
+function pathError(verb: string, path: string, error: unknown): ConvxError {
+  if (error instanceof ConvxError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why = (code && PATH_PROBLEMS[code]) ?? code ?? String(error);
+  return new UsageError(`cannot ${verb} ${path}: ${why}`, [], WHERE_HINT);
+}
+
+/** The text of a file, undefined when it does not exist; any other failure an error naming the file and why. */
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw pathError('read', path, error);
+  }
+}
+
+/**
+ * Where text stops being JSON, as a line and column (1-based), or undefined when it is JSON. A
+ * small scanner of its own: JSON.parse's message quotes the text around the error, and a file of
+ * tokens must never be quoted.
+ */
+export function jsonErrorAt(text: string): { line: number; column: number } | undefined {
+  const scanner = new JsonScanner(text);
+  try {
+    scanner.value(0);
+    scanner.space();
+    if (scanner.at < text.length) scanner.fail();
+    return undefined;
+  } catch (error) {
+    if (error !== scanner) throw error;
+    const before = text.slice(0, scanner.at).split(/\r\n|\r|\n/);
+    return { line: before.length, column: before.at(-1)!.length + 1 };
+  }
+}
+
+/** JSON's grammar, read up to its first error (thrown as the scanner itself, `at` where it is). */
+class JsonScanner {
+  at = 0;
+  constructor(private readonly text: string) {}
+
+  fail(): never {
+    throw this;
+  }
+
+  space(): void {
+    while (this.at < this.text.length && ' \t\n\r'.includes(this.text[this.at]!)) this.at++;
+  }
+
+  value(depth: number): void {
+    if (depth > 512) this.fail();
+    this.space();
+    const c = this.text[this.at];
+    if (c === '{' || c === '[') return this.container(c, depth);
+    if (c === '"') return this.string();
+    for (const word of ['true', 'false', 'null']) {
+      if (c === word[0]) {
+        if (!this.text.startsWith(word, this.at)) this.fail();
+        this.at += word.length;
+        return;
+      }
+    }
+    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(this.text.slice(this.at, this.at + 400));
+    if (!match) this.fail();
+    this.at += match[0].length;
+  }
+
+  private container(open: '{' | '[', depth: number): void {
+    const close = open === '{' ? '}' : ']';
+    this.at++;
+    this.space();
+    if (this.text[this.at] === close) {
+      this.at++;
+      return;
+    }
+    for (;;) {
+      if (open === '{') {
+        this.space();
+        if (this.text[this.at] !== '"') this.fail();
+        this.string();
+        this.space();
+        if (this.text[this.at] !== ':') this.fail();
+        this.at++;
+      }
+      this.value(depth + 1);
+      this.space();
+      const next = this.text[this.at++];
+      if (next === close) return;
+      if (next !== ',') {
+        this.at--;
+        this.fail();
+      }
+    }
+  }
+
+  private string(): void {
+    this.at++;
+    while (this.at < this.text.length && this.text[this.at] !== '"') {
+      if (this.text.charCodeAt(this.at) < 0x20) this.fail();
+      if (this.text[this.at] === '\\') {
+        this.at++;
+        if (this.text[this.at] === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(this.text.slice(this.at + 1, this.at + 5))) this.fail();
+          this.at += 4;
+        } else if (!'"\\/bfnrt'.includes(this.text[this.at] ?? 'x')) this.fail();
+      }
+      this.at++;
+    }
+    if (this.at >= this.text.length) this.fail();
+    this.at++;
+  }
+}
+
+/** A file's JSON object, undefined when the file does not exist; an error names the file and where, never its content. */
+function readJsonObject(path: string): Record<string, unknown> | undefined {
+  const text = readText(path);
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    const at = jsonErrorAt(text);
+    throw new UsageError(`${path} is not valid JSON${at ? ` (at line ${at.line}, column ${at.column})` : ''}; fix it or remove it`);
+  }
+  if (!isObject(parsed)) throw new UsageError(`${path} should hold a JSON object`);
+  return parsed;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** What JSON holds, named as a message says it (never the value itself). */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : typeof value === 'string' ? 'a text' : `a ${typeof value}`;
+}
+
+/** An error of a file's content: the file, the key and what is wrong (exit 2). */
+function contentError(path: string, key: string, problem: string): UsageError {
+  return new UsageError(`${path}: ${key} ${problem}`, [], `fix it (convx config set|unset, or an editor), or remove the file`);
+}
+
+/** Where each profile's token was read from: config.json (left there by an older convx) or credentials.json. */
+const TOKEN_PLACES = new WeakMap<ConfigFile, Map<string, 'config.json' | 'credentials.json'>>();
+/** A config as it was read (tokens included), for writeConfig to write only what its caller changed. */
+const AS_READ = new WeakMap<ConfigFile, ConfigFile>();
+/** Keys of config.json that this convx does not know, kept as they are on a write. */
+const OTHER_KEYS = new WeakMap<ConfigFile, Record<string, unknown>>();
+
+/** Where the token of a profile is stored: 'config.json' (an older convx's), 'credentials.json', or undefined. */
+export function tokenLocation(config: ConfigFile, name: string): 'config.json' | 'credentials.json' | undefined {
+  return TOKEN_PLACES.get(config)?.get(name);
+}
+
+function emptyProfiles(): Record<string, Profile> {
+  return Object.create(null) as Record<string, Profile>;
+}
+
+/** config.json's profiles, each value checked; unknown keys warned about and kept. */
+function checkedProfiles(path: string, raw: unknown, warn: (message: string) => void): Record<string, Profile> {
+  const profiles = emptyProfiles();
+  if (raw === undefined) return profiles;
+  if (!isObject(raw)) throw contentError(path, 'profiles', `should be an object of profiles by name, and is ${kindOf(raw)}`);
+  for (const name of Object.keys(raw)) {
+    const nameProblem = profileNameProblem(name);
+    if (nameProblem) throw contentError(path, `the profile name "${name}"`, nameProblem);
+    const entry = raw[name];
+    if (!isObject(entry)) throw contentError(path, `profile "${name}"`, `should be an object of settings, and is ${kindOf(entry)}`);
+    const profile: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(entry)) {
+      const known = (PROFILE_KEYS as readonly string[]).includes(key) || key === 'token';
+      if (!known) {
+        warn(`${path}: profile "${name}" has an unknown setting "${key}", ignored (settings: ${PROFILE_KEYS.join(', ')})`);
+        profile[key] = value;
+        continue;
+      }
+      const where = `profile "${name}": ${key}`;
+      if (typeof value !== 'string') throw contentError(path, where, `should be a text, and is ${kindOf(value)}`);
+      if (value === '') throw contentError(path, where, 'is empty');
+      const problem = key === 'token' ? undefined : SETTING_CHECKS[key as ProfileKey](value);
+      if (problem) throw contentError(path, where, problem);
+      profile[key] = value;
+    }
+    profiles[name] = profile as Profile;
+  }
+  return profiles;
+}
+
+/** config.json as it is: its default profile, its profiles (a token an older convx left among them), and the keys it does not know. */
+function readConfigJson(path: string, warn: (message: string) => void): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown> } {
+  const file = readJsonObject(path) ?? {};
+  const other: Record<string, unknown> = {};
+  for (const key of Object.keys(file)) {
+    if (key !== 'defaultProfile' && key !== 'profiles') {
+      warn(`${path}: unknown key "${key}", ignored (the file holds defaultProfile and profiles)`);
+      other[key] = file[key];
+    }
+  }
+  const { defaultProfile } = file;
+  if (defaultProfile !== undefined) {
+    if (typeof defaultProfile !== 'string') throw contentError(path, 'defaultProfile', `should be a profile's name, and is ${kindOf(defaultProfile)}`);
+    const problem = profileNameProblem(defaultProfile);
+    if (problem) throw contentError(path, 'defaultProfile', problem);
+  }
+  return { ...(defaultProfile !== undefined ? { defaultProfile: defaultProfile as string } : {}), profiles: checkedProfiles(path, file.profiles, warn), other };
+}
+
+/** credentials.json's tokens by profile; its shape checked, no value of it ever in a message. */
+function readCredentials(path: string): Map<string, string> {
+  const file = readJsonObject(path) ?? {};
+  const tokens = new Map<string, string>();
+  for (const key of Object.keys(file)) if (key !== 'profiles') throw contentError(path, `"${key}"`, 'is not a key of the credentials file (it holds profiles)');
+  const profiles = file.profiles ?? {};
+  if (!isObject(profiles)) throw contentError(path, 'profiles', `should be an object of tokens by profile, and is ${kindOf(profiles)}`);
+  for (const name of Object.keys(profiles)) {
+    const nameProblem = profileNameProblem(name);
+    if (nameProblem) throw contentError(path, `the profile name "${name}"`, nameProblem);
+    const entry = profiles[name];
+    if (!isObject(entry) || Object.keys(entry).some((k) => k !== 'token')) throw contentError(path, `profile "${name}"`, 'should be an object holding a token only');
+    if (entry.token === undefined) continue;
+    if (typeof entry.token !== 'string' || entry.token === '') throw contentError(path, `profile "${name}": token`, `should be a non-empty text, and is ${entry.token === '' ? 'empty' : kindOf(entry.token)}`);
+    tokens.set(name, entry.token);
+  }
+  return tokens;
+}
+
+/**
+ * The config with each profile's token merged in from the credentials file (a token still found
+ * in config.json, written by an older convx, is read too and moves to the credentials file on the
+ * next write). A file that is not what it should be is an error naming it, the key and what is
+ * wrong (exit 2); unknown keys are a warning (warn), kept on a write.
+ */
+export function readConfig(path: string | undefined, warn: (message: string) => void = () => undefined): ConfigFile {
+  const config: ConfigFile = { profiles: emptyProfiles() };
+  if (!path) return config;
+  const file = readConfigJson(path, warn);
+  const places = new Map<string, 'config.json' | 'credentials.json'>();
+  for (const [name, profile] of Object.entries(file.profiles)) {
+    config.profiles[name] = { ...profile };
+    if (profile.token) places.set(name, 'config.json');
+  }
+  for (const [name, token] of readCredentials(credentialsPath(path))) {
+    config.profiles[name] = { ...config.profiles[name], token };
+    places.set(name, 'credentials.json');
+  }
+  if (file.defaultProfile !== undefined) config.defaultProfile = file.defaultProfile;
+  TOKEN_PLACES.set(config, places);
+  OTHER_KEYS.set(config, file.other);
+  AS_READ.set(config, copyOf(config));
+  return config;
+}
+
+function copyOf(config: ConfigFile): ConfigFile {
+  const profiles = emptyProfiles();
+  for (const [name, profile] of Object.entries(config.profiles)) profiles[name] = { ...profile };
+  return { ...(config.defaultProfile !== undefined ? { defaultProfile: config.defaultProfile } : {}), profiles };
+}
+
+/**
+ * Changes the config under its lock: read again (another convx may have written it meanwhile),
+ * changed by update, and written whole. The way to change it: no change of another convx is lost.
+ */
+export function updateConfig(path: string, update: (config: ConfigFile) => void): ConfigFile {
+  ensureFolder(dirname(path));
+  return withLock(path, () => {
+    const config = readConfig(path);
+    update(config);
+    writeFiles(path, config, OTHER_KEYS.get(config));
+    return config;
+  });
+}
+
+/**
+ * Writes a config that readConfig returned and its caller changed: under the lock, the files are
+ * read again and only what the caller changed (a setting, a token, a profile added or removed, the
+ * default profile) is written into them, so that a change another convx made meanwhile stays. A
+ * config made otherwise is written as it is. Tokens go to the credentials file (0600; removed when
+ * no profile has one), written first, so a token is never only in memory.
+ */
+export function writeConfig(path: string, config: ConfigFile): void {
+  ensureFolder(dirname(path));
+  withLock(path, () => {
+    const base = AS_READ.get(config);
+    if (!base) {
+      writeFiles(path, config, undefined);
+      return;
+    }
+    const current = readConfig(path);
+    applyChanges(current, base, config);
+    writeFiles(path, current, OTHER_KEYS.get(current));
+  });
+}
+
+/** Applies to current what changed from base to next (both configs of readConfig's shape). */
+function applyChanges(current: ConfigFile, base: ConfigFile, next: ConfigFile): void {
+  if (next.defaultProfile !== base.defaultProfile) {
+    if (next.defaultProfile === undefined) delete current.defaultProfile;
+    else current.defaultProfile = next.defaultProfile;
+  }
+  const names = new Set([...Object.keys(base.profiles), ...Object.keys(next.profiles)]);
+  for (const name of names) {
+    const before = (Object.hasOwn(base.profiles, name) ? base.profiles[name] : undefined) as Record<string, unknown> | undefined;
+    const after = (Object.hasOwn(next.profiles, name) ? next.profiles[name] : undefined) as Record<string, unknown> | undefined;
+    if (!after) {
+      delete current.profiles[name];
+      continue;
+    }
+    const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after)]);
+    for (const key of keys) {
+      if (before?.[key] === after[key] && before !== undefined) continue;
+      const profile = (current.profiles[name] ??= {}) as Record<string, unknown>;
+      if (after[key] === undefined) delete profile[key];
+      else profile[key] = after[key];
+    }
+    if (!before) current.profiles[name] ??= {};
+  }
+}
+
+/** Both files written whole, the credentials first; config.json's settings in one order, unknown keys after them. */
+function writeFiles(path: string, config: ConfigFile, other: Record<string, unknown> | undefined): void {
+  const tokens: Record<string, { token: string }> = {};
+  const profiles: Record<string, Profile> = {};
+  for (const name of Object.keys(config.profiles)) {
+    if (profileNameProblem(name)) throw new UsageError(`the profile name "${name}" ${profileNameProblem(name)}`);
+    const { token, ...rest } = config.profiles[name]!;
+    const ordered: Record<string, unknown> = {};
+    for (const key of PROFILE_KEYS) if (rest[key] !== undefined) ordered[key] = rest[key];
+    Object.defineProperty(profiles, name, { value: { ...ordered, ...rest }, enumerable: true, writable: true, configurable: true });
+    if (token) Object.defineProperty(tokens, name, { value: { token }, enumerable: true, writable: true, configurable: true });
+  }
+  const secrets = credentialsPath(path);
+  if (Object.keys(tokens).length) writeWhole(secrets, `${JSON.stringify({ profiles: tokens }, null, 2)}\n`);
+  else removeFile(secrets);
+  const file = { ...(config.defaultProfile ? { defaultProfile: config.defaultProfile } : {}), profiles, ...other };
+  writeWhole(path, `${JSON.stringify(file, null, 2)}\n`);
+}
+
+function removeFile(path: string): void {
+  try {
+    rmSync(writtenTarget(path), { force: true });
+  } catch (error) {
+    throw pathError('remove', path, error);
+  }
+}
+
+/** The file a write of path replaces: path, or the target of the symbolic link path is (followed to its end, a dotfiles link kept). */
+function writtenTarget(path: string): string {
+  let current = path;
+  for (let hops = 0; hops < 40; hops++) {
+    let isLink: boolean;
+    try {
+      isLink = lstatSync(current).isSymbolicLink();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return current;
+      throw pathError('write', path, error);
+    }
+    if (!isLink) return current;
+    current = resolve(dirname(current), readlinkSync(current));
+  }
+  throw pathError('write', path, Object.assign(new Error('ELOOP'), { code: 'ELOOP' }));
+}
+
+/** A process's temporary files are told apart by its pid and a random token (two containers may both run pid 1). */
+const RUN = randomBytes(4).toString('hex');
+
+/** Writes a file whole: a temporary file beside it (0600) renamed over it; a symbolic link's target replaced, the link kept. */
+function writeWhole(path: string, content: string): void {
+  const target = writtenTarget(path);
+  const temporary = `${target}.${process.pid}.${RUN}.tmp`;
+  try {
+    writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, target);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw pathError('write', path, error);
+  }
+}
+
+/**
+ * Makes the config folder (0700) and the folders above it, one level at a time (Node's recursive
+ * mkdir loops forever where a parent cannot be made, as under /proc/self), and keeps it 0700.
+ */
+function ensureFolder(dir: string): void {
+  const missing: string[] = [];
+  for (let at = dir; missing.length < 64; at = dirname(at)) {
+    let stat;
+    try {
+      stat = statSync(at);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') throw pathError('make the folder', dir, error);
+      missing.unshift(at);
+      if (dirname(at) === at) break;
+      continue;
+    }
+    if (!stat.isDirectory()) throw pathError('make the folder', dir, Object.assign(new Error('ENOTDIR'), { code: 'ENOTDIR' }));
+    break;
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw pathError('make the folder', folder, error);
+    }
+  }
+  try {
+    if ((statSync(dir).mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+  } catch (error) {
+    throw pathError('keep private (mode 0700) the folder', dir, error);
+  }
+}
+
+/** How long a write waits for another convx's lock, and how old a lock without an owner must be to be taken as left behind. */
+export const LOCK_WAIT_MS = 5000;
+const UNOWNED_LOCK_MS = 10_000;
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Whether a process of this machine runs (EPERM: it does, as another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The owner a lock file names (pid, host and token), or undefined where it names none. */
+function lockOwner(text: string | undefined): { pid: number; host: string; token: string } | undefined {
+  const [pid, host, token] = (text ?? '').split('\n');
+  return pid && /^\d+$/.test(pid) && host !== undefined && token ? { pid: Number(pid), host, token } : undefined;
+}
+
+/** Whether the lock at path was left behind: its process, of this machine, is gone; or it names no owner and is old. */
+function leftBehind(path: string): boolean {
+  let text: string;
+  let age: number;
+  try {
+    text = readFileSync(path, 'utf8');
+    age = Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return false;
+  }
+  const owner = lockOwner(text);
+  if (!owner) return age > UNOWNED_LOCK_MS;
+  return owner.host === hostname() && !alive(owner.pid);
+}
+
+/**
+ * Removes a lock left behind, and only that one: it is renamed aside first (another convx may
+ * have removed it and taken a new one meanwhile: that one is put back).
+ */
+function removeLeftBehind(path: string): void {
+  const aside = `${path}.${process.pid}.${RUN}.stale`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return;
+  }
+  if (leftBehind(aside)) {
+    rmSync(aside, { force: true });
+    return;
+  }
+  try {
+    linkSync(aside, path);
+  } catch {
+    // another convx took the lock meanwhile: its holder is the one put aside, and is told by its token at release
+  }
+  rmSync(aside, { force: true });
+}
+
+/** Runs work holding the config's lock (config.json.lock, made with O_EXCL), waiting up to LOCK_WAIT_MS for another convx. */
+function withLock<T>(configFile: string, work: () => T): T {
+  const path = lockPath(configFile);
+  const token = `${process.pid}\n${hostname()}\n${RUN}${randomBytes(4).toString('hex')}\n`;
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw pathError('lock', configFile, error);
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, token);
+      } finally {
+        closeSync(fd);
+      }
+      break;
+    }
+    if (leftBehind(path)) {
+      removeLeftBehind(path);
+      continue;
+    }
+    if (Date.now() - started >= LOCK_WAIT_MS) {
+      const owner = lockOwner(readText(path));
+      throw new ConvxError(
+        `cannot change ${configFile}: another convx${owner ? ` (pid ${owner.pid}${owner.host === hostname() ? '' : ` on ${owner.host}`})` : ''} has held its lock ${path} for ${Math.round(LOCK_WAIT_MS / 1000)} s`,
+        ExitCode.usage,
+        `run the command again once it is done; if no convx is running, remove ${path}`,
+      );
+    }
+    sleep(Math.min(5 + attempt * 5, 50));
+  }
+  try {
+    return work();
+  } finally {
+    try {
+      if (readFileSync(path, 'utf8') === token) rmSync(path, { force: true });
+    } catch {
+      // gone already
+    }
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The config files as convx reads and writes them: every change under a lock, read again and
+ * written whole (no change of another convx lost, a symbolic link written through); each file's
+ * shape and values checked as read, never quoting credentials.json; the profile named by
+ * --profile, CONVX_PROFILE or defaultProfile; `convx config` working whatever the mode's state;
+ * where the files go and what the file system's failures say. In process, a scratch config home
+ * per test.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LOCK_WAIT_MS, lockPath, readConfig, writeConfig } from '../src/config-file.js';
+import { cli, SAMPLES, tempDir } from './helpers.js';
+
+const configFile = (home: string) => join(home, 'convx', 'config.json');
+const credentialsFile = (home: string) => join(home, 'convx', 'credentials.json');
+const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
+const asRoot = process.getuid?.() === 0;
+
+/** A scratch config home holding these files (config.json, credentials.json) as given. */
+function home(files: { config?: unknown; credentials?: unknown } = {}): { home: string; env: Record<string, string> } {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'convx'), { recursive: true, mode: 0o700 });
+  const text = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+  if (files.config !== undefined) writeFileSync(configFile(dir), text(files.config), { mode: 0o600 });
+  if (files.credentials !== undefined) writeFileSync(credentialsFile(dir), text(files.credentials), { mode: 0o600 });
+  return { home: dir, env: { XDG_CONFIG_HOME: dir } };
+}
+
+describe('every change is read again and written under the lock', () => {
+  it('two changes of configs read before either was written both stay (a logout and a config set)', () => {
+    const { home: dir } = home({ config: { profiles: { lo: { mode: 'api', api: 'https://h/v1' } } }, credentials: { profiles: { lo: { token: 'tok-1234567890abcdef' } } } });
+    const file = configFile(dir);
+    const logout = readConfig(file);
+    const set = readConfig(file);
+    delete logout.profiles.lo!.token;
+    set.profiles.lo = { ...set.profiles.lo, plugin: 'p' };
+    const other = readConfig(file);
+    other.profiles.q1 = { plugin: 'q1' };
+    writeConfig(file, logout);
+    writeConfig(file, set);
+    writeConfig(file, other);
+    expect(readJson(file).profiles).toEqual({ lo: { mode: 'api', api: 'https://h/v1', plugin: 'p' }, q1: { plugin: 'q1' } });
+    // the token the logout removed is not written back by the set that read it
+    expect(existsSync(credentialsFile(dir))).toBe(false);
+    expect(existsSync(lockPath(file))).toBe(false);
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const { home: dir, env } = home({ config: { profiles: {} } });
+    const gone = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).stdout.trim();
+    const { hostname } = await import('node:os');
+    writeFileSync(lockPath(configFile(dir)), `${gone}\n${hostname()}\nabc\n`);
+    const set = await cli(['config', 'set', 'format', 'csv'], { env });
+    expect(set.code, set.stderr).toBe(0);
+    expect(readJson(configFile(dir)).profiles.default).toEqual({ format: 'csv' });
+    expect(existsSync(lockPath(configFile(dir)))).toBe(false);
+  });
+
+  it('waits for a lock a running convx holds, then fails saying whose it is and what to do; writes nothing', async () => {
+    const { home: dir, env } = home({ config: { profiles: {} } });
+    const { hostname } = await import('node:os');
+    const lock = lockPath(configFile(dir));
+    writeFileSync(lock, `${process.pid}\n${hostname()}\nsomeone-else\n`);
+    const started = Date.now();
+    const set = await cli(['config', 'set', 'format', 'csv'], { env });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LOCK_WAIT_MS - 100);
+    expect(set.code).toBe(2);
+    expect(set.stderr).toBe(
+      `convx: error: cannot change ${configFile(dir)}: another convx (pid ${process.pid}) has held its lock ${lock} for 5 s\n` +
+        `hint: run the command again once it is done; if no convx is running, remove ${lock}\n`,
+    );
+    expect(readJson(configFile(dir))).toEqual({ profiles: {} });
+    expect(readFileSync(lock, 'utf8')).toContain('someone-else');
+  }, 20_000);
+
+  it('writes through a symbolic link (dotfiles): the link stays, its target is replaced', async () => {
+    const { home: dir, env } = home();
+    const dotfiles = tempDir();
+    writeFileSync(join(dotfiles, 'convx.json'), JSON.stringify({ profiles: { default: { format: 'json' } } }));
+    symlinkSync(join(dotfiles, 'convx.json'), configFile(dir));
+    expect((await cli(['config', 'set', 'plugin', 'shop'], { env })).code).toBe(0);
+    expect(lstatSync(configFile(dir)).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(configFile(dir))).toBe(join(dotfiles, 'convx.json'));
+    expect(readJson(join(dotfiles, 'convx.json')).profiles.default).toEqual({ plugin: 'shop', format: 'json' });
+  });
+});
+
+describe('the files as read', () => {
+  it('a broken credentials.json is named with where it breaks, never with its content', async () => {
+    const token = 'sk_live_9f3c2a7b1d';
+    const { home: dir, env } = home({ config: { profiles: { a: { mode: 'api', api: 'https://h/v1' } } }, credentials: `{"profiles":{"a":{"token":${token}"}}}` });
+    for (const argv of [['config', 'list', '--profile', 'a'], ['auth', 'status', '--profile', 'a'], ['config', 'set', 'format', 'csv', '--profile', 'a']]) {
+      const run = await cli(argv, { env });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(`convx: error: ${credentialsFile(dir)} is not valid JSON (at line 1, column 27); fix it or remove it\n`);
+      expect(run.stderr).not.toMatch(/sk_|live|9f3c/);
+    }
+    // a token that is no text, a key that is no token: the file and key named, no value
+    const shapes = home({ credentials: { profiles: { a: { token: 123456789 } } } });
+    expect((await cli(['config', 'list'], { env: shapes.env })).stderr).toMatch(/credentials\.json: profile "a": token should be a non-empty text, and is a number\n/);
+    const extra = home({ credentials: { profiles: { a: { token: 'sk_live_zzzzzzzz', secret: 'sk_live_yyyyyy' } } } });
+    const run = await cli(['config', 'list'], { env: extra.env });
+    expect(run.stderr).toMatch(/credentials\.json: profile "a" should be an object holding a token only\n/);
+    expect(run.stderr).not.toContain('sk_live');
+  });
+
+  it('a hand-edited config.json: bad values fail (exit 2) naming the file, the key and what is wrong; unknown keys are a warning', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ profiles: { default: { format: 'xml' } } }, /profile "default": format is not one of table, json, jsonl, csv, tsv/],
+      [{ profiles: { default: { mode: 'lcoal' } } }, /profile "default": mode is not one of local, api/],
+      [{ profiles: [] }, /profiles should be an object of profiles by name, and is a list/],
+      [{ profiles: 'abc' }, /profiles should be an object of profiles by name, and is a text/],
+      [{ profiles: { default: 'oops' } }, /profile "default" should be an object of settings, and is a text/],
+      [{ profiles: { default: { data: 123 } } }, /profile "default": data should be a text, and is a number/],
+      [{ profiles: { default: { tz: 7 } } }, /profile "default": tz should be a text, and is a number/],
+      [{ profiles: { default: { tz: 'Mars/Base' } } }, /profile "default": tz is not an IANA time zone name/],
+      [{ profiles: { default: { api: 'ftp://h' } } }, /profile "default": api is not an http\(s\) URL/],
+      [{ profiles: { default: { plugin: '' } } }, /profile "default": plugin is empty/],
+      [{ defaultProfile: 5, profiles: {} }, /defaultProfile should be a profile's name, and is a number/],
+      [{ profiles: { __proto__x: {} }, defaultProfile: '__proto__' }, /defaultProfile cannot name a profile/],
+    ];
+    for (const [config, message] of cases) {
+      const { home: dir, env } = home({ config });
+      const before = readFileSync(configFile(dir), 'utf8');
+      for (const argv of [['report', '--month', '2024-03'], ['config', 'set', 'plugin', 'x']]) {
+        const run = await cli(argv, { env });
+        expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
+        expect(run.stderr).toContain(`convx: error: ${configFile(dir)}: `);
+        expect(run.stderr).toMatch(message);
+      }
+      // nothing written back
+      expect(readFileSync(configFile(dir), 'utf8')).toBe(before);
+    }
+    const { home: dir, env } = home({ config: { profiles: { default: { fromat: 'csv', data: SAMPLES } }, colour: 'red' } });
+    const list = await cli(['config', 'list'], { env });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toBe(`data=${SAMPLES}\n`);
+    expect(list.stderr).toContain(`warning: ${configFile(dir)}: unknown key "colour", ignored`);
+    expect(list.stderr).toContain(`warning: ${configFile(dir)}: profile "default" has an unknown setting "fromat", ignored (settings: mode, data, api,`);
+    // kept as they are on a write (a newer convx's setting is not lost)
+    expect((await cli(['config', 'set', 'format', 'csv'], { env })).code).toBe(0);
+    expect(readJson(configFile(dir))).toMatchObject({ profiles: { default: { data: SAMPLES, format: 'csv', fromat: 'csv' } }, colour: 'red' });
+  });
+
+  it('a config.json that cannot be read says so, and why (not "not valid JSON")', async () => {
+    const folder = home();
+    mkdirSync(configFile(folder.home));
+    const run = await cli(['config', 'list'], { env: folder.env });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^convx: error: cannot read ${configFile(folder.home)}: it is a folder, not a file\n`));
+    if (asRoot) return; // root reads a file of mode 000
+    const closed = home({ config: { profiles: {} } });
+    chmodSync(configFile(closed.home), 0o000);
+    const denied = await cli(['config', 'list'], { env: closed.env });
+    expect(denied.stderr).toMatch(/^convx: error: cannot read .*config\.json: permission denied\n/);
+  });
+});
+
+describe('which profile', () => {
+  it('an empty CONVX_PROFILE counts as unset, as every empty variable does', async () => {
+    const { home: dir, env } = home();
+    expect((await cli(['config', 'set', 'format', 'csv'], { env: { ...env, CONVX_PROFILE: '' } })).code).toBe(0);
+    expect(readJson(configFile(dir)).profiles).toEqual({ default: { format: 'csv' } });
+    expect((await cli(['config', 'get', 'format'], { env: { ...env, CONVX_PROFILE: '' } })).stdout).toBe('csv\n');
+  });
+
+  it('a missing profile is the same error whether --profile, CONVX_PROFILE or defaultProfile names it', async () => {
+    const { home: dir, env } = home({ config: { profiles: { shop: { mode: 'local', data: SAMPLES } } } });
+    const no = `convx: error: no profile "nonexist" in ${configFile(dir)}; profiles: shop\n`;
+    const flag = await cli(['report', '--month', '2024-03', '--profile', 'nonexist'], { env });
+    expect(flag).toMatchObject({ code: 2, stderr: no });
+    const variable = await cli(['report', '--month', '2024-03'], { env: { ...env, CONVX_PROFILE: 'nonexist' } });
+    expect(variable).toMatchObject({ code: 2, stderr: `${no}hint: unset CONVX_PROFILE, or set it to one of the profiles\n` });
+    writeFileSync(configFile(dir), JSON.stringify({ defaultProfile: 'nonexist', profiles: { shop: { mode: 'local', data: SAMPLES } } }));
+    const byDefault = await cli(['report', '--month', '2024-03'], { env });
+    expect(byDefault.code).toBe(2);
+    expect(byDefault.stderr).toMatch(new RegExp(`^${no.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}hint: the file's defaultProfile names it`));
+    // the config commands can still repair it
+    expect((await cli(['config', 'profiles'], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'defaultProfile', 'shop'], { env })).code).toBe(0);
+    expect((await cli(['report', '--month', '2024-03', '-o', 'json'], { env })).code).toBe(0);
+  });
+
+  it('names of JavaScript built-in properties are profiles like any other; __proto__ is refused', async () => {
+    const { home: dir, env } = home({ config: { profiles: { shop: { format: 'csv' } } } });
+    for (const name of ['toString', 'constructor', 'hasOwnProperty']) {
+      expect((await cli(['config', 'list', '--profile', name], { env })).stderr).toMatch(new RegExp(`no profile "${name}"`));
+      expect((await cli(['report', '--month', '2024-03'], { env: { ...env, CONVX_PROFILE: name } })).stderr).toMatch(new RegExp(`no profile "${name}"`));
+    }
+    expect((await cli(['config', 'set', 'defaultProfile', 'constructor'], { env })).stderr).toMatch(/no profile "constructor"/);
+    const proto = await cli(['config', 'set', 'format', 'csv', '--profile', '__proto__'], { env });
+    expect(proto).toMatchObject({ code: 2, stderr: 'convx: error: --profile: "__proto__" cannot name a profile (__proto__ is reserved)\nhint: give another profile name\n' });
+    expect((await cli(['config', 'list'], { env: { ...env, CONVX_PROFILE: '__proto__' } })).stderr).toMatch(/^convx: error: CONVX_PROFILE: "__proto__" cannot name a profile/);
+    // one that exists works, and is stored as any other
+    expect((await cli(['config', 'set', 'format', 'json', '--profile', 'constructor'], { env })).code).toBe(0);
+    expect((await cli(['config', 'get', 'format', '--profile', 'constructor'], { env })).stdout).toBe('json\n');
+    expect(readJson(configFile(dir)).profiles.constructor).toEqual({ format: 'json' });
+  });
+});
+
+describe('the config commands work whatever the mode state', () => {
+  it('a profile with data and api and no mode: every config command works, a backend command says what to choose', async () => {
+    const { home: dir, env } = home({ config: { defaultProfile: 'default', profiles: { default: { data: SAMPLES, api: 'http://h/v1' } } } });
+    expect(await cli(['config', 'list'], { env })).toMatchObject({ code: 0, stdout: `data=${SAMPLES}\napi=http://h/v1\n` });
+    expect((await cli(['config', 'profiles'], { env })).code).toBe(0);
+    expect((await cli(['config', 'get', 'api'], { env })).stdout).toBe('http://h/v1\n');
+    const report = await cli(['report', '--month', '2024-03'], { env });
+    expect(report).toMatchObject({ code: 2, stderr: 'convx: error: data and api both set (profile "default"): choose local mode or API mode\n' });
+    expect((await cli(['config', 'unset', 'api'], { env })).code).toBe(0);
+    expect(readJson(configFile(dir)).profiles.default).toEqual({ data: SAMPLES });
+    expect((await cli(['report', '--month', '2024-03', '-o', 'json'], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'api', 'http://h/v1'], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'mode', 'local'], { env })).code).toBe(0);
+  });
+
+  it('CONVX_DATA with CONVX_API_URL, or a bad CONVX_THREADS: config commands still work', async () => {
+    const { env } = home({ config: { profiles: { default: { format: 'csv' } } } });
+    for (const extra of [{ CONVX_DATA: SAMPLES, CONVX_API_URL: 'http://h/v1' }, { CONVX_THREADS: 'many' }] as Record<string, string>[]) {
+      expect((await cli(['config', 'list'], { env: { ...env, ...extra } })).stdout).toMatch(/format=csv\n$/);
+      expect((await cli(['config', 'set', 'plugin', 'shop'], { env: { ...env, ...extra } })).code).toBe(0);
+      expect((await cli(['config', 'profiles'], { env: { ...env, ...extra } })).code).toBe(0);
+      expect((await cli(['report', '--month', '2024-03'], { env: { ...env, ...extra } })).code).toBe(2);
+    }
+  });
+});
+
+describe('where the config goes', () => {
+  it('a relative XDG_CONFIG_HOME is ignored, as the XDG specification says: ~/.config', async () => {
+    const user = tempDir();
+    const cwd = tempDir();
+    const set = await cli(['config', 'set', 'format', 'csv'], { env: { XDG_CONFIG_HOME: 'relative/config', HOME: user }, cwd });
+    expect(set.code, set.stderr).toBe(0);
+    expect(readJson(join(user, '.config', 'convx', 'config.json')).profiles.default).toEqual({ format: 'csv' });
+    expect(existsSync(join(cwd, 'relative'))).toBe(false);
+  });
+
+  it('a config home that is a file, or that cannot be made, is an error naming the path and why (exit 2)', async () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'x');
+    const notFolder = await cli(['config', 'set', 'format', 'csv'], { env: { XDG_CONFIG_HOME: file } });
+    expect(notFolder.code).toBe(2);
+    expect(notFolder.stderr).toMatch(new RegExp(`^convx: error: cannot read ${file}/convx/config\\.json: a part of its path is not a folder\nhint: `));
+    const nowhere = await cli(['config', 'set', 'format', 'csv'], { env: { XDG_CONFIG_HOME: '/proc/self/none' } });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(/^convx: error: cannot make the folder \/proc\/self\/none/);
+    if (asRoot) return;
+    const closed = tempDir();
+    chmodSync(closed, 0o500);
+    const denied = await cli(['config', 'set', 'format', 'csv'], { env: { XDG_CONFIG_HOME: closed } });
+    expect(denied.stderr).toMatch(new RegExp(`^convx: error: cannot make the folder ${closed}/convx: permission denied\n`));
+  });
+});
