@@ -104,14 +104,19 @@ const PATH_PROBLEMS: Record<string, string> = {
   ENOENT: 'a folder of its path does not exist and cannot be made there',
 };
 
-const WHERE_HINT = 'fix its permissions, or set XDG_CONFIG_HOME to an absolute path of a folder you own';
+/** What to do about a failure of the config's path, by its code. */
+function whereHint(code: string | undefined): string {
+  if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'EISDIR') return 'set XDG_CONFIG_HOME (else HOME) to an absolute path of a folder you own, or move what is in the way';
+  if (code === 'EACCES' || code === 'EPERM') return 'fix its permissions or owner, or set XDG_CONFIG_HOME to an absolute path of a folder you own';
+  return 'set XDG_CONFIG_HOME to an absolute path of a folder you own';
+}
 
 /** A failure of the file system on a config file's path, as an error naming the path, why, and what to do (exit 2). */
 function pathError(verb: string, path: string, error: unknown): ConvxError {
   if (error instanceof ConvxError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const why = (code && PATH_PROBLEMS[code]) ?? code ?? String(error);
-  return new UsageError(`cannot ${verb} ${path}: ${why}`, [], WHERE_HINT);
+  return new UsageError(`cannot ${verb} ${path}: ${why}`, [], whereHint(code));
 }
 
 /** The text of a file, undefined when it does not exist; any other failure an error naming the file and why. */
