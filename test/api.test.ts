@@ -337,7 +337,7 @@ describe('configuration', () => {
       const file = join(home, 'convx', 'config.json');
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(statSync(join(home, 'convx')).mode & 0o777).toBe(0o700);
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ defaultProfile: 'default', profiles: { default: { mode: 'api', api } } });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ profiles: { default: { mode: 'api', api } } });
       // the token goes only to the credentials file, 0600 (issue 12, item 14)
       const credentials = join(home, 'convx', 'credentials.json');
       expect(JSON.parse(readFileSync(credentials, 'utf8'))).toEqual({ profiles: { default: { token } } });
@@ -444,7 +444,6 @@ describe('configuration', () => {
     const api = await answer([DOWN, '\r', '\r', 'http://127.0.0.1:9/v1\r', 'http://127.0.0.1:9/v4\r', 'typed-secret-token\r'], ['--no-verify']);
     expect(api.code).toBe(0);
     expect(JSON.parse(readFileSync(api.file, 'utf8'))).toEqual({
-      defaultProfile: 'default',
       profiles: { default: { mode: 'api', api: 'http://127.0.0.1:9/v1', deliveryApi: 'http://127.0.0.1:9/v4' } },
     });
     expect(JSON.parse(readFileSync(join(api.file, '..', 'credentials.json'), 'utf8'))).toEqual({ profiles: { default: { token: 'typed-secret-token' } } });

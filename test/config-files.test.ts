@@ -183,6 +183,16 @@ describe('which profile', () => {
     expect((await cli(['report', '--month', '2024-03', '-o', 'json'], { env })).code).toBe(0);
   });
 
+  it('a write with --profile X does not make X the default profile', async () => {
+    const { home: dir, env } = home();
+    expect((await cli(['config', 'set', 'format', 'csv', '--profile', 'exports'], { env })).code).toBe(0);
+    expect((await cli(['config', 'set', 'data', SAMPLES], { env })).stderr).toMatch(/^profile "default": data = /);
+    expect(readJson(configFile(dir))).toEqual({ profiles: { exports: { format: 'csv' }, default: { mode: 'local', data: SAMPLES } } });
+    expect((await cli(['auth', 'login', '--api', 'http://127.0.0.1:9/v1', '--with-token', '--no-verify', '--profile', 'remote'], { env, stdin: 'tok-0123456789abcdef' })).code).toBe(0);
+    expect(readJson(configFile(dir)).defaultProfile).toBe(undefined);
+    expect((await cli(['config', 'get', 'data'], { env })).stdout).toBe(`${SAMPLES}\n`);
+  });
+
   it('names of JavaScript built-in properties are profiles like any other; __proto__ is refused', async () => {
     const { home: dir, env } = home({ config: { profiles: { shop: { format: 'csv' } } } });
     for (const name of ['toString', 'constructor', 'hasOwnProperty']) {

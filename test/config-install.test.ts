@@ -51,7 +51,7 @@ describe('convx config (item 14)', () => {
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toBe('');
     expect(set.stderr).toMatch(/profile "default": data = .*samples\/shop/);
-    expect(readJson(configFile(home))).toEqual({ defaultProfile: 'default', profiles: { default: { mode: 'local', data: SAMPLES } } });
+    expect(readJson(configFile(home))).toEqual({ profiles: { default: { mode: 'local', data: SAMPLES } } });
     expect(statSync(configFile(home)).mode & 0o777).toBe(0o600);
 
     expect(await cli(['config', 'get', 'data'], { env })).toMatchObject({ code: 0, stdout: `${SAMPLES}\n` });
@@ -101,7 +101,8 @@ describe('convx config (item 14)', () => {
     expect((await cli(['config', 'set', 'format', 'json', '--profile', 'prod'], { env })).code).toBe(0);
     const config = readJson(configFile(home));
     expect(config.profiles.prod).toEqual({ mode: 'api', api: 'https://reports.example.com/v1', format: 'json' });
-    expect(config.defaultProfile).toBe('default');
+    // a profile named in a write does not become the default (only `config set defaultProfile` makes one)
+    expect(config.defaultProfile).toBe(undefined);
 
     expect((await cli(['config', 'get', 'api', '--profile', 'prod'], { env })).stdout).toBe('https://reports.example.com/v1\n');
     expect((await cli(['config', 'get', 'api'], { env: { ...env, CONVX_PROFILE: 'prod' } })).stdout).toBe('https://reports.example.com/v1\n');
@@ -153,7 +154,8 @@ describe('convx config (item 14)', () => {
     writeFileSync(configFile(home), JSON.stringify({ profiles: { default: { mode: 'api', api: 'https://h/v1', token } } }));
     // read as before
     const list = await cli(['config', 'list'], { env });
-    expect(list.stdout).toBe(`mode=api\napi=https://h/v1\ntoken=****WXYZ (${token.length} characters), in the credentials file\n`);
+    expect(list.stdout).toBe(`mode=api\napi=https://h/v1\ntoken=****WXYZ (${token.length} characters), in config.json, left there by an older convx (the next change moves it to the credentials file)\n`);
+    expect((await cli(['config', 'profiles'], { env })).stdout).toBe('* default  api  https://h/v1  (default, token in config.json, from an older convx)\n');
     expect(list.stdout + list.stderr).not.toContain(token);
     // any write moves it
     expect((await cli(['config', 'set', 'format', 'json'], { env })).code).toBe(0);
@@ -218,7 +220,7 @@ describe('convx config (item 14)', () => {
         ['--profile', 'staging', '--no-verify'],
       );
       expect(api.code, api.stderr).toBe(0);
-      expect(readJson(configFile(api.home))).toEqual({ defaultProfile: 'staging', profiles: { staging: { mode: 'api', api: 'http://127.0.0.1:9/v1' } } });
+      expect(readJson(configFile(api.home))).toEqual({ profiles: { staging: { mode: 'api', api: 'http://127.0.0.1:9/v1' } } });
       expect(readJson(credentialsFile(api.home))).toEqual({ profiles: { staging: { token: 'typed-secret-token' } } });
       expect(statSync(credentialsFile(api.home)).mode & 0o777).toBe(0o600);
       expect(api.stderr).not.toContain('typed-secret-token');
@@ -351,7 +353,7 @@ describe('convx config (item 14)', () => {
           'cannot reach the API at http://127.0.0.1:9/v1: connection refused (GET http://127.0.0.1:9/healthz) (check the URL and that the service is up; --no-verify stores it without checking)',
         );
         expect(said).toContain(`${server.url}/x/v1 does not answer the reporting interface: GET ${server.url}/x/healthz answered with HTTP 404`);
-        expect(readJson(configFile(run.home))).toEqual({ defaultProfile: 'staging', profiles: { staging: { mode: 'api', api: `${server.url}/v1` } } });
+        expect(readJson(configFile(run.home))).toEqual({ profiles: { staging: { mode: 'api', api: `${server.url}/v1` } } });
         expect(readJson(credentialsFile(run.home))).toEqual({ profiles: { staging: { token } } });
         expect(run.stderr).toContain(`saved profile "staging" in ${configFile(run.home)}; the API accepts the token; try: convx report --profile staging\n`);
         expect(run.stderr).not.toContain(token);

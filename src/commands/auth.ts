@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { checkApiUrl, credentialsPath, maskToken, readConfig, redactUrl, tokenFromText, writeConfig, type Profile } from '../config.js';
+import { checkApiUrl, credentialsPath, maskToken, redactUrl, tokenFromText, updateConfig, type Profile } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
@@ -13,13 +13,15 @@ function requireConfigFile(ctx: Context): string {
   return ctx.configFile;
 }
 
-/** Saves a profile (merged into the stored one) and makes it the default when there is none. */
+/**
+ * Saves a profile: under the config's lock, the stored one as it is now updated and written
+ * (updateConfig). It never becomes the default profile by itself: `convx config set defaultProfile`.
+ */
 export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile): string {
   const file = requireConfigFile(ctx);
-  const config = readConfig(file);
-  config.profiles[name] = update(config.profiles[name] ?? {});
-  config.defaultProfile ??= name;
-  writeConfig(file, config);
+  updateConfig(file, (config) => {
+    config.profiles[name] = update((Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined) ?? {});
+  });
   return file;
 }
 

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, readConfig, redactUrl, writeConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, tokenLocation, updateConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
@@ -90,10 +90,13 @@ function requireFile(ctx: Context): string {
   return ctx.configFile;
 }
 
-/** The profile's settings in the order of CONFIG_KEYS, with the token masked when one is stored. */
-function shownSettings(profile: Profile): [string, string][] {
+/** The profile's settings in the order of CONFIG_KEYS, with the token masked when one is stored, and where it is. */
+function shownSettings(ctx: Context, name: string, profile: Profile): [string, string][] {
   const rows: [string, string][] = PROFILE_KEYS.filter((k) => profile[k] !== undefined && profile[k] !== '').map((k) => [k, shown(k, profile[k]!)]);
-  if (profile.token) rows.push(['token', `${maskToken(profile.token)}, in the credentials file`]);
+  if (profile.token) {
+    const where = tokenLocation(ctx.config, name) === 'config.json' ? 'in config.json, left there by an older convx (the next change moves it to the credentials file)' : 'in the credentials file';
+    rows.push(['token', `${maskToken(profile.token)}, ${where}`]);
+  }
   return rows;
 }
 
@@ -178,8 +181,8 @@ export const configUnset = defineHandler<Record<string, never>>({
 export const configList = defineHandler<Record<string, never>>({
   async run(ctx) {
     const name = ctx.settings.profile;
-    const profile = ctx.config.profiles[name] ?? {};
-    const rows = shownSettings(profile);
+    const profile = (Object.hasOwn(ctx.config.profiles, name) ? ctx.config.profiles[name] : undefined) ?? {};
+    const rows = shownSettings(ctx, name, profile);
     if (explicitJson(ctx)) {
       await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k]) => [k, k === 'token' ? maskToken(profile.token!) : shown(k, profile[k as ProfileKey]!)])) });
       return;
@@ -225,7 +228,7 @@ export const configProfiles = defineHandler<Record<string, never>>({
     const width = Math.max(...entries.map((e) => e.name.length));
     const modeWidth = Math.max(...entries.map((e) => (e.mode ?? '-').length));
     const lines = entries.map((e) => {
-      const notes = [e.default ? 'default' : '', e.token ? 'token stored' : '', e.format ? `format ${e.format}` : '', e.plugin ? `plugin ${e.plugin}` : '']
+      const notes = [e.default ? 'default' : '', e.token ? (tokenLocation(config, e.name) === 'config.json' ? 'token in config.json, from an older convx' : 'token stored') : '', e.format ? `format ${e.format}` : '', e.plugin ? `plugin ${e.plugin}` : '']
         .filter(Boolean)
         .join(', ');
       return `${e.active ? '*' : ' '} ${e.name.padEnd(width)}  ${(e.mode ?? '-').padEnd(modeWidth)}  ${e.target ?? '-'}${notes ? `  (${notes})` : ''}`.trimEnd();
@@ -248,10 +251,7 @@ function example(key: ConfigKey): string {
   return { mode: 'local', data: 'samples/shop', api: 'https://host/v1', deliveryApi: 'https://host/v4', plugin: 'shop', format: 'csv', tz: 'Europe/Prague', trackingDomains: 'shop.example.com', trackingParams: 'utm_source,utm_medium,utm_campaign', defaultProfile: 'default' }[key];
 }
 
-/** Reads the file again (another convx may have written it) and writes it whole with the change. */
+/** Changes the file under its lock, as it is now (another convx may have written it): updateConfig. */
 function saveFile(ctx: Context, update: (config: ConfigFile) => void): void {
-  const file = requireFile(ctx);
-  const config = readConfig(file);
-  update(config);
-  writeConfig(file, config);
+  updateConfig(requireFile(ctx), update);
 }

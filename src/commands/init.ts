@@ -60,7 +60,7 @@ export default defineHandler<CommandFlags<'init'>>({
  * that profile anyway: "default", when it is the one used (no CONVX_PROFILE or defaultProfile naming another).
  */
 function profileFlag(ctx: Context, name: string): string {
-  const bare = profileName(undefined, ctx.io.env, { ...ctx.config, defaultProfile: ctx.config.defaultProfile ?? name });
+  const bare = profileName(undefined, ctx.io.env, ctx.config);
   return name === DEFAULT_PROFILE && bare === name ? '' : ` --profile ${name}`;
 }
 
