@@ -322,7 +322,7 @@ describe('what the README and the guides say about the program', () => {
 
   it('names the questions of `convx init` in the order it asks them', () => {
     const init = readFileSync(join(ROOT, 'src', 'commands', 'init.ts'), 'utf8');
-    const asked = ['Where does the data come from?', 'Default output format', 'Dataset directory'].map((m) => init.indexOf(`message: '${m}`));
+    const asked = ['Where does the data come from?', 'Default output format', 'Dataset directory'].map((m) => init.indexOf(`'${m}`));
     expect(asked.every((at, i) => at >= 0 && (i === 0 || at > asked[i - 1]!))).toBe(true);
     const guide = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
     const bullet = /- `convx init[^`]*` asks ([\s\S]*?)\n- /.exec(guide)![1]!;
