@@ -79,6 +79,8 @@ export interface ResolvedSettings {
   token?: string;
   /** Why the profile's stored token is not used: the API in effect is another than the one it was stored for (an error when a token is needed). */
   storedTokenRefused?: { message: string; hint: string };
+  /** A profile in API mode without an api, where nothing else names a dataset or an API (a dataset is then asked for by that). */
+  apiMissing?: string;
   profile: string;
   /** DuckDB worker threads of local mode (CONVX_THREADS); undefined: one per core. */
   threads?: number;
@@ -92,7 +94,7 @@ export interface SettingSources {
 }
 
 /** The settings that choose and reach a backend: resolved only where a command needs one (deferredSettings). */
-const BACKEND_KEYS = ['mode', 'data', 'dataFrom', 'api', 'deliveryApi', 'token', 'storedTokenRefused', 'threads'] as const;
+const BACKEND_KEYS = ['mode', 'data', 'dataFrom', 'api', 'deliveryApi', 'token', 'storedTokenRefused', 'apiMissing', 'threads'] as const;
 type BackendSettings = Pick<ResolvedSettings, (typeof BACKEND_KEYS)[number]>;
 
 const pick = <T>(...values: (T | undefined)[]) => values.find((v) => v !== undefined && v !== '');
@@ -172,6 +174,7 @@ function backendSettings({ flags, env, profile, profileName: name }: SettingSour
     }
   }
   const settings: BackendSettings = { mode };
+  if (!data && !api && profile.mode === 'api') settings.apiMissing = name;
   if (data) {
     settings.data = data;
     settings.dataFrom = dataFrom;

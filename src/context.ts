@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import { colorLevel, type GlobalFlags } from './globals.js';
+import { checkTokenText } from './model/token-text.js';
 import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, readConfig, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
@@ -155,6 +156,10 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
 function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string): () => string {
   return () => {
     if (settings.mode === 'api') throw new UsageError('this command works on a local dataset: pass --data DIR');
+    if (!settings.data && settings.apiMissing !== undefined) {
+      const profile = settings.apiMissing;
+      throw new UsageError(`profile "${profile}" is in API mode but has no api`, [], `convx config set api URL${profile === 'default' ? '' : ` --profile ${profile}`} (or pass --data DIR for local mode)`);
+    }
     if (!settings.data) {
       throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], 'try: convx report --data samples/shop');
     }
@@ -190,6 +195,8 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
       // One line, whatever the source (the message never shows it): a header cannot carry two.
       const source = globals.tokenFile !== undefined ? `--token-file ${globals.tokenFile}` : io.env.CONVX_TOKEN !== undefined ? 'CONVX_TOKEN' : 'the profile\'s token';
       value = value === undefined ? undefined : tokenFromText(value, source);
+      // Named by where it came from, before any request (the client's own check can only say "the API token").
+      if (value) checkTokenText(value, source);
       if (!value) {
         throw new AuthError('no API token', 'set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run `convx auth login`');
       }

@@ -122,6 +122,16 @@ describe('convx config (item 14)', () => {
     expect((await cli(['config', 'profiles'], { env })).stdout).toMatch(/^ {2}default .*\n\* prod .*\(default, format json\)\n$/);
   });
 
+  it('a profile in API mode without an api says so, not "no dataset"', async () => {
+    const env = { XDG_CONFIG_HOME: tempDir() };
+    expect((await cli(['config', 'set', 'mode', 'api', '--profile', 'remote'], { env })).code).toBe(0);
+    const run = await cli(['report', '--month', '2024-03', '--profile', 'remote'], { env });
+    expect([run.code, run.stdout]).toEqual([2, '']);
+    expect(run.stderr).toBe('convx: error: profile "remote" is in API mode but has no api\nhint: convx config set api URL --profile remote (or pass --data DIR for local mode)\n');
+    // --data names the dataset whatever the profile's mode
+    expect((await cli(['report', '--month', '2024-03', '--profile', 'remote', '--data', SAMPLES, '-o', 'json'], { env })).code).toBe(0);
+  });
+
   it('config profiles prints its records in each format: jsonl one a line, csv and tsv under a header', async () => {
     const env = { XDG_CONFIG_HOME: tempDir() };
     expect((await cli(['config', 'set', 'data', SAMPLES], { env })).code).toBe(0);

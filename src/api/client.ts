@@ -8,7 +8,7 @@
 import { Agent } from 'undici';
 import { credentialsInUrlError, hasCredentials, redactUrl } from '../config.js';
 import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
-import { checkTokenText } from './token.js';
+import { checkTokenText } from '../model/token-text.js';
 
 export interface ClientOptions {
   token: string;

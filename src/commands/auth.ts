@@ -5,7 +5,7 @@ import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { safeValue } from '../output/terminal.js';
-import { checkTokenText } from '../api/token.js';
+import { checkTokenText } from '../model/token-text.js';
 import { loadPrompts } from './prompts.js';
 
 function requireConfigFile(ctx: Context): string {

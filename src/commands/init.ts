@@ -3,7 +3,7 @@ import { DEFAULT_PROFILE, hasCredentials, profileName, type Profile } from '../c
 import type { Context } from '../context.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/formats.js';
-import { tokenProblem } from '../api/token.js';
+import { tokenProblem } from '../model/token-text.js';
 import { saveProfile } from './auth.js';
 import { checkedSetting } from './config.js';
 import type { CommandFlags } from './options.js';
