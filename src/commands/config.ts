@@ -5,11 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, tokenLocation, updateConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, SETTING_CHECKS, tokenLocation, updateConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
-import { FORMATS } from '../output/formats.js';
 import type { RecordKind } from '../output/writer.js';
 import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
@@ -36,15 +35,17 @@ function configKey(typed: string | undefined, verb: string): ConfigKey {
  * `convx config set` and of what `convx init` asks (source names where the value came from).
  */
 export function checkedSetting(ctx: Context, key: ConfigKey, value: string, source = `config set ${key}`): string {
+  // What is wrong with a value, in the words config.json's own check uses (SETTING_CHECKS, config-file.ts).
+  const problem = (k: ProfileKey & keyof typeof SETTING_CHECKS) => SETTING_CHECKS[k](value);
   switch (key) {
     case 'mode':
-      if (value !== 'local' && value !== 'api') throw new UsageError(`${source}: "${value}" is not one of local, api`);
+      if (problem(key)) throw new UsageError(`${source}: "${value}" ${problem(key)}`);
       return value;
     case 'format':
-      if (!(FORMATS as readonly string[]).includes(value)) {
+      if (problem(key)) {
         const perCommand = ['markdown', 'html'].includes(value.toLowerCase());
         throw new UsageError(
-          `${source}: "${value}" is not one of ${FORMATS.join(', ')}`,
+          `${source}: "${value}" ${problem(key)}`,
           [],
           perCommand ? `${value.toLowerCase()} is not a default every command can print: give it per command, e.g. convx report -o ${value.toLowerCase()}` : undefined,
         );
@@ -54,7 +55,7 @@ export function checkedSetting(ctx: Context, key: ConfigKey, value: string, sour
     case 'deliveryApi':
       // A password is never stored: refused before anything is written, and not echoed.
       checkApiUrl(value, source);
-      if (!/^https?:\/\/\S+$/.test(value)) throw new UsageError(`${source}: "${value}" is not an http(s) URL`);
+      if (problem(key)) throw new UsageError(`${source}: "${value}" ${problem(key)}`);
       return value.replace(/\/+$/, '');
     case 'data': {
       const path = ctx.resolvePath(value);
