@@ -14,6 +14,7 @@ import { ConvxError, ExitCode, UsageError } from './errors.js';
 import { zoneProblem } from './model/period.js';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from './model/validation.js';
 import { FORMATS } from './output/formats.js';
+import { alive } from './pid.js';
 
 export interface Profile {
   mode?: 'local' | 'api';
@@ -535,15 +536,6 @@ function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Whether a process of this machine runs (EPERM: it does, as another user's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The owner a lock file names (pid, host and token), or undefined where it names none. */
 function lockOwner(text: string | undefined): { pid: number; host: string; token: string } | undefined {

@@ -10,6 +10,7 @@ import { accessSync, chmodSync, chownSync, constants, existsSync, linkSync, lsta
 import { copyFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
+import { alive } from '../pid.js';
 
 /**
  * The file an import or an update writes (or --output a page, commands/page.ts): into itself, or,
@@ -339,12 +340,3 @@ function removeAbandoned(into: string): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
