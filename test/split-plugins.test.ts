@@ -309,6 +309,17 @@ describe('convx serve --data DIR of plugin files', () => {
     expect(await pinned.text()).toBe(before.text);
   });
 
+  it('a file moved away before a reload is a plugin without data (403), as after the reload, not a failure (500)', async () => {
+    const dir = join(root, 'moved');
+    cpSync(out, dir, { recursive: true });
+    const server = await serve(dir, 2);
+    renameSync(join(dir, 'shop-3.duckdb'), join(root, 'shop-3-moved.duckdb'));
+    const gone = await get(server, 'shop-3');
+    expect(gone.status, gone.text).toBe(403);
+    expect(JSON.parse(gone.text).type).toBe('urn:convx:problem:unknown-plugin');
+    expect((await get(server, 'shop-1')).status).toBe(200);
+  });
+
   it('a file named after another plugin than it holds is never served to that name', async () => {
     const dir = join(root, 'renamed');
     mkdirSync(dir);

@@ -11,7 +11,7 @@
  * files' DuckDB memory adds up to more, the least recently used that no request holds are closed
  * (never the last one open).
  */
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
@@ -206,6 +206,8 @@ export class PluginFiles implements ServedData {
     if (!listed) return undefined;
     // A pinned version the file does not have now (versionOf: the one its opening would give) is not worth opening it for.
     if (version !== undefined && !this.entries.has(plugin) && this.versionOf(plugin) !== version) return undefined;
+    // A file gone since the listing (moved away, no reload yet) is a plugin without data, as a reload would make it, not a failure to open.
+    if (!this.entries.has(plugin) && !existsSync(listed.file)) return undefined;
     const entry = this.entries.get(plugin) ?? this.open(plugin, listed);
     entry.lastUsed = ++this.tick;
     entry.waiting++;
