@@ -225,6 +225,11 @@ describe('convx data shards plans without HAProxy', () => {
     expect((await run('--shards', '0')).stderr).toMatch(/--shards: "0" must be a whole number from 1 to 256/);
     expect((await run('--shards', '3', '--servers', 'a:1,b:2')).stderr).toMatch(/--shards 3 but --servers names 2 servers/);
     expect((await run('--servers', 'a:1,http://b')).stderr).toMatch(/--servers: "http:\/\/b" is not host:port/);
+    // a port HAProxy refuses, two shards at one address, a --listen out of range (found by a tester)
+    expect((await run('--servers', '127.0.0.1:99999')).stderr).toMatch(/--servers: "127\.0\.0\.1:99999" is not host:port \(a port from 1 to 65535\)/);
+    expect((await run('--servers', '127.0.0.1:0')).stderr).toMatch(/--servers: "127\.0\.0\.1:0" is not host:port/);
+    expect((await run('--servers', '127.0.0.1:8081,127.0.0.1:8081')).stderr).toMatch(/--servers names 127\.0\.0\.1:8081 twice: each shard is a convx serve of its own/);
+    expect((await run('--shards', '1', '--listen', '127.0.0.1:70000')).stderr).toMatch(/--listen: "127\.0\.0\.1:70000" is not host:port/);
     expect((await cli(['data', 'shards', join(root, 'none'), '--shards', '1', '--out', join(root, 'deploy')])).code).toBe(2);
     writeFileSync(join(dir, '..hidden.duckdb'), duckdb);
     const unsafe = await run('--shards', '1');
@@ -238,7 +243,14 @@ describe('convx data shards plans without HAProxy', () => {
     expect(notDuckDb.stderr).toMatch(/other\.duckdb: "other" is not a DuckDB file \(convx serve skips it\)/);
     expect(existsSync(join(root, 'deploy'))).toBe(false);
     rmSync(join(dir, 'other.duckdb'));
-    expect((await run('--shards', '1')).code).toBe(0);
+    const written = await run('--shards', '1');
+    expect(written.code).toBe(0);
+    expect(written.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --port 8081,/);
+    // shards on other machines: the command to start one listens where HAProxy reaches it (found by a tester)
+    const remote = await run('--servers', '10.0.0.11:8080', '--force');
+    expect(remote.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080,/);
+    const six = await run('--servers', '[::1]:8080', '--force');
+    expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080,/);
     const again = await run('--shards', '1');
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/exists: pass --force to replace it/);

@@ -19,6 +19,24 @@ import { safeValue } from '../output/terminal.js';
 
 const HOST_PORT = /^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/;
 
+/** A host:port of --servers or --listen, checked: a port from 1 to 65535, as HAProxy takes it. */
+function checkedHostPort(value: string, flag: string): string {
+  const port = Number(value.split(':').at(-1));
+  if (!HOST_PORT.test(value) || port < 1 || port > 65535) throw new UsageError(`${flag}: "${safeValue(value)}" is not host:port (a port from 1 to 65535)`);
+  return value;
+}
+
+/** The --host a shard's convx serve needs to listen where HAProxy reaches it: none for serve's default, 127.0.0.1. */
+function serveHost(server: string): string {
+  const host = hostOf(server);
+  return host === '127.0.0.1' ? '' : ` --host ${host}`;
+}
+
+/** The host of a host:port as convx serve --host takes it (an IPv6 address without its brackets). */
+function hostOf(server: string): string {
+  return server.slice(0, server.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
+}
+
 /** The plugins' files of dir: every `<plugin>.duckdb`, by plugin. */
 function pluginFiles(dir: string): PluginFile[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory (the plugins' files written by convx data import --split-plugins)`);
@@ -37,7 +55,10 @@ function serversOf(flags: CommandFlags<'data shards'>): string[] {
   const servers = flags.servers?.split(',').map((s) => s.trim()).filter(Boolean);
   if (!servers && !shards) throw new UsageError('--shards <n> is required (or --servers host:port,host:port,...)');
   if (servers) {
-    for (const server of servers) if (!HOST_PORT.test(server)) throw new UsageError(`--servers: "${safeValue(server)}" is not host:port`);
+    for (const server of servers) checkedHostPort(server, '--servers');
+    const twice = servers.find((server, i) => servers.indexOf(server) !== i);
+    // Two shards at one address: one convx serve would answer both shards' plugins from one shard's files.
+    if (twice !== undefined) throw new UsageError(`--servers names ${safeValue(twice)} twice: each shard is a convx serve of its own`);
     if (shards && shards !== servers.length) throw new UsageError(`--shards ${shards} but --servers names ${plural(servers.length, 'server')}`);
     return servers;
   }
@@ -87,7 +108,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
   async run(ctx, args, flags) {
     if (!flags.out) throw new UsageError('--out <dir> is required: the directory to write the plan into');
     const listen = flags.listen;
-    if (!HOST_PORT.test(listen)) throw new UsageError(`--listen: "${safeValue(listen)}" is not host:port`);
+    checkedHostPort(listen, '--listen');
     const servers = serversOf(flags);
     const dir = ctx.resolvePath(args[0]!);
     // The links point at absolute paths, so that OUT may move apart from DIR.
@@ -113,7 +134,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${megabytes(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
     await ctx.output.text(`${lines.join('\n')}\n`);
     ctx.log.info(
-      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)} --port ${shards[0]!.server.split(':').at(-1)}, then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)}, then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
     );
   },
 });
