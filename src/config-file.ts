@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, linkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { ConvxError, ExitCode, UsageError } from './errors.js';
+import { ConvxError, ExitCode, UsageError, writeFailure } from './errors.js';
 import { zoneProblem } from './model/period.js';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from './model/validation.js';
 import { FORMATS } from './output/formats.js';
@@ -90,18 +90,12 @@ export function lockPath(configFile: string): string {
   return `${configFile}.lock`;
 }
 
-/** What the system's error codes of a config file's path mean, and what to do. */
+/** Where a config file's path fails otherwise than a written file's (errors.ts, writeFailure), in words. */
 const PATH_PROBLEMS: Record<string, string> = {
-  EACCES: 'permission denied',
   EPERM: 'permission denied (it belongs to another user?)',
-  ENOTDIR: 'a part of its path is not a folder',
   EISDIR: 'it is a folder, not a file',
-  EROFS: 'the file system is read-only',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'the disk quota is used up',
   ELOOP: 'too many symbolic links',
   ENAMETOOLONG: 'the path is too long',
-  EIO: 'an input/output error of the device',
   ENOENT: 'a folder of its path does not exist and cannot be made there',
 };
 
@@ -116,7 +110,7 @@ function whereHint(code: string | undefined): string {
 function pathError(verb: string, path: string, error: unknown): ConvxError {
   if (error instanceof ConvxError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const why = (code && PATH_PROBLEMS[code]) ?? code ?? String(error);
+  const why = (code && PATH_PROBLEMS[code]) ?? writeFailure(error);
   return new UsageError(`cannot ${verb} ${path}: ${why}`, [], whereHint(code));
 }
 
@@ -259,8 +253,6 @@ function contentError(path: string, key: string, problem: string): UsageError {
 
 /** Where each profile's token was read from: config.json (left there by an older convx) or credentials.json. */
 const TOKEN_PLACES = new WeakMap<ConfigFile, Map<string, 'config.json' | 'credentials.json'>>();
-/** A config as it was read (tokens included), for writeConfig to write only what its caller changed. */
-const AS_READ = new WeakMap<ConfigFile, ConfigFile>();
 /** Keys of config.json that this convx does not know, kept as they are on a write. */
 const OTHER_KEYS = new WeakMap<ConfigFile, Record<string, unknown>>();
 
@@ -363,74 +355,21 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
   if (file.defaultProfile !== undefined) config.defaultProfile = file.defaultProfile;
   TOKEN_PLACES.set(config, places);
   OTHER_KEYS.set(config, file.other);
-  AS_READ.set(config, copyOf(config));
   return config;
-}
-
-function copyOf(config: ConfigFile): ConfigFile {
-  const profiles = emptyProfiles();
-  for (const [name, profile] of Object.entries(config.profiles)) profiles[name] = { ...profile };
-  return { ...(config.defaultProfile !== undefined ? { defaultProfile: config.defaultProfile } : {}), profiles };
 }
 
 /**
  * Changes the config under its lock: read again (another convx may have written it meanwhile),
  * changed by update, and written whole. The way to change it: no change of another convx is lost.
  */
-export function updateConfig(path: string, update: (config: ConfigFile) => void): ConfigFile {
+export function updateConfig(path: string, update: (config: ConfigFile) => void, waitMs = LOCK_WAIT_MS): ConfigFile {
   ensureFolder(dirname(path));
-  return withLock(path, () => {
+  return withLock(path, waitMs, () => {
     const config = readConfig(path);
     update(config);
     writeFiles(path, config, OTHER_KEYS.get(config));
     return config;
   });
-}
-
-/**
- * Writes a config that readConfig returned and its caller changed: under the lock, the files are
- * read again and only what the caller changed (a setting, a token, a profile added or removed, the
- * default profile) is written into them, so that a change another convx made meanwhile stays. A
- * config made otherwise is written as it is. Tokens go to the credentials file (0600; removed when
- * no profile has one), written first, so a token is never only in memory.
- */
-export function writeConfig(path: string, config: ConfigFile): void {
-  ensureFolder(dirname(path));
-  withLock(path, () => {
-    const base = AS_READ.get(config);
-    if (!base) {
-      writeFiles(path, config, undefined);
-      return;
-    }
-    const current = readConfig(path);
-    applyChanges(current, base, config);
-    writeFiles(path, current, OTHER_KEYS.get(current));
-  });
-}
-
-/** Applies to current what changed from base to next (both configs of readConfig's shape). */
-function applyChanges(current: ConfigFile, base: ConfigFile, next: ConfigFile): void {
-  if (next.defaultProfile !== base.defaultProfile) {
-    if (next.defaultProfile === undefined) delete current.defaultProfile;
-    else current.defaultProfile = next.defaultProfile;
-  }
-  const names = new Set([...Object.keys(base.profiles), ...Object.keys(next.profiles)]);
-  for (const name of names) {
-    const before = (Object.hasOwn(base.profiles, name) ? base.profiles[name] : undefined) as Record<string, unknown> | undefined;
-    const after = (Object.hasOwn(next.profiles, name) ? next.profiles[name] : undefined) as Record<string, unknown> | undefined;
-    if (!after) {
-      delete current.profiles[name];
-      continue;
-    }
-    const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after)]);
-    for (const key of keys) {
-      if (before?.[key] === after[key] && before !== undefined) continue;
-      const profile = (current.profiles[name] ??= {}) as Record<string, unknown>;
-      if (after[key] === undefined) delete profile[key];
-      else profile[key] = after[key];
-    }
-    if (!before) current.profiles[name] ??= {};
-  }
 }
 
 /** Both files written whole, the credentials first; config.json's settings in one order, unknown keys after them. */
@@ -581,8 +520,8 @@ function removeLeftBehind(path: string): void {
   rmSync(aside, { force: true });
 }
 
-/** Runs work holding the config's lock (config.json.lock, made with O_EXCL), waiting up to LOCK_WAIT_MS for another convx. */
-function withLock<T>(configFile: string, work: () => T): T {
+/** Runs work holding the config's lock (config.json.lock, made with O_EXCL), waiting up to waitMs for another convx. */
+function withLock<T>(configFile: string, waitMs: number, work: () => T): T {
   const path = lockPath(configFile);
   const token = `${process.pid}\n${hostname()}\n${RUN}${randomBytes(4).toString('hex')}\n`;
   const started = Date.now();
@@ -605,10 +544,11 @@ function withLock<T>(configFile: string, work: () => T): T {
       removeLeftBehind(path);
       continue;
     }
-    if (Date.now() - started >= LOCK_WAIT_MS) {
+    if (Date.now() - started >= waitMs) {
       const owner = lockOwner(readText(path));
+      const waited = waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`;
       throw new ConvxError(
-        `cannot change ${configFile}: another convx${owner ? ` (pid ${owner.pid}${owner.host === hostname() ? '' : ` on ${owner.host}`})` : ''} has held its lock ${path} for ${Math.round(LOCK_WAIT_MS / 1000)} s`,
+        `cannot change ${configFile}: another convx${owner ? ` (pid ${owner.pid}${owner.host === hostname() ? '' : ` on ${owner.host}`})` : ''} has held its lock ${path} for ${waited}`,
         ExitCode.usage,
         `run the command again once it is done; if no convx is running, remove ${path}`,
       );

@@ -19,7 +19,6 @@ export {
   SETTING_CHECKS,
   tokenLocation,
   updateConfig,
-  writeConfig,
   type ConfigFile,
   type Profile,
   type ProfileKey,
