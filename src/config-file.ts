@@ -39,11 +39,9 @@ export interface ConfigFile {
 
 export const DEFAULT_PROFILE = 'default';
 
-/** The settings a profile may hold, as `convx config` names them; the token is not one of them. */
-export const PROFILE_KEYS = ['mode', 'data', 'api', 'deliveryApi', 'plugin', 'format', 'tz', 'trackingDomains', 'trackingParams'] as const;
-/** The settings `convx config get|set|unset` take: a profile's, and which profile is the default. */
-export const CONFIG_KEYS = [...PROFILE_KEYS, 'defaultProfile'] as const;
-export type ProfileKey = (typeof PROFILE_KEYS)[number];
+import { CONFIG_KEYS, PROFILE_KEYS, type ProfileKey } from './model/settings.js';
+
+export { CONFIG_KEYS, PROFILE_KEYS, type ProfileKey };
 
 /**
  * What each setting may hold: the one check of a value, as `convx config set` stores it and as the

@@ -63,7 +63,7 @@ Module._resolveFilename = function (...args) {
 
 let runs = 0;
 /** Runs the CLI and returns the package names and the dist/ modules it loaded (packages: imported or required; importedPackages: as ES modules). */
-function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; modules: string[] } {
+function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; modules: string[]; builtins: string[] } {
   const file = join(dir, `trace-${++runs}.txt`);
   writeFileSync(file, '');
   const child = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...args], {
@@ -83,7 +83,8 @@ function imported(args: string[], env: Record<string, string> = {}): { status: n
   };
   const dist = join(root, 'dist');
   const modules = [...new Set(pathsOf().filter((p) => p.startsWith(dist)).map((p) => p.slice(dist.length + 1).replaceAll('\\', '/')))];
-  return { status: child.status, packages: packagesOf(pathsOf()), importedPackages: packagesOf(pathsOf('import')), modules };
+  const builtins = [...new Set(lines.filter(([, u]) => u.startsWith('node:')).map(([, u]) => u))];
+  return { status: child.status, packages: packagesOf(pathsOf()), importedPackages: packagesOf(pathsOf('import')), modules, builtins };
 }
 
 describe('start-up', () => {
@@ -92,6 +93,8 @@ describe('start-up', () => {
     expect(run.status).toBe(0);
     expect(run.packages).toContain('jose');
     expect(run.modules).toContain('commands/token.js');
+    // node's own modules are seen too (the control of --help's node:crypto below)
+    expect(run.builtins).toContain('node:crypto');
   });
 
   for (const args of [['--help'], [], ['report', '--help'], ['serve', '--help'], ['validate', '--help'], ['data', 'generate', '--help'], ['auth', 'login', '--help']]) {
@@ -105,6 +108,9 @@ describe('start-up', () => {
       expect(run.modules.filter((m) => HANDLER_MODULES.some((h) => m === `commands/${h}`))).toEqual([]);
       // the context (config, output writers) and the local, API and server back ends come with a command's handler
       expect(run.modules.filter((m) => m === 'context.js' || /^(local|api)\//.test(m) || (m.startsWith('server/') && m !== 'server/limits.js'))).toEqual([]);
+      // the config files are read and written by a command, not by help (their module loads node:crypto, some 7 ms)
+      expect(run.modules.filter((m) => m === 'config.js' || m === 'config-file.js')).toEqual([]);
+      expect(run.builtins).not.toContain('node:crypto');
     });
   }
 });

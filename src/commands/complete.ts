@@ -7,7 +7,7 @@
  * values.ts, with the line's --data, --api, --profile and --plugin. Nothing printed: the shell
  * completes file names.
  */
-import { CONFIG_KEYS } from '../config.js';
+import { CONFIG_KEYS } from '../model/settings.js';
 import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';

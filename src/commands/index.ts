@@ -4,7 +4,7 @@
  * command's `--help` and shell completion read only this; a command's module
  * (and through it DuckDB, the server, jose ...) is imported when it runs.
  */
-import { PROFILE_KEYS } from '../config.js';
+import { PROFILE_KEYS } from '../model/settings.js';
 import { OPTIONS, VALIDATE_FORMATS } from './options.js';
 import type { CommandDefinition } from './registry.js';
 
