@@ -13,7 +13,7 @@ import { EMPTY_VALUE, flagKey } from './model/parameters.js';
 import { ANY_FORMATS, FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
-import type { CommandHandler } from './commands/registry.js';
+import type { CommandDefinition, CommandHandler } from './commands/registry.js';
 import type { BackendFactory, Io, LookupsFactory } from './context.js';
 import { ConvxError, ExitCode, InterruptedError, OutputError, PipeClosedError, UsageError, writeFailure } from './errors.js';
 import { packageVersion } from './version.js';
@@ -148,7 +148,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       const parsed = pageFormats(definition); // -o's formats: validate's own, html for the commands printing pages, else the reporting ones
       const ctx = await createContext(
         io,
-        { ...globals, newProfile: definition.createsProfile ?? false, ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
+        { ...globals, newProfile: definition.createsProfile ?? false, ...repairs(definition, cmd.args), ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
         factories.backends,
         factories.lookups,
       );
@@ -160,6 +160,11 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     });
   }
   return program;
+}
+
+/** The setting a command replaces or removes (config set|unset KEY), for the context's read of the config (GlobalOptions.repairs). */
+function repairs(definition: CommandDefinition, args: readonly string[]): { repairs?: string } {
+  return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0] } : {};
 }
 
 /** The hint of an empty flag value or argument. */

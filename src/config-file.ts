@@ -61,6 +61,36 @@ export const SETTING_CHECKS: Record<(typeof CONFIG_KEYS)[number], (value: string
   defaultProfile: (value) => profileNameProblem(value),
 };
 
+/**
+ * What is wrong with a setting's value as stored, else undefined: the check of the file as read and
+ * of what `convx config set` and `convx init` store (run on the value as it will be written).
+ */
+export function settingProblem(key: ConfigKey, value: string): string | undefined {
+  return value === '' ? 'is empty' : SETTING_CHECKS[key](value);
+}
+
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+/** The setting a typed key names: the file's spelling (deliveryApi) or the flag's (delivery-api), in any case; undefined for none. */
+export function settingKey(typed: string): ConfigKey | undefined {
+  const wanted = typed.toLowerCase().replaceAll(/[-_]/g, '');
+  return CONFIG_KEYS.find((k) => k.toLowerCase() === wanted);
+}
+
+/**
+ * A read of a command that replaces or removes one setting (`convx config set|unset KEY`): a stored
+ * value of that key that is not what it should be does not stop it (else a value written by hand
+ * would lock out the commands that repair it; any other wrong value still does). In the profile the
+ * command changes, the value is left out of the config as read, and setAside says it was there; in
+ * another profile it is kept as it is, and written back so (that profile's own config set repairs
+ * it). profile: the profile the command changes, from the file's defaultProfile (as read, undefined
+ * where it is unset or itself left out).
+ */
+export interface Repair {
+  key: ConfigKey;
+  profile: (defaultProfile: string | undefined) => string;
+}
+
 /** Why a text cannot name a profile (empty, or `__proto__`, which a JSON object cannot hold as data everywhere), else undefined. */
 export function profileNameProblem(name: string): string | undefined {
   if (name === '') return 'is empty';
@@ -253,6 +283,14 @@ function contentError(path: string, key: string, problem: string): UsageError {
 const TOKEN_PLACES = new WeakMap<ConfigFile, Map<string, 'config.json' | 'credentials.json'>>();
 /** Keys of config.json that this convx does not know, kept as they are on a write. */
 const OTHER_KEYS = new WeakMap<ConfigFile, Record<string, unknown>>();
+/** The setting a repair's read left out (readConfig, Repair): its profile (undefined for defaultProfile) and key. */
+const SET_ASIDE = new WeakMap<ConfigFile, { profile: string | undefined; key: ConfigKey }>();
+
+/** Whether the file holds a value of key (in profile name, unless defaultProfile) that a repair's read left out as not what it should be. */
+export function setAside(config: ConfigFile, name: string, key: ConfigKey): boolean {
+  const aside = SET_ASIDE.get(config);
+  return aside !== undefined && aside.key === key && (key === 'defaultProfile' || aside.profile === name);
+}
 
 /** Where the token of a profile is stored: 'config.json' (an older convx's), 'credentials.json', or undefined. */
 export function tokenLocation(config: ConfigFile, name: string): 'config.json' | 'credentials.json' | undefined {
@@ -263,8 +301,8 @@ function emptyProfiles(): Record<string, Profile> {
   return Object.create(null) as Record<string, Profile>;
 }
 
-/** config.json's profiles, each value checked; unknown keys warned about and kept. */
-function checkedProfiles(path: string, raw: unknown, warn: (message: string) => void): Record<string, Profile> {
+/** config.json's profiles, each value checked; unknown keys warned about and kept; a repair's key, where it is wrong, kept as it is or, in its profile, left out (aside). */
+function checkedProfiles(path: string, raw: unknown, warn: (message: string) => void, repair?: { key: ConfigKey; profile: string }, aside?: () => void): Record<string, Profile> {
   const profiles = emptyProfiles();
   if (raw === undefined) return profiles;
   if (!isObject(raw)) throw contentError(path, 'profiles', `should be an object of profiles by name, and is ${kindOf(raw)}`);
@@ -281,11 +319,14 @@ function checkedProfiles(path: string, raw: unknown, warn: (message: string) => 
         profile[key] = value;
         continue;
       }
-      const where = `profile "${name}": ${key}`;
-      if (typeof value !== 'string') throw contentError(path, where, `should be a text, and is ${kindOf(value)}`);
-      if (value === '') throw contentError(path, where, 'is empty');
-      const problem = key === 'token' ? undefined : SETTING_CHECKS[key as ProfileKey](value);
-      if (problem) throw contentError(path, where, problem);
+      const problem =
+        typeof value !== 'string' ? `should be a text, and is ${kindOf(value)}` : key === 'token' ? (value === '' ? 'is empty' : undefined) : settingProblem(key as ProfileKey, value);
+      if (problem && repair?.key === key) {
+        if (repair.profile === name) aside?.();
+        else profile[key] = value;
+        continue;
+      }
+      if (problem) throw contentError(path, `profile "${name}": ${key}`, problem);
       profile[key] = value;
     }
     profiles[name] = profile as Profile;
@@ -294,7 +335,11 @@ function checkedProfiles(path: string, raw: unknown, warn: (message: string) => 
 }
 
 /** config.json as it is: its default profile, its profiles (a token an older convx left among them), and the keys it does not know. */
-function readConfigJson(path: string, warn: (message: string) => void): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown> } {
+function readConfigJson(
+  path: string,
+  warn: (message: string) => void,
+  repair?: Repair,
+): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey } } {
   const file = readJsonObject(path) ?? {};
   const other: Record<string, unknown> = {};
   for (const key of Object.keys(file)) {
@@ -303,13 +348,18 @@ function readConfigJson(path: string, warn: (message: string) => void): { defaul
       other[key] = file[key];
     }
   }
+  let named: string | undefined;
+  let aside: { profile: string | undefined; key: ConfigKey } | undefined;
   const { defaultProfile } = file;
   if (defaultProfile !== undefined) {
-    if (typeof defaultProfile !== 'string') throw contentError(path, 'defaultProfile', `should be a profile's name, and is ${kindOf(defaultProfile)}`);
-    const problem = profileNameProblem(defaultProfile);
-    if (problem) throw contentError(path, 'defaultProfile', problem);
+    const problem = typeof defaultProfile !== 'string' ? `should be a profile's name, and is ${kindOf(defaultProfile)}` : profileNameProblem(defaultProfile);
+    if (!problem) named = defaultProfile as string;
+    else if (repair?.key === 'defaultProfile') aside = { profile: undefined, key: 'defaultProfile' };
+    else throw contentError(path, 'defaultProfile', problem);
   }
-  return { ...(defaultProfile !== undefined ? { defaultProfile: defaultProfile as string } : {}), profiles: checkedProfiles(path, file.profiles, warn), other };
+  const changed = repair && repair.key !== 'defaultProfile' ? { key: repair.key, profile: repair.profile(named) } : undefined;
+  const profiles = checkedProfiles(path, file.profiles, warn, changed, () => (aside = { profile: changed!.profile, key: changed!.key }));
+  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, ...(aside ? { aside } : {}) };
 }
 
 /** credentials.json's tokens by profile; its shape checked, no value of it ever in a message. */
@@ -337,10 +387,11 @@ function readCredentials(path: string): Map<string, string> {
  * next write). A file that is not what it should be is an error naming it, the key and what is
  * wrong (exit 2); unknown keys are a warning (warn), kept on a write.
  */
-export function readConfig(path: string | undefined, warn: (message: string) => void = () => undefined): ConfigFile {
+export function readConfig(path: string | undefined, warn: (message: string) => void = () => undefined, repair?: Repair): ConfigFile {
   const config: ConfigFile = { profiles: emptyProfiles() };
   if (!path) return config;
-  const file = readConfigJson(path, warn);
+  const file = readConfigJson(path, warn, repair);
+  if (file.aside) SET_ASIDE.set(config, file.aside);
   const places = new Map<string, 'config.json' | 'credentials.json'>();
   for (const [name, profile] of Object.entries(file.profiles)) {
     config.profiles[name] = { ...profile };
@@ -359,11 +410,12 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
 /**
  * Changes the config under its lock: read again (another convx may have written it meanwhile),
  * changed by update, and written whole. The way to change it: no change of another convx is lost.
+ * repair: the read of `convx config set|unset KEY` (Repair), which replaces or removes that value.
  */
-export function updateConfig(path: string, update: (config: ConfigFile) => void, waitMs = LOCK_WAIT_MS): ConfigFile {
+export function updateConfig(path: string, update: (config: ConfigFile) => void, waitMs = LOCK_WAIT_MS, repair?: Repair): ConfigFile {
   ensureFolder(dirname(path));
   return withLock(path, waitMs, () => {
-    const config = readConfig(path);
+    const config = readConfig(path, undefined, repair);
     update(config);
     writeFiles(path, config, OTHER_KEYS.get(config));
     return config;

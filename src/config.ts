@@ -16,12 +16,17 @@ export {
   PROFILE_KEYS,
   profileNameProblem,
   readConfig,
+  setAside,
   SETTING_CHECKS,
+  settingKey,
+  settingProblem,
   tokenLocation,
   updateConfig,
   type ConfigFile,
+  type ConfigKey,
   type Profile,
   type ProfileKey,
+  type Repair,
 } from './config-file.js';
 
 /** The profile's name: --profile, else CONVX_PROFILE (an empty one counts as unset), else defaultProfile, else "default". */

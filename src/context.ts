@@ -5,7 +5,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import { colorLevel, type GlobalFlags } from './globals.js';
 import { checkTokenText } from './model/token-text.js';
-import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, readConfig, tokenFromText, type ConfigFile, type ResolvedSettings } from './config.js';
+import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, readConfig, settingKey, tokenFromText, type ConfigFile, type Repair, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
@@ -43,6 +43,8 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   formatFlag?: string;
   /** The command may name a profile that does not exist yet (auth login, init). */
   newProfile?: boolean;
+  /** The setting the command replaces or removes, as typed (config set|unset KEY): a wrong stored value of it does not stop the command. */
+  repairs?: string;
   /** The formats the command prints (validate has its own). */
   formats?: readonly AnyFormat[];
 }
@@ -133,7 +135,10 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
  */
 function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string) => void): { file: string | undefined; config: ConfigFile; settings: ResolvedSettings } {
   const file = configPath(io.env);
-  const config = readConfig(file, warn);
+  const key = globals.repairs === undefined ? undefined : settingKey(globals.repairs);
+  // config set|unset KEY: the profile it changes, as chosen below, from the file's defaultProfile
+  const repair: Repair | undefined = key && { key, profile: (defaultProfile) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name };
+  const config = readConfig(file, warn, repair);
   const { name, from } = profileChoice(globals.profile, io.env, config);
   checkProfileName(name, from);
   const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;

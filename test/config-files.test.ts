@@ -129,7 +129,8 @@ describe('the files as read', () => {
     for (const [config, message] of cases) {
       const { home: dir, env } = home({ config });
       const before = readFileSync(configFile(dir), 'utf8');
-      for (const argv of [['report', '--month', '2024-03'], ['config', 'set', 'plugin', 'x']]) {
+      // config set of another key than the wrong one (none of these cases holds a deliveryApi): refused as every command is
+      for (const argv of [['report', '--month', '2024-03'], ['config', 'set', 'deliveryApi', 'https://h/v4']]) {
         const run = await cli(argv, { env });
         expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
         expect(run.stderr).toContain(`convx: error: ${configFile(dir)}: `);
@@ -147,6 +148,55 @@ describe('the files as read', () => {
     // kept as they are on a write (a newer convx's setting is not lost)
     expect((await cli(['config', 'set', 'format', 'csv'], { env })).code).toBe(0);
     expect(readJson(configFile(dir))).toMatchObject({ profiles: { default: { data: SAMPLES, format: 'csv', fromat: 'csv' } }, colour: 'red' });
+  });
+
+  it('config set stores only what is read back: a URL that is nothing once its trailing slashes go is refused, nothing written', async () => {
+    const { home: dir, env } = home({ config: { profiles: { default: { format: 'csv' } } } });
+    const before = readFileSync(configFile(dir), 'utf8');
+    for (const [key, value] of [['api', 'http:///'], ['deliveryApi', 'https:///'], ['api', 'https://']]) {
+      const set = await cli(['config', 'set', key!, value!], { env });
+      expect(set.code, set.stderr).toBe(2);
+      expect(set.stderr).toBe(`convx: error: config set ${key}: "${value}" is not an http(s) URL\n`);
+      expect(readFileSync(configFile(dir), 'utf8')).toBe(before);
+    }
+    // the file still works for every command, and a URL's trailing slashes still go
+    expect((await cli(['config', 'set', 'api', 'https://h/v1//'], { env })).code).toBe(0);
+    expect(readJson(configFile(dir)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'csv' });
+    expect((await cli(['config', 'list'], { env })).code).toBe(0);
+  });
+
+  it('a wrong stored value of a key does not stop config set|unset of that key, which repair it; any other command, or another key, still fails', async () => {
+    const broken = { profiles: { default: { mode: 'api', api: 'http:', format: 'csv' }, b: { api: 'http:' } } };
+    const wrong = /profile "default": api is not an http\(s\) URL/;
+    const set = home({ config: broken });
+    for (const argv of [['config', 'list'], ['config', 'get', 'api'], ['config', 'set', 'format', 'json'], ['config', 'unset', 'format']]) {
+      const run = await cli(argv, { env: set.env });
+      expect([run.code, run.stderr], argv.join(' ')).toEqual([2, expect.stringMatching(wrong)]);
+    }
+    const fixed = await cli(['config', 'set', 'api', 'https://h/v1'], { env: set.env });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    // the other profile's wrong value of the key is kept as it is (its own config set repairs it), and still an error of the other commands
+    expect(readJson(configFile(set.home)).profiles).toEqual({ default: { mode: 'api', api: 'https://h/v1', format: 'csv' }, b: { api: 'http:' } });
+    expect((await cli(['config', 'list'], { env: set.env })).stderr).toMatch(/profile "b": api is not an http\(s\) URL/);
+    expect((await cli(['config', 'set', 'api', 'https://b/v1', '--profile', 'b'], { env: set.env })).code).toBe(0);
+    expect((await cli(['config', 'list'], { env: set.env })).code).toBe(0);
+
+    const unset = home({ config: broken });
+    const removed = await cli(['config', 'unset', 'api'], { env: unset.env });
+    expect([removed.code, removed.stderr]).toEqual([0, 'profile "default": removed api\n']);
+    expect(readJson(configFile(unset.home)).profiles.default).toEqual({ mode: 'api', format: 'csv' });
+    // a value that is no text, by the flag's spelling of the key; defaultProfile too
+    const number = home({ config: { profiles: { default: { deliveryApi: 5, plugin: 'p' } } } });
+    expect((await cli(['config', 'set', 'delivery-api', 'https://h/v4'], { env: number.env })).code).toBe(0);
+    expect(readJson(configFile(number.home)).profiles.default).toEqual({ deliveryApi: 'https://h/v4', plugin: 'p' });
+    const named = home({ config: { defaultProfile: '__proto__', profiles: { a: { plugin: 'p' } } } });
+    const dropped = await cli(['config', 'unset', 'defaultProfile'], { env: named.env });
+    expect(dropped.code, dropped.stderr).toBe(0);
+    expect(readJson(configFile(named.home))).toEqual({ profiles: { a: { plugin: 'p' } } });
+    // a wrong value of another key of the profile is still the error it was
+    const two = home({ config: { profiles: { default: { api: 'http:', mode: 'lcoal' } } } });
+    const still = await cli(['config', 'set', 'api', 'https://h/v1'], { env: two.env });
+    expect([still.code, still.stderr]).toEqual([2, expect.stringMatching(/profile "default": mode is not one of local, api/)]);
   });
 
   it('a config.json that cannot be read says so, and why (not "not valid JSON")', async () => {

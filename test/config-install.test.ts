@@ -278,7 +278,9 @@ describe('convx config (item 14)', () => {
           [FORMAT, '\r'],
           [/Reporting base URL/, 'https://reports.example.com/v1/\r'],
           [/Delivery base URL/, 'not a url\r'],
-          [/is not an http\(s\) URL/, '\x15https://reports.example.com/v4\r'],
+          // nothing is left of it once its trailing slashes go: asked again too, as config set refuses it
+          [/is not an http\(s\) URL/, '\x15https:///\r'],
+          [/"https:\/\/\/" is not an http\(s\) URL/, '\x15https://reports.example.com/v4\r'],
           [/API token/, '\r'],
         ],
         ['--no-verify'],

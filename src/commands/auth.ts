@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { checkApiUrl, credentialsPath, maskToken, redactUrl, tokenFromText, updateConfig, type Profile } from '../config.js';
+import { checkApiUrl, credentialsPath, maskToken, redactUrl, tokenFromText, updateConfig, type Profile, type Repair } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
@@ -17,11 +17,16 @@ function requireConfigFile(ctx: Context): string {
  * Saves a profile: under the config's lock, the stored one as it is now updated and written
  * (updateConfig). It never becomes the default profile by itself: `convx config set defaultProfile`.
  */
-export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile): string {
+export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile, repair?: Repair): string {
   const file = requireConfigFile(ctx);
-  updateConfig(file, (config) => {
-    config.profiles[name] = update((Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined) ?? {});
-  });
+  updateConfig(
+    file,
+    (config) => {
+      config.profiles[name] = update((Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined) ?? {});
+    },
+    undefined,
+    repair,
+  );
   return file;
 }
 

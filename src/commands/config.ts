@@ -5,7 +5,25 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, SETTING_CHECKS, tokenLocation, updateConfig, type ConfigFile, type Profile, type ProfileKey } from '../config.js';
+import {
+  checkApiUrl,
+  CONFIG_KEYS,
+  maskToken,
+  PROFILE_KEYS,
+  profileName,
+  redactUrl,
+  setAside,
+  SETTING_CHECKS,
+  settingKey,
+  settingProblem,
+  tokenLocation,
+  updateConfig,
+  type ConfigFile,
+  type ConfigKey,
+  type Profile,
+  type ProfileKey,
+  type Repair,
+} from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
@@ -14,27 +32,36 @@ import { saveProfile } from './auth.js';
 import { defineHandler } from './registry.js';
 
 /** The keys `convx config` takes: a profile's settings, and defaultProfile (the file's, not a profile's). */
-export type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type { ConfigKey };
 
 const SECRET_HINT = 'tokens are kept apart, in the 0600 credentials file';
 
 /** Accepts the file's spelling (deliveryApi) and the flag's (delivery-api), in any case. */
 function configKey(typed: string | undefined, verb: string): ConfigKey {
-  const wanted = (typed ?? '').toLowerCase().replaceAll(/[-_]/g, '');
-  if (wanted === 'token') {
+  if ((typed ?? '').toLowerCase().replaceAll(/[-_]/g, '') === 'token') {
     const how = verb === 'unset' ? '`convx auth logout`' : verb === 'get' ? '`convx auth status` (it shows it masked)' : '`convx auth login`';
     throw new UsageError(`config ${verb}: the token is not a config setting (${SECRET_HINT}); use ${how}`);
   }
-  const key = CONFIG_KEYS.find((k) => k.toLowerCase() === wanted);
+  const key = settingKey(typed ?? '');
   if (!key) throw new UsageError(`config ${verb}: "${typed ?? ''}" is not a setting; settings: ${CONFIG_KEYS.join(', ')}`);
   return key;
 }
 
 /**
  * A setting's value as it is stored, or a UsageError saying what is wrong with it: the one check of
- * `convx config set` and of what `convx init` asks (source names where the value came from).
+ * `convx config set` and of what `convx init` asks (source names where the value came from). The
+ * value as it will be stored (a URL without its trailing slashes, say) passes the file's own check
+ * (settingProblem) too, so that what is written is always read back.
  */
 export function checkedSetting(ctx: Context, key: ConfigKey, value: string, source = `config set ${key}`): string {
+  const stored = storedSetting(ctx, key, value, source);
+  const problem = settingProblem(key, stored);
+  if (problem) throw new UsageError(`${source}: "${value}" ${problem}`);
+  return stored;
+}
+
+/** A setting's value as it is stored (checkedSetting), refused with the words of its key. */
+function storedSetting(ctx: Context, key: ConfigKey, value: string, source: string): string {
   // What is wrong with a value, in the words config.json's own check uses (SETTING_CHECKS, config-file.ts).
   const problem = (k: ProfileKey & keyof typeof SETTING_CHECKS) => SETTING_CHECKS[k](value);
   switch (key) {
@@ -56,6 +83,7 @@ export function checkedSetting(ctx: Context, key: ConfigKey, value: string, sour
       // A password is never stored: refused before anything is written, and not echoed.
       checkApiUrl(value, source);
       if (problem(key)) throw new UsageError(`${source}: "${value}" ${problem(key)}`);
+      // stored without trailing slashes, and checked so by checkedSetting (http:/// is no URL left)
       return value.replace(/\/+$/, '');
     case 'data': {
       const path = ctx.resolvePath(value);
@@ -129,9 +157,13 @@ export const configSet = defineHandler<Record<string, never>>({
     const name = ctx.settings.profile;
     const file = requireFile(ctx);
     if (key === 'defaultProfile') {
-      saveFile(ctx, (config) => {
-        config.defaultProfile = value;
-      });
+      saveFile(
+        ctx,
+        (config) => {
+          config.defaultProfile = value;
+        },
+        repairOf(key, name),
+      );
       ctx.log.info(`defaultProfile = ${value} (in ${file})`);
       return;
     }
@@ -150,7 +182,7 @@ export const configSet = defineHandler<Record<string, never>>({
       if (key === 'mode' && value === 'api' && !profile.api) note = '; it has no api yet: convx config set api URL';
       if (key === 'mode' && value === 'local' && !profile.data) note = '; it has no dataset yet: convx config set data DIR';
       return next;
-    });
+    }, repairOf(key, name));
     ctx.log.info(`profile "${name}": ${key} = ${key === 'api' || key === 'deliveryApi' ? redactUrl(value) : value} (in ${file})${note}`);
   },
 });
@@ -160,21 +192,25 @@ export const configUnset = defineHandler<Record<string, never>>({
     const key = configKey(args[0], 'unset');
     const name = ctx.settings.profile;
     if (key === 'defaultProfile') {
-      if (ctx.config.defaultProfile === undefined) {
+      if (ctx.config.defaultProfile === undefined && !setAside(ctx.config, name, key)) {
         ctx.log.info('defaultProfile was not set');
         return;
       }
-      saveFile(ctx, (config) => {
-        delete config.defaultProfile;
-      });
+      saveFile(
+        ctx,
+        (config) => {
+          delete config.defaultProfile;
+        },
+        repairOf(key, name),
+      );
       ctx.log.info('removed defaultProfile (commands use "default" unless --profile or CONVX_PROFILE say otherwise)');
       return;
     }
-    if (ctx.config.profiles[name]?.[key] === undefined) {
+    if (ctx.config.profiles[name]?.[key] === undefined && !setAside(ctx.config, name, key)) {
       ctx.log.info(`${key} was not set in profile "${name}"`);
       return;
     }
-    saveProfile(ctx, name, ({ [key]: _dropped, ...rest }) => rest);
+    saveProfile(ctx, name, ({ [key]: _dropped, ...rest }) => rest, repairOf(key, name));
     ctx.log.info(`profile "${name}": removed ${key}`);
   },
 });
@@ -253,6 +289,11 @@ function example(key: ConfigKey): string {
 }
 
 /** Changes the file under its lock, as it is now (another convx may have written it): updateConfig. */
-function saveFile(ctx: Context, update: (config: ConfigFile) => void): void {
-  updateConfig(requireFile(ctx), update);
+function saveFile(ctx: Context, update: (config: ConfigFile) => void, repair: Repair): void {
+  updateConfig(requireFile(ctx), update, undefined, repair);
+}
+
+/** The read of a command that replaces or removes key of profile name: a wrong stored value of it does not stop it (as the context read it, createContext). */
+function repairOf(key: ConfigKey, name: string): Repair {
+  return { key, profile: () => name };
 }

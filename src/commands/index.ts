@@ -233,6 +233,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config set',
+    repairsSetting: true,
     createsProfile: true,
     summary: `set a setting of the profile: ${PROFILE_KEYS.join(', ')}, or defaultProfile (tokens: convx auth login)`,
     args: '<key> <value>',
@@ -241,6 +242,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config unset',
+    repairsSetting: true,
     summary: 'remove a setting of the profile',
     args: '<key>',
     examples: ['convx config unset plugin', 'convx config unset format --profile shop'],

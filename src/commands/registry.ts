@@ -31,6 +31,11 @@ export interface CommandDefinition {
   globals?: readonly string[];
   /** It writes the profile that --profile names, so that profile need not exist yet. */
   createsProfile?: boolean;
+  /**
+   * Its first argument names a config setting it replaces or removes (config set, config unset): a
+   * stored value of that setting which the file's check refuses does not stop it (config-file.ts, Repair).
+   */
+  repairsSetting?: boolean;
   load(): Promise<CommandHandler<never>>;
 }
 
