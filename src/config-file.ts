@@ -543,9 +543,17 @@ function leftBehind(path: string): boolean {
     return false;
   }
   const owner = lockOwner(text);
-  if (!owner) return age > UNOWNED_LOCK_MS;
-  return owner.host === hostname() && !alive(owner.pid);
+  const result = owner ? owner.host === hostname() && !alive(owner.pid) : age > UNOWNED_LOCK_MS;
+  LOCK_STEPS.judged?.(path, text, result);
+  return result;
 }
+
+/**
+ * Where a test steps in between the lock's moves, as another process would (test/config-lock.test.ts):
+ * judged, each time a lock file (path, its text) has been judged left behind or not, before anything
+ * is done about it.
+ */
+export const LOCK_STEPS: { judged?: (path: string, text: string, leftBehind: boolean) => void } = {};
 
 /**
  * Removes a lock left behind, and only that one: it is renamed aside first (another convx may
