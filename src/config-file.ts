@@ -7,9 +7,9 @@
  * file renamed over it; a symbolic link written through, its target replaced).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, linkSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConvxError, ExitCode, UsageError, writeFailure } from './errors.js';
 import { zoneProblem } from './model/period.js';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from './model/validation.js';
@@ -520,11 +520,14 @@ function ensureFolder(dir: string): void {
 /** How long a write waits for another convx's lock, and how old a lock without an owner must be to be taken as left behind. */
 export const LOCK_WAIT_MS = 5000;
 const UNOWNED_LOCK_MS = 10_000;
+/** The takeover lock is held for a read and an unlink; one older than this was left by a process stopped there. */
+const TAKEOVER_LOCK_MS = 2000;
+/** How old a temporary file (*.tmp) or an older convx's *.stale beside the files must be to be removed as left behind, under the lock. */
+const LEFTOVER_MS = 60_000;
 
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
-
 
 /** The owner a lock file names (pid, host and token), or undefined where it names none. */
 function lockOwner(text: string | undefined): { pid: number; host: string; token: string } | undefined {
@@ -532,50 +535,143 @@ function lockOwner(text: string | undefined): { pid: number; host: string; token
   return pid && /^\d+$/.test(pid) && host !== undefined && token ? { pid: Number(pid), host, token } : undefined;
 }
 
-/** Whether the lock at path was left behind: its process, of this machine, is gone; or it names no owner and is old. */
-function leftBehind(path: string): boolean {
-  let text: string;
-  let age: number;
+/** A lock file as read: its text and age (ms); undefined where it is gone or cannot be read. */
+interface LockFile {
+  text: string;
+  age: number;
+}
+
+function readLock(path: string): LockFile | undefined {
   try {
-    text = readFileSync(path, 'utf8');
-    age = Date.now() - statSync(path).mtimeMs;
+    return { text: readFileSync(path, 'utf8'), age: Date.now() - statSync(path).mtimeMs };
   } catch {
-    return false;
+    return undefined;
   }
-  const owner = lockOwner(text);
-  const result = owner ? owner.host === hostname() && !alive(owner.pid) : age > UNOWNED_LOCK_MS;
-  LOCK_STEPS.judged?.(path, text, result);
+}
+
+/**
+ * Whether a lock was left behind: its process, of this machine, is gone; or it names no owner and is old.
+ */
+function leftBehind(lock: LockFile, _token: string): boolean {
+  const owner = lockOwner(lock.text);
+  if (!owner) return lock.age > UNOWNED_LOCK_MS;
+  if (owner.host !== hostname()) return false;
+  return !alive(owner.pid);
+}
+
+/** leftBehind of the lock file at path, told to a test (LOCK_STEPS). */
+function judge(path: string, lock: LockFile, token: string): boolean {
+  const result = leftBehind(lock, token);
+  LOCK_STEPS.judged?.(path, lock.text, result);
   return result;
 }
 
 /**
  * Where a test steps in between the lock's moves, as another process would (test/config-lock.test.ts):
- * judged, each time a lock file (path, its text) has been judged left behind or not, before anything
- * is done about it.
+ * judged, each time the lock file (path, its text) has been judged left behind or not, before anything
+ * is done about it (in a takeover, under the takeover lock); written, once a lock file made has its
+ * token written (a throw: a write that failed, as on a full disk).
  */
-export const LOCK_STEPS: { judged?: (path: string, text: string, leftBehind: boolean) => void } = {};
+export const LOCK_STEPS: { judged?: (path: string, text: string, leftBehind: boolean) => void; written?: (path: string) => void } = {};
 
 /**
- * Removes a lock left behind, and only that one: it is renamed aside first (another convx may
- * have removed it and taken a new one meanwhile: that one is put back).
+ * Creates the lock file path holding token (O_EXCL): false where it exists. A token that cannot be
+ * written removes the file made (it would else be a lock without an owner for UNOWNED_LOCK_MS).
  */
-function removeLeftBehind(path: string): void {
-  const aside = `${path}.${process.pid}.${RUN}.stale`;
+function createLock(path: string, token: string, configFile: string): boolean {
+  let fd: number;
   try {
-    renameSync(path, aside);
-  } catch {
-    return;
-  }
-  if (leftBehind(aside)) {
-    rmSync(aside, { force: true });
-    return;
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw pathError('lock', configFile, error);
   }
   try {
-    linkSync(aside, path);
-  } catch {
-    // another convx took the lock meanwhile: its holder is the one put aside, and is told by its token at release
+    writeSync(fd, token);
+    LOCK_STEPS.written?.(path);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(path, { force: true });
+    throw pathError('lock', configFile, error);
   }
-  rmSync(aside, { force: true });
+  closeSync(fd);
+  return true;
+}
+
+/**
+ * Removes the lock file path if it still holds text. Between the read and the unlink, another
+ * process could replace the file only by taking it over, which it does only where it judges the
+ * owner gone (or a takeover lock stale, older than TAKEOVER_LOCK_MS): a window only a process stopped
+ * that long could meet.
+ */
+function removeIfStill(path: string, text: string): void {
+  try {
+    if (readFileSync(path, 'utf8') === text) rmSync(path, { force: true });
+  } catch {
+    // gone already
+  }
+}
+
+/**
+ * Removes a lock judged left behind (its text judged), and only that one: under a second lock
+ * (config.json.lock.takeover, O_EXCL; one older than TAKEOVER_LOCK_MS, or whose process is gone, is
+ * removed), the lock is read again and removed only where it is still the one judged and still left
+ * behind. No other process removes a lock meanwhile: its owner is gone and every other takeover waits
+ * for this one, so the file removed is the file checked; a live lock is never moved or removed.
+ * True where something changed (the lock, or a stale takeover lock, removed; or the lock another
+ * than judged): the caller tries O_EXCL again at once; else it waits as for a live lock.
+ */
+function takeOver(path: string, judged: string, token: string, configFile: string): boolean {
+  const guard = `${path}.takeover`;
+  if (!createLock(guard, token, configFile)) {
+    const held = readLock(guard);
+    if (!held || !(held.age > TAKEOVER_LOCK_MS || leftBehind(held, token))) return held === undefined;
+    removeIfStill(guard, held.text);
+    return true;
+  }
+  try {
+    const now = readLock(path);
+    if (now === undefined || now.text !== judged) return true;
+    if (!judge(path, now, token)) return false; // its pid runs again: a live lock now
+    rmSync(path, { force: true });
+    return true;
+  } finally {
+    removeIfStill(guard, token);
+  }
+}
+
+/**
+ * Removes the temporary files (`NAME.PID.TOKEN.tmp`) a killed process left beside a config file and
+ * its target, and an older convx's `config.json.lock.PID.TOKEN.stale`, once LEFTOVER_MS old: run
+ * holding the lock, under which alone they are written.
+ */
+function removeLeftovers(configFile: string): void {
+  let places: Set<string>;
+  try {
+    places = new Set([configFile, credentialsPath(configFile)].flatMap((file) => [file, writtenTarget(file)]));
+  } catch {
+    return; // a link that cannot be followed: the write says so
+  }
+  const folders = new Map<string, string[]>();
+  for (const file of places) folders.set(dirname(file), [...(folders.get(dirname(file)) ?? []), basename(file)]);
+  folders.get(dirname(configFile))?.push(basename(lockPath(configFile)));
+  for (const [folder, names] of folders) {
+    let entries: string[];
+    try {
+      entries = readdirSync(folder);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const leftover = names.some((name) => entry.startsWith(`${name}.`) && /^\.\d+\.[0-9a-f]+\.(tmp|stale)$/.test(entry.slice(name.length)));
+      if (!leftover) continue;
+      try {
+        if (Date.now() - lstatSync(join(folder, entry)).mtimeMs > LEFTOVER_MS) rmSync(join(folder, entry), { force: true });
+      } catch {
+        // gone already, or not ours to remove: left
+      }
+    }
+  }
 }
 
 /** Runs work holding the config's lock (config.json.lock, made with O_EXCL), waiting up to waitMs for another convx. */
@@ -583,27 +679,11 @@ function withLock<T>(configFile: string, waitMs: number, work: () => T): T {
   const path = lockPath(configFile);
   const token = `${process.pid}\n${hostname()}\n${RUN}${randomBytes(4).toString('hex')}\n`;
   const started = Date.now();
-  for (let attempt = 0; ; attempt++) {
-    let fd: number | undefined;
-    try {
-      fd = openSync(path, 'wx', 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw pathError('lock', configFile, error);
-    }
-    if (fd !== undefined) {
-      try {
-        writeSync(fd, token);
-      } finally {
-        closeSync(fd);
-      }
-      break;
-    }
-    if (leftBehind(path)) {
-      removeLeftBehind(path);
-      continue;
-    }
+  for (let attempt = 0; !createLock(path, token, configFile); attempt++) {
+    const held = readLock(path);
+    if (held && judge(path, held, token) && takeOver(path, held.text, token, configFile)) continue;
     if (Date.now() - started >= waitMs) {
-      const owner = lockOwner(readText(path));
+      const owner = lockOwner(held?.text);
       const waited = waitMs >= 1000 ? `${Math.round(waitMs / 1000)} s` : `${waitMs} ms`;
       throw new ConvxError(
         `cannot change ${configFile}: another convx${owner ? ` (pid ${owner.pid}${owner.host === hostname() ? '' : ` on ${owner.host}`})` : ''} has held its lock ${path} for ${waited}`,
@@ -614,12 +694,10 @@ function withLock<T>(configFile: string, waitMs: number, work: () => T): T {
     sleep(Math.min(5 + attempt * 5, 50));
   }
   try {
+    removeLeftovers(configFile);
     return work();
   } finally {
-    try {
-      if (readFileSync(path, 'utf8') === token) rmSync(path, { force: true });
-    } catch {
-      // gone already
-    }
+    // ours only: a lock taken over meanwhile (removeIfStill's window) is another's
+    removeIfStill(path, token);
   }
 }
