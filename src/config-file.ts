@@ -520,6 +520,13 @@ function ensureFolder(dir: string): void {
 /** How long a write waits for another convx's lock, and how old a lock without an owner must be to be taken as left behind. */
 export const LOCK_WAIT_MS = 5000;
 const UNOWNED_LOCK_MS = 10_000;
+/**
+ * How old a lock naming this process's own pid (on this host) but another token must be to be taken
+ * as left behind: an earlier process's of the same pid (convx as pid 1 of a container with a fixed
+ * hostname, restarted), which alive() cannot tell from this one. Not at once: a twin container
+ * (the same pid and hostname, sharing the folder) holds its lock for milliseconds.
+ */
+const OWN_PID_LOCK_MS = 1000;
 /** The takeover lock is held for a read and an unlink; one older than this was left by a process stopped there. */
 const TAKEOVER_LOCK_MS = 2000;
 /** How old a temporary file (*.tmp) or an older convx's *.stale beside the files must be to be removed as left behind, under the lock. */
@@ -550,12 +557,14 @@ function readLock(path: string): LockFile | undefined {
 }
 
 /**
- * Whether a lock was left behind: its process, of this machine, is gone; or it names no owner and is old.
+ * Whether a lock was left behind: its process, of this machine, is gone (or it names this process's
+ * pid and is not this process's, OWN_PID_LOCK_MS); or it names no owner and is old.
  */
-function leftBehind(lock: LockFile, _token: string): boolean {
+function leftBehind(lock: LockFile, token: string): boolean {
   const owner = lockOwner(lock.text);
   if (!owner) return lock.age > UNOWNED_LOCK_MS;
   if (owner.host !== hostname()) return false;
+  if (owner.pid === process.pid) return lock.text !== token && lock.age > OWN_PID_LOCK_MS;
   return !alive(owner.pid);
 }
 
@@ -602,7 +611,7 @@ function createLock(path: string, token: string, configFile: string): boolean {
  * Removes the lock file path if it still holds text. Between the read and the unlink, another
  * process could replace the file only by taking it over, which it does only where it judges the
  * owner gone (or a takeover lock stale, older than TAKEOVER_LOCK_MS): a window only a process stopped
- * that long could meet.
+ * that long, or a twin of the same pid and host (OWN_PID_LOCK_MS), could meet.
  */
 function removeIfStill(path: string, text: string): void {
   try {

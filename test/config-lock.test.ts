@@ -1,7 +1,8 @@
 /**
  * The config lock (config.json.lock) under the moves of other processes, played by a test through
  * LOCK_STEPS between judging a lock and acting on it: a live lock is never moved or removed, a
- * second takeover waits for the first, a lock whose token could not be written is removed, and a killed process's
+ * second takeover waits for the first, a lock of this process's own pid left by an earlier process
+ * is taken over, a lock whose token could not be written is removed, and a killed process's
  * temporary files do not pile up. In process, a scratch config home per test.
  */
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
@@ -91,6 +92,21 @@ describe('taking over a lock left behind', () => {
     expect(secondRan).toBe(false);
     expect(profilesOf(file)).toEqual({ a: { format: 'csv' } });
     expect(readdirSync(join(file, '..')).sort()).toEqual(['config.json']);
+  });
+
+  it("a lock naming this process's own pid with another token (pid 1 of a restarted container) is taken over once a second old; a fresh one waits", () => {
+    const file = configFile();
+    const lock = lockPath(file);
+    writeFileSync(lock, `${process.pid}\n${HOST}\nearlier-run\n`);
+    const before = (Date.now() - 5000) / 1000;
+    utimesSync(lock, before, before);
+    updateConfig(file, (config) => void (config.profiles.a = { format: 'csv' }), 300);
+    expect(profilesOf(file)).toEqual({ a: { format: 'csv' } });
+    expect(existsSync(lock)).toBe(false);
+    // a twin (another container of the same pid and hostname) holds its lock for milliseconds: not taken
+    writeFileSync(lock, `${process.pid}\n${HOST}\ntwin\n`);
+    expect(thrown(() => updateConfig(file, () => undefined, 300))).toBeInstanceOf(ConvxError);
+    expect(readFileSync(lock, 'utf8')).toContain('twin');
   });
 });
 
