@@ -153,16 +153,16 @@ function readText(path: string): string | undefined {
 }
 
 /**
- * Where text stops being JSON, as a line and column (1-based), or undefined when it is JSON. A
- * small scanner of its own: JSON.parse's message quotes the text around the error, and a file of
- * tokens must never be quoted.
+ * Where text stops being JSON, as a line and column (1-based; a column counts UTF-16 code units, as
+ * a JavaScript string does: a character beyond the BMP, an emoji, counts two), or undefined when it
+ * is JSON. A small scanner of its own: JSON.parse's message quotes the text around the error, and a
+ * file of tokens must never be quoted. It keeps its containers on a list of its own, so that no
+ * depth of nesting misplaces an error.
  */
 export function jsonErrorAt(text: string): { line: number; column: number } | undefined {
   const scanner = new JsonScanner(text);
   try {
-    scanner.value(0);
-    scanner.space();
-    if (scanner.at < text.length) scanner.fail();
+    scanner.document();
     return undefined;
   } catch (error) {
     if (error !== scanner) throw error;
@@ -171,24 +171,47 @@ export function jsonErrorAt(text: string): { line: number; column: number } | un
   }
 }
 
+/** A JSON number, matched where the scanner is (sticky: however long the number). */
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
 /** JSON's grammar, read up to its first error (thrown as the scanner itself, `at` where it is). */
 class JsonScanner {
   at = 0;
+  /** The containers open around `at`, innermost last. */
+  private readonly open: ('{' | '[')[] = [];
   constructor(private readonly text: string) {}
 
   fail(): never {
     throw this;
   }
 
-  space(): void {
+  document(): void {
+    do this.value();
+    while (this.afterValue());
+    this.space();
+    if (this.at < this.text.length) this.fail();
+  }
+
+  private space(): void {
     while (this.at < this.text.length && ' \t\n\r'.includes(this.text[this.at]!)) this.at++;
   }
 
-  value(depth: number): void {
-    if (depth > 512) this.fail();
+  /** A value, or the start of a container: its first key is read, and its first value is next. */
+  private value(): void {
     this.space();
-    const c = this.text[this.at];
-    if (c === '{' || c === '[') return this.container(c, depth);
+    let c = this.text[this.at];
+    while (c === '{' || c === '[') {
+      this.at++;
+      this.space();
+      if (this.text[this.at] === (c === '{' ? '}' : ']')) {
+        this.at++;
+        return;
+      }
+      this.open.push(c);
+      if (c === '{') this.key();
+      this.space();
+      c = this.text[this.at];
+    }
     if (c === '"') return this.string();
     for (const word of ['true', 'false', 'null']) {
       if (c === word[0]) {
@@ -197,37 +220,39 @@ class JsonScanner {
         return;
       }
     }
-    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(this.text.slice(this.at, this.at + 400));
+    JSON_NUMBER.lastIndex = this.at;
+    const match = JSON_NUMBER.exec(this.text);
     if (!match) this.fail();
     this.at += match[0].length;
   }
 
-  private container(open: '{' | '[', depth: number): void {
-    const close = open === '{' ? '}' : ']';
-    this.at++;
-    this.space();
-    if (this.text[this.at] === close) {
-      this.at++;
-      return;
-    }
-    for (;;) {
-      if (open === '{') {
-        this.space();
-        if (this.text[this.at] !== '"') this.fail();
-        this.string();
-        this.space();
-        if (this.text[this.at] !== ':') this.fail();
-        this.at++;
-      }
-      this.value(depth + 1);
+  /** After a value: containers it ends closed; true where another value follows (after a comma, and its key). */
+  private afterValue(): boolean {
+    while (this.open.length) {
       this.space();
-      const next = this.text[this.at++];
-      if (next === close) return;
-      if (next !== ',') {
-        this.at--;
-        this.fail();
+      const inner = this.open.at(-1)!;
+      const next = this.text[this.at];
+      if (next === (inner === '{' ? '}' : ']')) {
+        this.at++;
+        this.open.pop();
+        continue;
       }
+      if (next !== ',') this.fail();
+      this.at++;
+      if (inner === '{') this.key();
+      return true;
     }
+    return false;
+  }
+
+  /** An object's key and its colon. */
+  private key(): void {
+    this.space();
+    if (this.text[this.at] !== '"') this.fail();
+    this.string();
+    this.space();
+    if (this.text[this.at] !== ':') this.fail();
+    this.at++;
   }
 
   private string(): void {
@@ -250,8 +275,10 @@ class JsonScanner {
 
 /** A file's JSON object, undefined when the file does not exist; an error names the file and where, never its content. */
 function readJsonObject(path: string): Record<string, unknown> | undefined {
-  const text = readText(path);
-  if (text === undefined) return undefined;
+  const read = readText(path);
+  if (read === undefined) return undefined;
+  // A byte order mark (Notepad, PowerShell) is no part of the JSON: read without it.
+  const text = read.startsWith('\uFEFF') ? read.slice(1) : read;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LOCK_WAIT_MS, lockPath, updateConfig } from '../src/config-file.js';
+import { jsonErrorAt, LOCK_WAIT_MS, lockPath, updateConfig } from '../src/config-file.js';
 import { ConvxError } from '../src/errors.js';
 import { cli, SAMPLES, tempDir } from './helpers.js';
 
@@ -197,6 +197,25 @@ describe('the files as read', () => {
     const two = home({ config: { profiles: { default: { api: 'http:', mode: 'lcoal' } } } });
     const still = await cli(['config', 'set', 'api', 'https://h/v1'], { env: two.env });
     expect([still.code, still.stderr]).toEqual([2, expect.stringMatching(/profile "default": mode is not one of local, api/)]);
+  });
+
+  it('a byte order mark (Notepad, PowerShell) before either file is read past; an error after it is placed as in an editor', async () => {
+    const { home: dir, env } = home({ config: `\uFEFF${JSON.stringify({ profiles: { a: { mode: 'api', api: 'https://h/v1' } } })}`, credentials: `\uFEFF{"profiles":{"a":{"token":"tok-0123456789abcdef"}}}` });
+    const list = await cli(['config', 'list', '--profile', 'a'], { env });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('api=https://h/v1\n');
+    expect(list.stdout).toMatch(/token=.*in the credentials file/);
+    writeFileSync(configFile(dir), '\uFEFF{\n "profiles": {,}\n}');
+    expect((await cli(['config', 'list'], { env })).stderr).toBe(`convx: error: ${configFile(dir)} is not valid JSON (at line 2, column 15); fix it or remove it\n`);
+  });
+
+  it('jsonErrorAt places an error after a number of any length and at any depth of nesting', () => {
+    expect(jsonErrorAt(`{"x":${'1'.repeat(500)},\n"y": tru}`)).toEqual({ line: 2, column: 6 });
+    expect(jsonErrorAt(`${'['.repeat(600)}1${']'.repeat(599)}}`)).toEqual({ line: 1, column: 1201 });
+    expect(jsonErrorAt(`{"a":${'['.repeat(100_000)}x`)).toEqual({ line: 1, column: 100_006 });
+    expect(jsonErrorAt(`${'['.repeat(600)}${']'.repeat(600)}`)).toBe(undefined);
+    // a column counts UTF-16 code units: an emoji counts two
+    expect(jsonErrorAt('{"😀": x}')).toEqual({ line: 1, column: 8 });
   });
 
   it('a config.json that cannot be read says so, and why (not "not valid JSON")', async () => {
