@@ -5,25 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import {
-  checkApiUrl,
-  CONFIG_KEYS,
-  maskToken,
-  PROFILE_KEYS,
-  profileName,
-  redactUrl,
-  setAside,
-  SETTING_CHECKS,
-  settingKey,
-  settingProblem,
-  tokenLocation,
-  updateConfig,
-  type ConfigFile,
-  type ConfigKey,
-  type Profile,
-  type ProfileKey,
-  type Repair,
-} from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, setAside, SETTING_CHECKS, settingKey, settingProblem, tokenLocation, updateConfig, type ConfigFile, type ConfigKey, type Profile, type ProfileKey, type Repair } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
