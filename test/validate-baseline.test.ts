@@ -62,12 +62,62 @@ describe('the comparison alone', () => {
       ['audience.lists: 12 more values no contact has (22 in all)', 'audience.lists: 3 more values no contact has (13 in all)'],
       ['html line 3: tag {% if x %} not closed', 'html line 14: tag {% if x %} not closed'],
       ['1,234 recipients in language cs get inline:0', '987 recipients in language cs get inline:0'],
-      ['the subject is all in capitals ("SALE 50% OFF")', 'the subject is all in capitals ("SALE 60% OFF")'],
     ];
     for (const [before, after] of numbers) expect(compareWithBaseline(response(100, w(before!)), response(100, w(after!)), 'b.json').same, after).toBe(true);
     // --strict-baseline: any change at all, a count that moved too
     const strict = compareWithBaseline(response(100, w(numbers[0]![0]!)), response(100, w(numbers[0]![1]!)), 'b.json', { strict: true });
     expect(strict.changes.map((c) => [c.kind, c.fails])).toEqual([['new_finding', true], ['gone_finding', true]]);
+  });
+
+  it('a count going from 1 to 2 (or back) is the same finding: the words that agree with it, nouns and verbs, do not count', () => {
+    const w = (code: string, message: string) => [{ code, message, assetRef: 'inline:0', field: 'html' }];
+    const pairs = [
+      ['empty_link', '1 link with an empty or "#" href', '2 links with an empty or "#" href'],
+      ['insecure_link', '1 link over plain http: http://x.dev/a', '2 links over plain http: http://x.dev/a'],
+      ['language_fallback', '1 recipient in language de gets inline:0, which has no language', '3 recipients in language de get inline:0, which has no language'],
+      ['duplicate_email', '1 contact share an e-mail address with another in the audience and will not get a second copy', '2 contacts share an e-mail address with another in the audience and will not get a second copy'],
+      ['unresolved_variable', '{{ x }} in html is empty for 1 deliverable recipient (contact field without a value; add one, or a default filter)', '{{ x }} in html is empty for 2 deliverable recipients (contact field without a value; add one, or a default filter)'],
+      ['layout_table_role', '1 layout table without role="presentation" (no <th> or <caption>), which screen readers announce as data; first on line 3', '2 layout tables without role="presentation" (no <th> or <caption>), which screen readers announce as data; first on line 9'],
+      ['tracking_inconsistent', 'html line 3: https://x.dev/?utm_source=a has utm_source=a, where 1 link has utm_source=b', 'html line 4: https://x.dev/?utm_source=a has utm_source=a, where 2 links have utm_source=b'],
+      ['tracking_param_missing', 'html line 3: https://x.dev/a (as rendered for contact c1) has no utm_source: attribution needs utm_source on links to x.dev', 'html line 3: https://x.dev/a (as rendered for contact c1 and 1 other sample) has no utm_source: attribution needs utm_source on links to x.dev'],
+      ['tracking_param_missing', 'html line 3: https://x.dev/a (as rendered for contact c1 and 1 other sample) has no utm_source: x', 'html line 3: https://x.dev/a (as rendered for contact c1 and 2 other samples) has no utm_source: x'],
+      ['client_unsupported', 'Flexbox (flexbox), first on line 3: not supported by Outlook', 'Flexbox (flexbox), first on line 3, 2 uses: not supported by Outlook'],
+      ['empty_link', '1 link is empty', '2 links are empty'],
+    ];
+    for (const [code, one, two] of pairs) {
+      expect(compareWithBaseline(response(100, w(code!, one!)), response(100, w(code!, two!)), 'b.json').same, two).toBe(true);
+      expect(compareWithBaseline(response(100, w(code!, two!)), response(100, w(code!, one!)), 'b.json').same, one).toBe(true);
+      // --strict-baseline: the message exactly
+      expect(compareWithBaseline(response(100, w(code!, one!)), response(100, w(code!, two!)), 'b.json', { strict: true }).same, two).toBe(false);
+    }
+    // words that do not follow a count keep their number: another finding
+    expect(compareWithBaseline(response(100, w('x', 'html line 3: https://x.dev/shoes has no utm_source')), response(100, w('x', 'html line 3: https://x.dev/shoe has no utm_source')), 'b.json').same).toBe(false);
+  });
+
+  it("quoted user text keeps its digits (a subject, a link's text, a decoded tracking value); convx's counts around it still move", () => {
+    const w = (code: string, message: string) => [{ code, message, assetRef: 'inline:0', field: 'html' }];
+    const other = [
+      ['subject_all_caps', 'the subject is all in capitals ("SALE 50 % OFF"), which reads as shouting and spam filters score', 'the subject is all in capitals ("SALE 70 % OFF"), which reads as shouting and spam filters score'],
+      ['subject_all_caps', 'the subject is all in capitals ("SALE "50" OFF"), which reads as shouting', 'the subject is all in capitals ("SALE "70" OFF"), which reads as shouting'],
+      ['tracking_param_mismatch', 'html line 3: https://x.dev/?utm_campaign=summer%202024 has utm_campaign=summer 2024, not this delivery\'s "spring"', 'html line 3: https://x.dev/?utm_campaign=summer%202024 has utm_campaign=summer 2025, not this delivery\'s "spring"'],
+      ['tracking_param_mismatch', 'html line 3: https://x.dev/?c=a has utm_campaign=a, not this delivery\'s "summer 2024"', 'html line 3: https://x.dev/?c=a has utm_campaign=a, not this delivery\'s "summer 2025"'],
+      ['tracking_inconsistent', 'html line 3: https://x.dev/?c=a has utm_content=a, where 2 links have utm_content=top 10', 'html line 3: https://x.dev/?c=a has utm_content=a, where 2 links have utm_content=top 20'],
+      ['link_domain_mismatch', '1 link whose text names another domain than the one they go to: "shop 2024.com" goes to https://x.dev (line 3)', '1 link whose text names another domain than the one they go to: "shop 2025.com" goes to https://x.dev (line 3)'],
+      ['x', 'the text says «Sale 50 %»', 'the text says «Sale 70 %»'],
+    ];
+    for (const [code, before, after] of other) {
+      const changes = compareWithBaseline(response(100, w(code!, before!)), response(100, w(code!, after!)), 'b.json').changes;
+      expect(changes.map((c) => [c.kind, c.message]), after).toEqual([
+        ['new_finding', `new warning ${code}: ${after}`],
+        ['gone_finding', `gone warning ${code}: ${before}`],
+      ]);
+    }
+    const same = [
+      ['tracking_param_mismatch', 'html line 3: https://x.dev/?c=summer%202024 has utm_campaign=summer 2024, not this delivery\'s "spring"', 'html line 12: https://x.dev/?c=summer%202024 has utm_campaign=summer 2024, not this delivery\'s "spring"'],
+      ['tracking_inconsistent', 'html line 3: https://x.dev/?c=a has utm_content=a, where 2 links have utm_content=top 10', 'html line 3: https://x.dev/?c=a has utm_content=a, where 5 links have utm_content=top 10'],
+      ['link_domain_mismatch', '2 links whose text names another domain than the one they go to: "shop 2024.com" goes to https://x.dev (line 3)', '3 links whose text names another domain than the one they go to: "shop 2024.com" goes to https://x.dev (line 8)'],
+    ];
+    for (const [code, before, after] of same) expect(compareWithBaseline(response(100, w(code!, before!)), response(100, w(code!, after!)), 'b.json').same, after).toBe(true);
   });
 
   it("an inline asset's place in the request is not part of a finding: reordered or moved by one inserted in front, the same", () => {
@@ -189,6 +239,23 @@ describe('convx validate --baseline', () => {
     expect(accepted.code).toBe(0);
     expect(accepted.stdout).toContain('· new warning missing_unsubscribe_link');
     expect((await run(s, '--baseline', 'base.json', '-o', 'table')).stdout).toContain('same as baseline');
+  });
+
+  it('one more empty link (1 -> 2, "link" -> "links") is the same finding; a subject quoting other digits is a new one', async () => {
+    const links = (n: number) => `<html><body><p>Hi</p>${'<a href="#">x</a>'.repeat(n)}${UNSUBSCRIBE}</body></html>`;
+    const s = setup(3, request('Hello', links(1)));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), request('Hello', links(2)));
+    const more = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect([more.code, more.stderr]).toEqual([0, '']);
+    expect(more.stdout).toMatch(/Baseline base\.json: 1 change\n  · sample cs \(contact c\d\): HTML changed\n/); // the finding neither new nor gone
+    expect(more.stdout).not.toContain('empty_link: 1 link');
+    writeFileSync(join(s.dir, 'request.json'), request('SALE 50 % OFF', links(1)));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    writeFileSync(join(s.dir, 'request.json'), request('SALE 70 % OFF', links(1)));
+    const other = await run(s, '--baseline', 'base.json', '-o', 'table');
+    expect(other.code).toBe(1);
+    expect(other.stdout).toContain('✗ new warning subject_all_caps: the subject is all in capitals ("SALE 70 % OFF")');
   });
 
   it('gone findings and changed samples are listed (a short diff) and pass; --strict-baseline fails on them', async () => {
