@@ -372,6 +372,17 @@ describe('convx validate --baseline', () => {
     expect(over.stderr).toBe('convx: not ready: 1 audience drift since the baseline base.json\n');
   });
 
+  it('a baseline that is not JSON is told by line and column, never quoting the file', async () => {
+    const s = setup();
+    writeFileSync(s.base, '{"audience": {\n  "intended": 1, "secret": "hunter2-PII" x}}');
+    const broken = await run(s, '--baseline', 'base.json');
+    expect(broken.code).toBe(2);
+    expect(broken.stderr.split('\n')[0]).toBe('convx: error: --baseline base.json is not JSON (at line 2, column 42)');
+    expect(broken.stderr).not.toContain('hunter2');
+    // the model alone: where, from the scanner the command passes
+    expect(() => parseBaseline('{"a": x', 'b.json', (text) => ({ line: 1, column: text.indexOf('x') + 1 }))).toThrow('--baseline b.json is not JSON (at line 1, column 7)');
+  });
+
   it('a bad baseline or flag is exit 2 naming the file and what is wrong, before any work', async () => {
     const s = setup();
     const missing = await run(s, '--baseline', 'nope.json');
@@ -379,7 +390,7 @@ describe('convx validate --baseline', () => {
     writeFileSync(s.base, '{"audience": ');
     const broken = await run(s, '--baseline', 'base.json');
     expect(broken.code).toBe(2);
-    expect(broken.stderr).toMatch(/--baseline base\.json is not JSON: /);
+    expect(broken.stderr).toContain('--baseline base.json is not JSON (at line 1, column 14)');
     writeFileSync(s.base, '{"audience": {"intended": 1, "suppressed": 0, "deliverable": 1}, "render": {"samples": [], "warnings": [{}], "errors": []}}');
     expect((await run(s, '--baseline', 'base.json')).stderr).toContain('--baseline base.json is not a validation result: render.warnings[0].code must be a string');
     expect((await run(s, '--baseline', 'base.json', '--update-baseline')).code).toBe(2); // a broken file is not overwritten

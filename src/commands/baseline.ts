@@ -5,6 +5,7 @@
  * Local and API mode alike: the baseline is a local file, the result comes from either.
  */
 import { readFileSync } from 'node:fs';
+import { jsonErrorAt } from '../config-file.js';
 import type { Context } from '../context.js';
 import { ExitCode, UsageError } from '../errors.js';
 import { baselineOf, baselineReason, compareWithBaseline, parseBaseline, parseDrift, type BaselineComparison, type BaselinePolicy } from '../model/baseline.js';
@@ -60,7 +61,7 @@ export function baselineRun(ctx: Context, flags: BaselineFlags): BaselineRun | u
   return {
     file: flags.baseline,
     path,
-    before: text === undefined ? undefined : parseBaseline(text, flags.baseline),
+    before: text === undefined ? undefined : parseBaseline(text, flags.baseline, jsonErrorAt),
     policy: { maxAudienceDrift, strict: !!flags.strictBaseline },
     update,
   };

@@ -122,19 +122,26 @@ function shapeProblem(body: unknown): string | undefined {
   return schemaProblem(body, BASELINE_SCHEMA, '');
 }
 
+/** Where in a text JSON's grammar first fails (line and column from 1), or undefined where it does not. */
+export type JsonErrorAt = (text: string) => { line: number; column: number } | undefined;
+
+const BASELINE_HINT = 'a baseline is what convx validate -o json printed (or --update-baseline wrote)';
+
 /**
  * The baseline of a file's text: a usage error (exit 2) naming the file and what is wrong when it is
- * not JSON or not a validation's result.
+ * not JSON (where, by `errorAt`: the line and column, never the text there, which JSON.parse's
+ * message quotes) or not a validation's result.
  */
-export function parseBaseline(text: string, file: string): ValidateResponse {
+export function parseBaseline(text: string, file: string, errorAt: JsonErrorAt = () => undefined): ValidateResponse {
   let body: unknown;
   try {
     body = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--baseline ${file} is not JSON: ${(error as Error).message}`, [], 'a baseline is what convx validate -o json printed (or --update-baseline wrote)');
+  } catch {
+    const at = errorAt(text);
+    throw new UsageError(`--baseline ${file} is not JSON${at ? ` (at line ${at.line}, column ${at.column})` : ''}`, [], BASELINE_HINT);
   }
   const problem = shapeProblem(body);
-  if (problem) throw new UsageError(`--baseline ${file} is not a validation result: ${problem}`, [], 'a baseline is what convx validate -o json printed (or --update-baseline wrote)');
+  if (problem) throw new UsageError(`--baseline ${file} is not a validation result: ${problem}`, [], BASELINE_HINT);
   return body as ValidateResponse;
 }
 
