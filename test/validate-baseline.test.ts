@@ -383,6 +383,17 @@ describe('convx validate --baseline', () => {
     expect(() => parseBaseline('{"a": x', 'b.json', (text) => ({ line: 1, column: text.indexOf('x') + 1 }))).toThrow('--baseline b.json is not JSON (at line 1, column 7)');
   });
 
+  it("a UTF-8 BOM in front of a baseline (an editor's) is read past", async () => {
+    const s = setup();
+    await run(s, '--baseline', 'bom.json', '--update-baseline', '-o', 'table');
+    writeFileSync(join(s.dir, 'bom.json'), `\uFEFF${readFileSync(join(s.dir, 'bom.json'), 'utf8')}`);
+    const bom = await run(s, '--baseline', 'bom.json', '-o', 'table');
+    expect([bom.code, bom.stderr]).toEqual([0, '']);
+    expect(bom.stdout).toContain('Baseline bom.json: same as baseline\n');
+    // and where a BOM'd file is not JSON, the column is the text's own
+    expect(() => parseBaseline('\uFEFF{"a": x', 'b.json', (text) => ({ line: 1, column: text.indexOf('x') + 1 }))).toThrow('--baseline b.json is not JSON (at line 1, column 7)');
+  });
+
   it('a bad baseline or flag is exit 2 naming the file and what is wrong, before any work', async () => {
     const s = setup();
     const missing = await run(s, '--baseline', 'nope.json');

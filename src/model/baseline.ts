@@ -128,16 +128,17 @@ export type JsonErrorAt = (text: string) => { line: number; column: number } | u
 const BASELINE_HINT = 'a baseline is what convx validate -o json printed (or --update-baseline wrote)';
 
 /**
- * The baseline of a file's text: a usage error (exit 2) naming the file and what is wrong when it is
- * not JSON (where, by `errorAt`: the line and column, never the text there, which JSON.parse's
- * message quotes) or not a validation's result.
+ * The baseline of a file's text (a UTF-8 BOM in front, as some editors save, is read past): a usage
+ * error (exit 2) naming the file and what is wrong when it is not JSON (where, by `errorAt`: the line
+ * and column, never the text there, which JSON.parse's message quotes) or not a validation's result.
  */
 export function parseBaseline(text: string, file: string, errorAt: JsonErrorAt = () => undefined): ValidateResponse {
+  const json = text.replace(/^\uFEFF/, '');
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(json);
   } catch {
-    const at = errorAt(text);
+    const at = errorAt(json);
     throw new UsageError(`--baseline ${file} is not JSON${at ? ` (at line ${at.line}, column ${at.column})` : ''}`, [], BASELINE_HINT);
   }
   const problem = shapeProblem(body);
