@@ -27,6 +27,8 @@ export interface BaselineRun {
   before: ValidateResponse | undefined;
   policy: BaselinePolicy;
   update: boolean;
+  /** Under --update-baseline, why the file there could not be read as a baseline (not JSON, an old or broken shape): it is replaced. */
+  unreadable?: string | undefined;
 }
 
 /** The baseline file's text; undefined when it does not exist and --update-baseline will write it. */
@@ -42,7 +44,10 @@ function readBaselineFile(path: string, file: string, update: boolean): string |
   }
 }
 
-/** The baseline of the flags, read and checked; undefined without --baseline. Usage errors (exit 2) before any work. */
+/**
+ * The baseline of the flags, read and checked; undefined without --baseline. Usage errors (exit 2)
+ * before any work; under --update-baseline a file that is not a baseline is replaced instead.
+ */
 export function baselineRun(ctx: Context, flags: BaselineFlags): BaselineRun | undefined {
   if (flags.baseline === undefined) {
     const given = [flags.maxAudienceDrift !== undefined && '--max-audience-drift', flags.strictBaseline && '--strict-baseline', flags.updateBaseline && '--update-baseline'];
@@ -58,13 +63,15 @@ export function baselineRun(ctx: Context, flags: BaselineFlags): BaselineRun | u
   const update = !!flags.updateBaseline;
   const path = ctx.resolvePath(flags.baseline);
   const text = readBaselineFile(path, flags.baseline, update);
-  return {
-    file: flags.baseline,
-    path,
-    before: text === undefined ? undefined : parseBaseline(text, flags.baseline, jsonErrorAt),
-    policy: { maxAudienceDrift, strict: !!flags.strictBaseline },
-    update,
-  };
+  const run: BaselineRun = { file: flags.baseline, path, before: undefined, policy: { maxAudienceDrift, strict: !!flags.strictBaseline }, update };
+  try {
+    run.before = text === undefined ? undefined : parseBaseline(text, flags.baseline, jsonErrorAt);
+  } catch (error) {
+    // the flag that rewrites the file may replace one it cannot read; without it, exit 2
+    if (!update || !(error instanceof UsageError)) throw error;
+    run.unreadable = error.message;
+  }
+  return run;
 }
 
 const invalid = (response: ValidateResponse) => response.render.errors.some((f) => f.code === 'invalid_request');
@@ -91,6 +98,7 @@ export async function updateBaseline(ctx: Context, run: BaselineRun | undefined,
     ctx.log.warn(`--update-baseline: ${run.file} left as it was: the request could not be read`);
     return;
   }
+  if (run.unreadable) ctx.log.warn(`${run.unreadable}; --update-baseline replaces it`);
   await writeOutputFile(run.path, jsonDocument(baselineOf(response)), (text) => ctx.output.formatted(text, 'json'), '--update-baseline');
   ctx.log.info(`wrote the baseline ${run.file}`);
 }
