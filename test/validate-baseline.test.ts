@@ -358,6 +358,20 @@ describe('convx validate --baseline', () => {
     expect(gone.stdout).toContain('  · gone information missing_preheader: inline:0 has no preheader');
   });
 
+  it('--ignore CODE leaves that code out of the baseline too (not gone, --strict-baseline or not); --fail-on CODE makes it an error on both sides (not new)', async () => {
+    const s = setup(3, request('Hello', `<html><body><p>Hi</p><a href="#">x</a>${UNSUBSCRIBE}</body></html>`));
+    await run(s, '--baseline', 'base.json', '--update-baseline');
+    expect(readFileSync(s.base, 'utf8')).toContain('"code": "empty_link"');
+    for (const strict of [[], ['--strict-baseline']]) {
+      const ignored = await run(s, '--baseline', 'base.json', '--ignore', 'empty_link', ...strict, '-o', 'table');
+      expect([ignored.code, ignored.stderr], strict.join()).toEqual([0, '']);
+      expect(ignored.stdout).toContain('Baseline base.json: same as baseline\n');
+    }
+    const fatal = await run(s, '--baseline', 'base.json', '--fail-on', 'empty_link', '--strict-baseline', '-o', 'table');
+    expect(fatal.stdout).toContain('Baseline base.json: same as baseline\n');
+    expect(fatal.stderr).toBe('convx: not ready: 1 error (empty_link)\n'); // the code made fatal fails the run, not the baseline
+  });
+
   it('audience drift: listed, and a failure over --max-audience-drift', async () => {
     const s = setup(10);
     await run(s, '--baseline', 'base.json', '--update-baseline');

@@ -11,6 +11,7 @@ import { ExitCode, UsageError } from '../errors.js';
 import { baselineOf, baselineReason, compareWithBaseline, parseBaseline, parseDrift, type BaselineComparison, type BaselinePolicy } from '../model/baseline.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
+import { applyPolicy, type FindingPolicy } from '../validation/policy.js';
 import { writeOutputFile } from './page.js';
 
 export interface BaselineFlags {
@@ -78,11 +79,13 @@ const invalid = (response: ValidateResponse) => response.render.errors.some((f) 
 
 /**
  * The comparison of a result with the run's baseline; none without one, without an earlier result,
- * or for a request that could not be read. Under --update-baseline no change fails the run.
+ * or for a request that could not be read. The baseline is read under the run's --ignore and
+ * --fail-on, as the result was (an ignored code's findings are in neither, not gone; a code made
+ * fatal is an error in both, not new). Under --update-baseline no change fails the run.
  */
-export function compareRun(run: BaselineRun | undefined, response: ValidateResponse): BaselineComparison | undefined {
+export function compareRun(run: BaselineRun | undefined, response: ValidateResponse, findings: FindingPolicy): BaselineComparison | undefined {
   if (!run?.before || invalid(response)) return undefined;
-  const comparison = compareWithBaseline(run.before, response, run.file, run.policy);
+  const comparison = compareWithBaseline(applyPolicy(run.before, findings), response, run.file, run.policy);
   return run.update ? { ...comparison, changes: comparison.changes.map((c) => ({ ...c, fails: false })) } : comparison;
 }
 

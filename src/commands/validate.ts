@@ -191,7 +191,7 @@ export default defineHandler<ValidateFlags>({
     // the CI formats and the preview still get its annotation, failing test case or result.
     const only = results.length === 1 ? problems.get(results[0]!) : undefined;
     if (only && (format === 'table' || format === 'json')) throw only;
-    const comparison = results.length === 1 ? compareRun(baseline, results[0]!.response) : undefined;
+    const comparison = results.length === 1 ? compareRun(baseline, results[0]!.response, policy) : undefined;
     await printResults(() => (results.length === 1 ? printOne(ctx, results[0]!, format, maxWarnings, comparison, policy.ignore) : printSeveral(ctx, results, format, maxWarnings, policy.ignore)));
     if (only) throw only;
     // Why a run fails, on stderr, whatever the format (a CI log shows it beside the exit code);
