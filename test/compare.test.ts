@@ -193,6 +193,28 @@ describe('report --compare: the sources of both periods', () => {
   });
 });
 
+describe('the percentage a person reads', () => {
+  // 200.00 on March 1, 224.69 on March 2: +12.345 %, which is +12.3 % (the JSON's relative is 0.1235)
+  const dir = dataOf([
+    { id: 'o1', at: '2024-03-01T12:00:00Z', net: 200, gross: 200 },
+    { id: 'o2', at: '2024-03-02T12:00:00Z', net: 224.69, gross: 224.69 },
+  ]);
+  const argv = ['report', '--data', dir, '--from', '2024-03-02', '--to', '2024-03-02', '--compare', 'previous'];
+
+  it('is rounded once in the table, markdown and html, from the exact figures', async () => {
+    const json = JSON.parse((await kept([...argv, '-o', 'json'])).stdout) as { conversions: ComparedAggregateRow[] };
+    expect(json.conversions[0]!.comparison!.change!.conversionsAmountWTax).toEqual({ absolute: 24.69, relative: 0.1235 });
+    const table = await kept([...argv, '-o', 'table']);
+    expect(table.stdout).toContain('▲ +12.3 %');
+    expect(table.stdout).not.toContain('12.4');
+    const markdown = await kept([...argv, '-o', 'markdown']);
+    expect(markdown.stdout).toContain('▲ +12.3 %');
+    expect(markdown.stdout).not.toContain('12.4');
+    const html = await kept([...argv, '-o', 'html']);
+    expect(html.stdout).toContain('data-field="comparison.change.conversionsAmountWTax.relative" data-value="0.1235">12.3 %</td>');
+  });
+});
+
 describe('trend and total --compare', () => {
   const dir = dataOf([
     { id: 'o1', at: '2024-02-29T10:00:00Z', net: 10, gross: 12.1 },
@@ -267,12 +289,30 @@ describe('trend and total --compare', () => {
 
 describe('the table of a comparison', () => {
   it('words a change with a sign and an arrow, new where the other side is absent, – where it is 0', () => {
-    expect(changeText({ relative: 0.1234 })).toBe('▲ +12.3 %');
-    expect(changeText({ relative: -0.04 })).toBe('▼ −4.0 %');
-    expect(changeText({ relative: 0.0005 })).toBe('▲ +0.1 %');
-    expect(changeText({ relative: 0 })).toBe('= 0 %');
-    expect(changeText({ relative: null })).toBe('–');
+    const text = (current: number, other: number) => changeText({ ...changeOf(current, other), other });
+    expect(text(112.34, 100)).toBe('▲ +12.3 %');
+    expect(text(96, 100)).toBe('▼ −4.0 %');
+    expect(text(100.05, 100)).toBe('▲ +0.1 %');
+    expect(text(100, 100)).toBe('= 0 %');
+    expect(text(3, 0)).toBe('–');
     expect(changeText(null)).toBe('new');
+  });
+
+  it('rounds the percentage once, from the exact figures, not from the 4-decimal relative change', () => {
+    const text = (current: number, other: number) => changeText({ ...changeOf(current, other), other });
+    // +12.345 %: 0.1235 as relative, which rounded again would be +12.4 %
+    expect(changeOf(224.69, 200).relative).toBe(0.1235);
+    expect(text(224.69, 200)).toBe('▲ +12.3 %');
+    expect(text(175.31, 200)).toBe('▼ −12.3 %');
+    // the boundaries of a tenth: +0.05 % is +0.1 %, +0.0499… % is below it
+    expect(text(20_010, 20_000)).toBe('▲ +0.1 %');
+    expect(text(20_009.99, 20_000)).toBe('▲ <0.1 %');
+    // a change of a cent is not "= 0 %": the relative change rounds to 0 at 4 decimals, the figures differ
+    expect(changeOf(20_000.01, 20_000).relative).toBe(0);
+    expect(text(20_000.01, 20_000)).toBe('▲ <0.1 %');
+    expect(text(19_999.99, 20_000)).toBe('▼ <0.1 %');
+    // a negative other side: the direction is the relative change's sign, as in -o json
+    expect(text(-50, -100)).toBe('▼ −50.0 %');
   });
 
   it('draws the change columns beside the headline figures, green and red only with colour', () => {
@@ -282,7 +322,7 @@ describe('the table of a comparison', () => {
       source: { type: 'campaign' },
       conversionsAmountWTax: revenue,
       referenceCurrency: 'EUR',
-      comparison: { figures: change === null ? null : {}, change: change === null ? null : { conversionsAmountWTax: change } },
+      comparison: { figures: change === null ? null : { conversionsAmountWTax: revenue - change.absolute }, change: change === null ? null : { conversionsAmountWTax: change } },
     });
     const records = [row('up', 12, { absolute: 2, relative: 0.2 }), row('down', 8, { absolute: -2, relative: -0.2 }), row('fresh', 5, null), row('from zero', 3, { absolute: 3, relative: null })];
     const columns = ['name', 'conversionsAmountWTax', 'comparison.change.conversionsAmountWTax'];

@@ -2,6 +2,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { changeOf } from '../src/model/compare.js';
 import { getPath } from '../src/output/columns.js';
 import { PAGE_CSP, reportHtml, TREND_PAGE_COLUMNS, trendHtml, type PageHeader } from '../src/output/html.js';
 import { escapeHtml } from '../src/output/escape.js';
@@ -110,12 +111,15 @@ describe('reportHtml', () => {
     expect(page).toContain('<th class="num" scope="col">Revenue before (EUR)</th><th class="num" scope="col">Change (EUR)</th><th class="num" scope="col">Change %</th>');
     expect(page).toContain('data-field="comparison.change.conversionsAmountWTax.absolute" data-value="12.5">12.50</td><td class="num" data-field="comparison.change.conversionsAmountWTax.relative" data-value="0.25">25.0 %</td>');
     expect(page).toContain('data-field="comparison.figures.conversionsAmountWTax" data-value="null"></td>');
-    // a percent from whole basis points, as the terminal table rounds it (26.5705 × 100 in binary is 2657.0499…)
-    const withChange = (relative: number) =>
-      reportHtml([{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: 50 }, change: { conversionsAmountWTax: { absolute: 1, relative } } } }] as unknown as AggregateRow[], HEADER);
-    expect(withChange(26.5705)).toContain('data-value="26.5705">2657.1 %</td>');
-    const down = withChange(-0.04);
-    expect(down).toContain('data-value="-0.04">-4.0 %</td>');
+    // the percent from the two exact figures, rounded once (+12.345 % is 12.3 %, where its 4-decimal relative 0.1235 would give 12.4)
+    const withChange = (current: number, other: number) =>
+      reportHtml([{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: other }, change: { conversionsAmountWTax: changeOf(current, other) } } }] as unknown as AggregateRow[], HEADER);
+    expect(withChange(224.69, 200)).toContain('data-value="0.1235">12.3 %</td>');
+    expect(withChange(1378.53, 50)).toContain('data-value="26.5706">2657.1 %</td>');
+    expect(withChange(48, 50)).toContain('data-value="-0.04">-4.0 %</td>');
+    expect(withChange(50, 50)).toContain('data-value="0">0 %</td>');
+    expect(withChange(20_000.01, 20_000)).toContain('data-value="0">&lt;0.1 %</td>');
+    expect(withChange(19_999.99, 20_000)).toContain('data-value="0">-&lt;0.1 %</td>');
     expect(reportHtml(rows, HEADER)).not.toContain('Revenue before');
   });
 

@@ -47,6 +47,20 @@ export function changeOf(current: number, other: number): Change {
   return { absolute, relative: b === 0n ? null : Number(roundDiv((a - b) * 10_000n, b)) / 10_000 };
 }
 
+/**
+ * A figure's change as a table shows it: whole tenths of a percent of (this − that) / that, rounded
+ * half away from zero from the two exact figures (never from the 4-decimal `relative`, which would
+ * round twice: 200.00 → 224.69 is +12.345 %, so +12.3 %, where 0.1235 would give +12.4 %). Its
+ * direction is the relative change's (0 where this equals that; null where that is 0, as `relative`).
+ */
+export function changeTenths(absolute: number, other: number): { tenths: bigint; direction: -1 | 0 | 1 } | null {
+  const [d, b] = [cents(absolute), cents(other)];
+  if (b === 0n) return null;
+  const tenths = roundDiv(d * 1_000n, b);
+  const direction = d === 0n ? 0 : d < 0n !== b < 0n ? -1 : 1;
+  return { tenths: tenths < 0n ? -tenths : tenths, direction };
+}
+
 /** The compared figures of a row, bucket or total, in COMPARED_FIGURES' order. */
 function comparedFigures(figures: Readonly<Record<ComparedFigure, number>>): ComparedFigures {
   return Object.fromEntries(COMPARED_FIGURES.map((f) => [f, figures[f]])) as unknown as ComparedFigures;

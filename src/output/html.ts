@@ -12,7 +12,7 @@ import { escapeHtml } from './escape.js';
 import { tableCell } from './format.js';
 import { horizontalBars, seriesChart } from './svg.js';
 import { trendChartInput } from './chart.js';
-import { percentOf, totalRows } from './table.js';
+import { changePercentText, totalRows } from './table.js';
 
 
 /** The page's policy: nothing may load or run; only its own inline style (and data: images, of which it has none). */
@@ -105,7 +105,8 @@ footer { margin-top: 24px; color: #444; font-size: 12px; }
 function cell(record: unknown, column: string): string {
   const value = getPath(record, column);
   if (isFigure(column) && (typeof value === 'number' || value === null || value === undefined)) {
-    const shown = column.endsWith('.relative') && typeof value === 'number' ? `${percentOf(value)} %` : tableCell(value, column);
+    const figure = /^comparison\.change\.([A-Za-z]+)\.relative$/.exec(column)?.[1];
+    const shown = (figure !== undefined && typeof value === 'number' ? changePercentText(record, figure) : undefined) ?? tableCell(value, column);
     return `<td class="num" data-field="${escapeHtml(column)}" data-value="${JSON.stringify(value ?? null)}">${escapeHtml(shown)}</td>`;
   }
   return `<td data-field="${escapeHtml(column)}">${escapeHtml(tableCell(value, column))}</td>`;

@@ -12,6 +12,7 @@
  *   currency, then the reference total, when the rows are per source and currency).
  */
 import type { ChalkInstance } from 'chalk';
+import { changeTenths } from '../model/compare.js';
 import { changeFigure, COLUMN_TITLES, currencyColumn, getPath, isAdditiveColumn, isAmountColumn, isShrinkableColumn } from './columns.js';
 import { tableCell } from './format.js';
 import { sparkline } from './sparkline.js';
@@ -188,7 +189,12 @@ function layoutColumns(records: unknown[], columns: string[], chalk: ChalkInstan
 
 /** A record's value of a column; a change column's is null where the comparison has no change (no other side). */
 function valueOf(record: unknown, column: string): unknown {
-  return changeFigure(column) !== undefined && getPath(record, 'comparison.change') === null ? null : getPath(record, column);
+  const figure = changeFigure(column);
+  if (figure === undefined) return getPath(record, column);
+  if (getPath(record, 'comparison.change') === null) return null;
+  const change = getPath(record, column);
+  // the other side's figure with it: the percentage shown is computed from the exact figures
+  return change !== null && typeof change === 'object' ? { ...change, other: getPath(record, `comparison.figures.${figure}`) } : change;
 }
 
 /** A cell as a table shows it (a record's value of the column, or the value given): its text, made safe, and whether it is aligned right. */
@@ -198,7 +204,7 @@ export function tableText(record: unknown, column: string, value: unknown = valu
 }
 
 function cell(value: unknown, column: string): Cell {
-  if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as { relative?: unknown } | null);
+  if (changeFigure(column) !== undefined && (value === null || typeof value === 'object')) return changeCell(value as ChangeValue | null);
   return {
     // a value from the data: one line, no control character a terminal would obey (terminal.ts)
     text: safeValue(tableCell(value, column)),
@@ -226,32 +232,55 @@ function dropOrder(columns: readonly string[], dropFirst: readonly string[] = []
   return [...first, ...rest.reverse()];
 }
 
+/** A change cell's value: a comparison's change of a figure, with the other side's figure. */
+export interface ChangeValue {
+  absolute?: unknown;
+  relative?: unknown;
+  other?: unknown;
+}
+
 /**
  * A change (a comparison's, --compare) as a table shows it: the relative change to a tenth of a
- * percent with a sign and an arrow (▲ +12.3 %, ▼ −4.0 %, = 0 %), `new` where the other side is
- * absent, `–` where the other side is 0 (no relative change).
+ * percent with a sign and an arrow (▲ +12.3 %, ▼ −4.0 %; ▲ <0.1 % for a change that rounds to
+ * 0.0 %), `= 0 %` where the figures are equal, `new` where the other side is absent, `–` where the
+ * other side is 0 (no relative change). Computed from the exact figures (changeTenths), not from
+ * the rounded `relative`.
  */
-export function changeText(change: { relative?: unknown } | null): string {
+export function changeText(change: ChangeValue | null): string {
   if (change === null) return 'new';
-  const relative = change.relative;
-  if (typeof relative !== 'number') return '–';
-  if (relative === 0) return '= 0 %';
-  const percent = `${percentOf(Math.abs(relative))} %`;
-  return relative > 0 ? `▲ +${percent}` : `▼ −${percent}`;
+  const shown = shownChange(change);
+  if (shown === null) return '–';
+  if (shown.direction === 0) return '= 0 %';
+  const percent = `${shown.tenths === 0n ? '<0.1' : percentOf(shown.tenths)} %`;
+  return shown.direction > 0 ? `▲ ${shown.tenths === 0n ? '' : '+'}${percent}` : `▼ ${shown.tenths === 0n ? '' : '−'}${percent}`;
 }
 
 /**
- * A relative change (a ratio of 4 decimals) as a percent to a tenth, rounded half away from zero on
- * whole basis points (26.5705 is 2657.1, never the 2657.0 of 26.5705 × 100 in binary): "-4.0".
+ * A figure's change in a record as the html report's "Change %" shows it: "12.3 %", "-4.0 %",
+ * "0 %" where equal, "<0.1 %" and "-<0.1 %" for a change that rounds to 0.0 % (undefined: no
+ * relative change).
  */
-export function percentOf(relative: number): string {
-  const tenths = Math.floor((Math.round(Math.abs(relative) * 10_000) + 5) / 10);
-  return `${relative < 0 ? '-' : ''}${Math.floor(tenths / 10)}.${tenths % 10}`;
+export function changePercentText(record: unknown, figure: string): string | undefined {
+  const shown = shownChange({ ...(getPath(record, `comparison.change.${figure}`) as object), other: getPath(record, `comparison.figures.${figure}`) });
+  if (shown === null) return undefined;
+  if (shown.direction === 0) return '0 %';
+  return `${shown.direction < 0 ? '-' : ''}${shown.tenths === 0n ? '<0.1' : percentOf(shown.tenths)} %`;
 }
 
-function changeCell(change: { relative?: unknown } | null): Cell {
-  const relative = change?.relative;
-  const tone = typeof relative === 'number' && relative !== 0 ? (relative > 0 ? 'up' : 'down') : undefined;
+function shownChange(change: ChangeValue): ReturnType<typeof changeTenths> {
+  const { absolute, relative, other } = change;
+  if (typeof relative !== 'number' || typeof absolute !== 'number' || typeof other !== 'number') return null;
+  return changeTenths(absolute, other);
+}
+
+/** Whole tenths of a percent as a percent: 123n is "12.3". */
+function percentOf(tenths: bigint): string {
+  return `${tenths / 10n}.${tenths % 10n}`;
+}
+
+function changeCell(change: ChangeValue | null): Cell {
+  const shown = change === null ? null : shownChange(change);
+  const tone = shown && shown.direction !== 0 ? (shown.direction > 0 ? 'up' : 'down') : undefined;
   return { text: changeText(change), right: true, negative: false, ...(tone ? { tone } : {}) };
 }
 
