@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { run } from '../dist/cli.js';
+// dist/convx.js: dist/cli.js bundled with the modules it imports (scripts/bundle.js)
+import { run } from '../dist/convx.js';
 
 // A failed write (a full disk; a closed pipe, convx ... | head) reaches the callback of the write that
 // failed: the command fails with "cannot write the output" (src/output/sink.ts, printed by the one error

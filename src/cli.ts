@@ -5,8 +5,7 @@
  * (DuckDB, the server, jose ...) are imported when a command runs, so `--help`
  * never loads them (test/startup.test.ts pins that).
  */
-import { createRequire } from 'node:module';
-import type * as Commander from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { colorLevel, GLOBAL_OPTIONS, noColorAsked, type GlobalFlags } from './globals.js';
 import { EMPTY_VALUE, flagKey } from './model/parameters.js';
@@ -18,13 +17,10 @@ import type { BackendFactory, Io, LookupsFactory } from './context.js';
 import { ConvxError, ExitCode, InterruptedError, OutputError, PipeClosedError, UsageError, writeFailure } from './errors.js';
 import { packageVersion } from './version.js';
 
-/**
- * commander, loaded with `require`: its ES module entry only wraps the CommonJS one, and going
- * through it costs every start some 5 ms more (13 against 8 ms, measured in a fresh Node).
- */
-const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof Commander;
-type Command = Commander.Command;
-type Option = Commander.Option;
+// commander is imported as an ES module here: the program that runs is the bundle of
+// scripts/bundle.js (dist/convx.js), which holds commander's CommonJS code, so nothing is
+// resolved or read for it at start. (dist/cli.js, unbundled, goes through commander's ES module
+// wrapper, some 5 ms more; only the docs' generator and the tests import it.)
 
 const GLOBAL_HELP = `
 Modes:

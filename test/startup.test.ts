@@ -62,8 +62,11 @@ Module._resolveFilename = function (...args) {
 );
 
 let runs = 0;
-/** Runs the CLI and returns the package names and the dist/ modules it loaded (packages: imported or required; importedPackages: as ES modules). */
-function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; modules: string[]; builtins: string[] } {
+/** The modules of dist/ each output of the bundle holds (dist/bundle-meta.json, written by scripts/bundle.js). */
+const BUNDLE = JSON.parse(readFileSync(join(root, 'dist', 'bundle-meta.json'), 'utf8')) as Record<string, string[]>;
+
+/** Runs the CLI and returns the package names, the files of dist/ and the dist/ modules (in them) it loaded (packages: imported or required; importedPackages: as ES modules). */
+function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; files: string[]; modules: string[]; builtins: string[] } {
   const file = join(dir, `trace-${++runs}.txt`);
   writeFileSync(file, '');
   const child = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...args], {
@@ -82,9 +85,11 @@ function imported(args: string[], env: Record<string, string> = {}): { status: n
     return [...packages].sort();
   };
   const dist = join(root, 'dist');
-  const modules = [...new Set(pathsOf().filter((p) => p.startsWith(dist)).map((p) => p.slice(dist.length + 1).replaceAll('\\', '/')))];
+  const files = [...new Set(pathsOf().filter((p) => p.startsWith(dist)).map((p) => p.slice(dist.length + 1).replaceAll('\\', '/')))];
+  // the bundle's outputs (scripts/bundle.js) stand for the modules of dist/ they hold
+  const modules = [...new Set(files.flatMap((f) => BUNDLE[f] ?? [f]))];
   const builtins = [...new Set(lines.filter(([, u]) => u.startsWith('node:')).map(([, u]) => u))];
-  return { status: child.status, packages: packagesOf(pathsOf()), importedPackages: packagesOf(pathsOf('import')), modules, builtins };
+  return { status: child.status, packages: packagesOf(pathsOf()), importedPackages: packagesOf(pathsOf('import')), files, modules, builtins };
 }
 
 describe('start-up', () => {
@@ -102,9 +107,13 @@ describe('start-up', () => {
       const run = imported(args);
       expect(run.status).toBe(args.length ? 0 : 2);
       expect(run.packages.filter((p) => HEAVY.includes(p))).toEqual([]);
-      expect(run.packages).toEqual(['commander']);
-      // required, not imported as an ES module (the wrapper's import costs some 5 ms more of every start)
-      expect(run.importedPackages).toEqual([]);
+      // commander is in the bundle: no package is read at all
+      expect(run.packages).toEqual([]);
+      // the bundle's entry and the chunk of what every start needs (and rolldown's runtime), no module of dist/ on its own
+      expect(run.files).toContain('convx.js');
+      expect(run.files.length).toBeLessThanOrEqual(3);
+      expect(run.files.filter((f) => BUNDLE[f] === undefined)).toEqual([]);
+      expect(run.modules).toContain('cli.js');
       expect(run.modules.filter((m) => HANDLER_MODULES.some((h) => m === `commands/${h}`))).toEqual([]);
       // the context (config, output writers) and the local, API and server back ends come with a command's handler
       expect(run.modules.filter((m) => m === 'context.js' || /^(local|api)\//.test(m) || (m.startsWith('server/') && m !== 'server/limits.js'))).toEqual([]);
