@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// dist/convx.js: dist/cli.js bundled with the modules it imports (scripts/bundle.js)
-import { run } from '../dist/convx.js';
+'use strict';
+// CommonJS (bin/package.json), as the bundle it runs: dist/convx.cjs, dist/cli.js bundled with the
+// modules it imports (scripts/bundle.js), so a start goes through Node's CommonJS loader alone.
+const { run } = require('../dist/convx.cjs');
 
 // A failed write (a full disk; a closed pipe, convx ... | head) reaches the callback of the write that
 // failed: the command fails with "cannot write the output" (src/output/sink.ts, printed by the one error
@@ -23,8 +25,15 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
   });
 }
 
+// A command whose answer never came while nothing held the event loop any more ends as Node ends an
+// unsettled top-level await: with 13, not 0.
+let settled = false;
+process.on('exit', () => {
+  if (!settled && !process.exitCode) process.exitCode = 13;
+});
+
 // process.stdin is made on first use (a stream over fd 0, about 1.5 ms): only a command that reads it pays.
-process.exitCode = await run(process.argv.slice(2), {
+run(process.argv.slice(2), {
   get stdin() {
     return process.stdin;
   },
@@ -43,8 +52,10 @@ process.exitCode = await run(process.argv.slice(2), {
     handlers.get(signal).add(handler);
     return () => handlers.get(signal).delete(handler);
   },
+}).then((code) => {
+  settled = true;
+  process.exitCode = code;
+  // A server that gave up waiting for requests stuck in its drain (serve exits 1 then) ends
+  // even if something still holds the event loop.
+  if (process.argv.slice(2).includes('serve') && code !== 0) setTimeout(() => process.exit(), 2000).unref();
 });
-
-// A server that gave up waiting for requests stuck in its drain (serve exits 1 then) ends
-// even if something still holds the event loop.
-if (process.argv.slice(2).includes('serve') && process.exitCode !== 0) setTimeout(() => process.exit(), 2000).unref();

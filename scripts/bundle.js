@@ -1,13 +1,14 @@
-// Bundles the program that bin/convx.js runs, with rolldown: dist/cli.js (as tsc emitted it) and the
-// modules it imports, commander included, into dist/convx.js and one chunk of what every start
-// needs; each command's handler (a dynamic import) and what it alone needs into chunks of their own,
-// loaded when the command runs; every module once. A start then reads 3 files, where it read some 20
-// modules through Node's ES module loader and commander's 5 CommonJS files (bench/README.md, the
-// fifteenth round). Packages other than commander stay outside, loaded where they were (DuckDB's
-// package with `require` in src/local/duckdb.ts, and so on).
-// Part of `npm run build` and of `npm test`. dist/bundle-meta.json lists the modules of dist/ each
-// output holds (test/startup.test.ts reads it to tell which modules a start loaded).
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Bundles the program that bin/convx.js runs, with rolldown, as CommonJS: dist/cli.js (as tsc
+// emitted it) and the modules it imports, commander included, into dist/convx.cjs and one chunk of
+// what every start needs; each command's handler (a dynamic import) and what it alone needs into
+// chunks of their own, loaded when the command runs; every module once. A start then reads 3 files
+// through Node's CommonJS loader, where it read some 20 modules through the ES module loader and
+// commander's 5 files (bench/README.md, the fifteenth round). Packages other than commander and jose
+// stay outside, loaded where they were (DuckDB's package with `require` in src/local/duckdb.ts, chalk
+// with import(), and so on).
+// Part of `npm run build` and of `npm test`. dist/bundle-meta.json lists the modules of dist/ and the
+// packages each output holds (test/startup.test.ts reads it to tell what a start loaded).
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
@@ -16,8 +17,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const entry = join(dist, 'cli.js');
 
-/** Packages bundled: commander alone (plain JavaScript that every start needs). */
-const BUNDLED = new Set(['commander']);
+/**
+ * Packages bundled: commander (plain JavaScript that every start needs) and jose (an ES module
+ * package that the server's auth imports; the bundle is CommonJS, which could only require() it
+ * on Node 20.19 and later, with a warning).
+ */
+const BUNDLED = new Set(['commander', 'jose']);
 
 /** The package a bare specifier names ("@duckdb/node-api/x" is "@duckdb/node-api"). */
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
@@ -52,7 +57,7 @@ const plugin = {
 };
 
 // The outputs of an earlier bundle go first: their names change with their contents.
-for (const name of readdirSync(dist)) if (/^chunk-[\w-]+\.js$/.test(name) || name === 'convx.js') rmSync(join(dist, name));
+for (const name of readdirSync(dist)) if (/^(chunk-[\w-]+|convx)\.c?js$/.test(name)) rmSync(join(dist, name));
 
 const bundle = await rolldown({
   input: { convx: entry },
@@ -63,22 +68,33 @@ const bundle = await rolldown({
 });
 const { output } = await bundle.write({
   dir: dist,
-  format: 'esm',
-  entryFileNames: '[name].js',
-  chunkFileNames: 'chunk-[hash].js',
+  // CommonJS: a start through Node's CommonJS loader (bin/convx.js is CommonJS too, bin/package.json)
+  // skips the ES module loader's set-up and its asynchronous reads, some 7 % of `convx --help`
+  format: 'cjs',
+  entryFileNames: '[name].cjs',
+  chunkFileNames: 'chunk-[hash].cjs',
   // what every start needs in one chunk (else a module shared by the start and a handler would sit
   // in a small chunk of its own, and a start would read a dozen)
   codeSplitting: { groups: [{ name: 'startup', test: (id) => startup.has(id) }] },
 });
 await bundle.close();
 
+/** The package of a module id inside node_modules ("…/node_modules/@a/b/x.js" is "@a/b"), else undefined. */
+const packageOfId = (id) => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(id)?.[1].replace('\\', '/');
+
 const outputs = Object.fromEntries(
   output
     .filter((o) => o.type === 'chunk')
-    .map((chunk) => [chunk.fileName, chunk.moduleIds.filter((id) => id.startsWith(dist + sep)).map(inDist).sort()]),
+    .map((chunk) => [
+      chunk.fileName,
+      {
+        modules: chunk.moduleIds.filter((id) => id.startsWith(dist + sep)).map(inDist).sort(),
+        packages: [...new Set(chunk.moduleIds.map(packageOfId).filter(Boolean))].sort(),
+      },
+    ]),
 );
 writeFileSync(join(dist, 'bundle-meta.json'), `${JSON.stringify(outputs, null, 1)}\n`);
 // every module of dist/ that the program can load is in one output, and only one
-const held = Object.values(outputs).flat();
+const held = Object.values(outputs).flatMap((o) => o.modules);
 if (new Set(held).size !== held.length) throw new Error('bundle: a module is in two outputs');
-if (!readFileSync(join(dist, 'convx.js'), 'utf8').includes('createProgram')) throw new Error('bundle: dist/convx.js lacks the program');
+if (!held.includes('cli.js')) throw new Error('bundle: no output holds cli.js');

@@ -58,14 +58,20 @@ Module._resolveFilename = function (...args) {
   if (path.startsWith('/')) appendFileSync(process.env.CONVX_TRACE_FILE, 'require ' + pathToFileURL(path).href + '\\n');
   return path;
 };
+// node's own modules required (the bundle is CommonJS: "node:crypto" or "crypto") never reach the resolver
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (Module.isBuiltin(request)) appendFileSync(process.env.CONVX_TRACE_FILE, 'require node:' + request.replace(/^node:/, '') + '\\n');
+  return load.call(this, request, ...rest);
+};
 `,
 );
 
 let runs = 0;
-/** The modules of dist/ each output of the bundle holds (dist/bundle-meta.json, written by scripts/bundle.js). */
-const BUNDLE = JSON.parse(readFileSync(join(root, 'dist', 'bundle-meta.json'), 'utf8')) as Record<string, string[]>;
+/** The modules of dist/ and the packages each output of the bundle holds (dist/bundle-meta.json, written by scripts/bundle.js). */
+const BUNDLE = JSON.parse(readFileSync(join(root, 'dist', 'bundle-meta.json'), 'utf8')) as Record<string, { modules: string[]; packages: string[] }>;
 
-/** Runs the CLI and returns the package names, the files of dist/ and the dist/ modules (in them) it loaded (packages: imported or required; importedPackages: as ES modules). */
+/** Runs the CLI and returns the package names (read from node_modules or in the bundle's outputs it loaded), the files of dist/ and the dist/ modules (in them) it loaded (packages: imported or required; importedPackages: as ES modules). */
 function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; files: string[]; modules: string[]; builtins: string[] } {
   const file = join(dir, `trace-${++runs}.txt`);
   writeFileSync(file, '');
@@ -87,9 +93,11 @@ function imported(args: string[], env: Record<string, string> = {}): { status: n
   const dist = join(root, 'dist');
   const files = [...new Set(pathsOf().filter((p) => p.startsWith(dist)).map((p) => p.slice(dist.length + 1).replaceAll('\\', '/')))];
   // the bundle's outputs (scripts/bundle.js) stand for the modules of dist/ they hold
-  const modules = [...new Set(files.flatMap((f) => BUNDLE[f] ?? [f]))];
+  const modules = [...new Set(files.flatMap((f) => BUNDLE[f]?.modules ?? [f]))];
+  const bundled = files.flatMap((f) => BUNDLE[f]?.packages ?? []);
   const builtins = [...new Set(lines.filter(([, u]) => u.startsWith('node:')).map(([, u]) => u))];
-  return { status: child.status, packages: packagesOf(pathsOf()), importedPackages: packagesOf(pathsOf('import')), files, modules, builtins };
+  const packages = [...new Set([...packagesOf(pathsOf()), ...bundled])].sort();
+  return { status: child.status, packages, importedPackages: packagesOf(pathsOf('import')), files, modules, builtins };
 }
 
 describe('start-up', () => {
@@ -107,10 +115,11 @@ describe('start-up', () => {
       const run = imported(args);
       expect(run.status).toBe(args.length ? 0 : 2);
       expect(run.packages.filter((p) => HEAVY.includes(p))).toEqual([]);
-      // commander is in the bundle: no package is read at all
-      expect(run.packages).toEqual([]);
+      // commander, in the bundle: no package is read from node_modules at all
+      expect(run.packages).toEqual(['commander']);
+      expect(run.importedPackages).toEqual([]);
       // the bundle's entry and the chunk of what every start needs (and rolldown's runtime), no module of dist/ on its own
-      expect(run.files).toContain('convx.js');
+      expect(run.files).toContain('convx.cjs');
       expect(run.files.length).toBeLessThanOrEqual(3);
       expect(run.files.filter((f) => BUNDLE[f] === undefined)).toEqual([]);
       expect(run.modules).toContain('cli.js');
