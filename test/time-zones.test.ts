@@ -5,7 +5,7 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalZone, periodInstants, utcDaysOf, zoneDate, zoneDayStart } from '../src/model/period.js';
+import { canonicalZone, ICU_OLD_NAMES, periodInstants, utcDaysOf, zoneDate, zoneDayStart, zoneNames } from '../src/model/period.js';
 import { parseItemsQuery } from '../src/model/query.js';
 import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
@@ -97,6 +97,26 @@ describe('a day of a zone as instants (model/period.ts)', () => {
     // the parser holds UTC as absent (nothing carries it on) and another zone canonically
     expect(parseItemsQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-01', timeZone: 'Etc/UTC' }).timeZone).toBeUndefined();
     expect(parseItemsQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-01', timeZone: 'europe/PRAGUE' }).timeZone).toBe('Europe/Prague');
+  });
+
+  it("names IANA has renamed: ICU's old spelling (Asia/Katmandu) is answered by the current one, whichever is given; the list of zones holds only current names", () => {
+    const icu = (zone: string) => new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    for (const [old, current] of Object.entries(ICU_OLD_NAMES)) {
+      // each pair is one zone to Intl (Node 20 resolves the current name to the old one)
+      expect([old, current], current).toContain(icu(current));
+      expect(icu(old), old).toBe(icu(current));
+      for (const given of [current, old, old.toLowerCase(), current.toUpperCase()]) expect(canonicalZone(given), given).toBe(current);
+    }
+    expect(['Asia/Kathmandu', 'Asia/Kolkata', 'Europe/Kyiv', 'America/Nuuk', 'Asia/Ho_Chi_Minh', 'Asia/Yangon', 'Atlantic/Faroe', 'Pacific/Pohnpei', 'Pacific/Kanton'].map((z) => canonicalZone(z))).toEqual([
+      'Asia/Kathmandu', 'Asia/Kolkata', 'Europe/Kyiv', 'America/Nuuk', 'Asia/Ho_Chi_Minh', 'Asia/Yangon', 'Atlantic/Faroe', 'Pacific/Pohnpei', 'Pacific/Kanton',
+    ]);
+    // a zone IANA merged into a renamed one is named by the current name too
+    expect(canonicalZone('Europe/Uzhgorod')).toBe('Europe/Kyiv');
+    const names = zoneNames();
+    expect(names.filter((z) => z in ICU_OLD_NAMES)).toEqual([]);
+    expect(names).toEqual(expect.arrayContaining(Object.values(ICU_OLD_NAMES)));
+    expect(names.every((z) => canonicalZone(z) === z)).toBe(true);
+    expect(parseItemsQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-01', timeZone: 'Asia/Calcutta' }).timeZone).toBe('Asia/Kolkata');
   });
 });
 
@@ -284,6 +304,21 @@ describe('bad zones and the profile’s default', () => {
   it('shell completion offers the zones', async () => {
     expect((await kept(['__complete', 'report', '--tz', 'Europe/Pr'])).stdout).toBe('Europe/Prague\n');
     expect((await kept(['__complete', 'drill', 'k1', '--tz', 'America/New_Y'])).stdout).toBe('America/New_York\n');
+    // by their current names, not ICU's old ones
+    expect((await kept(['__complete', 'trend', '--tz', 'Europe/Ky'])).stdout).toBe('Europe/Kyiv\n');
+    expect((await kept(['__complete', 'trend', '--tz', 'Europe/Ki'])).stdout).toBe('Europe/Kirov\n');
+    expect((await kept(['__complete', 'report', '--tz', 'Asia/Kat'])).stdout).toBe('Asia/Kathmandu\n');
+    expect((await kept(['__complete', 'report', '--tz', 'Asia/Calc'])).stdout).toBe('');
+  });
+
+  it('an unknown zone near a renamed one is offered the current name (also near the old spelling)', async () => {
+    for (const [typo, near] of [['Europe/Kyv', 'Europe/Kyiv'], ['Asia/Calcuta', 'Asia/Kolkata'], ['Asia/Katmandoo', 'Asia/Kathmandu']]) {
+      const result = await kept(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-02', '--tz', typo!]);
+      expect(result.code).toBe(2);
+      const offered = /did you mean (.*)\?/.exec(result.stderr)![1]!.split(', ');
+      expect(offered, typo).toContain(near);
+      expect(offered.filter((z) => z in ICU_OLD_NAMES), typo).toEqual([]);
+    }
   });
 
   it('config set tz stores the canonical name; reports use it; CONVX_TZ beats it; --tz beats both', async () => {
@@ -305,6 +340,9 @@ describe('bad zones and the profile’s default', () => {
     const bad = await kept(['report', ...args], { env: { CONVX_TZ: 'Europe/Prag' } });
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('CONVX_TZ: "Europe/Prag" is not a time zone')]);
     expect((await kept(['report', ...args, '--tz', 'UTC'], { env: { CONVX_TZ: 'Europe/Prag' } })).stdout).toBe((await kept(['report', ...args])).stdout);
+    // a name IANA replaced is stored by the current one
+    expect((await kept(['config', 'set', 'tz', 'asia/calcutta'], { env })).code).toBe(0);
+    expect((await kept(['config', 'get', 'tz'], { env })).stdout).toBe('Asia/Kolkata\n');
   });
 });
 
@@ -346,6 +384,32 @@ describe('the server and API mode', () => {
         expect(api.code, api.stderr).toBe(0);
         expect(api.stdout).toBe(local.stdout);
       }
+    }
+  });
+
+  it("a zone IANA renamed is answered by its current name, given by it or by ICU's old one: JSON, detailUrl and stderr, local, API mode and the server alike", async () => {
+    for (const [given, name] of [['Asia/Kathmandu', 'Asia/Kathmandu'], ['Asia/Katmandu', 'Asia/Kathmandu'], ['asia/calcutta', 'Asia/Kolkata'], ['Europe/Kiev', 'Europe/Kyiv']]) {
+      for (const command of ['report', 'trend', 'total']) {
+        // a period with conversions (json) and one without (the empty result's note on stderr)
+        for (const [from, to] of [['2024-03-01', '2024-03-02'], ['2024-06-01', '2024-06-02']]) {
+          const args = [command, '--from', from!, '--to', to!, '--tz', given!, '-o', 'json'];
+          const local = await kept([...args, '--data', dir]);
+          expect(local.code, local.stderr).toBe(0);
+          const api = await kept([...args, '--api', `${url}/v1`], { env: { CONVX_TOKEN: token } });
+          expect(api.code, api.stderr).toBe(0);
+          expect(api.stdout).toBe(local.stdout);
+          const old = Object.keys(ICU_OLD_NAMES).find((o) => ICU_OLD_NAMES[o] === name)!;
+          for (const text of [local.stdout, local.stderr, api.stderr]) expect(text).not.toContain(old);
+          if (command === 'report' && from === '2024-03-01') {
+            expect(local.stdout).toContain(`timeZone=${encodeURIComponent(name!)}`);
+          } else if (command !== 'report') {
+            expect((JSON.parse(local.stdout) as { timeZone: string }).timeZone).toBe(name);
+          }
+          if (from === '2024-06-01') expect(local.stderr).toContain(` ${name}`);
+        }
+      }
+      const served = await get(`/v1/conversions/total?dateFrom=2024-03-01&dateTo=2024-03-02&timeZone=${encodeURIComponent(given!)}`);
+      expect((JSON.parse(served.body) as { timeZone: string }).timeZone).toBe(name);
     }
   });
 

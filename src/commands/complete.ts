@@ -12,6 +12,7 @@ import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
 import { field, QUERY_PARAMETERS } from '../model/parameters.js';
+import { zoneNames } from '../model/period.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
 import { CHECKS } from '../model/validation.js';
 import { FORMATS } from '../output/formats.js';
@@ -38,13 +39,13 @@ const DYNAMIC_VALUES: Record<string, ValueKind> = {
   '--profile': 'profiles',
 };
 
-/** The zones a zone parameter takes, as Intl names them (model/period.ts). */
-const zoneNames = () => [...new Set(['UTC', ...Intl.supportedValuesOf('timeZone')])];
+/** The zones a zone parameter takes, by their canonical names (model/period.ts). */
+const zoneValues = () => [...new Set(['UTC', ...zoneNames()])];
 
 /** Flags with a fixed set of values: a source type parameter's, a time zone's, and two commands' own. */
 const FIXED_VALUES: Record<string, readonly string[]> = {
   ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'sourceType' ? [[longFlag(field(p, 'flag')), SOURCE_TYPES]] : []))),
-  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'zone' ? [[longFlag(field(p, 'flag')), zoneNames()]] : []))),
+  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'zone' ? [[longFlag(field(p, 'flag')), zoneValues()]] : []))),
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
   // convx validate's finding codes.

@@ -143,19 +143,51 @@ export function timestampText(instant: Date): string {
   return `${isoDay(ms)} ${time}`;
 }
 
-/** Every zone this Node knows, by its canonical name. */
-function knownZones(): string[] {
-  return Intl.supportedValuesOf('timeZone');
+/**
+ * The zones ICU (Node's Intl) still calls by a spelling IANA has replaced, each under IANA's
+ * current name (CLDR's list): Intl resolves `Asia/Kathmandu` to `Asia/Katmandu`, lists only the
+ * old name, and DuckDB knows both. A test checks each pair against this Node's Intl.
+ */
+export const ICU_OLD_NAMES: Readonly<Record<string, string>> = {
+  'Africa/Asmera': 'Africa/Asmara',
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires',
+  'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Coral_Harbour': 'America/Atikokan',
+  'America/Cordoba': 'America/Argentina/Cordoba',
+  'America/Godthab': 'America/Nuuk',
+  'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Jujuy': 'America/Argentina/Jujuy',
+  'America/Louisville': 'America/Kentucky/Louisville',
+  'America/Mendoza': 'America/Argentina/Mendoza',
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Truk': 'Pacific/Chuuk',
+};
+
+/** A zone's name as Intl resolves it, in IANA's current spelling. */
+const ianaName = (icuName: string): string => ICU_OLD_NAMES[icuName] ?? icuName;
+
+/** Every zone this Node knows, by its canonical name (IANA's current spelling), sorted by code point: what completion offers. */
+export function zoneNames(): string[] {
+  return [...new Set(Intl.supportedValuesOf('timeZone').map(ianaName))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
- * A zone's canonical name (`europe/prague` is `Europe/Prague`, `utc` is `UTC`), as Intl spells it;
- * undefined when Intl does not know it. An offset (`+02:00`) is no zone.
+ * A zone's canonical name: the zone Intl resolves it to, spelled as IANA names it today
+ * (`europe/prague` is `Europe/Prague`, `utc` is `UTC`, `US/Eastern` is `America/New_York`,
+ * `Asia/Calcutta` and `Asia/Kolkata` are `Asia/Kolkata`); undefined when Intl does not know it.
+ * An offset (`+02:00`) is no zone.
  */
 export function canonicalZone(name: string): string | undefined {
   if (/^\s*$/.test(name) || /^(?:UTC|GMT)?\s*[+-]\d/i.test(name)) return undefined;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    return ianaName(new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone);
   } catch {
     return undefined;
   }
@@ -168,6 +200,8 @@ export function zoneProblem(name: string): string | undefined {
     return `"${name}" is an offset, not a time zone: give an IANA name such as Europe/Prague (Etc/GMT-2 is a fixed +02:00)`;
   }
   // A name too short to tell (or blank) is close to everything: no guess.
-  const near = name.trim().length < 3 ? [] : closest(name.trim().replace(/ +/g, '_'), knownZones());
-  return `"${name}" is not a time zone (an IANA name such as Europe/Prague)${near.length ? `; did you mean ${near.join(', ')}?` : ''}`;
+  // The old spellings are matched too (Asia/Calcuta), and named as they are called now.
+  const near = name.trim().length < 3 ? [] : closest(name.trim().replace(/ +/g, '_'), [...zoneNames(), ...Object.keys(ICU_OLD_NAMES)]);
+  const named = [...new Set(near.map(ianaName))];
+  return `"${name}" is not a time zone (an IANA name such as Europe/Prague)${named.length ? `; did you mean ${named.join(', ')}?` : ''}`;
 }
