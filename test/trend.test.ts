@@ -11,6 +11,7 @@ import type { LocalBackend } from '../src/local/backend.js';
 import { importDataset } from '../src/local/import-writer.js';
 import { periodInstants } from '../src/model/period.js';
 import { bucketCount, formatQuery, parseTotalQuery, parseTrendQuery, type RawParams } from '../src/model/query.js';
+import { INTERVALS, type Interval } from '../src/model/parameters.js';
 import type { AggregateRow, PeriodFigures, TrendBucket } from '../src/model/types.js';
 import { cli, reportQuery, SAMPLES, shop, tempDir, withBackend, type OrderRow, type TouchRow } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
@@ -348,6 +349,36 @@ describe('trend: the bucket limit', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--by: "year" is not one of hour, day, week, month');
     expect(bad.stderr).toContain('--top: "21" must be a whole number from 1 to 20');
+  });
+
+  it("an empty series' try: suggests a command within the limit, of the interval asked, that runs (exit 0) and finds the latest conversions", async () => {
+    // orders from 1900 to 2024: all their months are over 1,000 buckets of every interval
+    const dir = dataOf([
+      { id: 'o1900', at: '1900-01-15T10:00:00Z' },
+      { id: 'o2000', at: '2000-01-15T10:00:00Z' },
+      { id: 'o2024', at: '2024-06-02T10:00:00Z' },
+    ]);
+    const suggested: Record<string, string> = {};
+    for (const interval of INTERVALS) {
+      const empty = await kept(['trend', '--data', dir, '--by', interval, '--from', '2025-01-01', '--to', '2025-01-05', '--tz', 'Europe/Prague']);
+      expect(empty.code, empty.stderr).toBe(0);
+      const command = /^ {2}try: convx (.*)$/m.exec(empty.stderr)![1]!;
+      suggested[interval] = command.replace(/--data \S+/, '--data DIR');
+      const run = await kept([...command.split(' '), '-o', 'json']);
+      expect(run.code, `${command}\n${run.stderr}`).toBe(0);
+      const series = JSON.parse(run.stdout) as { interval: string; timeZone: string; buckets: TrendBucket[] };
+      expect([series.interval, series.timeZone]).toEqual([interval, 'Europe/Prague']);
+      expect(series.buckets.length).toBeLessThanOrEqual(1000);
+      expect(series.buckets.reduce((n, b) => n + b.conversionsNumber, 0), command).toBeGreaterThan(0);
+      // the line before it says why it is not all the data's months
+      expect(empty.stderr).toContain(`its months 1900-01..2024-06 are ${bucketCount(interval as Interval, '1900-01-01', '2024-06-30').toLocaleString('en-US')} ${interval} buckets, over the 1,000`);
+    }
+    expect(suggested).toEqual({
+      hour: 'trend --data DIR --from 2024-06-01 --to 2024-06-30 --tz Europe/Prague --by hour',
+      day: 'trend --data DIR --from 2021-11-01 --to 2024-06-30 --tz Europe/Prague',
+      week: 'trend --data DIR --from 2005-06-01 --to 2024-06-30 --tz Europe/Prague --by week',
+      month: 'trend --data DIR --from 1941-03-01 --to 2024-06-30 --tz Europe/Prague --by month',
+    });
   });
 });
 

@@ -2,7 +2,7 @@
 import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
-import { cliWording, DEFAULT_REPORT_DAYS, shortPeriod, type Dates, type RawParams } from '../model/query.js';
+import { bucketCount, cliWording, DEFAULT_REPORT_DAYS, shortPeriod, type Dates, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -18,7 +18,7 @@ import {
 import { otherPeriod } from '../model/compare.js';
 import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
-import { field, flagKey, flagName, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Operation } from '../model/parameters.js';
+import { field, flagKey, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Interval, type Operation } from '../model/parameters.js';
 import { canonicalZone, UTC, zoneProblem } from '../model/period.js';
 import { withCommas } from '../words.js';
 
@@ -418,6 +418,8 @@ export interface ResultRequest {
   /** The source the command's argument fixes, as typed (drill's target); not among the filters, which the command's flags give. */
   source?: string;
   filters: FilterFlag[];
+  /** A series' interval (trend): a suggested command keeps it, and to the buckets a series may have. */
+  interval?: Interval;
 }
 
 /** A word for the shell: as it is when safe, else in single quotes. */
@@ -427,11 +429,26 @@ export function shellWord(word: string): string {
 
 const day = (instant: string) => instant.slice(0, 10);
 
-/** The whole months around a range: the period a suggested command asks for. */
-function monthsAround(range: DateRange): { dateFrom: string; dateTo: string } {
+/** The first day of the month after a date's. */
+function nextMonth(date: string): string {
+  const [y, m] = date.slice(0, 7).split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(y, m, 1)).toISOString().slice(0, 10);
+}
+
+/**
+ * The whole months around a range: the period a suggested command asks for. A series' (an
+ * `interval`) keeps to the latest of them that hold at most MAX_BUCKETS buckets (a month always
+ * does: 744 hours at most), so that the command it suggests is not refused; `over`: the buckets
+ * all the months would have been, where they were too many.
+ */
+function monthsAround(range: DateRange, interval?: Interval): { dateFrom: string; dateTo: string; over?: number } {
   const [y, m] = range.to.slice(0, 7).split('-').map(Number) as [number, number];
-  const last = new Date(Date.UTC(y, m, 0)).toISOString().slice(0, 10);
-  return { dateFrom: `${range.from.slice(0, 7)}-01`, dateTo: last };
+  const dateTo = new Date(Date.UTC(y, m, 0)).toISOString().slice(0, 10);
+  const whole = `${range.from.slice(0, 7)}-01`;
+  if (interval === undefined || bucketCount(interval, whole, dateTo) <= MAX_BUCKETS) return { dateFrom: whole, dateTo };
+  let dateFrom = whole;
+  while (bucketCount(interval, dateFrom, dateTo) > MAX_BUCKETS) dateFrom = nextMonth(dateFrom);
+  return { dateFrom, dateTo, over: bucketCount(interval, whole, dateTo) };
 }
 
 /**
@@ -504,11 +521,17 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
       if (withFilters) for (const f of filters) words.push(f.flag!, shellWord(f.value));
       words.push('--from', p.dateFrom, '--to', p.dateTo);
       if (period.timeZone !== undefined) words.push('--tz', period.timeZone);
+      if (request.interval !== undefined && request.interval !== 'day') words.push(FLAG_FOR_PARAMETER.interval!, request.interval);
       return words.join(' ');
     };
     const expressible = filters.every((f) => f.flag !== undefined);
     if (!overlaps && expressible) {
-      lines.push(`  try: ${command(true, monthsAround(range))}`);
+      const months = monthsAround(range, request.interval);
+      if (months.over !== undefined) {
+        const all = `${range.from.slice(0, 7)}..${range.to.slice(0, 7)}`;
+        lines.push(`  its months ${all} are ${withCommas(months.over)} ${request.interval!} buckets, over the ${withCommas(MAX_BUCKETS)} a series may have; the latest of them:`);
+      }
+      lines.push(`  try: ${command(true, months)}`);
     } else if (overlaps && filters.length) {
       lines.push(`  without the filters: ${command(false, period)}`);
     } else if (overlaps && request.source !== undefined) {

@@ -56,7 +56,7 @@ export default defineHandler<CommandFlags<'trend'>>({
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
       const response = await backend.trend(query);
-      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')), ...(chosen === undefined ? {} : { chosen }) };
+      const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')), interval: query.interval, ...(chosen === undefined ? {} : { chosen }) };
       // -o html: the series as a page (every bucket, a chart), to stdout or --output
       if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters), compared: comparedPeriod(query) });
       else {
