@@ -11,7 +11,7 @@ import type { AggregateRow, ConversionRecord } from '../src/model/types.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, shop, tempDir, withBackend } from './helpers.js';
+import { cli, servedDataset, shop, tempDir, withBackend } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
 
 /** Each dataset (and imported file) opened once and lent to every command on it (kept-backends.ts): the tests are about the periods, not the open. */
@@ -443,5 +443,53 @@ describe('the server and API mode', () => {
     const local = await kept(['items', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-01', '--tz', zone]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain(`--tz: ${problem!.message}`);
+  });
+});
+
+describe("a day a zone's clocks skipped: Pacific/Apia's 2011-12-30 (Samoa crossed the date line, from 2011-12-29 23:59:59 -10:00 to 2011-12-31 00:00 +14:00)", () => {
+  // o1 on 2011-12-29 02:00 in Apia, o2 on 2012-01-01 02:00: the data spans the day that does not exist
+  const served = servedDataset(() => clickThenOrders('2011-12-28T12:00:00Z', { o1: '2011-12-29T12:00:00Z', o2: '2011-12-31T12:00:00Z' }));
+  const apia = ['--tz', 'Pacific/Apia'];
+  const jump = '2011-12-30 does not exist in Pacific/Apia (its clocks went from 2011-12-29 23:59:59 to 2011-12-31 00:00:00)';
+  type Bucket = { bucket: string; start: string; end: string; conversionsNumber: number };
+
+  it("a daily series keeps the day's bucket, with zeros and no time (its start its end), and a note says the day does not exist; the figures add up", async () => {
+    const args = ['trend', '--from', '2011-12-28', '--to', '2012-01-01', ...apia, '-o', 'json'];
+    const local = await served.local(args);
+    expect(local.code, local.stderr).toBe(0);
+    const { buckets } = JSON.parse(local.stdout) as { buckets: Bucket[] };
+    expect(buckets.map((b) => b.bucket)).toEqual(['2011-12-28', '2011-12-29', '2011-12-30', '2011-12-31', '2012-01-01']);
+    expect(buckets[2]).toMatchObject({ start: '2011-12-30T10:00:00.000Z', end: '2011-12-30T10:00:00.000Z', conversionsNumber: 0 });
+    buckets.slice(1).forEach((b, i) => expect(b.start).toBe(buckets[i]!.end));
+    expect(buckets.map((b) => b.conversionsNumber)).toEqual([0, 1, 0, 0, 1]);
+    expect(local.stderr).toBe(`${jump}: its bucket holds no time\n`);
+    // API mode: the same answer and the same note
+    const api = await served.api(args);
+    expect([api.code, api.stdout, api.stderr]).toEqual([0, local.stdout, local.stderr]);
+    expect((await served.local([...args, '--quiet'])).stderr).toBe('');
+  });
+
+  it.each(['trend', 'trend --by hour', 'total', 'report', 'items'])(
+    '%s of that day alone: empty, and the note says the period holds no time (not that no order of it is attributed)',
+    async (line) => {
+      const command = line.split(' ');
+      const args = [...command, '--from', '2011-12-30', '--to', '2011-12-30', ...apia, '-o', 'json'];
+      for (const result of [await served.local(args), await served.api(args)]) {
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toContain(`\n  ${jump}: the period holds no time\n`);
+        expect(result.stderr).not.toContain('attributed');
+        expect(result.stderr).not.toContain('its bucket');
+      }
+      // an hourly series of it has no hour at all
+      if (command.includes('hour')) expect((JSON.parse((await served.local(args)).stdout) as { buckets: Bucket[] }).buckets).toEqual([]);
+    },
+  );
+
+  it('a period that holds the day and time around it is explained as any other empty one', async () => {
+    const result = await served.local(['trend', '--from', '2011-12-30', '--to', '2011-12-31', ...apia, '--country', 'SK']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`${jump}: its bucket holds no time\n`);
+    expect(result.stderr).not.toContain('the period holds no time');
+    expect(result.stderr).toContain('without the filters: ');
   });
 });

@@ -19,7 +19,7 @@ import { otherPeriod } from '../model/compare.js';
 import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Interval, type Operation } from '../model/parameters.js';
-import { canonicalZone, UTC, zoneProblem } from '../model/period.js';
+import { canonicalZone, periodInstants, UTC, zoneProblem, zoneTime } from '../model/period.js';
 import { withCommas } from '../words.js';
 
 export const ITEM_KIND: RecordKind = {
@@ -452,6 +452,23 @@ function monthsAround(range: DateRange, interval?: Interval): { dateFrom: string
 }
 
 /**
+ * Days a zone's clocks skipped (Pacific/Apia's 2011-12-30, when Samoa crossed the date line), as a
+ * note names them: `at`, the instant after the jump, where they would have started.
+ */
+export function skippedDaysText(days: string, zone: string, at: Date): string {
+  return `${days} ${days.includes('..') ? 'do' : 'does'} not exist in ${zone} (its clocks went from ${zoneTime(new Date(at.getTime() - 1), zone)} to ${zoneTime(at, zone)})`;
+}
+
+/** A period of days that all do not exist in its zone, as a note names it; undefined where it holds time. */
+function skippedPeriod(period: { dateFrom: string; dateTo: string; timeZone?: string }): string | undefined {
+  if (period.timeZone === undefined) return undefined;
+  const { start, end } = periodInstants(period.dateFrom, period.dateTo, period.timeZone);
+  if (start.getTime() < end.getTime()) return undefined;
+  const days = period.dateFrom === period.dateTo ? period.dateFrom : `${period.dateFrom}..${period.dateTo}`;
+  return `${skippedDaysText(days, period.timeZone, start)}: the period holds no time`;
+}
+
+/**
  * How the period's dates were chosen where --from or --to was not given (a report's defaults: the
  * 30 days ending today, or from or to the bound given), as stderr names it; undefined with both.
  * `by`: what gave a bound other than its flag (a detailUrl's dateFrom), named instead of the flag.
@@ -481,6 +498,8 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const defaulted = request.chosen === undefined ? defaultedPeriod(given, period.timeZone, request.givenBy) : undefined;
   const how = defaulted === undefined ? '' : ` (${defaulted})`;
   const lines = [`No ${noun} in ${periodText(period, request.chosen)}${how}.`];
+  const skipped = skippedPeriod(period);
+  if (skipped !== undefined) lines.push(`  ${skipped}`);
   // A filter without a flag of its own (drill's campaign from a detailUrl) by its name: "campaign k-1".
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
   if (request.source !== undefined) lines.push(`  source: ${shellWord(request.source)}`);
@@ -532,6 +551,8 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
         lines.push(`  its months ${all} are ${withCommas(months.over)} ${request.interval!} buckets, over the ${withCommas(MAX_BUCKETS)} a series may have; the latest of them:`);
       }
       lines.push(`  try: ${command(true, months)}`);
+    } else if (skipped !== undefined) {
+      // nothing of another period, filter or source to say: the period has no instant
     } else if (overlaps && filters.length) {
       lines.push(`  without the filters: ${command(false, period)}`);
     } else if (overlaps && request.source !== undefined) {

@@ -16,7 +16,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, withBackend, comparedPeriod } from './shared.js';
+import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, skippedDaysText, withBackend, comparedPeriod } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -32,6 +32,19 @@ function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
 
 /** Nothing converted in any bucket: the series is all zeros. */
 const isEmpty = (buckets: TrendBucket[]) => buckets.every((b) => b.grossConversionsNumber === 0);
+
+/**
+ * A note on the buckets of no time in a series that has time: the days its zone's clocks skipped
+ * (Pacific/Apia's 2011-12-30), whose buckets are there with zeros, their start their end. A period
+ * of only such days is an empty series, whose note says so (explainEmpty).
+ */
+function noteSkippedDays(ctx: Context, buckets: TrendBucket[], timeZone: string): void {
+  const skipped = buckets.filter((b) => b.start === b.end);
+  if (skipped.length === 0 || skipped.length === buckets.length) return;
+  for (const day of new Set(skipped.map((b) => b.bucket))) {
+    ctx.log.info(`${skippedDaysText(day, timeZone, new Date(skipped.find((b) => b.bucket === day)!.start))}: its bucket holds no time`);
+  }
+}
 
 /**
  * On a terminal (a table fitted to its width), the chart of the buckets' revenue above the table:
@@ -63,6 +76,7 @@ export default defineHandler<CommandFlags<'trend'>>({
         await printChart(ctx, response.buckets, flags.chart !== false);
         await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
       }
+      noteSkippedDays(ctx, response.buckets, response.timeZone);
       // the short period's dates where no empty result names them
       comparedSummary(ctx, query, isEmpty(response.buckets) ? undefined : chosen);
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
