@@ -47,11 +47,21 @@ export async function datasetFiles(dir: string, threads?: number): Promise<Impor
   return out;
 }
 
+/**
+ * The chunk contentHash reads a file in: its size as listed (and one byte, so that the first read
+ * takes it all), from 16 KiB to 1 MiB. A file stream allocates a buffer of the whole chunk for each
+ * read, its last (the end of the file) too, so a chunk of 1 MiB cost a dataset of many small files
+ * two megabytes of fresh memory per file: an import of 100 files of a few kilobytes spent about
+ * 0.1 s of its 0.35 s of CPU on them and on the collections they set off. A file longer than
+ * listed is still read to its end, in more chunks.
+ */
+const hashChunk = (size: number) => Math.min(1 << 20, Math.max(size + 1, 1 << 14));
+
 /** The SHA-256 of a file's bytes (hex), read in chunks: the hashing runs on this thread, which DuckDB's work leaves idle. */
 async function contentHash(dir: string, file: ImportedFile): Promise<string> {
   const hash = createHash('sha256');
   try {
-    for await (const chunk of createReadStream(join(dir, file.path), { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+    for await (const chunk of createReadStream(join(dir, file.path), { highWaterMark: hashChunk(file.size) })) hash.update(chunk as Buffer);
   } catch (error) {
     // Gone since it was listed, or not readable: as DuckDB's read of it would fail.
     const code = (error as NodeJS.ErrnoException).code;
