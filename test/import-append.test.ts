@@ -544,7 +544,7 @@ describe('data import --append: refusals', () => {
         return { version: res.headers.get('convx-data-version'), text: await res.text() };
       };
       const before = await get();
-      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-02-10');
+      for (const [table, at] of [['orders', 'datetime'], ['touches', 'datetime'], ['fx', 'date']] as const) writeDays(dir, table, at, '2024-01-21', '2024-01-23');
       const run = await append(dir, file);
       expect(run.code, run.stderr).toBe(0);
       expect(await get()).toEqual(before);
@@ -631,13 +631,17 @@ describe('data import --append: refusals', () => {
     // import names the rows of a file in their paths' order: a new m-added.csv, read last, is named before z-stored.csv.gz
     const [header, first] = [lines(join(base, 'orders', readdirSync(join(base, 'orders')).sort()[0]!)).header, lines(join(generated, 'orders.csv')).rows[0]!.split(',')];
     const file = (id: string, amounts?: [string, string]) => `${header}\n${orderRow(first, { id, ...(amounts ? { amounts } : {}) })}\n`;
+    // The two cases' datasets before the new file, imported once (a copy of both for each, as importedCopy's).
+    const stored = join(root, 'negative');
+    cpSync(base, stored, { recursive: true, preserveTimestamps: true });
+    put(join(stored, 'orders', '0000.csv.gz'), gzipSync(file('o-zero')));
+    put(join(stored, 'orders', 'z-stored.csv.gz'), gzipSync(file('o-stored', ['-2.0', '-2.42'])));
+    expect((await cli(['data', 'import', stored, '--into', `${stored}.duckdb`])).code).toBe(0);
     for (const [name, added, way] of [['negative-before', 'm-added.csv', 'full'], ['negative-after', 'zz-added.csv', 'short']] as const) {
       const dir = join(root, name);
-      cpSync(base, dir, { recursive: true, preserveTimestamps: true });
-      put(join(dir, 'orders', '0000.csv.gz'), gzipSync(file(`o-zero-${name}`)));
-      put(join(dir, 'orders', 'z-stored.csv.gz'), gzipSync(file(`o-stored-${name}`, ['-2.0', '-2.42'])));
+      cpSync(stored, dir, { recursive: true, preserveTimestamps: true });
       const imported = join(root, `${name}.duckdb`);
-      expect((await cli(['data', 'import', dir, '--into', imported])).code).toBe(0);
+      copyFileSync(`${stored}.duckdb`, imported);
       put(join(dir, 'orders', added), file(`o-added-${name}`, ['-1.0', '-1.21']));
       const summary = await appendDataset(dir, imported, suiteThreadsOption());
       expect(summary.way, name).toBe(way);
