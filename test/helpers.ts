@@ -198,10 +198,13 @@ export interface CliResult {
   slept?: number[];
 }
 
-/** Runs convx in-process with captured output (`program`: the backend factories run() is given, else the default ones). */
+/**
+ * Runs convx in-process with captured output (`program`: the backend factories run() is given, else the default ones;
+ * `stdout`: a stream of the test's own instead of the capture, e.g. one whose writes fail: the result's stdout is then '').
+ */
 export async function cli(
   argv: string[],
-  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string; program?: ProgramOptions } = {},
+  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string; program?: ProgramOptions; stdout?: Writable } = {},
 ): Promise<CliResult> {
   const stdout = new Capture();
   const stderr = new Capture();
@@ -209,7 +212,7 @@ export async function cli(
   const io: Io = {
     stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
     stdinIsTTY: false,
-    stdout,
+    stdout: options.stdout ?? stdout,
     stderr,
     stdoutIsTTY: options.tty ?? false,
     stderrIsTTY: options.tty ?? false,
