@@ -19,10 +19,11 @@
  * built binary as `convx`.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, SAMPLES, serveInProcess, suiteThreads, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SECRET = 'dev-secret';
@@ -199,7 +200,7 @@ class Place {
       }
       if (words[0] === 'cat') last = { code: 0, stdout: readFileSync(this.path(words[1]!), 'utf8'), stderr: '' };
       else if (words[0] === 'convx' && words[1] === 'serve') last = await this.serve(words.slice(2), env);
-      else if (words[0] === 'convx') last = await cli(words.slice(1), { env, cwd: this.cwd, now: new Date().toISOString(), ...(stdin === undefined ? {} : { stdin }) });
+      else if (words[0] === 'convx') last = await kept(words.slice(1), { env, cwd: this.cwd, now: new Date().toISOString(), ...(stdin === undefined ? {} : { stdin }) });
       else throw new Error(`not a command this test runs: ${words.join(' ')}`);
       if (output !== undefined) {
         mkdirSync(dirname(output), { recursive: true });
@@ -235,6 +236,14 @@ class Place {
   }
 }
 
+/**
+ * The commands of the examples on the samples (samples/ of each place is a link to the repository's)
+ * are lent one backend for each of their flags (kept-backends.ts): no example writes there. Every
+ * other dataset (one an example imports, then reports on, then appends to) is opened as convx opens it.
+ */
+const SAMPLES_FILES = realpathSync(SAMPLES);
+const kept = keptBackends({ keptAs: (path) => (existsSync(path) && realpathSync(path) === SAMPLES_FILES ? SAMPLES : undefined) });
+
 let server: { url: string; close(): Promise<void> } | undefined;
 let token = '';
 /** A JSON Web Key Set of one public key, the keys.json of `convx serve --jwks keys.json`. */
@@ -253,8 +262,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The help pages: convx's own and each command's, as `--help` prints them. */
-async function helpGroups(): Promise<Group[]> {
+/** The help pages: convx's own and each command's, as `--help` prints them (read once, for both tests that ask). */
+let helpRead: Promise<Group[]> | undefined;
+const helpGroups = (): Promise<Group[]> => (helpRead ??= readHelpGroups());
+
+async function readHelpGroups(): Promise<Group[]> {
   const { COMMANDS } = await import('../src/commands/index.js');
   const pages = [[], ...COMMANDS.map((c) => c.name.split(' '))];
   const groups: Group[] = [];

@@ -23,9 +23,19 @@ export interface KeptCli {
   close(): Promise<void>;
 }
 
+/** Which datasets a KeptCli lends backends of. */
+export interface KeptOptions {
+  /**
+   * The path a dataset (--data, resolved) is kept under, or undefined for one not kept (opened as
+   * convx opens it, e.g. a file the commands of a test write as well as read). By default every
+   * dataset, under its own path.
+   */
+  keptAs?: (path: string) => string | undefined;
+}
+
 /** keptCli() for the tests of a file or describe block: its backends close after them. */
-export function keptBackends(): KeptCli {
-  const kept = keptCli();
+export function keptBackends(options: KeptOptions = {}): KeptCli {
+  const kept = keptCli(options);
   afterAll(() => kept.close());
   return kept;
 }
@@ -42,7 +52,7 @@ export function keptBackends(): KeptCli {
  * refused again with the same error. API mode and the flags local mode refuses go the usual way.
  * A file replaced under its name (an update) needs close() first: the kept backend reads the old one.
  */
-export function keptCli(): KeptCli {
+export function keptCli({ keptAs = (path) => path }: KeptOptions = {}): KeptCli {
   const kept = new Map<string, { opened: Promise<Backend>; turn: Promise<void> }>();
   const keyOf = (path: string, plugin: string | undefined, referenceCurrency?: string, validation = false) => JSON.stringify([path, plugin, referenceCurrency, validation]);
   /** The backend kept under key (opened by open the first time), once the command before gives it back. */
@@ -64,8 +74,9 @@ export function keptCli(): KeptCli {
   const backends: BackendFactory = async (ctx, options) => {
     const { settings, globals } = ctx;
     const usual = settings.mode === 'api' || !settings.data || [globals.deliveryApi, globals.tokenFile, globals.timeout].some((flag) => flag !== undefined);
-    if (usual) return openDefaultBackend(ctx, options);
-    return lend(keyOf(ctx.resolvePath(settings.data!), settings.plugin, globals.referenceCurrency, options.validation), () => openDefaultBackend(ctx, options));
+    const path = usual ? undefined : keptAs(ctx.resolvePath(settings.data!));
+    if (path === undefined) return openDefaultBackend(ctx, options);
+    return lend(keyOf(path, settings.plugin, globals.referenceCurrency, options.validation), () => openDefaultBackend(ctx, options));
   };
   // as openDefaultBackend opens it for a command with --data path (--plugin) and the suite's CONVX_THREADS
   const backend = (path: string, options: { plugin?: string } = {}) =>
