@@ -11,7 +11,7 @@ import { LocalBackend } from '../src/local/backend.js';
 import { openDataset } from '../src/local/open.js';
 import { generateDataset } from '../src/local/generate.js';
 import type { ItemsQuery, ReportQuery } from '../src/model/query.js';
-import { csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, tempDir, TOUCH_HEADER } from './helpers.js';
+import { csv, dataset, itemsQuery, ORDER_HEADER, reportQuery, SOURCE_HEADER, suiteThreadsOption, tempDir, TOUCH_HEADER } from './helpers.js';
 
 async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -19,11 +19,12 @@ async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** A full scope (as served) and a factory of fresh pushed-down scopes on the same dataset. */
+/** A full scope (as served, attributed when first asked for) and a factory of fresh pushed-down scopes on the same dataset. */
 async function pair(dir: string, plugin?: string) {
-  const data = await openDataset(dir);
+  const data = await openDataset(dir, undefined, suiteThreadsOption());
   const chosen = await choosePlugin(data, plugin);
-  const full = new LocalBackend(await Scope.forServing(data, 'full', chosen), data.db);
+  let served: Promise<LocalBackend> | undefined;
+  const full = () => (served ??= Scope.forServing(data, 'full', chosen).then((scope) => new LocalBackend(scope, data.db)));
   let n = 0;
   const pushed = async () =>
     new LocalBackend(await Scope.forQuery(data, `pushed_${n++}`, chosen), data.db);
@@ -47,7 +48,7 @@ async function expectSame(dir: string, periods: [string, string][], plugin?: str
     for (const [from, to] of periods) {
       const items = itemsQuery(from, to, { sort: [{ field: 'datetime', descending: true }] });
       const report = reportQuery(from, to);
-      const expected = await answers(full, items, report);
+      const expected = await answers(await full(), items, report);
       const actual = await answers(await pushed(), items, report);
       expect(actual, `${plugin ?? ''} ${from}..${to}`).toBe(expected);
       records += (JSON.parse(expected) as { items: { total: number } }).items.total;
@@ -138,6 +139,7 @@ describe('the period pushed into the attribution', () => {
           to: '2024-12-31',
           format,
           plugins: 2,
+          ...suiteThreadsOption(),
         });
       }
     }, 60_000);
