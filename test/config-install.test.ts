@@ -188,24 +188,39 @@ describe('convx config (item 14)', () => {
 
   describe('init', () => {
     const DOWN = '\x1b[B';
-    /** Answers each prompt once its question is on stderr (keys typed earlier would be lost). */
+    /**
+     * Answers each prompt once its question is on stderr (keys typed earlier would be lost): woken by
+     * each write to stderr, not by polling. A prompt writes its question and attaches its key handler
+     * in one synchronous render, so the key goes once that render is over (after setImmediate).
+     */
     const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT, home = tempDir(), command = ['init']) => {
       const stdin = new PassThrough();
       // inquirer ends its output stream after each prompt; a terminal's stderr stays open, and so does this one
       const stderr = new (class extends Capture {
+        /** Called after each write (the typing below waits for it). */
+        wrote = (): void => undefined;
+        override _write(chunk: Buffer | string, encoding: BufferEncoding, done: () => void): void {
+          super._write(chunk, encoding, done);
+          this.wrote();
+        }
         override end(): this {
           return this;
         }
       })();
+      /** The next write to stderr, or 250 ms, whichever comes first. */
+      const written = () =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 250);
+          stderr.wrote = () => (clearTimeout(timer), resolve());
+        });
       const typing = (async () => {
         let seen = 0;
         for (const [question, key] of steps) {
-          for (let waited = 0; !question.test(stderr.text.slice(seen)); waited += 20) {
-            if (waited > 15_000) throw new Error(`no prompt ${question} in: ${stderr.text}`);
-            await new Promise((r) => setTimeout(r, 20));
+          for (const began = Date.now(); !question.test(stderr.text.slice(seen)); await written()) {
+            if (Date.now() - began > 15_000) throw new Error(`no prompt ${question} in: ${stderr.text}`);
           }
           seen = stderr.text.length;
-          await new Promise((r) => setTimeout(r, 30));
+          await new Promise((r) => setImmediate(r));
           stdin.write(key);
         }
       })();
