@@ -15,11 +15,21 @@ import { cli, csv, dataset, SAMPLES, sharedBackend, shop, tempDir, twoPluginFile
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
 
+/** samples/shop served, loaded once for the apps of the file on it (they only read it), retired after the file. */
+let samples: Promise<ServedDataset> | undefined;
+afterAll(async () => (await samples)?.retire());
+
+/** An app on dir served (samples/shop's shared, any other loaded for it); close() closes the app and retires a dataset loaded for it. */
 async function appFor(dir: string, auth: AuthConfig = { secret: SECRET }) {
-  const served = await ServedDataset.load(dir);
+  const shared = dir === SAMPLES;
+  const served = await (shared ? (samples ??= ServedDataset.load(SAMPLES)) : ServedDataset.load(dir));
   const logs: Record<string, unknown>[] = [];
   const app = await buildApp({ dataset: () => served, verify: createVerifier(auth), log: (e) => logs.push(e), now: () => NOW, version: 'test' });
-  return { app, served, logs };
+  const close = async () => {
+    await app.close();
+    if (!shared) await served.retire();
+  };
+  return { app, logs, close };
 }
 
 const bearer = async (plugin: string) => ({ authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}` });
@@ -33,8 +43,7 @@ describe('reporting routes on samples/shop', () => {
     headers = await bearer('shop');
   });
   afterAll(async () => {
-    await ctx.app.close();
-    await ctx.served.retire();
+    await ctx.close();
   });
 
   const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers });
@@ -240,8 +249,7 @@ describe('authentication', () => {
     ctx = await appFor(dir);
   });
   afterAll(async () => {
-    await ctx.app.close();
-    await ctx.served.retire();
+    await ctx.close();
   });
 
   const call = (authorization?: string) =>
@@ -291,14 +299,12 @@ describe('authentication', () => {
     expect((await withPem.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${rsToken}` } })).statusCode).toBe(200);
     const hsToken = (await bearer('shop')).authorization;
     expect((await withPem.app.inject({ method: 'GET', url, headers: { authorization: hsToken } })).statusCode).toBe(403);
-    await withPem.app.close();
-    await withPem.served.retire();
+    await withPem.close();
 
     const withJwks = await appFor(dir, { jwksFile });
     const esToken = await new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setExpirationTime('5m').sign(keys.privateKey);
     expect((await withJwks.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${esToken}` } })).statusCode).toBe(200);
-    await withJwks.app.close();
-    await withJwks.served.retire();
+    await withJwks.close();
   });
 
   it('refuses to build a verifier without a key', () => {
@@ -320,7 +326,7 @@ describe('tenant scoping with two plugins', () => {
   });
 
   it('never shows plugin B’s rows to a token for plugin A, on any route', async () => {
-    const { app, served } = await appFor(dir);
+    const { app, close } = await appFor(dir);
     try {
       const period = 'dateFrom=2024-03-01&dateTo=2024-03-31';
       for (const [plugin, own, other] of [['A', 'oa', 'ob'], ['B', 'ob', 'oa']] as const) {
@@ -342,8 +348,7 @@ describe('tenant scoping with two plugins', () => {
         expect(items.conversions.map((c: { orderId: string }) => c.orderId)).toEqual([own]);
       }
     } finally {
-      await app.close();
-      await served.retire();
+      await close();
     }
   });
 });
@@ -358,8 +363,7 @@ describe('two Authorization headers', () => {
     tokens = [(await bearer('A')).authorization, (await bearer('B')).authorization];
   });
   afterAll(async () => {
-    await ctx.app.close();
-    await ctx.served.retire();
+    await ctx.close();
   });
 
   const expectAmbiguous = (status: number | undefined, type: string | undefined, body: string) => {
@@ -409,7 +413,7 @@ describe('failures', () => {
       fx: [['2024-03-01', 'CZK', '0.04']],
       orders: [{ id: 'o', at: '2024-03-20T10:00:00Z', currency: 'CZK' }, { id: 'e', at: '2024-03-20T11:00:00Z', currency: 'EUR' }],
     });
-    const { app, served, logs } = await appFor(dir);
+    const { app, close, logs } = await appFor(dir);
     const headers = await bearer('default');
     const res = await app.inject({ method: 'GET', url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', headers });
     expect(res.statusCode).toBe(422);
@@ -419,8 +423,7 @@ describe('failures', () => {
       status: 422,
       detail: expect.stringMatching(/exchange rates are missing.*CZK on 2024-03-20: no rate in fx.*1 transaction needs it/),
     });
-    await app.close();
-    await served.retire();
+    await close();
 
     const broken = await buildApp({
       dataset: () => {
