@@ -17,6 +17,11 @@ async function serve(dir: string): Promise<RunningServer> {
   return startServer({ dir, host: '127.0.0.1', port: 0, auth: { secret: SECRET }, log: () => undefined, version: 'test' });
 }
 
+/** samples/shop served, started by the first describe that asks, for the file's tests against it (closed after the file). */
+let samples: Promise<RunningServer> | undefined;
+const servedSamples = () => (samples ??= serve(SAMPLES));
+afterAll(async () => (await samples)?.close());
+
 /**
  * API mode against a server that never answers in time, begun with the file: each of its four
  * attempts waits for undici's timeout, whose timers tick every half second (about a second each,
@@ -49,11 +54,10 @@ describe('parity: API mode against convx serve prints what local mode prints', (
   beforeAll(async () => {
     generated = join(tempDir(), 'gen');
     await generateDataset({ out: generated, seed: 3, contacts: 600, orders: 2500, touches: 15000, from: '2024-01-01', to: '2024-06-30', format: 'csv', plugins: 2 });
-    [server, twoPlugins] = await Promise.all([serve(SAMPLES), serve(generated)]);
+    [server, twoPlugins] = await Promise.all([servedSamples(), serve(generated)]);
     for (const plugin of ['shop', 'shop-1', 'shop-2']) tokens[plugin] = await signDevelopmentToken(SECRET, plugin, '1h');
   });
   afterAll(async () => {
-    await server?.close();
     await twoPlugins?.close();
   });
 
@@ -322,10 +326,9 @@ describe('configuration', () => {
     let server: RunningServer;
     let token = '';
     beforeAll(async () => {
-      server = await serve(SAMPLES);
+      server = await servedSamples();
       token = await signDevelopmentToken(SECRET, 'shop', '1h');
     });
-    afterAll(async () => server?.close());
 
     it('auth login stores the token 0600 in a 0700 directory; status masks it; logout removes it', async () => {
       const home = tempDir();
