@@ -203,9 +203,9 @@ function everyStepShort(ways: string[], steps: number): void {
 }
 
 /** A seed's dataset, imported and appended step by step (a quarter of the seeds with --reference-currency CZK). */
-async function check(seed: number): Promise<void> {
+async function check(seed: number): Promise<(AppendSummary['way'] | 'refused')[]> {
   const data = generate(seed);
-  await compareSteps(`seed-${seed}`, stepFiles(data, seed), seed % 4 === 3 ? { referenceCurrency: 'CZK' } : {});
+  return compareSteps(`seed-${seed}`, stepFiles(data, seed), seed % 4 === 3 ? { referenceCurrency: 'CZK' } : {});
 }
 
 const ORDERS = 'plugin_id,order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax,status\n';
@@ -303,10 +303,17 @@ describe('data import --append: a second rate of a day', () => {
 });
 
 describe('data import --append: random datasets', () => {
-  // APPEND_SEEDS and APPEND_SEED0 run other seeds (a longer hunt); CI runs the first 10 (about 20 appends, each compared).
-  const seeds = Array.from({ length: Number(process.env.APPEND_SEEDS ?? 10) }, (_, i) => Number(process.env.APPEND_SEED0 ?? 1) + i);
+  // APPEND_SEEDS and APPEND_SEED0 run other seeds (a longer hunt). CI runs seeds 1 to 9 and 24 (about 20
+  // appends, each compared): of seeds 1 to 24, 24 alone has an update that takes the full way (every file
+  // again, import-writer.ts), the others' all take the short one, so it stands in for seed 10 (one update).
+  const hunt = process.env.APPEND_SEEDS !== undefined || process.env.APPEND_SEED0 !== undefined;
+  const seeds = hunt ? Array.from({ length: Number(process.env.APPEND_SEEDS ?? 10) }, (_, i) => Number(process.env.APPEND_SEED0 ?? 1) + i) : [1, 2, 3, 4, 5, 6, 7, 8, 9, 24];
+  const ways = new Set<string>();
   it.each(seeds)('seed %i: each step appended holds what a full import holds', async (seed) => {
-    await check(seed);
+    for (const way of await check(seed)) ways.add(way);
+  });
+  it.skipIf(hunt)('the seeds reach both ways of an update, the short and the full', () => {
+    expect([...ways].sort()).toEqual(['full', 'short']);
   });
 });
 
