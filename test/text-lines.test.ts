@@ -11,6 +11,7 @@ import { ITEM_COLUMNS } from '../src/output/columns.js';
 import { ResultWriter, type RecordKind } from '../src/output/writer.js';
 import type { Sink } from '../src/output/sink.js';
 import type { ItemsQuery } from '../src/model/query.js';
+import { partCount } from '../src/local/queries.js';
 import { dataset, itemsQuery, withBackend } from './helpers.js';
 
 const AWKWARD_TEXT = [
@@ -144,4 +145,74 @@ describe('csv and tsv lines written by DuckDB', () => {
       });
     }, 60_000);
   }
+});
+
+/** n orders, each a contact's with a click before it, their text cycling through the awkward values. */
+function manyShop(n: number): string {
+  const AWKWARD = AWKWARD_TEXT;
+  const at = (i: number, minute = 30) => new Date(Date.UTC(2024, 0, 1 + (i % 360), i % 24, minute, i % 60)).toISOString();
+  return dataset({
+    'orders.jsonl': jsonl(
+      Array.from({ length: n }, (_, i) => ({
+        order_id: `${AWKWARD[i % AWKWARD.length]}${i}`,
+        contact_id: `c${i % 997}`,
+        datetime: at(i),
+        currency: 'EUR',
+        amount_wo_tax: (i % 500) + 0.25,
+        amount_w_tax: (i % 500) + 0.5,
+        country: i % 4 === 0 ? null : AWKWARD[(i + 1) % AWKWARD.length]!,
+        is_refund: i % 50 === 49,
+        status: 'completed',
+      })),
+    ),
+    'touches.jsonl': jsonl(Array.from({ length: n }, (_, i) => ({ contact_id: `c${i % 997}`, datetime: at(i, 10), touch: 'click', source_type: TYPES[i % 3], source_id: `s-${AWKWARD[i % AWKWARD.length]}` }))),
+    'sources.jsonl': jsonl(
+      AWKWARD.flatMap((name, k) =>
+        TYPES.map((type, t) => ({ source_type: type, source_id: `s-${name}`, name: k % 6 === 5 ? null : name, smartflow_id: t === 2 ? `sf ${name}` : null, smartflow_name: t === 2 ? name : null, delivery_id: k % 2 ? `d,${name}` : null })),
+      ),
+    ),
+    'contacts.jsonl': jsonl(
+      Array.from({ length: 997 }, (_, i) => ({ contact_id: `c${i}`, client_contact_id: i % 3 ? `x${i}` : null, first_name: AWKWARD[i % AWKWARD.length]!, surname: AWKWARD[(i + 5) % AWKWARD.length]! })),
+    ),
+  });
+}
+
+describe('lines of a statement split into parts', () => {
+  it('split a table of one row group among the threads, and only then', () => {
+    expect(partCount(1, 100_000)).toBe(1);
+    expect(partCount(2, 100)).toBe(1);
+    expect(partCount(2, 5000)).toBe(2);
+    expect(partCount(8, 5000)).toBe(2);
+    expect(partCount(8, 100_000)).toBe(8);
+    expect(partCount(64, 100_000)).toBe(16);
+    // enough row groups for the threads already
+    expect(partCount(2, 1_000_000)).toBe(1);
+    expect(partCount(16, 500_000)).toBe(4);
+  });
+
+  it(`equal the formatters' output byte for byte when the rows are read in parts`, async () => {
+    const dir = manyShop(5000);
+    await withBackend(
+      dir,
+      async (backend) => {
+        for (const sort of ['datetime', '-surname']) {
+          const query = itemsQuery('2024-01-01', '2024-12-31', { sort: [{ field: sort.replace('-', ''), descending: sort.startsWith('-') }], offset: 2 });
+          const { text: _text, ...rowsOnly } = await backend.allItems(query);
+          const rows: unknown[] = [];
+          for await (const row of rowsOnly.rows) rows.push(row);
+          // two threads, one row group: the lines' statement reads the rows in two parts
+          expect(partCount(2, rowsOnly.totalCount)).toBe(2);
+          for (const format of ['csv', 'tsv', 'jsonl'] as const) {
+            const stream = await backend.allItems(query);
+            expect(await stream.text!({ format, columns: ITEM_COLUMNS, formulaEscape: true })).toBeDefined();
+            const viaEngine = await write(stream, format, undefined, true);
+            const viaRows = await write({ totalCount: rowsOnly.totalCount, rows: (async function* () { yield* rows; })() }, format, undefined, true);
+            expect(viaEngine.count).toBe(rows.length);
+            expect(viaEngine.text).toBe(viaRows.text);
+          }
+        }
+      },
+      { threads: 2 },
+    );
+  }, 60_000);
 });

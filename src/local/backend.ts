@@ -28,8 +28,8 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
-import { EMPTY, list, sql, type Sql } from './sql.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, partCount, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
+import { EMPTY, join, list, sql, trusted, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
 
@@ -165,9 +165,10 @@ export class LocalBackend implements Backend {
   }
 
   async allItems(query: ItemsQuery): Promise<RowStream<ConversionRecord>> {
-    const selection = itemsSelect(await this.tables(query), query);
+    const tables = await this.tables(query);
+    const selection = itemsSelect(tables, query);
     const stream = await this.streamAll(selection, query, ITEMS_TIE_BREAK, toRecord(detailQueryOf(query)));
-    return { ...stream, text: (request) => this.itemLines(selection, query, request) };
+    return { ...stream, text: (request) => this.itemLines(tables, query, request, stream.totalCount) };
   }
 
   private async page<T>(...[selection, query, tieBreak, map]: Reading<T>): Promise<Page<T>> {
@@ -209,19 +210,32 @@ export class LocalBackend implements Backend {
    * The items as csv/tsv lines made by DuckDB (text.ts), streamed chunk by chunk; undefined
    * when a column has no SQL form or an amount is too large for the SQL text to equal JavaScript's.
    */
-  private async itemLines(selection: Selection, query: PageRequest, request: TextRequest): Promise<AsyncIterable<TextChunk> | undefined> {
+  private async itemLines(tables: QueryTables, query: ItemsQuery, request: TextRequest, count: number): Promise<AsyncIterable<TextChunk> | undefined> {
     const line = itemLine(request);
     if (!line) return undefined;
+    const rows = await this.linesParts(tables, query, count);
     const guard = await this.db.one<{ a: unknown; r: unknown; odd: boolean | null }>(
       sql`SELECT CAST(max(abs(amount_w_tax_exact)) AS DOUBLE) AS a, CAST(max(abs(ref_w_exact)) AS DOUBLE) AS r,
               bool_or(${textGuard(request)}) AS odd
-       FROM (${selection.select})`,
+       FROM (${rows})`,
     );
     if (Number(guard?.a ?? 0) >= EXACT_AMOUNT_LIMIT || Number(guard?.r ?? 0) >= EXACT_AMOUNT_LIMIT || guard?.odd) return undefined;
     // The lines' UTF-8 bytes (encode), written out as they come (streamBytes).
-    return this.db.streamBytes(
-      sql`SELECT encode(${line}) AS line FROM (${selection.select}) ORDER BY ${orderBy(query.sort, ITEMS_TIE_BREAK)} OFFSET ${query.offset}`,
-    );
+    return this.db.streamBytes(sql`SELECT encode(${line}) AS line FROM (${rows}) ORDER BY ${orderBy(query.sort, ITEMS_TIE_BREAK)} OFFSET ${query.offset}`);
+  }
+
+  /**
+   * The items' rows for the lines' statements, as a UNION ALL of disjoint parts when that gives
+   * DuckDB's threads more to share (partCount). DuckDB scans a table one row group (122,880 rows) per thread,
+   * and a period's conversions are often one row group: the whole text of the lines (most of the
+   * statement's time) was then made on one thread. Each part is a pipeline of its own, so the
+   * parts are made side by side (a year of the mid data, 2 threads: the lines' statement about
+   * 0.5 → 0.3 s). The ORDER BY above them orders the lines as before.
+   */
+  private async linesParts(tables: QueryTables, query: ItemsQuery, rows: number): Promise<Sql> {
+    const of = partCount(await this.db.threads(), rows);
+    if (of === 1) return itemsSelect(tables, query).select;
+    return join(Array.from({ length: of }, (_, index) => itemsSelect(tables, query, 'sql', { index, of }).select), trusted(' UNION ALL '));
   }
 
   private async count(selection: Selection): Promise<number> {

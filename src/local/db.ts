@@ -115,6 +115,14 @@ export class Database {
     return new Database(this.instance, connection, false);
   }
 
+  /** DuckDB's worker threads of this instance (its `threads` setting), read once. */
+  async threads(): Promise<number> {
+    this.threadCount ??= this.one<{ t: unknown }>(sql`SELECT CAST(current_setting('threads') AS INTEGER) AS t`).then((row) => Math.max(1, Number(row?.t) || 1));
+    return this.threadCount;
+  }
+
+  private threadCount?: Promise<number>;
+
   /** Stops the query running on this connection, if any; it fails with DuckDB's interrupt error. */
   interrupt(): void {
     this.connection.interrupt();

@@ -8,7 +8,7 @@ import { periodInstants, timestampText } from '../model/period.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { SortKey } from '../model/types.js';
 import { activityUrlSql, column, detailPathSql, type Qualifier } from './models/links.js';
-import { ident, join, list, literal, sql, trusted, type Sql } from './sql.js';
+import { ident, int, join, list, literal, sql, trusted, type Sql } from './sql.js';
 
 /** Where a query reads: the attributed transactions, the source identities, and the reference currency. */
 export interface QueryTables {
@@ -197,14 +197,42 @@ export function itemsFilter(conv: Sql, query: ItemsQuery): Filter & { byOrder: b
   return { from, where: allOf([period, ...where]), byOrder };
 }
 
+/** One of `of` disjoint parts of a table's rows, by the hash of their row_id (never NULL: a NULL row_id hashes too). */
+export interface Part {
+  index: number;
+  of: number;
+}
+
+const partOf = ({ index, of }: Part): Sql => sql`hash(row_id) % ${int(of)} = ${int(index)}`;
+
+/** The rows of a row group of DuckDB's tables (its default row_group_size): a table scan gives each thread one. */
+const ROW_GROUP_ROWS = 122_880;
+/** The fewest rows a part takes (one vector of DuckDB's): fewer are not worth a thread. */
+const MIN_PART_ROWS = 2048;
+/** The most parts (each scans the table for its rows). */
+const MAX_PARTS = 16;
+
+/**
+ * Into how many parts (see Part) to split a table of `rows` rows so that DuckDB's `threads` share
+ * the work on its rows: a table scan gives each thread a row group, so a table of fewer row groups
+ * than threads leaves threads idle, whatever each row costs. 1: no split. The row groups are an
+ * estimate from the rows (a part too many costs one more filtered scan of the table).
+ */
+export function partCount(threads: number, rows: number): number {
+  const rowGroups = Math.max(1, Math.ceil(rows / ROW_GROUP_ROWS));
+  return Math.max(1, Math.min(MAX_PARTS, Math.ceil(threads / rowGroups), Math.floor(rows / MIN_PART_ROWS)));
+}
+
 /**
  * The items of a query: one row per attributed transaction, with the columns a ConversionRecord needs.
  * links 'js': without the detailUrl and activityUrl columns (unless the rows are sorted by
  * activityUrl), which the record then builds in JavaScript, the same bytes for less SQL to plan
  * on every request (models/links.ts); 'sql': with them, for the lines DuckDB writes (text.ts).
+ * part: only the rows of that part (the lines' statement reads the parts side by side).
  */
-export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql' | 'js' = 'sql'): Selection {
+export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql' | 'js' = 'sql', part?: Part): Selection {
   const filter = itemsFilter(tables.conv, query);
+  if (part) filter.where = allOf([filter.where, partOf(part)]);
   const linkColumns =
     links === 'js' && !query.sort.some((k) => k.field === 'activityUrl')
       ? sql``
