@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBBlobVector, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
+import { bindings, DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
 import { endLease, leaseInstance, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
@@ -307,16 +307,7 @@ export class Database {
    * strings, 213-221 ms as bytes).
    */
   async *streamBytes(query: Sql): AsyncGenerator<{ text: Uint8Array; rows: number }> {
-    for await (const chunk of this.chunks(await this.streamed(query))) {
-      const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
-      const parts = new Array<Uint8Array>(chunk.rowCount);
-      for (let i = 0; i < chunk.rowCount; i++) {
-        const bytes = vector.getItemBytes(i);
-        if (bytes === null) throw new Error('internal: a line of the engine is NULL');
-        parts[i] = bytes;
-      }
-      yield { text: Buffer.concat(parts), rows: chunk.rowCount };
-    }
+    for await (const chunk of this.chunks(await this.streamed(query))) yield { text: blobBytes(chunk), rows: chunk.rowCount };
   }
 
   /** Resolves once no interrupted step runs on this connection any more (at once when none does). */
@@ -337,6 +328,46 @@ export class Database {
     this.connection.closeSync();
     if (this.ownsInstance) this.instance.closeSync();
   }
+}
+
+/**
+ * The bytes of a chunk's first column (BLOB, no NULL) end to end, in one buffer. A value of more
+ * than 12 bytes is a pointer in its 16-byte string_t (length, 4-byte prefix, pointer), and the
+ * values DuckDB hands out one after another mostly lie one after another in its memory (a year of
+ * the mid data's lines: 8 breaks in a chunk of 2048): each run of such values, every one starting
+ * where the one before ends, is copied in one call instead of one per value (the package's
+ * getItemBytes: a native call and an ArrayBuffer per value). The copy covers exactly the run's
+ * values. 95 MB of jsonl lines: about 110 → 40 ms of JavaScript.
+ */
+function blobBytes(chunk: DuckDBDataChunk): Uint8Array {
+  const rows = chunk.rowCount;
+  const vector = bindings.data_chunk_get_vector(chunk.chunk, 0);
+  const mask = bindings.vector_get_validity(vector, Math.ceil(rows / 64) * 8);
+  const data = bindings.vector_get_data(vector, rows * 16);
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i < rows; ) {
+    if (mask && !(mask[i >> 3]! & (1 << (i & 7)))) throw new Error('internal: a line of the engine is NULL');
+    const length = view.getUint32(i * 16, true);
+    if (length <= 12) {
+      // inline: a view of the vector's memory, copied by the concat below while the chunk lives
+      parts.push(data.subarray(i * 16 + 4, i * 16 + 4 + length));
+      i++;
+      continue;
+    }
+    let end = view.getBigUint64(i * 16 + 8, true) + BigInt(length);
+    let total = length;
+    let j = i + 1;
+    for (; j < rows; j++) {
+      const next = view.getUint32(j * 16, true);
+      if (next <= 12 || (mask && !(mask[j >> 3]! & (1 << (j & 7)))) || view.getBigUint64(j * 16 + 8, true) !== end) break;
+      end += BigInt(next);
+      total += next;
+    }
+    parts.push(bindings.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + i * 16 + 8, total));
+    i = j;
+  }
+  return Buffer.concat(parts);
 }
 
 /** A copy of an array in a longer one. */

@@ -7,8 +7,16 @@
  */
 import { createRequire } from 'node:module';
 import type * as NodeApi from '@duckdb/node-api';
+import type * as NodeBindings from '@duckdb/node-bindings';
 
-const nodeApi = createRequire(import.meta.url)('@duckdb/node-api') as typeof NodeApi;
+const require = createRequire(import.meta.url);
+const nodeApi = require('@duckdb/node-api') as typeof NodeApi;
+
+/**
+ * The native binding under the package (its own dependency, resolved from where it lies): for
+ * reading many strings of a vector in one copy (db.ts, blobBytes), which the package does one by one.
+ */
+export const bindings = createRequire(require.resolve('@duckdb/node-api'))('@duckdb/node-bindings') as typeof NodeBindings;
 
 export const { DuckDBInstance, JSDuckDBValueConverter } = nodeApi;
 export type DuckDBInstance = NodeApi.DuckDBInstance;
