@@ -56,9 +56,6 @@ const plugin = {
   },
 };
 
-// The outputs of an earlier bundle go first: their names change with their contents.
-for (const name of readdirSync(dist)) if (/^(chunk-[\w-]+|convx)\.c?js$/.test(name)) rmSync(join(dist, name));
-
 const bundle = await rolldown({
   input: { convx: entry },
   platform: 'node',
@@ -78,6 +75,11 @@ const { output } = await bundle.write({
   codeSplitting: { groups: [{ name: 'startup', test: (id) => startup.has(id) }] },
 });
 await bundle.close();
+
+// The outputs of an earlier bundle that this one did not write (their names change with their
+// contents) go once this one is complete: a bundle that fails leaves the earlier one as it was.
+const written = new Set(output.map((o) => o.fileName));
+for (const name of readdirSync(dist)) if (/^(chunk-[\w-]+|convx)\.c?js$/.test(name) && !written.has(name)) rmSync(join(dist, name));
 
 /** The package of a module id inside node_modules ("…/node_modules/@a/b/x.js" is "@a/b"), else undefined. */
 const packageOfId = (id) => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(id)?.[1].replace('\\', '/');
