@@ -306,22 +306,29 @@ function contentError(path: string, key: string, problem: string): UsageError {
   return new UsageError(`${path}: ${key} ${problem}`, [], `fix it (convx config set|unset, or an editor), or remove the file`);
 }
 
-/** Where each profile's token was read from: config.json (left there by an older convx) or credentials.json. */
-const TOKEN_PLACES = new WeakMap<ConfigFile, Map<string, 'config.json' | 'credentials.json'>>();
-/** Keys of config.json that this convx does not know, kept as they are on a write. */
-const OTHER_KEYS = new WeakMap<ConfigFile, Record<string, unknown>>();
-/** The setting a repair's read left out (readConfig, Repair): its profile (undefined for defaultProfile) and key. */
-const SET_ASIDE = new WeakMap<ConfigFile, { profile: string | undefined; key: ConfigKey }>();
+/**
+ * What a read found beside the values (readConfig), kept out of the ConfigFile a command changes and
+ * writes back: where each profile's token was read from (config.json, left there by an older convx,
+ * or credentials.json), the keys of config.json this convx does not know (kept as they are on a
+ * write), and the setting a repair's read left out (Repair: its profile, undefined for
+ * defaultProfile, and key).
+ */
+interface ReadFacts {
+  tokenPlaces: Map<string, 'config.json' | 'credentials.json'>;
+  other: Record<string, unknown>;
+  aside?: { profile: string | undefined; key: ConfigKey };
+}
+const READ_FACTS = new WeakMap<ConfigFile, ReadFacts>();
 
 /** Whether the file holds a value of key (in profile name, unless defaultProfile) that a repair's read left out as not what it should be. */
 export function setAside(config: ConfigFile, name: string, key: ConfigKey): boolean {
-  const aside = SET_ASIDE.get(config);
+  const aside = READ_FACTS.get(config)?.aside;
   return aside !== undefined && aside.key === key && (key === 'defaultProfile' || aside.profile === name);
 }
 
 /** Where the token of a profile is stored: 'config.json' (an older convx's), 'credentials.json', or undefined. */
 export function tokenLocation(config: ConfigFile, name: string): 'config.json' | 'credentials.json' | undefined {
-  return TOKEN_PLACES.get(config)?.get(name);
+  return READ_FACTS.get(config)?.tokenPlaces.get(name);
 }
 
 function emptyProfiles(): Record<string, Profile> {
@@ -418,7 +425,6 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
   const config: ConfigFile = { profiles: emptyProfiles() };
   if (!path) return config;
   const file = readConfigJson(path, warn, repair);
-  if (file.aside) SET_ASIDE.set(config, file.aside);
   const places = new Map<string, 'config.json' | 'credentials.json'>();
   for (const [name, profile] of Object.entries(file.profiles)) {
     config.profiles[name] = { ...profile };
@@ -429,8 +435,7 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
     places.set(name, 'credentials.json');
   }
   if (file.defaultProfile !== undefined) config.defaultProfile = file.defaultProfile;
-  TOKEN_PLACES.set(config, places);
-  OTHER_KEYS.set(config, file.other);
+  READ_FACTS.set(config, { tokenPlaces: places, other: file.other, ...(file.aside ? { aside: file.aside } : {}) });
   return config;
 }
 
@@ -444,7 +449,7 @@ export function updateConfig(path: string, update: (config: ConfigFile) => void,
   return withLock(path, waitMs, () => {
     const config = readConfig(path, undefined, repair);
     update(config);
-    writeFiles(path, config, OTHER_KEYS.get(config));
+    writeFiles(path, config, READ_FACTS.get(config)?.other);
     return config;
   });
 }
