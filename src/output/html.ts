@@ -7,7 +7,7 @@
  * (`data-value`, as -o json prints it) beside the figure as a person reads it.
  */
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../model/types.js';
-import { COLUMN_TITLES, getPath, isAmountColumn, REPORT_TABLE_COLUMNS } from './columns.js';
+import { changeFigure, COLUMN_TITLES, getPath, isAmountColumn, REPORT_TABLE_COLUMNS } from './columns.js';
 import { escapeHtml } from './escape.js';
 import { tableCell } from './format.js';
 import { horizontalBars, seriesChart } from './svg.js';
@@ -105,7 +105,7 @@ footer { margin-top: 24px; color: #444; font-size: 12px; }
 function cell(record: unknown, column: string): string {
   const value = getPath(record, column);
   if (isFigure(column) && (typeof value === 'number' || value === null || value === undefined)) {
-    const figure = /^comparison\.change\.([A-Za-z]+)\.relative$/.exec(column)?.[1];
+    const figure = column.endsWith('.relative') ? changeFigure(column.slice(0, -'.relative'.length)) : undefined;
     const shown = (figure !== undefined && typeof value === 'number' ? changePercentText(record, figure) : undefined) ?? tableCell(value, column);
     return `<td class="num" data-field="${escapeHtml(column)}" data-value="${JSON.stringify(value ?? null)}">${escapeHtml(shown)}</td>`;
   }

@@ -261,7 +261,8 @@ export function changeText(change: ChangeValue | null): string {
  * relative change).
  */
 export function changePercentText(record: unknown, figure: string): string | undefined {
-  const shown = shownChange({ ...(getPath(record, `comparison.change.${figure}`) as object), other: getPath(record, `comparison.figures.${figure}`) });
+  const value = valueOf(record, `comparison.change.${figure}`);
+  const shown = value !== null && typeof value === 'object' ? shownChange(value as ChangeValue) : null;
   if (shown === null) return undefined;
   if (shown.direction === 0) return '0 %';
   return `${shown.direction < 0 ? '-' : ''}${shown.tenths === 0n ? '<0.1' : percentOf(shown.tenths)} %`;
