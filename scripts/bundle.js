@@ -3,9 +3,9 @@
 // what every start needs; each command's handler (a dynamic import) and what it alone needs into
 // chunks of their own, loaded when the command runs; every module once. A start then reads 3 files
 // through Node's CommonJS loader, where it read some 20 modules through the ES module loader and
-// commander's 5 files (bench/README.md, the fifteenth round). Packages other than commander and jose
-// stay outside, loaded where they were (DuckDB's package with `require` in src/local/duckdb.ts, chalk
-// with import(), and so on).
+// commander's 5 files (bench/README.md, the fifteenth round). Packages other than commander, jose
+// and DuckDB's JavaScript (not its native binding) stay outside, loaded where they were (chalk with
+// import(), and so on).
 // Part of `npm run build` and of `npm test`. dist/bundle-meta.json lists the modules of dist/ and the
 // packages each output holds (test/startup.test.ts reads it to tell what a start loaded).
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,11 +18,13 @@ const dist = join(root, 'dist');
 const entry = join(dist, 'cli.js');
 
 /**
- * Packages bundled: commander (plain JavaScript that every start needs) and jose (an ES module
+ * Packages bundled: commander (plain JavaScript that every start needs), jose (an ES module
  * package that the server's auth imports; the bundle is CommonJS, which could only require() it
- * on Node 20.19 and later, with a warning).
+ * on Node 20.19 and later, with a warning) and @duckdb/node-api (124 small CommonJS files that
+ * every command reading data read, resolved and compiled one by one; src/local/duckdb.ts). Its
+ * native binding, @duckdb/node-bindings, stays outside (a .node file found at run time).
  */
-const BUNDLED = new Set(['commander', 'jose']);
+const BUNDLED = new Set(['commander', 'jose', '@duckdb/node-api']);
 
 /** The package a bare specifier names ("@duckdb/node-api/x" is "@duckdb/node-api"). */
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');

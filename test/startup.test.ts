@@ -72,7 +72,10 @@ let runs = 0;
 const BUNDLE = JSON.parse(readFileSync(join(root, 'dist', 'bundle-meta.json'), 'utf8')) as Record<string, { modules: string[]; packages: string[] }>;
 
 /** Runs the CLI and returns the package names (read from node_modules or in the bundle's outputs it loaded), the files of dist/ and the dist/ modules (in them) it loaded (packages: imported or required; importedPackages: as ES modules). */
-function imported(args: string[], env: Record<string, string> = {}): { status: number | null; packages: string[]; importedPackages: string[]; files: string[]; modules: string[]; builtins: string[] } {
+function imported(
+  args: string[],
+  env: Record<string, string> = {},
+): { status: number | null; packages: string[]; importedPackages: string[]; files: string[]; modules: string[]; builtins: string[]; loadedFromNodeModules: string[] } {
   const file = join(dir, `trace-${++runs}.txt`);
   writeFileSync(file, '');
   const child = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...args], {
@@ -97,7 +100,8 @@ function imported(args: string[], env: Record<string, string> = {}): { status: n
   const bundled = files.flatMap((f) => BUNDLE[f]?.packages ?? []);
   const builtins = [...new Set(lines.filter(([, u]) => u.startsWith('node:')).map(([, u]) => u))];
   const packages = [...new Set([...packagesOf(pathsOf()), ...bundled])].sort();
-  return { status: child.status, packages, importedPackages: packagesOf(pathsOf('import')), files, modules, builtins };
+  const loadedFromNodeModules = pathsOf().filter((p) => /[\\/]node_modules[\\/]/.test(p));
+  return { status: child.status, packages, importedPackages: packagesOf(pathsOf('import')), files, modules, builtins, loadedFromNodeModules };
 }
 
 describe('start-up', () => {
@@ -139,7 +143,7 @@ describe('what a command that reads data loads', () => {
   let piped: ReturnType<typeof imported> | undefined;
   const pipedRun = () => (piped ??= imported(argv));
 
-  it("DuckDB's package: required, not imported as an ES module (which first scans its files for exports, about 60 ms)", () => {
+  it("DuckDB's package: its JavaScript from the bundle, its native binding required, nothing of it imported as an ES module (which first scans each file for exports, about 60 ms)", () => {
     const run = pipedRun();
     expect(run.status).toBe(0);
     // the command's DuckDB side did load (the control), through the one module that loads the package
@@ -147,6 +151,18 @@ describe('what a command that reads data loads', () => {
     expect(run.modules).toContain('local/duckdb.js');
     expect(run.packages).toContain('@duckdb/node-api');
     expect(run.importedPackages.filter((p) => p.startsWith('@duckdb/'))).toEqual([]);
+    // the package's 124 files are one output of the bundle (scripts/bundle.js), not read from node_modules one by one
+    expect(run.files.filter((f) => BUNDLE[f]?.packages.includes('@duckdb/node-api'))).toHaveLength(1);
+    expect(run.loadedFromNodeModules.filter((p) => p.includes('@duckdb/node-api'))).toEqual([]);
+    expect(run.packages).toContain('@duckdb/node-bindings');
+  });
+
+  it("the native binding the bundle requires is a dependency of convx's, at the version DuckDB's package asks for (found wherever a package manager puts it)", () => {
+    const ours = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const nodeApi = JSON.parse(readFileSync(join(root, 'node_modules', '@duckdb', 'node-api', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(nodeApi.dependencies['@duckdb/node-bindings']).toBeDefined();
+    expect(ours.dependencies['@duckdb/node-bindings']).toBe(nodeApi.dependencies['@duckdb/node-bindings']);
+    expect(ours.dependencies['@duckdb/node-api']).toBe(JSON.parse(readFileSync(join(root, 'node_modules', '@duckdb', 'node-api', 'package.json'), 'utf8')).version);
   });
 
   it('csv-stringify: required for -o csv, not imported as an ES module (about 8 ms against 3)', () => {
