@@ -206,3 +206,23 @@ describe('the built binary', () => {
     expect((bad as { stderr: string }).stderr).toMatch(/--from: "x" is not a date/);
   });
 });
+
+describe('the package', () => {
+  const exec = promisify(execFile);
+
+  it('ships the bundle and the files it reads, every output of it, and no module of dist/ unbundled', async () => {
+    // npm's own list of what `npm pack` (and so `npm publish`) puts in the tarball, the build as it stands
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const { stdout } = await exec(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root });
+    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path).sort();
+    const outputs = Object.keys(BUNDLE).map((f) => `dist/${f}`);
+    // the bundle's outputs (bin/convx.js requires the entry, the entry its chunks) and the data a validation reads
+    expect(outputs.filter((f) => !files.includes(f))).toEqual([]);
+    expect(files).toContain('bin/convx.js');
+    expect(files).toContain('bin/package.json');
+    expect(files).toContain('dist/validation/data/caniemail.json');
+    // nothing else of dist/: the modules tsc emitted are in the bundle, their .d.ts and maps of no use to a user
+    const other = files.filter((f) => !outputs.includes(f) && !f.startsWith('dist/validation/data/') && !f.startsWith('bin/'));
+    expect(other.filter((f) => !['README.md', 'package.json', 'LICENSE'].includes(f))).toEqual([]);
+  });
+});
