@@ -39,7 +39,7 @@ describe('install (item 13)', () => {
     const pkg = readJson(join(ROOT, 'package.json'));
     expect(pkg.dependencies['light-my-request']).toBe('6.6.0');
     expect(pkg.bin).toEqual({ convx: 'bin/convx.js' });
-    expect(pkg.files).toEqual(expect.arrayContaining(['bin', 'dist']));
+    expect(pkg.files).toEqual(expect.arrayContaining(['bin', 'dist/*.cjs', 'dist/validation/data']));
   });
 });
 
