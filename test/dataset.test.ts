@@ -650,10 +650,28 @@ describe('convx data check', () => {
     expect(run.stdout).toMatch(/error {2}orders.csv, line 2, column amount_wo_tax/);
     const json = await cli(['data', 'check', bad, '-o', 'json']);
     expect(JSON.parse(json.stdout).problems).toHaveLength(2);
+    // the checks across tables need clean files: the summary says they did not run, not "0 findings"
+    expect(JSON.parse(json.stdout).integrityChecked).toBe(false);
+    expect(run.stdout).toMatch(/: 2 problems; the checks across tables \(duplicate ids, refunds without an order, rates, \.\.\.\) run once the files have no problem\n$/);
+    expect(run.stdout).not.toMatch(/finding/);
 
     const clean = await cli(['data', 'check', dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES })]);
     expect(clean.stdout).toMatch(/no problems found/);
     expect(clean.code).toBe(0);
+    expect(JSON.parse((await cli(['data', 'check', dataset({ 'orders.csv': ORDERS, 'touches.csv': TOUCHES }), '-o', 'json'])).stdout).integrityChecked).toBe(true);
+  });
+
+  it('a finding across tables is counted where the files are clean, and said not to be looked for once a file has a problem', async () => {
+    // an order currency with no rate at all: a finding across tables (orders and fx)
+    const rows = [['o1', 'c1', '2024-03-10T10:00:00Z', 'EUR', '5', '6', '', '', ''], ['o3', 'c1', '2024-03-11T10:00:00Z', 'HUF', '5', '6', '', '', '']];
+    const fx = 'date,currency,rate,reference_currency\n2024-03-01,CZK,0.04,EUR\n';
+    const clean = await cli(['data', 'check', dataset({ 'orders.csv': csv(ORDER_HEADER, rows), 'touches.csv': TOUCHES, 'fx.csv': fx })]);
+    expect(clean.code).toBe(1);
+    expect(clean.stdout).toMatch(/finding currency_without_fx: .*\n.*: 0 problems, 1 finding\n$/);
+    const bad = await cli(['data', 'check', dataset({ 'orders.csv': csv(ORDER_HEADER, [...rows, ['o2', 'c1', 'never', 'EUR', '1', '1', '', '', '']]), 'touches.csv': TOUCHES, 'fx.csv': fx })]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).not.toMatch(/currency_without_fx|0 findings/);
+    expect(bad.stdout).toMatch(/: 1 problem; the checks across tables .* run once the files have no problem\n$/);
   });
 });
 

@@ -17,6 +17,12 @@ export interface CheckReport {
   plugins: string[];
   problems: (FileProblem & { text: string })[];
   findings: DataIssue[];
+  /**
+   * Whether the checks across tables ran (duplicate ids, refunds without an order, rates, ...):
+   * they read the typed tables, which need files without problems, so a report with problems has
+   * only the findings of missing tables, not "no finding".
+   */
+  integrityChecked: boolean;
   ok: boolean;
 }
 
@@ -68,6 +74,7 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
       plugins,
       problems: problems.map((p) => ({ ...p, text: formatFileProblem(p) })),
       findings,
+      integrityChecked: problems.length === 0,
       ok: problems.length === 0 && findings.length === 0,
     };
   } catch (error) {
