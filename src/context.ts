@@ -166,7 +166,11 @@ function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => st
       throw new UsageError(`profile "${profile}" is in API mode but has no api`, [], `convx config set api URL${profile === 'default' ? '' : ` --profile ${profile}`} (or pass --data DIR for local mode)`);
     }
     if (!settings.data) {
-      throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], 'try: convx report --data samples/shop');
+      // The samples are in a checkout, not in an installed copy: where they are not at hand, a dataset to make
+      const hint = existsSync(resolvePath('samples/shop'))
+        ? 'try: convx report --data samples/shop'
+        : 'try a generated shop: convx data generate --out demo-shop, then convx report --data demo-shop --from 2024-03-01 --to 2024-03-31';
+      throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], hint);
     }
     // A missing dataset (directory or .duckdb file) is "not found: PATH" as given, for every command.
     const path = resolvePath(settings.data);

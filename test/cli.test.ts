@@ -417,6 +417,23 @@ describe('bad input: exit code and a message naming the problem, never a stack t
     expect(run.stdout).toBe('');
   });
 
+  it('without a dataset, hints at the samples where they are at hand, else at a generated shop, and the hint runs', async () => {
+    const checkout = join(SAMPLES, '..', '..');
+    const inCheckout = await cli(['report'], { cwd: checkout });
+    expect(inCheckout.code).toBe(2);
+    expect(inCheckout.stderr).toMatch(/\nhint: try: convx report --data samples\/shop\n$/);
+    // an installed copy run elsewhere has no samples/shop
+    const elsewhere = tempDir();
+    const run = await cli(['report'], { cwd: elsewhere });
+    expect(run.code).toBe(2);
+    const hint = /\nhint: try a generated shop: convx (data generate --out demo-shop), then convx (report --data demo-shop .*)\n$/.exec(run.stderr);
+    expect(hint, run.stderr).not.toBeNull();
+    expect((await cli([...hint![1]!.split(' '), '--orders', '300', '--touches', '1500', '--contacts', '100'], { cwd: elsewhere })).code).toBe(0);
+    const report = await cli([...hint![2]!.split(' '), '-o', 'json'], { cwd: elsewhere });
+    expect(report.code, report.stderr).toBe(0);
+    expect(JSON.parse(report.stdout).paging.totalCount).toBeGreaterThan(0);
+  });
+
   it('reads CONVX_DATA when --data is absent', async () => {
     const run = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'], { env: { CONVX_DATA: SAMPLES } });
     expect(run.code).toBe(0);
