@@ -102,7 +102,12 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     });
 
   const globalOptions = GLOBAL_OPTIONS.map(toOption);
-  for (const option of globalOptions) program.addOption(option);
+  // convx --help: -o with the formats some commands print beyond the common ones (-o github of validate, ...)
+  const more = [...new Set(COMMANDS.flatMap((definition) => commandFormats(definition)))].filter((f) => !(FORMATS as readonly string[]).includes(f));
+  for (const definition of GLOBAL_OPTIONS) {
+    const told = definition.flags.includes('--format') && more.length;
+    program.addOption(toOption(told ? { ...definition, description: `output format: ${FORMATS.join(', ')}; some commands also ${more.join(', ')} (their --help lists theirs)` } : definition));
+  }
 
   const groups = new Map<string, Command>();
   for (const definition of COMMANDS) {

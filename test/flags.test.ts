@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/commands/index.js';
+import { commandFormats } from '../src/commands/globals.js';
 import { UsageError } from '../src/errors.js';
 import { parseItemsQuery, parseReportQuery } from '../src/model/query.js';
 import { cli, SAMPLES, shop } from './helpers.js';
@@ -117,6 +118,15 @@ describe('help', () => {
     expect(validate).not.toContain('--fields');
 
     expect((await cli(['data', 'check', '--help'])).stdout).toMatch(/output format: table, json, jsonl\n/);
+
+    // convx --help names every format some command prints (a CI engineer learns of -o github there), each once
+    const top = (await cli(['--help'])).stdout.replace(/\s+/g, ' ');
+    const told = /-o, --format <format> output format: ([a-z, ]+); some commands also ([a-z, ]+) \(their --help lists theirs\)/.exec(top);
+    expect(told, top).not.toBeNull();
+    const named = [...told![1]!.split(', '), ...told![2]!.split(', ')];
+    const printed = new Set(COMMANDS.flatMap((c) => commandFormats(c)));
+    expect([...named].sort()).toEqual([...printed].sort());
+    for (const format of ['github', 'junit', 'sarif', 'html', 'markdown']) expect(named).toContain(format);
   });
 
   it('every command lists global flags and gives examples; the reporting ones two or three', async () => {
