@@ -98,6 +98,17 @@ describe('the audience', () => {
     expect(audienceFindings(counts({ duplicates: 2 })).warnings[0]!.message).toMatch(/^2 contacts share/);
   });
 
+  it('a request without lists or contactIds needs one; one given in a wrong shape is told once, as that', () => {
+    const problems = (audience: unknown) => normalizeRequest({ audience, assets: [{ html: 'x' }] }).problems.map((p) => p.message);
+    expect(problems({})).toEqual([expect.stringMatching(/^audience: needs at least one of lists or contactIds/)]);
+    expect(problems({ lists: [], contactIds: [] })).toEqual([expect.stringMatching(/^audience: needs at least one of lists or contactIds/)]);
+    expect(problems({ lists: 'l-1' })).toEqual([expect.stringMatching(/^audience\.lists: must be an array of strings/)]);
+    expect(problems({ contactIds: [1, 2] })).toEqual([expect.stringMatching(/^audience\.contactIds: must be an array of strings/)]);
+    // a list of the wrong shape beside a good one: the one problem
+    expect(problems({ lists: 'l-1', contactIds: ['c-1'] })).toEqual([expect.stringMatching(/^audience\.lists: must be an array of strings/)]);
+    expect(problems({ lists: ['l-1'] })).toEqual([]);
+  });
+
   it('is an error when nobody is deliverable: one deliverable is enough', () => {
     expect(audienceFindings(counts({ intended: 4, suppressed: 3 })).errors).toEqual([]);
     expect(audienceFindings(counts({ intended: 3, suppressed: 3 })).errors).toEqual([

@@ -198,7 +198,9 @@ function checkAudience(audience: unknown, bad: Bad): Record<string, string[] | u
   for (const key of Object.keys(audience)) {
     if (!AUDIENCE_LISTS.includes(key)) bad(`audience.${key}`, 'is not a field of audience');
   }
-  if (!lists.lists?.length && !lists.contactIds?.length) bad('audience', 'needs at least one of lists or contactIds');
+  // Not where lists or contactIds was given in a wrong shape: said above, and it was given.
+  const misshapen = ['lists', 'contactIds'].some((key) => audience[key] !== undefined && !isStringArray(audience[key]));
+  if (!lists.lists?.length && !lists.contactIds?.length && !misshapen) bad('audience', 'needs at least one of lists or contactIds');
   return lists;
 }
 
