@@ -371,6 +371,9 @@ describe('configuration', () => {
       const login = await cli(['auth', 'login', '--api', `${server.url}/v1`, '--with-token'], { env: { XDG_CONFIG_HOME: home }, stdin: bad });
       expect(login.code).toBe(4);
       expect(login.stderr).toMatch(/not stored: the API refused the request \(403\): the token signature does not verify/);
+      // nothing was stored: no hint at `auth status` (another token, if any) or at logging in again (what just failed)
+      expect(login.stderr).toMatch(/\nhint: give a token this API accepts: .*`convx token` made with the server's CONVX_JWT_SECRET, for a plugin it holds\n$/);
+      expect(login.stderr).not.toMatch(/auth status|log in again/);
       expect(existsSync(join(home, 'convx', 'config.json'))).toBe(false);
       expectNoToken(login, bad);
     });

@@ -110,6 +110,12 @@ export async function probe(api: string, token: string, timeoutMs = CHECK_TIMEOU
  */
 export async function checkToken(api: string, token: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
   const result = await probe(api, token, timeoutMs);
-  if (result instanceof AuthError) throw new AuthError(`not stored: ${result.message}`, result.hint);
+  // Nothing was stored, so the usual hint (`convx auth status`, log in again) would point at another token or at what just failed.
+  if (result instanceof AuthError) {
+    throw new AuthError(
+      `not stored: ${result.message}`,
+      "give a token this API accepts: one it signed, or for a development server one that `convx token` made with the server's CONVX_JWT_SECRET, for a plugin it holds",
+    );
+  }
   if (result instanceof ApiError) throw new ApiError(`not stored: could not check the token: ${result.message}`, `${result.hint ? `${result.hint}; ` : ''}${SKIP}`);
 }
