@@ -75,6 +75,12 @@ describe('ids of any kind (item 1)', () => {
     expect(contact.stderr).toMatch(/hint: did you mean c-1 \(Ann Novak\), c-2 \(Bob Dvorak\)\?/);
     const source = await both(['drill', 'k-9', ...PERIOD]);
     expect(source.stderr).toMatch(/hint: did you mean k-1 "Spring sale", k-2 "Twin"/);
+    // a source's name in another case, or a part of it: the source of that name first, found by its name, not its id
+    for (const name of ['spring sale', 'SPRING', 'Sprin sale']) {
+      const named = await both(['drill', name, ...PERIOD]);
+      expect(named.code, name).toBe(3);
+      expect(named.stderr, name).toMatch(/\nhint: did you mean k-1 "Spring sale"[,?]/);
+    }
     // nothing near: the sources the data holds, with their names
     const far = await both(['drill', 'zzzzzzzzzzzz', ...PERIOD]);
     expect(far.stderr).toMatch(/hint: known source ids: a-1 "Twin", k-1 "Spring sale", k-2 "Twin", n-1 "Welcome: first"\n/);

@@ -6,7 +6,7 @@
 import type { Backend, IdMatch, IdResolution } from '../backend.js';
 import { readAll, type Context } from '../context.js';
 import { ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
-import { closest } from '../model/closest.js';
+import { nearness } from '../model/closest.js';
 import { urlSegment } from '../model/url.js';
 import type { RecordKind } from '../output/writer.js';
 import { shellWord } from './shared.js';
@@ -57,8 +57,15 @@ export function namesHint(resolution: IdResolution, matches: IdMatch[]): string 
 
 /** "did you mean ...?" with the nearest ids of the kinds, at most three, nearest first; undefined when none is near. */
 export function nearestHint(resolution: IdResolution, kinds: IdMatch['kind'][]): string | undefined {
-  const near = resolution.nearest.filter((m) => kinds.includes(m.kind));
-  const ranked = closest(resolution.id, near.map((m) => m.id)).map((id) => near.find((m) => m.id === id)!);
+  // Each near match by what it was found by: its id, or its name (`drill 'spring sale'` is near k-1 "Spring sale", not near "k-1").
+  const ranked = resolution.nearest
+    .filter((m) => kinds.includes(m.kind))
+    .map((m) => ({ m, d: Math.min(...[m.id, m.by === 'name' ? m.name : null].map((term) => (term ? (nearness(resolution.id, term) ?? Infinity) : Infinity))) }))
+    .filter(({ d }) => d !== Infinity)
+    .sort((x, y) => x.d - y.d || x.m.id.localeCompare(y.m.id))
+    .map(({ m }) => m)
+    .filter((m, i, all) => all.findIndex((o) => o.kind === m.kind && o.id === m.id && o.type === m.type) === i)
+    .slice(0, 3);
   return ranked.length ? `did you mean ${ranked.map(suggestion).join(', ')}?` : undefined;
 }
 

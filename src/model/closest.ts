@@ -15,12 +15,21 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/**
+ * How far a known name is from an unknown one, in any case: 0.5 where one contains the other, else
+ * the edits between them; undefined where it is too far to suggest (more than half the unknown's length, at least 2).
+ */
+export function nearness(id: string, known: string): number | undefined {
+  const [a, b] = [id.toLowerCase(), known.toLowerCase()];
+  const d = b.includes(a) || a.includes(b) ? 0.5 : distance(a, b);
+  return d <= Math.max(2, Math.ceil(id.length / 2)) ? d : undefined;
+}
+
 /** The known ids closest to an unknown one (at most three, the nearest first). */
 export function closest(id: string, known: string[]): string[] {
-  const lower = id.toLowerCase();
   return [...new Set(known)]
-    .map((k) => ({ k, d: k.toLowerCase().includes(lower) || lower.includes(k.toLowerCase()) ? 0.5 : distance(lower, k.toLowerCase()) }))
-    .filter(({ d }) => d <= Math.max(2, Math.ceil(id.length / 2)))
+    .map((k) => ({ k, d: nearness(id, k) }))
+    .filter((x): x is { k: string; d: number } => x.d !== undefined)
     .sort((x, y) => x.d - y.d || x.k.localeCompare(y.k))
     .slice(0, 3)
     .map(({ k }) => k);
