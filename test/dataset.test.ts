@@ -587,6 +587,29 @@ describe('convx data check', () => {
     expect(byCode.duplicate_contact).toBeUndefined();
   });
 
+  it('finds refunds dated before their order, to the millisecond: one at the same instant or later is not one', async () => {
+    const dir = shop({
+      touches: [{ at: '2024-03-01T00:00:00Z', source: 'k1' }],
+      orders: [
+        { id: 'early', at: '2024-03-10T10:00:00.000Z' },
+        { id: 'early', at: '2024-03-10T09:59:59.999Z', refund: true },
+        { id: 'same', at: '2024-03-10T10:00:00.000Z' },
+        { id: 'same', at: '2024-03-10T10:00:00.000Z', refund: true },
+        { id: 'later', at: '2024-03-10T10:00:00.000Z' },
+        { id: 'later', at: '2024-03-12T10:00:00.000Z', refund: true },
+        // a second order row of an id: the earliest sale is the order's, so a refund between the two is after it
+        { id: 'twice', at: '2024-03-10T10:00:00.000Z' },
+        { id: 'twice', at: '2024-03-11T10:00:00.000Z', refund: true },
+        { id: 'twice', at: '2024-03-12T10:00:00.000Z' },
+      ],
+    });
+    const report = await checkDataset(dir);
+    expect(report.findings.find((f) => f.code === 'refund_before_order')).toMatchObject({ count: 1, examples: ['early'] });
+    const run = await cli(['data', 'check', dir]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/finding refund_before_order: 1 order id with a refund dated before the order; .* \(e\.g\. early\)\n/);
+  });
+
   it('finds contact ids of several rows, whose later rows a validation does not read (a later unsubscribed)', async () => {
     const dir = dataset({
       'contacts.csv': csv(['contact_id', 'email', 'consent', 'unsubscribed'], [

@@ -132,7 +132,7 @@ async function integrityFindings(dataset: Dataset): Promise<DataIssue[]> {
   return out.filter((f): f is DataIssue => f !== undefined);
 }
 
-/** Order ids with more than one order row, and refunds with none. */
+/** Order ids with more than one order row, refunds with none, and refunds dated before their order. */
 async function orderFindings(db: Database): Promise<(DataIssue | undefined)[]> {
   return [
     await finding(
@@ -150,6 +150,16 @@ async function orderFindings(db: Database): Promise<(DataIssue | undefined)[]> {
          SELECT 1 FROM ${ORDERS} o WHERE NOT coalesce(o.is_refund, false) AND o.order_id = r.order_id
            AND o.plugin_id IS NOT DISTINCT FROM r.plugin_id)`,
       (n) => `${plural(n, 'order id')} with refunds but no order row; those refunds are never reported`,
+    ),
+    // Likely an export error: a refund counts on its own day, so one dated before its sale is reported before it.
+    await finding(
+      db,
+      'refund_before_order',
+      sql`SELECT DISTINCT coalesce(r.plugin_id || '/', '') || r.order_id AS example FROM ${ORDERS} r
+       JOIN (SELECT plugin_id, order_id, min(datetime) AS sold FROM ${ORDERS} WHERE NOT coalesce(is_refund, false) GROUP BY plugin_id, order_id) o
+         ON o.order_id = r.order_id AND o.plugin_id IS NOT DISTINCT FROM r.plugin_id
+       WHERE coalesce(r.is_refund, false) AND r.datetime < o.sold`,
+      (n) => `${plural(n, 'order id')} with a refund dated before the order; a refund counts on its own day, so it is reported before the sale it takes back`,
     ),
   ];
 }

@@ -45,6 +45,7 @@ export interface DataIssue {
     | 'duplicate_order'
     | 'duplicate_contact'
     | 'refund_without_order'
+    | 'refund_before_order'
     | 'negative_amount'
     | 'unknown_source'
     | 'currency_without_fx'
