@@ -79,6 +79,17 @@ export interface ProgramState {
   writeFailed?: Error;
 }
 
+/**
+ * The global flags as `convx --help` lists them: -o with the formats some commands print beyond
+ * the common ones too (-o github of validate, ...), which each command's --help lists as its own.
+ */
+function programOptions(): Option[] {
+  const more = [...new Set(COMMANDS.flatMap((definition) => commandFormats(definition)))].filter((f) => !(FORMATS as readonly string[]).includes(f));
+  return GLOBAL_OPTIONS.map((definition) =>
+    toOption(definition.flags.includes('--format') && more.length ? { ...definition, description: `output format: ${FORMATS.join(', ')}; some commands also ${more.join(', ')} (their --help lists theirs)` } : definition),
+  );
+}
+
 /** Builds the commander program; `state.exitCode` receives the handler's exit code. */
 export function createProgram(io: Io, state: ProgramState, options: ProgramOptions = {}): Command {
   const program = new Command('convx')
@@ -102,12 +113,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     });
 
   const globalOptions = GLOBAL_OPTIONS.map(toOption);
-  // convx --help: -o with the formats some commands print beyond the common ones (-o github of validate, ...)
-  const more = [...new Set(COMMANDS.flatMap((definition) => commandFormats(definition)))].filter((f) => !(FORMATS as readonly string[]).includes(f));
-  for (const definition of GLOBAL_OPTIONS) {
-    const told = definition.flags.includes('--format') && more.length;
-    program.addOption(toOption(told ? { ...definition, description: `output format: ${FORMATS.join(', ')}; some commands also ${more.join(', ')} (their --help lists theirs)` } : definition));
-  }
+  for (const option of programOptions()) program.addOption(option);
 
   const groups = new Map<string, Command>();
   for (const definition of COMMANDS) {
