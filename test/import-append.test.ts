@@ -818,6 +818,12 @@ describe('data import --append: refusals', () => {
     const run = await append(base, join(split, 'shop-1.duckdb'));
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/it does not name the files it was imported from/);
+    // a plugin's file: the hint writes the directory again (a full import into it would hold every plugin under one's name)
+    expect(run.stderr).toContain(`\n  it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${base} --split-plugins --into ${split}/ --force\n`);
+    expect(run.stderr).not.toContain(`--into ${join(split, 'shop-1.duckdb')} --force`);
+    // the same file under another name: not one of a plugin directory, the full import's hint
+    copyFileSync(join(split, 'shop-1.duckdb'), join(root, 'renamed.duckdb'));
+    expect((await append(base, join(root, 'renamed.duckdb'))).stderr).toContain(`run a full import instead: convx data import ${base} --into ${join(root, 'renamed.duckdb')} --force`);
     expect((await append(base, join(root, 'none.duckdb'))).stderr).toMatch(/--append: .*none\.duckdb does not exist/);
     expect(existsSync(join(root, 'none.duckdb'))).toBe(false);
     expect((await append(base, baseFile, '--force')).stderr).toMatch(/--append updates --into in place; drop --force/);

@@ -7,7 +7,7 @@
  * reloaded, and a failed or killed update leaves the old file as it was.
  */
 import { existsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { DataError, UsageError } from '../errors.js';
 import type { EarlyCopy } from './append/early.js';
 import { NeedsFullImport } from './append/new-rows.js';
@@ -37,8 +37,14 @@ async function appendTarget(dir: string, into: string, threads?: number): Promis
   const identity = fileIdentity(into);
   const meta = await readImportMeta(into, threads);
   if (!meta.files) {
+    // A file of --split-plugins holds one plugin and is named after it: a full import into it would
+    // write every plugin's rows under that plugin's name (a server of the directory refuses it).
+    const [only] = meta.scopes;
+    const split = meta.scopes.length === 1 && only!.plugin !== null && basename(into) === `${only!.plugin}.duckdb`;
     throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
-      `run a full import instead: convx data import ${dir} --into ${into} --force`,
+      split
+        ? `it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${dir} --split-plugins --into ${dirname(into)}/ --force`
+        : `run a full import instead: convx data import ${dir} --into ${into} --force`,
     ]);
   }
   return { meta: meta as ImportMeta & { files: ImportedFile[] }, identity };
