@@ -14,7 +14,7 @@ import { buildApp } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import type { ServerLimits } from '../src/server/limits.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { SAMPLES, shop } from './helpers.js';
+import { dataset, SAMPLES, shop } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -44,6 +44,8 @@ interface Document {
 
 let served: ServedDataset;
 let noFx: ServedDataset;
+/** A dataset of contacts and assets only (delivery validation): its reports are 404 no-orders. */
+let contactsOnly: ServedDataset;
 const apps: FastifyInstance[] = [];
 let doc: Document;
 let raw: string;
@@ -63,6 +65,7 @@ beforeAll(async () => {
       orders: [{ id: 'o', at: '2024-03-20T10:00:00Z', currency: 'CZK' }],
     }),
   );
+  contactsOnly = await ServedDataset.load(dataset({ 'contacts.csv': 'contact_id,email\nc-1,a@example.com\n' }));
   raw = (await (await app(served)).inject({ method: 'GET', url: '/openapi.json' })).body;
   doc = JSON.parse(raw) as Document;
 });
@@ -70,6 +73,7 @@ afterAll(async () => {
   for (const a of apps) await a.close();
   await served.retire();
   await noFx.retire();
+  await contactsOnly.retire();
 });
 
 describe('the OpenAPI document', () => {
@@ -151,6 +155,9 @@ const CASES: Case[] = [
   { name: 'report, no token', app: () => app(served), url: `/v1/conversions?${period}`, status: 403 },
   { name: 'report, URL too long', app: () => app(served), url: `/v1/conversions?${period}&q=${'a'.repeat(9000)}`, auth: true, status: 414 },
   { name: 'report, no FX', app: () => app(noFx), url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', auth: true, plugin: 'default', status: 422 },
+  { name: 'report, no orders', app: () => app(contactsOnly), url: '/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', auth: true, plugin: 'default', status: 404 },
+  { name: 'items, no orders', app: () => app(contactsOnly), url: '/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-31', auth: true, plugin: 'default', status: 404 },
+  { name: 'campaign alias, no orders', app: () => app(contactsOnly), url: '/v1/campaigns/k-1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31', auth: true, plugin: 'default', status: 404 },
   { name: 'items, no FX', app: () => app(noFx), url: '/v1/conversions/items?dateFrom=2024-03-01&dateTo=2024-03-31', auth: true, plugin: 'default', status: 422 },
   { name: 'report, over the time budget', app: () => app(served, { queryTimeoutMs: 0.001 }), url: `/v1/conversions?${period}`, auth: true, status: 503 },
   { name: 'items', app: () => app(served), url: `/v1/conversions/items?${period}&limit=5`, auth: true, status: 200 },

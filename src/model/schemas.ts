@@ -269,6 +269,8 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
         }
       : {}),
     ...(lookup && kind !== 'ids' ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
+    // A server of a dataset of contacts and assets only (delivery validation): the reports have nothing to say.
+    ...(tagged ? { 404: problemResponse('no-orders: the dataset holds no orders, so it has no conversions to report') } : {}),
     ...(tagged
       ? {
           412: problemResponse(
