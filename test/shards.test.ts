@@ -229,6 +229,9 @@ describe('convx data shards plans without HAProxy', () => {
     expect((await run('--servers', '127.0.0.1:99999')).stderr).toMatch(/--servers: "127\.0\.0\.1:99999" is not host:port \(a port from 1 to 65535\)/);
     expect((await run('--servers', '127.0.0.1:0')).stderr).toMatch(/--servers: "127\.0\.0\.1:0" is not host:port/);
     expect((await run('--servers', '127.0.0.1:8081,127.0.0.1:8081')).stderr).toMatch(/--servers names 127\.0\.0\.1:8081 twice: each shard is a convx serve of its own/);
+    // one address under two spellings: localhost is 127.0.0.1 where HAProxy resolves it, a host in any case
+    expect((await run('--servers', 'localhost:9001,127.0.0.1:9001')).stderr).toMatch(/--servers names one address twice, localhost:9001 and 127\.0\.0\.1:9001: each shard/);
+    expect((await run('--servers', 'Shard-A:9001,shard-a:9001')).stderr).toMatch(/--servers names one address twice, Shard-A:9001 and shard-a:9001/);
     expect((await run('--shards', '1', '--listen', '127.0.0.1:70000')).stderr).toMatch(/--listen: "127\.0\.0\.1:70000" is not host:port/);
     expect((await cli(['data', 'shards', join(root, 'none'), '--shards', '1', '--out', join(root, 'deploy')])).code).toBe(2);
     writeFileSync(join(dir, '..hidden.duckdb'), duckdb);
@@ -246,6 +249,8 @@ describe('convx data shards plans without HAProxy', () => {
     const written = await run('--shards', '1');
     expect(written.code).toBe(0);
     expect(written.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --port 8081,/);
+    // a shard verifies every token: the line says with what (a shard without a key does not start)
+    expect(written.stderr).toMatch(/--port 8081, each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\), then haproxy -f /);
     // shards on other machines: the command to start one listens where HAProxy reaches it (found by a tester)
     const remote = await run('--servers', '10.0.0.11:8080', '--force');
     expect(remote.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080,/);

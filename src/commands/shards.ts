@@ -56,9 +56,15 @@ function serversOf(flags: CommandFlags<'data shards'>): string[] {
   if (!servers && !shards) throw new UsageError('--shards <n> is required (or --servers host:port,host:port,...)');
   if (servers) {
     for (const server of servers) checkedHostPort(server, '--servers');
-    const twice = servers.find((server, i) => servers.indexOf(server) !== i);
     // Two shards at one address: one convx serve would answer both shards' plugins from one shard's files.
-    if (twice !== undefined) throw new UsageError(`--servers names ${safeValue(twice)} twice: each shard is a convx serve of its own`);
+    // An address as it is reached: a host in any case, localhost as 127.0.0.1 (where HAProxy resolves it).
+    const reached = servers.map((server) => server.toLowerCase().replace(/^localhost:/, '127.0.0.1:'));
+    const at = reached.findIndex((server, i) => reached.indexOf(server) !== i);
+    if (at >= 0) {
+      const first = servers[reached.indexOf(reached[at]!)]!;
+      const named = first === servers[at] ? `${safeValue(first)} twice` : `one address twice, ${safeValue(first)} and ${safeValue(servers[at]!)}`;
+      throw new UsageError(`--servers names ${named}: each shard is a convx serve of its own`);
+    }
     if (shards && shards !== servers.length) throw new UsageError(`--shards ${shards} but --servers names ${plural(servers.length, 'server')}`);
     return servers;
   }
@@ -134,7 +140,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${megabytes(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
     await ctx.output.text(`${lines.join('\n')}\n`);
     ctx.log.info(
-      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)}, then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)}, each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token), then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
     );
   },
 });
