@@ -112,8 +112,8 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       outputError: (text, write) => write(`${hinted(text, io, state).replace(/^error:/, errorLabel(io, state))}${elsewhere(text, io, state)}`),
     });
 
-  const globalOptions = GLOBAL_OPTIONS.map(toOption);
-  for (const option of programOptions()) program.addOption(option);
+  const globalOptions = programOptions();
+  for (const option of globalOptions) program.addOption(option);
 
   const groups = new Map<string, Command>();
   for (const definition of COMMANDS) {
@@ -133,7 +133,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     const formats = commandFormats(definition);
     const shown = globalOptions
       .filter((o) => !o.hidden && honours(o))
-      .map((o) => (o.long === '--format' && formats !== FORMATS ? new Option(o.flags, `output format: ${formats.join(', ')}`) : o));
+      .map((o) => (o.long === '--format' ? new Option(o.flags, `output format: ${formats.join(', ')}`) : o));
     command.configureHelp({ showGlobalOptions: true, visibleGlobalOptions: () => shown });
     if (definition.examples?.length) {
       command.addHelpText('after', `\nExamples:\n${definition.examples.map((e) => `  ${e}`).join('\n')}`);

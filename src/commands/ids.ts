@@ -58,14 +58,15 @@ export function namesHint(resolution: IdResolution, matches: IdMatch[]): string 
 /** "did you mean ...?" with the nearest ids of the kinds, at most three, nearest first; undefined when none is near. */
 export function nearestHint(resolution: IdResolution, kinds: IdMatch['kind'][]): string | undefined {
   // Each near match by what it was found by: its id, or its name (`drill 'spring sale'` is near k-1 "Spring sale", not near "k-1").
+  // The resolver names an id once per kind, so the matches need no merging.
+  const far = (term: string | null) => (term ? (nearness(resolution.id, term) ?? Infinity) : Infinity);
   const ranked = resolution.nearest
     .filter((m) => kinds.includes(m.kind))
-    .map((m) => ({ m, d: Math.min(...[m.id, m.by === 'name' ? m.name : null].map((term) => (term ? (nearness(resolution.id, term) ?? Infinity) : Infinity))) }))
+    .map((m) => ({ m, d: Math.min(far(m.id), m.by === 'name' ? far(m.name) : Infinity) }))
     .filter(({ d }) => d !== Infinity)
     .sort((x, y) => x.d - y.d || x.m.id.localeCompare(y.m.id))
-    .map(({ m }) => m)
-    .filter((m, i, all) => all.findIndex((o) => o.kind === m.kind && o.id === m.id && o.type === m.type) === i)
-    .slice(0, 3);
+    .slice(0, 3)
+    .map(({ m }) => m);
   return ranked.length ? `did you mean ${ranked.map(suggestion).join(', ')}?` : undefined;
 }
 

@@ -345,9 +345,10 @@ function blobBytes(chunk: DuckDBDataChunk): Uint8Array {
   const mask = bindings.vector_get_validity(vector, Math.ceil(rows / 64) * 8);
   const data = bindings.vector_get_data(vector, rows * 16);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const valid = (k: number) => !mask || (mask[k >> 3]! & (1 << (k & 7))) !== 0;
   const parts: Uint8Array[] = [];
   for (let i = 0; i < rows; ) {
-    if (mask && !(mask[i >> 3]! & (1 << (i & 7)))) throw new Error('internal: a line of the engine is NULL');
+    if (!valid(i)) throw new Error('internal: a line of the engine is NULL');
     const length = view.getUint32(i * 16, true);
     if (length <= 12) {
       // inline: a view of the vector's memory, copied by the concat below while the chunk lives
@@ -360,7 +361,7 @@ function blobBytes(chunk: DuckDBDataChunk): Uint8Array {
     let j = i + 1;
     for (; j < rows; j++) {
       const next = view.getUint32(j * 16, true);
-      if (next <= 12 || (mask && !(mask[j >> 3]! & (1 << (j & 7)))) || view.getBigUint64(j * 16 + 8, true) !== end) break;
+      if (next <= 12 || !valid(j) || view.getBigUint64(j * 16 + 8, true) !== end) break;
       end += BigInt(next);
       total += next;
     }
