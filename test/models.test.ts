@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseItemsQuery, parseReportQuery, parseTrendQuery } from '../src/model/query.js';
 import { Database } from '../src/local/db.js';
-import { ATTRIBUTION } from '../src/local/models/attribution.js';
+import { ATTR, ATTRIBUTION } from '../src/local/models/attribution.js';
 import { DAILY } from '../src/local/models/daily.js';
 import { firstContacts, firstSources, referenceRates } from '../src/local/models/inputs.js';
 import { materialise, type ModelInput } from '../src/local/models/relation.js';
 import { itemsSelect, reportSelect, type QueryTables } from '../src/local/queries.js';
 import { trendSelect } from '../src/local/series.js';
 import { columnSqlType, TABLES } from '../src/local/schema.js';
-import { compile, ident, sql } from '../src/local/sql.js';
+import { compile, ident, sql, trusted } from '../src/local/sql.js';
 
 describe('the named models (src/local/models/)', () => {
   let db: Database;
@@ -77,5 +77,34 @@ describe('the named models (src/local/models/)', () => {
       expect(b!.params).not.toEqual(a!.params);
       expect(a!.text).not.toMatch(/2024-01-01|CZ|EUR|sale|o-1/);
     }
+  });
+  it("attr's work grows with the heads and clicks, not with their product: a contact with many orders and many clicks in each window", async () => {
+    // One contact: 1,000 orders over 30 days and 4,000 clicks over the 60 days before them, so each order's window holds
+    // about 2,000 clicks (2,000,000 pairs). More heads than DuckDB joins by a nested loop (asof_loop_join_threshold). Every click has one of two sources, a quarter of them sharing an instant.
+    await db.exec(sql`
+      CREATE OR REPLACE TABLE orders AS
+        SELECT i AS row_id, 'o-' || i AS order_id, 'c-1' AS contact_id, TIMESTAMP '2024-03-01' + to_minutes(i * 43) AS datetime,
+               CAST(10 AS DECIMAL(18,4)) AS amount_wo_tax, 'completed' AS status, false AS is_refund
+        FROM range(1000) t(i)`);
+    await db.exec(sql`
+      CREATE OR REPLACE TABLE touches AS
+        SELECT 'c-1' AS contact_id, TIMESTAMP '2024-01-31' + to_minutes((i // 4) * 86) AS datetime, 'click' AS touch,
+               'campaign' AS source_type, CASE WHEN i % 2 = 0 THEN 'k-1' ELSE 'k-2' END AS source_id
+        FROM range(4000) t(i)`);
+    const input = bare();
+    // attr's inputs made as materialise makes them, and kept (materialise drops them once attr is made).
+    for (const relation of ATTRIBUTION.slice(0, ATTRIBUTION.indexOf(ATTR))) {
+      await db.exec(sql`CREATE OR REPLACE ${trusted(relation.kind ?? 'TABLE')} ${ident(relation.name)} AS ${await relation.select(input)}`);
+    }
+    const rows = await db.all<{ explain_value: string }>(sql`EXPLAIN (ANALYZE, FORMAT JSON) ${await ATTR.select(input)}`);
+    type Op = { operator_name?: string; operator_cardinality?: number; children?: Op[] };
+    const largest = (op: Op): number => Math.max(op.operator_cardinality ?? 0, ...(op.children ?? []).map(largest));
+    // No operator holds more rows than the two inputs together (a join of each head to its window's clicks: some 2,000,000).
+    expect(largest(JSON.parse(rows[0]!.explain_value) as Op)).toBeLessThanOrEqual(5_000);
+    // Each order taken by its latest click, the greater source of that instant.
+    const won = await db.all<{ n: bigint; k2: bigint }>(sql`
+      SELECT count(*) AS n, count(*) FILTER (WHERE source_id = 'k-2') AS k2 FROM (${await ATTR.select(input)})`);
+    expect(won).toEqual([{ n: 1000n, k2: 1000n }]);
+    await db.exec(sql`DROP VIEW clicks; DROP TABLE order_head; DROP TABLE orders; DROP TABLE touches`);
   });
 });
