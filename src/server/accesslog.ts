@@ -81,16 +81,28 @@ export function holdsEmail(text: string): boolean {
   return EMAIL_ANYWHERE.test(text);
 }
 
-/** What a decoded value is replaced by in the log, or undefined when it may be logged as it is. */
+/** How many times more a decoded value is decoded again while that changes it: a client (or a proxy) that encodes twice still gets judged by what it sent. */
+const MORE_DECODINGS = 3;
+
+/**
+ * What a decoded value is replaced by in the log, or undefined when it may be logged as it is:
+ * judged as it stands and as it reads decoded again (`jana%2540x.cz`, an address encoded twice,
+ * is `jana%40x.cz` once decoded and an address the second time).
+ */
 function redaction(decoded: string): string | undefined {
-  if (holdsJwt(decoded)) return REDACTED;
-  if (holdsEmail(decoded)) return EMAIL_REDACTED;
-  return undefined;
+  let text = decoded;
+  for (let more = 0; ; more++) {
+    if (holdsJwt(text)) return REDACTED;
+    if (holdsEmail(text)) return EMAIL_REDACTED;
+    const again = decode(text, false);
+    if (more === MORE_DECODINGS || again === text) return undefined;
+    text = again;
+  }
 }
 
 /** Whether a client's text (a request id) may be logged and echoed as it is: neither a token nor an e-mail address. */
 export function isLoggable(text: string): boolean {
-  return redaction(text) === undefined && redaction(decode(text, false)) === undefined;
+  return redaction(text) === undefined;
 }
 
 /** A name lower-cased without separators: `Access-Token`, `access_token` and `accessToken` are one name. */
