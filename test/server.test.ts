@@ -1,7 +1,7 @@
 /** convx serve: routes through fastify's inject(), auth, tenant scoping, injection, reload, and one real HTTP run. */
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
@@ -10,7 +10,7 @@ import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, csv, dataset, SAMPLES, sharedBackend, shop, tempDir, twoPluginFiles } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, serveInProcess, sharedBackend, shop, tempDir, twoPluginFiles } from './helpers.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
 const NOW = new Date('2024-05-01T12:00:00Z');
@@ -471,6 +471,62 @@ describe('reload', () => {
     expect(await count()).toBe(2);
     await app.close();
     await holder.close();
+  });
+});
+
+describe('/healthz after a reload that failed', () => {
+  /** /healthz's body, and every reload's outcome awaited from the log (reloaded or reload failed). */
+  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ status: string; loadedAt: string; reloadFailedAt?: string }>;
+  async function reloaded(server: Awaited<ReturnType<typeof serveInProcess>>, outcome: RegExp): Promise<void> {
+    const seen = (server.log().match(new RegExp(outcome.source, 'g')) ?? []).length;
+    server.signal('SIGHUP');
+    const began = Date.now();
+    while ((server.log().match(new RegExp(outcome.source, 'g')) ?? []).length === seen) {
+      if (Date.now() - began > 20_000) throw new Error(`no ${outcome} in ${server.log()}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  it('says when the latest reload failed, the data loaded before still served; a reload that succeeds clears it', async () => {
+    const dir = dataset(twoPluginFiles());
+    const server = await serveInProcess(['--data', dir, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+    try {
+      const first = await health(server.url);
+      expect(first).toEqual({ status: 'ok', loadedAt: first.loadedAt });
+      const good = readFileSync(join(dir, 'orders.csv'));
+      writeFileSync(join(dir, 'orders.csv'), 'not,a\nvalid,orders file\n');
+      const before = Date.now();
+      await reloaded(server, /"msg":"reload failed; still serving the data loaded before"/);
+      const failed = await health(server.url);
+      expect(failed.status).toBe('ok');
+      expect(failed.loadedAt).toBe(first.loadedAt);
+      expect(Date.parse(failed.reloadFailedAt!)).toBeGreaterThanOrEqual(before - 1);
+      writeFileSync(join(dir, 'orders.csv'), good);
+      await reloaded(server, /"msg":"reloaded"/);
+      const again = await health(server.url);
+      expect(again).toEqual({ status: 'ok', loadedAt: again.loadedAt });
+      expect(Date.parse(again.loadedAt)).toBeGreaterThan(Date.parse(first.loadedAt));
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('of a directory of plugin files: a directory gone at the reload', async () => {
+    const out = join(tempDir('convx-health-'), 'plugins');
+    const imported = await cli(['data', 'import', dataset(twoPluginFiles()), '--split-plugins', '--into', `${out}/`]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const server = await serveInProcess(['--data', out, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
+    try {
+      expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt']);
+      renameSync(out, `${out}-away`);
+      await reloaded(server, /"msg":"reload failed; still serving the data loaded before"/);
+      expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt', 'reloadFailedAt']);
+      renameSync(`${out}-away`, out);
+      await reloaded(server, /"msg":"reloaded"/);
+      expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt']);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
   });
 });
 

@@ -220,7 +220,15 @@ export const COMPONENT_SCHEMAS = {
       },
     },
   }),
-  Health: object({ status: { type: 'string' as const, enum: ['ok'] }, loadedAt: timestamp }),
+  Health: {
+    type: 'object' as const,
+    required: ['status', 'loadedAt'],
+    properties: {
+      status: { type: 'string' as const, enum: ['ok'] },
+      loadedAt: timestamp,
+      reloadFailedAt: { ...timestamp, description: 'when the latest reload (SIGHUP) failed, the data of loadedAt still served; absent before any fails and once one succeeds' },
+    },
+  },
   ValidateRequest: {
     type: 'object',
     description: 'A dry run of an e-mail delivery: audience, suppression, languages, samples and findings. A body that does not match is answered 200 with invalid_request findings in render.errors.',

@@ -32,6 +32,8 @@ export interface AppOptions {
   dataset?: () => ServedDataset;
   /** The dataset of a data version a request is pinned to (DatasetHolder.byVersion); default: the one served now, if it is that version. */
   datasetOf?: (dataVersion: string) => ServedDataset | undefined;
+  /** When the latest reload of dataset failed (DatasetHolder.reloadFailedAt); default: never. */
+  reloadFailedAt?: () => Date | undefined;
   /** What requests are answered from, each plugin's data (plugins.ts ServedData): a directory of plugin files; default: dataset and datasetOf. */
   served?: ServedData;
   verify: Verifier;
@@ -84,5 +86,5 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 function servedOf(options: AppOptions): ServedData {
   if (options.served) return options.served;
   if (!options.dataset) throw new Error('internal: buildApp needs a dataset or served data');
-  return servedFrom(options.dataset, options.datasetOf);
+  return servedFrom(options.dataset, options.datasetOf, options.reloadFailedAt);
 }

@@ -130,6 +130,8 @@ export class PluginFiles implements ServedData {
   readonly poolSize: number;
   readonly maxOpen: number;
   loadedAt = new Date();
+  /** When the latest reload failed (the files listed before still served); undefined once one succeeds. */
+  reloadFailedAt?: Date;
   /** How many listings have been made (the first one included). */
   generation = 1;
 
@@ -341,7 +343,14 @@ export class PluginFiles implements ServedData {
    * replaced stays answerable to requests pinned to its version for the grace period).
    */
   async reload(): Promise<void> {
-    const next = listFiles(this.dir, this.options);
+    let next: Map<string, Listed>;
+    try {
+      next = listFiles(this.dir, this.options);
+    } catch (error) {
+      this.reloadFailedAt = new Date();
+      throw error;
+    }
+    this.reloadFailedAt = undefined;
     for (const plugin of [...this.kept.keys()]) this.releaseKept(plugin);
     for (const [plugin, entry] of [...this.entries]) {
       const listed = next.get(plugin);

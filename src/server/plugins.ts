@@ -93,10 +93,16 @@ export interface ServedData {
   readonly poolSize: number;
   /** When the data served now was loaded (the health route). */
   readonly loadedAt: Date;
+  /** When the latest reload failed, the data loaded before still served; undefined once one succeeds (the health route). */
+  readonly reloadFailedAt?: Date;
 }
 
 /** One dataset for every plugin as ServedData: the one served now, or the one of a pinned version (byVersion). */
-export function servedFrom(dataset: () => ServedDataset, datasetOf?: (dataVersion: string) => ServedDataset | undefined): ServedData {
+export function servedFrom(
+  dataset: () => ServedDataset,
+  datasetOf?: (dataVersion: string) => ServedDataset | undefined,
+  reloadFailedAt: () => Date | undefined = () => undefined,
+): ServedData {
   const held = (data: ServedDataset | undefined): Held | undefined => (data ? { dataset: data, release: data.retain() } : undefined);
   return {
     has: (plugin) => dataset().has(plugin),
@@ -111,6 +117,9 @@ export function servedFrom(dataset: () => ServedDataset, datasetOf?: (dataVersio
     },
     get loadedAt() {
       return dataset().loadedAt;
+    },
+    get reloadFailedAt() {
+      return reloadFailedAt();
     },
   };
 }
@@ -341,6 +350,8 @@ export class DatasetHolder {
   private kept?: { dataset: ServedDataset; timer: NodeJS.Timeout };
   /** How many loads have completed and been swapped in (the first one included). */
   generation = 1;
+  /** When the latest reload failed (the data before still served); undefined once one succeeds. */
+  reloadFailedAt?: Date;
 
   constructor(
     public current: ServedDataset,
@@ -393,7 +404,15 @@ export class DatasetHolder {
   }
 
   private start(): Promise<void> {
-    const tracked: Promise<void> = this.loadAndSwap().finally(() => {
+    const tracked: Promise<void> = this.loadAndSwap().then(
+      () => {
+        this.reloadFailedAt = undefined;
+      },
+      (error: unknown) => {
+        this.reloadFailedAt = new Date();
+        throw error;
+      },
+    ).finally(() => {
       if (this.running === tracked) this.running = undefined;
     });
     this.running = tracked;

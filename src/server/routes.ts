@@ -47,7 +47,7 @@ export interface DataRoute<Parsed> extends RouteDoc {
 /** An operation answered without a token or a query (liveness). */
 export interface PublicRoute extends RouteDoc {
   answer: 'public';
-  handler(served: { loadedAt: Date }): unknown;
+  handler(served: { loadedAt: Date; reloadFailedAt?: Date | undefined }): unknown;
 }
 
 export type RouteRow = DataRoute<unknown> | PublicRoute;
@@ -231,9 +231,13 @@ export const ROUTES: readonly RouteRow[] = [
     method: 'GET',
     path: '/healthz',
     operationId: 'getHealth',
-    summary: 'Liveness and the time the dataset was loaded',
+    summary: 'Liveness, the time the dataset was loaded, and whether the latest reload failed',
     kind: 'health',
     answer: 'public',
-    handler: (served) => ({ status: 'ok', loadedAt: served.loadedAt.toISOString() }),
+    handler: ({ loadedAt, reloadFailedAt }) => ({
+      status: 'ok',
+      loadedAt: loadedAt.toISOString(),
+      ...(reloadFailedAt ? { reloadFailedAt: reloadFailedAt.toISOString() } : {}),
+    }),
   },
 ];

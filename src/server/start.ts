@@ -76,7 +76,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const verify = createVerifier(options.auth);
   await assertCanListen(options.host, options.port);
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
-  return listen(options, verify, holder, { dataset: () => holder.current, datasetOf: (dataVersion) => holder.byVersion(dataVersion) });
+  return listen(options, verify, holder, {
+    dataset: () => holder.current,
+    datasetOf: (dataVersion) => holder.byVersion(dataVersion),
+    reloadFailedAt: () => holder.reloadFailedAt,
+  });
 }
 
 /**
@@ -100,7 +104,7 @@ async function listen<H extends { reload(): Promise<void>; close(): Promise<void
   options: ServerOptions,
   verify: Verifier,
   holder: H,
-  data: Pick<AppOptions, 'dataset' | 'datasetOf' | 'served'>,
+  data: Pick<AppOptions, 'dataset' | 'datasetOf' | 'served' | 'reloadFailedAt'>,
 ): Promise<RunningServer<H>> {
   const app = await buildApp({
     ...data,
