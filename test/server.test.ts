@@ -530,6 +530,21 @@ describe('/healthz after a reload that failed', () => {
   });
 });
 
+describe('convx serve --no-health-log', () => {
+  it("leaves the answers 200 to /healthz out of the access log, and logs every other answer", async () => {
+    const requests = (log: string) => log.split('\n').filter((line) => line.includes('"msg":"request"')).map((line) => `${JSON.parse(line).path} ${JSON.parse(line).status}`);
+    for (const [flags, logged] of [[[], ['/healthz 200', '/healthz/x 404', '/v1/conversions 403']], [['--no-health-log'], ['/healthz/x 404', '/v1/conversions 403']]] as const) {
+      const server = await serveInProcess(['--data', SAMPLES, '--port', '0', ...flags], { CONVX_JWT_SECRET: SECRET });
+      try {
+        for (const path of ['/healthz', '/healthz/x', '/v1/conversions']) await (await fetch(`${server.url}${path}`)).arrayBuffer();
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+      expect(requests(server.log()), flags.join(' ')).toEqual(logged);
+    }
+  });
+});
+
 describe('convx token', () => {
   it('prints a token the server accepts, for the plugin and lifetime asked', async () => {
     const run = await cli(['token', '--plugin', 'shop', '--expires', '2h'], { env: { CONVX_JWT_SECRET: SECRET }, now: new Date().toISOString() });

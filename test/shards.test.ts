@@ -248,14 +248,14 @@ describe('convx data shards plans without HAProxy', () => {
     rmSync(join(dir, 'other.duckdb'));
     const written = await run('--shards', '1');
     expect(written.code).toBe(0);
-    expect(written.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --port 8081,/);
+    expect(written.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --port 8081 --no-health-log \(HAProxy checks \/healthz every second\),/);
     // a shard verifies every token: the line says with what (a shard without a key does not start)
-    expect(written.stderr).toMatch(/--port 8081, each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\), then haproxy -f /);
+    expect(written.stderr).toMatch(/--port 8081 --no-health-log \(HAProxy checks \/healthz every second\), each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\), then haproxy -f /);
     // shards on other machines: the command to start one listens where HAProxy reaches it (found by a tester)
     const remote = await run('--servers', '10.0.0.11:8080', '--force');
-    expect(remote.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080,/);
+    expect(remote.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log \(HAProxy checks \/healthz every second\),/);
     const six = await run('--servers', '[::1]:8080', '--force');
-    expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080,/);
+    expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080 --no-health-log /);
     const again = await run('--shards', '1');
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/exists: pass --force to replace it/);

@@ -190,6 +190,10 @@ export const OPTIONS = {
       ['--plugin-queue <n>', 'requests of one plugin that may wait for their turn (default: eight per pooled connection, at least 64); one more: 503 busy with Retry-After'],
     ]),
     ...RENDER_LIMIT_OPTIONS,
+    {
+      flags: '--no-health-log',
+      description: "leave the answers 200 to GET /healthz out of the access log (a load balancer's health checks: one a second from each HAProxy of convx data shards); every other answer is logged",
+    },
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
     {

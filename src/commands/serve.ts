@@ -165,6 +165,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
     renderLimits,
     ...(poolSize !== undefined ? { poolSize } : {}),
     compression: flags.compression,
+    healthLog: flags.healthLog,
     ...(corsOrigins ? { corsOrigins } : {}),
     versionGraceSeconds,
     ...(maxOpenPlugins !== undefined ? { maxOpenPlugins } : {}),

@@ -140,7 +140,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
     const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${megabytes(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
     await ctx.output.text(`${lines.join('\n')}\n`);
     ctx.log.info(
-      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)}, each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token), then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)} --no-health-log (HAProxy checks /healthz every second), each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token), then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
     );
   },
 });

@@ -47,6 +47,8 @@ export interface AppOptions {
   clock?: () => number;
   /** gzip or br for answers over 1 KiB, as Accept-Encoding asks (default on; off behind a proxy that compresses). */
   compression?: boolean;
+  /** The access log's lines of /healthz answered 200: a load balancer's checks (default on). */
+  healthLog?: boolean;
   /** Origins (scheme://host[:port]) whose browser scripts may call the API (CORS); none by default. */
   corsOrigins?: readonly string[];
 }
@@ -70,7 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const docs = await registerOpenApi(app, options.version);
   const known = registerKnownRoutes(app);
   const authenticate = registerAuth(app, clients, options.verify, (plugin) => served.has(plugin));
-  registerAccessLog(app, log);
+  registerAccessLog(app, log, options.healthLog === false ? { quiet: ROUTES.find((route) => route.kind === 'health')?.path } : {});
   registerDrain(app, drain);
   registerRequestChecks(app);
   registerCors(app, cors, known);

@@ -20,6 +20,8 @@ export interface ServerOptions extends ServeOptions {
   limits?: Partial<ServerLimits>;
   /** Compression of answers (default on); --no-compression turns it off. */
   compression?: boolean;
+  /** The access log's lines of /healthz answered 200 (default on); --no-health-log leaves them out. */
+  healthLog?: boolean;
   /** --cors-origin: the origins allowed to call from a browser (none by default). */
   corsOrigins?: readonly string[];
 }
@@ -113,6 +115,7 @@ async function listen<H extends { reload(): Promise<void>; close(): Promise<void
     version: options.version,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.compression !== undefined ? { compression: options.compression } : {}),
+    ...(options.healthLog !== undefined ? { healthLog: options.healthLog } : {}),
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
   });
   try {

@@ -45,12 +45,16 @@ export class RequestLog {
   }
 }
 
-/** The arrival of every request (onRequest, before any refusal) and the line of every answer (onResponse). */
-export function registerAccessLog(app: FastifyInstance, log: RequestLog): void {
+/**
+ * The arrival of every request (onRequest, before any refusal) and the line of every answer
+ * (onResponse), but the answers 200 of the route quiet names (--no-health-log: the health route).
+ */
+export function registerAccessLog(app: FastifyInstance, log: RequestLog, { quiet }: { quiet?: string } = {}): void {
   app.addHook('onRequest', async (request) => {
     log.arrived(request);
   });
   app.addHook('onResponse', async (request, reply) => {
+    if (quiet !== undefined && reply.statusCode === 200 && request.routeOptions.url === quiet) return;
     log.line(request.method, request.url, reply.statusCode, log.begun(request), request.plugin || undefined, request.id);
   });
 }
