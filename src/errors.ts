@@ -40,6 +40,20 @@ export class UsageError extends ConvxError {
 }
 
 /**
+ * The API's answer to a contact's key that is the e-mail address or client contact id of several
+ * contacts (409 ambiguous-key): a usage error in its words; `convx contact` says it as local mode does.
+ */
+export class AmbiguousKeyError extends UsageError {
+  constructor(
+    message: string,
+    /** What the key is of those contacts. */
+    readonly matchedBy: 'email' | 'clientContactId',
+  ) {
+    super(message);
+  }
+}
+
+/**
  * An output that cannot be written: stdout (a full disk, /dev/full), or the file --output or
  * --update-baseline names (exit 2, docs/exit-codes.md).
  */

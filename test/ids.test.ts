@@ -392,4 +392,25 @@ describe("a contact's first row, and a key several contacts carry (found by a te
     // by contact id each is itself
     expect(JSON.parse((await twice(['contact', 'c-4', '-o', 'json'])).stdout).contact.email).toBe('Two@Example.com');
   });
+
+  it('GET /v1/contacts/{key}/conversions of such a key is a 409 naming the contacts, never one of them picked', async () => {
+    const get = (key: string) => fetch(`${people.url()}/v1/contacts/${encodeURIComponent(key)}/conversions`, { headers: { authorization: `Bearer ${people.token()}` } });
+    for (const [key, matchedBy, contactIds] of [['TWO@example.com', 'email', ['c-2', 'c-4']], ['CL2', 'clientContactId', ['c-2', 'c-5']]] as const) {
+      const answer = await get(key);
+      expect(answer.status, key).toBe(409);
+      expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const what = matchedBy === 'email' ? 'the e-mail address' : 'the client contact id';
+      expect(await answer.json()).toEqual({
+        type: 'urn:convx:problem:ambiguous-key',
+        title: 'The key names several contacts',
+        status: 409,
+        detail: `"${key}" is ${what} of 2 contacts: ${contactIds.join(', ')}; look one of them up by its contact id`,
+        matchedBy,
+        contactIds,
+      });
+    }
+    // a contact id, and an e-mail of one contact alone, are answered
+    expect((await get('c-2')).status).toBe(200);
+    expect((await get('three@example.com')).status).toBe(200);
+  });
 });

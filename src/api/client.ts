@@ -7,7 +7,7 @@
  */
 import { Agent } from 'undici';
 import { credentialsInUrlError, hasCredentials, redactUrl } from '../config.js';
-import { ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
+import { AmbiguousKeyError, ApiError, AuthError, DataError, NoOrdersError, UsageError } from '../errors.js';
 import { checkTokenText } from '../model/token-text.js';
 
 export interface ClientOptions {
@@ -38,6 +38,8 @@ export const NO_ORDERS_PROBLEM = 'urn:convx:problem:no-orders';
 
 /** The problem a server answers (412) for a request pinned to a data version it no longer serves. */
 export const DATA_VERSION_CHANGED_PROBLEM = 'urn:convx:problem:data-version-changed';
+/** The problem type of a look-up by a key several contacts carry (GET contacts/{key}/conversions: 409). */
+export const AMBIGUOUS_KEY_PROBLEM = 'urn:convx:problem:ambiguous-key';
 
 /** A 412 data-version-changed: the version pinned is no longer served; `current` is the one served now, when the server says. */
 export class DataVersionChangedError extends ApiError {
@@ -280,6 +282,9 @@ export class ApiClient {
       throw new NoOrdersError(problemDetail(text) ?? `the API's dataset holds no orders, so it has no conversions to report (${url})`);
     }
     if (status === 404 && answers404) return new NotFoundAnswer(problemDetail(text) ?? '', problemType(text));
+    if (status === 409 && answers404 && problemType(text) === AMBIGUOUS_KEY_PROBLEM) {
+      throw new AmbiguousKeyError(`the API says: ${problemDetail(text) ?? 'the key names several contacts'}`, ambiguousAs(text));
+    }
     if (status === 404) {
       throw new ApiError(`the API has no ${url} (404)`, 'is --api the reporting base URL, for example https://host/v1?');
     }
@@ -313,6 +318,15 @@ function dataErrorOf(text: string, url: string): DataError {
     // not JSON: the generic message below
   }
   return new DataError(problemDetail(text) ?? `the API cannot answer ${url} from its data (422)`);
+}
+
+/** What an ambiguous-key problem says the key is of the contacts (an e-mail address unless it says a client contact id). */
+function ambiguousAs(text: string): 'email' | 'clientContactId' {
+  try {
+    return (JSON.parse(text) as { matchedBy?: unknown }).matchedBy === 'clientContactId' ? 'clientContactId' : 'email';
+  } catch {
+    return 'email';
+  }
 }
 
 function problemType(text: string): string | undefined {

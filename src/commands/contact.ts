@@ -1,6 +1,6 @@
 import type { Backend, ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { AmbiguousKeyError, ExitCode, UsageError } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
@@ -47,13 +47,13 @@ const BY_WORDS: Record<ContactReport['matchedBy'], string> = { contactId: 'conta
  * first rows, by the resolver: Backend.resolve, local or served): a usage error naming their ids, as a
  * name several sources carry is to drill. An API without GET ids/{id} cannot tell: its answer stands.
  */
-async function checkOneContact(backend: Backend, key: string, report: ContactReport): Promise<void> {
-  if (report.matchedBy === 'contactId') return;
+async function checkOneContact(backend: Backend, key: string, matchedBy: ContactReport['matchedBy']): Promise<void> {
+  if (matchedBy === 'contactId') return;
   const resolution = await backend.resolve?.(key);
-  const carriers = (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === report.matchedBy);
+  const carriers = (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === matchedBy);
   if (carriers.length < 2) return;
   throw new UsageError(
-    `"${resolution!.id}" is the ${BY_WORDS[report.matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
+    `"${resolution!.id}" is the ${BY_WORDS[matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
     [],
     `look one of them up by its contact id: ${commandFor(carriers[0]!)}`,
   );
@@ -61,10 +61,14 @@ async function checkOneContact(backend: Backend, key: string, report: ContactRep
 
 /** A contact's answer: the report, its click rows and its card; "not found" (with what the key names instead) is thrown, and a key several contacts carry. */
 async function contactOutcome(ctx: Context, backend: Backend, key: string, zone: string | undefined): Promise<Outcome> {
-  const report = await backend.contact(key);
+  const report = await backend.contact(key).catch(async (error: unknown) => {
+    // A served key of several contacts (a 409): said as local mode says it, from the resolver's matches.
+    if (error instanceof AmbiguousKeyError) await checkOneContact(backend, key, error.matchedBy);
+    throw error;
+  });
   const message = `no contact ${key} in ${LOOKED_IN} (looked for a contact id, an e-mail address and a client contact id)`;
   if (!report) throw await notFound(backend, key, 'contact', message);
-  await checkOneContact(backend, key, report);
+  await checkOneContact(backend, key, report.matchedBy);
   return { result: report, rows: clickRows(report), ...(printsCards(ctx) ? { card: await contactText(ctx, report, zone) } : {}) };
 }
 

@@ -269,6 +269,9 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
         }
       : {}),
     ...(lookup && kind !== 'ids' ? { 404: problemResponse(LOOKUP_MISSING[kind as keyof typeof LOOKUP_MISSING]) } : {}),
+    ...(kind === 'contact'
+      ? { 409: problemResponse('ambiguous-key: the e-mail address or client contact id is that of several contacts (contactIds names them, matchedBy says which it is): look one up by its contact id') }
+      : {}),
     // A server of a dataset of contacts and assets only (delivery validation): the reports have nothing to say.
     ...(tagged ? { 404: problemResponse('no-orders: the dataset holds no orders, so it has no conversions to report') } : {}),
     ...(tagged

@@ -293,6 +293,8 @@ export const COMPONENT_SCHEMAS = {
       details: { type: 'array', items: str, description: 'for urn:convx:problem:data-error: each missing rate or bad value, one per entry' },
       requestedVersion: { type: 'string', description: 'for urn:convx:problem:data-version-changed: the Convx-Data-Version the request asked for' },
       currentVersion: { type: 'string', description: 'for urn:convx:problem:data-version-changed: the version of the data served now' },
+      matchedBy: { type: 'string', enum: ['email', 'clientContactId'], description: 'for urn:convx:problem:ambiguous-key: what the key is of the contacts, an e-mail address or a client contact id' },
+      contactIds: { ...strings, description: 'for urn:convx:problem:ambiguous-key: the contact ids of the contacts the key names, each to be looked up by' },
     },
   },
 };

@@ -19,6 +19,7 @@ export const PROBLEM_TYPES = {
   noOrders: { type: 'urn:convx:problem:no-orders', title: 'No orders in the dataset', status: 404 },
   methodNotAllowed: { type: 'urn:convx:problem:method-not-allowed', title: 'Method not allowed', status: 405 },
   requestTimeout: { type: 'urn:convx:problem:request-timeout', title: 'Request timeout', status: 408 },
+  ambiguousKey: { type: 'urn:convx:problem:ambiguous-key', title: 'The key names several contacts', status: 409 },
   expectationFailed: { type: 'urn:convx:problem:expectation-failed', title: 'Expectation failed', status: 417 },
   dataVersionChanged: { type: 'urn:convx:problem:data-version-changed', title: 'Data version not served', status: 412 },
   bodyTooLarge: { type: 'urn:convx:problem:body-too-large', title: 'Request body too large', status: 413 },
@@ -52,6 +53,9 @@ export interface Problem {
   /** For data-version-changed: the version the request was pinned to (Convx-Data-Version), and the one served now. */
   requestedVersion?: string;
   currentVersion?: string;
+  /** For ambiguous-key: what the key is of the contacts (email, clientContactId), and their contact ids. */
+  matchedBy?: string;
+  contactIds?: string[];
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';

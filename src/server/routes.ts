@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, parseTotalQuery, parseTrendQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
 import { ALIAS_QUERY, DAILY_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, TOTAL_QUERY, TREND_QUERY, type OperationKind } from '../model/schemas.js';
 import type { Page } from '../model/types.js';
+import { problem, ProblemError } from './problem.js';
 
 /** What a row's parser reads: the query string as the shared parser takes it, the path's values, the body, the clock. */
 export interface RouteInput {
@@ -98,6 +99,25 @@ const lookup = (
     missing,
   });
 
+/**
+ * A contact by key, as GET contacts/{key} answers it: a key that is the e-mail address or client
+ * contact id of several contacts (their first rows, by the resolver) is a 409 naming their ids, never
+ * one of them picked; `convx contact` refuses such a key the same way, in both modes.
+ */
+async function oneContact(b: Backend, key: string): Promise<unknown> {
+  const report = await b.contact(key);
+  if (!report || report.matchedBy === 'contactId') return report;
+  const carriers = ((await b.resolve?.(key))?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === report.matchedBy);
+  if (carriers.length < 2) return report;
+  const ids = carriers.map((m) => m.id);
+  const what = report.matchedBy === 'email' ? 'the e-mail address' : 'the client contact id';
+  throw new ProblemError({
+    ...problem('ambiguousKey', `${JSON.stringify(key)} is ${what} of ${ids.length} contacts: ${ids.join(', ')}; look one of them up by its contact id`),
+    matchedBy: report.matchedBy,
+    contactIds: ids,
+  });
+}
+
 const activity = (target: (p: Record<string, string>) => ActivityTarget) => (b: Backend, p: Record<string, string>) => b.activity?.(target(p), p.contactId!);
 const noActivity = (p: Record<string, string>) => `contact ${p.contactId} has no touches of this source`;
 
@@ -169,7 +189,7 @@ export const ROUTES: readonly RouteRow[] = [
       operationId: 'getContactConversions',
       summary: 'A contact (by contact id, e-mail or client contact id): its conversions, and each click with the orders it decided or why it decided none',
     },
-    (b, p) => b.contact(p.contact!),
+    (b, p) => oneContact(b, p.contact!),
     (p) => `no contact ${p.contact} (by contact id, e-mail or client contact id) in the dataset`,
   ),
   lookup(
