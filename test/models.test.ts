@@ -78,9 +78,11 @@ describe('the named models (src/local/models/)', () => {
       expect(a!.text).not.toMatch(/2024-01-01|CZ|EUR|sale|o-1/);
     }
   });
+
   it("attr's work grows with the heads and clicks, not with their product: a contact with many orders and many clicks in each window", async () => {
     // One contact: 1,000 orders over 30 days and 4,000 clicks over the 60 days before them, so each order's window holds
-    // about 2,000 clicks (2,000,000 pairs). More heads than DuckDB joins by a nested loop (asof_loop_join_threshold). Every click has one of two sources, a quarter of them sharing an instant.
+    // about 2,000 clicks (2,000,000 pairs). More heads than DuckDB joins by a nested loop (asof_loop_join_threshold).
+    // The clicks come in fours at one instant, two of each source: the greater, k-2, takes every order.
     await db.exec(sql`
       CREATE OR REPLACE TABLE orders AS
         SELECT i AS row_id, 'o-' || i AS order_id, 'c-1' AS contact_id, TIMESTAMP '2024-03-01' + to_minutes(i * 43) AS datetime,
