@@ -271,6 +271,9 @@ describe('the access log holds no e-mail address and no token, whatever their sp
     expect(redactUrl('/v1/conversions/items?q=jan%2540x.cz&limit=5')).toBe('/v1/conversions/items?q=[E-MAIL]&limit=5');
     expect(redactUrl('/v1/contacts/jan%252540x.cz/conversions')).toBe('/v1/contacts/[E-MAIL]/conversions');
     expect(redactUrl('/v1/conversions/items?q=100%2525&limit=5')).toBe('/v1/conversions/items?q=100%2525&limit=5');
+    // A quoted local part (RFC 5321), as it is and encoded.
+    expect(redactUrl('/v1/ids/%22felix%22@example.com')).toBe('/v1/ids/[E-MAIL]');
+    expect(redactUrl('/v1/conversions/items?q=%22felix+n%22%40example.com')).toBe('/v1/conversions/items?q=[E-MAIL]');
     // nothing else is touched
     const plain = '/v1/campaigns/c-1/conversions?dateFrom=2024-01-01&q=shoes+%26+socks&sort=-datetime&contactId=c-12';
     expect(redactUrl(plain)).toBe(plain);

@@ -1,7 +1,7 @@
 /** convx serve: routes through fastify's inject(), auth, tenant scoping, injection, reload, and one real HTTP run. */
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
@@ -521,6 +521,11 @@ describe('/healthz after a reload that failed', () => {
       renameSync(out, `${out}-away`);
       await reloaded(server, /"msg":"reload failed; still serving the data loaded before"/);
       expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt', 'reloadFailedAt']);
+      // an empty directory in its place serves nothing, as at the start: a failed reload, the files listed before still served
+      mkdirSync(out);
+      await reloaded(server, /"msg":"reload failed; still serving the data loaded before","error":"[^"]* holds no plugin files/);
+      expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt', 'reloadFailedAt']);
+      rmSync(out, { recursive: true });
       renameSync(`${out}-away`, out);
       await reloaded(server, /"msg":"reloaded"/);
       expect(Object.keys(await health(server.url))).toEqual(['status', 'loadedAt']);

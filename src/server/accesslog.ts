@@ -21,8 +21,8 @@ const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
 const JWT_SHAPES = new RegExp(JWT_SHAPE.source, 'g');
 /** Runs of base64url text, alone or joined by dots: the candidates for a JWT or a part of one. */
 const BASE64URL_RUNS = /[A-Za-z0-9_-]{2,}(?:\.[A-Za-z0-9_-]*){0,2}/g;
-/** An e-mail address anywhere in a text: a local part, @, a domain. */
-const EMAIL_ANYWHERE = /[^\s@<>()[\]\\,;:"/?&=#]+@[^\s@<>()[\]\\,;:"/?&=#]+/;
+/** An e-mail address anywhere in a text: a local part (quoted too, `"felix"@x.cz`), @, a domain. */
+const EMAIL_ANYWHERE = /(?:"[^"\r\n]*"|[^\s@<>()[\]\\,;:"/?&=#]+)@[^\s@<>()[\]\\,;:"/?&=#]+/;
 
 /** Percent-decoded (and in a query string, `+` as a space first); undecodable text as it is. */
 function decode(raw: string, plusIsSpace = true): string {

@@ -346,6 +346,8 @@ export class PluginFiles implements ServedData {
     let next: Map<string, Listed>;
     try {
       next = listFiles(this.dir, this.options);
+      // As at the start: a directory without plugin files serves nothing, so the files listed before stay served.
+      if (next.size === 0) throw new DataError(`${this.dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
     } catch (error) {
       this.reloadFailedAt = new Date();
       throw error;
