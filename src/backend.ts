@@ -124,6 +124,16 @@ export function lookupTexts(values: Iterable<unknown>, accept: LookupOptions['ac
 }
 
 /**
+ * The contacts a key is the e-mail address or client contact id of (their first rows, by the
+ * resolver), and the key as it resolved: two or more, and a look-up by it names none of them
+ * (`convx contact`, GET contacts/{key}). None where the backend cannot resolve.
+ */
+export async function contactsCarrying(backend: Pick<Backend, 'resolve'>, key: string, by: ContactReport['matchedBy']): Promise<{ id: string; contacts: IdMatch[] }> {
+  const resolution = await backend.resolve?.(key);
+  return { id: resolution?.id ?? key, contacts: (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === by) };
+}
+
+/**
  * A backend opened only for look-ups (`ctx.openBackend({ lookups: true })`): shell completion
  * asks nothing else of it, so local mode may open the files as they are, without checks.
  */

@@ -1,4 +1,4 @@
-import type { Backend, ContactReport } from '../backend.js';
+import { contactsCarrying, type Backend, type ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
 import { AmbiguousKeyError, ExitCode, UsageError } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
@@ -49,11 +49,10 @@ const BY_WORDS: Record<ContactReport['matchedBy'], string> = { contactId: 'conta
  */
 async function checkOneContact(backend: Backend, key: string, matchedBy: ContactReport['matchedBy']): Promise<void> {
   if (matchedBy === 'contactId') return;
-  const resolution = await backend.resolve?.(key);
-  const carriers = (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === matchedBy);
+  const { id, contacts: carriers } = await contactsCarrying(backend, key, matchedBy);
   if (carriers.length < 2) return;
   throw new UsageError(
-    `"${resolution!.id}" is the ${BY_WORDS[matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
+    `"${id}" is the ${BY_WORDS[matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
     [],
     `look one of them up by its contact id: ${commandFor(carriers[0]!)}`,
   );

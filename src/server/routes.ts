@@ -4,7 +4,7 @@
  * operation id, the kind whose responses model/schemas.ts holds, the query string) and answers
  * it thinly: parse (model/query.ts, the one validation) -> the Backend -> the body.
  */
-import type { ActivityTarget, Backend } from '../backend.js';
+import { contactsCarrying, type ActivityTarget, type Backend } from '../backend.js';
 import { UsageError } from '../errors.js';
 import { parseItemsQuery, parseNoQuery, parseReportQuery, parseTotalQuery, parseTrendQuery, type ItemsQuery, type RequestParams } from '../model/query.js';
 import { ALIAS_QUERY, DAILY_QUERY, ITEMS_QUERY, NO_QUERY, REPORT_QUERY, TOTAL_QUERY, TREND_QUERY, type OperationKind } from '../model/schemas.js';
@@ -107,9 +107,9 @@ const lookup = (
 async function oneContact(b: Backend, key: string): Promise<unknown> {
   const report = await b.contact(key);
   if (!report || report.matchedBy === 'contactId') return report;
-  const carriers = ((await b.resolve?.(key))?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === report.matchedBy);
-  if (carriers.length < 2) return report;
-  const ids = carriers.map((m) => m.id);
+  const { contacts } = await contactsCarrying(b, key, report.matchedBy);
+  if (contacts.length < 2) return report;
+  const ids = contacts.map((m) => m.id);
   const what = report.matchedBy === 'email' ? 'the e-mail address' : 'the client contact id';
   throw new ProblemError({
     ...problem('ambiguousKey', `${JSON.stringify(key)} is ${what} of ${ids.length} contacts: ${ids.join(', ')}; look one of them up by its contact id`),
