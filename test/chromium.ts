@@ -48,6 +48,9 @@ export function chromium(file: string, proxyPort: number, flags: string[]): Prom
     '--disable-default-apps',
     '--no-default-browser-check',
     '--disable-client-side-phishing-detection',
+    // newer Chromium (150) asks www.google.com at start (the AI Mode eligibility check, a preconnect to
+    // the search engine) and the time service past the flag above: each is a feature turned off
+    '--disable-features=AimEnabled,PreconnectToSearch,NetworkTimeServiceQuerying',
     `--user-data-dir=${tempDir('convx-chromium-')}`,
     `--proxy-server=http://127.0.0.1:${proxyPort}`,
     // loopback too goes through the proxy (Chromium bypasses it by default)
