@@ -93,10 +93,10 @@ describe('convx serve: a short CONVX_JWT_SECRET', () => {
   }
 
   it('is a warning on the log, its length but never its value; one of 32 bytes is not', async () => {
-    const short = await startedWith('dev-secret-31-bytes-long-000000');
+    // both servers at once: each mostly waits for its start
+    const [short, long] = await Promise.all([startedWith('dev-secret-31-bytes-long-000000'), startedWith('dev-secret-32-bytes-long-0000000')]);
     expect(short).toContain('"msg":"warning: CONVX_JWT_SECRET is 31 bytes; HS256 wants at least 32 (a short secret can be guessed from one token, and any plugin\'s token signed with it): for development only"');
     expect(short).not.toContain('dev-secret-31-bytes-long-000000');
-    const long = await startedWith('dev-secret-32-bytes-long-0000000');
     expect(long).toMatch(/"msg":"listening"/);
     expect(long).not.toContain('warning');
   }, 60_000);

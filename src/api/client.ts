@@ -231,21 +231,29 @@ export class ApiClient {
     let status: number;
     let headers: Record<string, string | string[] | undefined>;
     let text: string;
+    // The answer's headers are due within the timeout of the request's start, to the millisecond:
+    // undici's own headersTimeout ticks on a coarse clock (half a second), so --timeout 0.3 waited
+    // about a second. Its connect and body timeouts stay.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(Object.assign(new Error('the answer timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })), this.options.timeoutMs);
     try {
       // The agent's own request takes the path as it is (undici's request() would parse the URL: see url()).
-      const response = await this.agent.request({
-        origin: this.origin,
-        path: url.slice(this.origin.length),
-        method,
-        headers: {
-          authorization: `Bearer ${this.options.token}`,
-          accept: 'application/json, application/problem+json',
-          'user-agent': this.options.userAgent ?? 'convx',
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...extraHeaders,
-        },
-        ...(body !== undefined ? { body } : {}),
-      });
+      const response = await this.agent
+        .request({
+          origin: this.origin,
+          path: url.slice(this.origin.length),
+          method,
+          headers: {
+            authorization: `Bearer ${this.options.token}`,
+            accept: 'application/json, application/problem+json',
+            'user-agent': this.options.userAgent ?? 'convx',
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...extraHeaders,
+          },
+          signal: deadline.signal,
+          ...(body !== undefined ? { body } : {}),
+        })
+        .finally(() => clearTimeout(timer));
       status = response.statusCode;
       headers = response.headers;
       text = await response.body.text();
