@@ -227,10 +227,8 @@ export class ApiClient {
     }
   }
 
-  private async once(method: 'GET' | 'POST', url: string, body?: string, answers404 = false, extraHeaders: Record<string, string> = {}): Promise<unknown> {
-    let status: number;
-    let headers: Record<string, string | string[] | undefined>;
-    let text: string;
+  /** One request sent and its answer read whole: its status, headers and text; a failure to get it is Retryable or an ApiError. */
+  private async exchange(method: 'GET' | 'POST', url: string, body: string | undefined, extraHeaders: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
     // The answer's headers are due within the timeout of the request's start, to the millisecond:
     // undici's own headersTimeout ticks on a coarse clock (half a second), so --timeout 0.3 waited
     // about a second. Its connect and body timeouts stay.
@@ -254,14 +252,16 @@ export class ApiClient {
           ...(body !== undefined ? { body } : {}),
         })
         .finally(() => clearTimeout(timer));
-      status = response.statusCode;
-      headers = response.headers;
-      text = await response.body.text();
+      return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
     } catch (error) {
       const code = errorCode(error);
       if (code && RETRYABLE_CODES.has(code)) throw new Retryable(describeFailure(error));
       throw new ApiError(`cannot reach the API at ${url}: ${describeFailure(error)}`);
     }
+  }
+
+  private async once(method: 'GET' | 'POST', url: string, body?: string, answers404 = false, extraHeaders: Record<string, string> = {}): Promise<unknown> {
+    const { status, headers, text } = await this.exchange(method, url, body, extraHeaders);
     if ((status === 429 || status >= 500) && !isRetried(status, problemType(text))) {
       const type = problemType(text)!;
       const { what, hint } = NOT_RETRIED[type]!;
