@@ -6,7 +6,7 @@
  * used that no request holds is closed) and, with --max-plugin-memory, the open files' DuckDB memory
  * within the budget, and a reload picks up new, changed and removed files.
  */
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
@@ -320,15 +320,47 @@ describe('convx serve --data DIR of plugin files', () => {
     expect((await get(server, 'shop-1')).status).toBe(200);
   });
 
-  it('a file named after another plugin than it holds is never served to that name', async () => {
+  it('a file named after another plugin than it holds, or cut short, is never served: a 503 plugin-unavailable, its reason in the log alone, no stack', async () => {
     const dir = join(root, 'renamed');
     mkdirSync(dir);
     copyFileSync(join(out, 'shop-1.duckdb'), join(dir, 'shop-2.duckdb'));
-    const server = await serve(dir, 2);
-    const answer = await get(server, 'shop-2');
-    expect(answer.status).toBe(500);
-    expect(answer.text).not.toContain('shop-1');
+    const whole = readFileSync(join(out, 'shop-3.duckdb'));
+    writeFileSync(join(dir, 'shop-3.duckdb'), whole.subarray(0, whole.length >> 2));
+    const logs: Record<string, unknown>[] = [];
+    const server = await serve(dir, 2, { log: (entry) => logs.push(entry) });
+    for (const [plugin, reason] of [['shop-2', /holds plugin shop-1, not shop-2/], ['shop-3', /IO Error/]] as const) {
+      const res = await fetch(`${server.url}/v1/conversions?${QUERY}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, plugin, '1h')}` } });
+      const body = (await res.json()) as { type: string; detail: string };
+      expect(res.status, plugin).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(body.type).toBe('urn:convx:problem:plugin-unavailable');
+      expect(body.detail).toBe(`the data of plugin ${plugin} cannot be opened on this server now; its operator has the reason in the server's log`);
+      expect(JSON.stringify(body)).not.toContain('shop-1.duckdb');
+      expect(logs.find((l) => l.msg === 'cannot open a plugin file' && l.plugin === plugin)?.error).toMatch(reason);
+    }
+    expect(logs.filter((l) => l.msg === 'unexpected error' || 'stack' in l)).toEqual([]);
     expect(server.holder.stats.open).toEqual([]);
+    // API mode says so at once, without asking three more times (the server's file stays as it is until its operator replaces it)
+    const api = await cli(['report', ...HALF, '--api', `${server.url}/v1`], { env: { CONVX_TOKEN: await signDevelopmentToken(SECRET, 'shop-3', '1h') } });
+    expect(api.code).toBe(5);
+    expect(api.stderr).toContain("convx: error: the API cannot open its data for the token's plugin (HTTP 503 from ");
+    expect(api.stderr).toContain("so convx did not retry");
+    expect(api.slept).toBeUndefined();
+  });
+
+  it('logs each .duckdb file of the directory it does not serve, with why, at the start and at each reload', async () => {
+    const dir = join(root, 'skipped');
+    cpSync(out, dir, { recursive: true });
+    writeFileSync(join(dir, 'notes.duckdb'), 'not a database\n');
+    writeFileSync(join(dir, 'a b.duckdb'), 'not a database either\n');
+    const logs: Record<string, unknown>[] = [];
+    const server = await serve(dir, 2, { log: (entry) => logs.push(entry) });
+    const skipped = () => logs.filter((l) => l.msg === 'skipped a file of the plugin directory').map((l) => l.reason);
+    const expected = ['a b.duckdb is not a plugin id convx writes a file for', 'notes.duckdb is not a DuckDB file (convx serve skips it)'];
+    expect(skipped()).toEqual(expected);
+    expect(server.holder.plugins).toEqual(['shop-1', 'shop-2', 'shop-3']);
+    await server.holder.reload();
+    expect(skipped()).toEqual([...expected, ...expected]);
   });
 
   it('refuses a --max-plugin-memory that is not a size, before anything loads', async () => {

@@ -113,12 +113,16 @@ export const QUERY_TIMEOUT_PROBLEM = 'urn:convx:problem:query-timeout';
  * The problems of a 429 or 5xx answer that are not asked again, with what to tell the user instead.
  * Every other 429 and 5xx is retried (rate-limited, shutting-down, a busy server, a proxy's
  * 502/503/504 without a problem body), honouring Retry-After: waiting helps those. A query over
- * the time budget would take as long again.
+ * the time budget would take as long again, and a plugin file the server cannot open stays so until its operator replaces it.
  */
 export const NOT_RETRIED: Readonly<Record<string, { what: string; hint: string }>> = {
   [QUERY_TIMEOUT_PROBLEM]: {
     what: "the query ran over the API's time budget",
     hint: 'narrow the period (--from/--to) or the filters (--country, --currency, a source); asking again would take as long, so convx did not retry',
+  },
+  'urn:convx:problem:plugin-unavailable': {
+    what: "the API cannot open its data for the token's plugin",
+    hint: "its operator finds why in the server's log (a plugin file that is damaged or holds another plugin); asking again would meet the same file, so convx did not retry",
   },
 };
 

@@ -289,7 +289,7 @@ export function responsesFor(kind: OperationKind): Record<string, unknown> {
     500: problemResponse('an unexpected failure; the server log has the details'),
     503: problemResponse(
       queries
-        ? "the server is shutting down, the request ran over its time budget (query-timeout), or it is busy (busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget)"
+        ? "the server is shutting down, the request ran over its time budget (query-timeout), it is busy (busy: the plugin's queue is full, or the template renderers stayed busy for the whole budget), or the plugin's data cannot be opened (plugin-unavailable: a server of a directory of plugin files whose file for the plugin is not one convx wrote for it; the server's log says why)"
         : 'the server is shutting down',
       retryAfter,
     ),

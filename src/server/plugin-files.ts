@@ -12,13 +12,14 @@
  * (never the last one open).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { DataError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { discoverTables } from '../local/dataset/discover.js';
 import { isDuckDbFile } from '../local/imported.js';
 import { dataVersion, filesIdentity } from '../local/open.js';
-import { DEFAULT_VERSION_GRACE_SECONDS } from './limits.js';
+import { DEFAULT_VERSION_GRACE_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
+import { retryLater } from './problem.js';
 import { ServedDataset, type Held, type ServedData, type ServedSummary, type ServeOptions } from './plugins.js';
 import { defaultPoolSize } from './pool.js';
 
@@ -66,7 +67,7 @@ export interface PluginFileStats {
  * list, so that it never routes a plugin to a shard that skips its file.
  */
 export function pluginFileEntries(dir: string): { plugin: string; file: string; problem?: string }[] {
-  return readdirSync(dir)
+  return namesIn(dir)
     .filter((name) => name.endsWith(SUFFIX))
     .sort()
     .map((name) => {
@@ -78,13 +79,29 @@ export function pluginFileEntries(dir: string): { plugin: string; file: string; 
     });
 }
 
-/** The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb, and which are DuckDB files. */
-function listFiles(dir: string, options: ServeOptions): Map<string, Listed> {
+/** The names in a plugin directory; one that cannot be read is a DataError saying why in words. */
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'is gone (no such directory)' : code === 'ENOTDIR' ? 'is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? String(error)})`;
+    throw new DataError(`the plugin directory ${dir} ${why}`);
+  }
+}
+
+/**
+ * The plugin files of a directory, by plugin id: files whose name is a safe plugin id and .duckdb,
+ * and which are DuckDB files; the other `.duckdb` files, with why, are skipped.
+ */
+function listFiles(dir: string, options: ServeOptions): { listed: Map<string, Listed>; skipped: { file: string; problem: string }[] } {
   const listed = new Map<string, Listed>();
+  const skipped: { file: string; problem: string }[] = [];
   for (const { plugin, file, problem } of pluginFileEntries(dir)) {
     if (problem === undefined) listed.set(plugin, { file, version: dataVersion(filesIdentity(file), options) });
+    else skipped.push({ file, problem });
   }
-  return listed;
+  return { listed, skipped };
 }
 
 /**
@@ -93,7 +110,7 @@ function listFiles(dir: string, options: ServeOptions): Map<string, Listed> {
  */
 export function isPluginDirectory(dir: string): boolean {
   try {
-    if (!statSync(dir).isDirectory() || listFiles(dir, {}).size === 0) return false;
+    if (!statSync(dir).isDirectory() || listFiles(dir, {}).listed.size === 0) return false;
     return discoverTables(dir).size === 0;
   } catch {
     // A directory whose tables cannot be told: a dataset's, whose load says why.
@@ -142,8 +159,15 @@ export class PluginFiles implements ServedData {
     this.poolSize = options.poolSize ?? defaultPoolSize();
     this.maxOpen = options.maxOpen ?? DEFAULT_MAX_OPEN_PLUGINS;
     if (!Number.isInteger(this.maxOpen) || this.maxOpen < 1) throw new Error(`internal: at least one plugin file must be open at once, not ${this.maxOpen}`);
-    this.listing = listFiles(dir, options);
-    if (this.listing.size === 0) throw new DataError(`${dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
+    this.listing = this.list();
+  }
+
+  /** The directory's plugin files, each `.duckdb` file skipped logged with why; none at all is a DataError. */
+  private list(): Map<string, Listed> {
+    const { listed, skipped } = listFiles(this.dir, this.options);
+    for (const { file, problem } of skipped) this.log({ msg: 'skipped a file of the plugin directory', file, reason: `${basename(file)} ${problem}` });
+    if (listed.size === 0) throw new DataError(`${this.dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
+    return listed;
   }
 
   get plugins(): string[] {
@@ -237,8 +261,9 @@ export class PluginFiles implements ServedData {
 
   /**
    * Opens a plugin's file (ServedDataset.load on it), checked to hold that plugin and only it. A
-   * failure is logged and answered as the server's own (500, no detail: the file's path and its
-   * plugins are no business of the caller's), and forgotten, so the next request tries again.
+   * failure is logged with its reason and answered 503 plugin-unavailable (no reason: the file's
+   * path and its plugins are no business of the caller's; its operator replaces the file and
+   * reloads), and forgotten, so the next request tries again.
    */
   private open(plugin: string, listed: Listed): Entry {
     const began = Date.now();
@@ -266,7 +291,7 @@ export class PluginFiles implements ServedData {
       (error: unknown) => {
         if (this.entries.get(plugin) === entry) this.entries.delete(plugin);
         this.log({ msg: 'cannot open a plugin file', plugin, error: error instanceof Error ? error.message : String(error) });
-        throw new Error(`the file of plugin ${plugin} cannot be opened`);
+        throw retryLater('pluginUnavailable', `the data of plugin ${plugin} cannot be opened on this server now; its operator has the reason in the server's log`, RETRY_AFTER_UNAVAILABLE_SECONDS);
       },
     );
     this.entries.set(plugin, entry);
@@ -345,9 +370,8 @@ export class PluginFiles implements ServedData {
   async reload(): Promise<void> {
     let next: Map<string, Listed>;
     try {
-      next = listFiles(this.dir, this.options);
       // As at the start: a directory without plugin files serves nothing, so the files listed before stay served.
-      if (next.size === 0) throw new DataError(`${this.dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
+      next = this.list();
     } catch (error) {
       this.reloadFailedAt = new Date();
       throw error;

@@ -33,6 +33,7 @@ export const PROBLEM_TYPES = {
   shuttingDown: { type: 'urn:convx:problem:shutting-down', title: 'Server shutting down', status: 503 },
   queryTimeout: { type: 'urn:convx:problem:query-timeout', title: 'Query time budget exceeded', status: 503 },
   busy: { type: 'urn:convx:problem:busy', title: 'Server busy', status: 503 },
+  pluginUnavailable: { type: 'urn:convx:problem:plugin-unavailable', title: "The plugin's data cannot be opened", status: 503 },
   // Never received: the client closed its connection while its request waited for a turn (logged as 499, as nginx does).
   clientClosed: { type: 'urn:convx:problem:client-closed', title: 'Client closed the request', status: 499 },
 } as const;
@@ -75,7 +76,7 @@ export class ProblemError extends Error {
 }
 
 /** A problem that asks the client to come back later (429, 503). */
-export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout' | 'busy', detail: string, seconds: number): ProblemError {
+export function retryLater(kind: 'rateLimited' | 'shuttingDown' | 'queryTimeout' | 'busy' | 'pluginUnavailable', detail: string, seconds: number): ProblemError {
   return new ProblemError(problem(kind, detail), { 'retry-after': String(Math.max(1, Math.ceil(seconds))) });
 }
 
