@@ -10,13 +10,13 @@
  * fails: `.ci/run` installs Debian's haproxy when it is missing.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { planShards, shardMap } from '../src/server/shards.js';
-import { cli, tempDir } from './helpers.js';
+import { cli, SAMPLES, tempDir } from './helpers.js';
 
 const HAPROXY = process.env.HAPROXY ?? '/usr/sbin/haproxy';
 const present = existsSync(HAPROXY);
@@ -234,6 +234,16 @@ describe('convx data shards plans without HAProxy', () => {
     expect((await run('--servers', 'Shard-A:9001,shard-a:9001')).stderr).toMatch(/--servers names one address twice, Shard-A:9001 and shard-a:9001/);
     expect((await run('--shards', '1', '--listen', '127.0.0.1:70000')).stderr).toMatch(/--listen: "127\.0\.0\.1:70000" is not host:port/);
     expect((await cli(['data', 'shards', join(root, 'none'), '--shards', '1', '--out', join(root, 'deploy')])).code).toBe(2);
+    // a dataset's folder is what --split-plugins reads: the hint writes its files elsewhere (found by a tester), an empty folder's names it
+    const aside = tempDir('convx-shards-folders-');
+    const shop = join(aside, 'shop');
+    cpSync(SAMPLES, shop, { recursive: true });
+    const folder = await cli(['data', 'shards', shop, '--shards', '1', '--out', join(root, 'deploy')]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`convx: error: ${shop} is a dataset's folder, not its plugins' files: write one file per plugin with convx data import ${shop} --split-plugins --into ${shop}-plugins/, then plan from that: convx data shards ${shop}-plugins/`);
+    mkdirSync(join(aside, 'empty'));
+    const empty = await cli(['data', 'shards', join(aside, 'empty'), '--shards', '1', '--out', join(root, 'deploy')]);
+    expect(empty.stderr).toContain(`${join(aside, 'empty')} holds no .duckdb file: write one per plugin with convx data import DATASET --split-plugins --into ${join(aside, 'empty')}`);
     writeFileSync(join(dir, '..hidden.duckdb'), duckdb);
     const unsafe = await run('--shards', '1');
     expect(unsafe.code).toBe(2);
@@ -248,14 +258,13 @@ describe('convx data shards plans without HAProxy', () => {
     rmSync(join(dir, 'other.duckdb'));
     const written = await run('--shards', '1');
     expect(written.code).toBe(0);
-    expect(written.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --port 8081 --no-health-log \(HAProxy checks \/healthz every second\),/);
     // a shard verifies every token: the line says with what (a shard without a key does not start)
-    expect(written.stderr).toMatch(/--port 8081 --no-health-log \(HAProxy checks \/healthz every second\), each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\), then haproxy -f /);
-    // shards on other machines: the command to start one listens where HAProxy reaches it (found by a tester)
-    const remote = await run('--servers', '10.0.0.11:8080', '--force');
-    expect(remote.stderr).toMatch(/start each shard with convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log \(HAProxy checks \/healthz every second\),/);
+    expect(written.stderr).toMatch(/start each shard \(--no-health-log: HAProxy checks \/healthz every second\), each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\):\n  convx serve --data \S+shard_1 --port 8081 --no-health-log\nthen HAProxy:\n  haproxy -f \S+haproxy\.cfg\n$/);
+    // shards on other machines: the command to start each listens where HAProxy reaches it (found by a tester), one line per shard
+    const remote = await run('--servers', '10.0.0.11:8080,10.0.0.12:9090', '--force');
+    expect(remote.stderr).toMatch(/:\n  convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log\n  convx serve --data \S+shard_2 --host 10\.0\.0\.12 --port 9090 --no-health-log\nthen HAProxy:/);
     const six = await run('--servers', '[::1]:8080', '--force');
-    expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080 --no-health-log /);
+    expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080 --no-health-log\n/);
     const again = await run('--shards', '1');
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/exists: pass --force to replace it/);

@@ -12,6 +12,7 @@ import { explicitJson } from './config.js';
 import { megabytes, wholeNumber } from './data-common.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
+import { discoverTables } from '../local/dataset/discover.js';
 import { pluginFileEntries } from '../server/plugin-files.js';
 import { haproxyConfig, planShards, shardMap, unavailableResponse, type PluginFile, type Shard } from '../server/shards.js';
 import { plural } from '../words.js';
@@ -44,7 +45,21 @@ function pluginFiles(dir: string): PluginFile[] {
     if (problem !== undefined) throw new DataError(`${file}: "${safeValue(plugin)}" ${problem}`);
     return { plugin, file, bytes: statSync(file).size };
   });
-  if (files.length === 0) throw new DataError(`${dir} holds no .duckdb file: write one per plugin with convx data import DATASET --split-plugins --into ${dir}`);
+  if (files.length === 0) {
+    // A dataset's folder (its tables at the top) is what --split-plugins reads, not where its files go.
+    let dataset: boolean;
+    try {
+      dataset = discoverTables(dir).size > 0;
+    } catch {
+      dataset = true; // files of a dataset's that cannot be read as one
+    }
+    const into = dataset ? join(dirname(dir), `${basename(dir)}-plugins`) : dir;
+    throw new DataError(
+      dataset
+        ? `${dir} is a dataset's folder, not its plugins' files: write one file per plugin with convx data import ${dir} --split-plugins --into ${into}/, then plan from that: convx data shards ${into}/`
+        : `${dir} holds no .duckdb file: write one per plugin with convx data import DATASET --split-plugins --into ${into}`,
+    );
+  }
   return files;
 }
 
@@ -139,8 +154,11 @@ export default defineHandler<CommandFlags<'data shards'>>({
     }
     const lines = shards.map((s) => `${s.name}  ${s.server}  ${plural(s.plugins.length, 'plugin')}, ${megabytes(s.bytes)}: ${s.plugins.map((p) => p.plugin).join(', ') || '-'}`);
     await ctx.output.text(`${lines.join('\n')}\n`);
+    // Each shard's own command (its folder, host and port), on the machine whose address it is.
+    const written = flags.out!;
+    const starts = shards.map((s) => `  convx serve --data ${join(written, s.name)}${serveHost(s.server)} --port ${s.server.split(':').at(-1)} --no-health-log`);
     ctx.log.info(
-      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard with convx serve --data ${join(flags.out, shards[0]!.name)}${serveHost(shards[0]!.server)} --port ${shards[0]!.server.split(':').at(-1)} --no-health-log (HAProxy checks /healthz every second), each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token), then haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard (--no-health-log: HAProxy checks /healthz every second), each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token):\n${starts.join('\n')}\nthen HAProxy:\n  haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
     );
   },
 });
