@@ -83,8 +83,8 @@ export interface Context {
   configFile: string | undefined;
   config: ConfigFile;
   resolvePath(path: string): string;
-  /** The dataset directory of local mode. */
-  dataDir(): string;
+  /** The dataset directory of local mode; localOnly: for a command that has no API mode (serve), whose missing --data names no --api. */
+  dataDir(options?: { localOnly?: boolean }): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
   /** API mode: --timeout, in seconds (default 30). */
@@ -158,8 +158,8 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
 }
 
 /** ctx.dataDir: the dataset of local mode, which must exist. */
-function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string): () => string {
-  return () => {
+function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string): (options?: { localOnly?: boolean }) => string {
+  return (options = {}) => {
     if (settings.mode === 'api') throw new UsageError('this command works on a local dataset: pass --data DIR');
     if (!settings.data && settings.apiMissing !== undefined) {
       const profile = settings.apiMissing;
@@ -167,9 +167,11 @@ function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => st
     }
     if (!settings.data) {
       // The samples are in a checkout, not in an installed copy: where they are not at hand, a dataset to make
+      const command = options.localOnly ? 'convx serve --data' : 'convx report --data';
       const hint = existsSync(resolvePath('samples/shop'))
-        ? 'try: convx report --data samples/shop'
-        : 'try a generated shop: convx data generate --out demo-shop, then convx report --data demo-shop --from 2024-03-01 --to 2024-03-31';
+        ? `try: ${command} samples/shop`
+        : `try a generated shop: convx data generate --out demo-shop, then ${command} demo-shop${options.localOnly ? '' : ' --from 2024-03-01 --to 2024-03-31'}`;
+      if (options.localOnly) throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (a dataset\'s folder, a file of convx data import, or a folder of plugin files)', [], hint);
       throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], hint);
     }
     // A missing dataset (directory or .duckdb file) is "not found: PATH" as given, for every command.

@@ -434,6 +434,25 @@ describe('bad input: exit code and a message naming the problem, never a stack t
     expect(JSON.parse(report.stdout).paging.totalCount).toBeGreaterThan(0);
   });
 
+  it('convx serve without a dataset names what it serves, no --api (it has no API mode), and hints at serving the samples', async () => {
+    const run = await cli(['serve', '--port', '0'], { cwd: join(SAMPLES, '..', '..'), env: { CONVX_JWT_SECRET: 'x'.repeat(32) } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      "convx: error: no dataset: pass --data DIR or set CONVX_DATA (a dataset's folder, a file of convx data import, or a folder of plugin files)\nhint: try: convx serve --data samples/shop\n",
+    );
+  });
+
+  it('convx data check reads CONVX_DATA when no folder is given, as every command does; without either it says what to give', async () => {
+    const named = await cli(['data', 'check', SAMPLES, '-o', 'json']);
+    const fromEnv = await cli(['data', 'check', '-o', 'json'], { env: { CONVX_DATA: SAMPLES } });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stdout).toBe(named.stdout);
+    expect((await cli(['data', 'check'], { env: { CONVX_DATA: SAMPLES } })).stdout).toContain(`${SAMPLES}: no problems found`);
+    const none = await cli(['data', 'check'], { cwd: tempDir() });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe('convx: error: convx data check needs a dataset: give its folder (convx data check DIR) or set CONVX_DATA\nhint: the folder of the exported files, e.g. convx data check exports/\n');
+  });
+
   it('reads CONVX_DATA when --data is absent', async () => {
     const run = await cli(['report', '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'], { env: { CONVX_DATA: SAMPLES } });
     expect(run.code).toBe(0);

@@ -2,19 +2,29 @@ import { isValidDate } from '../model/query.js';
 import { threadsOption } from '../config.js';
 import { importOptions, megabytes, secondsSince, tableRows, wholeNumber, warnFindings, withPhases } from './data-common.js';
 import { ExitCode, UsageError } from '../errors.js';
+import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
 import { plural } from '../words.js';
 import { safeData, safeLines } from '../output/terminal.js';
 
+/** What `data check` reads: the folder named, else the dataset the other commands read (CONVX_DATA, the profile's); with the name it is shown by. */
+function checkedDataset(ctx: Context, named: string | undefined): { dir: string; shown: string } {
+  if (named !== undefined) return { dir: ctx.resolvePath(named), shown: named };
+  const data = ctx.settings.data;
+  if (!data) throw new UsageError('convx data check needs a dataset: give its folder (convx data check DIR) or set CONVX_DATA', [], 'the folder of the exported files, e.g. convx data check exports/');
+  return { dir: ctx.dataDir(), shown: data };
+}
+
 export const dataCheck = defineHandler<Record<string, never>>({
   async run(ctx, args) {
     const [{ checkDataset }, { startProgress }] = await Promise.all([import('../local/check.js'), import('./shared.js')]);
     // A line on a terminal's stderr while a large dataset is checked (after a second; not with -o json, --quiet or CI).
+    const dataset = checkedDataset(ctx, args[0]);
     const progress = startProgress(ctx);
     let report;
     try {
-      report = await checkDataset(ctx.resolvePath(args[0]!), (phase) => progress.phase(phase), threadsOption(ctx));
+      report = await checkDataset(dataset.dir, (phase) => progress.phase(phase), threadsOption(ctx));
     } finally {
       progress.done();
     }
@@ -38,11 +48,11 @@ export const dataCheck = defineHandler<Record<string, never>>({
     }
     lines.push(
       report.ok
-        ? chalk.green(`${args[0]}: no problems found`)
+        ? chalk.green(`${dataset.shown}: no problems found`)
         : report.integrityChecked
-          ? `${args[0]}: ${plural(shown.problems.length, 'problem')}, ${plural(shown.findings.length, 'finding')}`
+          ? `${dataset.shown}: ${plural(shown.problems.length, 'problem')}, ${plural(shown.findings.length, 'finding')}`
           : // the checks across tables need files without problems: "0 findings" would read as "the rest is clean"
-            `${args[0]}: ${plural(shown.problems.length, 'problem')}${shown.findings.length ? `, ${plural(shown.findings.length, 'finding')}` : ''}; ` +
+            `${dataset.shown}: ${plural(shown.problems.length, 'problem')}${shown.findings.length ? `, ${plural(shown.findings.length, 'finding')}` : ''}; ` +
             'the checks across tables (duplicate ids, refunds without an order, rates, ...) run once the files have no problem',
     );
     await ctx.output.text(`${lines.join('\n')}\n`);

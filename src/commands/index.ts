@@ -161,9 +161,9 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'data check',
-    summary: 'report every problem and integrity finding of a dataset, without computing a report',
-    args: '<dir>',
-    examples: ['convx data check samples/shop', 'convx data check samples/shop -o json'],
+    summary: 'report every problem and integrity finding of a dataset (the folder given, else --data or CONVX_DATA), without computing a report',
+    args: '[dir]',
+    examples: ['convx data check samples/shop', 'convx data check samples/shop -o json', 'CONVX_DATA=samples/shop convx data check'],
     load: async () => (await import('./data.js')).dataCheck,
   },
   {

@@ -143,7 +143,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
   const maxOpenPlugins = parseMaxOpenPlugins(flags);
   const maxPluginMemory = parseMaxPluginMemory(flags);
   const renderLimits = renderLimitsFromFlags(flags);
-  const dir = ctx.dataDir();
+  const dir = ctx.dataDir({ localOnly: true });
   assertFilesExist(ctx, flags);
   const secret = jwtSecret(ctx.io.env);
   return {
