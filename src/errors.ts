@@ -41,15 +41,16 @@ export class UsageError extends ConvxError {
 
 /**
  * The API's answer to a contact's key that is the e-mail address or client contact id of several
- * contacts (409 ambiguous-key): a usage error in its words; `convx contact` says it as local mode does.
+ * contacts (409 ambiguous-key), and local mode's of such a key: a usage error; `convx contact` says the API's as local mode does.
  */
 export class AmbiguousKeyError extends UsageError {
   constructor(
     message: string,
     /** What the key is of those contacts. */
     readonly matchedBy: 'email' | 'clientContactId',
+    hint?: string,
   ) {
-    super(message);
+    super(message, [], hint);
   }
 }
 

@@ -393,6 +393,25 @@ describe("a contact's first row, and a key several contacts carry (found by a te
     expect(JSON.parse((await twice(['contact', 'c-4', '-o', 'json'])).stdout).contact.email).toBe('Two@Example.com');
   });
 
+  it('among several keys, one several contacts carry is its own failed answer: the others are answered, exit 2, in both modes', async () => {
+    const run = await twice(['contact', 'c-3', 'two@example.com', 'c-4', '-o', 'jsonl']);
+    expect(run.code).toBe(2);
+    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: string; found: boolean; error: string | null; result: { contact: { contactId: string } } | null });
+    expect(answers.map((a) => [a.id, a.found, a.error, a.result?.contact.contactId ?? null])).toEqual([
+      ['c-3', true, null, 'c-3'],
+      ['two@example.com', true, '"two@example.com" is the e-mail of 2 contacts: c-2 (Bob Dvorak), c-4 (Dan Four)', null],
+      ['c-4', true, null, 'c-4'],
+    ]);
+    expect(run.stderr).toBe(
+      'convx: error: "two@example.com" is the e-mail of 2 contacts: c-2 (Bob Dvorak), c-4 (Dan Four)\nhint: look one of them up by its contact id: convx contact c-2\nconvx: of several contacts: 1 of 3: two@example.com\n',
+    );
+    // a key not found as well: exit 3, each said
+    const both = await twice(['contact', 'CL2', 'nobody@example.com', 'c-2', '-o', 'csv']);
+    expect(both.code).toBe(3);
+    expect(both.stdout.split('\n').slice(1).filter(Boolean).every((line) => line.startsWith('c-2,'))).toBe(true);
+    expect(both.stderr).toContain('convx: not found: 1 of 3: nobody@example.com\nconvx: of several contacts: 1 of 3: CL2\n');
+  });
+
   it('GET /v1/contacts/{key}/conversions of such a key is a 409 naming the contacts, never one of them picked', async () => {
     const get = (key: string) => fetch(`${people.url()}/v1/contacts/${encodeURIComponent(key)}/conversions`, { headers: { authorization: `Bearer ${people.token()}` } });
     for (const [key, matchedBy, contactIds] of [['TWO@example.com', 'email', ['c-2', 'c-4']], ['CL2', 'clientContactId', ['c-2', 'c-5']]] as const) {

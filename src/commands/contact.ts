@@ -1,6 +1,6 @@
 import { contactsCarrying, type Backend, type ContactReport } from '../backend.js';
 import type { Context } from '../context.js';
-import { AmbiguousKeyError, ExitCode, UsageError } from '../errors.js';
+import { AmbiguousKeyError, ExitCode } from '../errors.js';
 import { contactCard as card } from '../output/cards.js';
 import { safeData } from '../output/terminal.js';
 import type { RecordKind } from '../output/writer.js';
@@ -45,15 +45,16 @@ const BY_WORDS: Record<ContactReport['matchedBy'], string> = { contactId: 'conta
 /**
  * A key found as the e-mail or client contact id of a contact that other contacts carry too (their
  * first rows, by the resolver: Backend.resolve, local or served): a usage error naming their ids, as a
- * name several sources carry is to drill. An API without GET ids/{id} cannot tell: its answer stands.
+ * name several sources carry is to drill (with several keys, that key's answer alone: answerEach).
+ * An API without GET ids/{id} cannot tell: its answer stands.
  */
 async function checkOneContact(backend: Backend, key: string, matchedBy: ContactReport['matchedBy']): Promise<void> {
   if (matchedBy === 'contactId') return;
   const { id, contacts: carriers } = await contactsCarrying(backend, key, matchedBy);
   if (carriers.length < 2) return;
-  throw new UsageError(
+  throw new AmbiguousKeyError(
     `"${id}" is the ${BY_WORDS[matchedBy]} of ${carriers.length} contacts: ${carriers.map(suggestion).join(', ')}`,
-    [],
+    matchedBy,
     `look one of them up by its contact id: ${commandFor(carriers[0]!)}`,
   );
 }

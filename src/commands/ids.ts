@@ -5,7 +5,7 @@
  */
 import type { Backend, IdMatch, IdResolution } from '../backend.js';
 import { readAll, type Context } from '../context.js';
-import { ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
+import { AmbiguousKeyError, ConvxError, ExitCode, NotFoundError, UsageError } from '../errors.js';
 import { nearness } from '../model/closest.js';
 import { urlSegment } from '../model/url.js';
 import type { RecordKind } from '../output/writer.js';
@@ -131,24 +131,27 @@ export interface Outcome {
 /**
  * Several ids, one answer each in the input's order: json, an array of answers; jsonl, one answer
  * a line; csv and tsv, the rows of every answer, each led by the id asked (`query`); a table, the
- * cards. Each id not found or without an answer is named on stderr as one alone would be, and a
- * last line names those not found. Exit 3 when any was not found, else 1 when any is a finding.
+ * cards. Each id not found, of several contacts, or without an answer is named on stderr as one
+ * alone would be, and last lines name those not found and those of several contacts. Exit 3 when any
+ * was not found, else 2 when any names several contacts, else 1 when any is a finding.
  */
 export async function answerEach(ctx: Context, ids: string[], kind: RecordKind, one: (id: string) => Promise<Outcome>): Promise<number> {
   const answers: Answer[] = [];
   const rows: Record<string, unknown>[] = [];
   const cards: string[] = [];
   const missing: string[] = [];
+  const ambiguous: string[] = [];
   let code: number = ExitCode.ok;
   for (const id of ids) {
     let outcome: Outcome;
     try {
       outcome = await one(id);
     } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
+      // A key several contacts carry is that key's failed answer (found, but no one answer), as one not found is.
+      if (!(error instanceof NotFoundError || error instanceof AmbiguousKeyError)) throw error;
       ctx.log.error(error);
-      missing.push(id);
-      answers.push({ id, found: false, error: error.message, result: null });
+      (error instanceof NotFoundError ? missing : ambiguous).push(id);
+      answers.push({ id, found: error instanceof AmbiguousKeyError, error: error.message, result: null });
       continue;
     }
     if (outcome.finding) {
@@ -161,7 +164,8 @@ export async function answerEach(ctx: Context, ids: string[], kind: RecordKind, 
   }
   await printAnswers(ctx, kind, answers, rows, cards);
   if (missing.length) ctx.log.failure('convx: not found:', `${missing.length} of ${ids.length}: ${missing.join(', ')}`);
-  return missing.length ? ExitCode.notFound : code;
+  if (ambiguous.length) ctx.log.failure('convx: of several contacts:', `${ambiguous.length} of ${ids.length}: ${ambiguous.join(', ')}`);
+  return missing.length ? ExitCode.notFound : ambiguous.length ? ExitCode.usage : code;
 }
 
 async function printAnswers(ctx: Context, kind: RecordKind, answers: Answer[], rows: Record<string, unknown>[], cards: string[]): Promise<void> {

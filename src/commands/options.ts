@@ -61,7 +61,7 @@ export const RENDER_LIMIT_OPTIONS: OptionDefinition[] = LIMIT_FLAGS.map((f) => (
 }));
 
 /** --stdin of the look-ups: ids one a line, as a support queue holds them (README, several at once). */
-const STDIN_IDS = (what: string) => `read more ids from stdin, one ${what} a line (blank lines ignored); with several ids: one answer each, exit 3 when any is not found`;
+const STDIN_IDS = (what: string, more = '') => `read more ids from stdin, one ${what} a line (blank lines ignored); with several ids: one answer each, exit 3 when any is not found${more}`;
 
 /** Not a query parameter: every page, walked by the command. */
 export const ALL_OPTION = { flags: '--all', description: 'every row from --offset on, streamed' } as const;
@@ -129,7 +129,7 @@ export const OPTIONS = {
     { ...CARD_ZONE_OPTION, description: "--from and --to are days of this time zone, and the card shows times in it too, beside UTC (an IANA name, e.g. Europe/Prague; default: CONVX_TZ or the profile's tz, else UTC)" },
     { flags: '--stdin', description: STDIN_IDS('order id') },
   ],
-  contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id') }],
+  contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id', ', else 2 when a key names several contacts') }],
   drill: [...withShortPeriods(parameterOptions('items', notSourceFilter)), ALL_OPTION],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
