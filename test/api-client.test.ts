@@ -93,10 +93,11 @@ function filesUnder(dir: string): string {
 }
 
 describe('retries: what is asked again', () => {
-  it('states the rule: 429 and 5xx are retried, but a query over the time budget', () => {
-    expect(Object.keys(NOT_RETRIED)).toEqual([QUERY_TIMEOUT_PROBLEM]);
+  it("states the rule: 429 and 5xx are retried, but a query over the time budget and a plugin's file the server cannot open", () => {
+    expect(Object.keys(NOT_RETRIED)).toEqual([QUERY_TIMEOUT_PROBLEM, PROBLEM_TYPES.pluginUnavailable.type]);
     expect(QUERY_TIMEOUT_PROBLEM).toBe(PROBLEM_TYPES.queryTimeout.type);
     expect(isRetried(503, PROBLEM_TYPES.queryTimeout.type)).toBe(false);
+    expect(isRetried(503, PROBLEM_TYPES.pluginUnavailable.type)).toBe(false);
     expect(isRetried(503, PROBLEM_TYPES.shuttingDown.type)).toBe(true);
     expect(isRetried(503, 'urn:convx:problem:busy')).toBe(true);
     expect(isRetried(429, PROBLEM_TYPES.rateLimited.type)).toBe(true);
