@@ -341,7 +341,7 @@ describe("a contact's first row, and a key several contacts carry (found by a te
   /**
    * Contact c-3 has two rows: the first (CL3, three@example.com, Cy First) is the one read, the
    * later (CL3-LATER, later@example.com, Cyril Later) is not. c-4 carries c-2's e-mail in another
-   * case, c-5 c-2's client contact id.
+   * case, c-5 c-2's client contact id; c-6's later row repeats its first row's keys.
    */
   const people = servedDataset(() =>
     shop({
@@ -354,6 +354,8 @@ describe("a contact's first row, and a key several contacts carry (found by a te
           ['c-3', 'CL3-LATER', 'later@example.com', 'Cyril', 'Later'],
           ['c-4', 'CL4', 'Two@Example.com', 'Dan', 'Four'],
           ['c-5', 'CL2', 'five@example.com', 'Eve', 'Five'],
+          ['c-6', 'CL6', 'six@example.com', 'Sy', 'Six'],
+          ['c-6', 'CL6', 'SIX@example.com', 'Sy', 'Sixth'],
         ]),
       },
     }),
@@ -371,11 +373,25 @@ describe("a contact's first row, and a key several contacts carry (found by a te
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout).contact).toEqual(first);
     }
-    for (const key of ['later@example.com', 'CL3-LATER']) {
-      const run = await twice(['contact', key]);
+    // a later row's key finds nothing, and the hint says where it is (found by a tester): in any case for an e-mail
+    for (const [key, what] of [['later@example.com', 'e-mail'], ['LATER@Example.com', 'e-mail'], ['CL3-LATER', 'client contact id']]) {
+      const run = await twice(['contact', key!]);
       expect([run.code, run.stdout], key).toEqual([3, '']);
-      expect(run.stderr).toMatch(new RegExp(`^convx: error: no contact ${key} in the dataset`));
+      expect(run.stderr).toBe(
+        `convx: error: no contact ${key} in the dataset (looked for a contact id, an e-mail address and a client contact id)\nhint: ${key} is the ${what} on a later row of contact c-3 (Cy First), which look-ups do not read (a contact is its first row): convx contact c-3\n`,
+      );
     }
+    // a later row that repeats its first row's keys adds nothing: the contact is found by them
+    const six = await fetch(`${people.url()}/v1/ids/six%40example.com`, { headers: { authorization: `Bearer ${people.token()}` } });
+    expect(((await six.json()) as { matches: { by: string; id: string }[] }).matches.map((m) => [m.by, m.id])).toEqual([['email', 'c-6']]);
+    expect(JSON.parse((await twice(['contact', 'CL6', '-o', 'json'])).stdout).contact.surname).toBe('Six');
+    // the other look-ups say where a later row's key is too
+    expect((await twice(['order', 'later@example.com'])).stderr).toContain('\nhint: later@example.com is the e-mail on a later row of contact c-3 (Cy First),');
+    expect((await twice(['drill', 'CL3-LATER'])).stderr).toContain('\nhint: CL3-LATER is the client contact id on a later row of contact c-3 (Cy First),');
+    const resolved = await fetch(`${people.url()}/v1/ids/later%40example.com`, { headers: { authorization: `Bearer ${people.token()}` } });
+    expect(((await resolved.json()) as { matches: unknown[] }).matches).toEqual([
+      { kind: 'contact', by: 'laterEmail', id: 'c-3', type: null, name: 'Cy First', smartflowId: null },
+    ]);
     // the resolver's name of the contact is the first row's too
     expect((await twice(['order', 'c-3'])).stderr).toContain('\nhint: c-3 is a contact (Cy First): convx contact c-3\n');
   });

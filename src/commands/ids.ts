@@ -46,6 +46,9 @@ function what(m: IdMatch): string {
   const named = m.kind === 'contact' ? (m.name ? ` (${m.name})` : '') : m.name ? ` ("${m.name}")` : '';
   const of = m.kind === 'delivery' ? ` of smartflow ${m.smartflowId}` : '';
   if (m.by === 'id') return `${article} ${type}${of}${named}`;
+  if (m.by === 'laterEmail' || m.by === 'laterClientContactId') {
+    return `the ${m.by === 'laterEmail' ? 'e-mail' : 'client contact id'} on a later row of contact ${m.id}${named}, which look-ups do not read (a contact is its first row)`;
+  }
   const field = { email: 'the e-mail', clientContactId: 'the client contact id', name: 'the name', campaignId: 'the campaign id' }[m.by];
   return `${field} of ${type} ${m.id}${m.by === 'name' ? '' : named}`;
 }
@@ -78,7 +81,8 @@ export function nearestHint(resolution: IdResolution, kinds: IdMatch['kind'][]):
 export async function notFoundHint(backend: Backend, id: string, command: LookupCommand): Promise<string | undefined> {
   const resolution = await backend.resolve?.(id);
   if (!resolution) return undefined;
-  const others = resolution.matches.filter((m) => !OWN[command].includes(m.kind));
+  // A key of a contact's later row is no contact a look-up finds: where it is, as of another kind.
+  const others = resolution.matches.filter((m) => !OWN[command].includes(m.kind) || m.by === 'laterEmail' || m.by === 'laterClientContactId');
   return others.length ? namesHint(resolution, others) : nearestHint(resolution, OWN[command]);
 }
 

@@ -1,7 +1,7 @@
 /**
  * What an id names in the data (`Backend.resolve`, GET /v1/ids/{id}): the one resolver of
  * `convx order`, `contact` and `drill`. It knows orders (by id), contacts (by id, e-mail in any
- * case, client contact id), sources (by id, name, campaign id), smartflows and deliveries (by
+ * case, client contact id; those of a contact's later rows, which are not read, as where they are), sources (by id, name, campaign id), smartflows and deliveries (by
  * id), and else the ids nearest the one given (model/closest.ts ranks them).
  */
 import type { IdMatch, IdResolution } from '../backend.js';
@@ -31,8 +31,22 @@ export function firstContactRows(scope: Scope, among?: Sql): Sql {
   return sql`(SELECT * FROM ${contacts} ${only} QUALIFY row_number() OVER (PARTITION BY contact_id ORDER BY row_id) = 1)`;
 }
 
-/** Every (kind, by, id, key) the data holds: what an id may name. */
-function candidates(scope: Scope): Sql {
+/**
+ * The e-mail and client contact id of each contact's later rows (not read: the first row is the
+ * contact) that its first row does not carry too: an exact match says where such a key is
+ * (`by` laterEmail, laterClientContactId), never what a look-up by it finds.
+ */
+function laterContactKeys(scope: Scope): Sql {
+  const first = firstContactRows(scope);
+  return sql`SELECT 'contact', unnest(['laterEmail', 'laterClientContactId']), l.contact_id, unnest([
+      CASE WHEN lower(trim(l.email)) IS DISTINCT FROM lower(trim(f.email)) THEN trim(l.email) END,
+      CASE WHEN l.client_contact_id IS DISTINCT FROM f.client_contact_id THEN l.client_contact_id END]),
+    NULL, coalesce(nullif(concat_ws(' ', f.first_name, f.surname), ''), f.email), NULL
+    FROM ${scope.relation('contacts')} l JOIN ${first} f ON f.contact_id = l.contact_id AND f.row_id <> l.row_id`;
+}
+
+/** Every (kind, by, id, key) the data holds: what an id may name (with later: the keys of contacts' later rows too, for exact matches). */
+function candidates(scope: Scope, later = false): Sql {
   const t = (name: string) => scope.relation(name);
   const has = (name: TableName) => scope.dataset.has(name);
   const parts: Sql[] = [];
@@ -42,6 +56,7 @@ function candidates(scope: Scope): Sql {
     const named = sql`coalesce(nullif(concat_ws(' ', first_name, surname), ''), email)`;
     parts.push(sql`SELECT 'contact', unnest(['id', 'email', 'clientContactId']), contact_id, unnest([contact_id, trim(email), client_contact_id]), NULL, ${named}, NULL
       FROM ${firstContactRows(scope)}`);
+    if (later) parts.push(laterContactKeys(scope));
   }
   for (const table of ['orders', 'touches'] as const) {
     if (has(table)) parts.push(sql`SELECT 'contact', 'id', contact_id, contact_id, NULL, NULL, NULL FROM ${t(table)}`);
@@ -68,14 +83,14 @@ function candidates(scope: Scope): Sql {
  * in two smartflows. The condition applies before the grouping, so a look-up by id scans without
  * grouping every order.
  */
-function kept(scope: Scope, where: Sql): Sql {
+function kept(scope: Scope, where: Sql, later = false): Sql {
   return sql`SELECT kind, hit, id, term, type, max(name) AS name, smartflow_id
-    FROM (${candidates(scope)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
+    FROM (${candidates(scope, later)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
 }
 
 /** What the id names: its exact matches (an e-mail in any case). */
 function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {
-  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit = 'email' THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`)} ORDER BY kind, hit, type, id, smartflow_id`);
+  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit IN ('email', 'laterEmail') THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`, true)} ORDER BY kind, hit, type, id, smartflow_id`);
 }
 
 /** The first sources by type and id, to name when none is near. */

@@ -193,8 +193,9 @@ const idMatch = {
     kind: { type: 'string', enum: ['order', 'contact', 'source', 'smartflow', 'delivery'] },
     by: {
       type: 'string',
-      enum: ['id', 'email', 'clientContactId', 'name', 'campaignId'],
-      description: "what of it the id matched: its id, a contact's e-mail (any case) or client contact id, a source's name or campaign id",
+      enum: ['id', 'email', 'clientContactId', 'name', 'campaignId', 'laterEmail', 'laterClientContactId'],
+      description:
+        "what of it the id matched: its id, a contact's e-mail (any case) or client contact id, a source's name or campaign id; laterEmail, laterClientContactId: the e-mail or client contact id of a later row of the contact's, which no look-up reads (a contact is its first row): where the key is, not a contact it finds",
     },
     id: { ...text, description: 'the id to look it up by: the order, contact, source, smartflow or delivery id' },
     type: { ...nullableText, description: "a source's type (a smartflow's and a delivery's: smartflow)" },
