@@ -203,6 +203,16 @@ describe('faults', () => {
     expect(always.requests).toHaveLength(4);
   });
 
+  it('takes a --timeout longer than a timer of Node holds (24.8 days) as that long, not as 1 ms (found by a reviewer)', async () => {
+    const s = await scripted((_req, res) => json(res, 200, REPORT_BODY));
+    try {
+      const run = await cli(['report', '--api', s.url, '--timeout', '2147484', '-o', 'json'], { env: { CONVX_TOKEN: 'fault-test-token-0123456789' } });
+      expect(run.code, run.stderr).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('times out on a slow server with exit 5', async () => {
     const result = await slowServerRun!;
     expect(result.code).toBe(5);

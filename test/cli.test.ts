@@ -450,7 +450,11 @@ describe('bad input: exit code and a message naming the problem, never a stack t
     expect((await cli(['data', 'check'], { env: { CONVX_DATA: SAMPLES } })).stdout).toContain(`${SAMPLES}: no problems found`);
     const none = await cli(['data', 'check'], { cwd: tempDir() });
     expect(none.code).toBe(2);
-    expect(none.stderr).toBe('convx: error: convx data check needs a dataset: give its folder (convx data check DIR) or set CONVX_DATA\nhint: the folder of the exported files, e.g. convx data check exports/\n');
+    expect(none.stderr).toBe('convx: error: convx data check needs a dataset: give its folder (convx data check DIR, or --data DIR) or set CONVX_DATA\nhint: the folder of the exported files, e.g. convx data check exports/\n');
+    // --data as every command takes it (found by a reviewer: the help said so, and the flag was refused)
+    const flagged = await cli(['data', 'check', '--data', SAMPLES, '-o', 'json']);
+    expect(flagged.code, flagged.stderr).toBe(0);
+    expect(flagged.stdout).toBe(named.stdout);
   });
 
   it('reads CONVX_DATA when --data is absent', async () => {

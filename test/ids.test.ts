@@ -356,6 +356,8 @@ describe("a contact's first row, and a key several contacts carry (found by a te
           ['c-5', 'CL2', 'five@example.com', 'Eve', 'Five'],
           ['c-6', 'CL6', 'six@example.com', 'Sy', 'Six'],
           ['c-6', 'CL6', 'SIX@example.com', 'Sy', 'Sixth'],
+          ['c-6', 'CL6', 'old.six@example.com', 'Sy', 'Six'],
+          ['c-6', 'CL6', 'Old.Six@Example.com', 'Sy', 'Six'],
         ]),
       },
     }),
@@ -385,6 +387,9 @@ describe("a contact's first row, and a key several contacts carry (found by a te
     const six = await fetch(`${people.url()}/v1/ids/six%40example.com`, { headers: { authorization: `Bearer ${people.token()}` } });
     expect(((await six.json()) as { matches: { by: string; id: string }[] }).matches.map((m) => [m.by, m.id])).toEqual([['email', 'c-6']]);
     expect(JSON.parse((await twice(['contact', 'CL6', '-o', 'json'])).stdout).contact.surname).toBe('Six');
+    // later rows of one address in two cases are one match, one hint line (found by a reviewer)
+    const old = await twice(['contact', 'OLD.SIX@example.com']);
+    expect(old.stderr.split('\n').filter((line) => line.includes('on a later row of contact c-6'))).toHaveLength(1);
     // the other look-ups say where a later row's key is too
     expect((await twice(['order', 'later@example.com'])).stderr).toContain('\nhint: later@example.com is the e-mail on a later row of contact c-3 (Cy First),');
     expect((await twice(['drill', 'CL3-LATER'])).stderr).toContain('\nhint: CL3-LATER is the client contact id on a later row of contact c-3 (Cy First),');

@@ -261,8 +261,8 @@ describe('convx data shards plans without HAProxy', () => {
     // a shard verifies every token: the line says with what (a shard without a key does not start)
     expect(written.stderr).toMatch(/start each shard \(--no-health-log: HAProxy checks \/healthz every second\), each with the tokens' key \(CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token\):\n  convx serve --data \S+shard_1 --port 8081 --no-health-log\nthen HAProxy:\n  haproxy -f \S+haproxy\.cfg\n$/);
     // shards on other machines: the command to start each listens where HAProxy reaches it (found by a tester), one line per shard
-    const remote = await run('--servers', '10.0.0.11:8080,10.0.0.12:9090', '--force');
-    expect(remote.stderr).toMatch(/:\n  convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log\n  convx serve --data \S+shard_2 --host 10\.0\.0\.12 --port 9090 --no-health-log\nthen HAProxy:/);
+    const remote = await run('--servers', '10.0.0.11:8080', '--force');
+    expect(remote.stderr).toMatch(/:\n  convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log\nthen HAProxy:/);
     const six = await run('--servers', '[::1]:8080', '--force');
     expect(six.stderr).toMatch(/convx serve --data \S+shard_1 --host ::1 --port 8080 --no-health-log\n/);
     const again = await run('--shards', '1');
@@ -272,11 +272,16 @@ describe('convx data shards plans without HAProxy', () => {
     const tooMany = await run('--shards', '2', '--force');
     expect(tooMany.code).toBe(0);
     expect(tooMany.stderr).toMatch(/warning: 2 shards for 1 plugin file: shard_2 holds none, and convx serve refuses an empty folder \(plan at most 1 shard,/);
+    // and no command to start it (found by a reviewer)
+    expect(tooMany.stderr).toMatch(/shard_1 --port 8081 --no-health-log\nthen HAProxy:/);
     // A path haproxy.cfg would break on (a space ends its word) is refused before anything is written.
     const spaced = await cli(['data', 'shards', dir, '--shards', '1', '--out', join(root, 'my deploy')]);
     expect(spaced.code).toBe(2);
     expect(spaced.stderr).toMatch(/--out: ".*my deploy" holds " ", which haproxy.cfg cannot name/);
     writeFileSync(join(dir, 'shop-2.duckdb'), duckdb);
+    // one line per shard, each on its own address (found by a tester: the first shard's alone was printed)
+    const two = await run('--servers', '10.0.0.11:8080,10.0.0.12:9090', '--force');
+    expect(two.stderr).toMatch(/:\n  convx serve --data \S+shard_1 --host 10\.0\.0\.11 --port 8080 --no-health-log\n  convx serve --data \S+shard_2 --host 10\.0\.0\.12 --port 9090 --no-health-log\nthen HAProxy:/);
     expect((await run('--shards', '2', '--force')).code).toBe(0);
     expect(readdirSync(join(root, 'deploy')).sort()).toEqual(['503.http', 'haproxy.cfg', 'shard_1', 'shard_2', 'shards.map']);
     expect(readdirSync(root).sort()).toEqual(['deploy', 'plugins']); // no staging left behind

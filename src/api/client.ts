@@ -51,6 +51,9 @@ export class DataVersionChangedError extends ApiError {
   }
 }
 
+/** The longest delay a timer of Node's holds. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 const RETRYABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -237,7 +240,8 @@ export class ApiClient {
     // undici's own headersTimeout ticks on a coarse clock (half a second), so --timeout 0.3 waited
     // about a second. Its connect and body timeouts stay.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(Object.assign(new Error('the answer timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })), this.options.timeoutMs);
+    // Node's timers hold at most 2^31 - 1 ms (about 24.8 days): a longer timeout waits that long.
+    const timer = setTimeout(() => deadline.abort(Object.assign(new Error('the answer timed out'), { code: 'UND_ERR_HEADERS_TIMEOUT' })), Math.min(this.options.timeoutMs, MAX_TIMER_MS));
     try {
       // The agent's own request takes the path as it is (undici's request() would parse the URL: see url()).
       const response = await this.agent

@@ -8,11 +8,11 @@ import { defineHandler } from './registry.js';
 import { plural } from '../words.js';
 import { safeData, safeLines } from '../output/terminal.js';
 
-/** What `data check` reads: the folder named, else the dataset the other commands read (CONVX_DATA, the profile's); with the name it is shown by. */
+/** What `data check` reads: the folder named, else the dataset the other commands read (--data, CONVX_DATA, the profile's); with the name it is shown by. */
 function checkedDataset(ctx: Context, named: string | undefined): { dir: string; shown: string } {
   if (named !== undefined) return { dir: ctx.resolvePath(named), shown: named };
   const data = ctx.settings.data;
-  if (!data) throw new UsageError('convx data check needs a dataset: give its folder (convx data check DIR) or set CONVX_DATA', [], 'the folder of the exported files, e.g. convx data check exports/');
+  if (!data) throw new UsageError('convx data check needs a dataset: give its folder (convx data check DIR, or --data DIR) or set CONVX_DATA', [], 'the folder of the exported files, e.g. convx data check exports/');
   return { dir: ctx.dataDir(), shown: data };
 }
 

@@ -29,7 +29,7 @@ export const COMMAND_GLOBALS: Record<string, readonly string[]> = {
   'auth login': ['--api', '--delivery-api', '--profile', ...ALWAYS],
   'auth status': ['--data', '--api', '--token-file', '--profile', '--format', ...ALWAYS],
   'auth logout': ['--profile', ...ALWAYS],
-  'data check': ['--format', ...ALWAYS],
+  'data check': ['--data', '--profile', '--format', ...ALWAYS],
   'data import': ['--reference-currency', ...ALWAYS],
   'data generate': [...ALWAYS],
   'data shards': ['--format', ...ALWAYS],

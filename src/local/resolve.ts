@@ -34,12 +34,13 @@ export function firstContactRows(scope: Scope, among?: Sql): Sql {
 /**
  * The e-mail and client contact id of each contact's later rows (not read: the first row is the
  * contact) that its first row does not carry too: an exact match says where such a key is
- * (`by` laterEmail, laterClientContactId), never what a look-up by it finds.
+ * (`by` laterEmail, laterClientContactId), never what a look-up by it finds; an e-mail in lower case, so
+ * that later rows of one address in other cases are one match.
  */
 function laterContactKeys(scope: Scope): Sql {
   const first = firstContactRows(scope);
   return sql`SELECT 'contact', unnest(['laterEmail', 'laterClientContactId']), l.contact_id, unnest([
-      CASE WHEN lower(trim(l.email)) IS DISTINCT FROM lower(trim(f.email)) THEN trim(l.email) END,
+      CASE WHEN lower(trim(l.email)) IS DISTINCT FROM lower(trim(f.email)) THEN lower(trim(l.email)) END,
       CASE WHEN l.client_contact_id IS DISTINCT FROM f.client_contact_id THEN l.client_contact_id END]),
     NULL, coalesce(nullif(concat_ws(' ', f.first_name, f.surname), ''), f.email), NULL
     FROM ${scope.relation('contacts')} l JOIN ${first} f ON f.contact_id = l.contact_id AND f.row_id <> l.row_id`;
