@@ -39,6 +39,9 @@ export function commandFor(m: IdMatch, typed = false): string {
   return `convx drill ${shellWord(typed && m.type ? `${m.type}:${m.id}` : m.id)}`;
 }
 
+/** A match by the e-mail or client contact id of a contact's later row: where the key is, not a contact a look-up finds by it. */
+const onLaterRow = (m: IdMatch): boolean => m.by === 'laterEmail' || m.by === 'laterClientContactId';
+
 /** What a match is, after "ID is": `a contact (Felix Nowak)`, `the name of campaign k-1`, `a smartflow ("Welcome series")`. */
 function what(m: IdMatch): string {
   const type = m.kind === 'source' ? (m.type ?? 'source') : m.kind;
@@ -46,10 +49,11 @@ function what(m: IdMatch): string {
   const named = m.kind === 'contact' ? (m.name ? ` (${m.name})` : '') : m.name ? ` ("${m.name}")` : '';
   const of = m.kind === 'delivery' ? ` of smartflow ${m.smartflowId}` : '';
   if (m.by === 'id') return `${article} ${type}${of}${named}`;
-  if (m.by === 'laterEmail' || m.by === 'laterClientContactId') {
+  if (onLaterRow(m)) {
     return `the ${m.by === 'laterEmail' ? 'e-mail' : 'client contact id'} on a later row of contact ${m.id}${named}, which look-ups do not read (a contact is its first row)`;
   }
-  const field = { email: 'the e-mail', clientContactId: 'the client contact id', name: 'the name', campaignId: 'the campaign id' }[m.by];
+  const fields: Partial<Record<IdMatch['by'], string>> = { email: 'the e-mail', clientContactId: 'the client contact id', name: 'the name', campaignId: 'the campaign id' };
+  const field = fields[m.by];
   return `${field} of ${type} ${m.id}${m.by === 'name' ? '' : named}`;
 }
 
@@ -81,8 +85,8 @@ export function nearestHint(resolution: IdResolution, kinds: IdMatch['kind'][]):
 export async function notFoundHint(backend: Backend, id: string, command: LookupCommand): Promise<string | undefined> {
   const resolution = await backend.resolve?.(id);
   if (!resolution) return undefined;
-  // A key of a contact's later row is no contact a look-up finds: where it is, as of another kind.
-  const others = resolution.matches.filter((m) => !OWN[command].includes(m.kind) || m.by === 'laterEmail' || m.by === 'laterClientContactId');
+  // A key of a contact's later row is no contact a look-up finds: said where it is, as a match of another kind is.
+  const others = resolution.matches.filter((m) => !OWN[command].includes(m.kind) || onLaterRow(m));
   return others.length ? namesHint(resolution, others) : nearestHint(resolution, OWN[command]);
 }
 

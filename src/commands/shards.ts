@@ -159,7 +159,7 @@ export default defineHandler<CommandFlags<'data shards'>>({
     // A shard without files is left out: convx serve refuses an empty folder (the warning above names it).
     const starts = shards.filter((s) => s.plugins.length > 0).map((s) => `  convx serve --data ${join(written, s.name)}${serveHost(s.server)} --port ${s.server.split(':').at(-1)} --no-health-log`);
     ctx.log.info(
-      `wrote ${flags.out}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard (--no-health-log: HAProxy checks /healthz every second), each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token):\n${starts.join('\n')}\nthen HAProxy:\n  haproxy -f ${join(flags.out, 'haproxy.cfg')}`,
+      `wrote ${written}: shards.map, haproxy.cfg, 503.http and a folder per shard; start each shard (--no-health-log: HAProxy checks /healthz every second), each with the tokens' key (CONVX_JWT_SECRET, --jwt-public-key or --jwks: a shard verifies every token):\n${starts.join('\n')}\nthen HAProxy:\n  haproxy -f ${join(written, 'haproxy.cfg')}`,
     );
   },
 });
