@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseItemsQuery, parseReportQuery, parseTrendQuery } from '../src/model/query.js';
 import { Database } from '../src/local/db.js';
-import { ATTR, ATTRIBUTION } from '../src/local/models/attribution.js';
+import { ATTR, ATTRIBUTION, FIGURE_COLUMNS } from '../src/local/models/attribution.js';
 import { DAILY } from '../src/local/models/daily.js';
 import { firstContacts, firstSources, referenceRates } from '../src/local/models/inputs.js';
 import { materialise, type ModelInput } from '../src/local/models/relation.js';
 import { itemsSelect, reportSelect, type QueryTables } from '../src/local/queries.js';
 import { trendSelect } from '../src/local/series.js';
 import { columnSqlType, TABLES } from '../src/local/schema.js';
-import { compile, ident, sql, trusted } from '../src/local/sql.js';
+import { compile, ident, join, sql, trusted } from '../src/local/sql.js';
+import { itemsQuery, reportQuery, shop, withBackend } from './helpers.js';
+import type { LocalBackend } from '../src/local/backend.js';
 
 describe('the named models (src/local/models/)', () => {
   let db: Database;
@@ -108,5 +110,72 @@ describe('the named models (src/local/models/)', () => {
       SELECT count(*) AS n, count(*) FILTER (WHERE source_id = 'k-2') AS k2 FROM (${await ATTR.select(input)})`);
     expect(won).toEqual([{ n: 1000n, k2: 1000n }]);
     await db.exec(sql`DROP VIEW clicks; DROP TABLE order_head; DROP TABLE orders; DROP TABLE touches`);
+  });
+
+  it("conv of a period for a query of figures holds FIGURE_COLUMNS only, each as conv of records holds it", async () => {
+    await db.exec(sql`
+      CREATE OR REPLACE TABLE orders AS
+        SELECT i AS row_id, 'o-' || i AS order_id, 'c-' || (i % 3) AS contact_id, TIMESTAMP '2024-03-01' + to_hours(i * 7) AS datetime,
+               CASE WHEN i % 2 = 0 THEN 'EUR' ELSE 'CZK' END AS currency, CAST(10.5 + i AS DECIMAL(18,4)) AS amount_wo_tax,
+               CAST(12.25 + i AS DECIMAL(18,4)) AS amount_w_tax, 'CZ' AS country, i % 5 = 4 AS is_refund, 'completed' AS status
+        FROM range(40) t(i)`);
+    await db.exec(sql`
+      CREATE OR REPLACE TABLE touches AS
+        SELECT 'c-' || (i % 3) AS contact_id, TIMESTAMP '2024-02-20' + to_hours(i * 5) AS datetime, 'click' AS touch,
+               'campaign' AS source_type, 'k-' || (i % 4) AS source_id
+        FROM range(60) t(i)`);
+    const period = { dateFrom: '2024-03-01', dateTo: '2024-03-10' };
+    const columns = async () => (await db.all<{ column_name: string }>(sql`DESCRIBE conv`)).map((c) => c.column_name);
+    const figures = join(FIGURE_COLUMNS.map((c) => ident(c)));
+    await materialise({ ...bare(), period }, ATTRIBUTION);
+    const all = await columns();
+    expect(all).toEqual(expect.arrayContaining([...FIGURE_COLUMNS, 'order_id', 'name', 'campaign_id', 'first_name', 'country', 'centi_hours']));
+    await db.exec(sql`CREATE OR REPLACE TABLE conv_records AS SELECT ${figures} FROM conv`);
+    await materialise({ ...bare(), period, figuresOnly: true }, ATTRIBUTION);
+    expect(await columns()).toEqual(all.filter((c) => FIGURE_COLUMNS.includes(c)));
+    expect(FIGURE_COLUMNS).toEqual(['contact_id', 'datetime', 'is_refund', 'currency', 'amount_wo_tax', 'amount_w_tax', 'day', 'fx_date', 'ref_wo', 'ref_w', 'source_type', 'source_id']);
+    const rows = await db.all<{ n: bigint }>(sql`SELECT count(*) AS n FROM conv`);
+    expect(Number(rows[0]!.n)).toBeGreaterThan(10);
+    const differ = await db.all(sql`(SELECT * FROM conv EXCEPT ALL SELECT * FROM conv_records) UNION ALL (SELECT * FROM conv_records EXCEPT ALL SELECT * FROM conv)`);
+    expect(differ).toEqual([]);
+    await db.exec(sql`DROP TABLE conv; DROP TABLE conv_records; DROP TABLE source_info; DROP TABLE attr; DROP TABLE orders; DROP TABLE touches`);
+  });
+
+  it('a backend that attributed a period for figures attributes it again for records: items and a report filtered by country answer as a fresh backend does', async () => {
+    const dir = shop({
+      orders: [
+        { id: 'o-1', contact: 'c1', at: '2024-03-02T10:00:00Z', country: 'CZ', net: 100 },
+        { id: 'o-2', contact: 'c2', at: '2024-03-05T10:00:00Z', country: 'SK', net: 50 },
+        { id: 'o-2', contact: 'c2', at: '2024-03-08T10:00:00Z', country: 'SK', net: 20, refund: true },
+      ],
+      touches: [
+        { contact: 'c1', at: '2024-03-01T10:00:00Z', source: 'k1' },
+        { contact: 'c2', at: '2024-03-04T10:00:00Z', source: 'k2' },
+      ],
+      sources: [['campaign', 'k1', 'Spring sale', 'camp-1', null, null, null, null, '2024-02-01T00:00:00Z'], ['campaign', 'k2', 'Summer', 'camp-2', null, null, null, null, null]],
+    });
+    const march = reportQuery('2024-03-01', '2024-03-31');
+    // records after figures: every item's columns, a report filtered by country (a column of records)
+    const asked: ((b: LocalBackend) => Promise<unknown>)[] = [
+      (b) => b.items(itemsQuery('2024-03-01', '2024-03-31')),
+      (b) => b.report({ ...march, country: ['SK'] }),
+      (b) => b.items(itemsQuery('2024-03-03', '2024-03-09')),
+      (b) => b.report(march),
+    ];
+    const fresh: unknown[] = [];
+    for (const ask of asked) fresh.push(await withBackend(dir, ask));
+    const afterFigures = await withBackend(dir, async (b) => {
+      const out: unknown[] = [];
+      for (const ask of asked) {
+        await b.report(march);
+        out.push(await ask(b));
+      }
+      return out;
+    });
+    expect(afterFigures).toEqual(fresh);
+    const items = fresh[0] as Awaited<ReturnType<LocalBackend['items']>>;
+    expect(items.rows.map((r) => [r.orderId, r.source.name, r.country])).toEqual([['o-1', 'Spring sale', 'CZ'], ['o-2', 'Summer', 'SK'], ['o-2', 'Summer', 'SK']]);
+    const sk = fresh[1] as Awaited<ReturnType<LocalBackend['report']>>;
+    expect(sk.rows.map((r) => [r.name, r.conversionsNumber, r.refundsNumber])).toEqual([['Summer', 1, 1]]);
   });
 });

@@ -91,6 +91,9 @@ export async function buildScopes(dataset: Dataset, options: OpenOptions = {}): 
 }
 
 
+/** What a query reads of conv: its figures alone (FIGURE_COLUMNS, models/attribution.ts), or whole records. */
+export type ConvReads = 'figures' | 'records';
+
 /** What a scope's attribution of every transaction consists of (an import stores these). */
 export const ATTRIBUTED_TABLES = ['conv', 'source_info', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day'] as const;
 
@@ -203,8 +206,8 @@ export class Scope {
     return firstSources(this.input());
   }
 
-  /** What the models read: this scope's relations, for the period given (none: every transaction). */
-  private input(period?: Period): ModelInput {
+  /** What the models read: this scope's relations, for the period given (none: every transaction), conv with the columns `reads` asks. */
+  private input(period?: Period, reads: ConvReads = 'records'): ModelInput {
     return {
       db: this.db,
       schema: this.schema,
@@ -212,6 +215,7 @@ export class Scope {
       relation: (name) => this.relation(name),
       has: (name) => this.dataset.has(name),
       ...(period ? { period } : {}),
+      ...(reads === 'figures' ? { figuresOnly: true } : {}),
     };
   }
 
@@ -219,16 +223,23 @@ export class Scope {
    * Makes conv hold every attributed transaction of the period (of the whole dataset without
    * one), and without one the per-day sums too. A scope that holds more already (every
    * transaction, or a period around this one) is left as it is: attribution is per order, so a
-   * transaction's row never depends on the period asked.
+   * transaction's row never depends on the period asked. `reads` 'figures': a query of figures
+   * alone, for which conv of a period may hold FIGURE_COLUMNS only (every transaction: always all).
    */
-  async attribute(period?: Period): Promise<void> {
+  async attribute(period?: Period, reads: ConvReads = 'records'): Promise<void> {
     if (!this.reports) return;
     const extent = this.extent;
-    if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period))) return;
-    await materialise(this.input(period), period ? ATTRIBUTION : [...ATTRIBUTION, ...DAILY]);
+    const enough = this.convReads === 'records' || reads === 'figures';
+    if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period) && enough)) return;
+    const asked = period ? reads : 'records';
+    await materialise(this.input(period, asked), period ? ATTRIBUTION : [...ATTRIBUTION, ...DAILY]);
     await this.noteUnpricedDays(period ? 'conv' : 'report_day');
     this.extent = period ?? 'all';
+    this.convReads = asked;
   }
+
+  /** What conv of the extent holds: every column, or FIGURE_COLUMNS only. */
+  private convReads: ConvReads = 'records';
 
   /** For a server: the per-day sums held in JavaScript too (keepDaySums), undefined where they are not. */
   daySums?: DaySums;

@@ -18,7 +18,7 @@ import {
   type TrendBucket,
 } from '../model/types.js';
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
-import type { Period, Scope } from './attribution.js';
+import type { ConvReads, Period, Scope } from './attribution.js';
 import { UTC, utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
@@ -28,10 +28,11 @@ import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
 import { COMPARED_FIGURES } from '../model/shapes.js';
-import { comparedColumn, comparedReportSelect, detailQueryOf, ITEMS_TIE_BREAK, itemsSelect, orderBy, partCount, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
+import { comparedColumn, comparedReportSelect, detailQueryOf, filteredColumns, ITEMS_TIE_BREAK, itemsSelect, orderBy, partCount, REPORT_TIE_BREAK, reportFilter, reportSelect, sortRows, transactionFilters, type Filter, type QueryTables, type Selection } from './queries.js';
 import { EMPTY, join, list, sql, trusted, type Sql } from './sql.js';
 import { activityUrlOf, detailUrlOf } from './models/links.js';
 import { totalSelect, trendSelect } from './series.js';
+import { FIGURE_COLUMNS } from './models/attribution.js';
 
 
 /**
@@ -77,10 +78,13 @@ export class LocalBackend implements Backend {
     return this.scope.relation('conv');
   }
 
-  /** The tables a query reads, attributed for (at least) the query's period: the UTC days that hold its zone's days. */
-  private async tables(period: ZonedPeriod): Promise<QueryTables> {
+  /**
+   * The tables a query reads, attributed for (at least) the query's period: the UTC days that hold
+   * its zone's days; `reads` 'figures' where the query reads its transactions' figures alone (figuresOf).
+   */
+  private async tables(period: ZonedPeriod, reads: ConvReads = 'records'): Promise<QueryTables> {
     const conv = this.conv();
-    await this.scope.attribute(utcDays(period));
+    await this.scope.attribute(utcDays(period), reads);
     return {
       conv,
       sourceInfo: this.scope.relation('source_info'),
@@ -89,10 +93,10 @@ export class LocalBackend implements Backend {
     };
   }
 
-  /** The tables of a query and, with compareTo, its other period: attributed over both periods then. */
-  private async comparedTables(query: ZonedPeriod & { compareTo?: CompareTo | undefined }): Promise<{ other: Period | undefined; tables: QueryTables }> {
+  /** The tables of a query of figures and, with compareTo, its other period: attributed over both periods then. */
+  private async comparedTables(operation: 'report' | 'trend' | 'total', query: (ReportQuery | TrendQuery | TotalQuery) & { compareTo?: CompareTo | undefined }): Promise<{ other: Period | undefined; tables: QueryTables }> {
     const other = query.compareTo === undefined ? undefined : otherPeriod(query, query.compareTo);
-    return { other, tables: await this.tables(other ? { ...query, dateFrom: other.dateFrom } : query) };
+    return { other, tables: await this.tables(other ? { ...query, dateFrom: other.dateFrom } : query, figuresOf(operation, query)) };
   }
 
   /** A data error for transactions in scope that have no usable exchange rate (docs/reporting.md, Money). */
@@ -258,7 +262,7 @@ export class LocalBackend implements Backend {
   private async reportFromDaySums(query: ReportQuery): Promise<Page<AggregateRow> | undefined> {
     const sums = this.scope.daySums;
     if (!sums || query.q !== undefined || query.compareTo !== undefined) return undefined;
-    const { filter, fromDays } = reportFilter(await this.tables(query), query);
+    const { filter, fromDays } = reportFilter(await this.tables(query, figuresOf('report', query)), query);
     if (!fromDays) return undefined;
     await this.assertRates(filter, query);
     const { rows, totalCount } = sums.page(query, this.referenceCurrency);
@@ -280,7 +284,7 @@ export class LocalBackend implements Backend {
 
   /** A report's rows and their shape; with compareTo, the rows of both periods, each with its comparison (queries.ts, comparedReportSelect). */
   private async reportReading(query: ReportQuery): Promise<{ selection: Selection; map: (row: Row) => AggregateRow }> {
-    const { other, tables } = await this.comparedTables(query);
+    const { other, tables } = await this.comparedTables('report', query);
     if (!other) {
       const detailQuery = detailQueryOf(query);
       return { selection: reportSelect(tables, query, 'js'), map: (row) => toAggregate(row, detailQuery) };
@@ -298,7 +302,7 @@ export class LocalBackend implements Backend {
   /** A series of the period (series.ts): every bucket, per source with perSource; with compareTo, bucket i beside bucket i of the other period. */
   async trend(query: TrendQuery): Promise<TimeframesResponse> {
     const timeZone = zoneOf(query);
-    const { other, tables } = await this.comparedTables(query);
+    const { other, tables } = await this.comparedTables('trend', query);
     const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
       const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
       await this.assertRates(filter, q);
@@ -313,7 +317,7 @@ export class LocalBackend implements Backend {
 
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
   async total(query: TotalQuery): Promise<TotalResponse> {
-    const { other, tables } = await this.comparedTables(query);
+    const { other, tables } = await this.comparedTables('total', query);
     const figuresOf = async (q: TotalQuery) => {
       const { filter, select } = totalSelect(tables, q);
       await this.assertRates(filter, q);
@@ -591,3 +595,7 @@ function toFigures(row: Row): PeriodFigures {
   };
 }
 
+/** What a report, series or total reads of conv: its figures alone, unless a filter compares a column that only whole records hold (country, a campaign id). */
+function figuresOf(operation: 'report' | 'trend' | 'total', query: ReportQuery | TrendQuery | TotalQuery): ConvReads {
+  return filteredColumns(operation, query).every((column) => FIGURE_COLUMNS.includes(column)) ? 'figures' : 'records';
+}

@@ -188,6 +188,15 @@ export function transactionFilters(operation: Operation, query: ReportQuery | It
   return { from, where, byOrder };
 }
 
+/** The conv columns a query's filters compare (model/parameters.ts), the values it gives. */
+export function filteredColumns(operation: Operation, query: ReportQuery | ItemsQuery | TrendQuery | TotalQuery): string[] {
+  const values = query as Record<string, unknown>;
+  return parameters(operation).flatMap((p) => {
+    const column = field(p, 'column');
+    return column !== undefined && values[p.name] !== undefined ? [column] : [];
+  });
+}
+
 /** The period's condition and the filters' conditions, joined with AND. */
 export const allOf = (conditions: Sql[]) => join(conditions, trusted(' AND '));
 
