@@ -30,6 +30,7 @@ const E2E = [
   'ci-workflow',
   'cli-conventions',
   'complete',
+  'compile-cache',
   'config-install',
   'data-version',
   'drain',

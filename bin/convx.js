@@ -2,6 +2,9 @@
 'use strict';
 // CommonJS (bin/package.json), as the bundle it runs: dist/convx.cjs, dist/cli.js bundled with the
 // modules it imports (scripts/bundle.js), so a start goes through Node's CommonJS loader alone.
+// V8's code cache of the bundle, made by the build (compile-cache.cjs): the bundle's files are then
+// not compiled again at each start.
+require('./compile-cache.cjs').install(require('node:path').join(__dirname, '..', 'dist'));
 const { run } = require('../dist/convx.cjs');
 
 // A failed write (a full disk; a closed pipe, convx ... | head) reaches the callback of the write that

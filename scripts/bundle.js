@@ -8,10 +8,12 @@
 // import(), and so on).
 // Part of `npm run build` and of `npm test`. dist/bundle-meta.json lists the modules of dist/ and the
 // packages each output holds (test/startup.test.ts reads it to tell what a start loaded).
+import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rolldown } from 'rolldown';
+import { parseAst } from 'rolldown/parseAst';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -58,6 +60,10 @@ const plugin = {
   },
 };
 
+// The code cache of the bundle before this one goes first: it holds the code of files that are
+// about to change (scripts/compile-cache.cjs makes the new one at the end).
+rmSync(join(dist, 'compile-cache'), { recursive: true, force: true });
+
 const bundle = await rolldown({
   input: { convx: entry },
   platform: 'node',
@@ -83,6 +89,19 @@ await bundle.close();
 const written = new Set(output.map((o) => o.fileName));
 for (const name of readdirSync(dist)) if (/^(chunk-[\w-]+|convx)\.c?js$/.test(name) && !written.has(name)) rmSync(join(dist, name));
 
+/** True when the code holds an import() (of an ES module package, or of node:fs/promises): compiled through node:vm, it could not run it on Node 20. */
+function importsDynamically(code) {
+  let found = false;
+  const walk = (node) => {
+    if (found || node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(walk);
+    if (node.type === 'ImportExpression') found = true;
+    else for (const key of Object.keys(node)) walk(node[key]);
+  };
+  walk(parseAst(code));
+  return found;
+}
+
 /** The package of a module id inside node_modules ("…/node_modules/@a/b/x.js" is "@a/b"), else undefined. */
 const packageOfId = (id) => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(id)?.[1].replace('\\', '/');
 
@@ -94,6 +113,7 @@ const outputs = Object.fromEntries(
       {
         modules: chunk.moduleIds.filter((id) => id.startsWith(dist + sep)).map(inDist).sort(),
         packages: [...new Set(chunk.moduleIds.map(packageOfId).filter(Boolean))].sort(),
+        dynamicImport: importsDynamically(chunk.code),
       },
     ]),
 );
@@ -102,3 +122,8 @@ writeFileSync(join(dist, 'bundle-meta.json'), `${JSON.stringify(outputs, null, 1
 const held = Object.values(outputs).flatMap((o) => o.modules);
 if (new Set(held).size !== held.length) throw new Error('bundle: a module is in two outputs');
 if (!held.includes('cli.js')) throw new Error('bundle: no output holds cli.js');
+
+// V8's code cache of the new bundle (bin/compile-cache.cjs). convx runs without it, only slower to
+// start: a failure to make it is said, and the build goes on.
+const made = spawnSync(process.execPath, [join(root, 'scripts', 'compile-cache.cjs')], { stdio: 'inherit' });
+if (made.status !== 0) process.stderr.write('bundle: no code cache made (convx starts without it)\n');

@@ -210,7 +210,7 @@ describe('the built binary', () => {
 describe('the package', () => {
   const exec = promisify(execFile);
 
-  it('ships the bundle and the files it reads, every output of it, and no module of dist/ unbundled', async () => {
+  it('ships the bundle, its code cache and the files it reads, every output of it, and no module of dist/ unbundled', async () => {
     // npm's own list of what `npm pack` (and so `npm publish`) puts in the tarball, the build as it stands
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const { stdout } = await exec(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root });
@@ -221,8 +221,11 @@ describe('the package', () => {
     expect(files).toContain('bin/convx.js');
     expect(files).toContain('bin/package.json');
     expect(files).toContain('dist/validation/data/caniemail.json');
+    // V8's code cache of the bundle (bin/compile-cache.cjs reads it; of use where Node's V8 is the builder's)
+    expect(files).toContain('dist/compile-cache/manifest.json');
+    expect(files).toContain('bin/compile-cache.cjs');
     // nothing else of dist/: the modules tsc emitted are in the bundle, their .d.ts and maps of no use to a user
-    const other = files.filter((f) => !outputs.includes(f) && !f.startsWith('dist/validation/data/') && !f.startsWith('bin/'));
+    const other = files.filter((f) => !outputs.includes(f) && !/^dist\/(validation\/data|compile-cache)\//.test(f) && !f.startsWith('bin/'));
     expect(other.filter((f) => !['README.md', 'package.json', 'LICENSE'].includes(f))).toEqual([]);
   });
 });

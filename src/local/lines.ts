@@ -7,6 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { withCommas } from '../words.js';
@@ -828,7 +829,6 @@ export async function csvHeader(path: string, delimiter: number, skipRows = 0): 
  * or is too large to read whole (over 256 MB). Run only after DuckDB's reader failed.
  */
 export async function diagnoseJsonArray(path: string): Promise<{ line: number; record?: number; column?: string; message: string } | undefined> {
-  const { readFile, stat } = await import('node:fs/promises');
   if ((await stat(path)).size > 256 << 20) return undefined;
   const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   let message: string;

@@ -1,0 +1,93 @@
+'use strict';
+// V8's code cache for the bundle (dist/*.cjs), what Node 22 does with module.enableCompileCache()
+// and Node 20 cannot: a start compiles the bundle's files from their source, some 20 ms of a
+// report's 60 ms of JavaScript (the startup chunk, DuckDB's, the command's), and compiles each
+// function again when it first runs. The build (scripts/compile-cache.cjs) runs a few commands
+// in process and keeps, per file, V8's code for every function they compiled; a start hands it to
+// V8, which takes it as it stands (or, from another V8, rejects it and compiles as before).
+//
+// dist/compile-cache/manifest.json names the V8 it was made by and, per file, its length and its
+// blob. A file of another length (a rebuilt bundle), a file that imports an ES module (import(),
+// which code compiled through node:vm cannot do on Node 20 without a flag), a blob that is missing
+// or rejected, another V8, or NODE_DISABLE_COMPILE_CACHE set: the file is compiled as Node does.
+const Module = require('node:module');
+const { readFileSync } = require('node:fs');
+const { basename, dirname, join } = require('node:path');
+const vm = require('node:vm');
+
+/** The folder of dist/ that holds the cache. */
+const FOLDER = 'compile-cache';
+
+/**
+ * Compiles the CommonJS module `mod` from `content` through a vm.Script (with cachedData when
+ * given) and runs it as Module.prototype._compile does: this as exports, and require, module,
+ * __filename and __dirname. Returns the script (for its createCachedData) and what the module
+ * function returned.
+ */
+function compileWith(mod, content, filename, cachedData) {
+  const script = new vm.Script(Module.wrap(content), { filename, cachedData });
+  const fn = script.runInThisContext({ displayErrors: true });
+  const require = (id) => mod.require(id);
+  require.resolve = (request, options) => Module._resolveFilename(request, mod, false, options);
+  require.resolve.paths = (request) => Module._resolveLookupPaths(request, mod);
+  require.main = process.mainModule;
+  require.extensions = Module._extensions;
+  require.cache = Module._cache;
+  return { script, result: fn.call(mod.exports, mod.exports, require, mod, filename, dirname(filename)) };
+}
+
+/**
+ * Starts reading the cache of the bundle in `dist` for the modules loaded from now on; without a
+ * usable cache, does nothing and returns undefined. Else returns, per file of the bundle loaded
+ * since, how it was compiled: 'cached' (V8 took the cache), 'rejected' (V8 compiled it from the
+ * source) or 'source' (no blob for it, or one of another length).
+ */
+function install(dist) {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(dist, FOLDER, 'manifest.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (manifest.v8 !== process.versions.v8 || typeof manifest.files !== 'object' || manifest.files === null) return undefined;
+  const compiled = {};
+  const compile = Module.prototype._compile;
+  Module.prototype._compile = function (content, filename) {
+    if (dirname(filename) !== dist) return compile.call(this, content, filename);
+    const name = basename(filename);
+    const entry = Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined;
+    let cachedData;
+    try {
+      if (entry?.length === content.length) cachedData = readFileSync(join(dist, FOLDER, String(entry.blob)));
+    } catch {
+      // no blob: from the source
+    }
+    if (!cachedData) {
+      compiled[name] = 'source';
+      return compile.call(this, content, filename);
+    }
+    const { script, result } = compileWith(this, content, filename, cachedData);
+    compiled[name] = script.cachedDataRejected ? 'rejected' : 'cached';
+    return result;
+  };
+  return compiled;
+}
+
+/**
+ * For the build: compiles the files named (of `dist`) through vm.Script from now on and returns
+ * a function that gives each one's code cache, with what V8 compiled of it until then.
+ */
+function record(dist, names) {
+  const scripts = new Map();
+  const compile = Module.prototype._compile;
+  Module.prototype._compile = function (content, filename) {
+    if (dirname(filename) !== dist || !names.has(basename(filename))) return compile.call(this, content, filename);
+    const { script, result } = compileWith(this, content, filename);
+    scripts.set(basename(filename), { length: content.length, script });
+    return result;
+  };
+  return () => [...scripts].map(([name, { length, script }]) => ({ name, length, data: script.createCachedData() }));
+}
+
+module.exports = { FOLDER, install, record };
