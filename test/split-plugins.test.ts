@@ -363,6 +363,29 @@ describe('convx serve --data DIR of plugin files', () => {
     expect(skipped()).toEqual([...expected, ...expected]);
   });
 
+  it('refuses a directory whose .duckdb files it all skips, naming each with why, where it said there was nothing to serve', async () => {
+    const dir = join(root, 'all-skipped');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'notes.duckdb'), 'not a database\n');
+    writeFileSync(join(dir, 'a b.duckdb'), 'not a database either\n');
+    const run = await cli(['serve', '--data', dir, '--port', '0'], { env: { CONVX_JWT_SECRET: SECRET } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `convx: error: the directory ${dir} holds no dataset table and no .duckdb file convx serves:\n` +
+        '  a b.duckdb is not a plugin id convx writes a file for\n  notes.duckdb is not a DuckDB file (convx serve skips it)\n' +
+        `  (convx data import DATASET --split-plugins --into ${dir} writes one file per plugin)\n`,
+    );
+    // beside a dataset's tables, .duckdb files are not a plugin directory's: the dataset is served
+    cpSync(gen, dir, { recursive: true });
+    const served = await serveInProcess(['--data', dir, '--port', '0', '--pool-size', '1'], { CONVX_JWT_SECRET: SECRET });
+    try {
+      const res = await fetch(`${served.url}/v1/conversions?${QUERY}`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'shop-1', '1h')}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      await served.stop();
+    }
+  });
+
   it('refuses a --max-plugin-memory that is not a size, before anything loads', async () => {
     for (const bad of ['12q', '0', '512k', '-1g', '1.5g']) {
       const run = await cli(['serve', '--data', out, '--port', '0', '--max-plugin-memory', bad], { env: { CONVX_JWT_SECRET: SECRET } });

@@ -106,16 +106,26 @@ function listFiles(dir: string, options: ServeOptions): { listed: Map<string, Li
 
 /**
  * True for a directory that holds plugin files (name.duckdb, DuckDB files) and no dataset
- * table at its top (orders.csv, touches.parquet ...): `convx serve --data` serves it lazily.
+ * table at its top (orders.csv, touches.parquet ...): `convx serve --data` serves it lazily. One
+ * whose `.duckdb` files are all skipped, without a dataset table, is a DataError that names each
+ * with why (else it would be read as a dataset with nothing to serve).
  */
 export function isPluginDirectory(dir: string): boolean {
+  let files: ReturnType<typeof listFiles>;
   try {
-    if (!statSync(dir).isDirectory() || listFiles(dir, {}).listed.size === 0) return false;
-    return discoverTables(dir).size === 0;
+    if (!statSync(dir).isDirectory()) return false;
+    files = listFiles(dir, {});
+    if (files.listed.size === 0 && files.skipped.length === 0) return false;
+    if (discoverTables(dir).size > 0) return false;
   } catch {
     // A directory whose tables cannot be told: a dataset's, whose load says why.
     return false;
   }
+  if (files.listed.size > 0) return true;
+  throw new DataError(
+    `the directory ${dir} holds no dataset table and no .duckdb file convx serves:`,
+    [...files.skipped.map(({ file, problem }) => `${basename(file)} ${problem}`), `(convx data import DATASET --split-plugins --into ${dir} writes one file per plugin)`],
+  );
 }
 
 export interface PluginFilesOptions extends ServeOptions {
