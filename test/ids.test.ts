@@ -58,6 +58,10 @@ describe('ids of any kind (item 1)', () => {
       [['contact', 'k-1'], /no contact k-1 in the dataset/, 'k-1 is a campaign ("Spring sale"): convx drill k-1'],
       [['contact', 'sf-1'], /no contact sf-1/, 'sf-1 is a smartflow ("Welcome series"): convx drill smartflow:sf-1'],
       [['order', 'CL-2'], /order CL-2/, 'CL-2 is the client contact id of contact c-2 (Bob Dvorak): convx contact c-2'],
+      // a detailUrl's path id that names no campaign, smartflow or delivery but something else (it said "known source ids: none")
+      [['drill', '/v1/campaigns/o-2/conversions'], /^convx: error: no campaign o-2 in the data/, 'o-2 is an order: convx order o-2'],
+      [['drill', '/v1/campaigns/c-1/conversions'], /no campaign c-1 in the data/, 'c-1 is a contact (Ann Novak): convx contact c-1'],
+      [['drill', '/v1/deliveries/k-1/d-9/conversions'], /no smartflow k-1 in the data/, 'k-1 is a campaign ("Spring sale"): convx drill k-1'],
     ];
     for (const [argv, message, hint] of cases) {
       const run = await both(argv);
