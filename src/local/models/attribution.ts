@@ -17,19 +17,20 @@ const CANCELLED = join(CANCELLED_STATUSES.map(literal));
 
 export const ORDER_HEAD: Relation = {
   name: 'order_head',
-  holds: "the order row that counts for each order_id: the earliest (then first in file); with a period, only for the order ids that have a transaction in it (a refund's order may lie before it)",
+  holds: "the order row that counts for each order_id (the earliest, then first in file), where it can be attributed: not cancelled, with net revenue; with a period, only for the order ids that have a transaction in it (a refund's order may lie before it)",
   reads: ['orders'],
   transient: true,
   select: (m) => {
     const wanted = m.period
       ? sql`AND order_id IN (SELECT order_id FROM ${m.relation('orders')} WHERE ${inPeriod(m, sql`datetime`)})`
       : EMPTY;
+    // the row that counts is chosen among every row of the order; whether it converts, after (a cancelled first row is no conversion)
     return sql`
-      SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status FROM (
+      SELECT row_id, order_id, contact_id, datetime FROM (
         SELECT row_id, order_id, contact_id, datetime, amount_wo_tax, status,
                row_number() OVER (PARTITION BY order_id ORDER BY datetime, row_id) AS k
         FROM ${m.relation('orders')} WHERE NOT coalesce(is_refund, false) ${wanted})
-      WHERE k = 1`;
+      WHERE k = 1 AND amount_wo_tax <> 0 AND lower(trim(coalesce(status, ''))) NOT IN (${CANCELLED})`;
   },
 };
 
@@ -64,7 +65,7 @@ async function clickFilter(m: ModelInput): Promise<Sql> {
 
 export const ATTR: Relation = {
   name: 'attr',
-  holds: 'the attributing click of each order head that is not cancelled and has net revenue: the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
+  holds: 'the attributing click of each order head (each can be attributed): the last click within the window, and of the clicks at that instant the greatest (source_type, source_id), so ties never depend on scan order',
   reads: ['order_head', 'clicks'],
   // One ASOF join over (datetime, r, the source's rank): a head's key (its datetime, r = 1) lies after every
   // click at its instant (r = 0), so the click it finds is the latest at or before it and, of the clicks at that
@@ -77,8 +78,7 @@ export const ATTR: Relation = {
       SELECT h.order_id, h.row_id AS head_row_id, h.datetime AS order_datetime,
              c.k.d AS touch_datetime, x.source_type, x.source_id
       FROM (SELECT order_id, row_id, contact_id, datetime, struct_pack(d := datetime, r := 1, s := 0) AS k
-            FROM ${m.relation('order_head')}
-            WHERE amount_wo_tax <> 0 AND lower(trim(coalesce(status, ''))) NOT IN (${CANCELLED})) h
+            FROM ${m.relation('order_head')}) h
       ASOF JOIN (SELECT c.contact_id, struct_pack(d := c.datetime, r := 0, s := x.s) AS k
                  FROM ${m.relation('clicks')} c JOIN ranks x ON x.source_type = c.source_type AND x.source_id = c.source_id) c
         ON h.contact_id = c.contact_id AND h.k >= c.k
