@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseItemsQuery, parseReportQuery, parseTrendQuery } from '../src/model/query.js';
 import { Database } from '../src/local/db.js';
-import { ATTR, ATTRIBUTION, FIGURE_COLUMNS } from '../src/local/models/attribution.js';
+import { ATTR, ATTRIBUTION, FIGURE_COLUMNS, FIGURES_ATTRIBUTION } from '../src/local/models/attribution.js';
 import { DAILY } from '../src/local/models/daily.js';
 import { firstContacts, firstSources, referenceRates } from '../src/local/models/inputs.js';
 import { materialise, type ModelInput } from '../src/local/models/relation.js';
@@ -35,6 +35,12 @@ describe('the named models (src/local/models/)', () => {
       made.add(relation.name);
     }
     expect([...ATTRIBUTION, ...DAILY].map((r) => r.name)).toEqual(['order_head', 'clicks', 'attr', 'source_info', 'conv', 'report_day', 'contact_day', 'plugin_contact_day', 'plugin_day']);
+    const figures = new Set(['orders', 'touches', 'sources', 'fx', 'contacts']);
+    for (const relation of FIGURES_ATTRIBUTION) {
+      for (const name of relation.reads) expect(figures.has(name), `${relation.name} reads ${name}`).toBe(true);
+      figures.add(relation.name);
+    }
+    expect(FIGURES_ATTRIBUTION.map((r) => r.name)).toEqual(['order_head', 'clicks', 'conv', 'source_info']);
     await expect(materialise(bare(), DAILY)).rejects.toThrow(/report_day reads conv, source_info before it is made/);
   });
 
@@ -112,7 +118,7 @@ describe('the named models (src/local/models/)', () => {
     await db.exec(sql`DROP VIEW clicks; DROP TABLE order_head; DROP TABLE orders; DROP TABLE touches`);
   });
 
-  it("conv of a period for a query of figures holds FIGURE_COLUMNS only, each as conv of records holds it", async () => {
+  it("conv of a period for a query of figures holds FIGURE_COLUMNS only, each as conv of records holds it, and source_info the same rows for its sources", async () => {
     await db.exec(sql`
       CREATE OR REPLACE TABLE orders AS
         SELECT i AS row_id, 'o-' || i AS order_id, 'c-' || (i % 3) AS contact_id, TIMESTAMP '2024-03-01' + to_hours(i * 7) AS datetime,
@@ -131,14 +137,22 @@ describe('the named models (src/local/models/)', () => {
     const all = await columns();
     expect(all).toEqual(expect.arrayContaining([...FIGURE_COLUMNS, 'order_id', 'name', 'campaign_id', 'first_name', 'country', 'centi_hours']));
     await db.exec(sql`CREATE OR REPLACE TABLE conv_records AS SELECT ${figures} FROM conv`);
-    await materialise({ ...bare(), period, figuresOnly: true }, ATTRIBUTION);
+    await db.exec(sql`CREATE OR REPLACE TABLE info_records AS SELECT * EXCLUDE (source_key) FROM source_info WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM conv)`);
+    await db.exec(sql`DROP TABLE attr; DROP TABLE source_info; DROP TABLE conv`);
+    await materialise({ ...bare(), period }, FIGURES_ATTRIBUTION);
     expect(await columns()).toEqual(all.filter((c) => FIGURE_COLUMNS.includes(c)));
     expect(FIGURE_COLUMNS).toEqual(['contact_id', 'datetime', 'is_refund', 'currency', 'amount_wo_tax', 'amount_w_tax', 'day', 'fx_date', 'ref_wo', 'ref_w', 'source_type', 'source_id']);
     const rows = await db.all<{ n: bigint }>(sql`SELECT count(*) AS n FROM conv`);
     expect(Number(rows[0]!.n)).toBeGreaterThan(10);
     const differ = await db.all(sql`(SELECT * FROM conv EXCEPT ALL SELECT * FROM conv_records) UNION ALL (SELECT * FROM conv_records EXCEPT ALL SELECT * FROM conv)`);
     expect(differ).toEqual([]);
-    await db.exec(sql`DROP TABLE conv; DROP TABLE conv_records; DROP TABLE source_info; DROP TABLE attr; DROP TABLE orders; DROP TABLE touches`);
+    // the sources' identities, but for source_key (which only per-day sums of every transaction read)
+    const info = await db.all(sql`(SELECT * EXCLUDE (source_key) FROM source_info EXCEPT ALL SELECT * FROM info_records) UNION ALL (SELECT * FROM info_records EXCEPT ALL SELECT * EXCLUDE (source_key) FROM source_info)`);
+    expect(info).toEqual([]);
+    // attr is no table of its own: the winning clicks are found inside conv's statement; the transient relations are gone
+    const tables = (await db.all<{ name: string }>(sql`SELECT table_name AS name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal`)).map((r) => r.name).sort();
+    expect(tables).toEqual(['conv', 'conv_records', 'info_records', 'orders', 'source_info', 'touches']);
+    await db.exec(sql`DROP TABLE conv; DROP TABLE conv_records; DROP TABLE info_records; DROP TABLE source_info; DROP TABLE orders; DROP TABLE touches`);
   });
 
   it('a backend that attributed a period for figures attributes it again for records: items and a report filtered by country answer as a fresh backend does', async () => {

@@ -12,7 +12,7 @@ import type { Database } from './db.js';
 import type { DaySums } from './day-sums.js';
 import type { OrderIndex } from './order-index.js';
 import { Dataset } from './dataset.js';
-import { ATTRIBUTION } from './models/attribution.js';
+import { ATTRIBUTION, FIGURES_ATTRIBUTION } from './models/attribution.js';
 import { DAILY } from './models/daily.js';
 import { firstSources } from './models/inputs.js';
 import { materialise, type ModelInput, type Period } from './models/relation.js';
@@ -206,8 +206,8 @@ export class Scope {
     return firstSources(this.input());
   }
 
-  /** What the models read: this scope's relations, for the period given (none: every transaction), conv with the columns `reads` asks. */
-  private input(period?: Period, reads: ConvReads = 'records'): ModelInput {
+  /** What the models read: this scope's relations, for the period given (none: every transaction). */
+  private input(period?: Period): ModelInput {
     return {
       db: this.db,
       schema: this.schema,
@@ -215,7 +215,6 @@ export class Scope {
       relation: (name) => this.relation(name),
       has: (name) => this.dataset.has(name),
       ...(period ? { period } : {}),
-      ...(reads === 'figures' ? { figuresOnly: true } : {}),
     };
   }
 
@@ -232,7 +231,7 @@ export class Scope {
     const enough = this.convReads === 'records' || reads === 'figures';
     if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period) && enough)) return;
     const asked = period ? reads : 'records';
-    await materialise(this.input(period, asked), period ? ATTRIBUTION : [...ATTRIBUTION, ...DAILY]);
+    await materialise(this.input(period), !period ? [...ATTRIBUTION, ...DAILY] : asked === 'figures' ? FIGURES_ATTRIBUTION : ATTRIBUTION);
     await this.noteUnpricedDays(period ? 'conv' : 'report_day');
     this.extent = period ?? 'all';
     this.convReads = asked;

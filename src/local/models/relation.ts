@@ -25,8 +25,6 @@ export interface ModelInput {
   has(table: TableName): boolean;
   /** The period whose transactions are attributed; undefined for every transaction. */
   readonly period?: Period;
-  /** conv is for queries of figures alone (a report, a series, a total): it holds FIGURE_COLUMNS only (models/attribution.ts). */
-  readonly figuresOnly?: boolean;
 }
 
 /** A named relation of the attribution. */
