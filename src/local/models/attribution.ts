@@ -13,8 +13,6 @@ import { bounds, inPeriod, type ModelInput, type Relation } from './relation.js'
 const WINDOW = int(WINDOW_DAYS);
 /** conv's CTE of the period's transactions, which also narrows the contacts read to theirs. */
 const TX = trusted('tx');
-/** The CTE of the winning clicks in conv of figures. */
-const ATTRIBUTED = trusted('attr');
 const CANCELLED = join(CANCELLED_STATUSES.map(literal));
 
 export const ORDER_HEAD: Relation = {
@@ -88,13 +86,12 @@ export const ATTR: Relation = {
       WHERE c.k.d >= h.datetime - INTERVAL ${WINDOW} DAY`,
 };
 
-const SOURCE_INFO_HOLDS =
-  "the identities of the attributed sources (the sources table's first row, with fallbacks), a small number per source (source_key) that the per-day sums are keyed by; sourceStartedAt falls back to the source's earliest touch";
-
-/** source_info of the sources `attributed` holds (a relation with source_type and source_id). */
-function sourceInfo(m: ModelInput, attributed: Sql): Sql {
-  return sql`
-      WITH used AS (SELECT DISTINCT source_type, source_id FROM ${attributed}),
+export const SOURCE_INFO: Relation = {
+  name: 'source_info',
+  holds: "the identities of the attributed sources (the sources table's first row, with fallbacks), a small number per source (source_key) that the per-day sums are keyed by; sourceStartedAt falls back to the source's earliest touch",
+  reads: ['attr', 'sources', 'touches'],
+  select: (m) => sql`
+      WITH used AS (SELECT DISTINCT source_type, source_id FROM ${m.relation('attr')}),
       ids AS (
         SELECT u.source_type, u.source_id, s.name, s.smartflow_name, s.delivery_id, s.delivery_name,
                s.started_at,
@@ -112,14 +109,7 @@ function sourceInfo(m: ModelInput, attributed: Sql): Sql {
              started_at,
              -- a small number per source, which the per-day sums are keyed by
              CAST(row_number() OVER (ORDER BY source_type, source_id) AS INTEGER) AS source_key
-      FROM ids`;
-}
-
-export const SOURCE_INFO: Relation = {
-  name: 'source_info',
-  holds: SOURCE_INFO_HOLDS,
-  reads: ['attr', 'sources', 'touches'],
-  select: (m) => sourceInfo(m, m.relation('attr')),
+      FROM ids`,
   complete: fillStartedAt,
 };
 
@@ -167,14 +157,14 @@ export const FIGURE_COLUMNS: readonly string[] = CONV_COLUMNS.filter((c) => c.fi
 
 /**
  * conv's rows with `columns` (CONV_COLUMNS or the figures' alone), from the attributing clicks in
- * `attr` (a relation, or a CTE that `ctes` makes first), the orders and the rates; joined to
- * source_info and the contacts' first rows where a column needs them.
+ * `attr`, the orders and the rates; joined to source_info and the contacts' first rows where a
+ * column needs them.
  */
-function convSelect(m: ModelInput, attr: Sql, columns: typeof CONV_COLUMNS, ctes: Sql = EMPTY): Sql {
+function convSelect(m: ModelInput, attr: Sql, columns: typeof CONV_COLUMNS): Sql {
   const needs = (what: string) => columns.some((c) => c.needs === what);
   const qualified = (name: string, needs: string | undefined) => sql`${trusted(needs === 'source_info' ? 'i' : needs === 'contacts' ? 'c' : 'p')}.${ident(name)}`;
   return sql`
-      WITH ${ctes}${TX} AS (${transactions(m, attr)}),
+      WITH ${TX} AS (${transactions(m, attr)}),
       -- the rate of each (currency, day) the orders hold: the latest at or before the day; a join to these few rows
       -- costs less than an ASOF join that sorts every transaction
       rates AS (
@@ -205,24 +195,16 @@ export const CONV: Relation = {
 
 /**
  * conv for queries of figures alone (a report, a series, a total): FIGURE_COLUMNS of every attributed
- * transaction of the period, the winning clicks found in the same statement (attr's query as a CTE)
- * rather than written to a table first, which took about a tenth of a year's report (a year of the mid
- * data: attr and conv 340 ms, this 300 ms).
+ * transaction of the period, without the joins to the sources' identities and the contacts' first
+ * rows. (Tried: the winning clicks found in conv's own statement, attr's query as a CTE, a year's
+ * report 0.95x of the time but 1.15x of the peak memory: DuckDB keeps the ASOF join's sorted
+ * heads and clicks until the statement ends.)
  */
 export const CONV_OF_FIGURES: Relation = {
   name: 'conv',
   holds: "the figures (FIGURE_COLUMNS) of every attributed transaction of the period: the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with the day and the source",
-  reads: ['orders', 'order_head', 'clicks', 'fx'],
-  select: async (m) => convSelect(m, ATTRIBUTED, CONV_COLUMNS.filter((c) => c.figure), sql`${ATTRIBUTED} AS (${await ATTR.select(m)}), `),
-};
-
-/** source_info of the sources conv of figures holds: those of the period's transactions. */
-export const SOURCE_INFO_OF_FIGURES: Relation = {
-  name: 'source_info',
-  holds: `${SOURCE_INFO_HOLDS}; of the sources of the period's transactions`,
-  reads: ['conv', 'sources', 'touches'],
-  select: (m) => sourceInfo(m, m.relation('conv')),
-  complete: fillStartedAt,
+  reads: ['orders', 'attr', 'fx'],
+  select: (m) => convSelect(m, m.relation('attr'), CONV_COLUMNS.filter((c) => c.figure)),
 };
 
 /** The period's transactions of the attributed orders (the head's sale and every refund), amounts signed. */
@@ -253,5 +235,5 @@ function refAmount(amount: Sql, rate: Sql): Sql {
 /** The attribution's relations in the order they are made. */
 export const ATTRIBUTION: readonly Relation[] = [ORDER_HEAD, CLICKS, ATTR, SOURCE_INFO, CONV];
 
-/** The attribution of a period for queries of figures alone: conv of FIGURE_COLUMNS, then its sources' identities. */
-export const FIGURES_ATTRIBUTION: readonly Relation[] = [ORDER_HEAD, CLICKS, CONV_OF_FIGURES, SOURCE_INFO_OF_FIGURES];
+/** The attribution of a period for queries of figures alone: conv of FIGURE_COLUMNS. */
+export const FIGURES_ATTRIBUTION: readonly Relation[] = [ORDER_HEAD, CLICKS, ATTR, SOURCE_INFO, CONV_OF_FIGURES];
