@@ -1,8 +1,8 @@
 'use strict';
 // V8's code cache for the bundle (dist/*.cjs), what Node 22 does with module.enableCompileCache()
-// and Node 20 cannot: a start compiles the bundle's files from their source, some 20 ms of a
-// report's 60 ms of JavaScript (the startup chunk, DuckDB's, the command's), and compiles each
-// function again when it first runs. The build (scripts/compile-cache.cjs) runs a few commands
+// and Node 20 cannot: a start compiles the bundle's files from their source (the startup chunk,
+// DuckDB's, the command's: some 20 ms of a report's start) and each function again when it first
+// runs. The build (scripts/compile-cache.cjs) runs a few commands
 // in process and keeps, per file, V8's code for every function they compiled; a start hands it to
 // V8, which takes it as it stands (or, from another V8, rejects it and compiles as before).
 //
