@@ -213,6 +213,34 @@ describe('4.5 attribution: last click within 30 days, deterministic ties', () =>
     expect(items.map((i) => [i.datetime, i.conversionsAmount])).toEqual([['2024-03-08T10:00:00.000Z', 80]]);
   });
 
+  it('the counting (earliest) row decides whether an order is cancelled or of zero net revenue, never a later row of it, for reports and records alike', async () => {
+    const dir = shop({
+      touches: [click('2024-03-01T00:00:00Z')],
+      orders: [
+        // first row cancelled, a later row completed: no conversion, and its refund not reported
+        { id: 'first-cancelled', at: '2024-03-05T10:00:00Z', status: 'cancelled' },
+        { id: 'first-cancelled', at: '2024-03-06T10:00:00Z', status: 'completed' },
+        { id: 'first-cancelled', at: '2024-03-07T10:00:00Z', refund: true, net: 10, gross: 12 },
+        // first row completed, a later row cancelled: a conversion of the first row
+        { id: 'later-cancelled', at: '2024-03-05T11:00:00Z', status: 'completed', net: 40, gross: 48.4 },
+        { id: 'later-cancelled', at: '2024-03-06T11:00:00Z', status: 'cancelled', net: 30, gross: 36.3 },
+        // first row of zero net revenue, a later row with some: no conversion
+        { id: 'first-zero', at: '2024-03-05T12:00:00Z', net: '0.00', gross: '0.00' },
+        { id: 'first-zero', at: '2024-03-06T12:00:00Z', net: 20, gross: 24.2 },
+      ],
+    });
+    const [items, report] = await withBackend(dir, async (b) => [
+      (await b.items(itemsQuery('2024-03-01', '2024-03-31'))).rows,
+      (await b.report(reportQuery('2024-03-01', '2024-03-31'))).rows,
+    ] as const);
+    expect(items.map((i) => [i.orderId, i.datetime, i.conversionsAmount, i.isRefund])).toEqual([['later-cancelled', '2024-03-05T11:00:00.000Z', 48.4, false]]);
+    // a report alone (conv of figures) counts the same
+    const alone = await withBackend(dir, async (b) => (await b.report(reportQuery('2024-03-01', '2024-03-31'))).rows);
+    for (const rows of [report, alone]) {
+      expect(rows.map((r) => [r.conversionsNumber, r.conversionsAmountWTax, r.refundsNumber])).toEqual([[1, 48.4, 0]]);
+    }
+  });
+
   it('compares times to the millisecond: digits past it are dropped as a time is read, so a click in the order\'s millisecond is at its instant', async () => {
     const dir = shop({
       touches: [
