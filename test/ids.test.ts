@@ -59,9 +59,11 @@ describe('ids of any kind (item 1)', () => {
       [['contact', 'sf-1'], /no contact sf-1/, 'sf-1 is a smartflow ("Welcome series"): convx drill smartflow:sf-1'],
       [['order', 'CL-2'], /order CL-2/, 'CL-2 is the client contact id of contact c-2 (Bob Dvorak): convx contact c-2'],
       // a detailUrl's path id that names no campaign, smartflow or delivery but something else (it said "known source ids: none")
-      [['drill', '/v1/campaigns/o-2/conversions'], /^convx: error: no campaign o-2 in the data/, 'o-2 is an order: convx order o-2'],
+      [['drill', '/v1/campaigns/o-2/conversions'], /^convx: error: no campaign o-2 in the data\n/, 'o-2 is an order: convx order o-2'],
       [['drill', '/v1/campaigns/c-1/conversions'], /no campaign c-1 in the data/, 'c-1 is a contact (Ann Novak): convx contact c-1'],
-      [['drill', '/v1/deliveries/k-1/d-9/conversions'], /no smartflow k-1 in the data/, 'k-1 is a campaign ("Spring sale"): convx drill k-1'],
+      [['drill', '/v1/deliveries/k-1/d-9/conversions'], /no smartflow k-1 in the data\n/, 'k-1 is a campaign ("Spring sale"): convx drill k-1'],
+      // a source of the data, of another kind than the path's: not "no row of sources has it"
+      [['drill', '/v1/campaigns/n-1/conversions'], /^convx: error: no campaign n-1 in the data\n/, 'n-1 is a smartflow ("Welcome: first"): convx drill n-1'],
     ];
     for (const [argv, message, hint] of cases) {
       const run = await both(argv);

@@ -180,6 +180,18 @@ describe('the named models (src/local/models/)', () => {
       return out;
     });
     expect(afterFigures).toEqual(fresh);
+    await withBackend(dir, async (b) => {
+      const convColumns = async () => (await b.scope.db.all<{ column_name: string }>(sql`DESCRIBE SELECT * FROM ${b.scope.relation('conv')}`)).map((c) => c.column_name);
+      // a report of the period makes conv of figures; a filter of a records' column, every column
+      await b.report(march);
+      expect(await convColumns()).toEqual([...FIGURE_COLUMNS]);
+      await b.report({ ...march, country: ['SK'] });
+      expect(await convColumns()).toEqual(expect.arrayContaining([...FIGURE_COLUMNS, 'order_id', 'name', 'country', 'first_name']));
+      // queries of records at once after a report of figures: one attribution at a time, each answered
+      await b.report(reportQuery('2024-02-01', '2024-04-30'));
+      const [all, sk] = await Promise.all([b.items(itemsQuery('2024-03-01', '2024-03-31')), b.report({ ...march, country: ['SK'] })]);
+      expect([all, sk]).toEqual([fresh[0], fresh[1]]);
+    });
     const items = fresh[0] as Awaited<ReturnType<LocalBackend['items']>>;
     expect(items.rows.map((r) => [r.orderId, r.source.name, r.country])).toEqual([['o-1', 'Spring sale', 'CZ'], ['o-2', 'Summer', 'SK'], ['o-2', 'Summer', 'SK']]);
     const sk = fresh[1] as Awaited<ReturnType<LocalBackend['report']>>;

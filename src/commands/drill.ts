@@ -211,7 +211,7 @@ async function checkByResolver(target: RawParams, resolve: NonNullable<Backend['
     if (resolution.matches.length === 0 && resolution.sources.length === 0) return true;
     // The id names something else (an order, a contact, a source of another kind): what, and the command for it.
     // The resolver names no near ids then.
-    if (resolution.matches.length) throw new NotFoundError(`no ${noun} ${resolution.id} ${WHERE}`, namesHint(resolution, resolution.matches));
+    if (resolution.matches.length) throw new NotFoundError(`no ${noun} ${resolution.id} in the data`, namesHint(resolution, resolution.matches));
     const first = resolution.sources.map(suggestion).join(', ') || 'none';
     throw new NotFoundError(`no ${noun} ${resolution.id} ${WHERE}`, nearestHint(resolution, [kind]) ?? `known source ids: ${first}`);
   }

@@ -225,7 +225,18 @@ export class Scope {
    * transaction's row never depends on the period asked. `reads` 'figures': a query of figures
    * alone, for which conv of a period may hold FIGURE_COLUMNS only (every transaction: always all).
    */
-  async attribute(period?: Period, reads: ConvReads = 'records'): Promise<void> {
+  attribute(period?: Period, reads: ConvReads = 'records'): Promise<void> {
+    // One at a time: two queries that both find the extent short (a report's figures, then two
+    // queries of records at once) would otherwise both make the relations, one over the other.
+    const run = this.attributing.then(() => this.attributeNow(period, reads));
+    this.attributing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The attribution asked, when the scope's ends before it (attribute). */
+  private attributing: Promise<void> = Promise.resolve();
+
+  private async attributeNow(period: Period | undefined, reads: ConvReads): Promise<void> {
     if (!this.reports) return;
     const extent = this.extent;
     const enough = this.convReads === 'records' || reads === 'figures';
