@@ -6,26 +6,34 @@
 // in process and keeps, per file, V8's code for every function they compiled; a start hands it to
 // V8, which takes it as it stands (or, from another V8, rejects it and compiles as before).
 //
-// dist/compile-cache/manifest.json names the V8 it was made by and, per file, its length and its
-// blob. A file of another length (a rebuilt bundle), a file that imports an ES module (import(),
-// which code compiled through node:vm cannot do on Node 20 without a flag), a blob that is missing
-// or rejected, another V8, or NODE_DISABLE_COMPILE_CACHE set: the file is compiled as Node does.
+// dist/compile-cache/manifest.json names the V8 it was made by and, per file, its length, its
+// modification time and its blob. A file of another length or time (rebuilt, or edited in place:
+// V8 itself checks the length only), a file that imports an ES module (import(), which code
+// compiled through node:vm cannot do on Node 20 without a flag), a blob that is missing, another
+// V8, or NODE_DISABLE_COMPILE_CACHE set: the file is compiled as Node does. Once V8 rejects a blob
+// (made under other V8 flags than this start's, --max-old-space-size say), no other is read. Under
+// a policy (--experimental-policy), whose checks Node makes as it reads a module, none is used.
 const Module = require('node:module');
-const { readFileSync } = require('node:fs');
+const { readFileSync, statSync } = require('node:fs');
 const { basename, dirname, join } = require('node:path');
 const vm = require('node:vm');
 
 /** The folder of dist/ that holds the cache. */
 const FOLDER = 'compile-cache';
 
+/** True where Node checks the modules it reads against a policy, which the cache's reads would go past. */
+const underPolicy = () => /--(experimental-policy|policy-integrity)\b/.test([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '));
+
 /**
  * Compiles the CommonJS module `mod` from `content` through a vm.Script (with cachedData when
- * given) and runs it as Module.prototype._compile does: this as exports, and require, module,
- * __filename and __dirname. Returns the script (for its createCachedData) and what the module
+ * given), tells `compiled` of the script, and runs it as Module.prototype._compile does: this as
+ * exports, and require, module, __filename and __dirname. Returns the script (for its createCachedData) and what the module
  * function returned.
  */
-function compileWith(mod, content, filename, cachedData) {
+function compileWith(mod, content, filename, cachedData, compiled = () => undefined) {
   const script = new vm.Script(Module.wrap(content), { filename, cachedData });
+  // said before the module runs, and with it the modules it requires
+  compiled(script);
   const fn = script.runInThisContext({ displayErrors: true });
   const require = (id) => mod.require(id);
   require.resolve = (request, options) => Module._resolveFilename(request, mod, false, options);
@@ -40,7 +48,7 @@ function compileWith(mod, content, filename, cachedData) {
  * Starts reading the cache of the bundle in `dist` for the modules loaded from now on; without a
  * usable cache, does nothing and returns undefined. Else returns, per file of the bundle loaded
  * since, how it was compiled: 'cached' (V8 took the cache), 'rejected' (V8 compiled it from the
- * source) or 'source' (no blob for it, or one of another length).
+ * source) or 'source' (no blob for it, or one of another length or time).
  */
 function install(dist) {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
@@ -50,8 +58,9 @@ function install(dist) {
   } catch {
     return undefined;
   }
-  if (manifest.v8 !== process.versions.v8 || typeof manifest.files !== 'object' || manifest.files === null) return undefined;
+  if (manifest.v8 !== process.versions.v8 || underPolicy() || typeof manifest.files !== 'object' || manifest.files === null) return undefined;
   const compiled = {};
+  let rejected = false;
   const compile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename) {
     if (dirname(filename) !== dist) return compile.call(this, content, filename);
@@ -59,7 +68,7 @@ function install(dist) {
     const entry = Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined;
     let cachedData;
     try {
-      if (entry?.length === content.length) cachedData = readFileSync(join(dist, FOLDER, String(entry.blob)));
+      if (!rejected && entry?.length === content.length && entry.mtimeMs === Math.floor(statSync(filename).mtimeMs)) cachedData = readFileSync(join(dist, FOLDER, String(entry.blob)));
     } catch {
       // no blob: from the source
     }
@@ -67,9 +76,10 @@ function install(dist) {
       compiled[name] = 'source';
       return compile.call(this, content, filename);
     }
-    const { script, result } = compileWith(this, content, filename, cachedData);
-    compiled[name] = script.cachedDataRejected ? 'rejected' : 'cached';
-    return result;
+    return compileWith(this, content, filename, cachedData, (script) => {
+      rejected ||= script.cachedDataRejected === true;
+      compiled[name] = script.cachedDataRejected ? 'rejected' : 'cached';
+    }).result;
   };
   return compiled;
 }
@@ -84,10 +94,10 @@ function record(dist, names) {
   Module.prototype._compile = function (content, filename) {
     if (dirname(filename) !== dist || !names.has(basename(filename))) return compile.call(this, content, filename);
     const { script, result } = compileWith(this, content, filename);
-    scripts.set(basename(filename), { length: content.length, script });
+    scripts.set(basename(filename), { length: content.length, mtimeMs: Math.floor(statSync(filename).mtimeMs), script });
     return result;
   };
-  return () => [...scripts].map(([name, { length, script }]) => ({ name, length, data: script.createCachedData() }));
+  return () => [...scripts].map(([name, { length, mtimeMs, script }]) => ({ name, length, mtimeMs, data: script.createCachedData() }));
 }
 
 module.exports = { FOLDER, install, record };

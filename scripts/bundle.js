@@ -125,5 +125,8 @@ if (!held.includes('cli.js')) throw new Error('bundle: no output holds cli.js');
 
 // V8's code cache of the new bundle (bin/compile-cache.cjs). convx runs without it, only slower to
 // start: a failure to make it is said, and the build goes on.
-const made = spawnSync(process.execPath, [join(root, 'scripts', 'compile-cache.cjs')], { stdio: 'inherit' });
+// Made without NODE_OPTIONS (a CI's --max-old-space-size, say): V8 rejects code made under other flags
+// than a start's, which usually has none.
+const { NODE_OPTIONS: _, ...env } = process.env;
+const made = spawnSync(process.execPath, [join(root, 'scripts', 'compile-cache.cjs')], { stdio: 'inherit', env });
 if (made.status !== 0) process.stderr.write('bundle: no code cache made (convx starts without it)\n');

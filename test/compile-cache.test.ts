@@ -101,9 +101,10 @@ describe('the code cache of the bundle', () => {
     expect(coloured.stdout).toBe(uncoloured.stdout);
   });
 
-  it('a file of another length, a blob missing or damaged: compiled from the source; a cache of another V8, or NODE_DISABLE_COMPILE_CACHE: none used', async () => {
+  it('a file of another length or time, a blob missing or damaged: compiled from the source; under other V8 flags one blob read; a cache of another V8, or NODE_DISABLE_COMPILE_CACHE: none used', async () => {
     const copy = join(tempDir('convx-compile-cache-'), 'dist');
-    cpSync(dist, copy, { recursive: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
+    // with their times: a file of another time than the cache's is compiled from its source
+    cpSync(dist, copy, { recursive: true, preserveTimestamps: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
     // the version a start reads
     cpSync(join(root, 'package.json'), join(copy, '..', 'package.json'));
     const expected = (await throughCache(dist, ['--help'])).stdout;
@@ -117,6 +118,20 @@ describe('the code cache of the bundle', () => {
     const damaged = await throughCache(copy, ['--help']);
     expect(damaged.stdout).toBe(expected);
     expect(damaged.compiled).toMatchObject({ [startup]: 'rejected', 'convx.cjs': 'source', [runtime]: 'source' });
+    // a start under other V8 flags: V8 rejects the first blob, and no other is read
+    const flagged = await throughCache(dist, ['--help'], { NODE_OPTIONS: '--max-old-space-size=4000' });
+    expect(flagged.stdout).toBe(expected);
+    expect(Object.values(flagged.compiled!).sort()).toEqual(['rejected', ...Object.keys(flagged.compiled!).slice(1).map(() => 'source')]);
+    // a file edited in place to the same length (V8 checks the length alone): its new text runs
+    const edited = join(tempDir('convx-compile-cache-'), 'dist');
+    cpSync(dist, edited, { recursive: true, preserveTimestamps: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
+    cpSync(join(root, 'package.json'), join(edited, '..', 'package.json'));
+    const chunk = join(edited, startup);
+    writeFileSync(chunk, readFileSync(chunk, 'utf8').replace('display help for command', 'DISPLAY HELP FOR COMMAND'));
+    const after = await throughCache(edited, ['--help']);
+    expect(after.stdout).toContain('DISPLAY HELP FOR COMMAND');
+    expect(after.compiled![startup]).toBe('source');
+    expect(after.compiled!['convx.cjs']).toBe('cached');
     // another V8's cache, or the switch: nothing installed
     writeFileSync(join(copy, 'compile-cache', 'manifest.json'), JSON.stringify({ ...manifest, v8: '1.0.0' }));
     expect(await throughCache(copy, ['--help'])).toEqual({ stdout: expected, compiled: undefined });
