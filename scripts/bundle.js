@@ -7,7 +7,9 @@
 // and DuckDB's JavaScript (not its native binding) stay outside, loaded where they were (chalk with
 // import(), and so on).
 // Part of `npm run build` and of `npm test`. dist/bundle-meta.json lists the modules of dist/ and the
-// packages each output holds (test/startup.test.ts reads it to tell what a start loaded).
+// packages each output holds (test/startup.test.ts reads it to tell what a start loaded), and whether
+// it imports an ES module (import()); scripts/compile-cache.cjs then makes V8's code cache of the
+// outputs that do not (dist/compile-cache/, read by bin/compile-cache.cjs).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
