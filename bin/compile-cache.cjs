@@ -6,15 +6,16 @@
 // in process and keeps, per file, V8's code for every function they compiled; a start hands it to
 // V8, which takes it as it stands (or, from another V8, rejects it and compiles as before).
 //
-// dist/compile-cache/manifest.json names the V8 it was made by and, per file, its length, its
-// modification time and its blob. A file of another length or time (rebuilt, or edited in place:
-// V8 itself checks the length only), a file that imports an ES module (import(), which code
+// dist/compile-cache/manifest.json names the V8 it was made by and, per file, its length, the CRC-32
+// of its text (as Node 22's cache keeps) and its blob. A file of another length or text (rebuilt, or
+// edited in place: V8 itself checks the length only; not the file's time, which a copy or npm's
+// install changes), a file that imports an ES module (import(), which code
 // compiled through node:vm cannot do on Node 20 without a flag), a blob that is missing, another
 // V8, or NODE_DISABLE_COMPILE_CACHE set: the file is compiled as Node does. Once V8 rejects a blob
 // (made under other V8 flags than this start's, --max-old-space-size say), no other is read. Under
 // a policy (--experimental-policy), whose checks Node makes as it reads a module, none is used.
 const Module = require('node:module');
-const { readFileSync, statSync } = require('node:fs');
+const { readFileSync } = require('node:fs');
 const { basename, dirname, join } = require('node:path');
 const vm = require('node:vm');
 
@@ -48,7 +49,7 @@ function compileWith(mod, content, filename, cachedData, compiled = () => undefi
  * Starts reading the cache of the bundle in `dist` for the modules loaded from now on; without a
  * usable cache, does nothing and returns undefined. Else returns, per file of the bundle loaded
  * since, how it was compiled: 'cached' (V8 took the cache), 'rejected' (V8 compiled it from the
- * source) or 'source' (no blob for it, or one of another length or time).
+ * source) or 'source' (no blob for it, or one of another length or text).
  */
 function install(dist) {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
@@ -59,6 +60,7 @@ function install(dist) {
     return undefined;
   }
   if (manifest.v8 !== process.versions.v8 || underPolicy() || typeof manifest.files !== 'object' || manifest.files === null) return undefined;
+  const { crc32 } = require('node:zlib');
   const compiled = {};
   let rejected = false;
   const compile = Module.prototype._compile;
@@ -68,7 +70,7 @@ function install(dist) {
     const entry = Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined;
     let cachedData;
     try {
-      if (!rejected && entry?.length === content.length && entry.mtimeMs === Math.floor(statSync(filename).mtimeMs)) cachedData = readFileSync(join(dist, FOLDER, String(entry.blob)));
+      if (!rejected && entry?.length === content.length && entry.crc32 === crc32(content)) cachedData = readFileSync(join(dist, FOLDER, String(entry.blob)));
     } catch {
       // no blob: from the source
     }
@@ -89,15 +91,16 @@ function install(dist) {
  * a function that gives each one's code cache, with what V8 compiled of it until then.
  */
 function record(dist, names) {
+  const { crc32 } = require('node:zlib');
   const scripts = new Map();
   const compile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename) {
     if (dirname(filename) !== dist || !names.has(basename(filename))) return compile.call(this, content, filename);
     const { script, result } = compileWith(this, content, filename);
-    scripts.set(basename(filename), { length: content.length, mtimeMs: Math.floor(statSync(filename).mtimeMs), script });
+    scripts.set(basename(filename), { length: content.length, text: crc32(content), script });
     return result;
   };
-  return () => [...scripts].map(([name, { length, mtimeMs, script }]) => ({ name, length, mtimeMs, data: script.createCachedData() }));
+  return () => [...scripts].map(([name, { length, text, script }]) => ({ name, length, crc32: text, data: script.createCachedData() }));
 }
 
 module.exports = { FOLDER, install, record };

@@ -48,10 +48,10 @@ async function main() {
   rmSync(next, { recursive: true, force: true });
   mkdirSync(next);
   const files = {};
-  for (const { name, length, mtimeMs, data } of cached()) {
+  for (const { name, length, crc32, data } of cached()) {
     const blob = name.replace(/\.cjs$/, '.bin');
     writeFileSync(join(next, blob), data);
-    files[name] = { length, mtimeMs, blob };
+    files[name] = { length, crc32, blob };
   }
   writeFileSync(join(next, 'manifest.json'), `${JSON.stringify({ v8: process.versions.v8, node: process.version, files }, null, 1)}\n`);
   rmSync(join(dist, FOLDER), { recursive: true, force: true });

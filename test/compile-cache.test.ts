@@ -2,14 +2,16 @@
  * V8's code cache of the bundle (bin/compile-cache.cjs, made by scripts/compile-cache.cjs at each
  * build): the build leaves one for the files a start and a report load, none for a file that
  * imports an ES module; a start takes the bundle's code from it and prints what it prints without
- * it; a file of another length, a blob missing or damaged, a cache of another V8 or
- * NODE_DISABLE_COMPILE_CACHE: compiled from the source as Node does, with the same output.
+ * it, from a copy with other file times too (npm's install); a file of another length or text, a
+ * blob missing or damaged, a cache of another V8 or NODE_DISABLE_COMPILE_CACHE: compiled from the
+ * source as Node does, with the same output.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SAMPLES, tempDir } from './helpers.js';
 
@@ -18,7 +20,7 @@ const dist = join(root, 'dist');
 const bin = join(root, 'bin', 'convx.js');
 const run = promisify(execFile);
 
-type Manifest = { v8: string; node: string; files: Record<string, { length: number; blob: string }> };
+type Manifest = { v8: string; node: string; files: Record<string, { length: number; crc32: number; blob: string }> };
 type Meta = Record<string, { modules: string[]; packages: string[]; dynamicImport: boolean }>;
 const manifestOf = (folder: string) => JSON.parse(readFileSync(join(folder, 'compile-cache', 'manifest.json'), 'utf8')) as Manifest;
 const META = JSON.parse(readFileSync(join(dist, 'bundle-meta.json'), 'utf8')) as Meta;
@@ -54,8 +56,9 @@ describe('the code cache of the bundle', () => {
     const manifest = manifestOf(dist);
     expect(manifest.v8).toBe(process.versions.v8);
     const cached = Object.keys(manifest.files);
-    for (const [name, { length, blob }] of Object.entries(manifest.files)) {
+    for (const [name, { length, crc32: text, blob }] of Object.entries(manifest.files)) {
       expect(readFileSync(join(dist, name), 'utf8').length, name).toBe(length);
+      expect(crc32(readFileSync(join(dist, name), 'utf8')), name).toBe(text);
       expect(existsSync(join(dist, 'compile-cache', blob)), blob).toBe(true);
     }
     const holding = (test: (entry: Meta[string]) => boolean) => Object.keys(META).filter((name) => test(META[name]!));
@@ -101,16 +104,22 @@ describe('the code cache of the bundle', () => {
     expect(coloured.stdout).toBe(uncoloured.stdout);
   });
 
-  it('a file of another length or time, a blob missing or damaged: compiled from the source; under other V8 flags one blob read; a cache of another V8, or NODE_DISABLE_COMPILE_CACHE: none used', async () => {
+  it('a copy with other file times (as npm installs a package) takes it; a file of another length or text, a blob missing or damaged: compiled from the source; under other V8 flags one blob read; a cache of another V8, or NODE_DISABLE_COMPILE_CACHE: none used', async () => {
     const copy = join(tempDir('convx-compile-cache-'), 'dist');
-    // with their times: a file of another time than the cache's is compiled from its source
-    cpSync(dist, copy, { recursive: true, preserveTimestamps: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
+    cpSync(dist, copy, { recursive: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
     // the version a start reads
     cpSync(join(root, 'package.json'), join(copy, '..', 'package.json'));
+    // the time npm gives every file of a package it installs (a copy's times differ too): the cache is kept by the files' text, not their time
+    const npmTime = new Date('1985-10-26T08:15:00Z');
+    for (const name of readdirSync(copy)) if (name.endsWith('.cjs')) utimesSync(join(copy, name), npmTime, npmTime);
     const expected = (await throughCache(dist, ['--help'])).stdout;
     const manifest = manifestOf(copy);
     const startup = Object.keys(META).find((name) => META[name]!.modules.includes('cli.js'))!;
-    const runtime = Object.keys((await throughCache(copy, ['--help'])).compiled!).find((name) => name !== startup && name !== 'convx.cjs' && !META[name]!.dynamicImport)!;
+    const installed = await throughCache(copy, ['--help']);
+    expect(installed.stdout).toBe(expected);
+    expect(installed.compiled).toEqual(Object.fromEntries(Object.keys(installed.compiled!).map((name) => [name, META[name]!.dynamicImport ? 'source' : 'cached'])));
+    expect(installed.compiled![startup]).toBe('cached');
+    const runtime = Object.keys(installed.compiled!).find((name) => name !== startup && name !== 'convx.cjs' && !META[name]!.dynamicImport)!;
     // the startup chunk's blob damaged, the entry's blob gone, another chunk of another length
     writeFileSync(join(copy, 'compile-cache', manifest.files[startup]!.blob), Buffer.alloc(4096, 7));
     rmSync(join(copy, 'compile-cache', manifest.files['convx.cjs']!.blob));
@@ -124,7 +133,7 @@ describe('the code cache of the bundle', () => {
     expect(Object.values(flagged.compiled!).sort()).toEqual(['rejected', ...Object.keys(flagged.compiled!).slice(1).map(() => 'source')]);
     // a file edited in place to the same length (V8 checks the length alone): its new text runs
     const edited = join(tempDir('convx-compile-cache-'), 'dist');
-    cpSync(dist, edited, { recursive: true, preserveTimestamps: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
+    cpSync(dist, edited, { recursive: true, filter: (path) => !path.includes(`${join(dist, 'validation')}`) });
     cpSync(join(root, 'package.json'), join(edited, '..', 'package.json'));
     const chunk = join(edited, startup);
     writeFileSync(chunk, readFileSync(chunk, 'utf8').replace('display help for command', 'DISPLAY HELP FOR COMMAND'));
