@@ -108,7 +108,31 @@ function guarded({ id, label }, body) {
   }
 }
 
-function measurePair({ id, label, convx, bareCommand, target, runs = RUNS, check, env }) {
+/** The steps of convx's timings (CONVX_TIMINGS, src/timings.ts) that are checks users need, which the bare queries skip. */
+const CHECK_STEPS = ['check the values', 'check negative amounts', 'check missing rates'];
+
+/**
+ * What the checks cost in convx's time: the median of `runs` more runs of convx with CONVX_TIMINGS
+ * (after the timed ones, which run without it), each check's milliseconds (its step's, summed over
+ * the times it ran) and their sum.
+ */
+function checkCosts(convx, env, runs = 3) {
+  const costs = [];
+  for (let i = 0; i < runs; i++) {
+    const run = spawnSync(convx[0], convx.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env, CONVX_TIMINGS: '1' }, encoding: 'utf8', maxBuffer: 1 << 26 });
+    if (run.status !== 0) throw new Error(`${convx.join(' ')} with CONVX_TIMINGS exited with ${run.status ?? run.signal}:\n${run.stderr.slice(-2000)}`);
+    const steps = {};
+    for (const line of run.stderr.split('\n')) {
+      const m = /^\s+(.+?)\s+(\d+) ms/.exec(line);
+      if (m && CHECK_STEPS.includes(m[1])) steps[m[1]] = (steps[m[1]] ?? 0) + Number(m[2]);
+    }
+    costs.push(steps);
+  }
+  const each = Object.fromEntries(CHECK_STEPS.map((step) => [step, median(costs.map((c) => c[step] ?? 0))]));
+  return { each, ms: median(costs.map((c) => CHECK_STEPS.reduce((sum, step) => sum + (c[step] ?? 0), 0))) };
+}
+
+function measurePair({ id, label, convx, bareCommand, target, runs = RUNS, check, env, checks = false }) {
   const convxOut = join(out, `${id}.convx.out`);
   const bareOut = join(out, `${id}.bare.out`);
   const a = [];
@@ -153,9 +177,14 @@ function measurePair({ id, label, convx, bareCommand, target, runs = RUNS, check
   const sb = summary(b);
   const ratio = { time: sa.ms / sb.ms, mem: sa.kb / sb.kb };
   const met = target.check(ratio, sa);
+  // The checks the bare query skips, each with its cost, and the time ratio convx would have without them.
+  const costs = checks ? checkCosts(convx, env) : undefined;
+  const checkNote = costs
+    ? `; its checks ${Math.round(costs.ms)} ms (${CHECK_STEPS.map((step) => `${step.replace(/^check (the )?/, '')} ${Math.round(costs.each[step])}`).join(', ')}): ${times(costs.ms / sb.ms)} of bare, ${times((sa.ms - costs.ms) / sb.ms)} time without them`
+    : '';
   console.log(
     `convx ${seconds(sa.ms).padStart(8)} ${megabytes(sa.kb).padStart(7)} | bare ${seconds(sb.ms).padStart(8)} ${megabytes(sb.kb).padStart(7)} | ` +
-      `${times(ratio.time)} time, ${times(ratio.mem)} memory  (${target.text}: ${met ? 'met' : 'not met'})` +
+      `${times(ratio.time)} time, ${times(ratio.mem)} memory${checkNote}  (${target.text}: ${met ? 'met' : 'not met'})` +
       `  [spread ${seconds(sa.minMs)}-${seconds(sa.maxMs)} / ${seconds(sb.minMs)}-${seconds(sb.maxMs)}, n=${sa.runs}]${verdict ? `  ${verdict}` : ''}`,
   );
   results.push({
@@ -163,7 +192,8 @@ function measurePair({ id, label, convx, bareCommand, target, runs = RUNS, check
     label,
     convx: `${seconds(sa.ms)}, ${megabytes(sa.kb)}`,
     bare: `${seconds(sb.ms)}, ${megabytes(sb.kb)}`,
-    ratio: `${times(ratio.time)} time, ${times(ratio.mem)} memory`,
+    ratio: `${times(ratio.time)} time, ${times(ratio.mem)} memory${checkNote}`,
+    ...(costs ? { checks: costs } : {}),
     target: `${target.text}${met ? '' : ' (not met)'}${problem ? ' (OUTPUTS DIFFER)' : ''}`,
     raw: { convx: a, bare: b },
   });
@@ -592,6 +622,7 @@ for (const [id, label, period] of [
     bareCommand: bareCmd('report', data, period),
     target: within(1.25),
     check: sameBytes,
+    checks: true,
   });
 }
 

@@ -50,6 +50,7 @@ run(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   now: () => new Date(),
+  startedAt: 0,
   onSignal(signal, handler) {
     if (!handlers.has(signal)) handlers.set(signal, new Set());
     handlers.get(signal).add(handler);

@@ -28,6 +28,8 @@ export interface Io {
   now: () => Date;
   /** Waits ms: API mode's pause before a retry (default: a timer; a test passes its own clock). */
   sleep?: (ms: number) => Promise<void>;
+  /** performance.now() when the process started (bin/convx.js: 0), so that CONVX_TIMINGS counts the time before run() too. */
+  startedAt?: number;
   /** Calls handler on the signal instead of the default (exit); returns the unsubscribe function. */
   onSignal(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: () => void): () => void;
 }

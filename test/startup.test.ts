@@ -205,6 +205,23 @@ describe('the built binary', () => {
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/--from: "x" is not a date/);
   });
+
+  it("with CONVX_TIMINGS, counts the process's start before the command and its total from the process's start; the output the same bytes", async () => {
+    const argv = ['report', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-04-30', '-o', 'json'];
+    const spawned = await exec(process.execPath, [bin, ...argv], { env: { ...process.env, CONVX_TIMINGS: '1' } });
+    expect(spawned.stdout).toBe((await cli(argv)).stdout);
+    const ms = (label: string) => Number(new RegExp(`^  ${label}\\s+(\\d+) ms$`, 'm').exec(spawned.stderr)?.[1]);
+    const start = ms('start \\(Node, convx’s modules\\)');
+    const total = ms('total');
+    const steps = ['open the dataset', 'query', 'write the output'].map(ms);
+    expect(start).toBeGreaterThan(0);
+    for (const step of steps) expect(step).toBeGreaterThanOrEqual(0);
+    expect(start + steps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(total + 3);
+    // the modules of --help alone without it: timings.ts loads where it is asked
+    const help = imported(['--help'], { CONVX_TIMINGS: '' });
+    expect(help.builtins).not.toContain('node:async_hooks');
+    expect(imported(['--help'], { CONVX_TIMINGS: '1' }).builtins).toContain('node:async_hooks');
+  });
 });
 
 describe('the package', () => {

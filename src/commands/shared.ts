@@ -2,6 +2,7 @@
 import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
+import { timed } from '../timings.js';
 import { bucketCount, cliWording, DEFAULT_REPORT_DAYS, shortPeriod, type Dates, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
@@ -204,12 +205,12 @@ export async function withBackend<T>(
   const progress = startProgress(ctx);
   try {
     if (ctx.settings.mode !== 'api') progress.phase('reading and checking the dataset');
-    const backend = await ctx.openBackend({
+    const backend = await timed(ctx.settings.mode === 'api' ? 'reach the API' : 'open the dataset', () => ctx.openBackend({
       // API mode, --all: the pages fetched so far, on the same line (not where stdout is that terminal: the rows land there).
       onPage: (fetched, total) => {
         if (!ctx.io.stdoutIsTTY) progress.phase(`fetched ${withCommas(fetched)} of ${withCommas(total)} row${total === 1 ? '' : 's'}`);
       },
-    });
+    }));
     try {
       if (!options.progress) progress.done();
       return await work(backend, progress);
@@ -350,15 +351,15 @@ export async function printListing<T>(
   printDatasetWarnings(ctx, backend);
   progress.phase(ctx.settings.mode === 'api' ? 'asking the API' : 'attributing conversions');
   if (listing.all) {
-    const stream = await listing.all();
-    const count = await writeAll(ctx, kind, stream, listing.offset, progress);
+    const stream = await timed('query', () => listing.all!());
+    const count = await timed('write the output', () => writeAll(ctx, kind, stream, listing.offset, progress));
     if (stream.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
     else pageSummary(ctx, { start: listing.offset, count, totalCount: stream.totalCount }, noun, period, true, request.chosen !== undefined);
   } else {
-    const page = await listing.page();
+    const page = await timed('query', () => listing.page());
     const extras = await listing.extras?.(page);
     progress.done();
-    await ctx.output.page(kind, page, extras);
+    await timed('write the output', () => ctx.output.page(kind, page, extras));
     if (page.paging.totalCount === 0) await explainEmpty(ctx, backend, noun, request);
     else pageSummary(ctx, page.paging, noun, period, false, request.chosen !== undefined);
   }

@@ -8,6 +8,7 @@
  * or from an import (where an imported file holds them already).
  */
 import { DataError, UsageError } from '../errors.js';
+import { timed } from '../timings.js';
 import type { Database } from './db.js';
 import type { DaySums } from './day-sums.js';
 import type { OrderIndex } from './order-index.js';
@@ -242,8 +243,8 @@ export class Scope {
     const enough = this.convReads === 'records' || reads === 'figures';
     if (extent === 'all' || (extent !== undefined && period !== undefined && covers(extent, period) && enough)) return;
     const asked = period ? reads : 'records';
-    await materialise(this.input(period), !period ? [...ATTRIBUTION, ...DAILY] : asked === 'figures' ? FIGURES_ATTRIBUTION : ATTRIBUTION);
-    await this.noteUnpricedDays(period ? 'conv' : 'report_day');
+    await timed('attribute the transactions', () => materialise(this.input(period), !period ? [...ATTRIBUTION, ...DAILY] : asked === 'figures' ? FIGURES_ATTRIBUTION : ATTRIBUTION));
+    await timed('check missing rates', () => this.noteUnpricedDays(period ? 'conv' : 'report_day'));
     this.extent = period ?? 'all';
     this.convReads = asked;
   }

@@ -2,6 +2,7 @@ import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange
 import type { ValidateResponse } from '../model/validation.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { DataError, NoOrdersError } from '../errors.js';
+import { timed } from '../timings.js';
 import {
   ATTRIBUTION_MODEL,
   WINDOW_DAYS,
@@ -105,6 +106,11 @@ export class LocalBackend implements Backend {
     const unpriced = this.scope.unpricedDays;
     const period = utcDays(zoned);
     if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
+    await timed('check missing rates', () => this.missingRates({ from, where }));
+  }
+
+  /** The data error of transactions in scope without a usable exchange rate, if there are any (assertRates). */
+  private async missingRates({ from, where }: Filter): Promise<void> {
     const unpricedTx = sql`SELECT currency, day, any_value(fx_date) AS fx_date, count(*) AS n FROM ${from} WHERE ${where} AND ref_w IS NULL`;
     // Per currency: its days without a rate and their transactions (one row each, however long the period).
     const currencies = await this.db.all<CurrencyMissing>(
@@ -183,7 +189,7 @@ export class LocalBackend implements Backend {
       const read = await this.db.all(sql`${selection.select} LIMIT ${FEW_ROWS + 1}`);
       if (read.length <= FEW_ROWS) return this.fewRowsPage(read, query, tieBreak, map);
     }
-    const { rows, totalCount } = await this.rowsAndTotal(selection, query, tieBreak, query.limit);
+    const { rows, totalCount } = await timed('read the rows', () => this.rowsAndTotal(selection, query, tieBreak, query.limit));
     return { rows: rows.map(map), paging: { start: query.offset, count: rows.length, totalCount, ...this.versioned() } };
   }
 
@@ -278,7 +284,7 @@ export class LocalBackend implements Backend {
   async allReport(query: ReportQuery): Promise<RowStream<AggregateRow>> {
     const { selection, map } = await this.reportReading(query);
     await this.assertRates(selection.filter, query);
-    const { rows, totalCount } = await this.rowsAndTotal(selection, query, REPORT_TIE_BREAK);
+    const { rows, totalCount } = await timed('read the rows', () => this.rowsAndTotal(selection, query, REPORT_TIE_BREAK));
     return { totalCount, ...this.versioned(), rows: mapRows(rows, map) };
   }
 

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
+import { timed } from '../timings.js';
 import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
@@ -103,30 +104,30 @@ export async function open(
 ): Promise<OpenedDataset> {
   // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
   // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.
-  const db = await Database.open(':memory:', {
+  const db = await timed('start DuckDB', () => Database.open(':memory:', {
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
     // A command's instance is kept for the process's next command (instances.ts): a test suite runs thousands.
     ...(options.command ? { backgroundAllocator: true, reuse: true } : {}),
     ...(options.reuse ? { reuse: true } : {}),
-  });
+  }));
   try {
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
       const identity = filesIdentity(path);
-      opened = { ...(await openImported(path, db)), identity };
+      opened = { ...(await timed('open the imported file', () => openImported(path, db))), identity };
     } else {
       const identity = filesIdentity(path);
-      const dataset = await Dataset.open(path, db);
+      const dataset = await timed('read the files', () => Dataset.open(path, db));
       opened = { dataset, identity };
     }
     const { dataset } = opened;
     for (const table of require) {
       if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path));
     }
-    await dataset.validate();
+    await timed('check the values', () => dataset.validate());
     // A command attributes once: orders and contacts from one Parquet file each are read there rather than copied into memory.
-    await dataset.createTypedTables({ ...options, ...(options.command ? { inPlace: ['orders', 'contacts'] as const } : {}) });
+    await timed('type the tables', () => dataset.createTypedTables({ ...options, ...(options.command ? { inPlace: ['orders', 'contacts'] as const } : {}) }));
     return opened;
   } catch (error) {
     db.close();

@@ -5,6 +5,7 @@
 import { DataError } from '../../errors.js';
 import type { Database } from '../db.js';
 import { TABLES, type TableSpec } from '../schema.js';
+import { timed } from '../../timings.js';
 import { ident, int, join, sql, table, trusted, type Sql } from '../sql.js';
 import { lineLabels, locationKey } from './labels.js';
 import { fileLabel, firstLine } from './problems.js';
@@ -64,11 +65,11 @@ export async function createTypedTable(db: Database, dir: string, loaded: Loaded
     const wholeMilliseconds = new Set<string>();
     if (asView) {
       const times = spec.columns.flatMap((c) => (c.type === 'timestamp' && loaded.columns.has(c.name) ? [loaded.columns.get(c.name)!] : []));
-      const finer = await subMillisecondTimes(db, from, times);
+      const finer = await timed('look for times past the millisecond', () => subMillisecondTimes(db, from, times));
       for (const c of times) if (TIME_TYPE.test(c.rawType) && !finer.has(c.name)) wholeMilliseconds.add(c.name);
     }
     await db.exec(sql`CREATE OR REPLACE ${trusted(asView ? 'VIEW' : 'TABLE')} ${table(spec.name)} AS SELECT ${join(typedColumns(spec, loaded, rowId, wholeMilliseconds))} FROM ${from}`);
-    const finding = spec.name === 'orders' ? await negativeOrders(db, dir, loaded) : undefined;
+    const finding = spec.name === 'orders' ? await timed('check negative amounts', () => negativeOrders(db, dir, loaded)) : undefined;
     if (!asView) await db.exec(sql`DROP ${trusted(loaded.source.format === 'parquet' ? 'VIEW' : 'TABLE')} ${rawTable(spec.name)}`);
     return finding;
   } catch (error) {

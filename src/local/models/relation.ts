@@ -3,6 +3,7 @@
  * and gives its SELECT; `materialise` creates them in order in a scope's schema.
  * The relations themselves live beside this file (attribution.ts, daily.ts).
  */
+import { timed } from '../../timings.js';
 import type { Database } from '../db.js';
 import { ident, join, literal, sql, trusted, type Sql } from '../sql.js';
 import { columnSqlType, TABLES, type TableName } from '../schema.js';
@@ -59,10 +60,12 @@ export async function materialise(input: ModelInput, relations: readonly Relatio
   for (const [i, relation] of relations.entries()) {
     const unknown = relation.reads.filter((name) => !made.has(name));
     if (unknown.length) throw new Error(`internal: ${relation.name} reads ${unknown.join(', ')} before it is made`);
-    const select = await relation.select(input);
-    await input.db.exec(sql`
+    await timed(`make ${relation.name}`, async () => {
+      const select = await relation.select(input);
+      await input.db.exec(sql`
       CREATE OR REPLACE ${trusted(relation.kind ?? 'TABLE')} ${input.relation(relation.name)} AS ${select}`);
-    await relation.complete?.(input);
+      await relation.complete?.(input);
+    });
     made.add(relation.name);
     if (relation.transient) transient.unshift(relation);
     const later = relations.slice(i + 1);

@@ -1,0 +1,146 @@
+/**
+ * CONVX_TIMINGS (src/timings.ts): a command's steps and their wall time on stderr when it ends,
+ * nested as they ran; nothing recorded or printed without it; the output the same bytes either way.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatTimings, Timings, timed, timingsAsked, withTimings } from '../src/timings.js';
+import { cli, shop } from './helpers.js';
+
+/** The steps of a printed block of timings: [indent, label, ms, times]. */
+function stepsOf(stderr: string): [number, string, number, number][] {
+  const block = stderr.slice(stderr.indexOf('timings (CONVX_TIMINGS)'));
+  return block
+    .split('\n')
+    .slice(1)
+    .flatMap((line) => {
+      const m = /^  ( *)(\S.*?)\s+(\d+) ms(?: \((\d+) times\))?$/.exec(line);
+      return m ? [[m[1]!.length / 2, m[2]!, Number(m[3]), Number(m[4] ?? 1)] as [number, string, number, number]] : [];
+    });
+}
+
+describe('timings', () => {
+  it('are asked by CONVX_TIMINGS set to anything but "", 0 or false', () => {
+    for (const value of ['1', 'yes', 'true', ' 1 ']) expect(timingsAsked({ CONVX_TIMINGS: value }), value).toBe(true);
+    for (const value of [undefined, '', ' ', '0', 'false', 'FALSE']) expect(timingsAsked({ CONVX_TIMINGS: value }), String(value)).toBe(false);
+  });
+
+  it('record each step under the step it runs in, its time summed over the times it ran, in the order steps first started; a failing step too', async () => {
+    const timings = new Timings();
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const answer = await withTimings(timings, async () => {
+      await timed('outer', async () => {
+        await timed('inner', () => pause(20));
+        await timed('inner', () => pause(20));
+        await expect(timed('failing', () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+      });
+      // two at once: each its own time
+      await Promise.all([timed('a', () => pause(30)), timed('b', () => pause(30))]);
+      return 42;
+    });
+    expect(answer).toBe(42);
+    const steps = timings.list();
+    expect(steps.map((s) => [s.depth, s.label, s.count])).toEqual([
+      [0, 'outer', 1],
+      [1, 'inner', 2],
+      [1, 'failing', 1],
+      [0, 'a', 1],
+      [0, 'b', 1],
+    ]);
+    const ms = Object.fromEntries(steps.map((s) => [s.label, s.ms]));
+    expect(ms.inner).toBeGreaterThanOrEqual(38);
+    expect(ms.outer).toBeGreaterThanOrEqual(ms.inner!);
+    expect(ms.a).toBeGreaterThanOrEqual(28);
+    expect(ms.b).toBeGreaterThanOrEqual(28);
+  });
+
+  it('record nothing outside a command that asked for them, and leave the work as it is', async () => {
+    const timings = new Timings();
+    expect(await timed('alone', async () => 'done')).toBe('done');
+    await withTimings(undefined, () => timed('unasked', async () => undefined));
+    expect(timings.list()).toEqual([]);
+  });
+
+  it('print as an indented list, the times aligned, the start and the total around it', () => {
+    const text = formatTimings(
+      [
+        { label: 'open the dataset', depth: 0, ms: 120.4, count: 1 },
+        { label: 'check the values', depth: 1, ms: 24.6, count: 1 },
+        { label: 'make attr', depth: 2, ms: 7, count: 3 },
+      ],
+      { before: 57.2, total: 1234.5 },
+    );
+    expect(text).toBe(
+      [
+        'timings (CONVX_TIMINGS), wall time; a step includes the steps indented under it, and steps run at once overlap:',
+        '  start (Node, convx\u2019s modules)    57 ms',
+        '  open the dataset                120 ms',
+        '    check the values               25 ms',
+        '      make attr                     7 ms (3 times)',
+        '  total                          1235 ms',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("of a report: each step of opening the dataset, each check, the attribution's relations, the rows and the output, after the same bytes on stdout", async () => {
+    const dir = shop({
+      orders: [
+        { id: 'o1', at: '2024-03-05T10:00:00Z', net: 100 },
+        { id: 'o2', at: '2024-03-06T10:00:00Z', net: -5 },
+      ],
+      touches: [{ at: '2024-03-01T10:00:00Z' }],
+    });
+    const argv = ['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
+    const plain = await cli(argv);
+    const timed = await cli(argv, { env: { CONVX_TIMINGS: '1' } });
+    expect(timed.code).toBe(0);
+    expect(timed.stdout).toBe(plain.stdout);
+    expect(JSON.parse(timed.stdout).conversions).toHaveLength(1);
+    expect(plain.stderr).not.toContain('timings');
+    // the negative amount's warning first, then the timings, last
+    expect(timed.stderr.indexOf('negative')).toBeGreaterThanOrEqual(0);
+    expect(timed.stderr.indexOf('negative')).toBeLessThan(timed.stderr.indexOf('timings (CONVX_TIMINGS)'));
+    const steps = stepsOf(timed.stderr);
+    expect(steps.map(([depth, label]) => [depth, label])).toEqual([
+      [0, 'open the dataset'],
+      [1, 'start DuckDB'],
+      [1, 'read the files'],
+      [1, 'check the values'],
+      [1, 'type the tables'],
+      [2, 'check negative amounts'],
+      [0, 'query'],
+      [1, 'attribute the transactions'],
+      [2, 'make order_head'],
+      [2, 'make clicks'],
+      [2, 'make attr'],
+      [2, 'make source_info'],
+      [2, 'make conv'],
+      [1, 'check missing rates'],
+      [1, 'read the rows'],
+      [0, 'write the output'],
+      // in process: no start of Node before run()
+      [0, 'total'],
+    ]);
+    const ms = new Map(steps.map(([depth, label, time]) => [`${depth}${label}`, time]));
+    const total = ms.get('0total')!;
+    expect(ms.get('0open the dataset')! + ms.get('0query')! + ms.get('0write the output')!).toBeLessThanOrEqual(total + 2);
+    expect(ms.get('2make order_head')! + ms.get('2make attr')! + ms.get('2make conv')!).toBeLessThanOrEqual(ms.get('1attribute the transactions')! + 2);
+  });
+
+  it('of a command that fails: printed after its error, the exit code as without them', async () => {
+    const dir = shop({ orders: [{ id: 'o1', at: 'not a time' }], touches: [{ at: '2024-03-01T10:00:00Z' }] });
+    const argv = ['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
+    const plain = await cli(argv);
+    const failed = await cli(argv, { env: { CONVX_TIMINGS: '1' } });
+    expect(plain.code).toBe(2);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr.startsWith(plain.stderr)).toBe(true);
+    expect(stepsOf(failed.stderr).map(([depth, label]) => [depth, label])).toEqual([
+      [0, 'open the dataset'],
+      [1, 'start DuckDB'],
+      [1, 'read the files'],
+      [1, 'check the values'],
+      [0, 'total'],
+    ]);
+  });
+});
