@@ -69,11 +69,15 @@ function candidates(scope: Scope, later = false): Sql {
       FROM (SELECT DISTINCT * FROM (${ids[0]!} ${ids[1] ? sql`UNION ${ids[1]}` : EMPTY})) i
       LEFT JOIN ${scope.sources()} s ON s.source_type = i.source_type AND s.source_id = i.source_id
       WHERE i.source_type IS NOT NULL AND i.source_id IS NOT NULL)`;
-    parts.push(sql`SELECT 'source', 'id', id, id, type, name, NULL FROM ${known}`);
-    parts.push(sql`SELECT 'source', 'name', id, name, type, name, NULL FROM ${known}`);
-    parts.push(sql`SELECT 'source', 'campaignId', id, campaign_id, type, name, NULL FROM ${known} WHERE type <> 'smartflow' AND campaign_id <> id`);
-    parts.push(sql`SELECT 'smartflow', 'id', smartflow_id, smartflow_id, 'smartflow', smartflow_name, NULL FROM ${known}`);
-    parts.push(sql`SELECT 'delivery', 'id', delivery_id, delivery_id, 'smartflow', delivery_name, smartflow_id FROM ${known}`);
+    // One scan of the sources' identities, five keys of each (unnest zips the lists): a source by its id, its name and
+    // its campaign id (a campaign's or automation's that differs from its id), its smartflow, its delivery. A key
+    // without a value (a source of no smartflow) is a NULL term or id, which kept() drops.
+    parts.push(sql`SELECT unnest(['source', 'source', 'source', 'smartflow', 'delivery']), unnest(['id', 'name', 'campaignId', 'id', 'id']),
+        unnest([id, id, id, smartflow_id, delivery_id]),
+        unnest([id, name, CASE WHEN type <> 'smartflow' AND campaign_id <> id THEN campaign_id END, smartflow_id, delivery_id]),
+        unnest([type, type, type, 'smartflow', 'smartflow']), unnest([name, name, name, smartflow_name, delivery_name]),
+        unnest([NULL, NULL, NULL, NULL, smartflow_id])
+      FROM ${known}`);
   }
   return parts.reduce((all, part) => sql`${all} UNION ALL ${part}`);
 }
