@@ -8,7 +8,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { COMMAND_FORMATS, commandFormats, commandGlobals, pageFormats } from './commands/globals.js';
 import { colorLevel, GLOBAL_OPTIONS, noColorAsked, type GlobalFlags } from './globals.js';
-import { EMPTY_VALUE, flagKey } from './model/parameters.js';
+import { EMPTY_REQUIRED_VALUE, EMPTY_VALUE, flagKey } from './model/parameters.js';
 import { ANY_FORMATS, FORMATS } from './output/formats.js';
 import { COMMANDS, GROUPS } from './commands/index.js';
 import type { OptionDefinition } from './flags.js';
@@ -220,8 +220,10 @@ function toOption(definition: OptionDefinition): Option {
   const option = new Option(definition.flags, definition.description);
   if (definition.defaultValue !== undefined) option.default(definition.defaultValue);
   if (!option.required && !option.optional) return option;
+  // A global flag that a command requires (token's --plugin): leaving it out is no way out there.
+  const required = COMMANDS.some((c) => c.requiredGlobals?.includes(option.long ?? ''));
   return option.argParser((value: string, previous: string | undefined) => {
-    if (value === '') throw new UsageError(`${option.long}: ${EMPTY_VALUE}`, [], EMPTY_HINT);
+    if (value === '') throw new UsageError(`${option.long}: ${required ? EMPTY_REQUIRED_VALUE : EMPTY_VALUE}`, [], EMPTY_HINT);
     return definition.list && previous !== undefined ? `${previous},${value}` : value;
   });
 }

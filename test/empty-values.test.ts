@@ -8,10 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { commandGlobals } from '../src/commands/globals.js';
 import { COMMANDS } from '../src/commands/index.js';
 import { GLOBAL_OPTIONS } from '../src/globals.js';
-import { EMPTY_VALUE, field, flagName, parameters, type Operation } from '../src/model/parameters.js';
+import { EMPTY_REQUIRED_VALUE, EMPTY_VALUE, field, flagName, parameters, type Operation } from '../src/model/parameters.js';
 import { cli, SAMPLES, servedSamples } from './helpers.js';
 
-const REFUSED = (flag: string) => `convx: error: ${flag}: ${EMPTY_VALUE}\nhint: an unset shell variable gives an empty value\n`;
+/** The global flags some command cannot run without (token's --plugin): an empty one is not met with "or leave it out". */
+const REQUIRED = new Set(COMMANDS.flatMap((command) => command.requiredGlobals ?? []));
+const REFUSED = (flag: string) => `convx: error: ${flag}: ${REQUIRED.has(flag) ? EMPTY_REQUIRED_VALUE : EMPTY_VALUE}\nhint: an unset shell variable gives an empty value\n`;
 
 /** Each command with the flags of its own and the global flags it honours that take a value (`<x>`). */
 const FLAGS = COMMANDS.map((command) => {
@@ -57,6 +59,15 @@ describe('every flag that takes a value refuses an empty one', () => {
         expect([run.code, run.stdout, run.stderr], given.join(' ')).toEqual([2, '', REFUSED(flag)]);
       }
     }
+  });
+
+  it("token's --plugin, which it cannot run without: give a value, not \"or leave it out\"", async () => {
+    expect([...REQUIRED]).toEqual(['--plugin']);
+    const token = await cli(['token', '--plugin', ''], { env: { CONVX_JWT_SECRET: 'empty-values-secret-long-enough' } });
+    expect([token.code, token.stdout, token.stderr]).toEqual([2, '', 'convx: error: --plugin: is empty: give a value\nhint: an unset shell variable gives an empty value\n']);
+    // left out, token says it needs it
+    const missing = await cli(['token'], { env: { CONVX_JWT_SECRET: 'empty-values-secret-long-enough' } });
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringContaining('--plugin <id> is required')]);
   });
 
   it('-q as typed, and a list flag repeated: the empty repeat is refused', async () => {

@@ -120,6 +120,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
     name: 'token',
     summary: 'print a signed development token for `convx serve` (HS256 with CONVX_JWT_SECRET)',
     options: OPTIONS.token,
+    requiredGlobals: ['--plugin'],
     examples: [
       'CONVX_JWT_SECRET=dev-secret convx token --plugin shop',
       'convx token --plugin shop --expires 7d > token.txt',

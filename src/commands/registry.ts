@@ -29,6 +29,8 @@ export interface CommandDefinition {
    * error. Default: COMMAND_GLOBALS in globals.ts, else every global flag.
    */
   globals?: readonly string[];
+  /** The global flags it cannot run without (token: --plugin): an empty value of one is not met with "or leave it out". */
+  requiredGlobals?: readonly string[];
   /** It writes the profile that --profile names, so that profile need not exist yet. */
   createsProfile?: boolean;
   /**

@@ -345,6 +345,9 @@ export function describe(p: Parameter, operation: Operation): string {
  */
 export const EMPTY_VALUE = 'is empty: give a value, or leave it out';
 
+/** The problem of an empty value of a flag that some command cannot run without (`token --plugin ''`). */
+export const EMPTY_REQUIRED_VALUE = 'is empty: give a value';
+
 /** The flag as typed: `-q, --query <text>` is `--query`. */
 export function flagName(flag: string): string {
   return /--[a-z0-9-]+/.exec(flag)![0];
