@@ -321,8 +321,12 @@ export function joinSortValues(argv: string[]): string[] {
 
 /** Runs convx on argv (without node and script) and returns the exit code. */
 export async function run(argv: string[], io: Io, options: ProgramOptions = {}): Promise<number> {
+  return io.env.CONVX_TIMINGS ? runTimed(argv, io, options) : runCommand(argv, io, options);
+}
+
+async function runCommand(argv: string[], io: Io, options: ProgramOptions): Promise<number> {
   const state: ProgramState = { exitCode: 0, noColor: noColorAsked(argv) };
-  const code = io.env.CONVX_TIMINGS ? await runTimed(argv, io, options, state) : await runProgram(argv, io, options, state);
+  const code = await runProgram(argv, io, options, state);
   // commander's help or version that could not be written (a command's results fail in their writer, output/sink.ts)
   await state.written;
   if (state.writeFailed === undefined || code !== ExitCode.ok) return code;
@@ -330,14 +334,14 @@ export async function run(argv: string[], io: Io, options: ProgramOptions = {}):
   return await reportError(closed ? new PipeClosedError() : new OutputError(`cannot write the output: ${writeFailure(state.writeFailed)}`), io, state);
 }
 
-/** runProgram with the steps' timings recorded, printed on stderr when it ends (CONVX_TIMINGS, timings.ts), however it ends. */
-async function runTimed(argv: string[], io: Io, options: ProgramOptions, state: ProgramState): Promise<number> {
+/** runCommand with the steps' timings recorded, printed on stderr when it ends, after its output and any error (CONVX_TIMINGS, timings.ts). */
+async function runTimed(argv: string[], io: Io, options: ProgramOptions): Promise<number> {
   const started = performance.now();
   const { formatTimings, Timings, timingsAsked, withTimings } = await import('./timings.js');
-  if (!timingsAsked(io.env)) return runProgram(argv, io, options, state);
+  if (!timingsAsked(io.env)) return runCommand(argv, io, options);
   const timings = new Timings();
   try {
-    return await withTimings(timings, () => runProgram(argv, io, options, state));
+    return await withTimings(timings, () => runCommand(argv, io, options));
   } finally {
     const ended = performance.now();
     // From a process's start (bin/convx.js): the time before run() too; else the command's own.
