@@ -7,7 +7,8 @@
  *
  * The command's Timings travel with its asynchronous work (AsyncLocalStorage), so that code deep
  * in local/ marks a step without a parameter through every call, and a step knows the step it
- * runs in: a step's time includes the steps run inside it, printed indented under it.
+ * runs in: a step's time includes the steps run inside it, printed indented under it (a label
+ * under two steps is two steps).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
@@ -19,27 +20,44 @@ export interface Step {
   count: number;
 }
 
-/** The steps of one command, in the order each first started. */
-export class Timings {
-  private readonly steps = new Map<string, Step>();
+/** A step as recorded: its key (the labels of the steps it runs in, then its own) and the steps run in it. */
+interface Node extends Step {
+  key: string;
+  children: Node[];
+}
 
-  /** Adds ms to the step of this label at this depth (made the first time it starts, so that the order is the start order). */
-  start(label: string, depth: number): Step {
-    const key = `${depth}\u0000${label}`;
-    let step = this.steps.get(key);
-    if (!step) {
-      step = { label, depth, ms: 0, count: 0 };
-      this.steps.set(key, step);
+/** The steps of one command, each under the step it ran in, in the order each first started there. */
+export class Timings {
+  private readonly roots: Node[] = [];
+  private readonly nodes = new Map<string, Node>();
+
+  /** The step of this label under `parent` (none: at the top), made the first time it starts there. */
+  start(label: string, parent: Node | undefined): Node {
+    const key = parent ? `${parent.key}\u0000${label}` : label;
+    let node = this.nodes.get(key);
+    if (!node) {
+      node = { key, label, depth: parent ? parent.depth + 1 : 0, ms: 0, count: 0, children: [] };
+      this.nodes.set(key, node);
+      (parent ? parent.children : this.roots).push(node);
     }
-    return step;
+    return node;
   }
 
+  /** Every step, each followed by the steps run in it (depth first). */
   list(): Step[] {
-    return [...this.steps.values()].map((step) => ({ ...step }));
+    const out: Step[] = [];
+    const walk = (nodes: Node[]) => {
+      for (const { label, depth, ms, count, children } of nodes) {
+        out.push({ label, depth, ms, count });
+        walk(children);
+      }
+    };
+    walk(this.roots);
+    return out;
   }
 }
 
-const running = new AsyncLocalStorage<{ timings: Timings; depth: number }>();
+const running = new AsyncLocalStorage<{ timings: Timings; step?: Node }>();
 
 /** True where the environment asks for the timings (CONVX_TIMINGS set to anything but "", "0" or "false"). */
 export function timingsAsked(env: Record<string, string | undefined>): boolean {
@@ -47,19 +65,19 @@ export function timingsAsked(env: Record<string, string | undefined>): boolean {
   return value !== undefined && value !== '' && value !== '0' && value !== 'false';
 }
 
-/** Runs work with timings as the steps' record (none: nothing is recorded). */
-export function withTimings<T>(timings: Timings | undefined, work: () => Promise<T>): Promise<T> {
-  return timings ? running.run({ timings, depth: 0 }, work) : work();
+/** Runs work with timings as the record of the steps it marks. */
+export function withTimings<T>(timings: Timings, work: () => Promise<T>): Promise<T> {
+  return running.run({ timings }, work);
 }
 
 /** Runs a step of work: its wall time is added to the label's, under the step it runs in, when timings are asked. */
 export async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
   const outer = running.getStore();
   if (!outer) return work();
-  const step = outer.timings.start(label, outer.depth);
+  const step = outer.timings.start(label, outer.step);
   const started = performance.now();
   try {
-    return await running.run({ timings: outer.timings, depth: outer.depth + 1 }, work);
+    return await running.run({ timings: outer.timings, step }, work);
   } finally {
     step.ms += performance.now() - started;
     step.count += 1;

@@ -24,7 +24,7 @@ describe('timings', () => {
     for (const value of [undefined, '', ' ', '0', 'false', 'FALSE']) expect(timingsAsked({ CONVX_TIMINGS: value }), String(value)).toBe(false);
   });
 
-  it('record each step under the step it runs in, its time summed over the times it ran, in the order steps first started; a failing step too', async () => {
+  it('record each step under the step it runs in, its time summed over the times it ran, each under its own parent in the order it first started there; a failing step too', async () => {
     const timings = new Timings();
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const answer = await withTimings(timings, async () => {
@@ -33,8 +33,8 @@ describe('timings', () => {
         await timed('inner', () => pause(20));
         await expect(timed('failing', () => Promise.reject(new Error('no')))).rejects.toThrow('no');
       });
-      // two at once: each its own time
-      await Promise.all([timed('a', () => pause(30)), timed('b', () => pause(30))]);
+      // two at once, each with a step of the same label: each its own time, each under its own
+      await Promise.all([timed('a', () => timed('x', () => pause(10))), timed('b', () => pause(5).then(() => timed('x', () => pause(60))))]);
       return 42;
     });
     expect(answer).toBe(42);
@@ -44,20 +44,25 @@ describe('timings', () => {
       [1, 'inner', 2],
       [1, 'failing', 1],
       [0, 'a', 1],
+      [1, 'x', 1],
       [0, 'b', 1],
+      [1, 'x', 1],
     ]);
-    const ms = Object.fromEntries(steps.map((s) => [s.label, s.ms]));
-    expect(ms.inner).toBeGreaterThanOrEqual(38);
-    expect(ms.outer).toBeGreaterThanOrEqual(ms.inner!);
-    expect(ms.a).toBeGreaterThanOrEqual(28);
-    expect(ms.b).toBeGreaterThanOrEqual(28);
+    const ms = (at: number) => steps[at]!.ms;
+    expect(ms(1)).toBeGreaterThanOrEqual(30);
+    expect(ms(0)).toBeGreaterThanOrEqual(ms(1));
+    // a's x is a's (about 10 ms), b's x is b's (about 60 ms)
+    expect(ms(4)).toBeLessThan(ms(6));
+    expect(ms(6)).toBeGreaterThanOrEqual(50);
+    expect(ms(5)).toBeGreaterThanOrEqual(ms(6));
   });
 
-  it('record nothing outside a command that asked for them, and leave the work as it is', async () => {
+  it('record nothing outside the command that asked for them, and leave the work as it is', async () => {
     const timings = new Timings();
-    expect(await timed('alone', async () => 'done')).toBe('done');
-    await withTimings(undefined, () => timed('unasked', async () => undefined));
-    expect(timings.list()).toEqual([]);
+    expect(await timed('before', async () => 'done')).toBe('done');
+    await withTimings(timings, () => timed('asked', async () => undefined));
+    expect(await timed('after', async () => 7)).toBe(7);
+    expect(timings.list().map((s) => s.label)).toEqual(['asked']);
   });
 
   it('print as an indented list, the times aligned, the start and the total around it', () => {

@@ -205,7 +205,7 @@ export async function withBackend<T>(
   const progress = startProgress(ctx);
   try {
     if (ctx.settings.mode !== 'api') progress.phase('reading and checking the dataset');
-    const backend = await timed(ctx.settings.mode === 'api' ? 'reach the API' : 'open the dataset', () => ctx.openBackend({
+    const backend = await timed(ctx.settings.mode === 'api' ? 'set up the API client' : 'open the dataset', () => ctx.openBackend({
       // API mode, --all: the pages fetched so far, on the same line (not where stdout is that terminal: the rows land there).
       onPage: (fetched, total) => {
         if (!ctx.io.stdoutIsTTY) progress.phase(`fetched ${withCommas(fetched)} of ${withCommas(total)} row${total === 1 ? '' : 's'}`);

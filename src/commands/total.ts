@@ -1,4 +1,5 @@
 import { filterNames } from '../model/parameters.js';
+import { timed } from '../timings.js';
 import { parseTotalQuery } from '../model/query.js';
 import { BREAKDOWN_COLUMNS, isPeriodColumn, TOTAL_BREAKDOWN_TABLE_COLUMNS, TOTAL_COLUMNS, TOTAL_TABLE_COLUMNS } from '../output/columns.js';
 import { breakdownKind, type RecordKind } from '../output/writer.js';
@@ -19,7 +20,7 @@ export default defineHandler<CommandFlags<'total'>>({
     ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
-      const response = await backend.total(query);
+      const response = await timed('query', () => backend.total(query));
       const { total, comparison, ...period } = response;
       const compared = comparison === undefined ? {} : { comparison };
       // json: the answer as the interface has it; the other formats: one row of the period and its figures (and comparison)

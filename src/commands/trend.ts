@@ -1,4 +1,5 @@
 import { filterNames } from '../model/parameters.js';
+import { timed } from '../timings.js';
 import { parseTrendQuery } from '../model/query.js';
 import type { TrendBucket } from '../model/types.js';
 import {
@@ -68,13 +69,15 @@ export default defineHandler<CommandFlags<'trend'>>({
     if (ctx.format !== 'html') ctx.output.check(kind);
     await withBackend(ctx, async (backend) => {
       printDatasetWarnings(ctx, backend);
-      const response = await backend.trend(query);
+      const response = await timed('query', () => backend.trend(query));
       const request = { command: 'trend', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('trend')), interval: query.interval, ...(chosen === undefined ? {} : { chosen }) };
       // -o html: the series as a page (every bucket, a chart), to stdout or --output
       if (ctx.format === 'html') await printTrendPage(ctx, response, flags, { filters: filterWords(request.filters), compared: comparedPeriod(query) });
       else {
-        await printChart(ctx, response.buckets, flags.chart !== false);
-        await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+        await timed('write the output', async () => {
+          await printChart(ctx, response.buckets, flags.chart !== false);
+          await ctx.output.document(kind, response.buckets, (buckets) => ({ ...response, buckets }));
+        });
       }
       noteSkippedDays(ctx, response.buckets, response.timeZone);
       // the short period's dates where no empty result names them
