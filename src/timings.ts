@@ -86,7 +86,7 @@ export async function timed<T>(label: string, work: () => Promise<T>): Promise<T
 
 /**
  * The timings as printed on stderr: a heading, then one line per step, indented by its depth, its
- * milliseconds right-aligned (and "×N" for a step that ran N times); `before`, the process's time
+ * milliseconds right-aligned (and "(N times)" for a step that ran N times); `before`, the process's time
  * before the command started (Node's start and convx's modules), and `total`, the process's time
  * at the end, when known.
  */
