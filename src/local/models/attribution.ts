@@ -156,15 +156,15 @@ const CONV_COLUMNS: readonly { name: string; expr?: Sql; needs?: 'source_info' |
 export const FIGURE_COLUMNS: readonly string[] = CONV_COLUMNS.filter((c) => c.figure).map((c) => c.name);
 
 /**
- * conv's rows with `columns` (CONV_COLUMNS or the figures' alone), from the attributing clicks in
- * `attr`, the orders and the rates; joined to source_info and the contacts' first rows where a
+ * conv's rows with `columns` (CONV_COLUMNS or the figures' alone), from the attributing clicks
+ * (attr), the orders and the rates; joined to source_info and the contacts' first rows where a
  * column needs them.
  */
-function convSelect(m: ModelInput, attr: Sql, columns: typeof CONV_COLUMNS): Sql {
+function convSelect(m: ModelInput, columns: typeof CONV_COLUMNS): Sql {
   const needs = (what: string) => columns.some((c) => c.needs === what);
   const qualified = (name: string, needs: string | undefined) => sql`${trusted(needs === 'source_info' ? 'i' : needs === 'contacts' ? 'c' : 'p')}.${ident(name)}`;
   return sql`
-      WITH ${TX} AS (${transactions(m, attr)}),
+      WITH ${TX} AS (${transactions(m)}),
       -- the rate of each (currency, day) the orders hold: the latest at or before the day; a join to these few rows
       -- costs less than an ASOF join that sorts every transaction
       rates AS (
@@ -190,7 +190,7 @@ export const CONV: Relation = {
   name: 'conv',
   holds: "every attributed transaction of the period (of the whole dataset without one): the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with its source and contact; every transaction is stored in time order, so that a period's zonemaps skip the rest",
   reads: ['orders', 'attr', 'source_info', 'fx', 'contacts'],
-  select: (m) => convSelect(m, m.relation('attr'), CONV_COLUMNS),
+  select: (m) => convSelect(m, CONV_COLUMNS),
 };
 
 /**
@@ -204,11 +204,11 @@ export const CONV_OF_FIGURES: Relation = {
   name: 'conv',
   holds: "the figures (FIGURE_COLUMNS) of every attributed transaction of the period: the head's sale and the order's refunds, amounts signed, converted to the reference currency (NULL where no usable rate), with the day and the source",
   reads: ['orders', 'attr', 'fx'],
-  select: (m) => convSelect(m, m.relation('attr'), CONV_COLUMNS.filter((c) => c.figure)),
+  select: (m) => convSelect(m, CONV_COLUMNS.filter((c) => c.figure)),
 };
 
 /** The period's transactions of the attributed orders (the head's sale and every refund), amounts signed. */
-function transactions(m: ModelInput, attr: Sql): Sql {
+function transactions(m: ModelInput): Sql {
   return sql`
         SELECT o.row_id, o.order_id, o.contact_id, o.datetime, coalesce(o.is_refund, false) AS is_refund,
                o.currency, o.country,
@@ -216,7 +216,7 @@ function transactions(m: ModelInput, attr: Sql): Sql {
                CASE WHEN coalesce(o.is_refund, false) THEN -abs(o.amount_w_tax) ELSE o.amount_w_tax END AS amount_w_tax,
                CAST(o.datetime AS DATE) AS day,
                a.order_datetime, a.touch_datetime, a.source_type, a.source_id
-        FROM ${m.relation('orders')} o JOIN ${attr} a ON o.order_id = a.order_id
+        FROM ${m.relation('orders')} o JOIN ${m.relation('attr')} a ON o.order_id = a.order_id
         WHERE o.amount_wo_tax <> 0 AND (coalesce(o.is_refund, false) OR o.row_id = a.head_row_id) AND ${inPeriod(m, sql`o.datetime`)}`;
 }
 
