@@ -63,4 +63,57 @@ describe('a DuckDB instance kept for the next command (src/local/instances.ts)',
     expect(instanceOf(after)).not.toBe(instanceOf(own));
     after.close();
   });
+  it('keeps its statements with parameters for the next lease: they run on the tables of the lease running them, a database attached again is read anew, a detached one is not found', async () => {
+    const file = await databaseFile();
+    const other = join(tempDir(), 'another.duckdb');
+    const writer = await Database.open(other);
+    await writer.exec(sql`CREATE TABLE kept AS SELECT 7 AS answer`);
+    writer.close();
+    /** Counts the statements the connection prepares (DuckDB's package prepares a text run with parameters through either). */
+    const prepares = (db: Database) => {
+      const connection = (db as unknown as { connection: Record<'prepare' | 'extractStatements', (text: string) => Promise<unknown>> }).connection;
+      const counted = { n: 0 };
+      const kept = { prepare: connection.prepare, extractStatements: connection.extractStatements };
+      for (const name of ['prepare', 'extractStatements'] as const) {
+        connection[name] = function (this: unknown, text: string) {
+          counted.n++;
+          return kept[name].call(this, text);
+        };
+      }
+      return { counted, restore: () => Object.assign(connection, kept) };
+    };
+    const first = await Database.open(':memory:', { reuse: true, threads: 1 });
+    await first.exec(sql`CREATE TABLE t AS SELECT * FROM range(10) r(x)`);
+    expect(await first.one(sql`SELECT count(*) AS n FROM t WHERE x >= ${5}`)).toEqual({ n: 5n });
+    await first.exec(sql`CREATE TABLE u AS SELECT x FROM t WHERE x >= ${8}`);
+    await first.exec(sql`ATTACH ${literal(file)} AS ${trusted('imported')} (READ_ONLY)`);
+    expect(await first.one(sql`SELECT answer + ${1} AS a FROM imported.main.kept`)).toEqual({ a: 43 });
+    first.close();
+
+    const second = await Database.open(':memory:', { reuse: true, threads: 1 });
+    const { counted, restore } = prepares(second);
+    try {
+      expect(instanceOf(second)).toBe(instanceOf(first));
+      // The same texts, kept: not prepared again, and planned on this lease's own tables and files.
+      await second.exec(sql`CREATE TABLE t AS SELECT * FROM range(100) r(x)`);
+      expect(await second.one(sql`SELECT count(*) AS n FROM t WHERE x >= ${5}`)).toEqual({ n: 95n });
+      // A statement that writes: into this lease's catalog (by the name every lease's catalog has).
+      await second.exec(sql`CREATE TABLE u AS SELECT x FROM t WHERE x >= ${8}`);
+      expect(await second.one(sql`SELECT count(*) AS n FROM u`)).toEqual({ n: 92n });
+      await second.exec(sql`ATTACH ${literal(other)} AS ${trusted('imported')} (READ_ONLY)`);
+      expect(await second.one(sql`SELECT answer + ${1} AS a FROM imported.main.kept`)).toEqual({ a: 8 });
+      await second.exec(sql`DETACH imported`);
+      await expect(second.one(sql`SELECT answer + ${1} AS a FROM imported.main.kept`)).rejects.toThrow(/imported/);
+      // A table replaced within the lease is read as it is now.
+      await second.exec(sql`CREATE OR REPLACE TABLE t AS SELECT * FROM range(7) r(x)`);
+      expect(await second.one(sql`SELECT count(*) AS n FROM t WHERE x >= ${5}`)).toEqual({ n: 2n });
+      expect(counted.n).toBe(0);
+      // Queries of one text at once on one connection: each runs with its own parameters.
+      const many = await Promise.all(Array.from({ length: 8 }, (_, i) => second.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM t WHERE x >= ${i}`)));
+      expect(many.map((row) => Number(row!.n))).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);
+    } finally {
+      restore();
+      second.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { bindings, DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
-import { endLease, leaseInstance, type Lease } from './instances.js';
+import { endLease, leaseInstance, STATEMENTS_PER_LEASE, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
 
 export type { SqlValue } from './sql.js';
@@ -95,7 +95,11 @@ export class Database {
     };
     if (options.reuse && path === ':memory:') {
       const lease = await leaseInstance(config);
-      return new Database(lease.instance, lease.connection, true, { lease, config });
+      const db = new Database(lease.instance, lease.connection, true, { lease, config });
+      // The lease's connection keeps its prepared statements for the next leases (instances.ts).
+      db.statements = lease.statements;
+      db.statementLimit = STATEMENTS_PER_LEASE;
+      return db;
     }
     const instance = await DuckDBInstance.create(path, Object.keys(config).length ? config : undefined);
     const connection = await instance.connect();
@@ -187,38 +191,69 @@ export class Database {
     this.statements ??= new Map();
   }
 
-  /** The statement for sql with params bound, prepared anew or reused. */
-  private async prepared(sql: string, params: SqlParams): Promise<DuckDBPreparedStatement | undefined> {
+  /**
+   * Runs sql with its params on a kept statement (prepared anew when none is kept, or when the one
+   * kept is in use: a statement runs one execution at a time, and this connection may run several
+   * queries at once), kept again after it; without params or kept statements, as `fresh` runs it
+   * (so too a text of several statements, which DuckDB prepares only one by one).
+   */
+  private async onStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     const cache = this.statements;
-    if (!cache) return undefined;
-    let statement = cache.get(sql);
-    if (statement) {
-      cache.delete(sql);
-    } else {
-      statement = await this.connection.prepare(sql);
-      if (cache.size >= this.statementLimit) {
-        const [oldest, evicted] = cache.entries().next().value as [string, DuckDBPreparedStatement];
-        cache.delete(oldest);
-        evicted.destroySync();
-      }
+    if (!params || !cache) return fresh();
+    const kept = cache.get(sql);
+    if (kept) cache.delete(sql);
+    let statement = kept;
+    try {
+      statement ??= await this.connection.prepare(sql);
+    } catch (error) {
+      if (/multiple statements/i.test(String(error))) return fresh();
+      throw error;
+    }
+    try {
+      statement.clearBindings();
+      statement.bind(params);
+      return await run(statement);
+    } finally {
+      this.keep(cache, sql, statement);
+    }
+  }
+
+  /** Keeps a statement once its execution is over, the least recently used one going beyond the limit (one of the same SQL already kept: this one goes). */
+  private keep(cache: Map<string, DuckDBPreparedStatement>, sql: string, statement: DuckDBPreparedStatement): void {
+    if (cache.has(sql)) return statement.destroySync();
+    if (cache.size >= this.statementLimit) {
+      const [oldest, evicted] = cache.entries().next().value as [string, DuckDBPreparedStatement];
+      cache.delete(oldest);
+      evicted.destroySync();
     }
     cache.set(sql, statement);
-    statement.clearBindings();
-    statement.bind(params);
-    return statement;
+  }
+
+  /** A statement's result, materialised or to stream. */
+  private async result(sql: string, params: SqlParams | undefined, how: 'run' | 'stream' = 'run'): Promise<DuckDBResult> {
+    return this.onStatement(
+      sql,
+      params,
+      (statement) => (how === 'stream' ? statement.stream() : statement.run()),
+      () => (how === 'stream' ? this.connection.stream(sql, params) : this.connection.run(sql, params)),
+    );
   }
 
   async exec(query: Sql): Promise<void> {
     const { text: sql, params } = textOf(query);
-    await this.bounded(() => this.connection.run(sql, params));
+    await this.bounded(() => this.result(sql, params));
   }
 
   async all<T = Row>(query: Sql): Promise<T[]> {
     const { text: sql, params } = textOf(query);
-    const reader = await this.bounded(async () => {
-      const statement = params ? await this.prepared(sql, params) : undefined;
-      return statement ? statement.runAndReadAll() : this.connection.runAndReadAll(sql, params);
-    });
+    const reader = await this.bounded(() =>
+      this.onStatement(
+        sql,
+        params,
+        (statement) => statement.runAndReadAll(),
+        () => this.connection.runAndReadAll(sql, params),
+      ),
+    );
     return reader.getRowObjectsJS() as T[];
   }
 
@@ -253,7 +288,7 @@ export class Database {
   /** A query's result, to read chunk by chunk (chunks). */
   private async streamed(query: Sql): Promise<DuckDBResult> {
     const { text: sql, params } = textOf(query);
-    return this.bounded(() => this.connection.stream(sql, params));
+    return this.bounded(() => this.result(sql, params, 'stream'));
   }
 
   /** A streamed result chunk by chunk, each fetch within the time budget; none when it has no rows. */
@@ -268,7 +303,7 @@ export class Database {
   /** The names of a query's columns, in order (the query runs: a LIMIT 0 reads none of its rows). */
   async columnNames(query: Sql): Promise<string[]> {
     const { text: sql, params } = textOf(query);
-    const result = await this.bounded(() => this.connection.run(sql, params));
+    const result = await this.bounded(() => this.result(sql, params));
     return result.columnNames();
   }
 
@@ -322,9 +357,10 @@ export class Database {
   }
 
   private closeNow(): void {
+    // A lease's statements stay with its connection (instances.ts).
+    if (this.ownsInstance && this.lease) return endLease(this.lease.lease, this.lease.config);
     for (const statement of this.statements?.values() ?? []) statement.destroySync();
     this.statements?.clear();
-    if (this.ownsInstance && this.lease) return endLease(this.lease.lease, this.lease.config);
     this.connection.closeSync();
     if (this.ownsInstance) this.instance.closeSync();
   }

@@ -4,12 +4,19 @@
  * again, some 10 to 15 ms a command, more than most of a small dataset's statements. A reused
  * instance gives each lease a fresh in-memory catalog of its own, made the connection's default
  * (USE), so that every unqualified name lands there as it would in a new instance; when the lease
- * ends, that catalog and every other database the command attached are detached (its temporary
- * objects go with its connection), and the instance waits, idle, for a lease of the same
- * configuration. Only in-memory databases are leased.
+ * ends, that catalog and every other database the command attached are detached, and the instance
+ * waits, idle, with its connection, for a lease of the same configuration. Only in-memory
+ * databases are leased.
+ *
+ * The connection keeps its prepared statements from one lease to the next (`statements`, used by
+ * db.ts): preparing a statement with parameters for each command binds and plans it twice, once
+ * when it is prepared and again when it runs (DuckDB binds it again to see the values, and
+ * whenever a database it reads is another, or changed, since it was planned). A kept statement
+ * is planned only when it runs, against the databases of the lease running it (every lease's
+ * catalog has one name: see CATALOG). It holds no detached database or file open.
  */
-import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
-import { compile, ident, join, sql } from './sql.js';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from './duckdb.js';
+import { compile, ident, join, sql, type Sql } from './sql.js';
 
 /**
  * At most this many instances wait idle; beyond it, the one idle longest is closed. Enough for a
@@ -19,16 +26,32 @@ import { compile, ident, join, sql } from './sql.js';
  */
 const MAX_IDLE = 6;
 
-/** Idle instances with their configuration, the one idle longest first. */
-const idle: { key: string; instance: DuckDBInstance }[] = [];
-/** Leases being ended: their DETACH runs after close() returned, and the next lease waits for it. */
-let ending: Promise<void> = Promise.resolve();
-let catalogs = 0;
+/**
+ * Prepared statements a leased connection keeps for the next leases, by SQL text, least recently
+ * used first: the few dozen statements with parameters of the commands a process runs.
+ */
+export const STATEMENTS_PER_LEASE = 64;
 
-/** An instance and a connection whose default catalog is the lease's own. */
-export interface Lease {
+/** An instance with the connection its leases use and the statements it keeps. */
+interface Kept {
   instance: DuckDBInstance;
   connection: DuckDBConnection;
+  statements: Map<string, DuckDBPreparedStatement>;
+}
+
+/** Idle instances with their configuration, the one idle longest first. */
+const idle: (Kept & { key: string })[] = [];
+/** Leases being ended: their DETACH runs after close() returned, and the next lease waits for it. */
+let ending: Promise<void> = Promise.resolve();
+/**
+ * The name of every lease's own catalog: the same on every lease of an instance, so that a kept
+ * statement finds it by name and, seeing another database under it (DuckDB compares the
+ * database's identity), binds and plans again; under a new name it would fail on the old one.
+ */
+const CATALOG = 'convx_lease';
+
+/** An instance and a connection whose default catalog is the lease's own. */
+export interface Lease extends Kept {
   /** Its catalog, for the USE of another connection to the instance. */
   catalog: string;
   /** False once another connection shares the instance: it is closed, not kept, when the lease ends. */
@@ -40,42 +63,61 @@ export async function leaseInstance(config: Record<string, string>): Promise<Lea
   await ending;
   const key = JSON.stringify(config);
   const at = idle.map((entry) => entry.key).lastIndexOf(key);
-  const kept = at < 0 ? undefined : idle.splice(at, 1)[0]!.instance;
-  const instance = kept ?? (await DuckDBInstance.create(':memory:', Object.keys(config).length ? config : undefined));
-  const catalog = `convx_lease_${++catalogs}`;
-  let connection: DuckDBConnection | undefined;
+  const kept = at < 0 ? undefined : idle.splice(at, 1)[0]!;
+  const instance = kept?.instance ?? (await DuckDBInstance.create(':memory:', Object.keys(config).length ? config : undefined));
+  const statements = kept?.statements ?? new Map<string, DuckDBPreparedStatement>();
+  const catalog = CATALOG;
+  let connection: DuckDBConnection | undefined = kept?.connection;
   try {
-    connection = await instance.connect();
+    connection ??= await instance.connect();
     await connection.run(compile(sql`SET TimeZone = 'UTC'; ATTACH ':memory:' AS ${ident(catalog)}; USE ${ident(catalog)}`).text);
-    return { instance, connection, catalog, reusable: true };
+    return { instance, connection, statements, catalog, reusable: true };
   } catch (error) {
-    connection?.closeSync();
-    instance.closeSync();
+    close({ instance, connection, statements });
     throw error;
   }
 }
 
-/** Ends a lease: its connection closes once its catalogs are detached, after close() returned. */
+/** Closes an instance with its connection and the statements it keeps. */
+function close({ instance, connection, statements }: Partial<Kept> & { instance: DuckDBInstance }): void {
+  for (const statement of statements?.values() ?? []) statement.destroySync();
+  statements?.clear();
+  connection?.closeSync();
+  instance.closeSync();
+}
+
+/** Ends a lease: its catalogs are detached and its temporary objects dropped after close() returned. */
 export function endLease(lease: Lease, config: Record<string, string>): void {
   // A failure to end one lease never stops the next from starting.
   ending = ending.then(() => keepOrClose(lease, JSON.stringify(config))).catch(() => undefined);
 }
 
-/** Detaches every database the lease attached, its own catalog too, and keeps the instance idle (or closes it). */
-async function keepOrClose({ instance, connection, reusable }: Lease, key: string): Promise<void> {
+/**
+ * What a lease leaves behind on its connection (which outlives it), and how each goes: every
+ * database it attached, its own catalog too, and its temporary tables and views.
+ */
+const LEFT = `SELECT 'database' AS kind, database_name AS name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'
+  UNION ALL SELECT 'table', table_name FROM duckdb_tables() WHERE temporary
+  UNION ALL SELECT 'view', view_name FROM duckdb_views() WHERE temporary AND NOT internal`;
+const REMOVE: Record<string, (name: string) => Sql> = {
+  database: (name) => sql`DETACH ${ident(name)}`,
+  table: (name) => sql`DROP TABLE temp.main.${ident(name)}`,
+  view: (name) => sql`DROP VIEW temp.main.${ident(name)}`,
+};
+
+/** Detaches every database the lease attached and drops its temporary objects, and keeps the instance idle (or closes it). */
+async function keepOrClose({ instance, connection, statements, reusable }: Lease, key: string): Promise<void> {
   let clean = false;
   try {
     if (reusable) {
-      const attached = await connection.runAndReadAll("SELECT database_name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'");
-      const detach = attached.getRows().map((row) => sql`DETACH ${ident(String(row[0]))}`);
-      await connection.run(compile(sql`USE memory; ${join(detach, sql`; `)}`).text);
+      const left = (await connection.runAndReadAll(LEFT)).getRows().map(([kind, name]) => REMOVE[String(kind)]!(String(name)));
+      await connection.run(compile(sql`USE memory; ${join(left, sql`; `)}`).text);
       clean = true;
     }
   } catch {
     // not clean: closed below
   }
-  connection.closeSync();
-  if (!clean) return instance.closeSync();
-  idle.push({ key, instance });
-  if (idle.length > MAX_IDLE) idle.shift()!.instance.closeSync();
+  if (!clean) return close({ instance, connection, statements });
+  idle.push({ key, instance, connection, statements });
+  if (idle.length > MAX_IDLE) close(idle.shift()!);
 }
