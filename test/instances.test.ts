@@ -24,6 +24,8 @@ describe('a DuckDB instance kept for the next command (src/local/instances.ts)',
     await first.exec(sql`CREATE SCHEMA scope_0`);
     await first.exec(sql`CREATE MACRO twice(x) AS 2 * x`);
     await first.exec(sql`CREATE TEMP TABLE audience AS SELECT 1 AS b`);
+    await first.exec(sql`CREATE TEMP VIEW audience_view AS SELECT 1 AS b`);
+    await first.exec(sql`SET VARIABLE day_from = DATE '2024-01-01'`);
     await first.exec(sql`ATTACH ${literal(file)} AS ${trusted('imported')} (READ_ONLY)`);
     expect(await first.one(sql`SELECT answer FROM imported.main.kept`)).toEqual({ answer: 42 });
     first.close();
@@ -34,6 +36,9 @@ describe('a DuckDB instance kept for the next command (src/local/instances.ts)',
       expect(await second.one(sql`SELECT count(*) AS n FROM duckdb_tables()`)).toEqual({ n: 0n });
       expect(await second.one(sql`SELECT count(*) AS n FROM duckdb_schemas() WHERE schema_name = 'scope_0'`)).toEqual({ n: 0n });
       await expect(second.one(sql`SELECT twice(2) AS v`)).rejects.toThrow(/twice/);
+      // Its temporary objects and session variables went with it (the connection is kept).
+      expect(await second.one(sql`SELECT count(*) AS n FROM duckdb_views() WHERE temporary AND NOT internal`)).toEqual({ n: 0n });
+      expect(await second.one(sql`SELECT getvariable('day_from') AS v`)).toEqual({ v: null });
       const attached = await second.all<{ database_name: string }>(sql`SELECT database_name FROM duckdb_databases() WHERE NOT internal`);
       expect(attached.map((d) => d.database_name)).not.toContain('imported');
       // The names the last one used are free, as in a new instance; the session is UTC.

@@ -4,9 +4,9 @@
  * again, some 10 to 15 ms a command, more than most of a small dataset's statements. A reused
  * instance gives each lease a fresh in-memory catalog of its own, made the connection's default
  * (USE), so that every unqualified name lands there as it would in a new instance; when the lease
- * ends, that catalog and every other database the command attached are detached, and the instance
- * waits, idle, with its connection, for a lease of the same configuration. Only in-memory
- * databases are leased.
+ * ends, that catalog and every other database the command attached are detached, its temporary
+ * tables and views dropped and its session variables reset (LEFT), and the instance waits, idle,
+ * with its connection, for a lease of the same configuration. Only in-memory databases are leased.
  *
  * The connection keeps its prepared statements from one lease to the next (`statements`, used by
  * db.ts): preparing a statement with parameters for each command binds and plans it twice, once
@@ -94,15 +94,18 @@ export function endLease(lease: Lease, config: Record<string, string>): void {
 
 /**
  * What a lease leaves behind on its connection (which outlives it), and how each goes: every
- * database it attached, its own catalog too, and its temporary tables and views.
+ * database it attached, its own catalog too, its temporary tables and views, and its session
+ * variables (SET VARIABLE).
  */
 const LEFT = `SELECT 'database' AS kind, database_name AS name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'
   UNION ALL SELECT 'table', table_name FROM duckdb_tables() WHERE temporary
-  UNION ALL SELECT 'view', view_name FROM duckdb_views() WHERE temporary AND NOT internal`;
+  UNION ALL SELECT 'view', view_name FROM duckdb_views() WHERE temporary AND NOT internal
+  UNION ALL SELECT 'variable', name FROM duckdb_variables()`;
 const REMOVE: Record<string, (name: string) => Sql> = {
   database: (name) => sql`DETACH ${ident(name)}`,
   table: (name) => sql`DROP TABLE temp.main.${ident(name)}`,
   view: (name) => sql`DROP VIEW temp.main.${ident(name)}`,
+  variable: (name) => sql`RESET VARIABLE ${ident(name)}`,
 };
 
 /** Detaches every database the lease attached and drops its temporary objects, and keeps the instance idle (or closes it). */
