@@ -113,6 +113,10 @@ describe('a DuckDB instance kept for the next command (src/local/instances.ts)',
       await second.exec(sql`CREATE OR REPLACE TABLE t AS SELECT * FROM range(7) r(x)`);
       expect(await second.one(sql`SELECT count(*) AS n FROM t WHERE x >= ${5}`)).toEqual({ n: 2n });
       expect(counted.n).toBe(0);
+      // Kept without their values (a large one would stay in memory): run bare, each asks for them.
+      const kept = [...(second as unknown as { statements: Map<string, { run: () => Promise<unknown> }> }).statements.values()];
+      expect(kept.length).toBeGreaterThan(0);
+      for (const statement of kept) await expect(statement.run()).rejects.toThrow(/Values were not provided/);
       // Queries of one text at once on one connection: each runs with its own parameters.
       const many = await Promise.all(Array.from({ length: 8 }, (_, i) => second.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM t WHERE x >= ${i}`)));
       expect(many.map((row) => Number(row!.n))).toEqual([7, 6, 5, 4, 3, 2, 1, 0]);

@@ -193,9 +193,9 @@ export class Database {
 
   /**
    * Runs sql with its params on a kept statement (prepared anew when none is kept, or when the one
-   * kept is in use: a statement runs one execution at a time, and this connection may run several
-   * queries at once), kept again after it; without params or kept statements, as `fresh` runs it
-   * (so too a text of several statements, which DuckDB prepares only one by one).
+   * kept is in use: a statement runs one execution at a time, and queries may be started on this
+   * connection at once), kept again after it; without params or kept statements, as `fresh` runs
+   * it (so too a text of several statements, which DuckDB prepares only one by one).
    */
   private async onStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     const cache = this.statements;
@@ -210,10 +210,11 @@ export class Database {
       throw error;
     }
     try {
-      statement.clearBindings();
       statement.bind(params);
       return await run(statement);
     } finally {
+      // Kept without its values: a large one (a validation's list of ids) would stay in memory with it.
+      statement.clearBindings();
       this.keep(cache, sql, statement);
     }
   }

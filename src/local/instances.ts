@@ -9,11 +9,14 @@
  * with its connection, for a lease of the same configuration. Only in-memory databases are leased.
  *
  * The connection keeps its prepared statements from one lease to the next (`statements`, used by
- * db.ts): preparing a statement with parameters for each command binds and plans it twice, once
- * when it is prepared and again when it runs (DuckDB binds it again to see the values, and
- * whenever a database it reads is another, or changed, since it was planned). A kept statement
+ * db.ts), without their values: preparing a statement with parameters for each command binds and
+ * plans it twice, once when it is prepared and again when it runs (DuckDB binds it again where a
+ * parameter's type was inferred, to see the value, and whenever a database it reads is another,
+ * or changed, since it was planned). A kept statement of convx's reads the lease's catalog, so it
  * is planned only when it runs, against the databases of the lease running it (every lease's
- * catalog has one name: see CATALOG). It holds no detached database or file open.
+ * catalog has one name: see CATALOG); one whose parameters are all cast and which reads no
+ * database would keep its first plan, made under the same settings (every lease's are the same).
+ * It holds no detached database or file open.
  */
 import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from './duckdb.js';
 import { compile, ident, join, sql, type Sql } from './sql.js';
@@ -95,7 +98,9 @@ export function endLease(lease: Lease, config: Record<string, string>): void {
 /**
  * What a lease leaves behind on its connection (which outlives it), and how each goes: every
  * database it attached, its own catalog too, its temporary tables and views, and its session
- * variables (SET VARIABLE).
+ * variables (SET VARIABLE). Not looked for, as convx makes none: temporary macros (listing them
+ * takes duckdb_functions(), some 12 ms) and sequences, statements of SQL's PREPARE, and session
+ * settings other than TimeZone (set on every lease); a lease that made one would pass it on.
  */
 const LEFT = `SELECT 'database' AS kind, database_name AS name FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'
   UNION ALL SELECT 'table', table_name FROM duckdb_tables() WHERE temporary
