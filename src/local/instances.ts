@@ -89,7 +89,7 @@ function close({ instance, connection, statements }: Partial<Kept> & { instance:
   instance.closeSync();
 }
 
-/** Ends a lease: its catalogs are detached and its temporary objects dropped after close() returned. */
+/** Ends a lease: what it left on its connection (LEFT) goes, after close() returned. */
 export function endLease(lease: Lease, config: Record<string, string>): void {
   // A failure to end one lease never stops the next from starting.
   ending = ending.then(() => keepOrClose(lease, JSON.stringify(config))).catch(() => undefined);
@@ -113,7 +113,7 @@ const REMOVE: Record<string, (name: string) => Sql> = {
   variable: (name) => sql`RESET VARIABLE ${ident(name)}`,
 };
 
-/** Detaches every database the lease attached and drops its temporary objects, and keeps the instance idle (or closes it). */
+/** Removes what the lease left on its connection (LEFT), and keeps the instance idle with it (or closes it). */
 async function keepOrClose({ instance, connection, statements, reusable }: Lease, key: string): Promise<void> {
   let clean = false;
   try {
