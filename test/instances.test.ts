@@ -113,6 +113,9 @@ describe('a DuckDB instance kept for the next command (src/local/instances.ts)',
       await second.exec(sql`CREATE OR REPLACE TABLE t AS SELECT * FROM range(7) r(x)`);
       expect(await second.one(sql`SELECT count(*) AS n FROM t WHERE x >= ${5}`)).toEqual({ n: 2n });
       expect(counted.n).toBe(0);
+      // A text of several statements with a parameter runs as before (DuckDB prepares one at a time).
+      await second.exec(sql`CREATE TABLE w AS SELECT 1 AS a; CREATE TABLE v AS SELECT ${2} AS b`);
+      expect(await second.one(sql`SELECT a, b FROM w, v`)).toEqual({ a: 1, b: 2 });
       // Kept without their values (a large one would stay in memory): run bare, each asks for them.
       const kept = [...(second as unknown as { statements: Map<string, { run: () => Promise<unknown> }> }).statements.values()];
       expect(kept.length).toBeGreaterThan(0);

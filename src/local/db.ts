@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { bindings, DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
-import { endLease, leaseInstance, STATEMENTS_PER_LEASE, type Lease } from './instances.js';
+import { endLease, LEASE_CATALOG, leaseInstance, STATEMENTS_PER_LEASE, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
 
 export type { SqlValue } from './sql.js';
@@ -97,8 +97,7 @@ export class Database {
       const lease = await leaseInstance(config);
       const db = new Database(lease.instance, lease.connection, true, { lease, config });
       // The lease's connection keeps its prepared statements for the next leases (instances.ts).
-      db.statements = lease.statements;
-      db.statementLimit = STATEMENTS_PER_LEASE;
+      db.keepStatements(STATEMENTS_PER_LEASE, lease.statements);
       return db;
     }
     const instance = await DuckDBInstance.create(path, Object.keys(config).length ? config : undefined);
@@ -114,7 +113,7 @@ export class Database {
     if (this.lease) {
       // On the lease's own catalog; an instance shared so is not kept for another lease.
       this.lease.lease.reusable = false;
-      await connection.run(compile(sql`USE ${ident(this.lease.lease.catalog)}`).text);
+      await connection.run(compile(sql`USE ${ident(LEASE_CATALOG)}`).text);
     }
     return new Database(this.instance, connection, false);
   }
@@ -181,14 +180,15 @@ export class Database {
   private statementLimit = 0;
 
   /**
-   * Keeps up to `limit` prepared statements of this connection for reuse: a server runs the same
-   * few queries with other parameters over and over, and preparing one (parsing, binding,
-   * planning) costs a few milliseconds that reuse saves. Only for connections whose tables do
-   * not change under them (DuckDB re-binds a statement when its catalog changes anyway).
+   * Keeps up to `limit` prepared statements with parameters of this connection for reuse (in
+   * `kept`: a leased connection's outlive the lease, instances.ts): a server runs the same few
+   * queries with other parameters over and over, and preparing one (parsing, binding, planning)
+   * costs a few milliseconds that reuse saves. DuckDB binds a kept statement again when a table it
+   * reads changed or its database is another.
    */
-  keepStatements(limit: number): void {
+  keepStatements(limit: number, kept: Map<string, DuckDBPreparedStatement> = new Map()): void {
     this.statementLimit = limit;
-    this.statements ??= new Map();
+    this.statements = kept;
   }
 
   /**

@@ -14,7 +14,7 @@
  * parameter's type was inferred, to see the value, and whenever a database it reads is another,
  * or changed, since it was planned). A kept statement of convx's reads the lease's catalog, so it
  * is planned only when it runs, against the databases of the lease running it (every lease's
- * catalog has one name: see CATALOG); one whose parameters are all cast and which reads no
+ * catalog has one name: see LEASE_CATALOG); one whose parameters are all cast and which reads no
  * database would keep its first plan, made under the same settings (every lease's are the same).
  * It holds no detached database or file open.
  */
@@ -51,12 +51,10 @@ let ending: Promise<void> = Promise.resolve();
  * statement finds it by name and, seeing another database under it (DuckDB compares the
  * database's identity), binds and plans again; under a new name it would fail on the old one.
  */
-const CATALOG = 'convx_lease';
+export const LEASE_CATALOG = 'convx_lease';
 
 /** An instance and a connection whose default catalog is the lease's own. */
 export interface Lease extends Kept {
-  /** Its catalog, for the USE of another connection to the instance. */
-  catalog: string;
   /** False once another connection shares the instance: it is closed, not kept, when the lease ends. */
   reusable: boolean;
 }
@@ -69,12 +67,11 @@ export async function leaseInstance(config: Record<string, string>): Promise<Lea
   const kept = at < 0 ? undefined : idle.splice(at, 1)[0]!;
   const instance = kept?.instance ?? (await DuckDBInstance.create(':memory:', Object.keys(config).length ? config : undefined));
   const statements = kept?.statements ?? new Map<string, DuckDBPreparedStatement>();
-  const catalog = CATALOG;
   let connection: DuckDBConnection | undefined = kept?.connection;
   try {
     connection ??= await instance.connect();
-    await connection.run(compile(sql`SET TimeZone = 'UTC'; ATTACH ':memory:' AS ${ident(catalog)}; USE ${ident(catalog)}`).text);
-    return { instance, connection, statements, catalog, reusable: true };
+    await connection.run(compile(sql`SET TimeZone = 'UTC'; ATTACH ':memory:' AS ${ident(LEASE_CATALOG)}; USE ${ident(LEASE_CATALOG)}`).text);
+    return { instance, connection, statements, reusable: true };
   } catch (error) {
     close({ instance, connection, statements });
     throw error;
