@@ -75,6 +75,13 @@ export interface DatabaseOptions {
   reuse?: boolean;
 }
 
+/** A result being streamed, with the statements started on its connection up to its own and whether none other ran then (chunks). */
+interface Streamed {
+  result: DuckDBResult;
+  started: number;
+  alone: boolean;
+}
+
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
 export class Database {
   private constructor(
@@ -198,6 +205,23 @@ export class Database {
    * it (so too a text of several statements, which DuckDB prepares only one by one).
    */
   private async onStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
+    this.counts.started++;
+    this.counts.running++;
+    try {
+      return await this.onStatementCounted(sql, params, run, fresh);
+    } finally {
+      this.counts.running--;
+    }
+  }
+
+  /**
+   * The statements started on this connection, and those not yet answered: DuckDB closes a
+   * result being streamed when another statement runs on its connection, and its next fetch then
+   * looks like the end (chunks). An object, so that a lent view of this Database (pool.ts) shares it.
+   */
+  private readonly counts = { started: 0, running: 0 };
+
+  private async onStatementCounted<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     const cache = this.statements;
     if (!params || !cache) return fresh();
     const kept = cache.get(sql);
@@ -263,10 +287,10 @@ export class Database {
    * chunk from DuckDB's vectors without a JavaScript value per cell; NULL is NaN.
    */
   async numberColumns(query: Sql): Promise<Float64Array[]> {
-    const result = await this.streamed(query);
-    let columns: Float64Array[] = Array.from({ length: result.columnCount }, () => new Float64Array(2048));
+    const streamed = await this.streamed(query);
+    let columns: Float64Array[] = Array.from({ length: streamed.result.columnCount }, () => new Float64Array(2048));
     let rows = 0;
-    for await (const chunk of this.chunks(result)) {
+    for await (const chunk of this.chunks(streamed)) {
       const n = chunk.rowCount;
       if (rows + n > columns[0]!.length) columns = columns.map((c) => grown(c, Math.max(2 * c.length, rows + n)));
       columns.forEach((column, c) => {
@@ -286,17 +310,29 @@ export class Database {
     for await (const chunk of this.chunks(await this.streamed(query))) yield Array.from({ length: chunk.columnCount }, (_, c) => chunk.getColumnValues(c));
   }
 
-  /** A query's result, to read chunk by chunk (chunks). */
-  private async streamed(query: Sql): Promise<DuckDBResult> {
+  /** A query's result, to read chunk by chunk (chunks), with what else had run on its connection when it started. */
+  private async streamed(query: Sql): Promise<Streamed> {
     const { text: sql, params } = textOf(query);
-    return this.bounded(() => this.result(sql, params, 'stream'));
+    return this.bounded(async () => {
+      // Read before the statement counts itself (onStatement, at once): the statements started before it, and whether one still runs.
+      const mark = { started: this.counts.started + 1, alone: this.counts.running === 0 };
+      return { result: await this.result(sql, params, 'stream'), ...mark };
+    });
   }
 
-  /** A streamed result chunk by chunk, each fetch within the time budget; none when it has no rows. */
-  private async *chunks(result: DuckDBResult): AsyncGenerator<DuckDBDataChunk> {
+  /**
+   * A streamed result chunk by chunk, each fetch within the time budget; none when it has no rows.
+   * A statement run on the connection while the result was read (or still running when reading
+   * began) closes it in DuckDB, whose next fetch then gives no rows as at the end: that is an
+   * error here, never a shorter result.
+   */
+  private async *chunks({ result, started, alone }: Streamed): AsyncGenerator<DuckDBDataChunk> {
     for (;;) {
       const chunk = await this.bounded(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) return;
+      if (!chunk || chunk.rowCount === 0) {
+        if (!alone || this.counts.started !== started) throw new Error('internal: another query ran on the connection while a result was streamed from it, which ends that result early');
+        return;
+      }
       yield chunk;
     }
   }
@@ -325,9 +361,9 @@ export class Database {
 
   /** Streams a query chunk by chunk (about 2048 rows each), never holding the whole result. */
   async *stream<T = Row>(query: Sql): AsyncGenerator<T> {
-    const result = await this.streamed(query);
-    const names = result.deduplicatedColumnNames();
-    for await (const chunk of this.chunks(result)) {
+    const streamed = await this.streamed(query);
+    const names = streamed.result.deduplicatedColumnNames();
+    for await (const chunk of this.chunks(streamed)) {
       for (const values of chunk.convertRows(JSDuckDBValueConverter)) {
         const row: Row = {};
         names.forEach((name, i) => (row[name] = values[i]));
