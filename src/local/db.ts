@@ -75,11 +75,10 @@ export interface DatabaseOptions {
   reuse?: boolean;
 }
 
-/** A result being streamed, with the statements started on its connection up to its own and whether none other ran then (chunks). */
+/** A result being streamed, with its connection's count of what ends such a result (`counts.started`) once it started. */
 interface Streamed {
   result: DuckDBResult;
   started: number;
-  alone: boolean;
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -133,8 +132,9 @@ export class Database {
 
   private threadCount?: Promise<number>;
 
-  /** Stops the query running on this connection, if any; it fails with DuckDB's interrupt error. */
+  /** Stops the query running on this connection, if any; it fails with DuckDB's interrupt error (a result being streamed ends: chunks). */
   interrupt(): void {
+    this.counts.started++;
     this.connection.interrupt();
   }
 
@@ -206,20 +206,23 @@ export class Database {
    */
   private async onStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     this.counts.started++;
-    this.counts.running++;
+    const running = this.onStatementCounted(sql, params, run, fresh);
+    this.counts.running.add(running);
     try {
-      return await this.onStatementCounted(sql, params, run, fresh);
+      return await running;
     } finally {
-      this.counts.running--;
+      this.counts.running.delete(running);
     }
   }
 
   /**
-   * The statements started on this connection, and those not yet answered: DuckDB closes a
-   * result being streamed when another statement runs on its connection, and its next fetch then
-   * looks like the end (chunks). An object, so that a lent view of this Database (pool.ts) shares it.
+   * What ends a result being streamed from this connection: DuckDB closes it when another
+   * statement runs on the connection, when the connection is interrupted, and when a leased
+   * connection's lease ends (close), and its next fetch then looks like the end (chunks).
+   * `started` counts these, statements as they start; `running` holds the statements not yet
+   * answered. An object, so that a lent view of this Database (pool.ts) shares it.
    */
-  private readonly counts = { started: 0, running: 0 };
+  private readonly counts = { started: 0, running: new Set<Promise<unknown>>() };
 
   private async onStatementCounted<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     const cache = this.statements;
@@ -314,25 +317,25 @@ export class Database {
   private async streamed(query: Sql): Promise<Streamed> {
     const { text: sql, params } = textOf(query);
     return this.bounded(async () => {
-      // Read before the statement counts itself (onStatement, at once): the statements started before it, and whether one still runs.
-      const mark = { started: this.counts.started + 1, alone: this.counts.running === 0 };
-      return { result: await this.result(sql, params, 'stream'), ...mark };
+      // A statement not yet answered may run after the stream's (DuckDB takes a connection's statements one at a time, in any order) and end it: the stream waits for it.
+      while (this.counts.running.size) await Promise.allSettled([...this.counts.running]);
+      // The count once the stream's own statement is counted (onStatement, at once).
+      const started = this.counts.started + 1;
+      return { result: await this.result(sql, params, 'stream'), started };
     });
   }
 
   /**
    * A streamed result chunk by chunk, each fetch within the time budget; none when it has no rows.
-   * A statement run on the connection while the result was read (or still running when reading
-   * began) closes it in DuckDB, whose next fetch then gives no rows as at the end: that is an
-   * error here, never a shorter result.
+   * A statement started on the connection while the result is read, an interrupt or the close
+   * (counts) ends it in DuckDB, whose next fetch then gives no rows as at the end: that is an error
+   * here, at the first fetch after it, never a shorter result.
    */
-  private async *chunks({ result, started, alone }: Streamed): AsyncGenerator<DuckDBDataChunk> {
+  private async *chunks({ result, started }: Streamed): AsyncGenerator<DuckDBDataChunk> {
     for (;;) {
       const chunk = await this.bounded(() => result.fetchChunk());
-      if (!chunk || chunk.rowCount === 0) {
-        if (!alone || this.counts.started !== started) throw new Error('internal: another query ran on the connection while a result was streamed from it, which ends that result early');
-        return;
-      }
+      if (this.counts.started !== started) throw new Error('internal: a result streamed from a connection was ended early by another query on it, an interrupt or its close');
+      if (!chunk || chunk.rowCount === 0) return;
       yield chunk;
     }
   }
@@ -389,6 +392,7 @@ export class Database {
 
   /** Closes this connection, and the database itself when this is its owner (once the interrupted steps still running end). */
   close(): void {
+    this.counts.started++;
     if (this.leftover.running.size) this.leftover.closing = true;
     else this.closeNow();
   }
