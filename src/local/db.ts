@@ -199,14 +199,18 @@ export class Database {
   }
 
   /**
-   * Runs sql with its params on a kept statement (prepared anew when none is kept, or when the one
-   * kept is in use: a statement runs one execution at a time, and queries may be started on this
-   * connection at once), kept again after it; without params or kept statements, as `fresh` runs
-   * it (so too a text of several statements, which DuckDB prepares only one by one).
+   * What ends a result being streamed from this connection: DuckDB closes it when another
+   * statement runs on the connection, when the connection is interrupted, and when a leased
+   * connection's lease ends (close), and its next fetch then looks like the end (chunks).
+   * `started` counts these, statements as they start; `running` holds the statements not yet
+   * answered. An object, so that a lent view of this Database (pool.ts) shares it.
    */
+  private readonly counts = { started: 0, running: new Set<Promise<unknown>>() };
+
+  /** Runs one statement (onKeptStatement), counted in `counts` from its start to its answer: every statement of this connection comes through here. */
   private async onStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     this.counts.started++;
-    const running = this.onStatementCounted(sql, params, run, fresh);
+    const running = this.onKeptStatement(sql, params, run, fresh);
     this.counts.running.add(running);
     try {
       return await running;
@@ -216,15 +220,12 @@ export class Database {
   }
 
   /**
-   * What ends a result being streamed from this connection: DuckDB closes it when another
-   * statement runs on the connection, when the connection is interrupted, and when a leased
-   * connection's lease ends (close), and its next fetch then looks like the end (chunks).
-   * `started` counts these, statements as they start; `running` holds the statements not yet
-   * answered. An object, so that a lent view of this Database (pool.ts) shares it.
+   * Runs sql with its params on a kept statement (prepared anew when none is kept, or when the one
+   * kept is in use: a statement runs one execution at a time, and queries may be started on this
+   * connection at once), kept again after it; without params or kept statements, as `fresh` runs
+   * it (so too a text of several statements, which DuckDB prepares only one by one).
    */
-  private readonly counts = { started: 0, running: new Set<Promise<unknown>>() };
-
-  private async onStatementCounted<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
+  private async onKeptStatement<T>(sql: string, params: SqlParams | undefined, run: (statement: DuckDBPreparedStatement) => Promise<T>, fresh: () => Promise<T>): Promise<T> {
     const cache = this.statements;
     if (!params || !cache) return fresh();
     const kept = cache.get(sql);
@@ -317,7 +318,8 @@ export class Database {
   private async streamed(query: Sql): Promise<Streamed> {
     const { text: sql, params } = textOf(query);
     return this.bounded(async () => {
-      // A statement not yet answered may run after the stream's (DuckDB takes a connection's statements one at a time, in any order) and end it: the stream waits for it.
+      // A statement not yet answered may run after the stream's (DuckDB takes a connection's statements one at a time, in any order) and end it: the stream
+      // waits for it. No await when none is left, so that the stream's statement is counted at once, before any started after it.
       while (this.counts.running.size) await Promise.allSettled([...this.counts.running]);
       // The count once the stream's own statement is counted (onStatement, at once).
       const started = this.counts.started + 1;
