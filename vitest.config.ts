@@ -73,14 +73,16 @@ const E2E = [
 ].map((name) => `test/${name}.test.ts`);
 
 /**
- * The whole suite as `npm test` runs it (and `.ci/run` with it): one project of every file, so the
- * two workers take unit and end-to-end files from one queue, the longest first, and each loads
- * src/, fastify and DuckDB's binding once. As two projects (below) the unit files waited for new
- * workers that loaded and transformed it all again once the end-to-end ones were done: the whole
- * suite took 3-5 % longer (123.6 and 124.0 s against 117.5 and 121.3 s, in turn). npm names the
- * script it runs in npm_lifecycle_event; `npm test -- --project unit` still picks a project.
+ * Every run that names no project (`npm test`, `.ci/run` with it, `npx vitest run`, a file or a few):
+ * one project of every file, so the two workers take unit and end-to-end files from one queue, the
+ * longest first, and each loads src/, fastify and DuckDB's binding once. As two projects (below) the
+ * unit files waited for new workers that loaded and transformed it all again once the end-to-end
+ * ones were done: the whole suite took 3-5 % longer (123.6 and 124.0 s against 117.5 and 121.3 s, in
+ * turn). `--project unit` or `--project e2e` (`npm run test:fast`, `npm run test:e2e`) picks one of
+ * the two. This once keyed on npm's npm_lifecycle_event as well, which `npx` sets to `npx`: a whole
+ * suite run with `npx vitest run` ran as two projects, its workers started again half-way.
  */
-const WHOLE_SUITE = process.env.npm_lifecycle_event === 'test' && !process.argv.some((arg) => arg.startsWith('--project'));
+const WHOLE_SUITE = !process.argv.some((arg) => arg.startsWith('--project'));
 
 export default defineConfig({
   test: {
