@@ -79,8 +79,8 @@ const E2E = [
  * unit files waited for new workers that loaded and transformed it all again once the end-to-end
  * ones were done: the whole suite took 3-5 % longer (123.6 and 124.0 s against 117.5 and 121.3 s, in
  * turn). `--project unit` or `--project e2e` (`npm run test:fast`, `npm run test:e2e`) picks one of
- * the two. This once keyed on npm's npm_lifecycle_event as well, which `npx` sets to `npx`: a whole
- * suite run with `npx vitest run` ran as two projects, its workers started again half-way.
+ * the two. Not keyed on npm's npm_lifecycle_event: `npx` sets it to `npx`, so a whole suite run with
+ * `npx vitest run` would run as two projects, its workers started again half-way.
  */
 const WHOLE_SUITE = !process.argv.some((arg) => arg.startsWith('--project'));
 
