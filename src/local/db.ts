@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { bindings, DuckDBInstance, JSDuckDBValueConverter, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
+import { bindings, DuckDBInstance, JSDuckDBValueConverter, rowObjects, type DuckDBConnection, type DuckDBDataChunk, type DuckDBPreparedStatement, type DuckDBResult } from './duckdb.js';
 
 import { endLease, LEASE_CATALOG, leaseInstance, STATEMENTS_PER_LEASE, type Lease } from './instances.js';
 import { compile, ident, sql, type Sql, type SqlValue } from './sql.js';
@@ -275,15 +275,15 @@ export class Database {
 
   async all<T = Row>(query: Sql): Promise<T[]> {
     const { text: sql, params } = textOf(query);
-    const reader = await this.bounded(() =>
+    const result = await this.bounded(() =>
       this.onStatement(
         sql,
         params,
-        (statement) => statement.runAndReadAll(),
-        () => this.connection.runAndReadAll(sql, params),
+        (statement) => statement.run(),
+        () => this.connection.run(sql, params),
       ),
     );
-    return reader.getRowObjectsJS() as T[];
+    return rowObjects(result) as T[];
   }
 
   /**

@@ -18,7 +18,7 @@
  * database would keep its first plan, made under the same settings (every lease's are the same).
  * It holds no detached database or file open.
  */
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from './duckdb.js';
+import { DuckDBInstance, rowObjects, type DuckDBConnection, type DuckDBPreparedStatement } from './duckdb.js';
 import { compile, ident, join, sql, type Sql } from './sql.js';
 
 /**
@@ -115,7 +115,7 @@ async function keepOrClose({ instance, connection, statements, reusable }: Lease
   let clean = false;
   try {
     if (reusable) {
-      const left = (await connection.runAndReadAll(LEFT)).getRows().map(([kind, name]) => REMOVE[String(kind)]!(String(name)));
+      const left = rowObjects(await connection.run(LEFT)).map(({ kind, name }) => REMOVE[String(kind)]!(String(name)));
       await connection.run(compile(sql`USE memory; ${join(left, sql`; `)}`).text);
       clean = true;
     }
