@@ -13,6 +13,7 @@ import { signDevelopmentToken } from '../src/server/auth.js';
 import { PROBLEM_TYPES } from '../src/server/problem.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, type CliResult, onTerminal, scripted, type Scripted, shop, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const problem = status >= 400;
@@ -308,6 +309,8 @@ describe('detailUrl leads to exactly the row’s records (rule 7)', () => {
   let dir = '';
   let server: RunningServer;
   let token = '';
+  // The commands of local mode are lent one backend of the dataset (test/kept-backends.ts).
+  const local = keptBackends();
   // A smartflow sf1 with a node without a delivery (n1) and one with a delivery (n2, d1); a
   // campaign "X" and an automation a1 whose campaign is "X" too; countries, currencies, refunds.
   beforeAll(async () => {
@@ -361,7 +364,7 @@ describe('detailUrl leads to exactly the row’s records (rule 7)', () => {
   const FILTERS: string[][] = [[], ['--country', 'CZ,SK'], ['--currency', 'CZK'], ['--country', 'sk', '--currency', 'EUR']];
 
   it.each(FILTERS.map((f) => [f.join(' ') || 'no filter', f] as const))('following it on convx serve, and with convx drill, gives the row’s records: %s', async (_name, filters) => {
-    const report = await cli(['report', '--data', dir, '--from', '2024-03-05', '--to', '2024-03-25', ...filters, '--all', '-o', 'json']);
+    const report = await local(['report', '--data', dir, '--from', '2024-03-05', '--to', '2024-03-25', ...filters, '--all', '-o', 'json']);
     expect(report.code, report.stderr).toBe(0);
     const rows = (JSON.parse(report.stdout) as { conversions: AggregateRow[] }).conversions;
     // the four sources, two of which share a path with another source
@@ -375,7 +378,7 @@ describe('detailUrl leads to exactly the row’s records (rule 7)', () => {
       expectExactly(row, ((await res.json()) as { conversions: ConversionRecord[] }).conversions, `GET ${row.source.detailUrl}`);
       // convx drill, local and API mode, without repeating the period or the filters
       for (const mode of [['--data', dir], ['--api', `${server.url}/v1`]]) {
-        const drill = await cli(['drill', row.source.detailUrl, ...mode, '--all', '-o', 'json'], { env: { CONVX_TOKEN: token } });
+        const drill = await local(['drill', row.source.detailUrl, ...mode, '--all', '-o', 'json'], { env: { CONVX_TOKEN: token } });
         expect(drill.code, drill.stderr).toBe(0);
         expectExactly(row, (JSON.parse(drill.stdout) as { conversions: ConversionRecord[] }).conversions, `drill ${row.source.detailUrl} ${mode[0]}`);
       }
@@ -386,14 +389,14 @@ describe('detailUrl leads to exactly the row’s records (rule 7)', () => {
   });
 
   it('drill: a flag overrides the detailUrl’s period or filter', async () => {
-    const report = await cli(['report', '--data', dir, '--from', '2024-03-05', '--to', '2024-03-25', '--country', 'CZ', '-o', 'json']);
+    const report = await local(['report', '--data', dir, '--from', '2024-03-05', '--to', '2024-03-25', '--country', 'CZ', '-o', 'json']);
     const row = (JSON.parse(report.stdout) as { conversions: AggregateRow[] }).conversions.find((r) => r.source.id === 'n1')!;
-    const wider = await cli(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '--country', 'SK', '-o', 'json']);
+    const wider = await local(['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '--country', 'SK', '-o', 'json']);
     const other = (JSON.parse(wider.stdout) as { conversions: AggregateRow[] }).conversions.find((r) => r.source.id === 'n1')!;
-    const drill = await cli(['drill', row.source.detailUrl, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '--country', 'SK', '--all', '-o', 'json']);
+    const drill = await local(['drill', row.source.detailUrl, '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '--country', 'SK', '--all', '-o', 'json']);
     expect(drill.code, drill.stderr).toBe(0);
     expectExactly(other, (JSON.parse(drill.stdout) as { conversions: ConversionRecord[] }).conversions, 'drill with flags');
-    const bad = await cli(['drill', `${row.source.detailUrl}&smartflowId=sf2`, '--data', dir]);
+    const bad = await local(['drill', `${row.source.detailUrl}&smartflowId=sf2`, '--data', dir]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/smartflowId is not a parameter of a detailUrl/);
   });

@@ -11,6 +11,8 @@ import type { BackendFactory } from '../src/context.js';
 import { afterAll } from 'vitest';
 import type { LocalBackend } from '../src/local/backend.js';
 import { openLocalBackend } from '../src/local/open.js';
+import type { ValidateResponse } from '../src/model/validation.js';
+import type { RenderLimits } from '../src/validation/limits.js';
 import { cli, onTerminal, suiteThreadsOption, type CliResult } from './helpers.js';
 
 /** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
@@ -101,4 +103,25 @@ function lent(backend: Backend, release: () => void): Backend {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * Validations of datasets a test file does not change, each dataset's answered by one backend
+ * opened for validation (as convx validate opens it), as a server answers every request of a
+ * dataset from one: opening a dataset reads, checks and types its files, and the validations of
+ * a file (request errors, HTML checks, variables, audiences, render limits) asked it anew each
+ * time. They close after the file. A test of the open itself opens its own.
+ */
+export function keptValidations(): (dir: string, body: unknown, renderLimits?: RenderLimits) => Promise<ValidateResponse> {
+  const kept = new Map<string, Promise<LocalBackend>>();
+  afterAll(async () => {
+    const opened = await Promise.allSettled(kept.values());
+    kept.clear();
+    await Promise.all(opened.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
+  });
+  return async (dir, body, renderLimits) => {
+    let backend = kept.get(dir);
+    if (!backend) kept.set(dir, (backend = openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] })));
+    return (await backend).validateEmail(body, renderLimits);
+  };
 }

@@ -5,7 +5,7 @@ import { ITEMS_SORT_FIELDS } from '../src/model/query.js';
 import { ITEMS_TIE_BREAK, sortRows } from '../src/local/queries.js';
 import { FEW_ROWS } from '../src/local/backend.js';
 import type { LocalBackend } from '../src/local/backend.js';
-import { csv, dataset, itemsQuery, reportQuery, shop, twoPluginFiles, withBackend } from './helpers.js';
+import { csv, dataset, itemsQuery, reportQuery, sharedBackend, shop, twoPluginFiles, withBackend } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
 
 /** A dataset asked more than once opened once, by its first question, and lent to the next (kept-backends.ts). */
@@ -805,8 +805,9 @@ describe('4.8 rule 6 and 4.11 filters', () => {
     ],
   });
   const period = ['2024-03-01', '2024-03-31'] as const;
-  const ids = async (extra: Parameters<typeof itemsQuery>[2]) =>
-    withBackend(dir, async (b) => (await b.items(itemsQuery(...period, extra))).rows.map((r) => r.orderId));
+  // One backend answers the block's queries (helpers.ts: the attribution is per order).
+  const backend = sharedBackend(dir);
+  const ids = async (extra: Parameters<typeof itemsQuery>[2]) => (await backend().items(itemsQuery(...period, extra))).rows.map((r) => r.orderId);
 
   it('narrows items by every parameter, AND-ed', async () => {
     expect(await ids({ sourceId: 'k1' })).toEqual(['1', '2', '5']);
@@ -824,7 +825,7 @@ describe('4.8 rule 6 and 4.11 filters', () => {
   });
 
   it('filters transactions by country and currency before aggregating', async () => {
-    const rows = (await withBackend(dir, (b) => b.report(reportQuery(...period, { country: ['SK'] })))).rows;
+    const rows = (await backend().report(reportQuery(...period, { country: ['SK'] }))).rows;
     expect(rows.map((r) => [r.id, r.conversionsNumber, r.conversionsAmountWTax])).toEqual([
       ['a1', 1, 121],
       ['k1', 1, 40],
@@ -833,7 +834,7 @@ describe('4.8 rule 6 and 4.11 filters', () => {
 
   it('q matches the row name or its smartflow name, case-insensitively, as plain text', async () => {
     const q = async (text: string) =>
-      (await withBackend(dir, (b) => b.report(reportQuery(...period, { q: text })))).rows.map((r) => `${r.source.type}:${r.id}`);
+      (await backend().report(reportQuery(...period, { q: text }))).rows.map((r) => `${r.source.type}:${r.id}`);
     expect(await q('SPRING')).toEqual(['campaign:k1']);
     expect(await q('welcome flow')).toEqual(['smartflow:n1']);
     expect(await q('%')).toEqual([]);
@@ -841,15 +842,13 @@ describe('4.8 rule 6 and 4.11 filters', () => {
   });
 
   it('rule 6: the non-smartflow rows add up exactly to the campaign and automation items', async () => {
-    await withBackend(dir, async (b) => {
-      const rows = (await b.report(reportQuery(...period))).rows.filter((r) => r.source.type !== 'smartflow');
-      const items = (await b.items(itemsQuery(...period))).rows.filter((i) => i.source.type !== 'smartflow');
-      const cents = (n: number) => Math.round(n * 100);
-      expect(rows.reduce((s, r) => s + cents(r.conversionsAmountWTax), 0)).toBe(
-        items.filter((i) => !i.isRefund).reduce((s, i) => s + cents(i.conversionsReferenceAmount), 0),
-      );
-      expect(rows.reduce((s, r) => s + r.conversionsNumber, 0)).toBe(items.filter((i) => !i.isRefund).length);
-    });
+    const rows = (await backend().report(reportQuery(...period))).rows.filter((r) => r.source.type !== 'smartflow');
+    const items = (await backend().items(itemsQuery(...period))).rows.filter((i) => i.source.type !== 'smartflow');
+    const cents = (n: number) => Math.round(n * 100);
+    expect(rows.reduce((s, r) => s + cents(r.conversionsAmountWTax), 0)).toBe(
+      items.filter((i) => !i.isRefund).reduce((s, i) => s + cents(i.conversionsReferenceAmount), 0),
+    );
+    expect(rows.reduce((s, r) => s + r.conversionsNumber, 0)).toBe(items.filter((i) => !i.isRefund).length);
   });
 });
 

@@ -22,6 +22,7 @@ import { MAX_RENDER_WORKERS, RenderBudgetError, TemplateSandbox } from '../src/v
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
 import { checkHtml, excerpt } from '../src/validation/html.js';
 import { cli, csv, dataset, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
+import { keptValidations } from './kept-backends.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 const UNSUBSCRIBE = '<a href="https://x.dev/unsubscribe">Unsubscribe</a>';
@@ -41,13 +42,10 @@ const contactsDir = () =>
 /** Plugins A and B with an order each (twoPluginFiles) and these contacts, each row's plugin first. */
 const twoPlugins = (contacts: (string | boolean)[][]) => ({ ...twoPluginFiles(), 'contacts.csv': csv(['plugin_id', ...CONTACT_HEADER], contacts) });
 
+/** A dataset's validations, answered by one backend of it (kept-backends.ts). */
+const validations = keptValidations();
 async function validate(dir: string, body: unknown, limits?: Partial<RenderLimits>): Promise<ValidateResponse> {
-  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
-  try {
-    return await backend.validateEmail(body, limits ? resolveRenderLimits(limits) : undefined);
-  } finally {
-    await backend.close();
-  }
+  return validations(dir, body, limits ? resolveRenderLimits(limits) : undefined);
 }
 
 const request = (asset: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareWithBaseline, parseBaseline, parseDrift, shortDiff } from '../src/model/baseline.js';
 import type { ValidateResponse } from '../src/model/validation.js';
-import { cli, csv, dataset, tempDir } from './helpers.js';
+import { csv, dataset, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 const person = (i: number, list = 'l') => [`c${i}`, `p${i}@x.dev`, `Name${i}`, 'cs', 'CZ', true, false, list];
@@ -27,7 +28,9 @@ function setup(n = 10, body = request()) {
   return { dir, data: contacts(n), base: join(dir, 'base.json') };
 }
 
-const run = (s: { dir: string; data: string }, ...more: string[]) => cli(['validate', 'request.json', '--data', s.data, ...more], { cwd: s.dir });
+/** The commands are lent one backend of each dataset (kept-backends.ts): a test changes the request and the baseline, never the data. */
+const kept = keptBackends();
+const run = (s: { dir: string; data: string }, ...more: string[]) => kept(['validate', 'request.json', '--data', s.data, ...more], { cwd: s.dir });
 
 describe('the comparison alone', () => {
   const response = (deliverable: number, warnings: ValidateResponse['render']['warnings'] = [], subject = 'Hi Ann'): ValidateResponse => ({

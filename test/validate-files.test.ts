@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonLines, jsonSyntaxError } from '../src/commands/request-json.js';
 import { expandGlob } from '../src/commands/request-files.js';
 import { cli, csv, dataset, SAMPLES, tempDir } from './helpers.js';
+import { keptBackends } from './kept-backends.js';
 
 const HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 const dir = dataset({
@@ -30,7 +31,9 @@ write('a-good.json', GOOD);
 write('b-warned.json', WARNED);
 write('more/c-good.json', GOOD);
 write('broken.txt', '{\n  "audience": { "lists": ["l"] },\n  "assets": [ { "assetId": "x" }, ]\n}\n');
-const run = (args: string[]) => cli(['validate', ...args, '--data', dir], { cwd: dir });
+/** The commands are lent one backend of the dataset (kept-backends.ts): the tests write request files, never data. */
+const kept = keptBackends();
+const run = (args: string[]) => kept(['validate', ...args, '--data', dir], { cwd: dir });
 
 describe('several request files in one run', () => {
   it('a glob expands in convx, sorted, and one result per file comes out as a JSON array', async () => {

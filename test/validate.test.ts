@@ -7,7 +7,7 @@ import { CHECKS, type Finding, type ValidateResponse } from '../src/model/valida
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 import { cli, csv, dataset, SAMPLES, suiteThreadsOption } from './helpers.js';
-import { keptBackends } from './kept-backends.js';
+import { keptBackends, keptValidations } from './kept-backends.js';
 
 const CONTACT_HEADER = ['contact_id', 'email', 'first_name', 'language', 'country', 'consent', 'unsubscribed', 'lists'];
 type ContactRow = [string, string | null, string | null, string | null, string, boolean | null, boolean, string];
@@ -16,14 +16,8 @@ function contacts(rows: ContactRow[], extra: Record<string, string> = {}): strin
   return dataset({ 'contacts.csv': csv(CONTACT_HEADER, rows), ...extra });
 }
 
-async function validate(dir: string, body: unknown): Promise<ValidateResponse> {
-  const backend = await openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] });
-  try {
-    return await backend.validateEmail(body);
-  } finally {
-    await backend.close();
-  }
-}
+/** A dataset's validations, answered by one backend of it (kept-backends.ts). */
+const validate: (dir: string, body: unknown) => Promise<ValidateResponse> = keptValidations();
 
 const HTML = '<html><body><p>Hi</p><a href="https://x.dev/unsubscribe">Unsubscribe</a></body></html>';
 const asset = (extra: Record<string, unknown> = {}) => ({ subject: 'Hello', html: HTML, text: 'Hi', ...extra });
