@@ -12,6 +12,7 @@ import { appendDataset } from '../src/local/import-append.js';
 import { importDataset } from '../src/local/import-writer.js';
 import { ident, join as joinSql, literal, sql } from '../src/local/sql.js';
 import { cli, dataset, SAMPLES, suiteThreadsOption, tempDir, withBackend } from './helpers.js';
+import { keptCli } from './kept-backends.js';
 import { sameTables } from './import-compare.js';
 
 const TABLES = ['assets', 'contacts', 'fx', 'plugins', 'sources', 'touches'];
@@ -31,15 +32,20 @@ function split(first: 'LF' | 'CRLF', second: 'LF' | 'CRLF', rows = ROWS, at = 20
   return dataset(files);
 }
 
-/** What commands print over a dataset: a report and every item, as JSON (but the data version). */
+/** What commands print over a dataset, read once (the items lent the report's backend: kept-backends.ts): a report and every item, as JSON (but the data version). */
 async function answers(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const command of ['report', 'items']) {
-    const result = await cli([command, '--data', dir, '--from', '2024-01-01', '--to', '2024-12-31', '-o', 'json', ...(command === 'items' ? ['--all'] : [])]);
-    expect(result.stderr, command).toBe('');
-    expect(result.code, command).toBe(0);
-    // The data version is a hash of the files' bytes, which differ in their line endings.
-    out.push(result.stdout.replace(/"dataVersion": "[^"]*"/g, '"dataVersion": "-"'));
+  const local = keptCli();
+  try {
+    for (const command of ['report', 'items']) {
+      const result = await local([command, '--data', dir, '--from', '2024-01-01', '--to', '2024-12-31', '-o', 'json', ...(command === 'items' ? ['--all'] : [])]);
+      expect(result.stderr, command).toBe('');
+      expect(result.code, command).toBe(0);
+      // The data version is a hash of the files' bytes, which differ in their line endings.
+      out.push(result.stdout.replace(/"dataVersion": "[^"]*"/g, '"dataVersion": "-"'));
+    }
+  } finally {
+    await local.close();
   }
   return out;
 }
