@@ -99,6 +99,19 @@ describe('a day of a zone as instants (model/period.ts)', () => {
     expect(parseItemsQuery({ dateFrom: '2024-03-01', dateTo: '2024-03-01', timeZone: 'europe/PRAGUE' }).timeZone).toBe('Europe/Prague');
   });
 
+  it('names asked again answer alike, also after more names than the answers kept (256) were asked', () => {
+    const asked = ['europe/prague', 'Mars/Olympus', '+02:00', 'US/Eastern'];
+    const first = asked.map((name) => canonicalZone(name));
+    expect(first).toEqual(['Europe/Prague', undefined, undefined, 'America/New_York']);
+    // Case variants of real zones, and names that are none: each a name of its own.
+    const zones = Intl.supportedValuesOf('timeZone').slice(0, 200);
+    for (const [i, zone] of zones.entries()) {
+      expect(canonicalZone(zone.toUpperCase())).toBe(canonicalZone(zone));
+      expect(canonicalZone(`Nowhere/${i}`)).toBeUndefined();
+    }
+    expect(asked.map((name) => canonicalZone(name))).toEqual(first);
+  });
+
   it("names IANA has renamed: ICU's old spelling (Asia/Katmandu) is answered by the current one, whichever is given; the list of zones holds only current names", () => {
     const icu = (zone: string) => new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
     for (const [old, current] of Object.entries(ICU_OLD_NAMES)) {

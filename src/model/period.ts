@@ -179,12 +179,30 @@ export function zoneNames(): string[] {
 }
 
 /**
+ * canonicalZone's answers by the name asked: the process's Intl data does not change, and a
+ * DateTimeFormat takes some 50 microseconds to make, asked a few times by each command.
+ */
+const CANONICAL = new Map<string, string | undefined>();
+const CANONICAL_NAMES = 256;
+
+/**
  * A zone's canonical name: the zone Intl resolves it to, spelled as IANA names it today
  * (`europe/prague` is `Europe/Prague`, `utc` is `UTC`, `US/Eastern` is `America/New_York`,
  * `Asia/Calcutta` and `Asia/Kolkata` are `Asia/Kolkata`); undefined when Intl does not know it.
  * An offset (`+02:00`) is no zone.
  */
 export function canonicalZone(name: string): string | undefined {
+  const known = CANONICAL.get(name);
+  if (known !== undefined || CANONICAL.has(name)) return known;
+  const zone = resolvedZone(name);
+  // Bounded: a server is asked any name; the oldest goes first.
+  if (CANONICAL.size >= CANONICAL_NAMES) CANONICAL.delete(CANONICAL.keys().next().value!);
+  CANONICAL.set(name, zone);
+  return zone;
+}
+
+/** canonicalZone's answer, worked out. */
+function resolvedZone(name: string): string | undefined {
   if (/^\s*$/.test(name) || /^(?:UTC|GMT)?\s*[+-]\d/i.test(name)) return undefined;
   try {
     return ianaName(new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone);
