@@ -32,7 +32,7 @@ export type DuckDBBlobVector = NodeApi.DuckDBBlobVector;
  * The rows of a materialised result (what `run()` answers) as objects of JavaScript values, named
  * and converted as DuckDBResultReader's readAll() and getRowObjectsJS() make them, its chunks taken
  * by index: the reader fetches each chunk, and then the end, through Node's thread pool, two trips
- * for the smallest result, about 0.17 ms of CPU (half of what `SELECT 1` read so costs).
+ * for the smallest result, about 0.1 ms of CPU (`SELECT 1` run and read: 0.29 ms so, 0.18 ms here).
  */
 export function rowObjects(result: DuckDBMaterializedResult): Record<string, unknown>[] {
   const names = result.deduplicatedColumnNames();
