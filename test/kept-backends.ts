@@ -18,8 +18,11 @@ import { cli, onTerminal, suiteThreadsOption, type CliResult } from './helpers.j
 /** A cli() with kept backends, and close(), which closes them (the next command opens its dataset again). */
 export interface KeptCli {
   (argv: string[], options?: Parameters<typeof cli>[1]): Promise<CliResult>;
-  /** The backend a command with --data path (and --plugin) is lent, for a test's own queries: its close() gives it back. */
-  backend(path: string, options?: { plugin?: string }): Promise<LocalBackend>;
+  /**
+   * The backend a command with --data path (and --plugin; `validation`: convx validate's, which
+   * needs contacts, not orders) is lent, for a test's own queries: its close() gives it back.
+   */
+  backend(path: string, options?: { plugin?: string; validation?: boolean }): Promise<LocalBackend>;
   /** onTerminal() on these backends. */
   terminal(argv: string[], columns: number, env?: Record<string, string>, options?: { stderrIsTTY?: boolean }): ReturnType<typeof onTerminal>;
   close(): Promise<void>;
@@ -81,8 +84,10 @@ export function keptCli({ keptAs = (path) => path }: KeptOptions = {}): KeptCli 
     return lend(keyOf(path, settings.plugin, globals.referenceCurrency, options.validation), () => openDefaultBackend(ctx, options));
   };
   // as openDefaultBackend opens it for a command with --data path (--plugin) and the suite's CONVX_THREADS
-  const backend = (path: string, options: { plugin?: string } = {}) =>
-    lend(keyOf(path, options.plugin), () => openLocalBackend(path, { ...suiteThreadsOption(), ...options })) as Promise<LocalBackend>;
+  const backend = (path: string, { plugin, validation = false }: { plugin?: string; validation?: boolean } = {}) =>
+    lend(keyOf(path, plugin, undefined, validation), () =>
+      openLocalBackend(path, { ...suiteThreadsOption(), ...(plugin !== undefined ? { plugin } : {}), ...(validation ? { require: ['contacts'] } : {}) }),
+    ) as Promise<LocalBackend>;
   const run = (argv: string[], options: Parameters<typeof cli>[1] = {}) => cli(argv, { ...options, program: { backends } });
   const close = async () => {
     const entries = [...kept.values()];
@@ -106,22 +111,20 @@ function lent(backend: Backend, release: () => void): Backend {
 }
 
 /**
- * Validations of datasets a test file does not change, each dataset's answered by one backend
- * opened for validation (as convx validate opens it), as a server answers every request of a
- * dataset from one: opening a dataset reads, checks and types its files, and the validations of
- * a file (request errors, HTML checks, variables, audiences, render limits) asked it anew each
- * time. They close after the file. A test of the open itself opens its own.
+ * Validations of datasets a test file does not change, each dataset's answered by the backend
+ * keptBackends() lends convx validate (a server answers every request of a dataset from one too):
+ * opening a dataset reads, checks and types its files, and a file's validations (request errors,
+ * HTML checks, variables, audiences, render limits) asked it anew each time. A test of the open
+ * itself opens its own.
  */
 export function keptValidations(): (dir: string, body: unknown, renderLimits?: RenderLimits) => Promise<ValidateResponse> {
-  const kept = new Map<string, Promise<LocalBackend>>();
-  afterAll(async () => {
-    const opened = await Promise.allSettled(kept.values());
-    kept.clear();
-    await Promise.all(opened.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
-  });
+  const kept = keptBackends();
   return async (dir, body, renderLimits) => {
-    let backend = kept.get(dir);
-    if (!backend) kept.set(dir, (backend = openLocalBackend(dir, { ...suiteThreadsOption(), require: ['contacts'] })));
-    return (await backend).validateEmail(body, renderLimits);
+    const backend = await kept.backend(dir, { validation: true });
+    try {
+      return await backend.validateEmail(body, renderLimits);
+    } finally {
+      await backend.close();
+    }
   };
 }
