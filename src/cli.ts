@@ -169,9 +169,10 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
   return program;
 }
 
-/** The setting a command replaces or removes (config set|unset KEY), for the context's read of the config (GlobalOptions.repairs). */
-function repairs(definition: CommandDefinition, args: readonly string[]): { repairs?: string } {
-  return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0] } : {};
+/** How the context reads the config: tolerant of wrong settings (GlobalOptions.tolerant), and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs). */
+function repairs(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean } {
+  const tolerant = definition.toleratesWrongSettings ?? false;
+  return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], tolerant } : { tolerant };
 }
 
 /** The hint of an empty flag value or argument. */

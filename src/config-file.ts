@@ -78,17 +78,31 @@ export function settingKey(typed: string): ConfigKey | undefined {
 }
 
 /**
- * A read of a command that replaces or removes one setting (`convx config set|unset KEY`): a stored
- * value of that key that is not what it should be does not stop it (else a value written by hand
- * would lock out the commands that repair it; any other wrong value still does). In the profile the
- * command changes, the value is left out of the config as read, and setAside says it was there; in
- * another profile it is kept as it is, and written back so (that profile's own config set repairs
- * it). profile: the profile the command changes, from the file's defaultProfile (as read, undefined
- * where it is unset or itself left out).
+ * A read of a command that replaces or removes one setting (`convx config set|unset KEY`): a
+ * stored value of that key that is not what it should be does not stop it. In the profile the
+ * command changes, the value is left out of the config as read, and setAside says it was there;
+ * elsewhere it is one of the wrong values any tolerant read keeps (ConfigRead). profile: the
+ * profile the command changes, from the file's defaultProfile (as read, undefined where it is
+ * unset or itself left out).
  */
 export interface Repair {
   key: ConfigKey;
   profile: (defaultProfile: string | undefined) => string;
+}
+
+/**
+ * How a command reads the config. tolerant: the read of a command that sets the config up or shows
+ * it (`convx config`, `convx init`, `convx auth`; every write's read under the lock too): a
+ * profile's setting whose value is not what it should be does not stop it, else one wrong value
+ * written by hand would lock out the commands that repair it (and two wrong values each other's
+ * repair). Each is warned about with the commands that fix it, left out of the profile as read (so
+ * that nothing uses it, and init does not offer it), and written back as it is (wrongSettings).
+ * Every other command fails on it, naming the file, the key and what is wrong. A file whose shape
+ * is wrong, or a wrong defaultProfile, stops every command but the repair of defaultProfile.
+ */
+export interface ConfigRead {
+  tolerant?: boolean;
+  repair?: Repair;
 }
 
 /** Why a text cannot name a profile (empty, or `__proto__`, which a JSON object cannot hold as data everywhere), else undefined. */
@@ -301,9 +315,15 @@ function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : typeof value === 'string' ? 'a text' : `a ${typeof value}`;
 }
 
-/** An error of a file's content: the file, the key and what is wrong (exit 2). */
-function contentError(path: string, key: string, problem: string): UsageError {
-  return new UsageError(`${path}: ${key} ${problem}`, [], `fix it (convx config set|unset, or an editor), or remove the file`);
+/** An error of a file's content: the file, the key and what is wrong (exit 2), with how to fix it (an editor, unless repair says a command). */
+function contentError(path: string, key: string, problem: string, repair = 'fix it in an editor, or remove the file'): UsageError {
+  return new UsageError(`${path}: ${key} ${problem}`, [], repair);
+}
+
+/** The commands that repair a wrong setting of a profile (named: the profile in use may be another): set it again, or remove it; a token, logged in again. */
+function settingRepair(name: string, key: string): string {
+  if (key === 'token') return `convx auth login --profile ${name}`;
+  return `convx config set ${key} VALUE --profile ${name}, or convx config unset ${key} --profile ${name}`;
 }
 
 /**
@@ -317,6 +337,14 @@ interface ReadFacts {
   tokenPlaces: Map<string, 'config.json' | 'credentials.json'>;
   other: Record<string, unknown>;
   aside?: { profile: string | undefined; key: ConfigKey };
+  /** The wrong values a tolerant read left out of the profiles (ConfigRead), as stored, written back as they are. */
+  wrong: WrongSetting[];
+}
+/** A profile's setting whose stored value is not what it should be (ConfigRead). */
+export interface WrongSetting {
+  profile: string;
+  key: string;
+  value: unknown;
 }
 const READ_FACTS = new WeakMap<ConfigFile, ReadFacts>();
 
@@ -324,6 +352,17 @@ const READ_FACTS = new WeakMap<ConfigFile, ReadFacts>();
 export function setAside(config: ConfigFile, name: string, key: ConfigKey): boolean {
   const aside = READ_FACTS.get(config)?.aside;
   return aside !== undefined && aside.key === key && (key === 'defaultProfile' || aside.profile === name);
+}
+
+/** The settings of profile name that a tolerant read left out as wrong (ConfigRead), as stored. */
+export function wrongSettings(config: ConfigFile, name: string): WrongSetting[] {
+  return (READ_FACTS.get(config)?.wrong ?? []).filter((w) => w.profile === name);
+}
+
+/** Drops the wrong stored values of these keys of profile name (wrongSettings): a change that answers them writes what it answers, an empty answer included, not them. */
+export function replaceWrongSettings(config: ConfigFile, name: string, keys: readonly string[]): void {
+  const facts = READ_FACTS.get(config);
+  if (facts) facts.wrong = facts.wrong.filter((w) => w.profile !== name || !keys.includes(w.key));
 }
 
 /** Where the token of a profile is stored: 'config.json' (an older convx's), 'credentials.json', or undefined. */
@@ -335,8 +374,17 @@ function emptyProfiles(): Record<string, Profile> {
   return Object.create(null) as Record<string, Profile>;
 }
 
-/** config.json's profiles, each value checked; unknown keys warned about and kept; a repair's key, where it is wrong, kept as it is or, in its profile, left out (aside). */
-function checkedProfiles(path: string, raw: unknown, warn: (message: string) => void, repair?: { key: ConfigKey; profile: string }, aside?: () => void): Record<string, Profile> {
+/**
+ * config.json's profiles, each value checked; unknown keys warned about and kept; a repair's key,
+ * where it is wrong, left out in its profile (aside); on a tolerant read (ConfigRead), any other
+ * wrong value warned about and left out (wrong), else an error.
+ */
+function checkedProfiles(
+  path: string,
+  raw: unknown,
+  warn: (message: string) => void,
+  { tolerant = false, repair, aside, wrong }: { tolerant?: boolean; repair?: { key: ConfigKey; profile: string }; aside?: () => void; wrong: WrongSetting[] },
+): Record<string, Profile> {
   const profiles = emptyProfiles();
   if (raw === undefined) return profiles;
   if (!isObject(raw)) throw contentError(path, 'profiles', `should be an object of profiles by name, and is ${kindOf(raw)}`);
@@ -355,13 +403,16 @@ function checkedProfiles(path: string, raw: unknown, warn: (message: string) => 
       }
       const problem =
         typeof value !== 'string' ? `should be a text, and is ${kindOf(value)}` : key === 'token' ? (value === '' ? 'is empty' : undefined) : settingProblem(key as ProfileKey, value);
-      if (problem && repair?.key === key) {
-        if (repair.profile === name) aside?.();
-        else profile[key] = value;
-        continue;
+      if (!problem) {
+        profile[key] = value;
+      } else if (repair?.key === key && repair.profile === name) {
+        aside?.();
+      } else if (tolerant) {
+        warn(`${path}: profile "${name}": ${key} ${problem}; left unused until it is fixed: ${settingRepair(name, key)}`);
+        wrong.push({ profile: name, key, value });
+      } else {
+        throw contentError(path, `profile "${name}": ${key}`, problem, `fix it: ${settingRepair(name, key)} (or in an editor)`);
       }
-      if (problem) throw contentError(path, `profile "${name}": ${key}`, problem);
-      profile[key] = value;
     }
     profiles[name] = profile as Profile;
   }
@@ -372,8 +423,8 @@ function checkedProfiles(path: string, raw: unknown, warn: (message: string) => 
 function readConfigJson(
   path: string,
   warn: (message: string) => void,
-  repair?: Repair,
-): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey } } {
+  { tolerant, repair }: ConfigRead,
+): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey }; wrong: WrongSetting[] } {
   const file = readJsonObject(path) ?? {};
   const other: Record<string, unknown> = {};
   for (const key of Object.keys(file)) {
@@ -389,11 +440,17 @@ function readConfigJson(
     const problem = typeof defaultProfile !== 'string' ? `should be a profile's name, and is ${kindOf(defaultProfile)}` : profileNameProblem(defaultProfile);
     if (!problem) named = defaultProfile as string;
     else if (repair?.key === 'defaultProfile') aside = { profile: undefined, key: 'defaultProfile' };
-    else throw contentError(path, 'defaultProfile', problem);
+    else throw contentError(path, 'defaultProfile', problem, 'fix it: convx config set defaultProfile NAME, or convx config unset defaultProfile (or in an editor)');
   }
   const changed = repair && repair.key !== 'defaultProfile' ? { key: repair.key, profile: repair.profile(named) } : undefined;
-  const profiles = checkedProfiles(path, file.profiles, warn, changed, () => (aside = { profile: changed!.profile, key: changed!.key }));
-  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, ...(aside ? { aside } : {}) };
+  const wrong: WrongSetting[] = [];
+  const profiles = checkedProfiles(path, file.profiles, warn, {
+    tolerant: tolerant || repair !== undefined,
+    ...(changed ? { repair: changed } : {}),
+    aside: () => (aside = { profile: changed!.profile, key: changed!.key }),
+    wrong,
+  });
+  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, wrong, ...(aside ? { aside } : {}) };
 }
 
 /** credentials.json's tokens by profile; its shape checked, no value of it ever in a message. */
@@ -421,10 +478,10 @@ function readCredentials(path: string): Map<string, string> {
  * next write). A file that is not what it should be is an error naming it, the key and what is
  * wrong (exit 2); unknown keys are a warning (warn), kept on a write.
  */
-export function readConfig(path: string | undefined, warn: (message: string) => void = () => undefined, repair?: Repair): ConfigFile {
+export function readConfig(path: string | undefined, warn: (message: string) => void = () => undefined, read: ConfigRead = {}): ConfigFile {
   const config: ConfigFile = { profiles: emptyProfiles() };
   if (!path) return config;
-  const file = readConfigJson(path, warn, repair);
+  const file = readConfigJson(path, warn, read);
   const places = new Map<string, 'config.json' | 'credentials.json'>();
   for (const [name, profile] of Object.entries(file.profiles)) {
     config.profiles[name] = { ...profile };
@@ -435,32 +492,41 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
     places.set(name, 'credentials.json');
   }
   if (file.defaultProfile !== undefined) config.defaultProfile = file.defaultProfile;
-  READ_FACTS.set(config, { tokenPlaces: places, other: file.other, ...(file.aside ? { aside: file.aside } : {}) });
+  READ_FACTS.set(config, { tokenPlaces: places, other: file.other, wrong: file.wrong, ...(file.aside ? { aside: file.aside } : {}) });
   return config;
 }
 
 /**
  * Changes the config under its lock: read again (another convx may have written it meanwhile),
  * changed by update, and written whole. The way to change it: no change of another convx is lost.
- * repair: the read of `convx config set|unset KEY` (Repair), which replaces or removes that value.
+ * The read is tolerant (ConfigRead: only the commands that set the config up write it, and their
+ * own read was), its warnings said by that read already. repair: the read of `convx config
+ * set|unset KEY` (Repair), which replaces or removes that value.
  */
 export function updateConfig(path: string, update: (config: ConfigFile) => void, waitMs = LOCK_WAIT_MS, repair?: Repair): ConfigFile {
   ensureFolder(dirname(path));
   return withLock(path, waitMs, () => {
-    const config = readConfig(path, undefined, repair);
+    const config = readConfig(path, undefined, { tolerant: true, ...(repair ? { repair } : {}) });
     update(config);
-    writeFiles(path, config, READ_FACTS.get(config)?.other);
+    writeFiles(path, config, READ_FACTS.get(config));
     return config;
   });
 }
 
-/** Both files written whole, the credentials first; config.json's settings in one order, unknown keys after them. */
-function writeFiles(path: string, config: ConfigFile, other: Record<string, unknown> | undefined): void {
+/**
+ * Both files written whole, the credentials first; config.json's settings in one order, unknown keys
+ * after them; a wrong value the read left out (ReadFacts.wrong) back as it was, where its profile is
+ * still there and the change did not set its key (a wrong token, empty or no text, goes).
+ */
+function writeFiles(path: string, config: ConfigFile, facts: ReadFacts | undefined): void {
   const tokens: Record<string, { token: string }> = {};
   const profiles: Record<string, Profile> = {};
   for (const name of Object.keys(config.profiles)) {
     if (profileNameProblem(name)) throw new UsageError(`the profile name "${name}" ${profileNameProblem(name)}`);
-    const { token, ...rest } = config.profiles[name]!;
+    const { token, ...set } = config.profiles[name]!;
+    // a wrong token (empty, or no text: nothing a header could carry) is not kept
+    const kept = (facts?.wrong ?? []).filter((w) => w.profile === name && w.key !== 'token');
+    const rest: Record<string, unknown> = { ...Object.fromEntries(kept.map((w) => [w.key, w.value])), ...set };
     const ordered: Record<string, unknown> = {};
     for (const key of PROFILE_KEYS) if (rest[key] !== undefined) ordered[key] = rest[key];
     Object.defineProperty(profiles, name, { value: { ...ordered, ...rest }, enumerable: true, writable: true, configurable: true });
@@ -469,7 +535,7 @@ function writeFiles(path: string, config: ConfigFile, other: Record<string, unkn
   const secrets = credentialsPath(path);
   if (Object.keys(tokens).length) writeWhole(secrets, `${JSON.stringify({ profiles: tokens }, null, 2)}\n`);
   else removeFile(secrets);
-  const file = { ...(config.defaultProfile ? { defaultProfile: config.defaultProfile } : {}), profiles, ...other };
+  const file = { ...(config.defaultProfile ? { defaultProfile: config.defaultProfile } : {}), profiles, ...facts?.other };
   writeWhole(path, `${JSON.stringify(file, null, 2)}\n`);
 }
 

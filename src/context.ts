@@ -47,6 +47,8 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   newProfile?: boolean;
   /** The setting the command replaces or removes, as typed (config set|unset KEY): a wrong stored value of it does not stop the command. */
   repairs?: string;
+  /** The command sets the config up or shows it: a wrong stored setting is a warning, not an error (config-file.ts, ConfigRead). */
+  tolerant?: boolean;
   /** The formats the command prints (validate has its own). */
   formats?: readonly AnyFormat[];
 }
@@ -140,7 +142,7 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
   const key = globals.repairs === undefined ? undefined : settingKey(globals.repairs);
   // config set|unset KEY: the profile it changes, as chosen below, from the file's defaultProfile
   const repair: Repair | undefined = key && { key, profile: (defaultProfile) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name };
-  const config = readConfig(file, warn, repair);
+  const config = readConfig(file, warn, { tolerant: globals.tolerant ?? false, ...(repair ? { repair } : {}) });
   const { name, from } = profileChoice(globals.profile, io.env, config);
   checkProfileName(name, from);
   const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;

@@ -112,32 +112,47 @@ describe('the files as read', () => {
   });
 
   it('a hand-edited config.json: bad values fail (exit 2) naming the file, the key and what is wrong; unknown keys are a warning', async () => {
-    const cases: [unknown, RegExp][] = [
-      [{ profiles: { default: { format: 'xml' } } }, /profile "default": format is not one of table, json, jsonl, csv, tsv/],
-      [{ profiles: { default: { mode: 'lcoal' } } }, /profile "default": mode is not one of local, api/],
+    // a wrong setting of a profile: its commands fix it, and the commands that set the config up run on
+    const settings: [unknown, RegExp, string][] = [
+      [{ profiles: { default: { format: 'xml' } } }, /profile "default": format is not one of table, json, jsonl, csv, tsv/, 'format'],
+      [{ profiles: { default: { mode: 'lcoal' } } }, /profile "default": mode is not one of local, api/, 'mode'],
+      [{ profiles: { default: { data: 123 } } }, /profile "default": data should be a text, and is a number/, 'data'],
+      [{ profiles: { default: { tz: 7 } } }, /profile "default": tz should be a text, and is a number/, 'tz'],
+      [{ profiles: { default: { tz: 'Mars/Base' } } }, /profile "default": tz is not an IANA time zone name/, 'tz'],
+      [{ profiles: { default: { api: 'ftp://h' } } }, /profile "default": api is not an http\(s\) URL/, 'api'],
+      [{ profiles: { default: { plugin: '' } } }, /profile "default": plugin is empty/, 'plugin'],
+    ];
+    // a file of the wrong shape, or a wrong defaultProfile: only an editor (or the repair of defaultProfile) fixes it
+    const shapes: [unknown, RegExp][] = [
       [{ profiles: [] }, /profiles should be an object of profiles by name, and is a list/],
       [{ profiles: 'abc' }, /profiles should be an object of profiles by name, and is a text/],
       [{ profiles: { default: 'oops' } }, /profile "default" should be an object of settings, and is a text/],
-      [{ profiles: { default: { data: 123 } } }, /profile "default": data should be a text, and is a number/],
-      [{ profiles: { default: { tz: 7 } } }, /profile "default": tz should be a text, and is a number/],
-      [{ profiles: { default: { tz: 'Mars/Base' } } }, /profile "default": tz is not an IANA time zone name/],
-      [{ profiles: { default: { api: 'ftp://h' } } }, /profile "default": api is not an http\(s\) URL/],
-      [{ profiles: { default: { plugin: '' } } }, /profile "default": plugin is empty/],
       [{ defaultProfile: 5, profiles: {} }, /defaultProfile should be a profile's name, and is a number/],
       [{ profiles: { __proto__x: {} }, defaultProfile: '__proto__' }, /defaultProfile cannot name a profile/],
     ];
-    for (const [config, message] of cases) {
+    for (const [config, message, key] of [...settings, ...shapes.map(([c, m]) => [c, m, undefined] as const)]) {
       const { home: dir, env } = home({ config });
       const before = readFileSync(configFile(dir), 'utf8');
-      // config set of another key than the wrong one (none of these cases holds a deliveryApi): refused as every command is
-      for (const argv of [['report', '--month', '2024-03'], ['config', 'set', 'deliveryApi', 'https://h/v4']]) {
-        const run = await cli(argv, { env });
-        expect(run.code, `${JSON.stringify(config)}: ${run.stderr}`).toBe(2);
-        expect(run.stderr).toContain(`convx: error: ${configFile(dir)}: `);
-        expect(run.stderr).toMatch(message);
+      const report = await cli(['report', '--month', '2024-03'], { env });
+      expect(report.code, `${JSON.stringify(config)}: ${report.stderr}`).toBe(2);
+      expect(report.stderr).toContain(`convx: error: ${configFile(dir)}: `);
+      expect(report.stderr).toMatch(message);
+      expect(report.stderr).toContain(
+        key ? `hint: fix it: convx config set ${key} VALUE --profile default, or convx config unset ${key} --profile default (or in an editor)\n` : 'hint: fix',
+      );
+      // config set of another key than the wrong one (none of these cases holds a deliveryApi)
+      const set = await cli(['config', 'set', 'deliveryApi', 'https://h/v4'], { env });
+      if (key === undefined) {
+        expect([set.code, set.stderr], JSON.stringify(config)).toEqual([2, expect.stringMatching(message)]);
+        // nothing written back
+        expect(readFileSync(configFile(dir), 'utf8')).toBe(before);
+        continue;
       }
-      // nothing written back
-      expect(readFileSync(configFile(dir), 'utf8')).toBe(before);
+      expect(set.code, `${JSON.stringify(config)}: ${set.stderr}`).toBe(0);
+      expect(set.stderr).toMatch(new RegExp(`^warning: ${configFile(dir)}: ${message.source}.*; left unused until it is fixed: convx config set ${key} VALUE --profile default, or convx config unset ${key} --profile default\n`));
+      // the wrong value kept as it was, beside the new setting
+      const stored = (config as { profiles: { default: Record<string, unknown> } }).profiles.default;
+      expect(readJson(configFile(dir)).profiles.default).toEqual({ ...stored, deliveryApi: 'https://h/v4' });
     }
     const { home: dir, env } = home({ config: { profiles: { default: { fromat: 'csv', data: SAMPLES } }, colour: 'red' } });
     const list = await cli(['config', 'list'], { env });
@@ -165,25 +180,46 @@ describe('the files as read', () => {
     expect((await cli(['config', 'list'], { env })).code).toBe(0);
   });
 
-  it('a wrong stored value of a key does not stop config set|unset of that key, which repair it; any other command, or another key, still fails', async () => {
+  it('a wrong stored value stops the commands that use the settings; config and auth commands warn, leave it unused and keep it until config set|unset of its key repairs it', async () => {
     const broken = { profiles: { default: { mode: 'api', api: 'http:', format: 'csv' }, b: { api: 'http:' } } };
     const wrong = /profile "default": api is not an http\(s\) URL/;
     const set = home({ config: broken });
-    for (const argv of [['config', 'list'], ['config', 'get', 'api'], ['config', 'set', 'format', 'json'], ['config', 'unset', 'format']]) {
+    for (const argv of [['report', '--month', '2024-03'], ['items', '--month', '2024-03'], ['auth', 'status']]) {
       const run = await cli(argv, { env: set.env });
+      if (argv[0] === 'auth') {
+        // auth status runs (it sets up), with the api left unused: the profile has none
+        expect(run.stderr, argv.join(' ')).toMatch(wrong);
+        expect(run.stderr).toMatch(/warning: .*left unused until it is fixed/);
+        continue;
+      }
       expect([run.code, run.stderr], argv.join(' ')).toEqual([2, expect.stringMatching(wrong)]);
     }
+    // shown as stored, with the warning
+    const list = await cli(['config', 'list'], { env: set.env });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toBe('mode=api\napi=http:\nformat=csv\n');
+    expect(list.stderr).toMatch(wrong);
+    const get = await cli(['config', 'get', 'api'], { env: set.env });
+    expect([get.code, get.stdout]).toEqual([0, 'http:\n']);
+    expect((await cli(['config', 'profiles'], { env: set.env })).code).toBe(0);
+    // config set of another key keeps the wrong value as it is
+    const other = await cli(['config', 'set', 'format', 'json'], { env: set.env });
+    expect(other.code, other.stderr).toBe(0);
+    expect(readJson(configFile(set.home)).profiles.default).toEqual({ mode: 'api', api: 'http:', format: 'json' });
     const fixed = await cli(['config', 'set', 'api', 'https://h/v1'], { env: set.env });
     expect(fixed.code, fixed.stderr).toBe(0);
     // the other profile's wrong value of the key is kept as it is (its own config set repairs it), and still an error of the other commands
-    expect(readJson(configFile(set.home)).profiles).toEqual({ default: { mode: 'api', api: 'https://h/v1', format: 'csv' }, b: { api: 'http:' } });
-    expect((await cli(['config', 'list'], { env: set.env })).stderr).toMatch(/profile "b": api is not an http\(s\) URL/);
+    expect(readJson(configFile(set.home)).profiles).toEqual({ default: { mode: 'api', api: 'https://h/v1', format: 'json' }, b: { api: 'http:' } });
+    expect(fixed.stderr).toMatch(/warning: .*profile "b": api is not an http\(s\) URL; left unused until it is fixed: convx config set api VALUE --profile b/);
+    expect((await cli(['report', '--month', '2024-03'], { env: set.env })).stderr).toMatch(/error: .*profile "b": api is not an http\(s\) URL/);
     expect((await cli(['config', 'set', 'api', 'https://b/v1', '--profile', 'b'], { env: set.env })).code).toBe(0);
-    expect((await cli(['config', 'list'], { env: set.env })).code).toBe(0);
+    const clean = await cli(['config', 'list'], { env: set.env });
+    expect([clean.code, clean.stderr]).toEqual([0, `profile "default" (${configFile(set.home)})\n`]);
 
     const unset = home({ config: broken });
     const removed = await cli(['config', 'unset', 'api'], { env: unset.env });
-    expect([removed.code, removed.stderr]).toEqual([0, 'profile "default": removed api\n']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stderr).toMatch(/profile "default": removed api\n$/);
     expect(readJson(configFile(unset.home)).profiles.default).toEqual({ mode: 'api', format: 'csv' });
     // a value that is no text, by the flag's spelling of the key; defaultProfile too
     const number = home({ config: { profiles: { default: { deliveryApi: 5, plugin: 'p' } } } });
@@ -193,10 +229,34 @@ describe('the files as read', () => {
     const dropped = await cli(['config', 'unset', 'defaultProfile'], { env: named.env });
     expect(dropped.code, dropped.stderr).toBe(0);
     expect(readJson(configFile(named.home))).toEqual({ profiles: { a: { plugin: 'p' } } });
-    // a wrong value of another key of the profile is still the error it was
-    const two = home({ config: { profiles: { default: { api: 'http:', mode: 'lcoal' } } } });
-    const still = await cli(['config', 'set', 'api', 'https://h/v1'], { env: two.env });
-    expect([still.code, still.stderr]).toEqual([2, expect.stringMatching(/profile "default": mode is not one of local, api/)]);
+    // wrong values of a profile: each repair runs, warning of the others, until none is left (none locks another out)
+    const three = home({ config: { profiles: { default: { api: 'http:', format: 'xml', tz: 3 } } } });
+    const first = await cli(['config', 'set', 'api', 'https://h/v1'], { env: three.env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toMatch(/api is not/);
+    expect(first.stderr).toMatch(/warning: .*profile "default": format is not one of table, json, jsonl, csv, tsv; left unused/);
+    expect(first.stderr).toMatch(/warning: .*profile "default": tz should be a text, and is a number; left unused/);
+    expect(readJson(configFile(three.home)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'xml', tz: 3 });
+    const second = await cli(['config', 'set', 'format', 'csv'], { env: three.env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toMatch(/format is not/);
+    expect(second.stderr).toMatch(/tz should be a text/);
+    const third = await cli(['config', 'unset', 'tz'], { env: three.env });
+    expect([third.code, third.stderr]).toEqual([0, 'profile "default": removed tz\n']);
+    expect(readJson(configFile(three.home)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'csv' });
+    expect((await cli(['config', 'list'], { env: three.env })).stderr).not.toContain('warning');
+  });
+
+  it('a wrong token in config.json (an older convx, or a hand edit) is a warning of the config commands, and the next change drops it', async () => {
+    const { home: dir, env } = home({ config: { profiles: { default: { mode: 'local', data: SAMPLES, token: 7 } } } });
+    const report = await cli(['report', '--month', '2024-03'], { env });
+    expect([report.code, report.stderr]).toEqual([2, expect.stringMatching(/profile "default": token should be a text, and is a number\nhint: fix it: convx auth login --profile default/)]);
+    const set = await cli(['config', 'set', 'format', 'csv'], { env });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stderr).toMatch(/token should be a text, and is a number; left unused until it is fixed: convx auth login --profile default\n/);
+    expect(readJson(configFile(dir)).profiles.default).toEqual({ mode: 'local', data: SAMPLES, format: 'csv' });
+    expect(existsSync(credentialsFile(dir))).toBe(false);
+    expect((await cli(['report', '--month', '2024-03'], { env })).code).toBe(0);
   });
 
   it('a byte order mark (Notepad, PowerShell) before either file is read past; an error after it is placed as in an editor', async () => {

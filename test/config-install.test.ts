@@ -4,7 +4,7 @@
  * shell completion with values from the configured dataset or API.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -283,6 +283,24 @@ describe('convx config (item 14)', () => {
       expect(readJson(credentialsFile(home))).toEqual({ profiles: { i1: { token: 'stored-token-123' } } });
       expect(api.stderr).toContain('(the stored token kept); check it with: convx auth status --profile i1\n');
     }, 30_000);
+
+    it('runs on a profile with wrong stored values: offers none of them, writes what it asks as answered, keeps the rest as they are with a warning', async () => {
+      const home = tempDir();
+      mkdirSync(join(home, 'convx'), { recursive: true });
+      writeFileSync(configFile(home), JSON.stringify({ profiles: { default: { mode: 'lcoal', format: 'xml', tz: 'Mars/Base', data: SAMPLES } } }));
+      // the mode's and the format's first choices (local; no format), the stored dataset
+      const run = await answer([[MODE, '\r'], [FORMAT, '\r'], [/Dataset directory or \.duckdb file/, '\r']], [], ROOT, home);
+      expect(run.code, run.stderr).toBe(0);
+      for (const wrong of [/mode is not one of local, api; left unused/, /format is not one of table, json, jsonl, csv, tsv; left unused/, /tz is not an IANA time zone name.*; left unused/]) {
+        expect(run.stderr).toMatch(wrong);
+      }
+      // format answered as none: the wrong one is not written back; tz, which init does not ask, is kept as it was
+      expect(readJson(configFile(home)).profiles.default).toEqual({ mode: 'local', data: SAMPLES, tz: 'Mars/Base' });
+      // still an error of a command that uses it, until config set|unset repairs it
+      expect((await cli(['report', '--month', '2024-03'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(2);
+      expect((await cli(['config', 'unset', 'tz'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(0);
+      expect((await cli(['report', '--month', '2024-03'], { env: { XDG_CONFIG_HOME: home } })).code).toBe(0);
+    }, 20_000);
 
     it('checks each answer as config set checks the setting: a delivery URL that is no URL is asked again', async () => {
       const refused = await cli(['config', 'set', 'deliveryApi', 'not a url'], { env: { XDG_CONFIG_HOME: tempDir() } });

@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { checkApiUrl, credentialsPath, maskToken, redactUrl, tokenFromText, updateConfig, type Profile, type Repair } from '../config.js';
+import { checkApiUrl, credentialsPath, maskToken, redactUrl, replaceWrongSettings, tokenFromText, updateConfig, type Profile, type Repair } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
@@ -16,12 +16,15 @@ function requireConfigFile(ctx: Context): string {
 /**
  * Saves a profile: under the config's lock, the stored one as it is now updated and written
  * (updateConfig). It never becomes the default profile by itself: `convx config set defaultProfile`.
+ * A wrong stored value the read left unused is written back as it was (config-file.ts, ConfigRead),
+ * but for the keys of answers: the settings the change answers, which it writes as answered (init's).
  */
-export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile, repair?: Repair): string {
+export function saveProfile(ctx: Context, name: string, update: (profile: Profile) => Profile, { repair, answers = [] }: { repair?: Repair; answers?: readonly string[] } = {}): string {
   const file = requireConfigFile(ctx);
   updateConfig(
     file,
     (config) => {
+      replaceWrongSettings(config, name, answers);
       config.profiles[name] = update((Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined) ?? {});
     },
     undefined,

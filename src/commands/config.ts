@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, setAside, SETTING_CHECKS, settingKey, settingProblem, tokenLocation, updateConfig, type ConfigFile, type ConfigKey, type Profile, type ProfileKey, type Repair } from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, setAside, SETTING_CHECKS, settingKey, settingProblem, tokenLocation, updateConfig, wrongSettings, type ConfigFile, type ConfigKey, type Profile, type ProfileKey, type Repair } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
@@ -101,14 +101,24 @@ function requireFile(ctx: Context): string {
   return ctx.configFile;
 }
 
-/** The profile's settings in the order of CONFIG_KEYS, with the token masked when one is stored, and where it is. */
+/**
+ * The profile's settings in the order of CONFIG_KEYS (a wrong one as stored, which the read warned
+ * about: config-file.ts, ConfigRead), with the token masked when one is stored, and where it is.
+ */
 function shownSettings(ctx: Context, name: string, profile: Profile): [string, string][] {
-  const rows: [string, string][] = PROFILE_KEYS.filter((k) => profile[k] !== undefined && profile[k] !== '').map((k) => [k, shown(k, profile[k]!)]);
+  const wrong = new Map(wrongSettings(ctx.config, name).map((w) => [w.key, storedText(w.value)]));
+  const value = (k: ProfileKey) => (profile[k] !== undefined && profile[k] !== '' ? profile[k] : wrong.get(k));
+  const rows: [string, string][] = PROFILE_KEYS.filter((k) => value(k) !== undefined).map((k) => [k, shown(k, value(k)!)]);
   if (profile.token) {
     const where = tokenLocation(ctx.config, name) === 'config.json' ? 'in config.json, left there by an older convx (the next change moves it to the credentials file)' : 'in the credentials file';
     rows.push(['token', `${maskToken(profile.token)}, ${where}`]);
   }
   return rows;
+}
+
+/** A stored value as text: a text as it is, anything else (a wrong value: a number, a list) as JSON writes it. */
+function storedText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** A setting as printed: a URL's password (in a profile written by hand or by an older convx) redacted. */
@@ -120,7 +130,9 @@ export const configGet = defineHandler<Record<string, never>>({
   async run(ctx, args) {
     const key = configKey(args[0], 'get');
     const name = ctx.settings.profile;
-    const value = key === 'defaultProfile' ? ctx.config.defaultProfile : ctx.config.profiles[name]?.[key];
+    // a wrong stored value (warned about as read: config-file.ts, ConfigRead) is printed as it is stored
+    const wrong = wrongSettings(ctx.config, name).find((w) => w.key === key);
+    const value = key === 'defaultProfile' ? ctx.config.defaultProfile : (ctx.config.profiles[name]?.[key] ?? (wrong && storedText(wrong.value)));
     if (value === undefined || value === '') {
       throw new NotFoundError(
         key === 'defaultProfile' ? 'defaultProfile is not set (commands use "default")' : `${key} is not set in profile "${name}"`,
@@ -164,7 +176,7 @@ export const configSet = defineHandler<Record<string, never>>({
       if (key === 'mode' && value === 'api' && !profile.api) note = '; it has no api yet: convx config set api URL';
       if (key === 'mode' && value === 'local' && !profile.data) note = '; it has no dataset yet: convx config set data DIR';
       return next;
-    }, repairOf(key, name));
+    }, { repair: repairOf(key, name) });
     ctx.log.info(`profile "${name}": ${key} = ${key === 'api' || key === 'deliveryApi' ? redactUrl(value) : value} (in ${file})${note}`);
   },
 });
@@ -192,7 +204,7 @@ export const configUnset = defineHandler<Record<string, never>>({
       ctx.log.info(`${key} was not set in profile "${name}"`);
       return;
     }
-    saveProfile(ctx, name, ({ [key]: _dropped, ...rest }) => rest, repairOf(key, name));
+    saveProfile(ctx, name, ({ [key]: _dropped, ...rest }) => rest, { repair: repairOf(key, name) });
     ctx.log.info(`profile "${name}": removed ${key}`);
   },
 });
@@ -203,7 +215,7 @@ export const configList = defineHandler<Record<string, never>>({
     const profile = (Object.hasOwn(ctx.config.profiles, name) ? ctx.config.profiles[name] : undefined) ?? {};
     const rows = shownSettings(ctx, name, profile);
     if (explicitJson(ctx)) {
-      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k]) => [k, k === 'token' ? maskToken(profile.token!) : shown(k, profile[k as ProfileKey]!)])) });
+      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k, v]) => [k, k === 'token' ? maskToken(profile.token!) : v])) });
       return;
     }
     if (rows.length === 0) {

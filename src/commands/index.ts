@@ -130,6 +130,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'init',
+    toleratesWrongSettings: true,
     createsProfile: true,
     summary: 'set up a config profile interactively: mode, dataset or API, token, default format',
     options: OPTIONS.init,
@@ -138,6 +139,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'auth login',
+    toleratesWrongSettings: true,
     createsProfile: true,
     summary: 'store an API URL and token in the config profile',
     options: OPTIONS['auth login'],
@@ -150,12 +152,14 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'auth status',
+    toleratesWrongSettings: true,
     summary: 'show the profile, the token (masked), its plugin and expiry, and whether the API accepts it',
     examples: ['convx auth status', 'convx auth status --profile dev -o json'],
     load: async () => (await import('./auth.js')).authStatus,
   },
   {
     name: 'auth logout',
+    toleratesWrongSettings: true,
     summary: 'remove the stored token of the profile',
     examples: ['convx auth logout', 'convx auth logout --profile dev'],
     load: async () => (await import('./auth.js')).authLogout,
@@ -221,12 +225,14 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config list',
+    toleratesWrongSettings: true,
     summary: "print the profile's settings (key=value; the token masked)",
     examples: ['convx config list', 'convx config list --profile shop -o json'],
     load: async () => (await import('./config.js')).configList,
   },
   {
     name: 'config get',
+    toleratesWrongSettings: true,
     summary: 'print one setting of the profile (when it is not set: nothing on stdout, an error and the not-found exit code)',
     args: '<key>',
     examples: ['convx config get data', 'convx config get api --profile staging'],
@@ -234,6 +240,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config set',
+    toleratesWrongSettings: true,
     repairsSetting: true,
     createsProfile: true,
     summary: `set a setting of the profile: ${PROFILE_KEYS.join(', ')}, or defaultProfile (tokens: convx auth login)`,
@@ -243,6 +250,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config unset',
+    toleratesWrongSettings: true,
     repairsSetting: true,
     summary: 'remove a setting of the profile',
     args: '<key>',
@@ -251,6 +259,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'config profiles',
+    toleratesWrongSettings: true,
     summary: 'list the profiles: mode, dataset or API, whether a token is stored; * marks the one in use',
     examples: ['convx config profiles', 'convx config profiles -o json'],
     load: async () => (await import('./config.js')).configProfiles,

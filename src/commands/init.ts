@@ -84,7 +84,7 @@ async function initLocal(ctx: Context, stored: Profile, format: string, { input 
     )
   ).trim();
   const data = typed ? checkedSetting(ctx, 'data', typed, 'init: the dataset') : undefined;
-  const file = saveProfile(ctx, name, (profile) => answeredProfile(profile, { mode: 'local', ...(data ? { data } : {}) }, format));
+  const file = saveProfile(ctx, name, (profile) => answeredProfile(profile, { mode: 'local', ...(data ? { data } : {}) }, format), { answers: ['mode', 'format', 'data'] });
   const flag = profileFlag(ctx, name);
   ctx.log.info(
     data
@@ -159,8 +159,11 @@ async function initApi(ctx: Context, stored: Profile, format: string, verify: bo
   ).trim();
   const token = typedToken || stored.token;
   if (token) await check?.checkToken(api, token);
-  const file = saveProfile(ctx, name, (profile) =>
-    answeredProfile(profile, { mode: 'api', api, ...(deliveryApi ? { deliveryApi } : {}), ...(typedToken ? { token: typedToken } : {}) }, format),
+  const file = saveProfile(
+    ctx,
+    name,
+    (profile) => answeredProfile(profile, { mode: 'api', api, ...(deliveryApi ? { deliveryApi } : {}), ...(typedToken ? { token: typedToken } : {}) }, format),
+    { answers: ['mode', 'format', 'api', 'deliveryApi'] },
   );
   const flag = profileFlag(ctx, name);
   const kept = !typedToken && token ? ' (the stored token kept)' : '';

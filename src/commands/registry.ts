@@ -38,6 +38,11 @@ export interface CommandDefinition {
    * stored value of that setting which the file's check refuses does not stop it (config-file.ts, Repair).
    */
   repairsSetting?: boolean;
+  /**
+   * It sets the config up or shows it (convx config, init, auth): a stored setting which the file's
+   * check refuses is a warning, left unused and kept as it is, not an error (config-file.ts, ConfigRead).
+   */
+  toleratesWrongSettings?: boolean;
   load(): Promise<CommandHandler<never>>;
 }
 
