@@ -14,8 +14,10 @@ const { run } = require('../dist/convx.cjs');
 process.stdout.on('error', () => undefined);
 
 // Signals go to the handlers a command registers (serve: graceful shutdown, reload);
-// without one, SIGINT and SIGTERM end the process with 130 and 143, as a shell expects.
+// without one, SIGINT and SIGTERM end the process with 130 and 143, as a shell expects, after
+// what the command asked to say then (onSignalExit: CONVX_TIMINGS's timings so far; not on SIGHUP).
 const handlers = new Map();
+const lastWords = new Set();
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
   process.on(signal, () => {
     const registered = handlers.get(signal);
@@ -23,6 +25,8 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
       for (const handler of registered) handler();
       return;
     }
+    // not on SIGHUP: the terminal that would show them is gone
+    if (signal !== 'SIGHUP') for (const say of lastWords) say();
     if (signal === 'SIGINT') process.stderr.write('\ninterrupted\n');
     process.exit(code);
   });
@@ -55,6 +59,10 @@ run(process.argv.slice(2), {
     if (!handlers.has(signal)) handlers.set(signal, new Set());
     handlers.get(signal).add(handler);
     return () => handlers.get(signal).delete(handler);
+  },
+  onSignalExit(handler) {
+    lastWords.add(handler);
+    return () => lastWords.delete(handler);
   },
 }).then((code) => {
   settled = true;

@@ -335,19 +335,28 @@ async function runCommand(argv: string[], io: Io, options: ProgramOptions): Prom
   return await reportError(closed ? new PipeClosedError() : new OutputError(`cannot write the output: ${writeFailure(state.writeFailed)}`), io, state);
 }
 
-/** runCommand with the steps' timings recorded, printed on stderr when it ends, after its output and any error (CONVX_TIMINGS, timings.ts). */
+/**
+ * runCommand with the steps' timings recorded, printed on stderr when it ends, after its output and
+ * any error (CONVX_TIMINGS, timings.ts); or, when a signal ends the process first (Ctrl-C), the
+ * timings so far, the steps still running marked so, before it exits (Io.onSignalExit).
+ */
 async function runTimed(argv: string[], io: Io, options: ProgramOptions): Promise<number> {
   const started = performance.now();
   const { formatTimings, Timings, timingsAsked, withTimings } = await import('./timings.js');
   if (!timingsAsked(io.env)) return runCommand(argv, io, options);
   const timings = new Timings();
+  const print = () => {
+    const now = performance.now();
+    // From a process's start (bin/convx.js): the time before run() too; else the command's own.
+    const clock = io.startedAt === undefined ? { total: now - started } : { before: started - io.startedAt, total: now - io.startedAt };
+    io.stderr.write(formatTimings(timings.list(now), clock));
+  };
+  const unsubscribe = io.onSignalExit?.(print);
   try {
     return await withTimings(timings, () => runCommand(argv, io, options));
   } finally {
-    const ended = performance.now();
-    // From a process's start (bin/convx.js): the time before run() too; else the command's own.
-    const clock = io.startedAt === undefined ? { total: ended - started } : { before: started - io.startedAt, total: ended - io.startedAt };
-    io.stderr.write(formatTimings(timings.list(), clock));
+    unsubscribe?.();
+    print();
   }
 }
 

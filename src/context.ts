@@ -32,6 +32,12 @@ export interface Io {
   startedAt?: number;
   /** Calls handler on the signal instead of the default (exit); returns the unsubscribe function. */
   onSignal(signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP', handler: () => void): () => void;
+  /**
+   * Calls handler (synchronously, its writes to stderr sync) when SIGINT or SIGTERM ends the process
+   * the default way, no command's handler taking it, just before it exits (bin/convx.js); returns the
+   * unsubscribe function. CONVX_TIMINGS prints the timings so far with it (cli.ts, runTimed).
+   */
+  onSignalExit?(handler: () => void): () => void;
 }
 
 /**

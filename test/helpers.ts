@@ -200,14 +200,15 @@ export interface CliResult {
 
 /**
  * Runs convx in-process with captured output (`program`: the backend factories run() is given, else the default ones;
- * `stdout`: a stream of the test's own instead of the capture, e.g. one whose writes fail: the result's stdout is then '').
+ * `stdout`: a stream of the test's own instead of the capture, e.g. one whose writes fail: the result's stdout is then '';
+ * `onSignalExit`: where the command registers what it says when a signal ends the process, as bin/convx.js takes it).
  */
 export async function cli(
   argv: string[],
-  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string; program?: ProgramOptions; stdout?: Writable } = {},
+  options: { env?: Record<string, string>; tty?: boolean; now?: string; cwd?: string; stdin?: string; program?: ProgramOptions; stdout?: Writable; stderr?: Capture; onSignalExit?: Io['onSignalExit'] } = {},
 ): Promise<CliResult> {
   const stdout = new Capture();
-  const stderr = new Capture();
+  const stderr = options.stderr ?? new Capture();
   const slept: number[] = [];
   const io: Io = {
     stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
@@ -225,6 +226,7 @@ export async function cli(
       return new Promise((resolve) => setTimeout(resolve, Math.min(ms, 5)));
     },
     onSignal: () => () => undefined,
+    ...(options.onSignalExit ? { onSignalExit: options.onSignalExit } : {}),
   };
   const code = await run(argv, io, options.program);
   return { code, stdout: stdout.text, stderr: stderr.text, ...(slept.length ? { slept } : {}) };

@@ -7,14 +7,14 @@
  * (bin/convx.js, as `npm test` builds it) under a module resolve hook that
  * records every module imported.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, SAMPLES } from './helpers.js';
+import { cli, SAMPLES, scripted } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = join(root, 'bin', 'convx.js');
@@ -221,6 +221,26 @@ describe('the built binary', () => {
     const help = imported(['--help'], { CONVX_TIMINGS: '' });
     expect(help.builtins).not.toContain('node:async_hooks');
     expect(imported(['--help'], { CONVX_TIMINGS: '1' }).builtins).toContain('node:async_hooks');
+  });
+
+  it('with CONVX_TIMINGS, Ctrl-C prints the timings so far before "interrupted", and exits 130', async () => {
+    // an API that takes the request and never answers: the command waits in it
+    let asked: () => void = () => undefined;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const api = await scripted(() => asked());
+    try {
+      const argv = ['report', '--api', api.url, '--from', '2024-01-01', '--to', '2024-01-31'];
+      const child = spawn(process.execPath, [bin, ...argv], { env: { ...process.env, CONVX_TIMINGS: '1', CONVX_TOKEN: 'tok' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await waiting;
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130);
+      expect(stderr).toMatch(/^timings \(CONVX_TIMINGS\), wall time;.*\n  start \(Node, convx’s modules\)\s+\d+ ms\n(?:  .*\n)*  total\s+\d+ ms\n\ninterrupted\n$/);
+    } finally {
+      await api.close();
+    }
   });
 });
 

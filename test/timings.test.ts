@@ -2,9 +2,10 @@
  * CONVX_TIMINGS (src/timings.ts): a command's steps and their wall time on stderr when it ends,
  * nested as they ran; nothing recorded or printed without it; the output the same bytes either way.
  */
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { formatTimings, Timings, timed, timingsAsked, withTimings } from '../src/timings.js';
-import { cli, shop } from './helpers.js';
+import { Capture, cli, shop } from './helpers.js';
 
 /** The steps of a printed block of timings: [indent, label, ms, times]. */
 function stepsOf(stderr: string): [number, string, number, number][] {
@@ -13,7 +14,7 @@ function stepsOf(stderr: string): [number, string, number, number][] {
     .split('\n')
     .slice(1)
     .flatMap((line) => {
-      const m = /^  ( *)(\S.*?)\s+(\d+) ms(?: \((\d+) times\))?$/.exec(line);
+      const m = /^  ( *)(\S.*?)\s+(\d+) ms(?: \((?:(\d+) times)?(?:, )?(?:running)?\))?$/.exec(line);
       return m ? [[m[1]!.length / 2, m[2]!, Number(m[3]), Number(m[4] ?? 1)] as [number, string, number, number]] : [];
     });
 }
@@ -130,6 +131,48 @@ describe('timings', () => {
     const total = ms.get('0total')!;
     expect(ms.get('0open the dataset')! + ms.get('0query')! + ms.get('0write the output')!).toBeLessThanOrEqual(total + 2);
     expect(ms.get('2make order_head')! + ms.get('2make attr')! + ms.get('2make conv')!).toBeLessThanOrEqual(ms.get('1attribute the transactions')! + 2);
+  });
+
+  it('of a command a signal ends (Ctrl-C): the steps so far, the ones still running marked so and counted to the moment, before the process exits', async () => {
+    const dir = shop({ orders: [{ id: 'o1', at: '2024-03-05T10:00:00Z', net: 100 }], touches: [{ at: '2024-03-01T10:00:00Z' }] });
+    const argv = ['report', '--data', dir, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'];
+    // stdout that holds its first write (a reader that stopped reading): the command waits in "write the output"
+    let release: (() => void) | undefined;
+    let holding: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const stdout = new Writable({
+      write(_chunk, _encoding, done) {
+        if (release) return done();
+        release = done;
+        holding();
+      },
+    });
+    let say: (() => void) | undefined;
+    const stderr = new Capture();
+    const onSignalExit = (handler: () => void) => ((say = handler), () => (say = undefined));
+    const ran = cli(argv, { env: { CONVX_TIMINGS: '1' }, stdout, stderr, onSignalExit });
+    await held;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // what bin/convx.js does on SIGINT, no command's handler taking it, before it exits
+    expect(say).toBeDefined();
+    say!();
+    const atSignal = stderr.text;
+    release!();
+    expect((await ran).code).toBe(0);
+    // unsubscribed once the command ended, which prints its own
+    expect(say).toBeUndefined();
+    const running = atSignal.split('\n').filter((line) => line.endsWith('(running)')).map((line) => line.trim().replace(/\s+\d+ ms \(running\)$/, ''));
+    expect(running).toEqual(['write the output']);
+    const steps = stepsOf(atSignal);
+    expect(steps.map(([depth, label]) => [depth, label])).toContainEqual([1, 'attribute the transactions']);
+    // the running step counted to the moment (30 ms and more held), within the total so far
+    const ms = new Map(steps.map(([depth, label, time]) => [`${depth}${label}`, time]));
+    expect(ms.get('0write the output')).toBeGreaterThanOrEqual(25);
+    expect(ms.get('0write the output')!).toBeLessThanOrEqual(ms.get('0total')!);
+    // the command's own, when it ended: the output's step no longer running
+    const after = stderr.text.slice(atSignal.length);
+    expect(after).toContain('timings (CONVX_TIMINGS)');
+    expect(after).not.toContain('running');
   });
 
   it('of a command that fails: printed after its error, the exit code as without them', async () => {
