@@ -15,6 +15,7 @@ import { zoneProblem } from './model/period.js';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from './model/validation.js';
 import { FORMATS } from './output/formats.js';
 import { alive } from './pid.js';
+import { shellWord } from './words.js';
 
 export interface Profile {
   mode?: 'local' | 'api';
@@ -91,18 +92,23 @@ export interface Repair {
 }
 
 /**
- * How a command reads the config. tolerant: the read of a command that sets the config up or shows
- * it (`convx config`, `convx init`, `convx auth`; every write's read under the lock too): a
- * profile's setting whose value is not what it should be does not stop it, else one wrong value
- * written by hand would lock out the commands that repair it (and two wrong values each other's
- * repair). Each is warned about with the commands that fix it, left out of the profile as read (so
- * that nothing uses it, and init does not offer it), and written back as it is (wrongSettings).
- * Every other command fails on it, naming the file, the key and what is wrong. A file whose shape
- * is wrong, or a wrong defaultProfile, stops every command but the repair of defaultProfile.
+ * How a command reads the config. A profile's setting whose stored value is not what it should be
+ * (a hand edit) stops a command only where it could change what the command does: in the profile
+ * in use (inUse, from the file's defaultProfile), for a command that is not tolerant. tolerant: a
+ * command that sets the config up or shows it (`convx config`, `convx init`, `convx auth
+ * login|logout`, shell completion; every write's read under the lock too), which a wrong value
+ * never stops, else one wrong value would lock out the commands that repair it (and two wrong
+ * values each other's repair). A value that does not stop the command is left out of the profile
+ * as read (nothing uses it; init does not offer it), written back as it is (wrongSettings), and
+ * warned about: each with the commands that fix it in the profile in use, one line per other
+ * profile. A file whose shape is wrong, or a wrong defaultProfile, stops every command but the
+ * repair of defaultProfile.
  */
 export interface ConfigRead {
   tolerant?: boolean;
   repair?: Repair;
+  /** The profile the command uses, from the file's defaultProfile (undefined where it is unset or wrong). */
+  inUse?: (defaultProfile: string | undefined) => string;
 }
 
 /** Why a text cannot name a profile (empty, or `__proto__`, which a JSON object cannot hold as data everywhere), else undefined. */
@@ -320,10 +326,21 @@ function contentError(path: string, key: string, problem: string, repair = 'fix 
   return new UsageError(`${path}: ${key} ${problem}`, [], repair);
 }
 
-/** The commands that repair a wrong setting of a profile (named: the profile in use may be another): set it again, or remove it; a token, logged in again. */
+/** The commands that repair a wrong setting of a profile (named: the profile in use may be another): set it again, or remove it; a token, removed or stored again. */
 function settingRepair(name: string, key: string): string {
-  if (key === 'token') return `convx auth login --profile ${name}`;
-  return `convx config set ${key} VALUE --profile ${name}, or convx config unset ${key} --profile ${name}`;
+  const flag = `--profile ${shellWord(name)}`;
+  if (key === 'token') return `convx auth logout ${flag} removes it, convx auth login ${flag} stores another`;
+  return `convx config set ${key} VALUE ${flag}, or convx config unset ${key} ${flag}`;
+}
+
+/** The warnings of the wrong values a read left unused (ConfigRead): each of the profile in use with its fix, one line per other profile. */
+function warnWrong(path: string, wrong: readonly (WrongSetting & { problem: string })[], used: string | undefined, warn: (message: string) => void): void {
+  const others = new Map<string, string[]>();
+  for (const w of wrong) {
+    if (used === undefined || w.profile === used) warn(`${path}: profile "${w.profile}": ${w.key} ${w.problem}; left unused until it is fixed: ${settingRepair(w.profile, w.key)}`);
+    else others.set(w.profile, [...(others.get(w.profile) ?? []), w.key]);
+  }
+  for (const [name, keys] of others) warn(`${path}: profile "${name}" holds wrong settings (${keys.join(', ')}), left unused: convx config list --profile ${shellWord(name)}`);
 }
 
 /**
@@ -376,14 +393,14 @@ function emptyProfiles(): Record<string, Profile> {
 
 /**
  * config.json's profiles, each value checked; unknown keys warned about and kept; a repair's key,
- * where it is wrong, left out in its profile (aside); on a tolerant read (ConfigRead), any other
- * wrong value warned about and left out (wrong), else an error.
+ * where it is wrong, left out in its profile (aside); any other wrong value an error where it
+ * stops the command (ConfigRead: strict, its profile), else left out (wrong).
  */
 function checkedProfiles(
   path: string,
   raw: unknown,
   warn: (message: string) => void,
-  { tolerant = false, repair, aside, wrong }: { tolerant?: boolean; repair?: { key: ConfigKey; profile: string }; aside?: () => void; wrong: WrongSetting[] },
+  { strict, repair, aside, wrong }: { strict: (name: string) => boolean; repair?: { key: ConfigKey; profile: string }; aside: () => void; wrong: (WrongSetting & { problem: string })[] },
 ): Record<string, Profile> {
   const profiles = emptyProfiles();
   if (raw === undefined) return profiles;
@@ -403,28 +420,22 @@ function checkedProfiles(
       }
       const problem =
         typeof value !== 'string' ? `should be a text, and is ${kindOf(value)}` : key === 'token' ? (value === '' ? 'is empty' : undefined) : settingProblem(key as ProfileKey, value);
-      if (!problem) {
-        profile[key] = value;
-      } else if (repair?.key === key && repair.profile === name) {
-        aside?.();
-      } else if (tolerant) {
-        warn(`${path}: profile "${name}": ${key} ${problem}; left unused until it is fixed: ${settingRepair(name, key)}`);
-        wrong.push({ profile: name, key, value });
-      } else {
-        throw contentError(path, `profile "${name}": ${key}`, problem, `fix it: ${settingRepair(name, key)} (or in an editor)`);
-      }
+      if (!problem) profile[key] = value;
+      else if (repair?.key === key && repair.profile === name) aside();
+      else if (strict(name)) throw contentError(path, `profile "${name}": ${key}`, problem, `fix it: ${settingRepair(name, key)} (or in an editor)`);
+      else wrong.push({ profile: name, key, value, problem });
     }
     profiles[name] = profile as Profile;
   }
   return profiles;
 }
 
-/** config.json as it is: its default profile, its profiles (a token an older convx left among them), and the keys it does not know. */
+/** config.json as it is: its default profile, its profiles (a token an older convx left among them), the keys it does not know, and the wrong values left out (ConfigRead). */
 function readConfigJson(
   path: string,
   warn: (message: string) => void,
-  { tolerant, repair }: ConfigRead,
-): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey }; wrong: WrongSetting[] } {
+  { tolerant = false, repair, inUse }: ConfigRead,
+): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey }; wrong: (WrongSetting & { problem: string })[]; used?: string } {
   const file = readJsonObject(path) ?? {};
   const other: Record<string, unknown> = {};
   for (const key of Object.keys(file)) {
@@ -443,18 +454,24 @@ function readConfigJson(
     else throw contentError(path, 'defaultProfile', problem, 'fix it: convx config set defaultProfile NAME, or convx config unset defaultProfile (or in an editor)');
   }
   const changed = repair && repair.key !== 'defaultProfile' ? { key: repair.key, profile: repair.profile(named) } : undefined;
-  const wrong: WrongSetting[] = [];
+  const used = changed?.profile ?? inUse?.(named);
+  const wrong: (WrongSetting & { problem: string })[] = [];
   const profiles = checkedProfiles(path, file.profiles, warn, {
-    tolerant: tolerant || repair !== undefined,
+    // a read that knows no profile in use (none asked) is strict on all of them
+    strict: (name) => !tolerant && repair === undefined && (used === undefined || name === used),
     ...(changed ? { repair: changed } : {}),
     aside: () => (aside = { profile: changed!.profile, key: changed!.key }),
     wrong,
   });
-  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, wrong, ...(aside ? { aside } : {}) };
+  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, wrong, ...(aside ? { aside } : {}), ...(used !== undefined ? { used } : {}) };
 }
 
-/** credentials.json's tokens by profile; its shape checked, no value of it ever in a message. */
-function readCredentials(path: string): Map<string, string> {
+/**
+ * credentials.json's tokens by profile; its shape checked, no value of it ever in a message. A
+ * wrong token (empty, or no text) is an error where it stops the command (strict, its profile),
+ * else left out (wrong): a write, which writes the file from the profiles' tokens, drops it.
+ */
+function readCredentials(path: string, strict: (name: string) => boolean, wrong: (WrongSetting & { problem: string })[]): Map<string, string> {
   const file = readJsonObject(path) ?? {};
   const tokens = new Map<string, string>();
   for (const key of Object.keys(file)) if (key !== 'profiles') throw contentError(path, `"${key}"`, 'is not a key of the credentials file (it holds profiles)');
@@ -466,7 +483,12 @@ function readCredentials(path: string): Map<string, string> {
     const entry = profiles[name];
     if (!isObject(entry) || Object.keys(entry).some((k) => k !== 'token')) throw contentError(path, `profile "${name}"`, 'should be an object holding a token only');
     if (entry.token === undefined) continue;
-    if (typeof entry.token !== 'string' || entry.token === '') throw contentError(path, `profile "${name}": token`, `should be a non-empty text, and is ${entry.token === '' ? 'empty' : kindOf(entry.token)}`);
+    if (typeof entry.token !== 'string' || entry.token === '') {
+      const problem = `should be a non-empty text, and is ${entry.token === '' ? 'empty' : kindOf(entry.token)}`;
+      if (strict(name)) throw contentError(path, `profile "${name}": token`, problem, `fix it: ${settingRepair(name, 'token')} (or in an editor)`);
+      wrong.push({ profile: name, key: 'token', value: undefined, problem });
+      continue;
+    }
     tokens.set(name, entry.token);
   }
   return tokens;
@@ -487,12 +509,18 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
     config.profiles[name] = { ...profile };
     if (profile.token) places.set(name, 'config.json');
   }
-  for (const [name, token] of readCredentials(credentialsPath(path))) {
+  const secrets = credentialsPath(path);
+  const wrongTokens: (WrongSetting & { problem: string })[] = [];
+  const strict = (name: string) => !read.tolerant && read.repair === undefined && (file.used === undefined || name === file.used);
+  for (const [name, token] of readCredentials(secrets, strict, wrongTokens)) {
     config.profiles[name] = { ...config.profiles[name], token };
     places.set(name, 'credentials.json');
   }
+  warnWrong(path, file.wrong, file.used, warn);
+  warnWrong(secrets, wrongTokens, file.used, warn);
   if (file.defaultProfile !== undefined) config.defaultProfile = file.defaultProfile;
-  READ_FACTS.set(config, { tokenPlaces: places, other: file.other, wrong: file.wrong, ...(file.aside ? { aside: file.aside } : {}) });
+  const wrong = [...file.wrong, ...wrongTokens].map(({ profile, key, value }) => ({ profile, key, value }));
+  READ_FACTS.set(config, { tokenPlaces: places, other: file.other, wrong, ...(file.aside ? { aside: file.aside } : {}) });
   return config;
 }
 

@@ -146,9 +146,10 @@ function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
 function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string) => void): { file: string | undefined; config: ConfigFile; settings: ResolvedSettings } {
   const file = configPath(io.env);
   const key = globals.repairs === undefined ? undefined : settingKey(globals.repairs);
-  // config set|unset KEY: the profile it changes, as chosen below, from the file's defaultProfile
-  const repair: Repair | undefined = key && { key, profile: (defaultProfile) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name };
-  const config = readConfig(file, warn, { tolerant: globals.tolerant ?? false, ...(repair ? { repair } : {}) });
+  // the profile in use (config set|unset KEY: the one it changes), as chosen below, from the file's defaultProfile
+  const inUse = (defaultProfile: string | undefined) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name;
+  const repair: Repair | undefined = key && { key, profile: inUse };
+  const config = readConfig(file, warn, { tolerant: globals.tolerant ?? false, inUse, ...(repair ? { repair } : {}) });
   const { name, from } = profileChoice(globals.profile, io.env, config);
   checkProfileName(name, from);
   const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;

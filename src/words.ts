@@ -11,3 +11,8 @@ export const agree = (n: number, one: string, many: string): string => (n === 1 
  * Intl: its first use loads ICU's number data, some 13-15 ms of a command that prints one count.
  */
 export const withCommas = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/** A word for the shell: as it is when safe, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}

@@ -159,6 +159,14 @@ describe('--profile completes with the profiles of the config', () => {
     // and a profile given so names the data too
     expect(await complete('report', '--profile', '=', 'dev', '--currency', 'E')).toBe('EUR\n');
     expect(await complete('--profile=dev', 'report', '--currency', 'E')).toBe('EUR\n');
+    // a wrong stored setting (a hand edit) stops no completion, the commands that repair it included, and prints nothing on stderr
+    writeFileSync(
+      join(home, 'convx', 'config.json'),
+      JSON.stringify({ defaultProfile: 'dev', profiles: { dev: { mode: 'local', data: SAMPLES, format: 'xml' }, prod: { tz: 3 } } }),
+    );
+    const run = await cli(['__complete', 'config', 'set', 'format', 'csv', '--profile', ''], { env: { XDG_CONFIG_HOME: home } });
+    expect([run.stdout, run.stderr]).toEqual(['dev\nprod\n', '']);
+    expect(await complete('report', '--currency', 'E')).toBe('EUR\n');
   });
 });
 

@@ -103,8 +103,16 @@ describe('the files as read', () => {
       expect(run.stderr).not.toMatch(/sk_|live|9f3c/);
     }
     // a token that is no text, a key that is no token: the file and key named, no value
-    const shapes = home({ credentials: { profiles: { a: { token: 123456789 } } } });
-    expect((await cli(['config', 'list'], { env: shapes.env })).stderr).toMatch(/credentials\.json: profile "a": token should be a non-empty text, and is a number\n/);
+    const shapes = home({ config: { profiles: { a: { mode: 'local', data: SAMPLES } } }, credentials: { profiles: { a: { token: 123456789 } } } });
+    const used = await cli(['report', '--month', '2024-03', '--profile', 'a'], { env: shapes.env });
+    expect([used.code, used.stderr]).toEqual([2, expect.stringMatching(/credentials\.json: profile "a": token should be a non-empty text, and is a number\nhint: fix it: convx auth logout --profile a removes it/)]);
+    // a warning of the config commands and of a command of another profile; auth logout removes it
+    expect((await cli(['config', 'list', '--profile', 'a'], { env: shapes.env })).stderr).toMatch(/credentials\.json: profile "a": token should be a non-empty text, and is a number; left unused/);
+    expect((await cli(['report', '--month', '2024-03', '--data', SAMPLES], { env: shapes.env })).stderr).toMatch(/^warning: .*credentials\.json: profile "a" holds wrong settings \(token\), left unused/);
+    const logout = await cli(['auth', 'logout', '--profile', 'a'], { env: shapes.env });
+    expect([logout.code, logout.stderr.split('\n').at(-2)]).toEqual([0, 'removed the unusable token of profile "a"']);
+    expect(existsSync(credentialsFile(shapes.home))).toBe(false);
+    expect((await cli(['report', '--month', '2024-03', '--profile', 'a'], { env: shapes.env })).code).toBe(0);
     const extra = home({ credentials: { profiles: { a: { token: 'sk_live_zzzzzzzz', secret: 'sk_live_yyyyyy' } } } });
     const run = await cli(['config', 'list'], { env: extra.env });
     expect(run.stderr).toMatch(/credentials\.json: profile "a" should be an object holding a token only\n/);
@@ -180,18 +188,12 @@ describe('the files as read', () => {
     expect((await cli(['config', 'list'], { env })).code).toBe(0);
   });
 
-  it('a wrong stored value stops the commands that use the settings; config and auth commands warn, leave it unused and keep it until config set|unset of its key repairs it', async () => {
+  it('a wrong stored value stops the commands that use its profile; config, init and auth login|logout warn, leave it unused and keep it until config set|unset of its key repairs it', async () => {
     const broken = { profiles: { default: { mode: 'api', api: 'http:', format: 'csv' }, b: { api: 'http:' } } };
     const wrong = /profile "default": api is not an http\(s\) URL/;
     const set = home({ config: broken });
     for (const argv of [['report', '--month', '2024-03'], ['items', '--month', '2024-03'], ['auth', 'status']]) {
       const run = await cli(argv, { env: set.env });
-      if (argv[0] === 'auth') {
-        // auth status runs (it sets up), with the api left unused: the profile has none
-        expect(run.stderr, argv.join(' ')).toMatch(wrong);
-        expect(run.stderr).toMatch(/warning: .*left unused until it is fixed/);
-        continue;
-      }
       expect([run.code, run.stderr], argv.join(' ')).toEqual([2, expect.stringMatching(wrong)]);
     }
     // shown as stored, with the warning
@@ -208,10 +210,15 @@ describe('the files as read', () => {
     expect(readJson(configFile(set.home)).profiles.default).toEqual({ mode: 'api', api: 'http:', format: 'json' });
     const fixed = await cli(['config', 'set', 'api', 'https://h/v1'], { env: set.env });
     expect(fixed.code, fixed.stderr).toBe(0);
-    // the other profile's wrong value of the key is kept as it is (its own config set repairs it), and still an error of the other commands
+    // the other profile's wrong value of the key is kept as it is (its own config set repairs it): one line of the commands of
+    // another profile, an error of those of its own
     expect(readJson(configFile(set.home)).profiles).toEqual({ default: { mode: 'api', api: 'https://h/v1', format: 'json' }, b: { api: 'http:' } });
-    expect(fixed.stderr).toMatch(/warning: .*profile "b": api is not an http\(s\) URL; left unused until it is fixed: convx config set api VALUE --profile b/);
-    expect((await cli(['report', '--month', '2024-03'], { env: set.env })).stderr).toMatch(/error: .*profile "b": api is not an http\(s\) URL/);
+    expect(fixed.stderr).toMatch(/warning: .*profile "b" holds wrong settings \(api\), left unused: convx config list --profile b\n/);
+    const ofDefault = await cli(['config', 'get', 'format'], { env: set.env });
+    expect(ofDefault.stderr).toBe(`warning: ${configFile(set.home)}: profile "b" holds wrong settings (api), left unused: convx config list --profile b\n`);
+    const ofB = await cli(['report', '--month', '2024-03', '--profile', 'b'], { env: set.env });
+    expect([ofB.code, ofB.stderr]).toEqual([2, expect.stringMatching(/error: .*profile "b": api is not an http\(s\) URL\nhint: fix it: convx config set api VALUE --profile b, or convx config unset api --profile b/)]);
+    expect((await cli(['config', 'list', '--profile', 'b'], { env: set.env })).stderr).toMatch(/warning: .*profile "b": api is not an http\(s\) URL; left unused until it is fixed/);
     expect((await cli(['config', 'set', 'api', 'https://b/v1', '--profile', 'b'], { env: set.env })).code).toBe(0);
     const clean = await cli(['config', 'list'], { env: set.env });
     expect([clean.code, clean.stderr]).toEqual([0, `profile "default" (${configFile(set.home)})\n`]);
@@ -245,18 +252,30 @@ describe('the files as read', () => {
     expect([third.code, third.stderr]).toEqual([0, 'profile "default": removed tz\n']);
     expect(readJson(configFile(three.home)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'csv' });
     expect((await cli(['config', 'list'], { env: three.env })).stderr).not.toContain('warning');
+    // printed as stored: an empty text too, a value that is no text as JSON; a name the shell would split, quoted in the fix
+    const odd = home({ config: { profiles: { 'my prod': { format: '', plugin: 5, data: null } } } });
+    const env = { ...odd.env, CONVX_PROFILE: 'my prod' };
+    expect(await cli(['config', 'get', 'format'], { env })).toMatchObject({ code: 0, stdout: '\n' });
+    const listed = await cli(['config', 'list', '-o', 'json'], { env });
+    expect(JSON.parse(listed.stdout)).toEqual({ profile: 'my prod', data: null, plugin: 5, format: '' });
+    expect(listed.stderr).toContain("left unused until it is fixed: convx config set format VALUE --profile 'my prod', or convx config unset format --profile 'my prod'\n");
   });
 
   it('a wrong token in config.json (an older convx, or a hand edit) is a warning of the config commands, and the next change drops it', async () => {
     const { home: dir, env } = home({ config: { profiles: { default: { mode: 'local', data: SAMPLES, token: 7 } } } });
     const report = await cli(['report', '--month', '2024-03'], { env });
-    expect([report.code, report.stderr]).toEqual([2, expect.stringMatching(/profile "default": token should be a text, and is a number\nhint: fix it: convx auth login --profile default/)]);
+    expect([report.code, report.stderr]).toEqual([2, expect.stringMatching(/profile "default": token should be a text, and is a number\nhint: fix it: convx auth logout --profile default removes it, convx auth login --profile default stores another/)]);
     const set = await cli(['config', 'set', 'format', 'csv'], { env });
     expect(set.code, set.stderr).toBe(0);
-    expect(set.stderr).toMatch(/token should be a text, and is a number; left unused until it is fixed: convx auth login --profile default\n/);
+    expect(set.stderr).toMatch(/token should be a text, and is a number; left unused until it is fixed: convx auth logout --profile default removes it/);
     expect(readJson(configFile(dir)).profiles.default).toEqual({ mode: 'local', data: SAMPLES, format: 'csv' });
     expect(existsSync(credentialsFile(dir))).toBe(false);
     expect((await cli(['report', '--month', '2024-03'], { env })).code).toBe(0);
+    // auth logout removes one too
+    const again = home({ config: { profiles: { default: { mode: 'local', data: SAMPLES, token: '' } } } });
+    const logout = await cli(['auth', 'logout'], { env: again.env });
+    expect([logout.code, logout.stderr.split('\n').at(-2)]).toEqual([0, 'removed the unusable token of profile "default"']);
+    expect(readJson(configFile(again.home)).profiles.default).toEqual({ mode: 'local', data: SAMPLES });
   });
 
   it('a byte order mark (Notepad, PowerShell) before either file is read past; an error after it is placed as in an editor', async () => {

@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { checkApiUrl, credentialsPath, maskToken, redactUrl, replaceWrongSettings, tokenFromText, updateConfig, type Profile, type Repair } from '../config.js';
+import { checkApiUrl, credentialsPath, maskToken, redactUrl, replaceWrongSettings, tokenFromText, updateConfig, wrongSettings, type Profile, type Repair } from '../config.js';
 import { readAll, type Context } from '../context.js';
 import { ApiError, AuthError, ExitCode, UsageError } from '../errors.js';
 import type { CommandFlags } from './options.js';
@@ -143,13 +143,16 @@ async function print(ctx: Context, status: Record<string, unknown>): Promise<voi
 
 export const authLogout = defineHandler<Record<string, never>>({
   async run(ctx) {
-    const profile = ctx.config.profiles[ctx.settings.profile];
-    if (!profile?.token) {
-      ctx.log.info(`profile "${ctx.settings.profile}" has no stored token`);
+    const name = ctx.settings.profile;
+    const profile = ctx.config.profiles[name];
+    // a stored token that no header could carry (empty, or no text), which the read left unused: removed as well
+    const unusable = wrongSettings(ctx.config, name).some((w) => w.key === 'token');
+    if (!profile?.token && !unusable) {
+      ctx.log.info(`profile "${name}" has no stored token`);
       return;
     }
-    saveProfile(ctx, ctx.settings.profile, ({ token: _dropped, ...rest }) => rest);
-    ctx.log.info(`removed the token of profile "${ctx.settings.profile}"`);
+    saveProfile(ctx, name, ({ token: _dropped, ...rest }) => rest, { answers: ['token'] });
+    ctx.log.info(`removed the ${profile?.token ? '' : 'unusable '}token of profile "${name}"`);
     if (ctx.io.env.CONVX_TOKEN) ctx.log.warn('CONVX_TOKEN is still set in the environment');
   },
 });

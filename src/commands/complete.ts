@@ -7,6 +7,7 @@
  * values.ts, with the line's --data, --api, --profile and --plugin. Nothing printed: the shell
  * completes file names.
  */
+import { Writable } from 'node:stream';
 import { CONFIG_KEYS } from '../model/settings.js';
 import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
@@ -265,7 +266,9 @@ export async function runComplete(words: readonly string[], io: Io, options: Com
   const valuesOf: ValuesOf = async (kind, line) => {
     try {
       const [{ createContext }, { completionValues }] = await Promise.all([import('../context.js'), import('./values.js')]);
-      const ctx = await createContext(io, { ...dataFlags(line, io.env.HOME), color: true }, options.backends, options.lookups);
+      // a wrong stored setting stops no completion (the commands that repair it are completed too), and no warning garbles the line
+      const quiet = { ...io, stderr: new Writable({ write: (_chunk, _encoding, done) => done() }) };
+      const ctx = await createContext(quiet, { ...dataFlags(line, io.env.HOME), color: true, tolerant: true }, options.backends, options.lookups);
       return await completionValues(ctx, kind);
     } catch {
       return [];

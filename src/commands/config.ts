@@ -107,7 +107,7 @@ function requireFile(ctx: Context): string {
  */
 function shownSettings(ctx: Context, name: string, profile: Profile): [string, string][] {
   const wrong = new Map(wrongSettings(ctx.config, name).map((w) => [w.key, storedText(w.value)]));
-  const value = (k: ProfileKey) => (profile[k] !== undefined && profile[k] !== '' ? profile[k] : wrong.get(k));
+  const value = (k: ProfileKey) => (wrong.has(k) ? wrong.get(k) : profile[k] !== undefined && profile[k] !== '' ? profile[k] : undefined);
   const rows: [string, string][] = PROFILE_KEYS.filter((k) => value(k) !== undefined).map((k) => [k, shown(k, value(k)!)]);
   if (profile.token) {
     const where = tokenLocation(ctx.config, name) === 'config.json' ? 'in config.json, left there by an older convx (the next change moves it to the credentials file)' : 'in the credentials file';
@@ -132,7 +132,11 @@ export const configGet = defineHandler<Record<string, never>>({
     const name = ctx.settings.profile;
     // a wrong stored value (warned about as read: config-file.ts, ConfigRead) is printed as it is stored
     const wrong = wrongSettings(ctx.config, name).find((w) => w.key === key);
-    const value = key === 'defaultProfile' ? ctx.config.defaultProfile : (ctx.config.profiles[name]?.[key] ?? (wrong && storedText(wrong.value)));
+    if (wrong) {
+      await ctx.output.text(`${shown(key, storedText(wrong.value))}\n`);
+      return;
+    }
+    const value = key === 'defaultProfile' ? ctx.config.defaultProfile : ctx.config.profiles[name]?.[key];
     if (value === undefined || value === '') {
       throw new NotFoundError(
         key === 'defaultProfile' ? 'defaultProfile is not set (commands use "default")' : `${key} is not set in profile "${name}"`,
@@ -215,7 +219,9 @@ export const configList = defineHandler<Record<string, never>>({
     const profile = (Object.hasOwn(ctx.config.profiles, name) ? ctx.config.profiles[name] : undefined) ?? {};
     const rows = shownSettings(ctx, name, profile);
     if (explicitJson(ctx)) {
-      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k, v]) => [k, k === 'token' ? maskToken(profile.token!) : v])) });
+      // a wrong value that is no text as it is stored (5, null, a list), not as text
+      const raw = new Map(wrongSettings(ctx.config, name).filter((w) => typeof w.value !== 'string').map((w) => [w.key, w.value]));
+      await ctx.output.json({ profile: name, ...Object.fromEntries(rows.map(([k, v]) => [k, k === 'token' ? maskToken(profile.token!) : raw.has(k) ? raw.get(k) : v])) });
       return;
     }
     if (rows.length === 0) {

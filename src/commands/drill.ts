@@ -10,7 +10,8 @@ import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { commandFor, namesHint, nearestHint, sharesId, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
-import { chosenPeriod, queryParams, shellWord } from './shared.js';
+import { chosenPeriod, queryParams } from './shared.js';
+import { shellWord } from '../words.js';
 
 /** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
 const URL_PARAMETERS = parameters('items').filter((p) => !field(p, 'pathOnly') && (!field(p, 'source') || field(p, 'inAlias') === true));

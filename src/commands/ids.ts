@@ -9,7 +9,7 @@ import { AmbiguousKeyError, ConvxError, ExitCode, NotFoundError, UsageError } fr
 import { nearness } from '../model/closest.js';
 import { urlSegment } from '../model/url.js';
 import type { RecordKind } from '../output/writer.js';
-import { shellWord } from './shared.js';
+import { shellWord } from '../words.js';
 
 /** The commands that look an id up, and the kinds each one answers. */
 export type LookupCommand = 'order' | 'contact' | 'drill';

@@ -152,7 +152,6 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'auth status',
-    toleratesWrongSettings: true,
     summary: 'show the profile, the token (masked), its plugin and expiry, and whether the API accepts it',
     examples: ['convx auth status', 'convx auth status --profile dev -o json'],
     load: async () => (await import('./auth.js')).authStatus,
@@ -212,6 +211,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   },
   {
     name: 'completion',
+    toleratesWrongSettings: true,
     summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
     args: '[shell]',
     options: OPTIONS.completion,

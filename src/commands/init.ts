@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { DEFAULT_PROFILE, hasCredentials, profileName, type Profile } from '../config.js';
+import { DEFAULT_PROFILE, hasCredentials, profileName, wrongSettings, type Profile } from '../config.js';
 import type { Context } from '../context.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/formats.js';
@@ -64,6 +64,18 @@ function profileFlag(ctx: Context, name: string): string {
   return name === DEFAULT_PROFILE && bare === name ? '' : ` --profile ${name}`;
 }
 
+/**
+ * What init leaves wrong in the profile (the settings it does not ask, which the read left unused:
+ * config-file.ts, ConfigRead), as the end of its message; undefined where nothing is.
+ */
+function stillWrong(ctx: Context, name: string, answers: readonly string[]): string | undefined {
+  const keys = wrongSettings(ctx.config, name)
+    .map((w) => w.key)
+    .filter((key) => !answers.includes(key) && key !== 'token');
+  if (keys.length === 0) return undefined;
+  return `it still holds wrong settings (${keys.join(', ')}), which stop the commands that use it: fix them with convx config set|unset KEY${profileFlag(ctx, name)}`;
+}
+
 /** The profile with init's answers: what was asked replaced (an empty format is no format), the rest kept. */
 function answeredProfile(profile: Profile, answers: Profile, format: string): Profile {
   const { format: _asked, ...kept } = profile;
@@ -84,12 +96,16 @@ async function initLocal(ctx: Context, stored: Profile, format: string, { input 
     )
   ).trim();
   const data = typed ? checkedSetting(ctx, 'data', typed, 'init: the dataset') : undefined;
-  const file = saveProfile(ctx, name, (profile) => answeredProfile(profile, { mode: 'local', ...(data ? { data } : {}) }, format), { answers: ['mode', 'format', 'data'] });
+  const answers = ['mode', 'format', 'data'];
+  const file = saveProfile(ctx, name, (profile) => answeredProfile(profile, { mode: 'local', ...(data ? { data } : {}) }, format), { answers });
   const flag = profileFlag(ctx, name);
+  const left = stillWrong(ctx, name, answers);
   ctx.log.info(
-    data
-      ? `saved profile "${name}" in ${file}; try: convx report${flag}`
-      : `saved profile "${name}" in ${file}, without a dataset: pass --data DIR, or save one with: convx config set data DIR${flag}`,
+    left
+      ? `saved profile "${name}" in ${file}; ${left}`
+      : data
+        ? `saved profile "${name}" in ${file}; try: convx report${flag}`
+        : `saved profile "${name}" in ${file}, without a dataset: pass --data DIR, or save one with: convx config set data DIR${flag}`,
   );
 }
 
@@ -159,19 +175,23 @@ async function initApi(ctx: Context, stored: Profile, format: string, verify: bo
   ).trim();
   const token = typedToken || stored.token;
   if (token) await check?.checkToken(api, token);
+  const answers = ['mode', 'format', 'api', 'deliveryApi', ...(typedToken ? ['token'] : [])];
   const file = saveProfile(
     ctx,
     name,
     (profile) => answeredProfile(profile, { mode: 'api', api, ...(deliveryApi ? { deliveryApi } : {}), ...(typedToken ? { token: typedToken } : {}) }, format),
-    { answers: ['mode', 'format', 'api', 'deliveryApi'] },
+    { answers },
   );
   const flag = profileFlag(ctx, name);
   const kept = !typedToken && token ? ' (the stored token kept)' : '';
+  const left = stillWrong(ctx, name, answers);
   ctx.log.info(
-    !check
-      ? `saved profile "${name}" in ${file}${kept}; check it with: convx auth status${flag}`
-      : token
-        ? `saved profile "${name}" in ${file}${kept}; the API accepts the token; try: convx report${flag}`
-        : `saved profile "${name}" in ${file}, without a token: store one with: convx auth login${flag}`,
+    left
+      ? `saved profile "${name}" in ${file}${kept}; ${left}`
+      : !check
+        ? `saved profile "${name}" in ${file}${kept}; check it with: convx auth status${flag}`
+        : token
+          ? `saved profile "${name}" in ${file}${kept}; the API accepts the token; try: convx report${flag}`
+          : `saved profile "${name}" in ${file}, without a token: store one with: convx auth login${flag}`,
   );
 }

@@ -21,7 +21,7 @@ import type { CardOptions } from '../output/cards.js';
 import { breakdownKind, type RecordKind, type TableExtras } from '../output/writer.js';
 import { field, flagKey, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, type CompareTo, type Interval, type Operation } from '../model/parameters.js';
 import { canonicalZone, periodInstants, UTC, zoneProblem, zoneTime } from '../model/period.js';
-import { withCommas } from '../words.js';
+import { shellWord, withCommas } from '../words.js';
 
 export const ITEM_KIND: RecordKind = {
   columns: ITEM_COLUMNS,
@@ -421,11 +421,6 @@ export interface ResultRequest {
   filters: FilterFlag[];
   /** A series' interval (trend): a suggested command keeps it, and to the buckets a series may have. */
   interval?: Interval;
-}
-
-/** A word for the shell: as it is when safe, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 const day = (instant: string) => instant.slice(0, 10);
