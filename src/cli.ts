@@ -169,9 +169,13 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
   return program;
 }
 
-/** How the context reads the config: tolerant of wrong settings (GlobalOptions.tolerant), and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs). */
+/**
+ * How the context reads the config: tolerant of wrong settings (GlobalOptions.tolerant: a command
+ * that sets the config up or shows it, or that takes no --profile, whose settings it does not use),
+ * and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs).
+ */
 function repairs(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean } {
-  const tolerant = definition.toleratesWrongSettings ?? false;
+  const tolerant = (definition.toleratesWrongSettings ?? false) || !commandGlobals(definition).includes('--profile');
   return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], tolerant } : { tolerant };
 }
 
@@ -342,16 +346,19 @@ async function runCommand(argv: string[], io: Io, options: ProgramOptions): Prom
  */
 async function runTimed(argv: string[], io: Io, options: ProgramOptions): Promise<number> {
   const started = performance.now();
+  // shell completion prints nothing on stderr, whatever the shell exports
+  if (argv[0] === '__complete') return runCommand(argv, io, options);
   const { formatTimings, Timings, timingsAsked, withTimings } = await import('./timings.js');
   if (!timingsAsked(io.env)) return runCommand(argv, io, options);
   const timings = new Timings();
-  const print = () => {
+  const print = (lead = '') => {
     const now = performance.now();
     // From a process's start (bin/convx.js): the time before run() too; else the command's own.
     const clock = io.startedAt === undefined ? { total: now - started } : { before: started - io.startedAt, total: now - io.startedAt };
-    io.stderr.write(formatTimings(timings.list(now), clock));
+    io.stderr.write(`${lead}${formatTimings(timings.list(now), clock)}`);
   };
-  const unsubscribe = io.onSignalExit?.(print);
+  // on a signal, on a line of their own: after the ^C a terminal echoes, or a progress line
+  const unsubscribe = io.onSignalExit?.(() => print('\n'));
   try {
     return await withTimings(timings, () => runCommand(argv, io, options));
   } finally {

@@ -326,9 +326,14 @@ function contentError(path: string, key: string, problem: string, repair = 'fix 
   return new UsageError(`${path}: ${key} ${problem}`, [], repair);
 }
 
+/** `--profile NAME`, the name quoted for the shell where it must be ('my prod'). */
+export function profileOption(name: string): string {
+  return `--profile ${shellWord(name)}`;
+}
+
 /** The commands that repair a wrong setting of a profile (named: the profile in use may be another): set it again, or remove it; a token, removed or stored again. */
 function settingRepair(name: string, key: string): string {
-  const flag = `--profile ${shellWord(name)}`;
+  const flag = profileOption(name);
   if (key === 'token') return `convx auth logout ${flag} removes it, convx auth login ${flag} stores another`;
   return `convx config set ${key} VALUE ${flag}, or convx config unset ${key} ${flag}`;
 }
@@ -340,7 +345,7 @@ function warnWrong(path: string, wrong: readonly (WrongSetting & { problem: stri
     if (used === undefined || w.profile === used) warn(`${path}: profile "${w.profile}": ${w.key} ${w.problem}; left unused until it is fixed: ${settingRepair(w.profile, w.key)}`);
     else others.set(w.profile, [...(others.get(w.profile) ?? []), w.key]);
   }
-  for (const [name, keys] of others) warn(`${path}: profile "${name}" holds wrong settings (${keys.join(', ')}), left unused: convx config list --profile ${shellWord(name)}`);
+  for (const [name, keys] of others) warn(`${path}: profile "${name}" holds wrong settings (${keys.join(', ')}), left unused: convx config list ${profileOption(name)}`);
 }
 
 /**

@@ -5,7 +5,7 @@
  * combine: flags beat environment beats config.
  */
 import { UsageError } from './errors.js';
-import { DEFAULT_PROFILE, profileNameProblem, type ConfigFile, type Profile } from './config-file.js';
+import { DEFAULT_PROFILE, profileNameProblem, profileOption, type ConfigFile, type Profile } from './config-file.js';
 
 export {
   CONFIG_KEYS,
@@ -15,6 +15,7 @@ export {
   lockPath,
   PROFILE_KEYS,
   profileNameProblem,
+  profileOption,
   readConfig,
   replaceWrongSettings,
   setAside,
@@ -30,6 +31,15 @@ export {
   type ProfileKey,
   type Repair,
 } from './config-file.js';
+
+/**
+ * ` --profile NAME` (quoted for the shell) for a command a message suggests to use profile name, or
+ * nothing where a command without it uses that profile anyway: "default", when no CONVX_PROFILE or
+ * defaultProfile names another.
+ */
+export function profileFlag(name: string, env: Record<string, string | undefined>, config: ConfigFile): string {
+  return name === DEFAULT_PROFILE && profileName(undefined, env, config) === name ? '' : ` ${profileOption(name)}`;
+}
 
 /** The profile's name: --profile, else CONVX_PROFILE (an empty one counts as unset), else defaultProfile, else "default". */
 export function profileName(flag: string | undefined, env: Record<string, string | undefined>, config: ConfigFile): string {

@@ -5,7 +5,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import { colorLevel, type GlobalFlags } from './globals.js';
 import { checkTokenText } from './model/token-text.js';
-import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, readConfig, settingKey, tokenFromText, type ConfigFile, type Repair, type ResolvedSettings } from './config.js';
+import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, profileFlag, readConfig, settingKey, tokenFromText, type ConfigFile, type Repair, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
@@ -169,12 +169,12 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
 }
 
 /** ctx.dataDir: the dataset of local mode, which must exist. */
-function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string): (options?: { localOnly?: boolean }) => string {
+function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => string, flagOf: (profile: string) => string): (options?: { localOnly?: boolean }) => string {
   return (options = {}) => {
     if (settings.mode === 'api') throw new UsageError('this command works on a local dataset: pass --data DIR');
     if (!settings.data && settings.apiMissing !== undefined) {
       const profile = settings.apiMissing;
-      throw new UsageError(`profile "${profile}" is in API mode but has no api`, [], `convx config set api URL${profile === 'default' ? '' : ` --profile ${profile}`} (or pass --data DIR for local mode)`);
+      throw new UsageError(`profile "${profile}" is in API mode but has no api`, [], `convx config set api URL${flagOf(profile)} (or pass --data DIR for local mode)`);
     }
     if (!settings.data) {
       // The samples are in a checkout, not in an installed copy: where they are not at hand, a dataset to make
@@ -283,7 +283,7 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
     configFile: file,
     config,
     resolvePath,
-    dataDir: dataDirOf(settings, resolvePath),
+    dataDir: dataDirOf(settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
     token: tokenReader(io, globals, settings, resolvePath),
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),

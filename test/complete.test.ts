@@ -164,7 +164,8 @@ describe('--profile completes with the profiles of the config', () => {
       join(home, 'convx', 'config.json'),
       JSON.stringify({ defaultProfile: 'dev', profiles: { dev: { mode: 'local', data: SAMPLES, format: 'xml' }, prod: { tz: 3 } } }),
     );
-    const run = await cli(['__complete', 'config', 'set', 'format', 'csv', '--profile', ''], { env: { XDG_CONFIG_HOME: home } });
+    // (with CONVX_TIMINGS exported too: no timings on a completion)
+    const run = await cli(['__complete', 'config', 'set', 'format', 'csv', '--profile', ''], { env: { XDG_CONFIG_HOME: home, CONVX_TIMINGS: '1' } });
     expect([run.stdout, run.stderr]).toEqual(['dev\nprod\n', '']);
     expect(await complete('report', '--currency', 'E')).toBe('EUR\n');
   });

@@ -237,7 +237,7 @@ describe('the built binary', () => {
       await waiting;
       child.kill('SIGINT');
       expect(await exited, stderr).toBe(130);
-      expect(stderr).toMatch(/^timings \(CONVX_TIMINGS\), wall time;.*\n  start \(Node, convx’s modules\)\s+\d+ ms\n(?:  .*\n)*  total\s+\d+ ms\n\ninterrupted\n$/);
+      expect(stderr).toMatch(/^\ntimings \(CONVX_TIMINGS\), wall time;.*\n  start \(Node, convx’s modules\)\s+\d+ ms\n(?:  .*\n)*  total\s+\d+ ms\n\ninterrupted\n$/);
     } finally {
       await api.close();
     }

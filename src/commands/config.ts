@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { TRACKING_DOMAIN, TRACKING_PARAM } from '../model/validation.js';
-import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileName, redactUrl, setAside, SETTING_CHECKS, settingKey, settingProblem, tokenLocation, updateConfig, wrongSettings, type ConfigFile, type ConfigKey, type Profile, type ProfileKey, type Repair } from '../config.js';
+import { checkApiUrl, CONFIG_KEYS, maskToken, PROFILE_KEYS, profileFlag, profileName, redactUrl, setAside, SETTING_CHECKS, settingKey, settingProblem, tokenLocation, updateConfig, wrongSettings, type ConfigFile, type ConfigKey, type Profile, type ProfileKey, type Repair } from '../config.js';
 import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { canonicalZone, zoneProblem } from '../model/period.js';
@@ -140,7 +140,7 @@ export const configGet = defineHandler<Record<string, never>>({
     if (value === undefined || value === '') {
       throw new NotFoundError(
         key === 'defaultProfile' ? 'defaultProfile is not set (commands use "default")' : `${key} is not set in profile "${name}"`,
-        `set it with: convx config set ${key} VALUE${name === 'default' || key === 'defaultProfile' ? '' : ` --profile ${name}`}`,
+        `set it with: convx config set ${key} VALUE${key === 'defaultProfile' ? '' : profileFlag(name, ctx.io.env, ctx.config)}`,
       );
     }
     await ctx.output.text(`${shown(key, value)}\n`);
@@ -177,8 +177,9 @@ export const configSet = defineHandler<Record<string, never>>({
         next.mode = 'api';
         if (profile.data) note = '; mode is now api (its data stays, unused until: convx config set mode local)';
       }
-      if (key === 'mode' && value === 'api' && !profile.api) note = '; it has no api yet: convx config set api URL';
-      if (key === 'mode' && value === 'local' && !profile.data) note = '; it has no dataset yet: convx config set data DIR';
+      const flag = profileFlag(name, ctx.io.env, ctx.config);
+      if (key === 'mode' && value === 'api' && !profile.api) note = `; it has no api yet: convx config set api URL${flag}`;
+      if (key === 'mode' && value === 'local' && !profile.data) note = `; it has no dataset yet: convx config set data DIR${flag}`;
       return next;
     }, { repair: repairOf(key, name) });
     ctx.log.info(`profile "${name}": ${key} = ${key === 'api' || key === 'deliveryApi' ? redactUrl(value) : value} (in ${file})${note}`);

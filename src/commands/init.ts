@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { DEFAULT_PROFILE, hasCredentials, profileName, wrongSettings, type Profile } from '../config.js';
+import { hasCredentials, profileFlag as flagOfProfile, wrongSettings, type Profile } from '../config.js';
 import type { Context } from '../context.js';
 import { ConvxError, UsageError } from '../errors.js';
 import { FORMATS } from '../output/formats.js';
@@ -55,13 +55,9 @@ export default defineHandler<CommandFlags<'init'>>({
   },
 });
 
-/**
- * ` --profile NAME` for the command a saved profile is used with, unless a command without it uses
- * that profile anyway: "default", when it is the one used (no CONVX_PROFILE or defaultProfile naming another).
- */
+/** ` --profile NAME` for the command a saved profile is used with (config.ts, profileFlag). */
 function profileFlag(ctx: Context, name: string): string {
-  const bare = profileName(undefined, ctx.io.env, ctx.config);
-  return name === DEFAULT_PROFILE && bare === name ? '' : ` --profile ${name}`;
+  return flagOfProfile(name, ctx.io.env, ctx.config);
 }
 
 /**
