@@ -52,8 +52,8 @@ export { CONFIG_KEYS, PROFILE_KEYS, type ProfileKey };
 export const SETTING_CHECKS: Record<(typeof CONFIG_KEYS)[number], (value: string) => string | undefined> = {
   mode: (value) => (value === 'local' || value === 'api' ? undefined : 'is not one of local, api'),
   data: () => undefined,
-  api: (value) => (/^https?:\/\/\S+$/.test(value) ? undefined : 'is not an http(s) URL'),
-  deliveryApi: (value) => (/^https?:\/\/\S+$/.test(value) ? undefined : 'is not an http(s) URL'),
+  api: (value) => httpUrlProblem(value),
+  deliveryApi: (value) => httpUrlProblem(value),
   plugin: () => undefined,
   format: (value) => ((FORMATS as readonly string[]).includes(value) ? undefined : `is not one of ${FORMATS.join(', ')}`),
   tz: (value) => (zoneProblem(value) === undefined ? undefined : 'is not an IANA time zone name (such as Europe/Prague)'),
@@ -61,6 +61,11 @@ export const SETTING_CHECKS: Record<(typeof CONFIG_KEYS)[number], (value: string
   trackingParams: (value) => (value.split(',').every((v) => TRACKING_PARAM.test(v.trim())) ? undefined : 'is not a comma list of query parameter names'),
   defaultProfile: (value) => profileNameProblem(value),
 };
+
+/** An API's base: an http(s) URL that parses (as the API client parses it: `http:///` and `http://[::1/v1` do not). */
+function httpUrlProblem(value: string): string | undefined {
+  return /^https?:\/\/\S+$/.test(value) && URL.canParse(value) ? undefined : 'is not an http(s) URL';
+}
 
 /**
  * What is wrong with a setting's value as stored, else undefined: the check of the file as read and

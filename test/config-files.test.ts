@@ -128,6 +128,8 @@ describe('the files as read', () => {
       [{ profiles: { default: { tz: 7 } } }, /profile "default": tz should be a text, and is a number/, 'tz'],
       [{ profiles: { default: { tz: 'Mars/Base' } } }, /profile "default": tz is not an IANA time zone name/, 'tz'],
       [{ profiles: { default: { api: 'ftp://h' } } }, /profile "default": api is not an http\(s\) URL/, 'api'],
+      // one that no URL parser takes, as the API client would not
+      [{ profiles: { default: { api: 'http:///' } } }, /profile "default": api is not an http\(s\) URL/, 'api'],
       [{ profiles: { default: { plugin: '' } } }, /profile "default": plugin is empty/, 'plugin'],
     ];
     // a file of the wrong shape, or a wrong defaultProfile: only an editor (or the repair of defaultProfile) fixes it
@@ -176,7 +178,7 @@ describe('the files as read', () => {
   it('config set stores only what is read back: a URL that is nothing once its trailing slashes go is refused, nothing written', async () => {
     const { home: dir, env } = home({ config: { profiles: { default: { format: 'csv' } } } });
     const before = readFileSync(configFile(dir), 'utf8');
-    for (const [key, value] of [['api', 'http:///'], ['deliveryApi', 'https:///'], ['api', 'https://']]) {
+    for (const [key, value] of [['api', 'http:///'], ['deliveryApi', 'https:///'], ['api', 'https://'], ['api', 'http://[::1/v1']]) {
       const set = await cli(['config', 'set', key!, value!], { env });
       expect(set.code, set.stderr).toBe(2);
       expect(set.stderr).toBe(`convx: error: config set ${key}: "${value}" is not an http(s) URL\n`);
