@@ -76,6 +76,29 @@ describe('an empty result explains itself', () => {
     expect((await kept([...argv, '-o', 'jsonl'])).stdout.trim().split('\n').length).toBeGreaterThan(10);
   });
 
+  it('says which id of a filter the data holds nowhere, with the nearest ids; an id it holds, or an id of no filter, has no such line', async () => {
+    const hint = async (...filters: string[]) => {
+      const run = await kept(['items', '--data', SAMPLES, '--from', '2024-01-01', '--to', '2024-12-31', ...filters, '-o', 'csv']);
+      expect(run.code, run.stderr).toBe(0);
+      return run.stderr.split('\n').filter((line) => / in the dataset; /.test(line));
+    };
+    // a typo of k-1: its nearest ids; a word like none: the first few ids
+    expect(await hint('--source', 'k-1x')).toEqual(['  no source k-1x in the dataset; did you mean k-1, a-1, k-2?']);
+    expect(await hint('--source', 'nope')).toEqual([expect.stringMatching(/^ {2}no source nope in the dataset; known source ids: (?:[ak]-\d, ){7}[ak]-\d$/)]);
+    // a source of another type: what it is
+    expect(await hint('--source-type', 'automation', '--source', 'k-1')).toEqual(['  no automation k-1 in the dataset; it is campaign:k-1']);
+    // every unknown id, the source's and the smartflow's
+    expect(await hint('--source', 'k-1x', '--smartflow', 'sf-nope')).toEqual([
+      '  no source k-1x in the dataset; did you mean k-1, a-1, k-2?',
+      expect.stringMatching(/^ {2}no smartflow sf-nope in the dataset; /),
+    ]);
+    // a known source with no conversion in a period of none, and a filter that is no id: no line
+    const known = await kept(['items', '--data', SAMPLES, '--from', '2023-01-01', '--to', '2023-01-31', '--source', 'k-1', '-o', 'csv']);
+    expect(known.stderr).toContain('No conversions in 2023-01-01..2023-01-31.');
+    expect(known.stderr).not.toContain(' in the dataset; ');
+    expect(await hint('--country', 'XX')).toEqual([]);
+  });
+
   it('keeps the filters and moves the period onto the data when the period is outside it', async () => {
     const run = await kept(['items', '--data', SAMPLES, '--from', '2025-01-01', '--to', '2025-01-31', '--source', 'k-1', '--all', '-o', 'jsonl']);
     expect(run.stdout).toBe('');

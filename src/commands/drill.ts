@@ -4,13 +4,12 @@ import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SOURCE_TYPES } from '../model/types.js';
-import { closest } from '../model/closest.js';
 import { canonicalZone, UTC } from '../model/period.js';
 import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { commandFor, namesHint, nearestHint, sharesId, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
-import { chosenPeriod, queryParams } from './shared.js';
+import { chosenPeriod, queryParams, unknownIds } from './shared.js';
 import { shellWord } from '../words.js';
 
 /** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
@@ -166,26 +165,9 @@ async function checkTarget(target: RawParams, backend: Backend, now: Date): Prom
     }));
     where = "among the API's conversions of any date";
   }
-  const checks: [keyof RawParams, string, (s: KnownSource) => string | null][] = [
-    ['sourceId', 'source', (s) => (target.sourceType === undefined || s.type === target.sourceType ? s.id : null)],
-    ['campaignId', 'campaign', (s) => s.campaignId],
-    ['smartflowId', 'smartflow', (s) => s.smartflowId],
-    ['deliveryId', 'delivery', (s) => (target.smartflowId === undefined || s.smartflowId === target.smartflowId ? s.deliveryId : null)],
-  ];
-  for (const [key, noun, idOf] of checks) {
-    const id = target[key];
-    if (id === undefined) continue;
-    const known = sources.map(idOf).filter((k): k is string => k !== null);
-    if (known.includes(id)) continue;
-    const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
-    if (other.length) throw new NotFoundError(`no ${target.sourceType} ${id} ${where.replace(/ \(.*\)$/, '')}`, `it is ${other.join(', ')}`);
-    const near = closest(id, known);
-    const what = key === 'sourceId' && target.sourceType ? `${target.sourceType} ${id}` : `${noun} ${id}`;
-    throw new NotFoundError(
-      `no ${what} ${where}`,
-      near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
-    );
-  }
+  const [unknown] = unknownIds(target, sources);
+  if (unknown?.other.length) throw new NotFoundError(`${unknown.what} ${where.replace(/ \(.*\)$/, '')}`, `it is ${unknown.other.join(', ')}`);
+  if (unknown) throw new NotFoundError(`${unknown.what} ${where}`, unknown.hint);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Flags and helpers shared by the reporting commands. */
-import type { Backend, DataCoverage, DateRange, RowStream } from '../backend.js';
+import type { Backend, DataCoverage, DateRange, KnownSource, RowStream } from '../backend.js';
+import { closest } from '../model/closest.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { timed } from '../timings.js';
@@ -483,6 +484,50 @@ export function defaultedPeriod(
 }
 
 /**
+ * An id a query names (drill's target, items' filters) that no source of the data holds (known:
+ * KnownSource, local mode's `knownSources`): the first of source, campaign, smartflow and delivery,
+ * then the others. `what`: "no campaign k-99" ("no automation k-1" for a source of a type); `other`:
+ * where the id is a source of another type, "campaign:k-1"; `hint`: the nearest known ids, else
+ * the first few.
+ */
+export interface UnknownId {
+  what: string;
+  other: string[];
+  hint: string;
+}
+
+export function unknownIds(target: Readonly<Record<string, string | undefined>>, sources: readonly KnownSource[]): UnknownId[] {
+  const checks: [string, string, (s: KnownSource) => string | null][] = [
+    ['sourceId', 'source', (s) => (target.sourceType === undefined || s.type === target.sourceType ? s.id : null)],
+    ['campaignId', 'campaign', (s) => s.campaignId],
+    ['smartflowId', 'smartflow', (s) => s.smartflowId],
+    ['deliveryId', 'delivery', (s) => (target.smartflowId === undefined || s.smartflowId === target.smartflowId ? s.deliveryId : null)],
+  ];
+  const out: UnknownId[] = [];
+  for (const [key, noun, idOf] of checks) {
+    const id = target[key];
+    if (id === undefined) continue;
+    const known = sources.map(idOf).filter((k): k is string => k !== null);
+    if (known.includes(id)) continue;
+    const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
+    const near = closest(id, known);
+    out.push({
+      what: `no ${key === 'sourceId' && target.sourceType ? target.sourceType : noun} ${id}`,
+      other,
+      hint: near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
+    });
+  }
+  return out;
+}
+
+/** The lines of an empty result's hint naming an id of a filter that the data holds nowhere (a typo, say), where the backend can tell (local mode). */
+async function unknownIdLines(backend: Backend, filters: readonly FilterFlag[]): Promise<string[]> {
+  const asked = Object.fromEntries(filters.map((f) => [f.parameter, f.value]));
+  if (!backend.knownSources || !['sourceId', 'campaignId', 'smartflowId', 'deliveryId'].some((key) => asked[key] !== undefined)) return [];
+  return unknownIds(asked, await backend.knownSources()).map((u) => `  ${u.what} in the dataset; ${u.other.length ? `it is ${u.other.join(', ')}` : u.hint}`);
+}
+
+/**
  * Says on stderr (unless --quiet) why a listing is empty: the period and how it was chosen, the
  * filters, the dates the data holds (Backend.coverage) and a command that would find something.
  * stdout is not touched: it holds what the format prints for no rows.
@@ -500,6 +545,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
   const typed = (f: FilterFlag) => `${f.flag ?? f.parameter.replace(/Id$/, '')} ${shellWord(f.value)}`;
   if (request.source !== undefined) lines.push(`  source: ${shellWord(request.source)}`);
   if (filters.length) lines.push(`  filters: ${filters.map(typed).join(' ')}`);
+  lines.push(...(await unknownIdLines(backend, filters)));
   let coverage: DataCoverage = {};
   try {
     coverage = (await backend.coverage?.()) ?? {};
