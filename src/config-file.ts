@@ -64,7 +64,7 @@ export const SETTING_CHECKS: Record<(typeof CONFIG_KEYS)[number], (value: string
 
 /** An API's base: an http(s) URL that parses (as the API client parses it: `http:///` and `http://[::1/v1` do not). */
 function httpUrlProblem(value: string): string | undefined {
-  return /^https?:\/\/\S+$/.test(value) && URL.canParse(value) ? undefined : 'is not an http(s) URL';
+  return /^https?:\/\/\S+$/i.test(value) && URL.canParse(value) ? undefined : 'is not an http(s) URL';
 }
 
 /**
@@ -101,7 +101,8 @@ export interface Repair {
  * (a hand edit) stops a command only where it could change what the command does: in the profile
  * in use (inUse, from the file's defaultProfile), for a command that is not tolerant. tolerant: a
  * command that sets the config up or shows it (`convx config`, `convx init`, `convx auth
- * login|logout`, shell completion; every write's read under the lock too), which a wrong value
+ * login|logout`, shell completion; every write's read under the lock too) or that takes no
+ * --profile and so uses no profile's settings (cli.ts), which a wrong value
  * never stops, else one wrong value would lock out the commands that repair it (and two wrong
  * values each other's repair). A value that does not stop the command is left out of the profile
  * as read (nothing uses it; init does not offer it), written back as it is (wrongSettings), and

@@ -195,7 +195,7 @@ function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => st
 }
 
 /** ctx.token: the bearer token, read once: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
-function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings, resolvePath: (path: string) => string): () => Promise<string> {
+function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings, resolvePath: (path: string) => string, flagOf: (profile: string) => string): () => Promise<string> {
   let tokenValue: Promise<string> | undefined;
   return () =>
     (tokenValue ??= (async () => {
@@ -220,7 +220,7 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
       // Named by where it came from, before any request (the client's own check can only say "the API token").
       if (value) checkTokenText(value, source);
       if (!value) {
-        throw new AuthError('no API token', 'set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run `convx auth login`');
+        throw new AuthError('no API token', `set CONVX_TOKEN, pass --token-file FILE (or - for stdin), or run \`convx auth login${flagOf(settings.profile)}\``);
       }
       return value;
     })());
@@ -284,7 +284,7 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
     config,
     resolvePath,
     dataDir: dataDirOf(settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
-    token: tokenReader(io, globals, settings, resolvePath),
+    token: tokenReader(io, globals, settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),
     openLookups: () => lookups(ctx),

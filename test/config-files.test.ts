@@ -188,6 +188,9 @@ describe('the files as read', () => {
     expect((await cli(['config', 'set', 'api', 'https://h/v1//'], { env })).code).toBe(0);
     expect(readJson(configFile(dir)).profiles.default).toEqual({ mode: 'api', api: 'https://h/v1', format: 'csv' });
     expect((await cli(['config', 'list'], { env })).code).toBe(0);
+    // a scheme in capitals is a scheme, as the API client reads it
+    expect((await cli(['config', 'set', 'api', 'HTTPS://h/v2'], { env })).code).toBe(0);
+    expect((await cli(['config', 'list'], { env })).stderr).not.toContain('warning');
   });
 
   it('a wrong stored value stops the commands that use its profile; config, init and auth login|logout warn, leave it unused and keep it until config set|unset of its key repairs it', async () => {
@@ -266,6 +269,10 @@ describe('the files as read', () => {
     expect(JSON.parse(listed.stdout)).toEqual({ profile: 'my prod', data: null, plugin: 5, format: '' });
     expect(listed.stderr).toContain("left unused until it is fixed: convx config set format VALUE --profile 'my prod', or convx config unset format --profile 'my prod'\n");
     expect((await cli(['config', 'get', 'api'], { env })).stderr).toContain("hint: set it with: convx config set api VALUE --profile 'my prod'\n");
+    // a token asked of a profile that a bare command would not use: the login names it
+    const api = home({ config: { profiles: { default: {}, 'my prod': { mode: 'api', api: 'http://127.0.0.1:9/v1' } } } });
+    const noToken = await cli(['report', '--month', '2024-03', '--profile', 'my prod'], { env: api.env });
+    expect([noToken.code, noToken.stderr]).toEqual([4, expect.stringContaining("or run `convx auth login --profile 'my prod'`\n")]);
   });
 
   it('a wrong token in config.json (an older convx, or a hand edit) is a warning of the config commands, and the next change drops it', async () => {

@@ -92,6 +92,11 @@ describe('an empty result explains itself', () => {
       '  no source k-1x in the dataset; did you mean k-1, a-1, k-2?',
       expect.stringMatching(/^ {2}no smartflow sf-nope in the dataset; /),
     ]);
+    // a delivery of another smartflow than the one asked, and of an unknown smartflow (the smartflow's line alone)
+    expect(await hint('--smartflow', 'sf-1', '--delivery', 'd-3')).toEqual(['  no delivery d-3 of smartflow sf-1 in the dataset; it is a delivery of smartflow sf-2']);
+    expect(await hint('--smartflow', 'sf-x', '--delivery', 'd-1')).toEqual([expect.stringMatching(/^ {2}no smartflow sf-x in the dataset; did you mean sf-1/)]);
+    // a smartflow's id given as a smartflow node's
+    expect(await hint('--source-type', 'smartflow', '--source', 'sf-1')).toEqual(['  no smartflow node sf-1 in the dataset; sf-1 is a smartflow: --smartflow sf-1']);
     // a known source with no conversion in a period of none, and a filter that is no id: no line
     const known = await kept(['items', '--data', SAMPLES, '--from', '2023-01-01', '--to', '2023-01-31', '--source', 'k-1', '-o', 'csv']);
     expect(known.stderr).toContain('No conversions in 2023-01-01..2023-01-31.');

@@ -491,13 +491,15 @@ export function defaultedPeriod(
  * the first few.
  */
 export interface UnknownId {
+  key: 'sourceId' | 'campaignId' | 'smartflowId' | 'deliveryId';
+  id: string;
   what: string;
   other: string[];
   hint: string;
 }
 
 export function unknownIds(target: Readonly<Record<string, string | undefined>>, sources: readonly KnownSource[]): UnknownId[] {
-  const checks: [string, string, (s: KnownSource) => string | null][] = [
+  const checks: [UnknownId['key'], string, (s: KnownSource) => string | null][] = [
     ['sourceId', 'source', (s) => (target.sourceType === undefined || s.type === target.sourceType ? s.id : null)],
     ['campaignId', 'campaign', (s) => s.campaignId],
     ['smartflowId', 'smartflow', (s) => s.smartflowId],
@@ -512,6 +514,8 @@ export function unknownIds(target: Readonly<Record<string, string | undefined>>,
     const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
     const near = closest(id, known);
     out.push({
+      key,
+      id,
       what: `no ${key === 'sourceId' && target.sourceType ? target.sourceType : noun} ${id}`,
       other,
       hint: near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
@@ -520,11 +524,34 @@ export function unknownIds(target: Readonly<Record<string, string | undefined>>,
   return out;
 }
 
-/** The lines of an empty result's hint naming an id of a filter that the data holds nowhere (a typo, say), where the backend can tell (local mode). */
+/**
+ * The lines of an empty result's hint naming an id of a filter that the data holds nowhere (a typo,
+ * say), where the backend can tell (local mode): a delivery not of the smartflow asked, where it is
+ * one of another (none where the smartflow itself is unknown: its own line says so); a smartflow's
+ * id given as a smartflow node's (--source-type smartflow --source), what it is.
+ */
 async function unknownIdLines(backend: Backend, filters: readonly FilterFlag[]): Promise<string[]> {
   const asked = Object.fromEntries(filters.map((f) => [f.parameter, f.value]));
   if (!backend.knownSources || !['sourceId', 'campaignId', 'smartflowId', 'deliveryId'].some((key) => asked[key] !== undefined)) return [];
-  return unknownIds(asked, await backend.knownSources()).map((u) => `  ${u.what} in the dataset; ${u.other.length ? `it is ${u.other.join(', ')}` : u.hint}`);
+  const sources = await backend.knownSources();
+  const smartflowsOf = (test: (s: KnownSource) => boolean) => [...new Set(sources.filter(test).map((s) => s.smartflowId))].filter((id): id is string => id !== null);
+  const lines: string[] = [];
+  for (const u of unknownIds(asked, sources)) {
+    if (u.key === 'deliveryId' && asked.smartflowId !== undefined) {
+      if (smartflowsOf((s) => s.smartflowId === asked.smartflowId).length === 0) continue;
+      const of = smartflowsOf((s) => s.deliveryId === u.id);
+      if (of.length) {
+        lines.push(`  no delivery ${u.id} of smartflow ${asked.smartflowId} in the dataset; it is a delivery of smartflow ${of.join(', ')}`);
+        continue;
+      }
+    }
+    if (u.key === 'sourceId' && asked.sourceType === 'smartflow' && smartflowsOf((s) => s.smartflowId === u.id).length) {
+      lines.push(`  no smartflow node ${u.id} in the dataset; ${u.id} is a smartflow: --smartflow ${shellWord(u.id)}`);
+      continue;
+    }
+    lines.push(`  ${u.what} in the dataset; ${u.other.length ? `it is ${u.other.join(', ')}` : u.hint}`);
+  }
+  return lines;
 }
 
 /**
