@@ -53,7 +53,7 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   newProfile?: boolean;
   /** The setting the command replaces or removes, as typed (config set|unset KEY): a wrong stored value of it does not stop the command. */
   repairs?: string;
-  /** The command sets the config up or shows it: a wrong stored setting is a warning, not an error (config-file.ts, ConfigRead). */
+  /** The command sets the config up or shows it, or takes no --profile: a wrong stored setting is a warning, not an error (config-file.ts, ConfigRead; cli.ts). */
   tolerant?: boolean;
   /** The formats the command prints (validate has its own). */
   formats?: readonly AnyFormat[];

@@ -201,7 +201,8 @@ export interface CliResult {
 /**
  * Runs convx in-process with captured output (`program`: the backend factories run() is given, else the default ones;
  * `stdout`: a stream of the test's own instead of the capture, e.g. one whose writes fail: the result's stdout is then '';
- * `onSignalExit`: where the command registers what it says when a signal ends the process, as bin/convx.js takes it).
+ * `stderr`: a capture of the test's own, to read while the command runs; `onSignalExit`: where the command registers what it
+ * says when a signal ends the process, as bin/convx.js takes it).
  */
 export async function cli(
   argv: string[],
