@@ -269,6 +269,10 @@ describe('the files as read', () => {
     expect(JSON.parse(listed.stdout)).toEqual({ profile: 'my prod', data: null, plugin: 5, format: '' });
     expect(listed.stderr).toContain("left unused until it is fixed: convx config set format VALUE --profile 'my prod', or convx config unset format --profile 'my prod'\n");
     expect((await cli(['config', 'get', 'api'], { env })).stderr).toContain("hint: set it with: convx config set api VALUE --profile 'my prod'\n");
+    // the notes of config set name the profile too
+    const staging = home({ config: { profiles: { staging: { mode: 'api', api: 'https://h/v1' } } } });
+    const moved = await cli(['config', 'set', 'data', SAMPLES, '--profile', 'staging'], { env: staging.env });
+    expect(moved.stderr).toContain('; mode is now local (its api stays, unused until: convx config set mode api --profile staging)\n');
     // a token asked of a profile that a bare command would not use: the login names it
     const api = home({ config: { profiles: { default: {}, 'my prod': { mode: 'api', api: 'http://127.0.0.1:9/v1' } } } });
     const noToken = await cli(['report', '--month', '2024-03', '--profile', 'my prod'], { env: api.env });

@@ -166,18 +166,18 @@ export const configSet = defineHandler<Record<string, never>>({
       return;
     }
     let note = '';
+    const flag = profileFlag(name, ctx.io.env, ctx.config);
     saveProfile(ctx, name, (profile) => {
       const next: Profile = { ...profile, [key]: value };
       // A dataset or an API names the mode, as --data and --api do.
       if (key === 'data' && profile.mode !== 'local') {
         next.mode = 'local';
-        if (profile.api) note = '; mode is now local (its api stays, unused until: convx config set mode api)';
+        if (profile.api) note = `; mode is now local (its api stays, unused until: convx config set mode api${flag})`;
       }
       if (key === 'api' && profile.mode !== 'api') {
         next.mode = 'api';
-        if (profile.data) note = '; mode is now api (its data stays, unused until: convx config set mode local)';
+        if (profile.data) note = `; mode is now api (its data stays, unused until: convx config set mode local${flag})`;
       }
-      const flag = profileFlag(name, ctx.io.env, ctx.config);
       if (key === 'mode' && value === 'api' && !profile.api) note = `; it has no api yet: convx config set api URL${flag}`;
       if (key === 'mode' && value === 'local' && !profile.data) note = `; it has no dataset yet: convx config set data DIR${flag}`;
       return next;
