@@ -155,7 +155,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
       const parsed = pageFormats(definition); // -o's formats: validate's own, html for the commands printing pages, else the reporting ones
       const ctx = await createContext(
         io,
-        { ...globals, newProfile: definition.createsProfile ?? false, ...repairs(definition, cmd.args), ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
+        { ...globals, newProfile: definition.createsProfile ?? false, ...configRead(definition, cmd.args), ...(parsed !== FORMATS ? { formats: parsed } : {}), formatFlag },
         factories.backends,
         factories.lookups,
       );
@@ -174,7 +174,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
  * that sets the config up or shows it, or that takes no --profile, whose settings it does not use),
  * and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs).
  */
-function repairs(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean } {
+function configRead(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean } {
   const tolerant = (definition.toleratesWrongSettings ?? false) || !commandGlobals(definition).includes('--profile');
   return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], tolerant } : { tolerant };
 }

@@ -446,7 +446,15 @@ function readConfigJson(
   path: string,
   warn: (message: string) => void,
   { tolerant = false, repair, inUse }: ConfigRead,
-): { defaultProfile?: string; profiles: Record<string, Profile>; other: Record<string, unknown>; aside?: { profile: string | undefined; key: ConfigKey }; wrong: (WrongSetting & { problem: string })[]; used?: string } {
+): {
+  defaultProfile?: string;
+  profiles: Record<string, Profile>;
+  other: Record<string, unknown>;
+  aside?: { profile: string | undefined; key: ConfigKey };
+  wrong: (WrongSetting & { problem: string })[];
+  used?: string;
+  strict: (name: string) => boolean;
+} {
   const file = readJsonObject(path) ?? {};
   const other: Record<string, unknown> = {};
   for (const key of Object.keys(file)) {
@@ -467,14 +475,15 @@ function readConfigJson(
   const changed = repair && repair.key !== 'defaultProfile' ? { key: repair.key, profile: repair.profile(named) } : undefined;
   const used = changed?.profile ?? inUse?.(named);
   const wrong: (WrongSetting & { problem: string })[] = [];
+  // whether a wrong value of a profile stops the command; a read that knows no profile in use (none asked) is strict on all of them
+  const strict = (name: string) => !tolerant && repair === undefined && (used === undefined || name === used);
   const profiles = checkedProfiles(path, file.profiles, warn, {
-    // a read that knows no profile in use (none asked) is strict on all of them
-    strict: (name) => !tolerant && repair === undefined && (used === undefined || name === used),
+    strict,
     ...(changed ? { repair: changed } : {}),
     aside: () => (aside = { profile: changed!.profile, key: changed!.key }),
     wrong,
   });
-  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, wrong, ...(aside ? { aside } : {}), ...(used !== undefined ? { used } : {}) };
+  return { ...(named !== undefined ? { defaultProfile: named } : {}), profiles, other, wrong, strict, ...(aside ? { aside } : {}), ...(used !== undefined ? { used } : {}) };
 }
 
 /**
@@ -522,8 +531,7 @@ export function readConfig(path: string | undefined, warn: (message: string) => 
   }
   const secrets = credentialsPath(path);
   const wrongTokens: (WrongSetting & { problem: string })[] = [];
-  const strict = (name: string) => !read.tolerant && read.repair === undefined && (file.used === undefined || name === file.used);
-  for (const [name, token] of readCredentials(secrets, strict, wrongTokens)) {
+  for (const [name, token] of readCredentials(secrets, file.strict, wrongTokens)) {
     config.profiles[name] = { ...config.profiles[name], token };
     places.set(name, 'credentials.json');
   }

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ITEM_COLUMNS, REPORT_COLUMNS } from '../src/output/columns.js';
+import { unknownIds } from '../src/commands/shared.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { cli, csv, dataset, SAMPLES, shop, tempDir } from './helpers.js';
@@ -224,6 +225,24 @@ describe('an empty result explains itself', () => {
       expect(remote.stderr).toContain(`  this source has no conversions in the period; the sources with conversions in it: convx report --api ${api} --from 2024-03-01 --to 2024-03-31\n`);
       expect(remote.stderr).not.toContain('no order in this period is attributed');
     });
+  });
+});
+
+describe("unknownIds: the check of drill's target and of an empty result's filter ids", () => {
+  const sources = [
+    { type: 'campaign', id: 'k-1', campaignId: 'k-1', smartflowId: null, deliveryId: null },
+    { type: 'smartflow', id: 'n-1', campaignId: null, smartflowId: 'sf-1', deliveryId: 'd-1' },
+    { type: 'smartflow', id: 'n-2', campaignId: null, smartflowId: 'sf-2', deliveryId: 'd-2' },
+  ];
+  it('names each unknown id once, what it is where it is something else, and asks a delivery of the smartflow given', () => {
+    expect(unknownIds({ sourceId: 'k-1' }, sources)).toEqual([]);
+    expect(unknownIds({ sourceType: 'automation', sourceId: 'k-1' }, sources)).toMatchObject([{ key: 'sourceId', what: 'no automation k-1', other: ['campaign:k-1'] }]);
+    expect(unknownIds({ smartflowId: 'sf-1', deliveryId: 'd-1' }, sources)).toEqual([]);
+    // a delivery of another smartflow than the one given
+    expect(unknownIds({ smartflowId: 'sf-1', deliveryId: 'd-2' }, sources)).toMatchObject([{ key: 'deliveryId', what: 'no delivery d-2 of smartflow sf-1', other: ['a delivery of smartflow sf-2'] }]);
+    // of an unknown smartflow: the smartflow alone; a delivery nowhere: the nearest
+    expect(unknownIds({ smartflowId: 'sf-9', deliveryId: 'd-1' }, sources).map((u) => u.key)).toEqual(['smartflowId']);
+    expect(unknownIds({ deliveryId: 'd-3' }, sources)).toMatchObject([{ what: 'no delivery d-3', other: [], hint: 'did you mean d-1, d-2?' }]);
   });
 });
 

@@ -486,9 +486,11 @@ export function defaultedPeriod(
 /**
  * An id a query names (drill's target, items' filters) that no source of the data holds (known:
  * KnownSource, local mode's `knownSources`): the first of source, campaign, smartflow and delivery,
- * then the others. `what`: "no campaign k-99" ("no automation k-1" for a source of a type); `other`:
- * where the id is a source of another type, "campaign:k-1"; `hint`: the nearest known ids, else
- * the first few.
+ * then the others. `what`: "no campaign k-99" ("no automation k-1" for a source of a type, "no
+ * delivery d-3 of smartflow sf-1" for a delivery of the smartflow given); `other`: what the id is
+ * instead, a source of another type ("campaign:k-1") or a delivery of another smartflow; `hint`: the
+ * nearest known ids, else the first few. A delivery of an unknown smartflow is not listed: the
+ * smartflow is.
  */
 export interface UnknownId {
   key: 'sourceId' | 'campaignId' | 'smartflowId' | 'deliveryId';
@@ -511,12 +513,17 @@ export function unknownIds(target: Readonly<Record<string, string | undefined>>,
     if (id === undefined) continue;
     const known = sources.map(idOf).filter((k): k is string => k !== null);
     if (known.includes(id)) continue;
-    const other = key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : [];
+    // a delivery is asked of the smartflow given: none of an unknown smartflow (its own entry says so), or one of another smartflow
+    const scoped = key === 'deliveryId' && target.smartflowId !== undefined;
+    if (scoped && out.some((u) => u.key === 'smartflowId')) continue;
+    const of = scoped ? [...new Set(sources.filter((s) => s.deliveryId === id).map((s) => s.smartflowId))] : [];
+    const other =
+      key === 'sourceId' ? sources.filter((s) => s.id === id).map((s) => `${s.type}:${s.id}`) : of.map((smartflow) => `a delivery of smartflow ${smartflow}`);
     const near = closest(id, known);
     out.push({
       key,
       id,
-      what: `no ${key === 'sourceId' && target.sourceType ? target.sourceType : noun} ${id}`,
+      what: `no ${key === 'sourceId' && target.sourceType ? target.sourceType : noun} ${id}${of.length ? ` of smartflow ${target.smartflowId}` : ''}`,
       other,
       hint: near.length ? `did you mean ${near.join(', ')}?` : `known ${noun} ids: ${[...new Set(known)].slice(0, 8).join(', ') || 'none'}`,
     });
@@ -526,32 +533,18 @@ export function unknownIds(target: Readonly<Record<string, string | undefined>>,
 
 /**
  * The lines of an empty result's hint naming an id of a filter that the data holds nowhere (a typo,
- * say), where the backend can tell (local mode): a delivery not of the smartflow asked, where it is
- * one of another (none where the smartflow itself is unknown: its own line says so); a smartflow's
- * id given as a smartflow node's (--source-type smartflow --source), what it is.
+ * say), where the backend can tell (local mode): unknownIds, and a smartflow's id given as a
+ * smartflow node's (--source-type smartflow --source), with the flag that takes it.
  */
 async function unknownIdLines(backend: Backend, filters: readonly FilterFlag[]): Promise<string[]> {
   const asked = Object.fromEntries(filters.map((f) => [f.parameter, f.value]));
   if (!backend.knownSources || !['sourceId', 'campaignId', 'smartflowId', 'deliveryId'].some((key) => asked[key] !== undefined)) return [];
   const sources = await backend.knownSources();
-  const smartflowsOf = (test: (s: KnownSource) => boolean) => [...new Set(sources.filter(test).map((s) => s.smartflowId))].filter((id): id is string => id !== null);
-  const lines: string[] = [];
-  for (const u of unknownIds(asked, sources)) {
-    if (u.key === 'deliveryId' && asked.smartflowId !== undefined) {
-      if (smartflowsOf((s) => s.smartflowId === asked.smartflowId).length === 0) continue;
-      const of = smartflowsOf((s) => s.deliveryId === u.id);
-      if (of.length) {
-        lines.push(`  no delivery ${u.id} of smartflow ${asked.smartflowId} in the dataset; it is a delivery of smartflow ${of.join(', ')}`);
-        continue;
-      }
-    }
-    if (u.key === 'sourceId' && asked.sourceType === 'smartflow' && smartflowsOf((s) => s.smartflowId === u.id).length) {
-      lines.push(`  no smartflow node ${u.id} in the dataset; ${u.id} is a smartflow: --smartflow ${shellWord(u.id)}`);
-      continue;
-    }
-    lines.push(`  ${u.what} in the dataset; ${u.other.length ? `it is ${u.other.join(', ')}` : u.hint}`);
-  }
-  return lines;
+  return unknownIds(asked, sources).map((u) =>
+    u.key === 'sourceId' && asked.sourceType === 'smartflow' && sources.some((s) => s.smartflowId === u.id)
+      ? `  no smartflow node ${u.id} in the dataset; ${u.id} is a smartflow: --smartflow ${shellWord(u.id)}`
+      : `  ${u.what} in the dataset; ${u.other.length ? `it is ${u.other.join(', ')}` : u.hint}`,
+  );
 }
 
 /**
