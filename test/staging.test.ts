@@ -237,6 +237,15 @@ describe('Staging', () => {
 const asPid1 = (...argv: string[]) => ['unshare', '--pid', '--fork', '--mount-proc', process.execPath, join(ROOT, 'bin', 'convx.js'), ...argv];
 const namespaces = spawnSync(asPid1()[0]!, [...asPid1().slice(1, 5), '-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout === '1';
 
+/** Sends a signal to a process group that may have ended already (ESRCH: nothing left to signal). */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
 describe.skipIf(!namespaces)('imports in containers sharing a folder (each process pid 1 of its PID namespace)', () => {
   const samples = join(ROOT, 'samples', 'shop');
   const run = (argv: string[]) =>
@@ -276,9 +285,10 @@ describe.skipIf(!namespaces)('imports in containers sharing a folder (each proce
       void ended.then(() => (exited = true));
       while (!exited && !readdirSync(dir).some((f) => /^shop\.duckdb\.tmp-1-[0-9a-f]{8}$/.test(f))) await new Promise((resolve) => setImmediate(resolve));
       if (exited) continue;
-      process.kill(-first.pid!, 'SIGSTOP');
+      // The group may be gone by the signal: the first import ended (or was ending) as its file came.
+      signalGroup(first.pid!, 'SIGSTOP');
       const second = await run(asPid1('data', 'import', samples, '--into', file, '--force'));
-      process.kill(-first.pid!, 'SIGCONT');
+      signalGroup(first.pid!, 'SIGCONT');
       const code = await ended;
       expect(second.code, second.stderr).toBe(0);
       // Stopped before its rename: its staging file was taken for a gone run's; stopped after it (at the very end): done.
