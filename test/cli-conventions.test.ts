@@ -7,10 +7,11 @@
  * and says how far it has got.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../src/backend.js';
 import { withBackend } from '../src/commands/shared.js';
@@ -163,6 +164,36 @@ describe('counts agree with their nouns', () => {
       child.kill(signal);
       expect(await exited, signal).toBe(code);
       expect(readdirSync(root), signal).toEqual([]);
+    }
+  });
+
+  it("a process that exits (Ctrl-C) while a statement runs interrupts it: it ends at once, not when the statement would have ended", async () => {
+    // The built Database (dist/), as a command's, in a process that exits on SIGINT as bin/convx.js does;
+    // its statement would run for hours, and Node's exit waits for a statement running on its pool.
+    const dist = (file: string) => JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'dist', 'local', file)).href);
+    const script = join(tempDir(), 'long.mjs');
+    writeFileSync(
+      script,
+      `const { Database } = await import(${dist('db.js')});
+const { sql } = await import(${dist('sql.js')});
+process.on('SIGINT', () => process.exit(130));
+const db = await Database.open(':memory:', { threads: 1, reuse: true });
+db.all(sql\`SELECT sum(hash(i)) AS s FROM range(1000000000000) t(i)\`).catch(() => undefined);
+setTimeout(() => process.stdout.write('running\\n'), 200);
+`,
+    );
+    for (let round = 0; round < 2; round++) {
+      const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (status) => resolve(status)));
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      const signalled = Date.now();
+      child.kill('SIGINT');
+      // Without the interrupt it runs on: killed after 20 s, its status null.
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const status = await exited;
+      clearTimeout(killer);
+      expect(status, `round ${round}`).toBe(130);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
     }
   });
 

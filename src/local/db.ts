@@ -81,6 +81,24 @@ interface Streamed {
   started: number;
 }
 
+/**
+ * The connections of this process not yet closed. A process that exits (Ctrl-C or SIGTERM, on which
+ * bin/convx.js exits with 130 or 143; any process.exit) interrupts their statements on its way out:
+ * Node's exit waits for the statement running on a thread of its pool, which a long report would
+ * otherwise run to its end, seconds after "interrupted" (DuckDB stops an interrupted one within a
+ * few milliseconds).
+ */
+const open = new Set<Database>();
+let interruptedOnExit = false;
+
+function track(db: Database): void {
+  if (!interruptedOnExit) {
+    interruptedOnExit = true;
+    process.on('exit', () => open.forEach((each) => each.connection.interrupt()));
+  }
+  open.add(db);
+}
+
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
 export class Database {
   private constructor(
@@ -90,7 +108,9 @@ export class Database {
     private readonly ownsInstance: boolean,
     /** The instance leased for reuse, and its configuration (instances.ts). */
     private readonly lease?: { lease: Lease; config: Record<string, string> },
-  ) {}
+  ) {
+    track(this);
+  }
 
   /** `threads`: DuckDB's worker threads (CONVX_THREADS); by default one per core. */
   static async open(path = ':memory:', options: DatabaseOptions = {}): Promise<Database> {
@@ -400,6 +420,7 @@ export class Database {
   }
 
   private closeNow(): void {
+    open.delete(this);
     // A lease's statements stay with its connection (instances.ts).
     if (this.ownsInstance && this.lease) return endLease(this.lease.lease, this.lease.config);
     for (const statement of this.statements?.values() ?? []) statement.destroySync();
