@@ -26,7 +26,7 @@ export const openDefaultLookups: LookupsFactory = async (ctx) => {
   if (ctx.settings.mode === 'api') {
     const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
     const token = await ctx.token();
-    const client = new ApiClient(ctx.settings.api!, { token, timeoutMs: LOOKUP_BUDGET_MS, retries: 0 });
+    const client = new ApiClient(ctx.settings.api!, { token, timeoutMs: LOOKUP_BUDGET_MS, retries: 0, refusedHint: ctx.tokenRefusedHint });
     return new ApiBackend(client, { concurrency: 1, now: ctx.io.now, token });
   }
   // no dataset named: nothing to look up
@@ -35,7 +35,7 @@ export const openDefaultLookups: LookupsFactory = async (ctx) => {
   return openLookups(ctx.resolvePath(ctx.settings.data), threadsOption(ctx));
 };
 
-async function openApiBackend({ globals, settings, log, io, token, timeoutSeconds }: Context, options: OpenBackendOptions): Promise<Backend> {
+async function openApiBackend({ globals, settings, log, io, token, tokenRefusedHint, timeoutSeconds }: Context, options: OpenBackendOptions): Promise<Backend> {
   if (globals.plugin !== undefined) {
     throw new UsageError('--plugin works in local mode only: in API mode the token names the plugin');
   }
@@ -47,6 +47,7 @@ async function openApiBackend({ globals, settings, log, io, token, timeoutSecond
     token: await token(),
     timeoutMs: timeoutSeconds * 1000,
     retries: 3,
+    refusedHint: tokenRefusedHint,
     ...(io.sleep ? { sleep: io.sleep } : {}),
     onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
       log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),

@@ -12,6 +12,7 @@ import { streamSink, terminalColumns } from './output/sink.js';
 import { createLogger, type Logger } from './output/logger.js';
 import { painter } from './output/no-color.js';
 import { ResultWriter } from './output/writer.js';
+import { shellWord } from './words.js';
 
 export type { Logger } from './output/logger.js';
 
@@ -97,6 +98,8 @@ export interface Context {
   dataDir(options?: { localOnly?: boolean }): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
+  /** The hint of an API's refusal of the token (401, 403): the `auth status` that checks this token, and how to replace it where it came from (refusedTokenHint). */
+  tokenRefusedHint: string;
   /** API mode: --timeout, in seconds (default 30). */
   timeoutSeconds: number;
   /** The command's backend, from the factory the context was made with (openDefaultBackend of backends.ts unless a test gives one). */
@@ -226,6 +229,19 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
     })());
 }
 
+/**
+ * ctx.tokenRefusedHint: `convx auth status` of the same profile, --api and --token-file checks the
+ * token the API refused, named by where it came from; a profile's is replaced by logging in again.
+ */
+function refusedTokenHint(io: Io, globals: GlobalOptions, settings: ResolvedSettings, flagOf: (profile: string) => string): string {
+  const same = [flagOf(settings.profile), ...(globals.api !== undefined ? [` --api ${shellWord(globals.api)}`] : []), ...(globals.tokenFile !== undefined ? [` --token-file ${shellWord(globals.tokenFile)}`] : [])].join('');
+  const status = `check the token with \`convx auth status${same}\``;
+  if (globals.tokenFile === '-') return `${status}: it is the one read from stdin`;
+  if (globals.tokenFile !== undefined) return `${status}: it is the one that ${shellWord(globals.tokenFile)} holds`;
+  if (io.env.CONVX_TOKEN !== undefined) return `${status}: it is CONVX_TOKEN's, which comes before the profile's`;
+  return `${status}, or log in again with \`convx auth login${flagOf(settings.profile)}\``;
+}
+
 /** ctx.output: the one writer of results, on stdout, as the flags and the terminal say. */
 function resultWriter(io: Io, globals: GlobalOptions, format: AnyFormat, chalk: ChalkInstance, log: Logger): ResultWriter {
   const fields = globals.fields
@@ -285,6 +301,7 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
     resolvePath,
     dataDir: dataDirOf(settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
     token: tokenReader(io, globals, settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
+    tokenRefusedHint: refusedTokenHint(io, globals, settings, (profile) => profileFlag(profile, io.env, config)),
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),
     openLookups: () => lookups(ctx),

@@ -253,10 +253,23 @@ describe('faults', () => {
   it('exits 4 on a 403 with a hint about the token, and 2 on a 400, without retrying', async () => {
     const forbidden = await scripted((_req, res) => json(res, 403, '{"detail":"the token has expired"}'));
     const result = await run(forbidden.url);
-    await forbidden.close();
     expect(result.code).toBe(4);
-    expect(result.stderr).toMatch(/refused the request \(403\): the token has expired\nhint: check the token with `convx auth status`/);
+    expect(result.stderr).toMatch(/refused the request \(403\): the token has expired\nhint: check the token with `convx auth status --api http:\/\/[^`]+`: it is CONVX_TOKEN's, which comes before the profile's\n/);
     expect(forbidden.requests).toHaveLength(1);
+
+    // The hint checks the token the command sent, as it came: a profile's, logged in again with that profile; a file's.
+    const home = tempDir();
+    const env = { XDG_CONFIG_HOME: home };
+    expect((await cli(['auth', 'login', '--api', forbidden.url, '--with-token', '--no-verify', '--profile', 'my prod'], { env, stdin: 'tok-1' })).code).toBe(0);
+    const profiles = await cli(['report', '-o', 'json', '--profile', 'my prod'], { env });
+    expect(profiles.code).toBe(4);
+    expect(profiles.stderr).toMatch(/\nhint: check the token with `convx auth status --profile 'my prod'`, or log in again with `convx auth login --profile 'my prod'`\n$/);
+    const file = join(tempDir(), 'the token');
+    writeFileSync(file, 'tok-2\n');
+    const files = await cli(['report', '-o', 'json', '--api', forbidden.url, '--token-file', file], { env });
+    expect(files.code).toBe(4);
+    expect(files.stderr).toContain(`\nhint: check the token with \`convx auth status --api ${forbidden.url} --token-file '${file}'\`: it is the one that '${file}' holds\n`);
+    await forbidden.close();
 
     const badRequest = await scripted((_req, res) => json(res, 400, '{"detail":"limit: must be <= 1000"}'));
     const bad = await run(badRequest.url);

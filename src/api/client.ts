@@ -24,6 +24,8 @@ export interface ClientOptions {
   random?: () => number;
   onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
   userAgent?: string;
+  /** The hint of a refused token (401, 403): the context's, which knows where the token came from (Context.tokenRefusedHint). */
+  refusedHint?: string;
 }
 
 /** An application/problem+json body as a server answers it (RFC 9457). */
@@ -286,7 +288,7 @@ export class ApiClient {
     if (status === 401 || status === 403) {
       throw new AuthError(
         `the API refused the request (${status}): ${problemDetail(text) ?? 'no reason given'}`,
-        'check the token with `convx auth status`, or log in again with `convx auth login`',
+        this.options.refusedHint ?? 'check the token with `convx auth status`, or log in again with `convx auth login`',
       );
     }
     if (status === 400) throw new UsageError(`the API rejected the request: ${problemDetail(text) ?? text.slice(0, 200)}`);
