@@ -13,6 +13,7 @@ import { run } from '../src/cli.js';
 import { DataError } from '../src/errors.js';
 import type { LocalBackend } from '../src/local/backend.js';
 import { Database } from '../src/local/db.js';
+import { openDataset } from '../src/local/open.js';
 import { sql } from '../src/local/sql.js';
 import { Capture, cli, SAMPLES, shop, tempDir } from './helpers.js';
 
@@ -157,6 +158,26 @@ describe('CONVX_THREADS', () => {
     expect([one.code, three.code, unset.code]).toEqual([0, 0, 0]);
     expect(three.stdout).toBe(one.stdout);
     expect(unset.stdout).toBe(one.stdout);
+  });
+
+  it("a command's DuckDB database is never checkpointed (it ends with the command); an import's keeps DuckDB's 16 MB", async () => {
+    // Since DuckDB 1.4 an in-memory database is checkpointed as its log grows: a command's, dropped when it ends, never
+    // needs it, and no interrupt stops one (Ctrl-C waited for it). A threshold out of reach means none.
+    const threshold = async (db: Database) => (await db.one<{ v: string }>(sql`SELECT current_setting('checkpoint_threshold') AS v`))!.v;
+    const seen: string[] = [];
+    const backends: BackendFactory = async (ctx, options) => {
+      const real = (await openDefaultBackend(ctx, options)) as LocalBackend;
+      seen.push(await threshold(real.scope.db));
+      return real;
+    };
+    expect((await runWith(REPORT, backends, { CONVX_THREADS: '1' })).code).toBe(0);
+    expect(seen).toEqual(['909.4 TiB']);
+    const imported = await openDataset(SAMPLES, [], { materialise: true, reuse: true, threads: 1 });
+    try {
+      expect(await threshold(imported.db)).toBe('16.0 MiB');
+    } finally {
+      imported.db.close();
+    }
   });
 
   it('anything but a whole number from 1 to 256 is a usage error naming it', async () => {

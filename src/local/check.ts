@@ -32,7 +32,8 @@ const DATED: Partial<Record<string, string>> = { orders: 'datetime', touches: 'd
 
 /** onPhase: says what the check is doing (a phase per call), for a progress line. */
 export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined, options: DatabaseOptions = {}): Promise<CheckReport> {
-  const db = await Database.open(':memory:', { ...options, reuse: true });
+  // A command's database, gone when it ends: never checkpointed (db.ts).
+  const db = await Database.open(':memory:', { ...options, reuse: true, noCheckpoints: true });
   try {
     onPhase('reading and checking the files');
     // An imported file was checked when imported: its problems are none, its findings stored.

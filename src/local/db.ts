@@ -71,6 +71,13 @@ export interface DatabaseOptions {
   memoryLimitBytes?: number;
   /** Freed memory goes back to the system in the background (DuckDB's allocator_background_threads). */
   backgroundAllocator?: boolean;
+  /**
+   * No automatic checkpoint (DuckDB's checkpoint_threshold out of reach). Since DuckDB 1.4 an in-memory
+   * database is checkpointed each time its log passes 16 MB: its tables written again and vacuumed,
+   * work that a command's database, gone when the command ends, never needs, and that no interrupt
+   * stops (Ctrl-C waited for it). A report of 500,000 orders: about a quarter less CPU.
+   */
+  noCheckpoints?: boolean;
   /** An in-memory database on an instance kept for reuse by the process's next one (instances.ts): a command's. */
   reuse?: boolean;
 }
@@ -118,6 +125,7 @@ export class Database {
       ...(options.threads ? { threads: String(options.threads) } : {}),
       ...(options.memoryLimitBytes ? { memory_limit: `${Math.floor(options.memoryLimitBytes)}B` } : {}),
       ...(options.backgroundAllocator ? { allocator_background_threads: 'true' } : {}),
+      ...(options.noCheckpoints ? { checkpoint_threshold: '1000TB' } : {}),
     };
     if (options.reuse && path === ':memory:') {
       const lease = await leaseInstance(config);

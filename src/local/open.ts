@@ -108,7 +108,8 @@ export async function open(
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
     // A command's instance is kept for the process's next command (instances.ts): a test suite runs thousands.
-    ...(options.command ? { backgroundAllocator: true, reuse: true } : {}),
+    // Its database lives as long as the command: never checkpointed (db.ts).
+    ...(options.command ? { backgroundAllocator: true, reuse: true, noCheckpoints: true } : {}),
     ...(options.reuse ? { reuse: true } : {}),
   }));
   try {
