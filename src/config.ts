@@ -5,6 +5,7 @@
  * combine: flags beat environment beats config.
  */
 import { UsageError } from './errors.js';
+import { shellWord } from './words.js';
 import { DEFAULT_PROFILE, profileNameProblem, profileOption, type ConfigFile, type Profile } from './config-file.js';
 
 export {
@@ -236,7 +237,11 @@ function storedTokenRefusal(name: string, storedFor: string | undefined, api: st
     message:
       `the token stored in profile "${name}" is for ${storedFor === undefined ? `no ${what}API (the profile has no ${what ? 'deliveryApi' : 'api'})` : `the ${what}API ${redactUrl(storedFor)}`}, ` +
       `not for ${redactUrl(api)} (${from}); convx sends a stored token only to the API it was stored for`,
-    hint: 'give a token for this API: --token-file FILE (or - for stdin) or CONVX_TOKEN; or store one for it: convx auth login --api URL --profile NAME',
+    hint:
+      // A profile without a delivery API whose token is wanted for one: naming it in the profile sends the token there.
+      storedFor === undefined && what
+        ? `make it the profile's, and its token goes to it: convx config set deliveryApi ${shellWord(api)} ${profileOption(name)}; or give a token for this API: --token-file FILE (or - for stdin) or CONVX_TOKEN`
+        : 'give a token for this API: --token-file FILE (or - for stdin) or CONVX_TOKEN; or store one for it: convx auth login --api URL --profile NAME',
   };
 }
 

@@ -716,6 +716,16 @@ describe('the config files under concurrent convx processes, and where a stored 
       // a token given for the other API goes to it
       expect((await cli([...args, '--api', other.url], { env: { ...env, CONVX_TOKEN: 'given-token-0123456789' } })).code).toBe(4);
       expect(other.requests.map((r) => r.authorization)).toEqual(['Bearer given-token-0123456789']);
+      // A profile without a delivery API: the hint names the setting that sends its token there, and it does.
+      const request = join(ROOT, 'samples', 'deliveries', 'welcome.json');
+      const noDelivery = await cli(['validate', request, '--delivery-api', `${other.url}/v4`], { env });
+      expect(noDelivery.code).toBe(2);
+      expect(noDelivery.stderr).toContain(`is for no delivery API (the profile has no deliveryApi), not for ${other.url}/v4 (--delivery-api)`);
+      expect(noDelivery.stderr).toContain(`\nhint: make it the profile's, and its token goes to it: convx config set deliveryApi ${other.url}/v4 --profile default; or give a token`);
+      expect(other.requests).toHaveLength(1);
+      expect((await cli(['config', 'set', 'deliveryApi', `${other.url}/v4`, '--profile', 'default'], { env })).code).toBe(0);
+      expect((await cli(['validate', request], { env })).code).toBe(4);
+      expect(other.requests.at(-1)?.authorization).toBe(`Bearer ${token}`);
     } finally {
       await stored.close();
       await other.close();

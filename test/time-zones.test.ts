@@ -357,6 +357,14 @@ describe('bad zones and the profile’s default', () => {
     expect((await kept(['config', 'set', 'tz', 'asia/calcutta'], { env })).code).toBe(0);
     expect((await kept(['config', 'get', 'tz'], { env })).stdout).toBe('Asia/Kolkata\n');
   });
+
+  it('--help of every command with --tz says where its default comes from, as the code takes it', async () => {
+    for (const command of ['report', 'items', 'trend', 'total', 'drill']) {
+      const help = (await cli([command, '--help'])).stdout.replace(/\s+/g, ' ');
+      expect(help, command).toMatch(/--tz <zone> [^-]*default: CONVX_TZ or the profile's tz, else UTC/);
+      expect(help, command).not.toMatch(/--tz, default UTC/);
+    }
+  });
 });
 
 /** The dataset served on loopback, with a token of its one plugin. */

@@ -125,7 +125,7 @@ function periodBound<const Name extends string, const Flag extends string>(name:
     in: ['report', 'items', 'trend', 'total'],
     required: ['items'],
     flag,
-    help: `${day} day, inclusive (YYYY-MM-DD; a day of --tz, default UTC)`,
+    help: `${day} day, inclusive (YYYY-MM-DD; a day of --tz)`,
     description: { report: `${day} day; default: ${reportDefault}`, items: `${day} day` },
   } as const;
 }
@@ -168,7 +168,7 @@ export const QUERY_PARAMETERS = [
     kind: 'zone',
     in: ['report', 'items', 'trend', 'total'],
     flag: '--tz <zone>',
-    help: 'the period\'s days are of this time zone, an IANA name (Europe/Prague); default UTC',
+    help: 'the period\'s days are of this time zone, an IANA name (Europe/Prague); default: CONVX_TZ or the profile\'s tz, else UTC',
     description:
       "the IANA time zone whose days dateFrom and dateTo name (default UTC): the period runs from dateFrom 00:00 to the end of dateTo in this zone (a DST day has 23 or 25 hours), and a series' buckets are its hours, days, weeks and months; record timestamps stay UTC, exchange rates are those of a conversion's UTC day",
   },
