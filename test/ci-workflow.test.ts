@@ -199,6 +199,12 @@ describe('item 11: a failing validation says why', () => {
     expect(run.stdout).toMatch(/::notice title=convx validate::\d+ of \d+ deliverable; 0 errors, 6 warnings\n$/);
     const passing = await kept(argv('warnings.json', '-o', 'github', '--max-warnings', '6'));
     expect(passing.stdout).not.toContain('::error');
+    // errors and too many warnings: the annotation names both, as stderr does
+    const both = await kept(argv('defect-missing-subject.json', '-o', 'github', '--max-warnings', '0'));
+    expect(both.code).toBe(1);
+    const reason = 'not ready: 1 error (missing_subject) and 5 warnings, more than --max-warnings 0';
+    expect(both.stderr).toBe(`convx: ${reason}\n`);
+    expect(both.stdout).toContain(`title=convx validate::${reason}\n`);
   });
 
   it('junit: each failing warning case says it fails for --max-warnings', async () => {

@@ -92,7 +92,8 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
   const { audience } = response;
-  const tooMany = warningsReason(response, maxWarnings);
+  // the warnings fail the run: the annotation says every reason, the errors' too, as stderr does
+  const tooMany = tooManyWarnings(response, maxWarnings) ? failureReason(response, maxWarnings) : undefined;
   return [
     ...response.render.errors.map((f) => line('error', f)),
     ...response.render.warnings.map((f) => line('warning', f)),
