@@ -26,7 +26,7 @@ export const openDefaultLookups: LookupsFactory = async (ctx) => {
   if (ctx.settings.mode === 'api') {
     const [{ ApiClient }, { ApiBackend }] = await Promise.all([import('./api/client.js'), import('./api/backend.js')]);
     const token = await ctx.token();
-    const client = new ApiClient(ctx.settings.api!, { token, timeoutMs: LOOKUP_BUDGET_MS, retries: 0, refusedHint: ctx.tokenRefusedHint });
+    const client = new ApiClient(ctx.settings.api!, { token, timeoutMs: LOOKUP_BUDGET_MS, retries: 0, refusedHint: ctx.tokenRefusedHint('reporting') });
     return new ApiBackend(client, { concurrency: 1, now: ctx.io.now, token });
   }
   // no dataset named: nothing to look up
@@ -47,15 +47,14 @@ async function openApiBackend({ globals, settings, log, io, token, tokenRefusedH
     token: await token(),
     timeoutMs: timeoutSeconds * 1000,
     retries: 3,
-    refusedHint: tokenRefusedHint,
     ...(io.sleep ? { sleep: io.sleep } : {}),
     onRetry: ({ attempt, delayMs, reason }: { attempt: number; delayMs: number; reason: string }) =>
       log.info(`retrying in ${(delayMs / 1000).toFixed(1)} s (${reason}; attempt ${attempt + 1})`),
   };
-  const client = new ApiClient(settings.api!, clientOptions);
+  const client = new ApiClient(settings.api!, { ...clientOptions, refusedHint: tokenRefusedHint('reporting') });
   return new ApiBackend(client, {
     concurrency: 4,
-    ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, clientOptions) } : {}),
+    ...(settings.deliveryApi ? { delivery: new ApiClient(settings.deliveryApi, { ...clientOptions, refusedHint: tokenRefusedHint('delivery') }) } : {}),
     ...(options.onPage ? { onPage: options.onPage } : {}),
     // A server without the look-up by order id is searched a year at a time, from today.
     now: io.now,

@@ -98,8 +98,8 @@ export interface Context {
   dataDir(options?: { localOnly?: boolean }): string;
   /** The bearer token of API mode: --token-file (or - for stdin), CONVX_TOKEN, or the profile. */
   token(): Promise<string>;
-  /** The hint of an API's refusal of the token (401, 403): the `auth status` that checks this token, and how to replace it where it came from (refusedTokenHint). */
-  tokenRefusedHint: string;
+  /** The hint of the reporting or delivery API's refusal of the token (401, 403): where it came from, and how to check or replace it (refusedTokenHint). */
+  tokenRefusedHint(api: 'reporting' | 'delivery'): string;
   /** API mode: --timeout, in seconds (default 30). */
   timeoutSeconds: number;
   /** The command's backend, from the factory the context was made with (openDefaultBackend of backends.ts unless a test gives one). */
@@ -218,7 +218,7 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
         if (refused) throw new UsageError(refused.message, [], refused.hint);
       }
       // One line, whatever the source (the message never shows it): a header cannot carry two.
-      const source = globals.tokenFile !== undefined ? `--token-file ${globals.tokenFile}` : io.env.CONVX_TOKEN !== undefined ? 'CONVX_TOKEN' : 'the profile\'s token';
+      const source = { stdin: '--token-file -', file: `--token-file ${globals.tokenFile}`, env: 'CONVX_TOKEN', profile: "the profile's token" }[tokenSource(io, globals)];
       value = value === undefined ? undefined : tokenFromText(value, source);
       // Named by where it came from, before any request (the client's own check can only say "the API token").
       if (value) checkTokenText(value, source);
@@ -229,17 +229,30 @@ function tokenReader(io: Io, globals: GlobalOptions, settings: ResolvedSettings,
     })());
 }
 
+/** Where the bearer token comes from: --token-file (- for stdin), CONVX_TOKEN (an empty one is unset, as config.ts reads it), or the profile. */
+function tokenSource(io: Io, globals: GlobalOptions): 'stdin' | 'file' | 'env' | 'profile' {
+  if (globals.tokenFile === '-') return 'stdin';
+  if (globals.tokenFile !== undefined) return 'file';
+  return io.env.CONVX_TOKEN ? 'env' : 'profile';
+}
+
 /**
- * ctx.tokenRefusedHint: `convx auth status` of the same profile, --api and --token-file checks the
- * token the API refused, named by where it came from; a profile's is replaced by logging in again.
+ * ctx.tokenRefusedHint: what to do when an API refuses the token, which it names by where it came
+ * from. The reporting API's: the `convx auth status` of the same profile, --api and --token-file
+ * checks it; the delivery API's: `auth status` asks the reporting API only. A profile's is replaced
+ * by logging in again.
  */
-function refusedTokenHint(io: Io, globals: GlobalOptions, settings: ResolvedSettings, flagOf: (profile: string) => string): string {
-  const same = [flagOf(settings.profile), ...(globals.api !== undefined ? [` --api ${shellWord(globals.api)}`] : []), ...(globals.tokenFile !== undefined ? [` --token-file ${shellWord(globals.tokenFile)}`] : [])].join('');
-  const status = `check the token with \`convx auth status${same}\``;
-  if (globals.tokenFile === '-') return `${status}: it is the one read from stdin`;
-  if (globals.tokenFile !== undefined) return `${status}: it is the one that ${shellWord(globals.tokenFile)} holds`;
-  if (io.env.CONVX_TOKEN !== undefined) return `${status}: it is CONVX_TOKEN's, which comes before the profile's`;
-  return `${status}, or log in again with \`convx auth login${flagOf(settings.profile)}\``;
+function refusedTokenHint(io: Io, globals: GlobalOptions, settings: ResolvedSettings, flagOf: (profile: string) => string): (api: 'reporting' | 'delivery') => string {
+  const source = tokenSource(io, globals);
+  const file = shellWord(globals.tokenFile ?? '');
+  const login = `\`convx auth login${flagOf(settings.profile)}\``;
+  const origin = { stdin: 'the one read from stdin', file: `the one that ${file} holds`, env: "CONVX_TOKEN's, which comes before the profile's", profile: `profile "${settings.profile}"'s` }[source];
+  const same = [flagOf(settings.profile), ...(globals.api !== undefined ? [` --api ${shellWord(globals.api)}`] : []), ...(globals.tokenFile !== undefined ? [` --token-file ${file}`] : [])].join('');
+  return (api) => {
+    if (api === 'delivery') return `the token is ${origin}, and the delivery API must accept it too (\`convx auth status\` asks the reporting API only)${source === 'profile' ? `; log in again with ${login}` : ''}`;
+    const status = `check the token with \`convx auth status${same}\``;
+    return source === 'profile' ? `${status}, or log in again with ${login}` : `${status}: it is ${origin}`;
+  };
 }
 
 /** ctx.output: the one writer of results, on stdout, as the flags and the terminal say. */
@@ -287,6 +300,8 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
   const format = parseFormat(configured, io.stdoutIsTTY, allowed, globals.formatFlag);
   const resolvePath = (path: string) => (isAbsolute(path) ? path : resolve(io.cwd, path));
   const timeoutSeconds = parseTimeout(globals.timeout);
+  // ` --profile NAME` where a command must name the profile, else nothing
+  const flagOf = (profile: string) => profileFlag(profile, io.env, config);
   const ctx: Context = {
     io,
     globals,
@@ -299,9 +314,9 @@ export async function createContext(io: Io, given: GlobalOptions, backends: Back
     configFile: file,
     config,
     resolvePath,
-    dataDir: dataDirOf(settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
-    token: tokenReader(io, globals, settings, resolvePath, (profile) => profileFlag(profile, io.env, config)),
-    tokenRefusedHint: refusedTokenHint(io, globals, settings, (profile) => profileFlag(profile, io.env, config)),
+    dataDir: dataDirOf(settings, resolvePath, flagOf),
+    token: tokenReader(io, globals, settings, resolvePath, flagOf),
+    tokenRefusedHint: refusedTokenHint(io, globals, settings, flagOf),
     timeoutSeconds,
     openBackend: (options = {}) => backends(ctx, options),
     openLookups: () => lookups(ctx),

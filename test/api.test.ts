@@ -269,6 +269,15 @@ describe('faults', () => {
     const files = await cli(['report', '-o', 'json', '--api', forbidden.url, '--token-file', file], { env });
     expect(files.code).toBe(4);
     expect(files.stderr).toContain(`\nhint: check the token with \`convx auth status --api ${forbidden.url} --token-file '${file}'\`: it is the one that '${file}' holds\n`);
+    // an empty CONVX_TOKEN is unset: the profile's token went
+    const emptyEnv = await cli(['report', '-o', 'json', '--profile', 'my prod'], { env: { ...env, CONVX_TOKEN: '' } });
+    expect(emptyEnv.code).toBe(4);
+    expect(emptyEnv.stderr).toMatch(/\nhint: check the token with `convx auth status --profile 'my prod'`, or log in again with `convx auth login --profile 'my prod'`\n$/);
+    // the delivery API's refusal: auth status would ask the reporting API, which may accept the token
+    const request = join(import.meta.dirname, '..', 'samples', 'deliveries', 'welcome.json');
+    const delivery = await cli(['validate', request, '--api', forbidden.url, '--delivery-api', `${forbidden.url}/v4`, '--token-file', file], { env });
+    expect(delivery.code).toBe(4);
+    expect(delivery.stderr).toContain(`\nhint: the token is the one that '${file}' holds, and the delivery API must accept it too (\`convx auth status\` asks the reporting API only)\n`);
     await forbidden.close();
 
     const badRequest = await scripted((_req, res) => json(res, 400, '{"detail":"limit: must be <= 1000"}'));

@@ -9,7 +9,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database, QueryTimeoutError, withQueryBudget } from '../src/local/db.js';
+import { Database, openConnectionCount, QueryTimeoutError, withQueryBudget } from '../src/local/db.js';
 import { parseReportQuery } from '../src/model/query.js';
 import { buildApp, type AppOptions } from '../src/server/app.js';
 import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
@@ -120,6 +120,7 @@ describe('the connection pool', () => {
   });
 
   it('replaces a connection interrupted by the query time budget, and the pool keeps serving', async () => {
+    const before = openConnectionCount();
     const db = await Database.open();
     const pool = new ConnectionPool(() => db.connect(), 1);
     try {
@@ -148,6 +149,8 @@ describe('the connection pool', () => {
       await pool.settled();
       db.close();
     }
+    // every connection closed, those a lent view closed once its interrupted query ended too: none left for an exit to interrupt
+    expect(openConnectionCount()).toBe(before);
   });
 
   it('fails a request whose connection cannot be opened, without leaving the ones behind it waiting forever', async () => {

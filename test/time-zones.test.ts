@@ -359,11 +359,14 @@ describe('bad zones and the profile’s default', () => {
   });
 
   it('--help of every command with --tz says where its default comes from, as the code takes it', async () => {
-    for (const command of ['report', 'items', 'trend', 'total', 'drill']) {
+    for (const command of ['report', 'items', 'trend', 'total']) {
       const help = (await cli([command, '--help'])).stdout.replace(/\s+/g, ' ');
       expect(help, command).toMatch(/--tz <zone> [^-]*default: CONVX_TZ or the profile's tz, else UTC/);
       expect(help, command).not.toMatch(/--tz, default UTC/);
     }
+    // drill: a detailUrl's zone comes first (only --tz overrides it)
+    const drill = (await cli(['drill', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(drill).toContain("default: a detailUrl's own zone (none: UTC), else CONVX_TZ or the profile's tz, else UTC");
   });
 });
 

@@ -130,7 +130,13 @@ export const OPTIONS = {
     { flags: '--stdin', description: STDIN_IDS('order id') },
   ],
   contact: [CARD_ZONE_OPTION, { flags: '--stdin', description: STDIN_IDS('contact id, e-mail address or client contact id', ', else 2 when a key names several contacts') }],
-  drill: [...withShortPeriods(parameterOptions('items', notSourceFilter)), ALL_OPTION],
+  drill: [
+    // A detailUrl names its zone (none: a UTC row's), which only --tz overrides (drill.ts).
+    ...withShortPeriods(parameterOptions('items', notSourceFilter)).map((o) =>
+      o.flags === '--tz <zone>' ? { ...o, description: "the period's days are of this time zone, an IANA name (Europe/Prague); default: a detailUrl's own zone (none: UTC), else CONVX_TZ or the profile's tz, else UTC" } : o,
+    ),
+    ALL_OPTION,
+  ],
   validate: [
     { flags: '--sample-size <n>', description: `rendered samples per language, 1 to ${MAX_SAMPLE_SIZE} (overrides options.sampleSize)` },
     { flags: '--resolve-only', description: 'counts and languages only, no rendering or template checks' },

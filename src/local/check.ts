@@ -1,6 +1,6 @@
 /** `convx data check`: every problem of the files, plus integrity findings across tables. */
 import { DataError } from '../errors.js';
-import { Database, type DatabaseOptions } from './db.js';
+import { COMMAND_DATABASE, Database, type DatabaseOptions } from './db.js';
 import { EMPTY, ident, join, list, sql, table, trusted, type Sql } from './sql.js';
 import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './dataset.js';
 import { listPlugins } from './attribution.js';
@@ -32,8 +32,7 @@ const DATED: Partial<Record<string, string>> = { orders: 'datetime', touches: 'd
 
 /** onPhase: says what the check is doing (a phase per call), for a progress line. */
 export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined, options: DatabaseOptions = {}): Promise<CheckReport> {
-  // A command's database, gone when it ends: never checkpointed (db.ts).
-  const db = await Database.open(':memory:', { ...options, reuse: true, noCheckpoints: true });
+  const db = await Database.open(':memory:', { ...options, ...COMMAND_DATABASE });
   try {
     onPhase('reading and checking the files');
     // An imported file was checked when imported: its problems are none, its findings stored.

@@ -75,12 +75,20 @@ export interface DatabaseOptions {
    * No automatic checkpoint (DuckDB's checkpoint_threshold out of reach). Since DuckDB 1.4 an in-memory
    * database is checkpointed each time its log passes 16 MB: its tables written again and vacuumed,
    * work that a command's database, gone when the command ends, never needs, and that no interrupt
-   * stops (Ctrl-C waited for it). A report of 500,000 orders: about a quarter less CPU.
+   * stops (Ctrl-C waited for it). A report of a dataset of CSV files, 300,000 to 500,000 orders: a
+   * sixth to a quarter less CPU.
    */
   noCheckpoints?: boolean;
   /** An in-memory database on an instance kept for reuse by the process's next one (instances.ts): a command's. */
   reuse?: boolean;
 }
+
+/**
+ * The database of a command (report, items, data check …), which lives as long as the command: freed
+ * memory goes back to the system as the steps go, never checkpointed, and kept for the process's
+ * next command (one configuration of instances.ts's kept instances for them all).
+ */
+export const COMMAND_DATABASE = { backgroundAllocator: true, reuse: true, noCheckpoints: true } as const satisfies DatabaseOptions;
 
 /** A result being streamed, with its connection's count of what ends such a result (`counts.started`) once it started. */
 interface Streamed {
@@ -95,15 +103,21 @@ interface Streamed {
  * otherwise run to its end, seconds after "interrupted" (DuckDB stops an interrupted one within a
  * few milliseconds).
  */
-const open = new Set<Database>();
+const open = new Set<DuckDBConnection>();
 let interruptedOnExit = false;
 
-function track(db: Database): void {
+/** How many connections of this process are open: those an exit would interrupt. */
+export function openConnectionCount(): number {
+  return open.size;
+}
+
+/** Keyed by connection: a pool's lent view of a Database (pool.ts, Object.create) may be the one that closes it. */
+function track(connection: DuckDBConnection): void {
   if (!interruptedOnExit) {
     interruptedOnExit = true;
-    process.on('exit', () => open.forEach((each) => each.connection.interrupt()));
+    process.on('exit', () => open.forEach((each) => each.interrupt()));
   }
-  open.add(db);
+  open.add(connection);
 }
 
 /** A DuckDB database with the few calls convx needs; every value goes in as a parameter. */
@@ -116,7 +130,7 @@ export class Database {
     /** The instance leased for reuse, and its configuration (instances.ts). */
     private readonly lease?: { lease: Lease; config: Record<string, string> },
   ) {
-    track(this);
+    track(connection);
   }
 
   /** `threads`: DuckDB's worker threads (CONVX_THREADS); by default one per core. */
@@ -428,7 +442,7 @@ export class Database {
   }
 
   private closeNow(): void {
-    open.delete(this);
+    open.delete(this.connection);
     // A lease's statements stay with its connection (instances.ts).
     if (this.ownsInstance && this.lease) return endLease(this.lease.lease, this.lease.config);
     for (const statement of this.statements?.values() ?? []) statement.destroySync();

@@ -23,7 +23,7 @@ import { compile, ident, join, sql, type Sql } from './sql.js';
 
 /**
  * At most this many instances wait idle; beyond it, the one idle longest is closed. Enough for a
- * process that runs commands of both configurations (a query's, with the background allocator,
+ * process that runs commands of both configurations (a command's, db.ts's COMMAND_DATABASE,
  * and an import's) and holds a few datasets open at once (a test file): with 2, such a run made
  * a new instance (some 10 ms of CPU) for many of its commands.
  */

@@ -7,7 +7,7 @@ import { timed } from '../timings.js';
 import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
-import { Database, type DatabaseOptions } from './db.js';
+import { COMMAND_DATABASE, Database, type DatabaseOptions } from './db.js';
 import { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
@@ -108,8 +108,7 @@ export async function open(
     ...(options.threads ? { threads: options.threads } : {}),
     ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}),
     // A command's instance is kept for the process's next command (instances.ts): a test suite runs thousands.
-    // Its database lives as long as the command: never checkpointed (db.ts).
-    ...(options.command ? { backgroundAllocator: true, reuse: true, noCheckpoints: true } : {}),
+    ...(options.command ? COMMAND_DATABASE : {}),
     ...(options.reuse ? { reuse: true } : {}),
   }));
   try {

@@ -92,7 +92,7 @@ export function githubAnnotations(response: ValidateResponse, file: string | und
     return `::${kind} ${props}::${escapeData(`${f.message}${where(f) ? ` [${where(f)}]` : ''}`)}`;
   };
   const { audience } = response;
-  // the warnings fail the run: the annotation says every reason, the errors' too, as stderr does
+  // the warnings fail the run: the annotation names the errors too, as stderr does (a baseline's reason stays on stderr)
   const tooMany = tooManyWarnings(response, maxWarnings) ? failureReason(response, maxWarnings) : undefined;
   return [
     ...response.render.errors.map((f) => line('error', f)),
