@@ -195,12 +195,20 @@ export class LocalBackend implements Backend {
 
   /**
    * The selection's rows in order from query.offset (at most limit of them) and the count of all,
-   * in one statement; a count of its own only where no row lies past the offset.
+   * in one statement; a count of its own only where no row lies past the offset. An items page is
+   * chosen on its sort keys and row ids alone, and only its rows get every column (a page of a
+   * period of 500,000 transactions: about 0.6 -> 0.12 s); a count over the window would make every
+   * row whole first.
    */
   private async rowsAndTotal(selection: Selection, query: PageRequest, tieBreak: readonly string[], limit?: number): Promise<{ rows: Row[]; totalCount: number }> {
+    const order = orderBy(query.sort, tieBreak);
     const rows = await this.db.all(
-      sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
-       ORDER BY ${orderBy(query.sort, tieBreak)} ${limit === undefined ? EMPTY : sql`LIMIT ${limit}`} OFFSET ${query.offset}`,
+      selection.ofRowIds && limit !== undefined
+        ? sql`SELECT *, (SELECT count(*) FROM (${selection.select})) AS total
+           FROM (${selection.ofRowIds(sql`SELECT row_id FROM (${selection.select}) ORDER BY ${order} LIMIT ${limit} OFFSET ${query.offset}`)})
+           ORDER BY ${order}`
+        : sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
+           ORDER BY ${order} ${limit === undefined ? EMPTY : sql`LIMIT ${limit}`} OFFSET ${query.offset}`,
     );
     // No row from the first one means no rows at all: no count to run then.
     const totalCount = rows.length ? Number(rows[0]!.total) : query.offset === 0 ? 0 : await this.count(selection);

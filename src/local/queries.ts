@@ -60,6 +60,11 @@ export interface Selection {
    * read whole and sorted and paged in JavaScript (sortRows), one smaller statement to plan.
    */
   fewRows?: boolean;
+  /**
+   * The same rows restricted to those whose row_id `ids` selects (an items page): a page is chosen
+   * on its sort keys and row ids alone, then only its rows get every column (backend.ts, rowsAndTotal).
+   */
+  ofRowIds?: (ids: Sql) => Sql;
 }
 
 /** The columns that order rows equal on every sort key, ascending: a report's sources, an items page's transactions (orderBy, sortRows). */
@@ -246,7 +251,7 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql'
     links === 'js' && !query.sort.some((k) => k.field === 'activityUrl')
       ? sql``
       : sql`, ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"`;
-  const select = sql`
+  const selectWhere = (where: Sql) => sql`
     SELECT row_id,
       contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS(sql`datetime`)} AS "datetime",
       order_id AS "orderId", first_name AS "firstName", surname AS "surname",
@@ -257,8 +262,13 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql'
       -- the exact values behind the doubles, for the lines text.ts writes
       amount_w_tax AS amount_w_tax_exact, ref_w AS ref_w_exact, centi_hours,
       source_type, source_id, name, campaign_id, smartflow_id, smartflow_name, delivery_id, delivery_name${linkColumns}
-    FROM ${filter.from} WHERE ${filter.where}`;
-  return { filter: { from: filter.from, where: filter.where }, select, ...(filter.byOrder ? { fewRows: true } : {}) };
+    FROM ${filter.from} WHERE ${where}`;
+  return {
+    filter: { from: filter.from, where: filter.where },
+    select: selectWhere(filter.where),
+    ofRowIds: (ids) => selectWhere(sql`${filter.where} AND row_id IN (${ids})`),
+    ...(filter.byOrder ? { fewRows: true } : {}),
+  };
 }
 
 /** Per source (by its key columns: or a bucket and series): the totals in the reference currency, and the breakdown per order currency. */
