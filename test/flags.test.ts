@@ -170,6 +170,8 @@ describe('messages', () => {
       expect(run.stdout).toBe('');
       expect(run.stderr.startsWith(message), run.stderr).toBe(true);
     }
+    // a look-up without its id names --stdin too
+    expect((await cli(['order'])).stderr).toBe("convx: error: missing required argument 'orderId'\nhint: give an order id (or several), or pass --stdin to read them one a line\n");
     // a flag of another command says whose it is
     expect((await cli(['items', '--breakdown'])).stderr).toBe("convx: error: unknown option '--breakdown'\nhint: --breakdown is a flag of convx report, convx trend, convx total\n");
     // red like the rest on a terminal

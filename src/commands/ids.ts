@@ -103,7 +103,7 @@ export async function notFound(backend: Backend, id: string, command: LookupComm
 
 /** The ids to look up: the arguments, and with --stdin one a line (blank lines ignored), each trimmed; none at all is commander's own error (the argument was required before --stdin). */
 export async function idsOf(ctx: Context, args: string[], stdin: boolean | undefined, noun: string, argument: string): Promise<{ ids: string[]; several: boolean }> {
-  if (args.length === 0 && !stdin) throw new UsageError(`missing required argument '${argument}'`);
+  if (args.length === 0 && !stdin) throw new UsageError(`missing required argument '${argument}'`, [], `give ${noun} (or several), or pass --stdin to read them one a line`);
   const lines = stdin ? (await readAll(ctx.io.stdin)).split(/\r?\n/) : [];
   const ids = [...args, ...lines].map((a) => a.trim()).filter((a) => a !== '');
   if (ids.length === 0) throw new UsageError(`give ${noun}${stdin ? ': stdin had none' : ''}`);
