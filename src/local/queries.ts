@@ -63,6 +63,8 @@ export interface Selection {
   /**
    * The same rows restricted to those whose row_id `ids` selects (an items page): a page is chosen
    * on its sort keys and row ids alone, then only its rows get every column (backend.ts, rowsAndTotal).
+   * A row_id names one transaction: conv holds one row per order row, numbered by the typed tables
+   * (an append numbers on after the stored rows), never NULL.
    */
   ofRowIds?: (ids: Sql) => Sql;
 }
