@@ -13,6 +13,7 @@
 //                                   (the same as BENCH_FULL=1 npm run bench or --full)
 //   npm run bench -- --verify       only checks that the bare queries compute what convx does
 //   npm run bench -- --only=help,report-month,serve
+//   npm run bench -- --only=items-api          items --all through convx serve against local mode (opt-in: minutes)
 //   npm run bench -- --only=serve-campaigns    the server cases on the second shape alone (many campaigns;
 //                                   serve-dense: the first shape alone; serve: both)
 //   BENCH_RUNS=5, BENCH_SERVE_SECONDS=10, BENCH_WARMUP=0 change the defaults (3, 5 or 10 in full, 1)
@@ -42,6 +43,8 @@ const WARMUP = process.env.BENCH_WARMUP === '0' ? 0 : 1;
 const SERVE_SECONDS = Number(process.env.BENCH_SERVE_SECONDS ?? (full ? 10 : 5));
 const hasTime = existsSync('/usr/bin/time');
 const node = process.execPath;
+/** items --all through convx serve (API mode) against local mode: only when --only names it (a year of pages takes minutes). */
+const apiExport = only?.includes('items-api') ?? false;
 const want = (id) => !only || only.some((o) => id === o || id.startsWith(`${o}-`) || o.startsWith(`${id}-`));
 
 // Other people work on this machine: the benchmark and everything it starts run at nice 10 or lower.
@@ -606,7 +609,7 @@ pair({
   check: sameBytes,
 });
 
-const needsData = ['report-month', 'report-year', 'trend-year', 'items-csv', 'items-jsonl', 'import', 'serve-dense'].some(want);
+const needsData = ['report-month', 'report-year', 'trend-year', 'items-csv', 'items-jsonl', 'import', 'serve-dense'].some(want) || apiExport;
 const data = needsData
   ? generate(size.name, ['--contacts', String(size.contacts), '--orders', String(size.orders), '--touches', String(size.touches), '--file-format', 'parquet', '--from', YEAR.from, '--to', YEAR.to])
   : '';
@@ -780,6 +783,37 @@ async function appendCase(data) {
     });
   });
   for (const f of [again, `${again}.wal`]) rmSync(f, { force: true });
+}
+
+// items --all -o csv of a year in API mode through convx serve, against local mode from the same data: every page a
+// request (1,000 rows, four at a time); the same bytes or the case fails. Opt-in: --only=items-api.
+if (apiExport && !verifyOnly) {
+  const label = `items --all -o csv, one year: API mode via convx serve  vs  local mode (${servedWhat})`;
+  process.stdout.write(`${label.slice(0, 52).padEnd(52)} `);
+  let server;
+  try {
+    server = await startServer(served);
+    const args = ['--from', YEAR.from, '--to', YEAR.to, '--all', '-o', 'csv', '--quiet'];
+    const [apiOut, localOut] = [join(work, 'items-api.csv'), join(work, 'items-local.csv')];
+    const api = [];
+    const local = [];
+    for (let i = 0; i < RUNS; i++) {
+      api.push(runOnce(convxCmd('items', '--api', `${server.url}/v1`, ...args), { stdout: apiOut, env: { CONVX_TOKEN: server.token } }));
+      local.push(runOnce(convxCmd('items', '--data', served, ...args), { stdout: localOut }));
+      const differs = sameBytes(apiOut, localOut);
+      if (differs) throw new Error(`API mode printed other bytes than local mode: ${differs}`);
+    }
+    const [a, b] = [median(api.map((r) => r.ms)), median(local.map((r) => r.ms))];
+    const lines = readFileSync(localOut, 'utf8').split('\n').length - 2;
+    console.log(`API ${seconds(a)} | local ${seconds(b)} | ${(a / b).toFixed(1)}x time, ${lines} records, same bytes`);
+    results.push({ id: 'items-api', label, convx: `${seconds(a)} (API mode)`, bare: `${seconds(b)} (local mode)`, ratio: `${(a / b).toFixed(1)}x time, ${lines} records`, target: '' });
+  } catch (error) {
+    failures++;
+    console.log(`FAILED: ${String(error.message).split('\n')[0]}`);
+    results.push({ id: 'items-api', label, convx: `failed: ${String(error.message).slice(0, 200)}`, bare: '', ratio: '', target: '' });
+  } finally {
+    await server?.stop();
+  }
 }
 
 try {
