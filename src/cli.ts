@@ -77,6 +77,8 @@ export interface ProgramState {
   /** commander's writes to stdout (help, version): done when the last one is, and the first failure of them. */
   written?: Promise<void>;
   writeFailed?: Error;
+  /** Said just before "interrupted" (Ctrl-C at a prompt): CONVX_TIMINGS's timings so far, as a signal has them said (runTimed). */
+  beforeInterrupted?: () => void;
 }
 
 /**
@@ -286,6 +288,7 @@ export async function reportError(error: unknown, io: Io, state: ProgramState): 
   }
   // as bin/convx.js says it when SIGINT ends a command: not an error
   if (error instanceof InterruptedError) {
+    state.beforeInterrupted?.();
     io.stderr.write('\ninterrupted\n');
     return error.exitCode;
   }
@@ -329,8 +332,8 @@ export async function run(argv: string[], io: Io, options: ProgramOptions = {}):
   return io.env.CONVX_TIMINGS ? runTimed(argv, io, options) : runCommand(argv, io, options);
 }
 
-async function runCommand(argv: string[], io: Io, options: ProgramOptions): Promise<number> {
-  const state: ProgramState = { exitCode: 0, noColor: noColorAsked(argv) };
+async function runCommand(argv: string[], io: Io, options: ProgramOptions, beforeInterrupted?: () => void): Promise<number> {
+  const state: ProgramState = { exitCode: 0, noColor: noColorAsked(argv), ...(beforeInterrupted ? { beforeInterrupted } : {}) };
   const code = await runProgram(argv, io, options, state);
   // commander's help or version that could not be written (a command's results fail in their writer, output/sink.ts)
   await state.written;
@@ -357,13 +360,20 @@ async function runTimed(argv: string[], io: Io, options: ProgramOptions): Promis
     const clock = io.startedAt === undefined ? { total: now - started } : { before: started - io.startedAt, total: now - io.startedAt };
     io.stderr.write(`${lead}${formatTimings(timings.list(now), clock)}`);
   };
-  // on a signal, on a line of their own: after the ^C a terminal echoes, or a progress line
+  // on a signal (the process exits then) or Ctrl-C at a prompt, on a line of their own before "interrupted" (after the
+  // ^C a terminal echoes, or a progress line); the prompt's once, not again as the command ends
+  let said = false;
+  const say = (lead = '') => {
+    if (said) return;
+    said = true;
+    print(lead);
+  };
   const unsubscribe = io.onSignalExit?.(() => print('\n'));
   try {
-    return await withTimings(timings, () => runCommand(argv, io, options));
+    return await withTimings(timings, () => runCommand(argv, io, options, () => say('\n')));
   } finally {
     unsubscribe?.();
-    print();
+    say();
   }
 }
 

@@ -193,7 +193,7 @@ describe('convx config (item 14)', () => {
      * each write to stderr, not by polling. A prompt writes its question and attaches its key handler
      * in one synchronous render, so the key goes once that render is over (after setImmediate).
      */
-    const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT, home = tempDir(), command = ['init']) => {
+    const answer = async (steps: [RegExp, string][], args: string[] = [], cwd = ROOT, home = tempDir(), command = ['init'], env: Record<string, string> = {}) => {
       const stdin = new PassThrough();
       // inquirer ends its output stream after each prompt; a terminal's stderr stays open, and so does this one
       const stderr = new (class extends Capture {
@@ -224,7 +224,7 @@ describe('convx config (item 14)', () => {
           stdin.write(key);
         }
       })();
-      const io = { stdin, stdinIsTTY: true, stdout: new Capture(), stderr, stdoutIsTTY: false, stderrIsTTY: false, env: { XDG_CONFIG_HOME: home }, cwd, now: () => new Date(), onSignal: () => () => undefined };
+      const io = { stdin, stdinIsTTY: true, stdout: new Capture(), stderr, stdoutIsTTY: false, stderrIsTTY: false, env: { XDG_CONFIG_HOME: home, ...env }, cwd, now: () => new Date(), onSignal: () => () => undefined };
       const code = await run([...command, ...args], io);
       await typing;
       return { code, stderr: stderr.text, home };
@@ -337,6 +337,11 @@ describe('convx config (item 14)', () => {
       expect(login.code).toBe(130);
       expect(login.stderr).toMatch(/\ninterrupted\n$/);
       expect(existsSync(join(login.home, 'convx'))).toBe(false);
+      // with CONVX_TIMINGS, the timings so far come before "interrupted", once, as on a signal
+      const timed = await answer([[MODE, '\x03']], [], ROOT, tempDir(), ['init'], { CONVX_TIMINGS: '1' });
+      expect(timed.code).toBe(130);
+      expect(timed.stderr).toMatch(/\ntimings \(CONVX_TIMINGS\), wall time;.*\n(?:  .*\n)*  total\s+\d+ ms\n\ninterrupted\n$/);
+      expect(timed.stderr.match(/timings \(CONVX_TIMINGS\)/g)).toHaveLength(1);
     }, 20_000);
 
     it('a token no HTTP header can carry is asked again by init, refused by auth login even with --no-verify, and a usage error in any command', async () => {
