@@ -128,7 +128,8 @@ export function lookupTexts(values: Iterable<unknown>, accept: LookupOptions['ac
  * resolver), and the key as it resolved: two or more, and a look-up by it names none of them
  * (`convx contact`, GET contacts/{key}). None where the backend cannot resolve.
  */
-export async function contactsCarrying(backend: Pick<Backend, 'resolve'>, key: string, by: ContactReport['matchedBy']): Promise<{ id: string; contacts: IdMatch[] }> {
+export async function contactsCarrying(backend: Pick<Backend, 'resolve' | 'contactsCarrying'>, key: string, by: ContactReport['matchedBy']): Promise<{ id: string; contacts: IdMatch[] }> {
+  if (backend.contactsCarrying && by !== 'contactId') return { id: key.trim(), contacts: await backend.contactsCarrying(key, by) };
   const resolution = await backend.resolve?.(key);
   return { id: resolution?.id ?? key, contacts: (resolution?.matches ?? []).filter((m) => m.kind === 'contact' && m.by === by) };
 }
@@ -169,6 +170,8 @@ export interface Backend {
   activity?(target: ActivityTarget, contactId: string): Promise<ActivityResponse | undefined>;
   /** What an id (trimmed) names: an order, a contact, a source; else the ids nearest it. Undefined where the backend cannot tell (an API without GET ids/{id}). */
   resolve?(id: string): Promise<IdResolution | undefined>;
+  /** The contacts whose e-mail or client contact id the key (trimmed) is, as resolve's matches of that kind: from the contacts alone (local). */
+  contactsCarrying?(key: string, by: 'email' | 'clientContactId'): Promise<IdMatch[]>;
   /** Every source id the data holds (clicks and sources), for suggestions. */
   knownSources?(): Promise<KnownSource[]>;
   /** The date range the data holds (empty results explain themselves); absent where unknown. */

@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { cli, csv, dataset, scripted, servedDataset, shop, type OrderRow, type TouchRow } from './helpers.js';
+import { cli, csv, dataset, scripted, servedDataset, shop, withBackend, type OrderRow, type TouchRow } from './helpers.js';
+import { contactsCarrying } from '../src/backend.js';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer } from '../src/server/start.js';
 
@@ -405,6 +406,20 @@ describe("a contact's first row, and a key several contacts carry (found by a te
     ]);
     // the resolver's name of the contact is the first row's too
     expect((await twice(['order', 'c-3'])).stderr).toContain('\nhint: c-3 is a contact (Cy First): convx contact c-3\n');
+  });
+
+  it("the local backend's own look-up of a key's contacts gives the resolver's matches of that key and kind, in any case and with blanks", async () => {
+    const keys = ['two@example.com', 'TWO@EXAMPLE.COM', ' two@example.com ', 'CL2', 'cl2', 'three@example.com', 'later@example.com', 'CL3-LATER', 'six@example.com', 'old.six@example.com', 'CL6', 'c-2', 'nobody', ''];
+    await withBackend(people.dir(), async (backend) => {
+      const viaResolver = { resolve: (id: string) => backend.resolve(id) };
+      for (const key of keys) {
+        for (const by of ['email', 'clientContactId'] as const) {
+          const own = await contactsCarrying(backend, key, by);
+          expect(own, `${key} ${by}`).toEqual(await contactsCarrying(viaResolver, key, by));
+        }
+      }
+      expect((await contactsCarrying(backend, 'Two@example.com', 'email')).contacts.map((m) => m.id)).toEqual(['c-2', 'c-4']);
+    });
   });
 
   it('an e-mail or a client contact id several contacts carry is a usage error naming their ids, in both modes', async () => {

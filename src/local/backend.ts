@@ -1,4 +1,4 @@
-import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, IdResolution, KnownSource, LookupKind, LookupOptions, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
+import type { ActivityResponse, ActivityTarget, Backend, DataCoverage, DateRange, ContactReport, IdMatch, IdResolution, KnownSource, LookupKind, LookupOptions, OrderDiagnosis, OrderLookup, RowStream, TextChunk, TextRequest } from '../backend.js';
 import type { ValidateResponse } from '../model/validation.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { DataError, NoOrdersError } from '../errors.js';
@@ -24,7 +24,7 @@ import { UTC, utcDaysOf } from '../model/period.js';
 import type { Database, Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
-import { resolveId } from './resolve.js';
+import { contactsCarryingKey, resolveId } from './resolve.js';
 import { EXACT_AMOUNT_LIMIT, itemLine, textGuard } from './text.js';
 import { comparisonOf, otherPeriod, type ComparedFigure } from '../model/compare.js';
 import type { CompareTo } from '../model/parameters.js';
@@ -371,6 +371,12 @@ export class LocalBackend implements Backend {
   async resolve(id: string): Promise<IdResolution> {
     this.requireReports();
     return resolveId(this.scope, this.db, id);
+  }
+
+  /** The contacts a key is the e-mail or client contact id of, from the contacts alone (resolve.ts). */
+  async contactsCarrying(key: string, by: 'email' | 'clientContactId'): Promise<IdMatch[]> {
+    this.requireReports();
+    return contactsCarryingKey(this.scope, this.db, key, by);
   }
 
   async knownSources(): Promise<KnownSource[]> {

@@ -46,6 +46,13 @@ function laterContactKeys(scope: Scope): Sql {
     FROM ${scope.relation('contacts')} l JOIN ${first} f ON f.contact_id = l.contact_id AND f.row_id <> l.row_id`;
 }
 
+/** The contacts' keys of their first rows (a later row of an id is not read): id, e-mail and client contact id, with their names. One scan, three keys. */
+function contactKeys(scope: Scope): Sql {
+  const named = sql`coalesce(nullif(concat_ws(' ', first_name, surname), ''), email)`;
+  return sql`SELECT 'contact' AS kind, unnest(['id', 'email', 'clientContactId']) AS hit, contact_id AS id, unnest([contact_id, trim(email), client_contact_id]) AS term, NULL AS type, ${named} AS name, NULL AS smartflow_id
+      FROM ${firstContactRows(scope)}`;
+}
+
 /** Every (kind, by, id, key) the data holds: what an id may name (with later: the keys of contacts' later rows too, for exact matches). */
 function candidates(scope: Scope, later = false): Sql {
   const t = (name: string) => scope.relation(name);
@@ -53,10 +60,7 @@ function candidates(scope: Scope, later = false): Sql {
   const parts: Sql[] = [];
   if (has('orders')) parts.push(sql`SELECT 'order' AS kind, 'id' AS hit, order_id AS id, order_id AS term, NULL AS type, NULL AS name, NULL AS smartflow_id FROM ${t('orders')}`);
   if (has('contacts')) {
-    // A contact is its first row (a later row of its id is not read): its e-mail, client contact id and names only. One scan, three keys.
-    const named = sql`coalesce(nullif(concat_ws(' ', first_name, surname), ''), email)`;
-    parts.push(sql`SELECT 'contact', unnest(['id', 'email', 'clientContactId']), contact_id, unnest([contact_id, trim(email), client_contact_id]), NULL, ${named}, NULL
-      FROM ${firstContactRows(scope)}`);
+    parts.push(contactKeys(scope));
     if (later) parts.push(laterContactKeys(scope));
   }
   for (const table of ['orders', 'touches'] as const) {
@@ -88,14 +92,29 @@ function candidates(scope: Scope, later = false): Sql {
  * in two smartflows. The condition applies before the grouping, so a look-up by id scans without
  * grouping every order.
  */
-function kept(scope: Scope, where: Sql, later = false): Sql {
+function kept(scope: Scope, where: Sql, later = false, from: Sql = candidates(scope, later)): Sql {
   return sql`SELECT kind, hit, id, term, type, max(name) AS name, smartflow_id
-    FROM (${candidates(scope, later)}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
+    FROM (${from}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
 }
+
+/** The condition of an exact match of id: an e-mail in any case, any other key as it is. */
+const exactTerm = (id: string) => sql`CASE WHEN hit IN ('email', 'laterEmail') THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`;
 
 /** What the id names: its exact matches (an e-mail in any case). */
 function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {
-  return db.all<Row>(sql`${kept(scope, sql`CASE WHEN hit IN ('email', 'laterEmail') THEN lower(trim(term)) = ${id.toLowerCase()} ELSE term = ${id} END`, true)} ORDER BY kind, hit, type, id, smartflow_id`);
+  return db.all<Row>(sql`${kept(scope, exactTerm(id), true)} ORDER BY kind, hit, type, id, smartflow_id`);
+}
+
+/**
+ * The contacts whose first row carries the key as its e-mail (any case) or client contact id: the
+ * matches of that kind resolveId gives, from the contacts alone (`Backend.contactsCarrying`; the
+ * whole resolver reads every table: a look-up by e-mail in 500,000 orders, 770 -> 620 ms).
+ */
+export async function contactsCarryingKey(scope: Scope, db: Database, given: string, by: 'email' | 'clientContactId'): Promise<IdMatch[]> {
+  const id = given.trim();
+  if (id === '' || !scope.dataset.has('contacts')) return [];
+  const rows = await db.all<Row>(sql`${kept(scope, sql`hit = ${by} AND ${exactTerm(id)}`, false, contactKeys(scope))} ORDER BY kind, hit, type, id, smartflow_id`);
+  return rows.map(matchOf);
 }
 
 /** The first sources by type and id, to name when none is near. */
