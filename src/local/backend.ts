@@ -40,6 +40,9 @@ import { FIGURE_COLUMNS } from './models/attribution.js';
  * Local mode's answers: the named queries of queries.ts over a Scope's attributed
  * tables, paged or streamed, and the rows mapped to the interface's records.
  */
+/** How many rows a selection holds (n). */
+const countOf = (selection: Selection): Sql => sql`SELECT count(*) AS n FROM (${selection.select})`;
+
 export class LocalBackend implements Backend {
   /**
    * db: the connection to query on; closing the backend closes it, then calls onClose. renderLimits: of validateEmail.
@@ -204,7 +207,7 @@ export class LocalBackend implements Backend {
     const order = orderBy(query.sort, tieBreak);
     const rows = await this.db.all(
       selection.ofRowIds && limit !== undefined
-        ? sql`SELECT *, (SELECT count(*) FROM (${selection.select})) AS total
+        ? sql`SELECT *, (${countOf(selection)}) AS total
            FROM (${selection.ofRowIds(sql`SELECT row_id FROM (${selection.select}) ORDER BY ${order} LIMIT ${limit} OFFSET ${query.offset}`)})
            ORDER BY ${order}`
         : sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
@@ -257,7 +260,7 @@ export class LocalBackend implements Backend {
   }
 
   private async count(selection: Selection): Promise<number> {
-    const row = await this.db.one<{ n: bigint }>(sql`SELECT count(*) AS n FROM (${selection.select})`);
+    const row = await this.db.one<{ n: bigint }>(countOf(selection));
     return Number(row?.n ?? 0);
   }
 

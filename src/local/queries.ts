@@ -268,7 +268,7 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql'
   return {
     filter: { from: filter.from, where: filter.where },
     select: selectWhere(filter.where),
-    ofRowIds: (ids) => selectWhere(sql`${filter.where} AND row_id IN (${ids})`),
+    ofRowIds: (ids) => selectWhere(allOf([filter.where, sql`row_id IN (${ids})`])),
     ...(filter.byOrder ? { fewRows: true } : {}),
   };
 }
