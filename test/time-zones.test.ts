@@ -67,6 +67,9 @@ describe('a day of a zone as instants (model/period.ts)', () => {
     expect(utcDaysOf('2024-03-02', '2024-03-02', 'Europe/Prague')).toEqual({ dateFrom: '2024-03-01', dateTo: '2024-03-02' });
     expect(utcDaysOf('2024-03-02', '2024-03-05', 'America/New_York')).toEqual({ dateFrom: '2024-03-02', dateTo: '2024-03-06' });
     expect(utcDaysOf('0001-01-01', '9999-12-31', 'Pacific/Kiritimati')).toEqual({ dateFrom: '0001-01-01', dateTo: '9999-12-31' });
+    // past the four-digit years (New York's last day ends on 10000-01-01 UTC, Tokyo's first starts on 0000-12-31): every day
+    expect(utcDaysOf('9999-12-01', '9999-12-31', 'America/New_York')).toBeUndefined();
+    expect(utcDaysOf('0001-01-01', '0001-01-31', 'Asia/Tokyo')).toBeUndefined();
     expect(zoneDate(new Date('2024-03-01T23:30:00Z'), 'Europe/Prague')).toBe('2024-03-02');
     expect(zoneDate(new Date('2024-03-01T23:30:00Z'), 'UTC')).toBe('2024-03-01');
     expect(hours(periodInstants('2024-03-31', '2024-03-31', 'UTC'))).toBe(24);
@@ -295,6 +298,45 @@ describe('the period in a zone, local mode', () => {
     });
     const rows = await withBackend(priced, async (b) => (await b.items(parseItemsQuery({ dateFrom: '2024-03-02', dateTo: '2024-03-02', timeZone: 'Europe/Prague' }))).rows);
     expect(rows.map((r) => [r.orderId, r.conversionsReferenceAmount])).toEqual([['czk', 40]]);
+  });
+
+  it("a zone's period that reaches past 9999 in UTC: the directory and its imported file list the same records, paged as --all sorts their times' text; an order there is explained, not an error", async () => {
+    // New York's 9999-12-31 ends at 10000-01-01T05:00Z: y10000's time is written with five digits, and
+    // its text sorts before 9999's ('1' < '9'), unlike its instant. Pages sort as every other answer does.
+    const edge = shop({
+      touches: [{ at: '9999-12-20T12:00:00Z' }],
+      orders: [
+        { id: 'y9999', at: '9999-12-31T20:00:00Z' },
+        { id: 'y10000', at: '9999-12-31T23:30:00-05:00' },
+        { id: 'tie-b', at: '9999-12-31T19:00:00.000Z' },
+        { id: 'tie-a', at: '9999-12-31T19:00:00Z' },
+      ],
+    });
+    const file = `${tempDir('convx-tz-edge-')}/edge.duckdb`;
+    const imported = await cli(['data', 'import', edge, '--into', file]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const period = ['--from', '9999-12-31', '--to', '9999-12-31', '--tz', 'America/New_York'];
+    const ids = (stdout: string) => (JSON.parse(stdout) as { conversions: ConversionRecord[] }).conversions.map((r) => `${r.orderId} ${r.datetime}`);
+    const expected = ['y9999 9999-12-31T20:00:00.000Z', 'tie-b 9999-12-31T19:00:00.000Z', 'tie-a 9999-12-31T19:00:00.000Z', 'y10000 10000-01-01T04:30:00.000Z'];
+    for (const data of [edge, file]) {
+      const all = await kept(['items', '--data', data, ...period, '--all', '-o', 'json']);
+      expect(all.code, all.stderr).toBe(0);
+      expect(ids(all.stdout), data).toEqual(expected);
+      const pages: string[] = [];
+      for (let offset = 0; offset < expected.length; offset++) {
+        const page = await kept(['items', '--data', data, ...period, '--limit', '1', '--offset', String(offset), '-o', 'json']);
+        expect(page.code, page.stderr).toBe(0);
+        pages.push(...ids(page.stdout));
+      }
+      expect(pages, data).toEqual(expected);
+      const order = await kept(['order', 'y10000', '--data', data]);
+      expect([order.code, order.stderr], data).toEqual([1, expect.stringContaining("the order's time, 10000-01-01T04:30:00.000Z, is on a UTC day no period of dates can name")]);
+    }
+    // the hint of an empty period names the data's days as they are written
+    const empty = await kept(['items', '--data', edge, '--from', '2024-01-01', '--to', '2024-01-31']);
+    expect(empty.stderr).toContain('the dataset holds orders from 9999-12-31 to 10000-01-01 and touches');
+    expect(empty.stderr).toContain('try: convx items --data');
+    expect(empty.stderr).toContain('--from 9999-12-01 --to 9999-12-31');
   });
 });
 

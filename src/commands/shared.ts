@@ -4,7 +4,7 @@ import { closest } from '../model/closest.js';
 import type { Context } from '../context.js';
 import { UsageError } from '../errors.js';
 import { timed } from '../timings.js';
-import { bucketCount, cliWording, DEFAULT_REPORT_DAYS, shortPeriod, type Dates, type RawParams } from '../model/query.js';
+import { bucketCount, cliWording, DEFAULT_REPORT_DAYS, EVERY_DATE, monthDates, shortPeriod, type Dates, type RawParams } from '../model/query.js';
 import { WINDOW_DAYS, type Page, type Paging } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -424,7 +424,8 @@ export interface ResultRequest {
   interval?: Interval;
 }
 
-const day = (instant: string) => instant.slice(0, 10);
+/** An instant's UTC date, as the instant writes it (a year past 9999 has more digits). */
+const day = (instant: string) => instant.split('T', 1)[0]!;
 
 /** The first day of the month after a date's. */
 function nextMonth(date: string): string {
@@ -439,9 +440,13 @@ function nextMonth(date: string): string {
  * all the months would have been, where they were too many.
  */
 function monthsAround(range: DateRange, interval?: Interval): { dateFrom: string; dateTo: string; over?: number } {
-  const [y, m] = range.to.slice(0, 7).split('-').map(Number) as [number, number];
-  const dateTo = new Date(Date.UTC(y, m, 0)).toISOString().slice(0, 10);
-  const whole = `${range.from.slice(0, 7)}-01`;
+  // A period can name only the four-digit years: data past them is suggested from their edge.
+  const month = (instant: string) => {
+    const date = day(instant);
+    return (date.startsWith('-') || date < EVERY_DATE.dateFrom ? EVERY_DATE.dateFrom : date.length > 10 ? EVERY_DATE.dateTo : date).slice(0, 7);
+  };
+  const { dateTo } = monthDates(month(range.to));
+  const whole = `${month(range.from)}-01`;
   if (interval === undefined || bucketCount(interval, whole, dateTo) <= MAX_BUCKETS) return { dateFrom: whole, dateTo };
   let dateFrom = whole;
   while (bucketCount(interval, dateFrom, dateTo) > MAX_BUCKETS) dateFrom = nextMonth(dateFrom);
@@ -609,7 +614,7 @@ export async function explainEmpty(ctx: Context, backend: Backend, noun: string,
     if (!overlaps && expressible) {
       const months = monthsAround(range, request.interval);
       if (months.over !== undefined) {
-        const all = `${range.from.slice(0, 7)}..${range.to.slice(0, 7)}`;
+        const all = `${day(range.from).slice(0, -3)}..${day(range.to).slice(0, -3)}`;
         lines.push(`  its months ${all} are ${withCommas(months.over)} ${request.interval!} buckets, over the ${withCommas(MAX_BUCKETS)} a series may have; the latest of them:`);
       }
       lines.push(`  try: ${command(true, months)}`);

@@ -108,7 +108,7 @@ export class LocalBackend implements Backend {
     // Where the scope knows the days without a rate (usually none), a period without one needs no look.
     const unpriced = this.scope.unpricedDays;
     const period = utcDays(zoned);
-    if (unpriced && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
+    if (unpriced && period && !unpriced.some((day) => day >= period.dateFrom && day <= period.dateTo)) return;
     await timed('check missing rates', () => this.missingRates({ from, where }));
   }
 
@@ -208,7 +208,7 @@ export class LocalBackend implements Backend {
     const rows = await this.db.all(
       selection.ofRowIds && limit !== undefined
         ? sql`SELECT *, (${countOf(selection)}) AS total
-           FROM (${selection.ofRowIds(sql`SELECT row_id FROM (${selection.select}) ORDER BY ${order} LIMIT ${limit} OFFSET ${query.offset}`)})
+           FROM (${selection.ofRowIds(sql`SELECT row_id FROM (${selection.sortKeys ?? selection.select}) ORDER BY ${order} LIMIT ${limit} OFFSET ${query.offset}`)})
            ORDER BY ${order}`
         : sql`SELECT *, count(*) OVER () AS total FROM (${selection.select})
            ORDER BY ${order} ${limit === undefined ? EMPTY : sql`LIMIT ${limit}`} OFFSET ${query.offset}`,
@@ -413,8 +413,11 @@ export class LocalBackend implements Backend {
 /** A period of a query: its days, of its zone (absent: UTC). */
 type ZonedPeriod = Period & { timeZone?: string };
 
-/** The UTC days that hold a period's days: the days of a UTC period, one more on a side where the zone's days reach into another UTC day. */
-function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period {
+/**
+ * The UTC days that hold a period's days: the days of a UTC period, one more on a side where the
+ * zone's days reach into another UTC day; undefined (every day) where that day is past the four-digit years.
+ */
+function utcDays({ dateFrom, dateTo, timeZone }: ZonedPeriod): Period | undefined {
   return timeZone === undefined ? { dateFrom, dateTo } : utcDaysOf(dateFrom, dateTo, timeZone);
 }
 

@@ -1,4 +1,5 @@
 import type { ActivityResponse, ActivityTarget, ContactClick, ContactReport, KnownSource, OrderDiagnosis, OrderLookup } from '../backend.js';
+import { instantText, timestampText } from '../model/period.js';
 import { EVERY_DATE, MAX_LIMIT, parseItemsQuery } from '../model/query.js';
 import { WINDOW_DAYS, type ConversionRecord, type Page } from '../model/types.js';
 import type { ItemsQuery } from '../model/query.js';
@@ -47,24 +48,26 @@ export async function diagnoseOrder(
   if (zero) reasons.push('the order has zero net revenue (amount_wo_tax = 0), which is not a conversion');
   const click = await db.one<{ datetime: Date; source_type: string; source_id: string }>(
     sql`SELECT datetime, source_type, source_id FROM ${t('touches')}
-     WHERE contact_id = ${head.contact_id} AND lower(trim(touch)) = 'click' AND datetime <= CAST(${head.datetime.toISOString()} AS TIMESTAMP)
+     WHERE contact_id = ${head.contact_id} AND lower(trim(touch)) = 'click' AND datetime <= CAST(${timestampText(head.datetime)} AS TIMESTAMP)
      ORDER BY datetime DESC, source_type DESC, source_id DESC LIMIT 1`,
   );
-  const orderAt = head.datetime.toISOString();
+  const orderAt = instantText(head.datetime);
   if (!click) {
     reasons.push(`contact ${head.contact_id} has no click at or before the order (${orderAt}), so no source can be credited`);
   } else {
     const gap = head.datetime.getTime() - click.datetime.getTime();
     if (gap > WINDOW_DAYS * DAY_MS) {
       reasons.push(
-        `the contact's last click before the order was ${click.datetime.toISOString()} on ${click.source_type} ${click.source_id}, ${pastWindow(gap)} earlier: outside the ${WINDOW_DAYS}-day window`,
+        `the contact's last click before the order was ${instantText(click.datetime)} on ${click.source_type} ${click.source_id}, ${pastWindow(gap)} earlier: outside the ${WINDOW_DAYS}-day window`,
       );
     }
   }
+  const orderDay = orderAt.split('T', 1)[0]!;
   if (reasons.length === 0 && period) {
-    reasons.push(
-      `the order is a conversion, but none of its transactions falls within ${period.dateFrom}..${period.dateTo} (the order is from ${orderAt.slice(0, 10)})`,
-    );
+    reasons.push(`the order is a conversion, but none of its transactions falls within ${period.dateFrom}..${period.dateTo} (the order is from ${orderDay})`);
+  } else if (reasons.length === 0 && (orderDay.length !== 10 || orderDay < EVERY_DATE.dateFrom)) {
+    // A time in a file's zone (or a Parquet file's) can fall on a UTC day no four-digit date names.
+    reasons.push(`the order's time, ${orderAt}, is on a UTC day no period of dates can name (${EVERY_DATE.dateFrom}..${EVERY_DATE.dateTo}), so no look-up by dates lists its conversions`);
   }
   return { orderId, found: true, reasons };
 }
@@ -92,7 +95,8 @@ export async function findOrder(scope: Scope, db: Database, orderId: string, ite
   return { orderId, conversions: [], reasons: diagnosis.reasons };
 }
 
-const iso = (d: Date) => d.toISOString();
+/** A time as every answer writes it (a year past 9999 too). */
+const iso = instantText;
 const DAY_MS = 86_400_000;
 
 /** Past the window: what more than the window's days is, in its two largest units (1 h 12 min, 1 ms), rounded down. */

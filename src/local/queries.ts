@@ -67,6 +67,14 @@ export interface Selection {
    * (an append numbers on after the stored rows), never NULL.
    */
   ofRowIds?: (ids: Sql) => Sql;
+  /**
+   * The selection's row ids and sort keys, each key a column that sorts as the selection's own
+   * does, cheaper: where a page is chosen (ofRowIds). An items page's `datetime` is there the
+   * instant to the millisecond rather than its text (four times the sort's work on 200,000 rows):
+   * the text sorts as the instant wherever every year has four digits, which itemsSelect makes
+   * sure of before it offers one (instantsSortAsText).
+   */
+  sortKeys?: Sql;
 }
 
 /** The columns that order rows equal on every sort key, ascending: a report's sources, an items page's transactions (orderBy, sortRows). */
@@ -213,6 +221,21 @@ export function itemsFilter(conv: Sql, query: ItemsQuery): Filter & { byOrder: b
   return { from, where: allOf([period, ...where]), byOrder };
 }
 
+/**
+ * True when every transaction of the query's period has a year of four digits (0000 to 9999): its
+ * time's text (TS: fixed width, to the millisecond) then sorts as the instant truncated to the
+ * millisecond, ties included. A UTC period is of whole days of such years (dates have four digits);
+ * a zone's may begin or end a day past them.
+ */
+function instantsSortAsText(period: { dateFrom: string; dateTo: string; timeZone?: string }): boolean {
+  if (period.timeZone === undefined) return true;
+  const { start, end } = periodInstants(period.dateFrom, period.dateTo, period.timeZone);
+  return start.getTime() >= YEAR_0000 && end.getTime() <= YEAR_10000;
+}
+
+const YEAR_0000 = Date.parse('0000-01-01T00:00:00.000Z');
+const YEAR_10000 = Date.parse('+010000-01-01T00:00:00.000Z');
+
 /** One of `of` disjoint parts of a table's rows, by the hash of their row_id (never NULL: a NULL row_id hashes too). */
 export interface Part {
   index: number;
@@ -253,9 +276,9 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql'
     links === 'js' && !query.sort.some((k) => k.field === 'activityUrl')
       ? sql``
       : sql`, ${detailUrlWithQuery(query)} AS detail_url, ${activityUrlSql()} AS "activityUrl"`;
-  const selectWhere = (where: Sql) => sql`
+  const selectWhere = (where: Sql, datetime = TS(sql`datetime`)) => sql`
     SELECT row_id,
-      contact_id AS "contactId", client_contact_id AS "clientContactId", ${TS(sql`datetime`)} AS "datetime",
+      contact_id AS "contactId", client_contact_id AS "clientContactId", ${datetime} AS "datetime",
       order_id AS "orderId", first_name AS "firstName", surname AS "surname",
       ${D(sql`amount_w_tax`)} AS "conversionsAmount", currency AS "conversionsCurrency",
       ${D(sql`ref_w`)} AS "conversionsReferenceAmount", CAST(${tables.referenceCurrency} AS VARCHAR) AS "referenceCurrency",
@@ -269,6 +292,7 @@ export function itemsSelect(tables: QueryTables, query: ItemsQuery, links: 'sql'
     filter: { from: filter.from, where: filter.where },
     select: selectWhere(filter.where),
     ofRowIds: (ids) => selectWhere(allOf([filter.where, sql`row_id IN (${ids})`])),
+    ...(instantsSortAsText(query) ? { sortKeys: selectWhere(filter.where, sql`date_trunc('millisecond', datetime)`) } : {}),
     ...(filter.byOrder ? { fewRows: true } : {}),
   };
 }

@@ -12,6 +12,9 @@ import { closest } from './closest.js';
 /** The zone of every answer unless another is asked: its days are UTC days. */
 export const UTC = 'UTC';
 
+/** Every date a period can name (the four-digit years): a look-up over the whole dataset. */
+export const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' } as const;
+
 /** A local date-time as the milliseconds of the same wall clock read as UTC. */
 type Wall = number;
 
@@ -126,21 +129,32 @@ function isoDay(ms: number): string {
 }
 
 /**
- * The UTC days that hold a zone's period (its first and last instant's UTC dates), kept within
- * the four-digit years: what must be attributed to answer the period exactly.
+ * The UTC days that hold a zone's period (its first and last instant's UTC dates): what must be
+ * attributed to answer the period exactly. Undefined where they reach past the four-digit years
+ * (a zone's first day of 0001 that starts on 0000-12-31 UTC, its last of 9999 that ends in 10000):
+ * every day then, as no period of dates names such a day.
  */
-export function utcDaysOf(dateFrom: string, dateTo: string, zone: string): { dateFrom: string; dateTo: string } {
+export function utcDaysOf(dateFrom: string, dateTo: string, zone: string): { dateFrom: string; dateTo: string } | undefined {
   if (zone === UTC) return { dateFrom, dateTo };
   const { start, end } = periodInstants(dateFrom, dateTo, zone);
-  const clamp = (day: string) => (day < '0001-01-01' || day.startsWith('-') ? '0001-01-01' : day.length > 10 || day > '9999-12-31' ? '9999-12-31' : day);
-  return { dateFrom: clamp(isoDay(start.getTime())), dateTo: clamp(isoDay(end.getTime() - 1)) };
+  const days = { dateFrom: isoDay(start.getTime()), dateTo: isoDay(end.getTime() - 1) };
+  const named = (day: string) => day.length === 10 && day >= EVERY_DATE.dateFrom && day <= EVERY_DATE.dateTo;
+  return named(days.dateFrom) && named(days.dateTo) ? days : undefined;
 }
 
 /** An instant as a TIMESTAMP literal's text (UTC, milliseconds): what local mode compares datetime with. */
 export function timestampText(instant: Date): string {
+  return instantText(instant).slice(0, -1).replace('T', ' ');
+}
+
+/**
+ * An instant as every answer writes one (DuckDB's strftime '%Y-%m-%dT%H:%M:%S.%gZ'): as
+ * toISOString does, but a year past 9999 without toISOString's sign and zeros (`10000-01-01T…`).
+ */
+export function instantText(instant: Date): string {
   const ms = instant.getTime();
-  const time = new Date(ms).toISOString().slice(11, 23);
-  return `${isoDay(ms)} ${time}`;
+  // From the end: toISOString writes a year past 9999 with more digits and a sign.
+  return `${isoDay(ms)}T${new Date(ms).toISOString().slice(-13)}`;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { UsageError, type ParameterProblem } from '../errors.js';
 import { AGGREGATE_FIELDS, RECORD_FIELDS, scalarFields } from './fields.js';
 import { EMPTY_VALUE, field, flagName, MAX_BUCKETS, parameters, PERIOD_FLAGS, QUERY_PARAMETERS, TRIMMED_KINDS, type Interval, type Operation, type Parameter, type PeriodFlag, type QueryOf } from './parameters.js';
-import { canonicalZone, UTC, zoneDate, zoneProblem } from './period.js';
+import { canonicalZone, EVERY_DATE, UTC, zoneDate, zoneProblem } from './period.js';
 import { SOURCE_TYPES } from './shapes.js';
 import type { SortKey } from './types.js';
 import { withCommas } from '../words.js';
@@ -14,8 +14,7 @@ import { withCommas } from '../words.js';
 export { DEFAULT_LIMIT, MAX_LIMIT } from './parameters.js';
 export const DEFAULT_REPORT_DAYS = 30;
 
-/** Every date a period can name (the four-digit years): a look-up over the whole dataset. */
-export const EVERY_DATE = { dateFrom: '0001-01-01', dateTo: '9999-12-31' } as const;
+export { EVERY_DATE } from './period.js';
 
 export const ITEMS_SORT_FIELDS = scalarFields(RECORD_FIELDS);
 export const REPORT_SORT_FIELDS = scalarFields(AGGREGATE_FIELDS);
@@ -361,7 +360,7 @@ export interface Dates {
 }
 
 /** A calendar month's days: `2024-02` is 2024-02-01..2024-02-29. */
-function monthDates(month: string): Dates {
+export function monthDates(month: string): Dates {
   const [year, number] = month.split('-').map(Number) as [number, number];
   return { dateFrom: `${month}-01`, dateTo: `${month}-${String(monthDays(year, number)).padStart(2, '0')}` };
 }

@@ -4,6 +4,7 @@
  * head, the attributed sources' identities, and every attributed transaction converted. With a
  * period (ModelInput.period) each reads only what the period's transactions need.
  */
+import { timestampText } from '../../model/period.js';
 import { WINDOW_DAYS } from '../../model/types.js';
 import { CANCELLED_STATUSES } from '../schema.js';
 import { EMPTY, ident, int, join, literal, sql, trusted, type Sql } from '../sql.js';
@@ -56,7 +57,7 @@ async function clickFilter(m: ModelInput): Promise<Sql> {
   );
   let far = EMPTY;
   if (outside?.lo && outside.hi) {
-    const at = (d: Date) => sql`TIMESTAMP ${literal(d.toISOString().replace('T', ' ').replace('Z', ''))}`;
+    const at = (d: Date) => sql`TIMESTAMP ${literal(timestampText(d))}`;
     far = sql` OR (datetime >= ${at(outside.lo)} - INTERVAL ${WINDOW} DAY AND datetime <= ${at(outside.hi)}
                    AND contact_id IN (SELECT contact_id FROM ${m.relation('order_head')} WHERE ${outsidePeriod}))`;
   }
