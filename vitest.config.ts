@@ -70,6 +70,7 @@ const E2E = [
   'time-zones',
   'validate',
   'validate-report-api',
+  'unreadable-files',
 ].map((name) => `test/${name}.test.ts`);
 
 /**

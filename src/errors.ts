@@ -97,6 +97,23 @@ const WRITE_FAILURES: Record<string, string> = {
   EPIPE: 'its reader closed it',
 };
 
+/** Why a file or folder could not be read, in words, by the system's error code (the code itself where it has none). */
+export function readFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return READ_FAILURES[code ?? ''] ?? code ?? (error instanceof Error ? error.message : String(error));
+}
+
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: 'it does not exist',
+  ENOTDIR: 'a part of its path is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EIO: 'an input/output error of the device',
+  ELOOP: 'a loop of symbolic links',
+  EMFILE: 'too many files are open',
+  ENFILE: 'too many files are open',
+};
+
 /** The dataset is missing, unreadable or holds values it should not (exit 2). */
 export class DataError extends ConvxError {
   constructor(

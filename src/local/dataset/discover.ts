@@ -1,7 +1,7 @@
 /** Finding a dataset's tables on disk: each table by base name, a file or a folder of files (docs/datasets.md). */
-import { existsSync, lstatSync, readdirSync, readlinkSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { accessSync, constants, existsSync, lstatSync, readdirSync, readlinkSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { join, relative } from 'node:path';
-import { DataError } from '../../errors.js';
+import { DataError, readFailure } from '../../errors.js';
 import { TABLE_NAMES, type TableName } from '../schema.js';
 import type { FileFormat, TableSource } from './types.js';
 
@@ -57,12 +57,19 @@ function notARegularFile(path: string): string | undefined {
  * reader's globs do); a link to a folder, which the globs do not follow, and anything else that is
  * not a regular file are refused in `problems`.
  */
-function listFiles(dir: string, root: string, problems: string[]): string[] {
+function listFiles(dir: string, root: string, problems: string[], denied: string[]): string[] {
   const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    denied.push(`${relative(root, dir)}/ cannot be read: ${readFailure(error)}`);
+    return out;
+  }
+  for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...listFiles(path, root, problems));
+    if (entry.isDirectory()) out.push(...listFiles(path, root, problems, denied));
     else if (entry.isFile()) out.push(path);
     else if (matchExtension(entry.name) || entry.isSymbolicLink()) {
       const name = relative(root, path);
@@ -98,8 +105,11 @@ function entryKinds(dir: string, entries: Dirent[], unreadable: string[]): Map<s
 }
 
 /** A table as a folder of files of one format; undefined (with a problem said) when it holds none or mixes formats. */
-function folderSource(table: TableName, path: string, dir: string, unreadable: string[], problems: string[]): TableSource | undefined {
-  const files = listFiles(path, dir, unreadable).filter((f) => matchExtension(f));
+function folderSource(table: TableName, path: string, dir: string, { unreadable, denied, problems }: Record<'unreadable' | 'denied' | 'problems', string[]>): TableSource | undefined {
+  const deniedBefore = denied.length;
+  const files = listFiles(path, dir, unreadable, denied).filter((f) => matchExtension(f));
+  // A folder that cannot be read is said so (denied), not said to be empty.
+  if (files.length === 0 && denied.length > deniedBefore) return undefined;
   if (files.length === 0) {
     problems.push(`${table}/: the folder holds no .csv, .csv.gz, .parquet, .json, .jsonl or .ndjson files`);
     return undefined;
@@ -143,11 +153,18 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
       'give the directory of the exported files, or a .duckdb file that convx data import wrote',
     ]);
   }
-  const entries = readdirSync(dir, { withFileTypes: true });
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    throw new DataError(`cannot read the dataset's folder ${dir}: ${readFailure(error)}`);
+  }
   const found = new Map<TableName, TableSource>();
   const problems: string[] = [];
   // Tables that are neither a regular file nor a directory (a broken or looping link, a FIFO, a device): refused.
   const unreadable: string[] = [];
+  // Tables' files and folders that cannot be read (no permission, say).
+  const denied: string[] = [];
   const kinds = entryKinds(dir, entries, unreadable);
   for (const table of TABLE_NAMES) {
     const candidates: TableSource[] = [];
@@ -156,7 +173,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
       const kind = kinds.get(entry.name);
       const candidate =
         kind === 'directory' && entry.name === table
-          ? folderSource(table, path, dir, unreadable, problems)
+          ? folderSource(table, path, dir, { unreadable, denied, problems })
           : kind === 'file'
             ? fileSource(table, entry.name, path)
             : undefined;
@@ -169,8 +186,18 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
     }
   }
   if (unreadable.length) {
-    throw new DataError(`the dataset at ${dir} holds tables that are not regular files, which convx refuses to read:`, [...unreadable, ...problems]);
+    throw new DataError(`the dataset at ${dir} holds tables that are not regular files, which convx refuses to read:`, [...unreadable, ...denied, ...problems]);
   }
+  for (const source of found.values()) {
+    for (const file of source.files) {
+      try {
+        accessSync(file, constants.R_OK);
+      } catch (error) {
+        denied.push(`${relative(dir, file)} cannot be read: ${readFailure(error)}`);
+      }
+    }
+  }
+  if (denied.length) throw new DataError(`the dataset at ${dir} holds files that cannot be read:`, [...denied, ...problems]);
   if (problems.length) throw new DataError(`the dataset at ${dir} is ambiguous or incomplete:`, problems);
   return found;
 }
