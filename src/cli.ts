@@ -174,11 +174,13 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
 /**
  * How the context reads the config: tolerant of wrong settings (GlobalOptions.tolerant: a command
  * that sets the config up or shows it, or that takes no --profile, whose settings it does not use),
- * and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs).
+ * of a file it cannot read at all where it needs none (GlobalOptions.configOptional: no --profile,
+ * or completion), and the setting a command replaces or removes (config set|unset KEY: GlobalOptions.repairs).
  */
-function configRead(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean } {
-  const tolerant = (definition.toleratesWrongSettings ?? false) || !commandGlobals(definition).includes('--profile');
-  return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], tolerant } : { tolerant };
+function configRead(definition: CommandDefinition, args: readonly string[]): { repairs?: string; tolerant: boolean; configOptional: boolean } {
+  const noProfile = !commandGlobals(definition).includes('--profile');
+  const read = { tolerant: (definition.toleratesWrongSettings ?? false) || noProfile, configOptional: (definition.configOptional ?? false) || noProfile };
+  return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], ...read } : read;
 }
 
 /** The hint of an empty flag value or argument. */

@@ -28,6 +28,7 @@ export {
   wrongSettings,
   type ConfigFile,
   type ConfigKey,
+  type ConfigRead,
   type Profile,
   type ProfileKey,
   type Repair,

@@ -5,7 +5,7 @@ import type { ChalkInstance } from 'chalk';
 import type { Backend, Lookups } from './backend.js';
 import { colorLevel, type GlobalFlags } from './globals.js';
 import { checkTokenText } from './model/token-text.js';
-import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, profileFlag, readConfig, settingKey, tokenFromText, type ConfigFile, type Repair, type ResolvedSettings } from './config.js';
+import { checkProfileName, configPath, deferredSettings, noProfileError, profileChoice, profileFlag, readConfig, settingKey, tokenFromText, type ConfigFile, type ConfigRead, type Repair, type ResolvedSettings } from './config.js';
 import { AuthError, UsageError } from './errors.js';
 import { FORMATS, isFormat, MARKDOWN, type AnyFormat } from './output/formats.js';
 import { streamSink, terminalColumns } from './output/sink.js';
@@ -56,6 +56,8 @@ export interface GlobalOptions extends Partial<GlobalFlags> {
   repairs?: string;
   /** The command sets the config up or shows it, or takes no --profile: a wrong stored setting is a warning, not an error (config-file.ts, ConfigRead; cli.ts). */
   tolerant?: boolean;
+  /** The command needs no setting of the config file: one it cannot read (not JSON, a wrong shape) is a warning, and it runs without it (cli.ts). */
+  configOptional?: boolean;
   /** The formats the command prints (validate has its own). */
   formats?: readonly AnyFormat[];
 }
@@ -152,7 +154,7 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
   // the profile in use (config set|unset KEY: the one it changes), as chosen below, from the file's defaultProfile
   const inUse = (defaultProfile: string | undefined) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name;
   const repair: Repair | undefined = key && { key, profile: inUse };
-  const config = readConfig(file, warn, { tolerant: globals.tolerant ?? false, inUse, ...(repair ? { repair } : {}) });
+  const config = readConfigOrWarn(file, warn, globals, { tolerant: globals.tolerant ?? false, inUse, ...(repair ? { repair } : {}) });
   const { name, from } = profileChoice(globals.profile, io.env, config);
   checkProfileName(name, from);
   const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;
@@ -169,6 +171,17 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
     },
   );
   return { file, config, settings };
+}
+
+/** The config file; where the command needs none of it (configOptional), one it cannot read is a warning and no config. */
+function readConfigOrWarn(file: string | undefined, warn: (message: string) => void, globals: GlobalOptions, read: ConfigRead): ConfigFile {
+  try {
+    return readConfig(file, warn, read);
+  } catch (error) {
+    if (!globals.configOptional || !(error instanceof UsageError)) throw error;
+    warn(`${error.message.split('\n')[0]}. This command uses none of its settings and runs without them.`);
+    return readConfig(undefined);
+  }
 }
 
 /** ctx.dataDir: the dataset of local mode, which must exist. */

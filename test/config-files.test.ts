@@ -306,6 +306,22 @@ describe('the files as read', () => {
     expect((await cli(['config', 'list'], { env })).stderr).toBe(`convx: error: ${configFile(dir)} is not valid JSON (at line 2, column 15); fix it or remove it\n`);
   });
 
+  it('a config file that is not JSON, or of the wrong shape, stops the commands that use its settings, not those that use none (no --profile; completion)', async () => {
+    for (const text of ['{\n "profiles": {,}\n}', '{"profiles": []}']) {
+      const { home: dir, env } = home({ config: text });
+      const stops = await cli(['report', '--data', SAMPLES, '--month', '2024-03'], { env });
+      expect([stops.code, stops.stderr.split('\n')[0]], text).toEqual([2, expect.stringContaining(`convx: error: ${configFile(dir)}`)]);
+      for (const argv of [['token', '--plugin', 'shop'], ['completion', 'bash'], ['data', 'generate', '--out', join(dir, 'shop'), '--orders', '5', '--touches', '5', '--contacts', '5']]) {
+        const run = await cli(argv, { env: { ...env, CONVX_JWT_SECRET: 'a-secret-of-at-least-32-characters!!' } });
+        expect([run.code, run.stdout.length > 0, run.stderr], `${argv.join(' ')}: ${text}`).toEqual([
+          0,
+          argv[0] !== 'data',
+          expect.stringMatching(new RegExp(`^warning: ${configFile(dir).replaceAll('.', '\\.')}.*This command uses none of its settings and runs without them\.\n`)),
+        ]);
+      }
+    }
+  });
+
   it('jsonErrorAt places an error after a number of any length and at any depth of nesting', () => {
     expect(jsonErrorAt(`{"x":${'1'.repeat(500)},\n"y": tru}`)).toEqual({ line: 2, column: 6 });
     expect(jsonErrorAt(`${'['.repeat(600)}1${']'.repeat(599)}}`)).toEqual({ line: 1, column: 1201 });

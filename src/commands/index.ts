@@ -212,6 +212,7 @@ export const COMMANDS: readonly CommandDefinition[] = [
   {
     name: 'completion',
     toleratesWrongSettings: true,
+    configOptional: true,
     summary: 'print a shell completion script (bash, zsh, fish): commands, flags, formats, and values from the configured dataset or API',
     args: '[shell]',
     options: OPTIONS.completion,

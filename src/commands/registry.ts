@@ -43,6 +43,11 @@ export interface CommandDefinition {
    * check refuses is a warning, left unused and kept as it is, not an error (config-file.ts, ConfigRead).
    */
   toleratesWrongSettings?: boolean;
+  /**
+   * It runs without the config file's settings (completion's scripts, its values from flags), as a
+   * command that takes no --profile does: a config file it cannot read is a warning, not an error.
+   */
+  configOptional?: boolean;
   load(): Promise<CommandHandler<never>>;
 }
 
