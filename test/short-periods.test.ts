@@ -116,6 +116,21 @@ describe('the short periods on the command line', () => {
     expect((await run(['report', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stderr).toBe('');
   });
 
+  it("trend's, total's and drill's defaulted dates are named as report's, in any format; a detailUrl's own dates, nothing", async () => {
+    const trend = await run(['trend', '--data', SAMPLES, '--from', '2024-03-01', '-o', 'json']);
+    expect(trend.stderr).toBe('2024-03-01..2024-03-30 (no --to: the 30 days from --from)\n');
+    const total = await run(['total', '--data', SAMPLES, '--to', '2024-03-30', '-o', 'csv']);
+    expect(total.stderr).toBe('2024-03-01..2024-03-30 (no --from: the 30 days ending --to)\n');
+    expect(total.stdout).toBe((await run(['total', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-30', '-o', 'csv'])).stdout);
+    const drill = await run(['drill', 'k-1', '--data', SAMPLES, '--from', '2024-03-01', '-o', 'tsv']);
+    expect(drill.stderr).toMatch(/^1-\d+ of \d+ conversions, 2024-03-01\.\.2024-03-30 \(no --to: the 30 days from --from\)\n$/);
+    const none = await run(['drill', 'k-1', '--data', SAMPLES, '-o', 'json']);
+    expect(none.stderr).toMatch(/^1-\d+ of \d+ conversions, 2024-02-20\.\.2024-03-20 \(no --from\/--to: the 30 days ending today, UTC\)\n$/);
+    const url = '/v1/campaigns/k-1/conversions?sourceType=campaign&sourceId=k-1&dateFrom=2024-03-01&dateTo=2024-03-31';
+    expect((await run(['drill', url, '--data', SAMPLES, '-o', 'json'])).stderr).toBe('');
+    expect((await run(['trend', '--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31', '-o', 'json'])).stderr).toBe('');
+  });
+
   it('says so in the summary line of a table, and in the explanation of an empty result', async () => {
     const table = await cli(['report', '--data', SAMPLES, '--month', '2024-03', '-o', 'table'], { now: NOW });
     expect(table.stderr).toBe('1-15 of 15 sources, 2024-03-01..2024-03-31 (--month 2024-03)\n');

@@ -9,7 +9,7 @@ import type { CommandFlags } from './options.js';
 import { listItems } from './items.js';
 import { commandFor, namesHint, nearestHint, sharesId, suggestion } from './ids.js';
 import { defineHandler } from './registry.js';
-import { chosenPeriod, queryParams, unknownIds } from './shared.js';
+import { chosenPeriod, defaultedPeriod, queryParams, unknownIds } from './shared.js';
 import { shellWord } from '../words.js';
 
 /** The parameters a detailUrl's query string may carry: what a per-source alias takes (the path fixes the source). */
@@ -229,7 +229,8 @@ export default defineHandler<CommandFlags<'drill'>>({
       // A detailUrl's dateFrom and dateTo are given as the flags are: the default period's note names them.
       given: short === undefined ? { from: flags.from ?? query.dateFrom, to: flags.to ?? query.dateTo } : { from: dateFrom, to: dateTo },
       ...(short === undefined ? { givenBy: urlBounds(flags, query) } : {}),
-      chosen: short?.chosen,
+      // the dates a short period or the defaults chose, named on stderr in any format (as report's)
+      chosen: short?.chosen ?? defaultedPeriod({ from: flags.from ?? query.dateFrom, to: flags.to ?? query.dateTo }, zone === UTC ? undefined : zone, urlBounds(flags, query)),
       // an empty result names the source apart from the filters: the target is not a flag that can be left out
       source: args[0] ?? '',
       filters: DRILL_FILTERS,

@@ -5,7 +5,7 @@ import { BREAKDOWN_COLUMNS, isPeriodColumn, TOTAL_BREAKDOWN_TABLE_COLUMNS, TOTAL
 import { breakdownKind, type RecordKind } from '../output/writer.js';
 import type { CommandFlags } from './options.js';
 import { defineHandler } from './registry.js';
-import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, withBackend } from './shared.js';
+import { compareAwareKind, comparedSummary, defaultedPeriod, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, withBackend } from './shared.js';
 
 /** The total as one row: its period and zone, then its figures; --breakdown: one row per currency. */
 const TOTAL_KIND: RecordKind = { columns: TOTAL_COLUMNS, tableColumns: TOTAL_TABLE_COLUMNS, objectFields: ['breakdown'], totals: false };
@@ -13,8 +13,10 @@ const TOTAL_BREAKDOWN_KIND = { ...breakdownKind(TOTAL_KIND, BREAKDOWN_COLUMNS, T
 
 export default defineHandler<CommandFlags<'total'>>({
   async run(ctx, _args, flags) {
-    const { raw, chosen } = periodParams('total', flags, ctx);
+    const { raw, chosen: short } = periodParams('total', flags, ctx);
     const query = parseFlags(() => parseTotalQuery(raw, ctx.io.now()));
+    // the dates a short period or the defaults chose, named on stderr in any format (as report's)
+    const chosen = short ?? defaultedPeriod({ from: flags.from, to: flags.to }, query.timeZone);
     const plain = flags.breakdown ? TOTAL_BREAKDOWN_KIND : TOTAL_KIND;
     const kind = compareAwareKind(flags, query, plain, false);
     ctx.output.check(kind);

@@ -17,7 +17,7 @@ import type { Context } from '../context.js';
 import type { CommandFlags } from './options.js';
 import { checkPageFlags, filterWords, printTrendPage } from './page.js';
 import { defineHandler } from './registry.js';
-import { compareAwareKind, comparedSummary, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, skippedDaysText, withBackend, comparedPeriod } from './shared.js';
+import { compareAwareKind, comparedSummary, defaultedPeriod, explainEmpty, filtersOf, parseFlags, periodParams, printDatasetWarnings, skippedDaysText, withBackend, comparedPeriod } from './shared.js';
 
 /** A series' rows: one per bucket (and series, per source); --breakdown: one per bucket and currency. */
 function trendKind(perSource: boolean, breakdown: boolean): RecordKind {
@@ -61,8 +61,10 @@ async function printChart(ctx: Context, buckets: TrendBucket[], wanted: boolean)
 
 export default defineHandler<CommandFlags<'trend'>>({
   async run(ctx, _args, flags) {
-    const { raw, chosen } = periodParams('trend', flags, ctx);
+    const { raw, chosen: short } = periodParams('trend', flags, ctx);
     const query = parseFlags(() => parseTrendQuery(raw, ctx.io.now()));
+    // the dates a short period or the defaults chose, named on stderr in any format (as report's)
+    const chosen = short ?? defaultedPeriod({ from: flags.from, to: flags.to }, query.timeZone);
     const plain = trendKind(query.perSource === true, flags.breakdown === true);
     const kind = compareAwareKind(flags, query, plain, true);
     checkPageFlags(ctx, flags);
