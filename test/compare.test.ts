@@ -275,6 +275,23 @@ describe('trend and total --compare', () => {
     ]);
   });
 
+  it("with previous by week or month, a table names the bucket beside each (Against), and a note says where a period cuts one; none where both are whole", async () => {
+    const table = await kept(['trend', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--by', 'month', '--compare', 'previous', '-o', 'table']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain('│ Bucket  │ Against │ Orders │ Δ Orders │');
+    expect(table.stdout).toContain('│ 2024-02 │ 2024-01 │      1 │        – │');
+    const note = (column: string) =>
+      `note: --compare previous sets each month beside the month in its place in 2024-01-03..2024-01-31 (${column}), and a month that either period cuts counts only its days in it; --compare year sets each beside the same month a year before\n`;
+    expect(table.stderr).toContain(note('Against'));
+    const csv = await kept(['trend', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--by', 'month', '--compare', 'previous', '-o', 'csv']);
+    expect(csv.stderr).toBe(note('comparison.bucket'));
+    // whole weeks on both sides (2024-02-19..2024-02-25 before 2024-02-26..2024-03-03), and --compare year: no note
+    for (const compare of ['previous', 'year']) {
+      const whole = await kept(['trend', '--data', dir, '--from', '2024-02-26', '--to', '2024-03-03', '--by', 'week', '--compare', compare, '-o', 'csv']);
+      expect([whole.code, whole.stderr], compare).toEqual([0, '']);
+    }
+  });
+
   it('gives the total its comparison at the top level, in json and as columns', async () => {
     const argv = ['total', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--compare', 'year'];
     const json = JSON.parse((await kept([...argv, '-o', 'json'])).stdout) as { total: PeriodFigures; comparison: { dateTo: string; figures: { conversionsNumber: number } } };

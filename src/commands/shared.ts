@@ -41,14 +41,17 @@ export const REPORT_BREAKDOWN_KIND = breakdownKind(REPORT_KIND, BREAKDOWN_COLUMN
 
 /**
  * A kind compared with another period (--compare): the comparison's columns after the row's
- * (`bucket`: a series', which names the bucket it lines up with), a change column beside each
- * headline figure of a table, and `comparison` a whole object --fields may name in json.
+ * (`bucket`: a series', which names the bucket it lines up with, in a table too, Against, beside its own:
+ * with `previous` the other period's bucket in the same place, which may be a part of a week or
+ * month), a change column beside each headline figure of a table, and `comparison` a whole object
+ * --fields may name in json.
  */
 function comparedKind(kind: RecordKind, bucket: boolean): RecordKind {
+  const tableColumns = bucket ? kind.tableColumns.flatMap((c) => (c === 'bucket' ? [c, 'comparison.bucket'] : [c])) : kind.tableColumns;
   return {
     ...kind,
     columns: [...kind.columns, ...comparisonColumns(bucket)],
-    tableColumns: withChangeColumns(kind.tableColumns),
+    tableColumns: withChangeColumns(tableColumns),
     objectFields: [...kind.objectFields, 'comparison'],
   };
 }

@@ -1,6 +1,7 @@
 import { filterNames } from '../model/parameters.js';
 import { timed } from '../timings.js';
-import { parseTrendQuery } from '../model/query.js';
+import { monthDates, parseTrendQuery, type TrendQuery } from '../model/query.js';
+import { otherPeriod } from '../model/compare.js';
 import type { TrendBucket } from '../model/types.js';
 import {
   BREAKDOWN_COLUMNS,
@@ -48,6 +49,28 @@ function noteSkippedDays(ctx: Context, buckets: TrendBucket[], timeZone: string)
 }
 
 /**
+ * With --compare previous by week or month, where either period cuts a week or month (the other
+ * period, of equal length, seldom starts on a Monday or a first): each bucket is beside the one in
+ * its place there (the Against column), a part of a week or month counted over its days in that
+ * period only. Said once, with what compares whole ones.
+ */
+function noteCutBuckets(ctx: Context, query: TrendQuery, buckets: TrendBucket[]): void {
+  if (query.compareTo !== 'previous' || (query.interval !== 'week' && query.interval !== 'month') || !buckets.length) return;
+  const other = otherPeriod(query, 'previous');
+  const whole = (p: { dateFrom: string; dateTo: string }) =>
+    query.interval === 'month' ? p.dateFrom.endsWith('-01') && monthDates(p.dateTo.slice(0, 7)).dateTo === p.dateTo : weekday(p.dateFrom) === 1 && weekday(p.dateTo) === 0;
+  if (whole(query) && whole(other)) return;
+  const unit = query.interval;
+  const column = ctx.format === 'table' ? 'Against' : 'comparison.bucket';
+  ctx.log.info(
+    `note: --compare previous sets each ${unit} beside the ${unit} in its place in ${other.dateFrom}..${other.dateTo} (${column}), and a ${unit} that either period cuts counts only its days in it; --compare year sets each beside the same ${unit} a year before`,
+  );
+}
+
+/** The day of the week of a date (0: Sunday, 1: Monday). */
+const weekday = (date: string) => new Date(`${date}T00:00:00Z`).getUTCDay();
+
+/**
  * On a terminal (a table fitted to its width), the chart of the buckets' revenue above the table:
  * one series, or one per source; nothing when the terminal is too small, with --no-chart or --fields.
  */
@@ -82,6 +105,7 @@ export default defineHandler<CommandFlags<'trend'>>({
         });
       }
       noteSkippedDays(ctx, response.buckets, response.timeZone);
+      noteCutBuckets(ctx, query, response.buckets);
       // the short period's dates where no empty result names them
       comparedSummary(ctx, query, isEmpty(response.buckets) ? undefined : chosen);
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);

@@ -126,6 +126,7 @@ export const COLUMN_TITLES: Record<string, string> = {
   seriesName: 'Series',
   dateFrom: 'From',
   dateTo: 'To',
+  'comparison.bucket': 'Against',
   [changeColumn('conversionsNumber')]: 'Δ Orders',
   [changeColumn('conversionsAmountWTax')]: 'Δ Revenue',
   [changeColumn('uniqueContacts')]: 'Δ Contacts',
