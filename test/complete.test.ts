@@ -135,6 +135,15 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,C')).toEqual([]);
     expect(await complete('report', '--data', dir, '--currency', 'EUR,')).toEqual(['EUR,CZK']);
   });
+
+  it('completes codes and zones typed in any case, as the flags take them; other values as typed', async () => {
+    expect(await complete('report', '--data', dir, '--currency', 'e')).toEqual(['EUR']);
+    expect(await complete('report', '--data', dir, '--reference-currency', 'c')).toEqual(['CZK']);
+    expect(await complete('report', '--data', SAMPLES, '--country', 'cz,s')).toEqual(['cz,SK']);
+    expect(await complete('report', '--data', SAMPLES, '--country', 'cz,')).not.toContain('cz,CZ');
+    expect(await complete('report', '--tz', 'europe/pra')).toEqual(['Europe/Prague']);
+    expect(await complete('report', '-o', 'J')).toEqual([]);
+  });
 });
 
 describe('--profile completes with the profiles of the config', () => {

@@ -91,7 +91,7 @@ describe('the audience', () => {
     expect(audienceFindings(counts({ duplicates: 1 })).warnings).toEqual([
       {
         code: 'duplicate_email',
-        message: '1 contact share an e-mail address with another in the audience and will not get a second copy',
+        message: '1 contact shares an e-mail address with another in the audience and will not get a second copy',
         count: 1,
       },
     ]);

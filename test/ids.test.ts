@@ -332,6 +332,11 @@ describe('sources of one id and several types (found by a tester)', () => {
         `convx: error: "${target}" names 3 sources: automation x-1 "Same", campaign x-1 "Same", smartflow x-1 "Same"\nhint: drill one of them by its type and id: convx drill automation:x-1\n`,
       );
     }
+    // a type without an id is a usage error, not an id nobody has
+    for (const target of ['automation:', 'campaign: ']) {
+      const run = await twice(['drill', target, ...MARCH]);
+      expect([run.code, run.stderr]).toEqual([2, `convx: error: "${target.trim()}" names no id after its type: give ${target.split(':')[0]}:ID, or the id alone\n`]);
+    }
     // what the id is, to another look-up: each source with the command that drills it alone
     const other = await twice(['order', 'x-1']);
     expect(other.stderr).toContain('\nhint: x-1 is an automation ("Same"): convx drill automation:x-1\n      x-1 is a campaign ("Same"): convx drill campaign:x-1\n');

@@ -78,7 +78,7 @@ describe('the comparison alone', () => {
       ['empty_link', '1 link with an empty or "#" href', '2 links with an empty or "#" href'],
       ['insecure_link', '1 link over plain http: http://x.dev/a', '2 links over plain http: http://x.dev/a'],
       ['language_fallback', '1 recipient in language de gets inline:0, which has no language', '3 recipients in language de get inline:0, which has no language'],
-      ['duplicate_email', '1 contact share an e-mail address with another in the audience and will not get a second copy', '2 contacts share an e-mail address with another in the audience and will not get a second copy'],
+      ['duplicate_email', '1 contact shares an e-mail address with another in the audience and will not get a second copy', '2 contacts share an e-mail address with another in the audience and will not get a second copy'],
       ['unresolved_variable', '{{ x }} in html is empty for 1 deliverable recipient (contact field without a value; add one, or a default filter)', '{{ x }} in html is empty for 2 deliverable recipients (contact field without a value; add one, or a default filter)'],
       ['layout_table_role', '1 layout table without role="presentation" (no <th> or <caption>), which screen readers announce as data; first on line 3', '2 layout tables without role="presentation" (no <th> or <caption>), which screen readers announce as data; first on line 9'],
       ['tracking_inconsistent', 'html line 3: https://x.dev/?utm_source=a has utm_source=a, where 1 link has utm_source=b', 'html line 4: https://x.dev/?utm_source=a has utm_source=a, where 2 links have utm_source=b'],

@@ -40,6 +40,18 @@ const DYNAMIC_VALUES: Record<string, ValueKind> = {
   '--profile': 'profiles',
 };
 
+/**
+ * The flags whose values are taken in any case (codes: --country cz is CZ; --reference-currency eur;
+ * zones: europe/prague), so a value typed in another case is completed too.
+ */
+const ANY_CASE = new Set<string>([
+  ...QUERY_PARAMETERS.flatMap((p) => {
+    const flag = longFlag(field(p, 'flag'));
+    return flag && (p.kind === 'codes' || p.kind === 'zone') ? [flag] : [];
+  }),
+  '--reference-currency',
+]);
+
 /** The zones a zone parameter takes, by their canonical names (model/period.ts). */
 const zoneValues = () => [...new Set(['UTC', ...zoneNames()])];
 
@@ -93,12 +105,13 @@ function commandOf(before: readonly string[]): { cmd: string; args: string[] } {
  * The candidates that start with the word; after a comma, for the last item of a list
  * (--country CZ,S), without the items the list already holds (--country CZ, offers no CZ).
  */
-function listReply(values: readonly string[], current: string): string[] {
+function listReply(values: readonly string[], current: string, anyCase = false): string[] {
   const comma = current.lastIndexOf(',');
   const prefix = comma < 0 ? '' : current.slice(0, comma + 1);
-  const word = current.slice(comma + 1);
-  const given = new Set(prefix.split(','));
-  return values.filter((v) => v.startsWith(word) && !given.has(v)).map((v) => `${prefix}${v}`);
+  const fold = (text: string) => (anyCase ? text.toUpperCase() : text);
+  const word = fold(current.slice(comma + 1));
+  const given = new Set(prefix.split(',').map(fold));
+  return values.filter((v) => fold(v).startsWith(word) && !given.has(fold(v))).map((v) => `${prefix}${v}`);
 }
 
 const startingWith = (values: readonly string[], current: string) => values.filter((v) => v.startsWith(current));
@@ -225,7 +238,7 @@ export async function candidates(words: readonly string[], valuesOf: ValuesOf): 
   // profile or dataset yet (--profile st<TAB> asks the config's profiles, not a profile "st").
   if (TAKES.has(previous)) {
     if (!takesValueFlag(cmd, previous)) return [];
-    const values = listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current);
+    const values = listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current, ANY_CASE.has(previous));
     return values.map((value) => `${equals?.prefix ?? ''}${value}`);
   }
   if (current.startsWith('-')) return startingWith(flagsOf(cmd), current);

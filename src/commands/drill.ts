@@ -76,7 +76,8 @@ export function drillTarget(target: string): DrillTarget {
     }
     return { source, query };
   }
-  const typed = /^(campaign|automation|smartflow):(.+)$/.exec(target.trim());
+  const typed = /^(campaign|automation|smartflow):(.*)$/.exec(target.trim());
+  if (typed && typed[2]!.trim() === '') throw new UsageError(`"${target.trim()}" names no id after its type: give ${typed[1]}:ID, or the id alone`);
   if (typed) return { source: { sourceType: typed[1], sourceId: typed[2]!.trim() }, query: {} };
   if (target.trim() === '') throw new UsageError(`give a detailUrl or a source id (types: ${SOURCE_TYPES.join(', ')})`);
   return { source: { sourceId: target.trim() }, query: {} };

@@ -75,7 +75,7 @@ export function audienceFindings(counts: AudienceCounts): Findings {
   if (counts.duplicates > 0) {
     findings.warnings.push({
       code: 'duplicate_email',
-      message: `${plural(counts.duplicates, 'contact')} share an e-mail address with another in the audience and will not get a second copy`,
+      message: `${plural(counts.duplicates, 'contact')} ${agree(counts.duplicates, 'shares', 'share')} an e-mail address with another in the audience and will not get a second copy`,
       count: counts.duplicates,
     });
   }
