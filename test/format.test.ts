@@ -15,6 +15,13 @@ describe('formatters', () => {
     }
   });
 
+  it('a table shows amounts and the hours to a conversion with two decimals, other numbers as they are', () => {
+    const records = [{ attribution: { hoursToConversion: 231 }, conversionsAmount: 264.7, conversionsNumber: 3 }, { attribution: { hoursToConversion: 88.83 }, conversionsAmount: 5, conversionsNumber: 12 }];
+    const table = renderTable(records, ['attribution.hoursToConversion', 'conversionsAmount', 'conversionsNumber'], new Chalk({ level: 0 }));
+    expect(table).toContain('│ 231.00 │ 264.70 │      3 │');
+    expect(table).toContain('│  88.83 │   5.00 │     12 │');
+  });
+
   it('escapes TSV and quotes CSV', () => {
     const record = { a: 'tab\there', b: 'line\nbreak', c: 'back\\slash', d: null, e: 'x,"y"' };
     expect(tsvRow(record, ['a', 'b', 'c', 'd'])).toBe('tab\\there\tline\\nbreak\tback\\\\slash\t\n');

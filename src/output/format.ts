@@ -83,9 +83,12 @@ function formats() {
   });
 }
 
+/** Columns a table shows with two decimals, as money: amounts, and the hours to a conversion (rounded to 2 decimals). */
+const twoDecimals = (column: string) => isAmountColumn(column) || column.endsWith('hoursToConversion');
+
 export function tableCell(value: unknown, column: string): string {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'number') return isAmountColumn(column) ? formats().money.format(value) : formats().number.format(value);
+  if (typeof value === 'number') return twoDecimals(column) ? formats().money.format(value) : formats().number.format(value);
   if (typeof value === 'boolean') return value ? 'yes' : '';
   return cellText(value);
 }
