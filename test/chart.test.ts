@@ -7,7 +7,7 @@
  */
 import { Chalk } from 'chalk';
 import { describe, expect, it } from 'vitest';
-import { chartHeight, FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, trendChartInput, type ChartInput, type ChartOptions } from '../src/output/chart.js';
+import { chartHeight, FILLS, MARKS, MIN_PLOT_COLUMNS, MIN_PLOT_ROWS, renderChart, tickText, tickTexts, trendChartInput, type ChartInput, type ChartOptions } from '../src/output/chart.js';
 import type { TrendBucket } from '../src/model/types.js';
 import { EIGHTHS, sparkline, squeeze } from '../src/output/sparkline.js';
 import { layoutTable, SPARK_MAX, SPARK_MIN } from '../src/output/table.js';
@@ -70,6 +70,12 @@ describe('bars of one series', () => {
     expect(lines[0]!.trim()).toBe('EUR');
   });
 
+  it("an axis's ticks have as many decimals as the one that needs the most (0 as it is)", () => {
+    expect(tickTexts([0, 16.8775, 33.755, 50.6325, 65.1])).toEqual(['0', '16.88', '33.76', '50.63', '65.10']);
+    expect(tickTexts([-12.5, 0, 1000])).toEqual(['-12.5', '0', '1,000.0']);
+    expect(tickTexts([0, 500, 1000])).toEqual(['0', '500', '1,000']);
+  });
+
   it('figures of the ticks have no floating noise and no minus zero', () => {
     expect(tickText(1234.4999999)).toBe('1,234.5');
     expect(tickText(0.1 + 0.2)).toBe('0.3');
@@ -79,7 +85,7 @@ describe('bars of one series', () => {
 
   it('two buckets written out by hand', () => {
     const text = chart({ labels: ['a', 'b'], series: [{ name: 'x', values: [2, 1] }], unit: 'EUR' }, { width: 20, height: 6, color: false });
-    expect(text).toBe([' EUR', '   2 ┤██████', '1.33 ┤██████ ▄▄▄▄▄▄', '     │██████ ██████', '   0 └──────────────', '      a      b', ''].join('\n'));
+    expect(text).toBe([' EUR', '2.00 ┤██████', '1.33 ┤██████ ▄▄▄▄▄▄', '     │██████ ██████', '   0 └──────────────', '      a      b', ''].join('\n'));
   });
 
   it('negative values hang below the zero tick', () => {

@@ -95,6 +95,15 @@ export function tickText(value: number): string {
   return formats().short.format(value + 0 === 0 ? 0 : value);
 }
 
+/** An axis's ticks (tickText), each but 0 with as many decimals as the one that needs the most: 65.10 above 50.63. */
+export function tickTexts(values: readonly number[]): string[] {
+  const texts = values.map(tickText);
+  const decimals = Math.max(...texts.map((t) => (t.includes('.') ? t.length - t.indexOf('.') - 1 : 0)));
+  if (decimals === 0) return texts;
+  const fixed = new Intl.NumberFormat('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  return texts.map((text, i) => (text === '0' ? text : fixed.format(values[i]!)));
+}
+
 export function renderChart(input: ChartInput, options: ChartOptions): string {
   const n = input.labels.length;
   const k = input.series.length;
@@ -185,7 +194,9 @@ function scaleY(values: number[], rows: number): YScale {
     for (const level of levels) if (Math.abs(level - zero) <= 1) levels.delete(level);
     levels.add(zero);
   }
-  const ticks = new Map([...levels].sort((a, b) => a - b).map((level) => [level, tickText((level - zero) * unit)]));
+  const sorted = [...levels].sort((a, b) => a - b);
+  const texts = tickTexts(sorted.map((level) => (level - zero) * unit));
+  const ticks = new Map(sorted.map((level, i) => [level, texts[i]!]));
   return { rows, zero, unit, ticks };
 }
 
