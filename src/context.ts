@@ -154,10 +154,11 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
   // the profile in use (config set|unset KEY: the one it changes), as chosen below, from the file's defaultProfile
   const inUse = (defaultProfile: string | undefined) => profileChoice(globals.profile, io.env, { profiles: {}, ...(defaultProfile === undefined ? {} : { defaultProfile }) }).name;
   const repair: Repair | undefined = key && { key, profile: inUse };
-  const config = readConfigOrWarn(file, warn, globals, { tolerant: globals.tolerant ?? false, inUse, ...(repair ? { repair } : {}) });
+  const { config, unread } = readConfigOrWarn(file, warn, globals, { tolerant: globals.tolerant ?? false, inUse, ...(repair ? { repair } : {}) });
   const { name, from } = profileChoice(globals.profile, io.env, config);
   checkProfileName(name, from);
-  const missing = !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;
+  // a file the command could not read (configOptional) holds no profile to miss: CONVX_PROFILE is left unused, as the file is
+  const missing = !unread && !Object.hasOwn(config.profiles, name) && from !== 'default' && !globals.newProfile;
   if (missing && from !== 'defaultProfile') throw noProfileError(name, from, file, config);
   const settings = deferredSettings(
     {
@@ -173,14 +174,14 @@ function profileSettings(io: Io, globals: GlobalOptions, warn: (message: string)
   return { file, config, settings };
 }
 
-/** The config file; where the command needs none of it (configOptional), one it cannot read is a warning and no config. */
-function readConfigOrWarn(file: string | undefined, warn: (message: string) => void, globals: GlobalOptions, read: ConfigRead): ConfigFile {
+/** The config file; where the command needs none of it (configOptional), one it cannot read is a warning and no config (unread). */
+function readConfigOrWarn(file: string | undefined, warn: (message: string) => void, globals: GlobalOptions, read: ConfigRead): { config: ConfigFile; unread: boolean } {
   try {
-    return readConfig(file, warn, read);
+    return { config: readConfig(file, warn, read), unread: false };
   } catch (error) {
     if (!globals.configOptional || !(error instanceof UsageError)) throw error;
     warn(`${error.message.split('\n')[0]}. This command uses none of its settings and runs without them.`);
-    return readConfig(undefined);
+    return { config: readConfig(undefined), unread: true };
   }
 }
 

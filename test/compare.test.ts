@@ -285,6 +285,14 @@ describe('trend and total --compare', () => {
     expect(table.stderr).toContain(note('Against'));
     const csv = await kept(['trend', '--data', dir, '--from', '2024-02-01', '--to', '2024-02-29', '--by', 'month', '--compare', 'previous', '-o', 'csv']);
     expect(csv.stderr).toBe(note('comparison.bucket'));
+    // a period that cuts its weeks: with year too, a cut week is beside one cut otherwise
+    const cut = await kept(['trend', '--data', dir, '--from', '2024-02-28', '--to', '2024-03-03', '--by', 'week', '--compare', 'year', '-o', 'csv']);
+    expect(cut.stderr).toBe(
+      'note: --compare sets each week beside the week in its place in 2023-02-28..2023-03-03 (comparison.bucket); a week the period cuts counts only its days in it, and the one beside it its days in the other period; a period from a Monday to a Sunday compares whole weeks\n',
+    );
+    // an empty result: its explanation alone names the periods (no summary line before it, no note)
+    const empty = await kept(['trend', '--data', dir, '--from', '2024-06-03', '--to', '2024-06-30', '--by', 'month', '--compare', 'previous', '-o', 'table']);
+    expect(empty.stderr).toMatch(/^No conversions in 2024-06-03\.\.2024-06-30 compared with 2024-05-06\.\.2024-06-02 \(the previous period\)\.\n/);
     // whole weeks on both sides (2024-02-19..2024-02-25 before 2024-02-26..2024-03-03), and --compare year: no note
     for (const compare of ['previous', 'year']) {
       const whole = await kept(['trend', '--data', dir, '--from', '2024-02-26', '--to', '2024-03-03', '--by', 'week', '--compare', compare, '-o', 'csv']);

@@ -330,7 +330,7 @@ describe('the period in a zone, local mode', () => {
       }
       expect(pages, data).toEqual(expected);
       const order = await kept(['order', 'y10000', '--data', data]);
-      expect([order.code, order.stderr], data).toEqual([1, expect.stringContaining("the order's time, 10000-01-01T04:30:00.000Z, is on a UTC day no period of dates can name")]);
+      expect([order.code, order.stderr], data).toEqual([1, expect.stringContaining("the order's time, 10000-01-01T04:30:00.000Z, is on a UTC day past the dates a period names (0001-01-01..9999-12-31), which this look-up reads in UTC; a period of a time zone whose days reach it lists")]);
     }
     // the hint of an empty period names the data's days as they are written
     const empty = await kept(['items', '--data', edge, '--from', '2024-01-01', '--to', '2024-01-31']);

@@ -78,4 +78,21 @@ describe.skipIf(root && !setpriv)('a dataset convx may not read', () => {
     const refused = convx(['items', '--data', folder, '--month', '2024-03']);
     expect([refused.code, refused.stderr]).toEqual([2, `convx: error: the dataset at ${folder} holds files that cannot be read:\n  orders/ cannot be read: permission denied\n`]);
   });
+
+  it("a hidden file of a table's folder (DuckDB's glob reads it) and an imported .duckdb file", () => {
+    const folder = samplesWith();
+    const orders = join(folder, 'orders');
+    cpSync(join(folder, 'orders.csv'), join(orders, '2024.csv'));
+    cpSync(join(folder, 'orders.csv'), join(orders, '.late.csv'));
+    spawnSync('rm', [join(folder, 'orders.csv')]);
+    chmodSync(join(orders, '.late.csv'), NO_READ_FILE);
+    const hidden = convx(['report', '--data', folder, '--month', '2024-03']);
+    expect([hidden.code, hidden.stderr]).toEqual([2, `convx: error: the dataset at ${folder} holds files that cannot be read:\n  orders/.late.csv cannot be read: permission denied\n`]);
+
+    const file = join(samplesWith(), 'shop.duckdb');
+    expect(spawnSync(process.execPath, [BIN, 'data', 'import', SAMPLES, '--into', file, '--quiet'], { env: { ...process.env, HOME: home } }).status).toBe(0);
+    chmodSync(file, NO_READ_FILE);
+    const imported = convx(['report', '--data', file, '--month', '2024-03']);
+    expect([imported.code, imported.stderr]).toEqual([2, `convx: error: cannot read ${file}: permission denied\n`]);
+  });
 });

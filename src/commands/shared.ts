@@ -64,9 +64,12 @@ export function compareAwareKind(flags: { breakdown?: boolean | undefined }, que
 
 /**
  * trend and total: a line on stderr naming the period, in a table with --compare (and the period compared
- * with), and in any format when a short period (--month …) chose it.
+ * with), and in any format when a short period (--month …) or a default chose it; none for an empty
+ * result, whose explanation names them.
  */
-export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }, chosen?: string): void {
+export function comparedSummary(ctx: Context, query: { dateFrom: string; dateTo: string; timeZone?: string; compareTo?: CompareTo }, chosen: string | undefined, empty: boolean): void {
+  // an empty result's explanation names the period (and the one compared) itself
+  if (empty) return;
   if ((query.compareTo !== undefined && ctx.format === 'table') || chosen !== undefined) ctx.log.info(periodText(query, chosen));
 }
 

@@ -31,7 +31,7 @@ export default defineHandler<CommandFlags<'total'>>({
         return { ...period, total: figures, ...(shown === undefined ? {} : { comparison: shown }) };
       });
       // the short period's dates where no empty result names them
-      comparedSummary(ctx, query, total.grossConversionsNumber === 0 ? undefined : chosen);
+      comparedSummary(ctx, query, chosen, total.grossConversionsNumber === 0);
       if (total.grossConversionsNumber === 0) {
         const request = { command: 'total', period: query, given: { from: flags.from, to: flags.to }, filters: filtersOf(query, filterNames('total')), ...(chosen === undefined ? {} : { chosen }) };
         await explainEmpty(ctx, backend, 'conversions', request);

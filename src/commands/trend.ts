@@ -49,23 +49,35 @@ function noteSkippedDays(ctx: Context, buckets: TrendBucket[], timeZone: string)
 }
 
 /**
- * With --compare previous by week or month, where either period cuts a week or month (the other
- * period, of equal length, seldom starts on a Monday or a first): each bucket is beside the one in
- * its place there (the Against column), a part of a week or month counted over its days in that
- * period only. Said once, with what compares whole ones.
+ * With --compare by week or month, where a period cuts a week or month, its bucket counts only its
+ * days in the period, as does the bucket beside it (Against), which the other period may cut
+ * otherwise. By week: where the period cuts one (the other period, previous or a year before,
+ * then cuts its weeks otherwise), with what compares whole weeks. By month with previous: where
+ * either period cuts one (the other, of equal length, seldom starts on a first), with --compare
+ * year, whose months are cut as the period's. Said once, and not beside an empty result's words.
  */
 function noteCutBuckets(ctx: Context, query: TrendQuery, buckets: TrendBucket[]): void {
-  if (query.compareTo !== 'previous' || (query.interval !== 'week' && query.interval !== 'month') || !buckets.length) return;
-  const other = otherPeriod(query, 'previous');
-  const whole = (p: { dateFrom: string; dateTo: string }) =>
-    query.interval === 'month' ? p.dateFrom.endsWith('-01') && monthDates(p.dateTo.slice(0, 7)).dateTo === p.dateTo : weekday(p.dateFrom) === 1 && weekday(p.dateTo) === 0;
-  if (whole(query) && whole(other)) return;
-  const unit = query.interval;
-  const column = ctx.format === 'table' ? 'Against' : 'comparison.bucket';
-  ctx.log.info(
-    `note: --compare previous sets each ${unit} beside the ${unit} in its place in ${other.dateFrom}..${other.dateTo} (${column}), and a ${unit} that either period cuts counts only its days in it; --compare year sets each beside the same ${unit} a year before`,
-  );
+  if (query.compareTo === undefined || isEmpty(buckets)) return;
+  const column = ctx.format === 'table' && ctx.globals.fields === undefined ? 'Against' : 'comparison.bucket';
+  if (query.interval === 'week' && !wholeWeeks(query)) {
+    ctx.log.info(
+      `note: --compare sets each week beside the week in its place in ${otherText(query)} (${column}); a week the period cuts counts only its days in it, and the one beside it its days in the other period; a period from a Monday to a Sunday compares whole weeks`,
+    );
+  } else if (query.interval === 'month' && query.compareTo === 'previous') {
+    const other = otherPeriod(query, 'previous');
+    if (wholeMonths(query) && wholeMonths(other)) return;
+    ctx.log.info(
+      `note: --compare previous sets each month beside the month in its place in ${other.dateFrom}..${other.dateTo} (${column}), and a month that either period cuts counts only its days in it; --compare year sets each beside the same month a year before`,
+    );
+  }
 }
+
+const otherText = (query: TrendQuery) => {
+  const other = otherPeriod(query, query.compareTo!);
+  return `${other.dateFrom}..${other.dateTo}`;
+};
+const wholeWeeks = (p: { dateFrom: string; dateTo: string }) => weekday(p.dateFrom) === 1 && weekday(p.dateTo) === 0;
+const wholeMonths = (p: { dateFrom: string; dateTo: string }) => p.dateFrom.endsWith('-01') && monthDates(p.dateTo.slice(0, 7)).dateTo === p.dateTo;
 
 /** The day of the week of a date (0: Sunday, 1: Monday). */
 const weekday = (date: string) => new Date(`${date}T00:00:00Z`).getUTCDay();
@@ -107,7 +119,7 @@ export default defineHandler<CommandFlags<'trend'>>({
       noteSkippedDays(ctx, response.buckets, response.timeZone);
       noteCutBuckets(ctx, query, response.buckets);
       // the short period's dates where no empty result names them
-      comparedSummary(ctx, query, isEmpty(response.buckets) ? undefined : chosen);
+      comparedSummary(ctx, query, chosen, isEmpty(response.buckets));
       if (isEmpty(response.buckets)) await explainEmpty(ctx, backend, 'conversions', request);
     });
   },

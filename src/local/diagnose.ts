@@ -67,7 +67,9 @@ export async function diagnoseOrder(
     reasons.push(`the order is a conversion, but none of its transactions falls within ${period.dateFrom}..${period.dateTo} (the order is from ${orderDay})`);
   } else if (reasons.length === 0 && (orderDay.length !== 10 || orderDay < EVERY_DATE.dateFrom)) {
     // A time in a file's zone (or a Parquet file's) can fall on a UTC day no four-digit date names.
-    reasons.push(`the order's time, ${orderAt}, is on a UTC day no period of dates can name (${EVERY_DATE.dateFrom}..${EVERY_DATE.dateTo}), so no look-up by dates lists its conversions`);
+    reasons.push(
+      `the order's time, ${orderAt}, is on a UTC day past the dates a period names (${EVERY_DATE.dateFrom}..${EVERY_DATE.dateTo}), which this look-up reads in UTC; a period of a time zone whose days reach it lists its conversions (--from, --to and --tz)`,
+    );
   }
   return { orderId, found: true, reasons };
 }

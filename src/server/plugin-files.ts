@@ -15,7 +15,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DataError } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
-import { discoverTables } from '../local/dataset/discover.js';
+import { discoverTables, unreadableFile } from '../local/dataset/discover.js';
 import { isDuckDbFile } from '../local/imported.js';
 import { dataVersion, filesIdentity } from '../local/open.js';
 import { DEFAULT_VERSION_GRACE_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS } from './limits.js';
@@ -74,7 +74,10 @@ export function pluginFileEntries(dir: string): { plugin: string; file: string; 
       const plugin = name.slice(0, -SUFFIX.length);
       const file = join(dir, name);
       if (!SAFE_PLUGIN_ID.test(plugin)) return { plugin, file, problem: 'is not a plugin id convx writes a file for' };
-      if (!isDuckDbFile(file)) return { plugin, file, problem: 'is not a DuckDB file (convx serve skips it)' };
+      if (!isDuckDbFile(file)) {
+        const denied = unreadableFile(file);
+        return { plugin, file, problem: denied ? `cannot be read (${denied}; convx serve skips it)` : 'is not a DuckDB file (convx serve skips it)' };
+      }
       return { plugin, file };
     });
 }

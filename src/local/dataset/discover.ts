@@ -67,8 +67,13 @@ function listFiles(dir: string, root: string, problems: string[], denied: string
     return out;
   }
   for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
+    if (entry.name.startsWith('.')) {
+      // not listed, but DuckDB's glob of the folder reads it (plain.ts, sameFiles): one it cannot read is said as the others
+      const why = entry.isFile() && matchExtension(entry.name) ? unreadableFile(path) : undefined;
+      if (why) denied.push(`${relative(root, path)} cannot be read: ${why}`);
+      continue;
+    }
     if (entry.isDirectory()) out.push(...listFiles(path, root, problems, denied));
     else if (entry.isFile()) out.push(path);
     else if (matchExtension(entry.name) || entry.isSymbolicLink()) {
@@ -144,11 +149,23 @@ function fileSource(table: TableName, name: string, path: string): TableSource |
   return { table, patterns: [path], display: name, files: [path], format: ext.format, jsonLines: ext.jsonLines, hive: false, multiFile: false };
 }
 
+/** Why a file cannot be read (permission denied, say), in words; undefined when it can. */
+export function unreadableFile(path: string): string | undefined {
+  try {
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    return readFailure(error);
+  }
+}
+
 /** Finds each table by base name: NAME.csv, NAME.csv.gz, NAME.parquet, NAME.json(l), NAME.ndjson or a folder NAME/. */
 export function discoverTables(dir: string): Map<TableName, TableSource> {
   if (!existsSync(dir)) throw new DataError(`not found: ${dir}`);
   if (!statSync(dir).isDirectory()) {
-    // A file given as --data: only one `convx data import` wrote is read (recognised by its content).
+    // A file given as --data: only one `convx data import` wrote is read (recognised by its content), and one not read cannot be told.
+    const denied = unreadableFile(dir);
+    if (denied) throw new DataError(`cannot read ${dir}: ${denied}`);
     throw new DataError(`${dir} is not a directory of dataset files, nor a file written by convx data import`, [
       'give the directory of the exported files, or a .duckdb file that convx data import wrote',
     ]);
@@ -190,11 +207,8 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
   }
   for (const source of found.values()) {
     for (const file of source.files) {
-      try {
-        accessSync(file, constants.R_OK);
-      } catch (error) {
-        denied.push(`${relative(dir, file)} cannot be read: ${readFailure(error)}`);
-      }
+      const why = unreadableFile(file);
+      if (why) denied.push(`${relative(dir, file)} cannot be read: ${why}`);
     }
   }
   if (denied.length) throw new DataError(`the dataset at ${dir} holds files that cannot be read:`, [...denied, ...problems]);
