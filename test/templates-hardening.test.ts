@@ -21,6 +21,9 @@ import { DEFAULT_RENDER_LIMITS, renderLimitsFromFlags, resolveRenderLimits, type
 import { MAX_RENDER_WORKERS, RenderBudgetError, TemplateSandbox } from '../src/validation/sandbox.js';
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
 import { checkHtml, excerpt } from '../src/validation/html.js';
+import { MAX_HTML_DEPTH, MAX_PARSED_CHARS } from '../src/validation/html-parser.js';
+import { MAX_RENDERED_PARSED_CHARS } from '../src/validation/tracking.js';
+import { MAX_SUGGESTED_AMONG } from '../src/validation/variables.js';
 import { cli, csv, dataset, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 import { keptValidations } from './kept-backends.js';
 
@@ -438,6 +441,63 @@ describe('the answer stays small', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('validation output limit (5000 bytes, --validation-output-limit)');
     for (const command of ['validate', 'serve']) expect((await cli([command, '--help'])).stdout).toContain('--validation-output-limit');
+  });
+});
+
+describe("the checks' work on the main thread is bounded", () => {
+  const nested = (depth: number) => `${'<div>'.repeat(depth)}<a href="http://x.dev/late">late</a>`;
+
+  it('HTML nested past 1,024 elements is read up to there, and a finding says so at its line (insecure links after it are not seen)', async () => {
+    const dir = contactsDir();
+    const shallow = await validate(dir, request({ html: `<html><body>${UNSUBSCRIBE}\n${nested(MAX_HTML_DEPTH - 10)}</body></html>` }));
+    expect(shallow.render.warnings.map((f) => f.code)).toContain('insecure_link');
+    expect(shallow.render.warnings.map((f) => f.code)).not.toContain('html_not_checked_whole');
+    const deep = await validate(dir, request({ html: `<html><body>${UNSUBSCRIBE}\n${nested(MAX_HTML_DEPTH + 10)}</body></html>` }));
+    expect(deep.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
+      expect.objectContaining({ field: 'html', line: 2, message: 'the HTML nests more than 1,024 elements deep: its checks read it up to line 2' }),
+    ]);
+    expect(deep.render.warnings.map((f) => f.code)).not.toContain('insecure_link');
+  });
+
+  it('rendered samples are read for their links within a depth, a length per sample and a total, each said once per asset', async () => {
+    const dir = contactsDir();
+    const tracked = '<a href="https://x.dev/s?c={{ contact.contactId }}">shop</a>';
+    const body = (html: string) => ({ ...request({ html: `<html><body>${UNSUBSCRIBE}${html}${tracked}</body></html>` }), options: { trackingDomains: ['x.dev'] } });
+    // a loop renders past the depth: the link after it is not judged, and the samples say why
+    const deep = await validate(dir, body(`{% for i in (1..${MAX_HTML_DEPTH + 5}) %}<div>{% endfor %}`));
+    // one sample a language (c2 in Czech, c3 in English): one finding for the asset, naming the first
+    expect(deep.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
+      expect.objectContaining({ contactId: 'c2', count: 2, message: 'as rendered for contact c2 and 1 other sample, the HTML nests more than 1,024 elements deep: its links are judged as far as it was read' }),
+    ]);
+    expect(deep.render.warnings.map((f) => f.code)).not.toContain('tracking_param_missing');
+    // a flat rendered part over the length (where an operator lets a part render to more than its default 1 MiB): judged up to it
+    const long = await validate(dir, body(`{% for i in (1..${MAX_PARSED_CHARS / 8 + 10}) %}<p>x</p>{% endfor %}`), { requestTimeMs: 60_000, outputBytes: 2 * MAX_PARSED_CHARS });
+    expect(long.render.warnings.filter((f) => f.code === 'html_not_checked_whole').map((f) => f.message)).toContain(
+      'as rendered for contact c2 and 1 other sample, the HTML is over 2 MiB: its links are judged as far as it was read',
+    );
+    // shallow and short: every rendered link judged (utm parameters missing), nothing cut
+    const plain = await validate(dir, body(''));
+    expect(plain.render.warnings.map((f) => f.code)).toContain('tracking_param_missing');
+    expect(plain.render.warnings.map((f) => f.code)).not.toContain('html_not_checked_whole');
+    // past the total a validation reads: of six samples just under 2 MiB, five are read (the fifth passes 8 MiB), the sixth is not
+    expect(MAX_RENDERED_PARSED_CHARS).toBe(4 * MAX_PARSED_CHARS);
+    const six = dataset({ 'contacts.csv': csv(CONTACT_HEADER, Array.from({ length: 6 }, (_, i) => [`c${i}`, `u${i}@x.dev`, `N${i}`, 'cs', 'CZ', true, false, 'l'])) });
+    const budget = await validate(six, { ...body(`{% for i in (1..${MAX_PARSED_CHARS / 8 - 100}) %}<p>x</p>{% endfor %}`), options: { trackingDomains: ['x.dev'], sampleSize: 6 } }, {
+      requestTimeMs: 60_000,
+      outputBytes: 2 * MAX_PARSED_CHARS,
+    });
+    expect(budget.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
+      expect.objectContaining({ count: 1, message: expect.stringMatching(/^as rendered for contact c\d, past the 8 MiB of rendered HTML a validation reads for links: /) }),
+    ]);
+  });
+
+  it("a did-you-mean ranks the request's first 1,000 variable keys only", async () => {
+    const dir = contactsDir();
+    const keys = (near: number) => Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [i === near ? 'promo_code' : `k${i}`, 'x']));
+    const suggest = async (near: number) => errorsOf(await validate(dir, request({ html: `${HTML}{{ promo_cod }}` }, { variables: keys(near) })), 'unknown_variable')[0]!.message;
+    expect(await suggest(10)).toMatch(/have no promo_cod; did you mean promo_code\?$/);
+    expect(await suggest(MAX_SUGGESTED_AMONG - 1)).toMatch(/did you mean promo_code\?$/);
+    expect(await suggest(MAX_SUGGESTED_AMONG)).toMatch(/have no promo_cod$/);
   });
 });
 

@@ -107,6 +107,8 @@ export const CHECKS = {
     'placeholder_link',
     'relative_link',
     'html_too_large',
+    // the HTML nested too deep or too long for its checks to read whole (validation/html-parser.ts)
+    'html_not_checked_whole',
     'missing_text_part',
     'language_fallback',
     'duplicate_email',

@@ -5,7 +5,7 @@
  * out; the HTML rules read one pass of htmlparser2 (`readHtml`), linear in
  * the template; the header rules read the request's `headers`.
  */
-import { Parser } from './html-parser.js';
+import { parseHtml } from './html-parser.js';
 import type { Finding } from '../model/validation.js';
 import { plural } from '../words.js';
 import { lineAt, lineStarts } from './line-numbers.js';
@@ -127,10 +127,11 @@ export function readHtml(html: string): HtmlFacts {
   let hidden = 0;
   let lastHeading = 0;
   let space = true;
-  const parser = new Parser(
-    {
+  parseHtml(
+    html,
+    (start) => ({
       onopentag(name, attributes) {
-        const line = lineOf(parser.startIndex);
+        const line = lineOf(start());
         if (HIDDEN.has(name)) hidden++;
         if (name === 'html') facts.html = { line, lang: attributes.lang?.trim() || undefined };
         if (name === 'meta' && /^(color-scheme|supported-color-schemes)$/i.test(attributes.name ?? '')) facts.hasColorSchemeMeta = true;
@@ -169,11 +170,9 @@ export function readHtml(html: string): HtmlFacts {
           link = undefined;
         }
       },
-    },
+    }),
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
-  parser.write(html);
-  parser.end();
   return facts;
 }
 

@@ -10,6 +10,8 @@ import { TooLargeError } from '../errors.js';
 import { agree, plural, withCommas } from '../words.js';
 import { MAX_ASSETS, MAX_AUDIENCE_IDS, type AssetInput, type Finding, type InlineAsset, type NormalizedRequest, type ValidateResponse } from '../model/validation.js';
 import { checkHtml } from './html.js';
+import { notWhole } from './html-parser.js';
+import { lineAt, lineStarts } from './line-numbers.js';
 import { printedVariables, referencedVariables } from './templates.js';
 
 /** The parts of an asset, in the order they are checked. */
@@ -226,6 +228,10 @@ export function assetFindings(asset: ResolvedAsset): Findings {
   );
   if (report.tooLarge) {
     warnings.push(html('html_too_large', `the HTML is ${Math.ceil(report.bytes / 1024)} KB; Gmail clips messages over 102 KB`, report.bytes));
+  }
+  if (!report.extent.whole) {
+    const line = lineAt(lineStarts(asset.content.html ?? ''), report.extent.offset);
+    warnings.push({ ...html('html_not_checked_whole', `${notWhole(report.extent)}: its checks read it up to line ${line}`), line });
   }
   return { errors, warnings };
 }

@@ -6,7 +6,7 @@
  * template, which the template size limit bounds. Slugs that the data does not
  * have are dropped by the caller (src/validation/clients.ts).
  */
-import { Parser } from './html-parser.js';
+import { parseHtml } from './html-parser.js';
 import { lineAt, lineStarts } from './line-numbers.js';
 
 /** Where a feature is first used (1-based line) and how many times. */
@@ -206,17 +206,18 @@ export function htmlFeatures(html: string): Map<string, FeatureUse> {
     else used.set(slug, { line: lineAt(starts, offset), count: 1 });
   };
   let style: { start: number; chunks: string[] } | undefined;
-  const parser = new Parser(
-    {
+  parseHtml(
+    html,
+    (start) => ({
       onopentag(name, attributes) {
-        const at = parser.startIndex;
+        const at = start();
         for (const slug of elementSlugs(name, attributes)) use(slug, at);
         if (attributes.style !== undefined) for (const slug of styleAttributeSlugs(attributes.style)) use(slug, at);
         if (name === 'style') style = { start: -1, chunks: [] };
       },
       ontext(text) {
         if (!style) return;
-        if (style.start < 0) style.start = parser.startIndex;
+        if (style.start < 0) style.start = start();
         style.chunks.push(text);
       },
       onclosetag(name) {
@@ -226,16 +227,14 @@ export function htmlFeatures(html: string): Map<string, FeatureUse> {
         stylesheetSlugs(chunks.join(''), (slug, offset) => use(slug, start + offset));
       },
       oncomment() {
-        use('html-comments', parser.startIndex);
+        use('html-comments', start());
       },
       onprocessinginstruction(name) {
-        if (name.toLowerCase() === '!doctype') use('html-doctype', parser.startIndex);
+        if (name.toLowerCase() === '!doctype') use('html-doctype', start());
       },
-    },
+    }),
     // Entities left as written, so that a stylesheet's offsets are the template's.
     { decodeEntities: false, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
-  parser.write(html);
-  parser.end();
   return used;
 }

@@ -1,5 +1,5 @@
 /** Checks of an e-mail's HTML with a real parser: links, images, unsubscribe, size. */
-import { Parser } from './html-parser.js';
+import { parseHtml, type ParseExtent } from './html-parser.js';
 import { GMAIL_CLIP_BYTES } from '../model/validation.js';
 
 export interface HtmlReport {
@@ -11,6 +11,8 @@ export interface HtmlReport {
   emptyLinks: number;
   placeholderLinks: string[];
   relativeLinks: string[];
+  /** How far the checks read the HTML (html-parser.ts: a depth or a length stops them). */
+  extent: ParseExtent;
 }
 
 /** A {{ … }} or {% … %} in a value (indexOf, not a lazy regex: that is quadratic on many unclosed "{{"). */
@@ -34,11 +36,13 @@ export function checkHtml(html: string): HtmlReport {
     emptyLinks: 0,
     placeholderLinks: [],
     relativeLinks: [],
+    extent: { whole: true },
   };
   report.tooLarge = report.bytes > GMAIL_CLIP_BYTES;
   let link: { href: string; text: string } | undefined;
-  const parser = new Parser(
-    {
+  report.extent = parseHtml(
+    html,
+    () => ({
       onopentag(name, attributes) {
         if (name === 'img' && !('alt' in attributes)) report.imagesWithoutAlt.push(attributes.src ?? '(no src)');
         if (name === 'a') {
@@ -55,11 +59,9 @@ export function checkHtml(html: string): HtmlReport {
           link = undefined;
         }
       },
-    },
+    }),
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
-  parser.write(html);
-  parser.end();
   return report;
 }
 

@@ -5,10 +5,11 @@
  * to findings. Links filled in per recipient (a template tag in the href) are judged after
  * rendering, in the samples; every other link as written.
  */
-import { Parser } from './html-parser.js';
+import { MAX_PARSED_CHARS, notWhole, parseHtml, type ParseExtent } from './html-parser.js';
 import type { Finding, TrackingRequest } from '../model/validation.js';
 import type { Field, ResolvedAsset } from './delivery.js';
 import { lineAt, lineStarts } from './line-numbers.js';
+import { plural } from '../words.js';
 
 /** The most links of one part that are judged (a template's size is bounded; this bounds the work per part). */
 export const MAX_LINKS_PER_PART = 1000;
@@ -43,24 +44,26 @@ const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
  */
 const TEXT_URL = /https?:\/\/(?:\{\{[^}]*\}\}|\{%[^%]*%\}|[^\s<>"'`{]|\{(?![{%]))+/gi;
 
-/** The links (a and area href) of an HTML part, each with its line. */
-export function htmlLinks(html: string): Link[] {
+/** The links (a and area href) of an HTML part, each with its line, and how far the parse read it (parseHtml). */
+export function htmlLinksRead(html: string): { links: Link[]; extent: ParseExtent } {
   const links: Link[] = [];
   const starts = lineStarts(html);
-  const parser = new Parser(
-    {
+  const extent = parseHtml(
+    html,
+    (start) => ({
       onopentag(name, attributes) {
         if ((name !== 'a' && name !== 'area') || attributes.href === undefined || links.length >= MAX_LINKS_PER_PART) return;
         const href = attributes.href.trim();
-        links.push({ href, line: lineAt(starts, parser.startIndex), templated: TEMPLATE_TAG.test(href) });
+        links.push({ href, line: lineAt(starts, start()), templated: TEMPLATE_TAG.test(href) });
       },
-    },
+    }),
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   );
-  parser.write(html);
-  parser.end();
-  return links;
+  return { links, extent };
 }
+
+/** The links (a and area href) of an HTML part, each with its line. */
+export const htmlLinks = (html: string): Link[] => htmlLinksRead(html).links;
 
 /** The http(s) URLs of a text part, each with its line. */
 export function textLinks(text: string): Link[] {
@@ -131,17 +134,67 @@ export function textNeedsRendering(asset: ResolvedAsset): boolean {
   return textLinks(asset.content.text ?? '').some((l) => l.templated);
 }
 
-/** The own links that a template fills in, as the samples rendered them (the line is the template's). */
-function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly RenderedSample[], tracking: TrackingRequest): OwnLink[] {
+/**
+ * The most characters of rendered samples' HTML one request parses for their links: past it, the
+ * other samples' HTML is not read (a finding says so). 20 samples of 2 MiB took over a second of
+ * the main thread, where every request waits.
+ */
+export const MAX_RENDERED_PARSED_CHARS = 8 * 1024 * 1024;
+
+/** Rendered HTML the links were not read from whole: each sample's, with why (html_not_checked_whole). */
+interface CutSample {
+  sample: RenderedSample;
+  extent: Extract<ParseExtent, { whole: false }> | { whole: false; why: 'budget' };
+}
+
+/** The own links that a template fills in, as the samples rendered them (the line is the template's), and the samples not read whole. */
+function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly RenderedSample[], tracking: TrackingRequest): { links: OwnLink[]; cut: CutSample[] } {
   const out: OwnLink[] = [];
   const seen = new Map<string, OwnLink>();
+  const read = { chars: 0, cut: [] as CutSample[] };
   for (const asset of assets) {
     for (const field of ['html', 'text'] as const) {
       const written = linksOf(field, asset.content[field] ?? '');
-      if (written.some((l) => l.templated)) renderedPart(asset, field, written, samples, tracking, seen, out);
+      if (written.some((l) => l.templated)) renderedPart(asset, field, written, samples, tracking, seen, out, read);
     }
   }
-  return out;
+  return { links: out, cut: read.cut };
+}
+
+/** A rendered part's links: a text part's, or an HTML part's as far as its parse and the request's budget read it. */
+function renderedLinksOf(field: 'html' | 'text', sample: RenderedSample, read: { chars: number; cut: CutSample[] }): Link[] {
+  if (field === 'text') return textLinks(sample.text!);
+  if (read.chars >= MAX_RENDERED_PARSED_CHARS) {
+    read.cut.push({ sample, extent: { whole: false, why: 'budget' } });
+    return [];
+  }
+  read.chars += Math.min(sample.html.length, MAX_PARSED_CHARS);
+  const { links, extent } = htmlLinksRead(sample.html);
+  if (!extent.whole) read.cut.push({ sample, extent });
+  return links;
+}
+
+/** html_not_checked_whole of the rendered samples whose HTML was not read whole: one finding per asset and why. */
+function cutFindings(cut: readonly CutSample[]): Finding[] {
+  const groups = new Map<string, CutSample[]>();
+  for (const c of cut) {
+    const key = JSON.stringify([c.sample.assetRef, c.extent.why]);
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  return [...groups.values()].map((group) => {
+    const [{ sample, extent }] = group as [CutSample, ...CutSample[]];
+    const why = extent.why === 'budget' ? `past the ${MAX_RENDERED_PARSED_CHARS / 1024 / 1024} MiB of rendered HTML a validation reads for links` : notWhole(extent);
+    const others = group.length > 1 ? ` and ${plural(group.length - 1, 'other sample')}` : '';
+    return {
+      code: 'html_not_checked_whole',
+      message: `as rendered for contact ${sample.contactId}${others}, ${why}: its links are judged as far as it was read`,
+      assetRef: sample.assetRef,
+      language: sample.language,
+      field: 'html',
+      contactId: sample.contactId,
+      count: group.length,
+    };
+  });
 }
 
 /** The own links a template fills in of one part of an asset, as each sample rendered it (renderedLinks). */
@@ -153,10 +206,11 @@ function renderedPart(
   tracking: TrackingRequest,
   seen: Map<string, OwnLink>,
   out: OwnLink[],
+  read: { chars: number; cut: CutSample[] },
 ): void {
   const fixed = new Set(written.filter((l) => !l.templated).map((l) => l.href));
   for (const sample of samples.filter((s) => s.assetRef === asset.ref && s[field] !== undefined)) {
-    const rendered = linksOf(field, sample[field]!);
+    const rendered = renderedLinksOf(field, sample, read);
     const where = { assetRef: asset.ref, language: sample.language, field, contactId: sample.contactId };
     // the same links in the same order: the n-th rendered link is the n-th written one, with its line;
     // else (a loop or a condition changed them) the rendered links that are not written as they are
@@ -273,6 +327,7 @@ export function trackingFindings(
 ): Finding[] {
   const tracking = request.tracking;
   if (!tracking || !tracking.domains.length) return [];
-  const links = [...writtenLinks(assets, tracking), ...renderedLinks(assets, samples, tracking)];
-  return capped(judge(links, tracking, campaignValues(request)));
+  const rendered = renderedLinks(assets, samples, tracking);
+  const links = [...writtenLinks(assets, tracking), ...rendered.links];
+  return [...capped(judge(links, tracking, campaignValues(request))), ...cutFindings(rendered.cut)];
 }

@@ -37,13 +37,13 @@ export function contactColumn(variable: PrintedVariable, columns: ReadonlySet<st
 const BUILT_IN = new Set(['size', 'first', 'last']);
 
 /** The first step of a variable's path that the request's variables do not hold ("shop.nmae": nmae and its siblings); undefined when all are there. */
-function missingStep(path: readonly string[], variables: Record<string, unknown>): { at: string; siblings: string[] } | undefined {
+function missingStep(path: readonly string[], variables: Record<string, unknown>, keysOf: (object: object) => string[]): { at: string; siblings: string[] } | undefined {
   let current: unknown = variables;
   for (let i = 0; i < path.length; i++) {
     const key = path[i]!;
     if ((Array.isArray(current) || typeof current === 'string') && BUILT_IN.has(key)) return undefined;
     if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) {
-      const siblings = current !== null && typeof current === 'object' ? Object.keys(current) : [];
+      const siblings = current !== null && typeof current === 'object' ? keysOf(current) : [];
       return { at: path.slice(0, i + 1).join('.'), siblings: i === 0 ? [...siblings, 'contact'] : siblings };
     }
     current = (current as Record<string, unknown>)[key];
@@ -51,11 +51,32 @@ function missingStep(path: readonly string[], variables: Record<string, unknown>
   return undefined;
 }
 
+/**
+ * The most of the request's variable keys a suggestion ranks (the first, in the request's order):
+ * each costs an edit distance, and listing 30,000 keys for each of 500 unknown names took seconds
+ * (a suggestion over 60,000 keys for each of 3,000 held a server's main thread for 30 s).
+ */
+export const MAX_SUGGESTED_AMONG = 1000;
+
+/** Each object's first MAX_SUGGESTED_AMONG keys, listed once for the findings of one asset (not once a variable). */
+function firstKeys(): (object: object) => string[] {
+  const listed = new WeakMap<object, string[]>();
+  return (object) => listed.get(object) ?? listed.set(object, Object.keys(object).slice(0, MAX_SUGGESTED_AMONG)).get(object)!;
+}
+
 /** The nearest name only: a list of near ones reads as noise. */
+
 const didYouMean = (names: string[]) => (names.length ? `; did you mean ${names[0]}?` : '');
 
 /** unknown_variable for a printed variable that exists nowhere, undefined for one that exists. */
-function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, columns: ReadonlySet<string>, variables: Record<string, unknown>, printed = true): Finding | undefined {
+function unknownVariable(
+  asset: ResolvedAsset,
+  variable: PrintedVariable,
+  columns: ReadonlySet<string>,
+  variables: Record<string, unknown>,
+  keysOf: (object: object) => string[],
+  printed = true,
+): Finding | undefined {
   const { key, fields } = variable;
   let why: string;
   if (variable.source === 'contact') {
@@ -65,7 +86,7 @@ function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, column
     const names = field.includes('_') ? [...columns] : [...columns].map(camelKey);
     why = `the contacts have no field ${field}${didYouMean(closest(field, names))}`;
   } else {
-    const missing = missingStep(variable.path, variables);
+    const missing = missingStep(variable.path, variables, keysOf);
     if (!missing) return undefined;
     why = `the request's variables have no ${missing.at}${didYouMean(closest(missing.at.split('.').pop()!, missing.siblings))}`;
   }
@@ -80,9 +101,10 @@ function unknownVariable(asset: ResolvedAsset, variable: PrintedVariable, column
 
 /** unknown_variable for each variable an asset reads without printing it plainly (delivery.ts referencedVariablesOf) that exists nowhere. */
 export function unknownReferences(asset: ResolvedAsset, referenced: readonly PrintedVariable[], known: { columns: ReadonlySet<string>; variables: Record<string, unknown> }): Finding[] {
+  const keysOf = firstKeys();
   return referenced
     .filter((variable) => variable.source !== 'contact' || variable.path.length >= 2)
-    .flatMap((variable) => unknownVariable(asset, variable, known.columns, known.variables, false) ?? []);
+    .flatMap((variable) => unknownVariable(asset, variable, known.columns, known.variables, keysOf, false) ?? []);
 }
 
 /**
@@ -99,17 +121,21 @@ export function variableFindings(
 ): Findings {
   const errors: Finding[] = [];
   const partly: PrintedVariable[] = [];
+  // the variables each part tests, read once a part (not once a variable: 500 of them in a long part took seconds)
+  const testedIn = new Map<string, Set<string>>();
+  const keysOf = firstKeys();
+  const tested = (field: string) => testedIn.get(field) ?? testedIn.set(field, testedVariables(asset.content[field as keyof typeof asset.content] ?? '')).get(field)!;
   for (const variable of printed) {
     // `{{ contact }}` alone prints the object: nothing to judge.
     if (variable.source === 'contact' && variable.path.length < 2) continue;
-    const unknown = unknownVariable(asset, variable, known.columns, known.variables);
+    const unknown = unknownVariable(asset, variable, known.columns, known.variables, keysOf);
     if (unknown) {
       errors.push(unknown);
       continue;
     }
     const count = empty.get(variable.key) ?? 0;
     // empty for everyone, but the template tests it ({% if contact.surname %}): its absence is handled, a warning at most
-    const guarded = variable.fields.some((field) => testedVariables(asset.content[field] ?? '').has(variable.key));
+    const guarded = variable.fields.some((field) => tested(field).has(variable.key));
     if (count > 0 && count >= recipients && !guarded) {
       const whose = variable.source === 'contact' ? 'no recipient has a value' : 'the request gives it no value';
       errors.push({
