@@ -17,7 +17,7 @@ import { createVerifier, signDevelopmentToken } from '../src/server/auth.js';
 import { RateLimiter, rateKey } from '../src/server/ratelimit.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { ServedDataset } from '../src/server/plugins.js';
-import { cli, SAMPLES, serveInProcess, shop } from './helpers.js';
+import { cli, csv, dataset, SAMPLES, serveInProcess, shop, twoPluginFiles } from './helpers.js';
 import { sql } from '../src/local/sql.js';
 
 const SECRET = 'test-secret-that-is-long-enough';
@@ -149,6 +149,29 @@ describe('framework errors as problems (inject)', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe('a dataset of several plugins is served only where every row of orders, touches and contacts names its plugin', () => {
+  it("contacts without plugin_id (every plugin's token would read every contact) are refused, unless --shared-tables", async () => {
+    const contacts = csv(['contact_id', 'email', 'first_name'], [['c1', 'ann@x.dev', 'Ann']]);
+    const dir = dataset({ ...twoPluginFiles(), 'contacts.csv': contacts });
+    await expect(ServedDataset.load(dir, {})).rejects.toThrow(
+      new RegExp(`^the dataset at ${dir} holds 2 plugins, and its contacts has no plugin_id: every plugin's token would read all of its rows\n  give each row its plugin in a plugin_id column, or pass --shared-tables`),
+    );
+    const run = await cli(['serve', '--data', dir, '--port', '0'], { env: { CONVX_JWT_SECRET: 'a-secret-of-at-least-32-characters!!' } });
+    expect([run.code, run.stderr.split('\n')[0]]).toEqual([2, `convx: error: the dataset at ${dir} holds 2 plugins, and its contacts has no plugin_id: every plugin's token would read all of its rows`]);
+    const shared = await ServedDataset.load(dir, { sharedTables: true });
+    try {
+      expect(shared.plugins).toEqual(['A', 'B']);
+    } finally {
+      await shared.retire();
+    }
+    // each row naming its plugin, and fx (rates every plugin shares) without the column: served
+    const scoped = dataset({ ...twoPluginFiles(), 'contacts.csv': csv(['plugin_id', 'contact_id', 'email'], [['A', 'c1', 'ann@x.dev']]), 'fx.csv': csv(['date', 'currency', 'rate', 'reference_currency'], [['2024-03-01', 'CZK', '0.04', 'EUR']]) });
+    const served = await ServedDataset.load(scoped, {});
+    await served.retire();
+    expect((await cli(['serve', '--help'])).stdout).toContain('--shared-tables');
   });
 });
 

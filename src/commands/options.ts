@@ -200,6 +200,10 @@ export const OPTIONS = {
       flags: '--no-health-log',
       description: "leave the answers 200 to GET /healthz out of the access log (a load balancer's health checks: one a second from each HAProxy of convx data shards); every other answer is logged",
     },
+    {
+      flags: '--shared-tables',
+      description: "serve a dataset of several plugins whose orders, touches or contacts have no plugin_id, which every plugin's token then reads whole (refused without it)",
+    },
     { flags: '--no-compression', description: 'send answers uncompressed (behind a proxy that compresses); by default gzip or br as Accept-Encoding asks, for answers over 1 KiB' },
     { flags: '--cors-origin <origins>', description: 'let browser scripts of these origins call the API (CORS): scheme://host[:port], comma-separated; none by default' },
     {

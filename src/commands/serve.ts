@@ -166,6 +166,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
     ...(poolSize !== undefined ? { poolSize } : {}),
     compression: flags.compression,
     healthLog: flags.healthLog,
+    ...(flags.sharedTables ? { sharedTables: true } : {}),
     ...(corsOrigins ? { corsOrigins } : {}),
     versionGraceSeconds,
     ...(maxOpenPlugins !== undefined ? { maxOpenPlugins } : {}),

@@ -41,6 +41,29 @@ export interface ServeOptions {
    * first look-up that could use it (a plugin file, which may only ever be asked for reports).
    */
   orderIndex?: 'eager' | 'lazy';
+  /** Serve a dataset of several plugins whose orders, touches or contacts have no plugin_id (every token reads them): `--shared-tables`. */
+  sharedTables?: boolean;
+}
+
+/** The tables a plugin's token must read only its own rows of: orders, clicks and contacts (names, e-mail addresses). */
+const TENANT_TABLES = ['orders', 'touches', 'contacts'] as const;
+
+/**
+ * A dataset of several plugins is served only where each of TENANT_TABLES it has names the plugin
+ * of every row: a table without plugin_id is every plugin's (docs/datasets.md), so that each
+ * plugin's token would read all of its rows, other plugins' contacts too. `--shared-tables` serves
+ * it anyway, where every plugin may.
+ */
+function requireTenantTables(dataset: Dataset, dir: string, plugins: number, shared: boolean): void {
+  if (plugins < 2 || shared) return;
+  const unscoped = TENANT_TABLES.filter((name) => dataset.has(name) && !dataset.tables.get(name)!.hasPluginId);
+  if (!unscoped.length) return;
+  throw new DataError(
+    `${datasetAt(dataset, dir)} holds ${plugins} plugins, and its ${unscoped.join(', ')} ${unscoped.length === 1 ? 'has' : 'have'} no plugin_id: every plugin's token would read all of ${unscoped.length === 1 ? 'its' : 'their'} rows`,
+    [
+      `give each row its plugin in a plugin_id column, or pass --shared-tables where every plugin may read them`,
+    ],
+  );
 }
 
 
@@ -172,6 +195,7 @@ export class ServedDataset {
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
+      requireTenantTables(dataset, dir, scopes.size, options.sharedTables ?? false);
       for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
