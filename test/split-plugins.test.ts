@@ -98,6 +98,27 @@ describe('data import --split-plugins', () => {
     }
   });
 
+  it("refuses a dataset whose contacts have no plugin_id (each plugin's file would hold every contact), unless --shared-tables; --shared-tables alone is a usage error", async () => {
+    const orders = csv(['plugin_id', 'order_id', 'contact_id', 'datetime', 'currency', 'amount_wo_tax', 'amount_w_tax'], [
+      ['A', 'o1', 'c1', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+      ['B', 'o2', 'c2', '2024-03-02T10:00:00Z', 'EUR', 10, 12],
+    ]);
+    const touches = csv(['plugin_id', 'contact_id', 'datetime', 'touch', 'source_type', 'source_id'], [['A', 'c1', '2024-03-01T00:00:00Z', 'click', 'campaign', 'k1']]);
+    const dir = dataset({ 'orders.csv': orders, 'touches.csv': touches, 'contacts.csv': csv(['contact_id', 'email'], [['c1', 'a@x.dev'], ['c2', 'b@x.dev']]) });
+    const into = join(root, 'shared-contacts');
+    const refused = await split(dir, into);
+    expect([refused.code, refused.stderr]).toEqual([
+      2,
+      `convx: error: the dataset at ${dir} holds 2 plugins, and its contacts has no plugin_id: each plugin's file would hold all of its rows\n  give each row its plugin in a plugin_id column, or pass --shared-tables where every plugin may read them\n`,
+    ]);
+    expect(existsSync(into)).toBe(false);
+    const shared = await cli(['data', 'import', dir, '--split-plugins', '--into', into, '--shared-tables', '--quiet']);
+    expect(shared.code, shared.stderr).toBe(0);
+    expect(readdirSync(into).sort()).toEqual(['A.duckdb', 'B.duckdb']);
+    const alone = await cli(['data', 'import', dir, '--into', join(root, 'one.duckdb'), '--shared-tables']);
+    expect([alone.code, alone.stderr]).toEqual([2, 'convx: error: --shared-tables goes with --split-plugins: one file of every plugin shares every table anyway\n']);
+  });
+
   it('refuses a plugin id that cannot name a file, naming it, before anything is written', async () => {
     for (const bad of ['../evil', '..', 'a b', 'x\\y']) {
       const dir = dataset({

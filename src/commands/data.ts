@@ -63,6 +63,7 @@ export const dataCheck = defineHandler<Record<string, never>>({
 export const dataImport = defineHandler<CommandFlags<'data import'>>({
   async run(ctx, args, flags) {
     if (!flags.into) throw new UsageError('--into <file> is required: the .duckdb file to write, e.g. --into shop.duckdb');
+    if (flags.sharedTables && !flags.splitPlugins) throw new UsageError('--shared-tables goes with --split-plugins: one file of every plugin shares every table anyway');
     if (flags.append) return (await import('./data-append.js')).appendImport(ctx, args[0]!, { ...flags, into: flags.into });
     if (flags.splitPlugins) return (await import('./data-split.js')).importSplitPlugins(ctx, args[0]!, { ...flags, into: flags.into });
     const { importDataset } = await import('../local/import-writer.js');

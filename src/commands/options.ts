@@ -231,6 +231,10 @@ export const OPTIONS = {
       description: 'write one file per plugin, DIR/<plugin>.duckdb, into the directory --into names (made if missing); `convx serve --data DIR` serves them',
     },
     {
+      flags: '--shared-tables',
+      description: "with --split-plugins: split a dataset whose orders, touches or contacts have no plugin_id, each plugin's file then holding all of their rows (refused without it)",
+    },
+    {
       flags: '--append',
       description: "add the dataset's new files (new files of its tables' folders, after the imported ones) to the --into file an earlier import wrote; it reads only those and attributes again only the orders they can change, and the result is what a full import writes",
     },

@@ -14,7 +14,7 @@ import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchangedSinceListed, withContentHashes } from './import-files.js';
-import { openDataset } from './open.js';
+import { openDataset, requireTenantTables } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
 import { assertStaged, assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
@@ -35,6 +35,8 @@ export interface ImportOptions {
   onPhase?: (phase: string) => void;
   /** DuckDB threads (CONVX_THREADS); by default one per core. */
   threads?: number;
+  /** --split-plugins of a dataset whose orders, touches or contacts have no plugin_id: each file then holds all their rows (`--shared-tables`). */
+  sharedTables?: boolean;
 }
 
 /**
@@ -217,6 +219,7 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
   const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugins = await listPlugins(dataset);
+    if (!options.sharedTables) requireTenantTables(dataset, dir, plugins.length, "each plugin's file would hold all of");
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
     assertFileNames(ids, dir);
     const existing = ids.map((id) => join(into, `${id}.duckdb`)).filter((file) => existsSync(file));

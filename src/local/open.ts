@@ -65,6 +65,25 @@ export function dataVersion(identity: string, options: { referenceCurrency?: str
 /** How a message names a dataset: "the dataset at DIR", or "in FILE" for an imported file. */
 export const datasetAt = (dataset: Dataset, path: string) => `the dataset ${dataset.imported ? 'in' : 'at'} ${path}`;
 
+/** The tables a plugin must have only its own rows of: orders, clicks and contacts (names, e-mail addresses). */
+const TENANT_TABLES = ['orders', 'touches', 'contacts'] as const;
+
+/**
+ * A dataset of several plugins is served, or split into a file per plugin, only where each of
+ * TENANT_TABLES it has names the plugin of every row: a table without plugin_id is every plugin's
+ * (docs/datasets.md), so each plugin would read all of its rows, other plugins' contacts too
+ * (`readsAll`: how, "every plugin's token would read all of"). `--shared-tables` allows it.
+ */
+export function requireTenantTables(dataset: Dataset, dir: string, plugins: number, readsAll: string): void {
+  if (plugins < 2) return;
+  const unscoped = TENANT_TABLES.filter((name) => dataset.has(name) && !dataset.tables.get(name)!.hasPluginId);
+  if (!unscoped.length) return;
+  const one = unscoped.length === 1;
+  throw new DataError(`${datasetAt(dataset, dir)} holds ${plugins} plugins, and its ${unscoped.join(', ')} ${one ? 'has' : 'have'} no plugin_id: ${readsAll} ${one ? 'its' : 'their'} rows`, [
+    'give each row its plugin in a plugin_id column, or pass --shared-tables where every plugin may read them',
+  ]);
+}
+
 /** Where a missing table would have come from: the files a directory may hold, or the import's source. */
 export const whereTableWouldBe = (dataset: Dataset, table: string) =>
   dataset.imported

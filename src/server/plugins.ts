@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
-import { dataVersion, datasetAt, open, whereTableWouldBe } from '../local/open.js';
+import { dataVersion, datasetAt, open, requireTenantTables, whereTableWouldBe } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
 import type { Database } from '../local/db.js';
 import { buildScopes, type Scope } from '../local/attribution.js';
@@ -44,28 +44,6 @@ export interface ServeOptions {
   /** Serve a dataset of several plugins whose orders, touches or contacts have no plugin_id (every token reads them): `--shared-tables`. */
   sharedTables?: boolean;
 }
-
-/** The tables a plugin's token must read only its own rows of: orders, clicks and contacts (names, e-mail addresses). */
-const TENANT_TABLES = ['orders', 'touches', 'contacts'] as const;
-
-/**
- * A dataset of several plugins is served only where each of TENANT_TABLES it has names the plugin
- * of every row: a table without plugin_id is every plugin's (docs/datasets.md), so that each
- * plugin's token would read all of its rows, other plugins' contacts too. `--shared-tables` serves
- * it anyway, where every plugin may.
- */
-function requireTenantTables(dataset: Dataset, dir: string, plugins: number, shared: boolean): void {
-  if (plugins < 2 || shared) return;
-  const unscoped = TENANT_TABLES.filter((name) => dataset.has(name) && !dataset.tables.get(name)!.hasPluginId);
-  if (!unscoped.length) return;
-  throw new DataError(
-    `${datasetAt(dataset, dir)} holds ${plugins} plugins, and its ${unscoped.join(', ')} ${unscoped.length === 1 ? 'has' : 'have'} no plugin_id: every plugin's token would read all of ${unscoped.length === 1 ? 'its' : 'their'} rows`,
-    [
-      `give each row its plugin in a plugin_id column, or pass --shared-tables where every plugin may read them`,
-    ],
-  );
-}
-
 
 /**
  * What a server needs of a dataset: orders and touches for the reports, or at
@@ -195,7 +173,7 @@ export class ServedDataset {
     try {
       requireServable(dataset, dir);
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
-      requireTenantTables(dataset, dir, scopes.size, options.sharedTables ?? false);
+      if (!options.sharedTables) requireTenantTables(dataset, dir, scopes.size, "every plugin's token would read all of");
       for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
