@@ -34,6 +34,15 @@ describe('token policy', () => {
     expect(await outcome({ allowNoExpiry: true }, { plugin: 'shop', exp: now() - 3600 })).toMatch(/expired-token/);
   });
 
+  it('refuses an exp past the year 9999 (a token that never expires) unless allowed, and a sub that is no text', async () => {
+    expect(await outcome({}, { plugin: 'shop', exp: 1e300 })).toMatch(/^403 urn:convx:problem:invalid-token: the token's exp claim is past the year 9999/);
+    expect(await outcome({}, { plugin: 'shop', exp: 253_402_300_799 })).toBe('accepted');
+    expect(await outcome({ allowNoExpiry: true }, { plugin: 'shop', exp: 1e300 })).toBe('accepted');
+    expect(await outcome({}, { plugin: 'shop', exp: exp(), sub: { a: 1 } })).toMatch(/^403 urn:convx:problem:invalid-token: the token's sub claim is not a text$/);
+    expect(await outcome({}, { plugin: 'shop', exp: exp(), sub: 7 })).toMatch(/sub claim is not a text/);
+    expect(await outcome({}, { plugin: 'shop', exp: exp(), sub: 'ci-job' })).toBe('accepted');
+  });
+
   it('checks the issuer when one is configured', async () => {
     const config = { issuer: 'https://id.example.com' };
     expect(await outcome(config, { plugin: 'shop', exp: exp(), iss: 'https://id.example.com' })).toBe('accepted');

@@ -157,12 +157,21 @@ export function createVerifier(config: AuthConfig): Verifier {
     if (typeof payload.plugin !== 'string' || payload.plugin === '') {
       throw new ProblemError(problem('invalidToken', 'the token has no "plugin" claim'));
     }
+    // jose checks a subject's type only where one is asked for: it names the token in rate limits and turns
+    if (payload.sub !== undefined && typeof payload.sub !== 'string') throw new ProblemError(problem('invalidToken', 'the token\'s sub claim is not a text'));
+    // an exp no clock reaches is a token that never expires, which only --allow-tokens-without-exp accepts
+    if (!config.allowNoExpiry && typeof payload.exp === 'number' && payload.exp > LAST_EXPIRY) {
+      throw new ProblemError(problem('invalidToken', 'the token\'s exp claim is past the year 9999 (tokens must expire; the server can be started to allow otherwise)'));
+    }
     const credentials = { plugin: payload.plugin, ...(payload.sub ? { subject: payload.sub } : {}) };
     // jose refuses the token once exp is CLOCK_TOLERANCE_SECONDS in the past: so does the cache.
     if (typeof payload.exp === 'number') verified.set(token, credentials, payload.exp + CLOCK_TOLERANCE_SECONDS);
     return { ...credentials };
   };
 }
+
+/** The latest exp a token may have (the end of 9999, in seconds since 1970) unless tokens may never expire. */
+const LAST_EXPIRY = 253_402_300_799;
 
 /** How many verified tokens a verifier remembers. */
 export const VERIFIED_TOKENS = 1024;
