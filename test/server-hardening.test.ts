@@ -175,6 +175,37 @@ describe('a dataset of several plugins is served only where every row of orders,
   });
 });
 
+describe('connections open at once are bounded (--max-connections)', () => {
+  it('one more than the bound is closed as it comes, before a request is read; a free place serves again', async () => {
+    const server = await serveInProcess(['--data', SAMPLES, '--port', '0', '--max-connections', '2'], { CONVX_JWT_SECRET: 'a-secret-of-at-least-32-characters!!' });
+    const { hostname, port } = new URL(server.url);
+    const open = () =>
+      new Promise<{ socket: ReturnType<typeof connect>; closed: Promise<string> }>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => resolve({ socket, closed }));
+        let data = '';
+        const closed = new Promise<string>((done) => socket.on('close', () => done(data)));
+        socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+        socket.on('error', reject);
+      });
+    try {
+      const idle = [await open(), await open()];
+      const third = await open();
+      third.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(await third.closed).toBe(''); // closed unanswered
+      idle[0]!.socket.destroy();
+      await idle[0]!.closed;
+      await vi.waitFor(async () => expect((await fetch(`${server.url}/healthz`, { headers: { connection: 'close' } })).status).toBe(200), { timeout: 5000 });
+      idle[1]!.socket.destroy();
+    } finally {
+      await server.stop();
+    }
+    for (const bad of ['-1', 'x', '2000000']) {
+      const run = await cli(['serve', '--data', SAMPLES, '--max-connections', bad]);
+      expect([run.code, run.stderr], bad).toEqual([2, `convx: error: --max-connections: "${bad}" is not a whole number up to 1000000 (0: no limit)\n`]);
+    }
+  });
+});
+
 describe('integer parameters accept decimal digits only', () => {
   let ctx: Awaited<ReturnType<typeof appWith>>;
   let headers: Record<string, string>;

@@ -6,7 +6,7 @@
  */
 import { field, ORDER_SEARCH, parameters, PERIOD_FLAGS, type Operation, type Parameter, type ParameterOf } from '../model/parameters.js';
 import { MAX_SAMPLE_SIZE } from '../model/validation.js';
-import { DEFAULT_LIMITS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
+import { DEFAULT_LIMITS, DEFAULT_MAX_CONNECTIONS, DEFAULT_VERSION_GRACE_SECONDS } from '../server/limits.js';
 import { DEFAULT_RENDER_LIMITS, LIMIT_FLAGS } from '../validation/limits.js';
 import type { FlagsOf, OptionDefinition } from '../flags.js';
 
@@ -184,6 +184,11 @@ export const OPTIONS = {
       flags: '--version-grace <seconds>',
       description: 'how long the data a reload replaced still answers requests pinned to its version (Convx-Data-Version; after it: 412; 0: none)',
       defaultValue: String(DEFAULT_VERSION_GRACE_SECONDS),
+    },
+    {
+      flags: '--max-connections <n>',
+      description: 'connections open at once; one more is closed as it comes, before a request is read (0: no limit)',
+      defaultValue: String(DEFAULT_MAX_CONNECTIONS),
     },
     {
       flags: '--body-timeout <seconds>',

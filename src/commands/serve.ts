@@ -44,7 +44,7 @@ function parseLimits(flags: ServeFlags): ServerLimits {
 }
 
 /** --body-timeout and the bounds of what one plugin or token runs at once (left out: derived from the pool's size). */
-function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' | 'pluginConcurrency' | 'tokenConcurrency' | 'pluginQueue'> {
+function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' | 'pluginConcurrency' | 'tokenConcurrency' | 'pluginQueue' | 'maxConnections'> {
   if (!/^\d+(\.\d+)?$/.test(flags.bodyTimeout)) {
     throw new UsageError(`--body-timeout: "${flags.bodyTimeout}" is not a number of seconds (0: no limit)`);
   }
@@ -56,8 +56,12 @@ function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' 
   const pluginConcurrency = count(flags.pluginConcurrency, '--plugin-concurrency');
   const tokenConcurrency = count(flags.tokenConcurrency, '--token-concurrency');
   const pluginQueue = count(flags.pluginQueue, '--plugin-queue');
+  if (!/^\d+$/.test(flags.maxConnections) || Number(flags.maxConnections) > 1_000_000) {
+    throw new UsageError(`--max-connections: "${flags.maxConnections}" is not a whole number up to 1000000 (0: no limit)`);
+  }
   return {
     bodyTimeoutMs: Math.round(Number(flags.bodyTimeout) * 1000),
+    maxConnections: Number(flags.maxConnections),
     ...(pluginConcurrency !== undefined ? { pluginConcurrency } : {}),
     ...(tokenConcurrency !== undefined ? { tokenConcurrency } : {}),
     ...(pluginQueue !== undefined ? { pluginQueue } : {}),

@@ -24,7 +24,16 @@ export interface ServerLimits {
   tokenConcurrency?: number;
   /** Requests of one plugin that may wait for their turn; one more is a 503 busy problem. undefined: eight per pooled connection, at least 64. */
   pluginQueue?: number;
+  /**
+   * Connections open at once (Node's maxConnections); one more is closed as it comes, before a
+   * request is read, so that idle or slow clients cannot use up the process's file descriptors.
+   * 0 turns it off. DEFAULT_MAX_CONNECTIONS when left out.
+   */
+  maxConnections?: number;
 }
+
+/** Connections open at once by default: room for every client behind a proxy and more, far below a process's file descriptors. */
+export const DEFAULT_MAX_CONNECTIONS = 4096;
 
 export const DEFAULT_LIMITS: ServerLimits = {
   bodyLimit: 1024 * 1024,

@@ -9,7 +9,7 @@ import Fastify, { type ConnectionError, type FastifyInstance } from 'fastify';
 import { redactUrl } from '../accesslog.js';
 import { requestIdFrom } from '../conventions.js';
 import { connectionProblem, problemFor } from '../failures.js';
-import type { ServerLimits } from '../limits.js';
+import { DEFAULT_MAX_CONNECTIONS, type ServerLimits } from '../limits.js';
 import { problem, PROBLEM_CONTENT_TYPE, rawProblemResponse } from '../problem.js';
 import type { AnswerHeaders } from './headers.js';
 import { sendProblem } from './problems.js';
@@ -65,7 +65,7 @@ function clientErrorAnswer(log: RequestLog, requestIds: WeakMap<IncomingMessage,
 export function createFastify({ limits, log, headers }: FrameworkDeps): FastifyInstance {
   /** The id each request was given (genReqId), for the answers made outside fastify (clientErrorHandler). */
   const requestIds = new WeakMap<IncomingMessage, string>();
-  return Fastify({
+  const app = Fastify({
     logger: false,
     bodyLimit: limits.bodyLimit,
     // Node would answer a missing Host header with an empty 400; the onRequest hook answers it with a problem.
@@ -101,6 +101,10 @@ export function createFastify({ limits, log, headers }: FrameworkDeps): FastifyI
     },
     clientErrorHandler: clientErrorAnswer(log, requestIds),
   });
+  // Connections at once: one more is closed as it comes (idle clients would otherwise hold the process's file descriptors).
+  const most = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  if (most > 0) app.server.maxConnections = most;
+  return app;
 }
 
 /** An Expect header other than 100-continue: Node would answer an empty 417. */
