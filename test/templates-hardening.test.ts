@@ -22,7 +22,8 @@ import { MAX_RENDER_WORKERS, RenderBudgetError, TemplateSandbox } from '../src/v
 import { printedVariables, stripPaths, templateMessage } from '../src/validation/templates.js';
 import { checkHtml, excerpt } from '../src/validation/html.js';
 import { MAX_HTML_DEPTH, MAX_PARSED_CHARS } from '../src/validation/html-parser.js';
-import { MAX_RENDERED_PARSED_CHARS } from '../src/validation/tracking.js';
+import { MAX_RENDERED_PARSED_CHARS, textLinks } from '../src/validation/tracking.js';
+import { closest, nearness } from '../src/model/closest.js';
 import { MAX_SUGGESTED_AMONG } from '../src/validation/variables.js';
 import { cli, csv, dataset, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 import { keptValidations } from './kept-backends.js';
@@ -447,14 +448,14 @@ describe('the answer stays small', () => {
 describe("the checks' work on the main thread is bounded", () => {
   const nested = (depth: number) => `${'<div>'.repeat(depth)}<a href="http://x.dev/late">late</a>`;
 
-  it('HTML nested past 1,024 elements is read up to there, and a finding says so at its line (insecure links after it are not seen)', async () => {
+  it('HTML nested past 128 elements is read up to there, and a finding says so at its line (insecure links after it are not seen)', async () => {
     const dir = contactsDir();
     const shallow = await validate(dir, request({ html: `<html><body>${UNSUBSCRIBE}\n${nested(MAX_HTML_DEPTH - 10)}</body></html>` }));
     expect(shallow.render.warnings.map((f) => f.code)).toContain('insecure_link');
     expect(shallow.render.warnings.map((f) => f.code)).not.toContain('html_not_checked_whole');
     const deep = await validate(dir, request({ html: `<html><body>${UNSUBSCRIBE}\n${nested(MAX_HTML_DEPTH + 10)}</body></html>` }));
     expect(deep.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
-      expect.objectContaining({ field: 'html', line: 2, message: 'the HTML nests more than 1,024 elements deep: its checks read it up to line 2' }),
+      expect.objectContaining({ field: 'html', line: 2, message: 'the HTML nests more than 128 elements deep: its checks read it up to line 2' }),
     ]);
     expect(deep.render.warnings.map((f) => f.code)).not.toContain('insecure_link');
   });
@@ -467,7 +468,7 @@ describe("the checks' work on the main thread is bounded", () => {
     const deep = await validate(dir, body(`{% for i in (1..${MAX_HTML_DEPTH + 5}) %}<div>{% endfor %}`));
     // one sample a language (c2 in Czech, c3 in English): one finding for the asset, naming the first
     expect(deep.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
-      expect.objectContaining({ contactId: 'c2', count: 2, message: 'as rendered for contact c2 and 1 other sample, the HTML nests more than 1,024 elements deep: its links are judged as far as it was read' }),
+      expect.objectContaining({ contactId: 'c2', count: 2, message: 'as rendered for contact c2 and 1 other sample, the HTML nests more than 128 elements deep: its links are judged as far as it was read' }),
     ]);
     expect(deep.render.warnings.map((f) => f.code)).not.toContain('tracking_param_missing');
     // a flat rendered part over the length (where an operator lets a part render to more than its default 1 MiB): judged up to it
@@ -489,6 +490,30 @@ describe("the checks' work on the main thread is bounded", () => {
     expect(budget.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
       expect.objectContaining({ count: 1, message: expect.stringMatching(/^as rendered for contact c\d, past the 8 MiB of rendered HTML a validation reads for links: /) }),
     ]);
+  });
+
+  it('past the depth nothing reaches the checks, not even the element that crossed it; a URL of a text part reads a template tag to 256 characters', () => {
+    // the image after the bound is not judged (its onopentag comes after the parse stopped)
+    const report = checkHtml(`${'<div>'.repeat(MAX_HTML_DEPTH)}<img src="x.png">`);
+    expect(report.imagesWithoutAlt).toEqual([]);
+    expect(report.extent).toMatchObject({ whole: false, why: 'depth' });
+    expect(checkHtml(`${'<div>'.repeat(MAX_HTML_DEPTH - 1)}<img src="x.png">`).imagesWithoutAlt).toEqual(['x.png']);
+    const tag = (inside: string) => `https://x.dev/s?c={{ ${inside} }}`;
+    expect(textLinks(`see ${tag('contact.contactId')} now`).map((l) => [l.href, l.templated])).toEqual([[tag('contact.contactId'), true]]);
+    // a longer tag ends the URL where the tag begins (it is no part of it)
+    expect(textLinks(`see ${tag('x'.repeat(300))} now`).map((l) => [l.href, l.templated])).toEqual([['https://x.dev/s?c=', false]]);
+    // an unclosed tag after each of many URLs: each URL ends before it, found once each (up to a part's 1,000)
+    expect(textLinks('http://a.dev/{{ '.repeat(5000)).map((l) => l.href)).toEqual(Array.from({ length: 1000 }, () => 'http://a.dev/'));
+  });
+
+  it('a name is near another by its edits only where both have at most 64 characters, and where their lengths differ by no more than the edits allowed', () => {
+    expect(nearness('promo_cod', 'promo_code')).toBe(0.5);
+    expect(nearness('promo_cdoe', 'promo_code')).toBe(2);
+    expect(nearness(`${'a'.repeat(63)}b`, `${'a'.repeat(63)}c`)).toBe(1);
+    expect(nearness(`${'a'.repeat(64)}b`, `${'a'.repeat(64)}c`)).toBeUndefined();
+    expect(nearness(`${'a'.repeat(64)}`, `${'a'.repeat(70)}`)).toBe(0.5); // contained: near at any length
+    expect(nearness('abcd', 'abxyefghzz')).toBeUndefined();
+    expect(closest('zone', ['zones', 'ozne', 'x'.repeat(500)])).toEqual(['zones', 'ozne']);
   });
 
   it("a did-you-mean ranks the request's first 1,000 variable keys only", async () => {

@@ -21,9 +21,18 @@ function distance(a: string, b: string): number {
  */
 export function nearness(id: string, known: string): number | undefined {
   const [a, b] = [id.toLowerCase(), known.toLowerCase()];
-  const d = b.includes(a) || a.includes(b) ? 0.5 : distance(a, b);
-  return d <= Math.max(2, Math.ceil(id.length / 2)) ? d : undefined;
+  if (b.includes(a) || a.includes(b)) return 0.5;
+  const most = Math.max(2, Math.ceil(id.length / 2));
+  // The edits are at least the lengths' difference; and past MAX_EDITED characters a name is near
+  // only by containment (the edits of two names cost the product of their lengths: a request of
+  // long variable names held the main thread for seconds).
+  if (Math.abs(a.length - b.length) > most || a.length > MAX_EDITED || b.length > MAX_EDITED) return undefined;
+  const d = distance(a, b);
+  return d <= most ? d : undefined;
 }
+
+/** The longest name whose edits to another are counted (nearness). */
+const MAX_EDITED = 64;
 
 /** The known ids closest to an unknown one (at most three, the nearest first). */
 export function closest(id: string, known: string[]): string[] {

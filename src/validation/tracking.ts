@@ -42,12 +42,13 @@ const UNSUBSCRIBE = /unsubscribe|opt-?out|abmelden|odhlas/i;
  * A URL in a text part: up to a blank, a quote or an angle bracket; trailing punctuation is not
  * part of it. A template tag in it ({{ contact.contactId }}, blanks and all) is part of it.
  */
-const TEXT_URL = /https?:\/\/(?:\{\{[^}]*\}\}|\{%[^%]*%\}|[^\s<>"'`{]|\{(?![{%]))+/gi;
+const TEXT_URL = /https?:\/\/(?:\{\{[^}]{0,256}\}\}|\{%[^%]{0,256}%\}|[^\s<>"'`{]|\{(?![{%]))+/gi;
 
 /** The links (a and area href) of an HTML part, each with its line, and how far the parse read it (parseHtml). */
 export function htmlLinksRead(html: string): { links: Link[]; extent: ParseExtent } {
   const links: Link[] = [];
-  const starts = lineStarts(html);
+  // the lines of what a parse reads (MAX_PARSED_CHARS), not of a longer rendered sample's rest
+  const starts = lineStarts(html.length > MAX_PARSED_CHARS ? html.slice(0, MAX_PARSED_CHARS) : html);
   const extent = parseHtml(
     html,
     (start) => ({
@@ -65,9 +66,14 @@ export function htmlLinksRead(html: string): { links: Link[]; extent: ParseExten
 /** The links (a and area href) of an HTML part, each with its line. */
 export const htmlLinks = (html: string): Link[] => htmlLinksRead(html).links;
 
-/** The http(s) URLs of a text part, each with its line. */
-export function textLinks(text: string): Link[] {
+/**
+ * The http(s) URLs of a text part, each with its line, in its first MAX_PARSED_CHARS (a template
+ * tag in a URL is read to 256 characters: an unclosed `{{` after each of 40,000 `http://` had the
+ * pattern read on to the end each time, 15 s of the main thread).
+ */
+export function textLinks(whole: string): Link[] {
   const links: Link[] = [];
+  const text = whole.length > MAX_PARSED_CHARS ? whole.slice(0, MAX_PARSED_CHARS) : whole;
   const starts = lineStarts(text);
   for (const match of text.matchAll(TEXT_URL)) {
     if (links.length >= MAX_LINKS_PER_PART) break;
@@ -163,12 +169,12 @@ function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly Rende
 
 /** A rendered part's links: a text part's, or an HTML part's as far as its parse and the request's budget read it. */
 function renderedLinksOf(field: 'html' | 'text', sample: RenderedSample, read: { chars: number; cut: CutSample[] }): Link[] {
-  if (field === 'text') return textLinks(sample.text!);
   if (read.chars >= MAX_RENDERED_PARSED_CHARS) {
-    read.cut.push({ sample, extent: { whole: false, why: 'budget' } });
+    if (field === 'html') read.cut.push({ sample, extent: { whole: false, why: 'budget' } });
     return [];
   }
-  read.chars += Math.min(sample.html.length, MAX_PARSED_CHARS);
+  read.chars += Math.min(sample[field]!.length, MAX_PARSED_CHARS);
+  if (field === 'text') return textLinks(sample.text!);
   const { links, extent } = htmlLinksRead(sample.html);
   if (!extent.whole) read.cut.push({ sample, extent });
   return links;
