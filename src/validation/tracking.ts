@@ -141,9 +141,9 @@ export function textNeedsRendering(asset: ResolvedAsset): boolean {
 }
 
 /**
- * The most characters of rendered samples' HTML one request parses for their links: past it, the
- * other samples' HTML is not read (a finding says so). 20 samples of 2 MiB took over a second of
- * the main thread, where every request waits.
+ * The most characters of rendered samples (HTML and text parts) one request reads for their links:
+ * past it, the other samples' parts are not read (for an HTML part a finding says so). 20 samples
+ * of 2 MiB took over a second of the main thread, where every request waits.
  */
 export const MAX_RENDERED_PARSED_CHARS = 8 * 1024 * 1024;
 
