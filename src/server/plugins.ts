@@ -8,7 +8,7 @@ import { LocalBackend } from '../local/backend.js';
 import { dataVersion, datasetAt, open, requireTenantTables, whereTableWouldBe } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
 import type { Database } from '../local/db.js';
-import { buildScopes, type Scope } from '../local/attribution.js';
+import { buildScopes, listPlugins, type Scope } from '../local/attribution.js';
 import type { RenderLimits } from '../validation/limits.js';
 import { int, sql } from '../local/sql.js';
 import { DEFAULT_VERSION_GRACE_SECONDS } from './limits.js';
@@ -172,8 +172,9 @@ export class ServedDataset {
     const { dataset, attributed, identity } = await open(dir, [], options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {});
     try {
       requireServable(dataset, dir);
+      // before the attribution, which takes a while on a large dataset
+      if (!options.sharedTables) requireTenantTables(dataset, dir, (await listPlugins(dataset)).length, "every plugin's token would read all of");
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
-      if (!options.sharedTables) requireTenantTables(dataset, dir, scopes.size, "every plugin's token would read all of");
       for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled
       // connection, so each query gets its share of the cores: with the default pool (four per
