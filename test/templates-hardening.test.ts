@@ -24,7 +24,7 @@ import { checkHtml, excerpt } from '../src/validation/html.js';
 import { MAX_HTML_DEPTH, MAX_PARSED_CHARS } from '../src/validation/html-parser.js';
 import { MAX_RENDERED_PARSED_CHARS, textLinks } from '../src/validation/tracking.js';
 import { closest, nearness } from '../src/model/closest.js';
-import { MAX_SUGGESTED_AMONG } from '../src/validation/variables.js';
+import { MAX_SUGGESTED_AMONG, MAX_SUGGESTIONS } from '../src/validation/variables.js';
 import { cli, csv, dataset, tempDir, twoPluginFiles, suiteThreadsOption } from './helpers.js';
 import { keptValidations } from './kept-backends.js';
 
@@ -514,6 +514,21 @@ describe("the checks' work on the main thread is bounded", () => {
     expect(nearness(`${'a'.repeat(64)}`, `${'a'.repeat(70)}`)).toBe(0.5); // contained: near at any length
     expect(nearness('abcd', 'abxyefghzz')).toBeUndefined();
     expect(closest('zone', ['zones', 'ozne', 'x'.repeat(500)])).toEqual(['zones', 'ozne']);
+  });
+
+  it('the first 20 unknown names of a validation get a did-you-mean; a URL ends before any run of punctuation; globs take at most 4 runs of "*"', async () => {
+    const dir = contactsDir();
+    const names = Array.from({ length: MAX_SUGGESTIONS + 5 }, (_, i) => `promo_${String.fromCharCode(97 + (i % 26))}${i}x`);
+    const variables = Object.fromEntries(names.map((n) => [n.slice(0, -1), 'x']));
+    const r = await validate(dir, request({ html: `${HTML}${names.map((n) => `{{ ${n} }}`).join('')}` }, { variables }));
+    const unknown = errorsOf(r, 'unknown_variable').map((f) => f.message);
+    expect(unknown).toHaveLength(names.length);
+    expect(unknown.filter((m) => m.includes('did you mean'))).toHaveLength(MAX_SUGGESTIONS);
+    expect(textLinks(`see http://x.dev/a${'.'.repeat(50)}!) now`).map((l) => l.href)).toEqual(['http://x.dev/a']);
+    const glob = (clients: string[]) => validate(dir, request({}, { options: { clients } }));
+    expect(errorsOf(await glob(['g*m*a*i*l*.*']), 'invalid_request')).toEqual([expect.objectContaining({ field: 'options.clients', message: expect.stringContaining('each entry has at most 4 "*"') })]);
+    const collapsed = await glob(['gmail****.*']);
+    expect(collapsed.render.errors.filter((f) => f.code === 'invalid_request')).toEqual([]);
   });
 
   it("a did-you-mean ranks the request's first 1,000 variable keys only", async () => {

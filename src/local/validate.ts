@@ -23,7 +23,7 @@ import { textNeedsRendering, trackingFindings, type RenderedSample } from '../va
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from '../validation/limits.js';
 import { checkTemplates, renderSamples, TemplateWork, type SampleRecipient } from '../validation/render.js';
 import { TemplateSandbox } from '../validation/sandbox.js';
-import { camelKey, contactColumn, unknownReferences, variableFindings } from '../validation/variables.js';
+import { camelKey, contactColumn, suggestionBudget, unknownReferences, variableFindings } from '../validation/variables.js';
 import { unknownAudienceFindings, type AudienceValueKey, type UnknownAudience } from '../validation/audience.js';
 import { currentBudget, type Database, type Row } from './db.js';
 import type { Scope } from './attribution.js';
@@ -90,6 +90,8 @@ export async function validateDelivery(
     if (sandbox) {
       const work = new TemplateWork(sandbox, errors);
       const contactColumns = await audienceColumns(db);
+      // the did-you-means of the whole validation share one budget (variables.ts)
+      const suggestions = suggestionBudget();
       for (const asset of assets) {
         const langs = coverage.languagesOf.get(asset) ?? [];
         const parsed = await checkTemplates(asset, work);
@@ -103,7 +105,7 @@ export async function validateDelivery(
         const printed = rules.printedVariablesOf(asset, parsed, request.variables);
         const recipientCount = coverage.languages.filter((l) => langs.includes(l.language)).reduce((n, l) => n + l.recipients, 0);
         const empty = await countEmpty(db, printed, langs, contactColumns);
-        const known = { columns: contactColumns, variables: request.variables };
+        const known = { columns: contactColumns, variables: request.variables, suggestions };
         const judged = variableFindings(asset, printed, known, empty, recipientCount);
         errors.push(...judged.errors, ...unknownReferences(asset, rules.referencedVariablesOf(asset, parsed, request.variables, printed), known));
         warnings.push(...judged.warnings);

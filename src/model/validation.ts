@@ -223,12 +223,15 @@ function checkAsset(asset: unknown, at: string, bad: Bad): void {
 
 /** A glob of mail clients: family.platform, letters, digits, "-" and "*". */
 const CLIENT_GLOB = /^[a-z0-9*-]+(\.[a-z0-9*-]+)?$/i;
+/** The most runs of `*` in one client glob (each multiplies a match's work). */
+export const MAX_GLOB_STARS = 4;
 
 /** options.clients: an array of globs (their match against the known clients is src/validation/clients.ts's). */
 function checkClientOptions(options: Record<string, unknown>, checked: { clients?: string[] }, bad: Bad): void {
   if (options.clients === undefined) return;
   if (!isStringArray(options.clients) || !options.clients.length) bad('options.clients', 'must be a non-empty array of client globs such as "gmail.*" or "outlook.windows"');
   else if (options.clients.some((g) => !CLIENT_GLOB.test(g.trim()))) bad('options.clients', 'each entry is family.platform, "*" for any part: "gmail.*", "outlook.windows"');
+  else if (options.clients.some((g) => (g.match(/\*+/g) ?? []).length > MAX_GLOB_STARS)) bad('options.clients', `each entry has at most ${MAX_GLOB_STARS} "*" (a run of them counts once): "gmail.*", "*.android"`);
   else checked.clients = options.clients.map((g) => g.trim());
 }
 

@@ -99,7 +99,8 @@ export function declarationSlugs(property: string, value: string): string[] {
   if (name.startsWith('font') && /\b(system-ui|ui-serif|ui-sans-serif|ui-rounded|ui-monospace)\b/.test(lower)) slugs.push('css-sytem-ui');
   if (lower.includes('!important')) slugs.push('css-important');
   if (/\b(fit-content|min-content|max-content)\b/.test(lower)) slugs.push('css-intrinsic-size');
-  for (const match of lower.matchAll(/([a-z-]+)\(/g)) {
+  // a name's run is read once, from its start (unanchored, each letter of a long run began a scan of the rest)
+  for (const match of lower.matchAll(/(?<![a-z-])([a-z-]+)\(/g)) {
     const slug = FUNCTION_SLUGS[match[1]!];
     if (slug) slugs.push(slug);
   }

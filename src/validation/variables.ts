@@ -58,6 +58,38 @@ function missingStep(path: readonly string[], variables: Record<string, unknown>
  */
 export const MAX_SUGGESTED_AMONG = 1000;
 
+/**
+ * The unknown names of one validation that get a did-you-mean, the first ones: each ranks up to
+ * MAX_SUGGESTED_AMONG keys of up to 64 characters (1,000 unknown names over 1,000 keys held the
+ * main thread for 28 s); the others say what is missing without one.
+ */
+export const MAX_SUGGESTIONS = 20;
+
+/** What a variable may be: the contacts' columns and the request's variables; the did-you-means left (none: no bound). */
+export interface Known {
+  columns: ReadonlySet<string>;
+  variables: Record<string, unknown>;
+  suggestions?: SuggestionBudget;
+}
+
+/** How many did-you-means a validation has left (MAX_SUGGESTIONS). */
+export interface SuggestionBudget {
+  left: number;
+}
+
+export const suggestionBudget = (): SuggestionBudget => ({ left: MAX_SUGGESTIONS });
+
+/** closest() while the budget lasts (none given: always), then no suggestion. */
+const suggester =
+  (budget: SuggestionBudget | undefined) =>
+  (name: string, among: string[]): string[] => {
+    if (budget) {
+      if (budget.left <= 0) return [];
+      budget.left--;
+    }
+    return closest(name, among);
+  };
+
 /** Each object's first MAX_SUGGESTED_AMONG keys, listed once for the findings of one asset (not once a variable). */
 function firstKeys(): (object: object) => string[] {
   const listed = new WeakMap<object, string[]>();
@@ -75,6 +107,7 @@ function unknownVariable(
   columns: ReadonlySet<string>,
   variables: Record<string, unknown>,
   keysOf: (object: object) => string[],
+  suggest: (name: string, among: string[]) => string[],
   printed = true,
 ): Finding | undefined {
   const { key, fields } = variable;
@@ -84,11 +117,11 @@ function unknownVariable(
     if (field === undefined || contactColumn(variable, columns) !== undefined) return undefined;
     // Suggested as written: a snake_case name among the columns, a camelCase one among the keys.
     const names = field.includes('_') ? [...columns] : [...columns].map(camelKey);
-    why = `the contacts have no field ${field}${didYouMean(closest(field, names))}`;
+    why = `the contacts have no field ${field}${didYouMean(suggest(field, names))}`;
   } else {
     const missing = missingStep(variable.path, variables, keysOf);
     if (!missing) return undefined;
-    why = `the request's variables have no ${missing.at}${didYouMean(closest(missing.at.split('.').pop()!, missing.siblings))}`;
+    why = `the request's variables have no ${missing.at}${didYouMean(suggest(missing.at.split('.').pop()!, missing.siblings))}`;
   }
   return {
     code: 'unknown_variable',
@@ -100,11 +133,12 @@ function unknownVariable(
 }
 
 /** unknown_variable for each variable an asset reads without printing it plainly (delivery.ts referencedVariablesOf) that exists nowhere. */
-export function unknownReferences(asset: ResolvedAsset, referenced: readonly PrintedVariable[], known: { columns: ReadonlySet<string>; variables: Record<string, unknown> }): Finding[] {
+export function unknownReferences(asset: ResolvedAsset, referenced: readonly PrintedVariable[], known: Known): Finding[] {
   const keysOf = firstKeys();
+  const suggest = suggester(known.suggestions);
   return referenced
     .filter((variable) => variable.source !== 'contact' || variable.path.length >= 2)
-    .flatMap((variable) => unknownVariable(asset, variable, known.columns, known.variables, keysOf, false) ?? []);
+    .flatMap((variable) => unknownVariable(asset, variable, known.columns, known.variables, keysOf, suggest, false) ?? []);
 }
 
 /**
@@ -115,7 +149,7 @@ export function unknownReferences(asset: ResolvedAsset, referenced: readonly Pri
 export function variableFindings(
   asset: ResolvedAsset,
   printed: readonly PrintedVariable[],
-  known: { columns: ReadonlySet<string>; variables: Record<string, unknown> },
+  known: Known,
   empty: ReadonlyMap<string, number>,
   recipients: number,
 ): Findings {
@@ -124,11 +158,12 @@ export function variableFindings(
   // the variables each part tests, read once a part (not once a variable: 500 of them in a long part took seconds)
   const testedIn = new Map<string, Set<string>>();
   const keysOf = firstKeys();
+  const suggest = suggester(known.suggestions);
   const tested = (field: string) => testedIn.get(field) ?? testedIn.set(field, testedVariables(asset.content[field as keyof typeof asset.content] ?? '')).get(field)!;
   for (const variable of printed) {
     // `{{ contact }}` alone prints the object: nothing to judge.
     if (variable.source === 'contact' && variable.path.length < 2) continue;
-    const unknown = unknownVariable(asset, variable, known.columns, known.variables, keysOf);
+    const unknown = unknownVariable(asset, variable, known.columns, known.variables, keysOf, suggest);
     if (unknown) {
       errors.push(unknown);
       continue;
