@@ -75,12 +75,6 @@ export class PipeClosedError extends ConvxError {
   }
 }
 
-/** Why a file or stream could not be written, in words, by the system's error code (the code itself where it has none). */
-export function writeFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return WRITE_FAILURES[code ?? ''] ?? code ?? (error instanceof Error ? error.message : String(error));
-}
-
 const WRITE_FAILURES: Record<string, string> = {
   ENOENT: 'its folder does not exist',
   ENOTDIR: 'a part of its path is not a folder',
@@ -97,12 +91,6 @@ const WRITE_FAILURES: Record<string, string> = {
   EPIPE: 'its reader closed it',
 };
 
-/** Why a file or folder could not be read, in words, by the system's error code (the code itself where it has none). */
-export function readFailure(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return READ_FAILURES[code ?? ''] ?? code ?? (error instanceof Error ? error.message : String(error));
-}
-
 const READ_FAILURES: Record<string, string> = {
   ENOENT: 'it does not exist',
   ENOTDIR: 'a part of its path is not a folder',
@@ -113,6 +101,19 @@ const READ_FAILURES: Record<string, string> = {
   EMFILE: 'too many files are open',
   ENFILE: 'too many files are open',
 };
+
+/** A system error in words, by its code in `words` (the code itself where it has none, else its message). */
+const inWords =
+  (words: Record<string, string>) =>
+  (error: unknown): string => {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    return words[code ?? ''] ?? code ?? (error instanceof Error ? error.message : String(error));
+  };
+
+/** Why a file or stream could not be written, in words, by the system's error code. */
+export const writeFailure = inWords(WRITE_FAILURES);
+/** Why a file or folder could not be read, in words, by the system's error code. */
+export const readFailure = inWords(READ_FAILURES);
 
 /** The dataset is missing, unreadable or holds values it should not (exit 2). */
 export class DataError extends ConvxError {
