@@ -80,6 +80,8 @@ async function openDatasetBackend({ globals, settings, dataDir }: Context, optio
   }
   const { openLocalBackend } = await import('./local/open.js');
   return openLocalBackend(dataDir(), {
+    // messages name the dataset as it was given (--data shop), not by the absolute path it is read by
+    name: settings.data,
     ...(options.validation ? { require: ['contacts'] as const } : {}),
     ...(settings.plugin !== undefined ? { plugin: settings.plugin } : {}),
     ...(globals.referenceCurrency !== undefined ? { referenceCurrency: globals.referenceCurrency } : {}),

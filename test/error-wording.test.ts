@@ -1,12 +1,14 @@
 /**
  * Issue 22, point 10: errors and findings that read as English. A date that is not one says
  * why (the month's length), a negative --max-warnings names its bound, -o takes a format name in any
- * case (as codes are), and a count of one recipient gets the singular verb.
+ * case (as codes are), and a count of one recipient gets the singular verb. A dataset is named in
+ * messages as the user gave it (`--data shop`), not by the absolute path convx reads it by.
  */
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dateProblem } from '../src/model/query.js';
-import { cli, SAMPLES } from './helpers.js';
+import { cli, dataset, SAMPLES } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
 
 const WELCOME = join(SAMPLES, '..', 'deliveries', 'welcome.json');
@@ -81,5 +83,61 @@ describe('a count of recipients', () => {
     expect(fallbacks.length).toBeGreaterThan(0);
     for (const message of fallbacks) expect(message).toMatch(/^(1 recipient in language \w+ gets|([02-9]|\d\d+) recipients in language \w+ get) /);
     expect(fallbacks).toContain('1 recipient in language cs gets inline:0, which has no language');
+  });
+});
+
+describe('a dataset is named as it was given', () => {
+  /** A folder "my shop" (a space: hints quote it for the shell) inside a new working directory, with these files. */
+  function shop(files: Record<string, string>): { cwd: string; abs: string } {
+    const cwd = dataset({});
+    const abs = join(cwd, 'my shop');
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(abs, path)), { recursive: true });
+      writeFileSync(join(abs, path), content);
+    }
+    return { cwd, abs };
+  }
+  const ORDERS = 'plugin_id,order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax,status\n';
+  const TOUCHES = 'plugin_id,contact_id,datetime,touch,source_type,source_id\n';
+  const order = (plugin: string, datetime = '2024-01-05T10:00:00.000Z') => `${plugin},o-${plugin},c-1,${datetime},EUR,10,12,completed\n`;
+  const touch = (plugin: string) => `${plugin},c-1,2024-01-02T10:00:00.000Z,click,campaign,k-1\n`;
+
+  /** What argv run in cwd prints; the absolute path never appears in it. */
+  async function stderrOf(argv: string[], cwd: string, abs: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    const result = await cli(argv, { cwd });
+    expect(result.stderr + result.stdout).not.toContain(abs);
+    return result;
+  }
+
+  it('in the errors of reading it: values, a missing table, plugins to choose from, ambiguous files (report, data check)', async () => {
+    const bad = shop({ 'orders.csv': ORDERS + order('p-a', '2024-13-01T00:00:00.000Z'), 'touches.csv': TOUCHES + touch('p-a') });
+    const values = await stderrOf(['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31'], bad.cwd, bad.abs);
+    expect(values.code).toBe(2);
+    expect(values.stderr).toContain("convx: error: the dataset at my shop has 1 problem (run `convx data check 'my shop'` for integrity findings too):\n");
+    const checked = await stderrOf(['data', 'check', 'my shop'], bad.cwd, bad.abs);
+    expect(checked.stdout).toContain('my shop: 1 problem');
+
+    const noTouches = shop({ 'orders.csv': ORDERS + order('p-a') });
+    const missing = await stderrOf(['report', '--data', './my shop', '--from', '2024-01-01', '--to', '2024-01-31'], noTouches.cwd, noTouches.abs);
+    expect(missing.stderr).toMatch(/^convx: error: the dataset at \.\/my shop has no touches table: /);
+
+    const two = shop({ 'orders.csv': ORDERS + order('p-a') + order('p-b'), 'touches.csv': TOUCHES + touch('p-a') });
+    const plugins = await stderrOf(['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31'], two.cwd, two.abs);
+    expect(plugins.stderr).toContain('convx: error: the dataset at my shop holds 2 plugins (p-a, p-b); choose one with --plugin');
+
+    const both = shop({ 'orders.csv': ORDERS + order('p-a'), 'orders.parquet': 'x', 'touches.csv': TOUCHES + touch('p-a') });
+    const ambiguous = await stderrOf(['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31'], both.cwd, both.abs);
+    expect(ambiguous.stderr).toContain('convx: error: the dataset at my shop is ambiguous or incomplete:');
+  });
+
+  it('in the errors of importing and appending it', async () => {
+    const { cwd, abs } = shop({ 'orders/01.csv': ORDERS + order('p-a'), 'touches.csv': TOUCHES + touch('p-a') });
+    expect((await cli(['data', 'import', 'my shop', '--into', 'shop.duckdb'], { cwd })).code).toBe(0);
+    // An imported file changed: only a full import takes it, and the hint says how, with the dataset as given.
+    writeFileSync(join(abs, 'orders', '01.csv'), ORDERS + order('p-a') + order('p-a', '2024-01-06T10:00:00.000Z'));
+    const changed = await stderrOf(['data', 'import', 'my shop', '--into', 'shop.duckdb', '--append'], cwd, abs);
+    expect(changed.code).toBe(2);
+    expect(changed.stderr).toContain(': the dataset at my shop changed in a way only a full import can take');
+    expect(changed.stderr).toContain("run a full import instead: convx data import 'my shop' --into ");
   });
 });

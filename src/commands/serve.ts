@@ -152,6 +152,7 @@ function serverOptions(ctx: Context, flags: ServeFlags, log: Log): ServerOptions
   const secret = jwtSecret(ctx.io.env);
   return {
     dir,
+    name: ctx.settings.data,
     host: flags.host,
     port: Number(flags.port),
     auth: {

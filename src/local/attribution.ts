@@ -55,20 +55,20 @@ export async function choosePlugin(dataset: Dataset, requested: string | undefin
   if (plugins.length === 0) {
     if (requested !== undefined) {
       throw new UsageError(
-        `plugin "${requested}" not found: the dataset at ${dataset.dir} has no plugin_id column, so it holds one plugin; drop --plugin`,
+        `plugin "${requested}" not found: the dataset at ${dataset.name} has no plugin_id column, so it holds one plugin; drop --plugin`,
       );
     }
     return null;
   }
   if (requested !== undefined) {
     if (!plugins.includes(requested)) {
-      throw new UsageError(`plugin "${requested}" not found in ${dataset.dir}; plugins found: ${plugins.join(', ')}`);
+      throw new UsageError(`plugin "${requested}" not found in ${dataset.name}; plugins found: ${plugins.join(', ')}`);
     }
     return requested;
   }
   if (plugins.length > 1) {
     throw new UsageError(
-      `the dataset at ${dataset.dir} holds ${plugins.length} plugins (${plugins.join(', ')}); choose one with --plugin`,
+      `the dataset at ${dataset.name} holds ${plugins.length} plugins (${plugins.join(', ')}); choose one with --plugin`,
     );
   }
   return plugins[0]!;

@@ -73,7 +73,7 @@ export class LocalBackend implements Backend {
   /** A dataset without orders or touches cannot report, nor say what an id names: NoOrdersError. */
   private requireReports(): void {
     if (!this.scope.reports) {
-      throw new NoOrdersError(`the dataset at ${this.scope.dataset.dir} holds no orders (or no touches), so it cannot report conversions`);
+      throw new NoOrdersError(`the dataset at ${this.scope.dataset.name} holds no orders (or no touches), so it cannot report conversions`);
     }
   }
 

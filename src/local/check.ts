@@ -2,7 +2,7 @@
 import { DataError } from '../errors.js';
 import { COMMAND_DATABASE, Database, type DatabaseOptions } from './db.js';
 import { EMPTY, ident, join, list, sql, table, trusted, type Sql } from './sql.js';
-import { Dataset, formatFileProblem, type DataIssue, type FileProblem } from './dataset.js';
+import { Dataset, formatFileProblem, type DataIssue, type FileProblem, type Named } from './dataset.js';
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
 import { plural } from '../words.js';
@@ -31,12 +31,13 @@ const DATED: Partial<Record<string, string>> = { orders: 'datetime', touches: 'd
 
 
 /** onPhase: says what the check is doing (a phase per call), for a progress line. */
-export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined, options: DatabaseOptions = {}): Promise<CheckReport> {
-  const db = await Database.open(':memory:', { ...options, ...COMMAND_DATABASE });
+export async function checkDataset(dir: string, onPhase: (phase: string) => void = () => undefined, options: DatabaseOptions & Named = {}): Promise<CheckReport> {
+  const { name = dir, ...databaseOptions } = options;
+  const db = await Database.open(':memory:', { ...databaseOptions, ...COMMAND_DATABASE });
   try {
     onPhase('reading and checking the files');
     // An imported file was checked when imported: its problems are none, its findings stored.
-    const dataset = isDuckDbFile(dir) ? (await openImported(dir, db)).dataset : await Dataset.open(dir, db, { collect: true });
+    const dataset = isDuckDbFile(dir) ? (await openImported(dir, db, name)).dataset : await Dataset.open(dir, db, { collect: true, name });
     const problems = await dataset.problems();
     const findings: DataIssue[] = [];
     for (const needed of ['orders', 'touches'] as const) {
@@ -79,7 +80,7 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
     };
   } catch (error) {
     if (error instanceof DataError) throw error;
-    throw new DataError(`cannot check ${dir}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new DataError(`cannot check ${name}: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     db.close();
   }

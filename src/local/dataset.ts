@@ -14,11 +14,17 @@ import { formatFileProblem, UnreadableTableError } from './dataset/problems.js';
 import { createTypedTable } from './dataset/typing.js';
 import type { DataIssue, FileProblem, LoadedTable, TableSource } from './dataset/types.js';
 import type { TableName } from './schema.js';
+import { shellWord } from '../words.js';
 
 export type { DataIssue, FileProblem, LoadedTable, SourceColumn, TableSource } from './dataset/types.js';
 export { discoverTables } from './dataset/discover.js';
 export { readExpression } from './dataset/reader.js';
 export { firstLine, formatFileProblem } from './dataset/problems.js';
+
+/** How messages name a dataset: the path as the user gave it (`--data shop`), where convx reads it by its absolute path. */
+export interface Named {
+  name?: string | undefined;
+}
 
 /**
  * A dataset read into DuckDB: raw views over the files, then typed tables
@@ -34,14 +40,19 @@ export class Dataset {
    */
   imported = false;
 
+  /**
+   * dir: where the dataset is (a folder, or an imported file); name: how messages name it, the
+   * path as the user gave it (`--data shop`, not the absolute path convx reads it by).
+   */
   private constructor(
     readonly dir: string,
     readonly db: Database,
+    readonly name: string,
   ) {}
 
   /** A dataset whose typed tables t_<name> already exist (an imported file): no files to read or check. */
-  static typed(dir: string, db: Database, tables: Iterable<[TableName, LoadedTable]>, findings: DataIssue[]): Dataset {
-    const dataset = new Dataset(dir, db);
+  static typed(dir: string, db: Database, tables: Iterable<[TableName, LoadedTable]>, findings: DataIssue[], name = dir): Dataset {
+    const dataset = new Dataset(dir, db, name);
     for (const [name, loaded] of tables) dataset.tables.set(name, loaded);
     dataset.findings.push(...findings);
     dataset.imported = true;
@@ -59,9 +70,9 @@ export class Dataset {
    * why; with `collect` (data check), its problems are kept in `unreadable` and the rest is read.
    * `sources`: the tables to read instead of all those found at dir (`data import --append`: its new files).
    */
-  static async open(dir: string, db: Database, options: { collect?: boolean; sources?: Map<TableName, TableSource> } = {}): Promise<Dataset> {
-    const dataset = new Dataset(dir, db);
-    for (const [name, source] of options.sources ?? discoverTables(dir)) {
+  static async open(dir: string, db: Database, options: { collect?: boolean; sources?: Map<TableName, TableSource>; name?: string } = {}): Promise<Dataset> {
+    const dataset = new Dataset(dir, db, options.name ?? dir);
+    for (const [name, source] of options.sources ?? discoverTables(dir, dataset.name)) {
       try {
         dataset.tables.set(name, await loadTable(db, dir, source));
       } catch (error) {
@@ -79,7 +90,7 @@ export class Dataset {
   /** The findings as one line each, for a warning on stderr. */
   warnings(): string[] {
     return this.findings.map(
-      (f) => `${f.message}: ${f.examples.join('; ')}${f.count > f.examples.length ? `; … (run \`convx data check ${this.dir}\` for more)` : ''}`,
+      (f) => `${f.message}: ${f.examples.join('; ')}${f.count > f.examples.length ? `; … (run \`convx data check ${shellWord(this.name)}\` for more)` : ''}`,
     );
   }
 
@@ -96,7 +107,7 @@ export class Dataset {
     const problems = await this.problems();
     if (problems.length) {
       throw new DataError(
-        `the dataset at ${this.dir} has ${problems.length} problem${problems.length > 1 ? 's' : ''} (run \`convx data check ${this.dir}\` for integrity findings too):`,
+        `the dataset at ${this.name} has ${problems.length} problem${problems.length > 1 ? 's' : ''} (run \`convx data check ${shellWord(this.name)}\` for integrity findings too):`,
         problems.map(formatFileProblem),
       );
     }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
-import { plural } from '../words.js';
+import { plural, shellWord } from '../words.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { Database } from './db.js';
@@ -154,18 +154,18 @@ function firstOf(lines: string[]): string[] {
 /**
  * The files of now that the import did not read; a DataError when an old file changed or is gone,
  * or a new one is read before an old file of its table (its rows would come before theirs). An old
- * file with another modification time and the same bytes (hashedForAppend) has not changed.
+ * file with another modification time and the same bytes (hashedForAppend) has not changed. name: the dataset as messages name it.
  */
-export function newFiles(dir: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
-  const full = `run a full import instead: convx data import ${dir} --into ${file} --force`;
+export function newFiles(name: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
+  const full = `run a full import instead: convx data import ${shellWord(name)} --into ${file} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
   const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
   const kept = read.length - gone.length;
   if (kept * 2 < read.length) {
     // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
-    throw new DataError(`cannot append to ${file}: ${dir} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
+    throw new DataError(`cannot append to ${file}: ${name} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
       ...firstOf(gone),
-      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${dir} --into ${file} --force`,
+      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${shellWord(name)} --into ${file} --force`,
     ]);
   }
   const problems = [...gone];
@@ -186,7 +186,7 @@ export function newFiles(dir: string, file: string, read: readonly ImportedFile[
     if (later) problems.push(`${f.path} is new and is read before ${later.path}, which was imported (new files of a table must come after its imported ones in the order they are read)`);
   }
   if (problems.length) {
-    throw new DataError(`cannot append to ${file}: the dataset at ${dir} changed in a way only a full import can take`, [...firstOf(problems), full]);
+    throw new DataError(`cannot append to ${file}: the dataset at ${name} changed in a way only a full import can take`, [...firstOf(problems), full]);
   }
   return added;
 }

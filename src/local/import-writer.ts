@@ -14,7 +14,7 @@ import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchangedSinceListed, withContentHashes } from './import-files.js';
-import { openDataset, requireTenantTables } from './open.js';
+import { openDataset, requireTenantTables, type Named } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
 import { assertStaged, assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
@@ -27,7 +27,7 @@ export interface ImportSummary {
   findings: DataIssue[];
 }
 
-export interface ImportOptions {
+export interface ImportOptions extends Named {
   referenceCurrency?: string;
   /** Replace an existing file. */
   force?: boolean;
@@ -69,7 +69,7 @@ export async function importFiles(
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
@@ -168,18 +168,18 @@ async function writeFile(
 
 
 /** Refuses, naming them, the plugin ids that cannot name a file, and those that differ only in case (one file on a case-blind disk). */
-function assertFileNames(ids: readonly string[], dir: string): void {
+function assertFileNames(ids: readonly string[], dataset: Dataset): void {
   const unsafe = ids.filter((id) => !SAFE_PLUGIN_ID.test(id));
   if (unsafe.length) {
     throw new DataError(
-      `the dataset at ${dir} has plugin ids that cannot name a file: ${unsafe.map((id) => JSON.stringify(id)).join(', ')}`,
+      `the dataset at ${dataset.name} has plugin ids that cannot name a file: ${unsafe.map((id) => JSON.stringify(id)).join(', ')}`,
       ['--split-plugins names each file after its plugin: 1 to 128 letters, digits, dots, hyphens or underscores, beginning with a letter or a digit'],
     );
   }
   const seen = new Map<string, string>();
   for (const id of ids) {
     const other = seen.get(id.toLowerCase());
-    if (other !== undefined) throw new DataError(`the dataset at ${dir} has plugin ids "${other}" and "${id}", which differ only in case: one file on a case-insensitive disk`);
+    if (other !== undefined) throw new DataError(`the dataset at ${dataset.name} has plugin ids "${other}" and "${id}", which differ only in case: one file on a case-insensitive disk`);
     seen.set(id.toLowerCase(), id);
   }
 }
@@ -216,12 +216,12 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugins = await listPlugins(dataset);
-    if (!options.sharedTables) requireTenantTables(dataset, dir, plugins.length, "each plugin's file would hold all of");
+    if (!options.sharedTables) requireTenantTables(dataset, plugins.length, "each plugin's file would hold all of");
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
-    assertFileNames(ids, dir);
+    assertFileNames(ids, dataset);
     const existing = ids.map((id) => join(into, `${id}.duckdb`)).filter((file) => existsSync(file));
     const notFiles = existing.filter((file) => !statSync(file).isFile());
     if (notFiles.length) throw new UsageError(`${notFiles.join(', ')}: not a file, so no plugin's file can replace it`);

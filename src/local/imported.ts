@@ -105,27 +105,28 @@ export async function readImportMeta(file: string, threads?: number): Promise<Im
 }
 
 /**
- * Opens an imported file on db (an in-memory database): attached read-only, with
+ * Opens an imported file on db (an in-memory database), named in messages by name: attached read-only, with
  * views t_<name> over its typed tables. attributed() tells a Scope where its
  * attribution lies, when it was computed for the reference currency asked.
  */
 export async function openImported(
   file: string,
   db: Database,
+  name = file,
 ): Promise<{ dataset: Dataset; attributed: (plugin: string | null, referenceCurrency: string) => Sql | undefined }> {
   try {
     await db.exec(sql`ATTACH ${literal(file)} AS ${trusted(ALIAS)} (READ_ONLY)`);
   } catch (error) {
-    throw new DataError(`cannot open ${file}: ${firstLine(error)}`);
+    throw new DataError(`cannot open ${name}: ${firstLine(error)}`);
   }
-  const meta = await readMeta(db, file);
-  await checkFilterColumns(db, file, meta);
+  const meta = await readMeta(db, name);
+  await checkFilterColumns(db, name, meta);
   const loaded: [TableName, LoadedTable][] = [];
   for (const t of meta.tables) {
     await db.exec(sql`CREATE OR REPLACE VIEW ${table(t.table)} AS SELECT * FROM ${table(t.table, 'imported.main')}`);
     loaded.push([t.table, storedTable(t)]);
   }
-  const dataset = Dataset.typed(file, db, loaded, meta.findings);
+  const dataset = Dataset.typed(file, db, loaded, meta.findings, name);
   const attributed = (plugin: string | null, referenceCurrency: string) => {
     const scope = meta.scopes.find((s) => s.plugin === plugin && s.referenceCurrency === referenceCurrency);
     return scope ? sql`${trusted(ALIAS)}.${ident(scope.schema)}` : undefined;

@@ -8,14 +8,18 @@ import { packageVersion } from '../version.js';
 import { choosePlugin, Scope, type OpenOptions } from './attribution.js';
 import { LocalBackend } from './backend.js';
 import { COMMAND_DATABASE, Database, type DatabaseOptions } from './db.js';
-import { Dataset } from './dataset.js';
+import { Dataset, type Named } from './dataset.js';
+
+export type { Named } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
+import { shellWord } from '../words.js';
 
-export interface LocalOpenOptions extends OpenOptions, DatabaseOptions {
+export interface LocalOpenOptions extends OpenOptions, DatabaseOptions, Named {
   /** Needed for reporting; validation only needs contacts. */
   require?: readonly ('orders' | 'touches' | 'contacts')[];
 }
+
 
 /** A dataset ready to query, and where its attribution already lies (an imported file). */
 export interface OpenedDataset {
@@ -38,10 +42,10 @@ function stamp(path: string, name: string): string[] {
  * dataset's own path is not part of it: the same files give the same identity wherever they are
  * named from.
  */
-export function filesIdentity(path: string): string {
+export function filesIdentity(path: string, name = path): string {
   const files = isDuckDbFile(path)
     ? [stamp(path, 'imported.duckdb')]
-    : [...discoverTables(path).values()]
+    : [...discoverTables(path, name).values()]
         .flatMap((source) => source.files)
         .map((file) => stamp(file, relative(path, file).split(sep).join('/')))
         .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
@@ -62,8 +66,8 @@ export function dataVersion(identity: string, options: { referenceCurrency?: str
     .slice(0, 22);
 }
 
-/** How a message names a dataset: "the dataset at DIR", or "in FILE" for an imported file. */
-export const datasetAt = (dataset: Dataset, path: string) => `the dataset ${dataset.imported ? 'in' : 'at'} ${path}`;
+/** How a message names a dataset: "the dataset at DIR", or "in FILE" for an imported file (by its name: Named). */
+export const datasetAt = (dataset: Dataset) => `the dataset ${dataset.imported ? 'in' : 'at'} ${dataset.name}`;
 
 /** The tables a plugin must have only its own rows of: orders, clicks and contacts (names, e-mail addresses). */
 const TENANT_TABLES = ['orders', 'touches', 'contacts'] as const;
@@ -74,12 +78,12 @@ const TENANT_TABLES = ['orders', 'touches', 'contacts'] as const;
  * (docs/datasets.md), so each plugin would read all of its rows, other plugins' contacts too
  * (`readsAll`: how, "every plugin's token would read all of"). `--shared-tables` allows it.
  */
-export function requireTenantTables(dataset: Dataset, dir: string, plugins: number, readsAll: string): void {
+export function requireTenantTables(dataset: Dataset, plugins: number, readsAll: string): void {
   if (plugins < 2) return;
   const unscoped = TENANT_TABLES.filter((name) => dataset.has(name) && !dataset.tables.get(name)!.hasPluginId);
   if (!unscoped.length) return;
   const one = unscoped.length === 1;
-  throw new DataError(`${datasetAt(dataset, dir)} holds ${plugins} plugins, and its ${unscoped.join(', ')} ${one ? 'has' : 'have'} no plugin_id: ${readsAll} ${one ? 'its' : 'their'} rows`, [
+  throw new DataError(`${datasetAt(dataset)} holds ${plugins} plugins, and its ${unscoped.join(', ')} ${one ? 'has' : 'have'} no plugin_id: ${readsAll} ${one ? 'its' : 'their'} rows`, [
     'give each row its plugin in a plugin_id column, or pass --shared-tables where every plugin may read them',
   ]);
 }
@@ -91,7 +95,7 @@ export const whereTableWouldBe = (dataset: Dataset, table: string) =>
     : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
 
 /** A line that names the plugin files a directory holds (data import --split-plugins): a command reads one of them. */
-function pluginFiles(path: string): string[] {
+function pluginFiles(path: string, name: string): string[] {
   let names: string[] = [];
   try {
     if (statSync(path).isDirectory()) names = readdirSync(path).filter((name) => name.endsWith('.duckdb')).sort();
@@ -99,7 +103,7 @@ function pluginFiles(path: string): string[] {
     // not a directory to list
   }
   if (names.length === 0) return [];
-  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${join(path, names[0]!)}`];
+  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${shellWord(join(name, names[0]!))}`];
 }
 
 /**
@@ -110,7 +114,7 @@ function pluginFiles(path: string): string[] {
 export async function openDataset(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean } & DatabaseOptions = {},
+  options: { materialise?: boolean } & DatabaseOptions & Named = {},
 ): Promise<Dataset> {
   return (await open(path, require, options)).dataset;
 }
@@ -119,7 +123,7 @@ export async function openDataset(
 export async function open(
   path: string,
   require: LocalOpenOptions['require'] = ['orders', 'touches'],
-  options: { materialise?: boolean; command?: boolean } & DatabaseOptions = {},
+  options: { materialise?: boolean; command?: boolean } & DatabaseOptions & Named = {},
 ): Promise<OpenedDataset> {
   // A command's steps each free what the next needs: the allocator returns freed memory to the system in the
   // background, so that the peak is about one step's, not that step's plus what earlier steps left behind.
@@ -130,19 +134,20 @@ export async function open(
     ...(options.command ? COMMAND_DATABASE : {}),
     ...(options.reuse ? { reuse: true } : {}),
   }));
+  const name = options.name ?? path;
   try {
     let opened: OpenedDataset;
     if (isDuckDbFile(path)) {
-      const identity = filesIdentity(path);
-      opened = { ...(await timed('open the imported file', () => openImported(path, db))), identity };
+      const identity = filesIdentity(path, name);
+      opened = { ...(await timed('open the imported file', () => openImported(path, db, name))), identity };
     } else {
-      const identity = filesIdentity(path);
-      const dataset = await timed('read the files', () => Dataset.open(path, db));
+      const identity = filesIdentity(path, name);
+      const dataset = await timed('read the files', () => Dataset.open(path, db, { name }));
       opened = { dataset, identity };
     }
     const { dataset } = opened;
     for (const table of require) {
-      if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset, path)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path));
+      if (!dataset.has(table)) throw new DataError(`${datasetAt(dataset)} has no ${table} table${whereTableWouldBe(dataset, table)}`, pluginFiles(path, name));
     }
     await timed('check the values', () => dataset.validate());
     // A command attributes once: orders and contacts from one Parquet file each are read there rather than copied into memory.
@@ -156,7 +161,7 @@ export async function open(
 
 /** Local mode of the CLI: one dataset, one plugin. */
 export async function openLocalBackend(path: string, options: LocalOpenOptions = {}): Promise<LocalBackend> {
-  const { dataset, attributed, identity } = await open(path, options.require, { command: true, ...(options.threads ? { threads: options.threads } : {}) });
+  const { dataset, attributed, identity } = await open(path, options.require, { command: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
   try {
     const plugin = await choosePlugin(dataset, options.plugin);
     // The attribution waits for the first query, which bounds it by its period (only what the period needs is read);

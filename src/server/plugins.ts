@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { DataError } from '../errors.js';
 import { LocalBackend } from '../local/backend.js';
-import { dataVersion, datasetAt, open, requireTenantTables, whereTableWouldBe } from '../local/open.js';
+import { dataVersion, datasetAt, open, requireTenantTables, whereTableWouldBe, type Named } from '../local/open.js';
 import type { Dataset } from '../local/dataset.js';
 import type { Database } from '../local/db.js';
 import { buildScopes, listPlugins, type Scope } from '../local/attribution.js';
@@ -22,7 +22,7 @@ export function threadsPerQuery(poolSize: number, cores = availableParallelism()
 /** Prepared statements a pooled connection keeps for reuse (a few query shapes per route and sort). */
 const STATEMENTS_PER_CONNECTION = 32;
 
-export interface ServeOptions {
+export interface ServeOptions extends Named {
   referenceCurrency?: string;
   /** Bounds of template rendering in delivery validation; the defaults when left out. */
   renderLimits?: RenderLimits;
@@ -51,8 +51,8 @@ export interface ServeOptions {
  * contacts and assets). Orders without touches, or touches without orders, are
  * a mistake rather than a validation-only dataset.
  */
-function requireServable(dataset: Dataset, dir: string): void {
-  const where = datasetAt(dataset, dir);
+function requireServable(dataset: Dataset): void {
+  const where = datasetAt(dataset);
   const expected = (table: string) => whereTableWouldBe(dataset, table);
   const orders = dataset.has('orders');
   const touches = dataset.has('touches');
@@ -169,11 +169,11 @@ export class ServedDataset {
   static async load(dir: string, options: ServeOptions = {}): Promise<ServedDataset> {
     const poolSize = options.poolSize ?? defaultPoolSize();
     if (!Number.isInteger(poolSize) || poolSize < 1) throw new Error(`internal: a pool size must be a whole number of at least 1, not ${poolSize}`);
-    const { dataset, attributed, identity } = await open(dir, [], options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {});
+    const { dataset, attributed, identity } = await open(dir, [], { name: options.name, ...(options.memoryLimitBytes ? { memoryLimitBytes: options.memoryLimitBytes } : {}) });
     try {
-      requireServable(dataset, dir);
+      requireServable(dataset);
       // before the attribution, which takes a while on a large dataset
-      if (!options.sharedTables) requireTenantTables(dataset, dir, (await listPlugins(dataset)).length, "every plugin's token would read all of");
+      if (!options.sharedTables) requireTenantTables(dataset, (await listPlugins(dataset)).length, "every plugin's token would read all of");
       const scopes = await buildScopes(dataset, { ...options, ...(attributed ? { attributed } : {}) });
       for (const scope of scopes.values()) await scope.keepDaySums();
       // The attribution above ran on every core. Requests now run side by side, one per pooled

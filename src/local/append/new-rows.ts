@@ -44,11 +44,11 @@ function newSources(dir: string, added: readonly ImportedFile[], meta: ImportMet
  * t_<name> of a fresh in-memory database. NeedsFullImport when a table's columns as read differ
  * from those the import stored (a value's type may then differ).
  */
-export async function readNewFiles(dir: string, added: readonly ImportedFile[], meta: ImportMeta, threads?: number): Promise<Dataset> {
+export async function readNewFiles(dir: string, added: readonly ImportedFile[], meta: ImportMeta, options: { threads?: number | undefined; name?: string | undefined }): Promise<Dataset> {
   const sources = newSources(dir, added, meta);
-  const db = await Database.open(':memory:', { ...(threads ? { threads } : {}), reuse: true });
+  const db = await Database.open(':memory:', { ...(options.threads ? { threads: options.threads } : {}), reuse: true });
   try {
-    const dataset = await Dataset.open(dir, db, { sources });
+    const dataset = await Dataset.open(dir, db, { sources, name: options.name ?? dir });
     await dataset.validate();
     const columns = rawColumns(dataset);
     for (const [name, found] of Object.entries(columns)) {

@@ -105,7 +105,7 @@ export async function appendInPlace(
   const copy = early?.copy ?? staging.copy(into, identity);
   let fresh: Dataset;
   try {
-    fresh = await readNewFiles(dir, added, meta, options.threads);
+    fresh = await readNewFiles(dir, added, meta, options);
   } catch (error) {
     await staging.remove();
     if (error instanceof NeedsFullImport) return error;

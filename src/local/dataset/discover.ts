@@ -159,14 +159,17 @@ export function unreadableFile(path: string): string | undefined {
   }
 }
 
-/** Finds each table by base name: NAME.csv, NAME.csv.gz, NAME.parquet, NAME.json(l), NAME.ndjson or a folder NAME/. */
-export function discoverTables(dir: string): Map<TableName, TableSource> {
-  if (!existsSync(dir)) throw new DataError(`not found: ${dir}`);
+/**
+ * Finds each table by base name: NAME.csv, NAME.csv.gz, NAME.parquet, NAME.json(l), NAME.ndjson or a folder NAME/.
+ * `name`: how messages name the dataset (the path as the user gave it; dir is where it is).
+ */
+export function discoverTables(dir: string, name = dir): Map<TableName, TableSource> {
+  if (!existsSync(dir)) throw new DataError(`not found: ${name}`);
   if (!statSync(dir).isDirectory()) {
     // A file given as --data: only one `convx data import` wrote is read (recognised by its content), and one not read cannot be told.
     const denied = unreadableFile(dir);
-    if (denied) throw new DataError(`cannot read ${dir}: ${denied}`);
-    throw new DataError(`${dir} is not a directory of dataset files, nor a file written by convx data import`, [
+    if (denied) throw new DataError(`cannot read ${name}: ${denied}`);
+    throw new DataError(`${name} is not a directory of dataset files, nor a file written by convx data import`, [
       'give the directory of the exported files, or a .duckdb file that convx data import wrote',
     ]);
   }
@@ -174,7 +177,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch (error) {
-    throw new DataError(`cannot read the dataset's folder ${dir}: ${readFailure(error)}`);
+    throw new DataError(`cannot read the dataset's folder ${name}: ${readFailure(error)}`);
   }
   const found = new Map<TableName, TableSource>();
   const problems: string[] = [];
@@ -203,7 +206,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
     }
   }
   if (unreadable.length) {
-    throw new DataError(`the dataset at ${dir} holds tables that are not regular files, which convx refuses to read:`, [...unreadable, ...denied, ...problems]);
+    throw new DataError(`the dataset at ${name} holds tables that are not regular files, which convx refuses to read:`, [...unreadable, ...denied, ...problems]);
   }
   for (const source of found.values()) {
     for (const file of source.files) {
@@ -211,7 +214,7 @@ export function discoverTables(dir: string): Map<TableName, TableSource> {
       if (why) denied.push(`${relative(dir, file)} cannot be read: ${why}`);
     }
   }
-  if (denied.length) throw new DataError(`the dataset at ${dir} holds files that cannot be read:`, [...denied, ...problems]);
-  if (problems.length) throw new DataError(`the dataset at ${dir} is ambiguous or incomplete:`, problems);
+  if (denied.length) throw new DataError(`the dataset at ${name} holds files that cannot be read:`, [...denied, ...problems]);
+  if (problems.length) throw new DataError(`the dataset at ${name} is ambiguous or incomplete:`, problems);
   return found;
 }
