@@ -7,6 +7,7 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { ActivityResponse, ContactReport, OrderLookup } from '../src/backend.js';
 import type { ConversionRecord } from '../src/model/types.js';
@@ -199,6 +200,37 @@ const CASES: Case[] = [
   { name: 'unknown path', app: () => app(served), url: '/v2/anything', status: 404 },
   { name: 'method not allowed', app: () => app(served), method: 'DELETE', url: `/v1/conversions?${period}`, status: 405 },
 ];
+
+describe('the document is made once', () => {
+  it('each coding of it too: every request gets the same bytes, as JSON, in the coding it asks for, without building the document again', async () => {
+    const built = await app(served);
+    let made = 0;
+    const swagger = built.swagger.bind(built);
+    // The route reads app.swagger() when it answers: counted from here on, on an app that has answered nothing yet.
+    (built as unknown as { swagger: typeof swagger }).swagger = ((...args: Parameters<typeof swagger>) => {
+      made++;
+      return swagger(...args);
+    }) as typeof swagger;
+    const get = (encoding: string) => built.inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': encoding } });
+    for (let round = 0; round < 3; round++) {
+      for (const [encoding, decode] of [['identity', (b: Buffer) => b], ['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+        const res = await get(encoding);
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(res.headers['content-encoding']).toBe(encoding === 'identity' ? undefined : encoding);
+        expect(res.headers.vary).toBe('Accept-Encoding');
+        expect(decode(res.rawPayload).toString()).toBe(raw);
+      }
+    }
+    expect(made).toBe(1);
+    // --no-compression: the same text, never coded
+    const plain = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, now: () => NOW, version: 'test', compression: false });
+    apps.push(plain);
+    const res = await plain.inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': 'br' } });
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.body).toBe(raw);
+  });
+});
 
 describe('real responses match the document', () => {
   it.each(CASES)('$name: $status', async (c) => {

@@ -80,7 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const data = dataAccess({ app, limits, clientOf: (request) => clients.keyOf(request), arrival: (request) => log.arrival(request) });
   const tagged = taggedQueries({ served, data, giveBack: (request) => clients.giveBack(request), compression });
   registerRoutes(app, ROUTES, { authenticate, data, tagged, docs, served, now });
-  registerOpenApiRoute(app);
+  registerOpenApiRoute(app, compression);
   registerProblems(app, { known, bodyLimit: limits.bodyLimit, log: options.log, now });
   return app;
 }
