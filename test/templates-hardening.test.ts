@@ -460,7 +460,7 @@ describe("the checks' work on the main thread is bounded", () => {
     expect(deep.render.warnings.map((f) => f.code)).not.toContain('insecure_link');
   });
 
-  it('rendered samples are read for their links within a depth, a length per sample and a total, each said once per asset', async () => {
+  it('rendered samples are read for their links within a depth, a length per sample and a total, each said once per asset and part', async () => {
     const dir = contactsDir();
     const tracked = '<a href="https://x.dev/s?c={{ contact.contactId }}">shop</a>';
     const body = (html: string) => ({ ...request({ html: `<html><body>${UNSUBSCRIBE}${html}${tracked}</body></html>` }), options: { trackingDomains: ['x.dev'] } });
@@ -483,13 +483,27 @@ describe("the checks' work on the main thread is bounded", () => {
     // past the total a validation reads: of six samples just under 2 MiB, five are read (the fifth passes 8 MiB), the sixth is not
     expect(MAX_RENDERED_PARSED_CHARS).toBe(4 * MAX_PARSED_CHARS);
     const six = dataset({ 'contacts.csv': csv(CONTACT_HEADER, Array.from({ length: 6 }, (_, i) => [`c${i}`, `u${i}@x.dev`, `N${i}`, 'cs', 'CZ', true, false, 'l'])) });
-    const budget = await validate(six, { ...body(`{% for i in (1..${MAX_PARSED_CHARS / 8 - 100}) %}<p>x</p>{% endfor %}`), options: { trackingDomains: ['x.dev'], sampleSize: 6 } }, {
+    // the text parts (a tracked link each) come after every HTML part: past the total, none is read, and a finding says so
+    const textTracked = 'see https://x.dev/t?c={{ contact.contactId }}';
+    const long2 = body(`{% for i in (1..${MAX_PARSED_CHARS / 8 - 100}) %}<p>x</p>{% endfor %}`);
+    const budget = await validate(six, { ...long2, assets: [{ ...long2.assets[0], text: textTracked }], options: { trackingDomains: ['x.dev'], sampleSize: 6 } }, {
       requestTimeMs: 60_000,
       outputBytes: 2 * MAX_PARSED_CHARS,
     });
     expect(budget.render.warnings.filter((f) => f.code === 'html_not_checked_whole')).toEqual([
       expect.objectContaining({ count: 1, message: expect.stringMatching(/^as rendered for contact c\d, past the 8 MiB of rendered HTML a validation reads for links: /) }),
     ]);
+    expect(budget.render.warnings.filter((f) => f.code === 'text_not_checked_whole')).toEqual([
+      expect.objectContaining({
+        field: 'text',
+        count: 6,
+        message: expect.stringMatching(/^as rendered for contact c\d and 5 other samples, the text part comes past the 8 MiB of rendered parts a validation reads for links: its links are not judged$/),
+      }),
+    ]);
+    // under the total, a rendered text part is read for its links: no such finding
+    const short = await validate(six, { ...body(''), assets: [{ ...body('').assets[0], text: textTracked }], options: { trackingDomains: ['x.dev'], sampleSize: 6 } });
+    expect(short.render.warnings.map((f) => f.code)).not.toContain('text_not_checked_whole');
+    expect(short.render.warnings.filter((f) => f.code === 'tracking_param_missing').map((f) => f.field)).toContain('text');
   });
 
   it('past the depth nothing reaches the checks, not even the element that crossed it; a URL of a text part reads a template tag to 256 characters', () => {

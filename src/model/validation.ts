@@ -109,6 +109,8 @@ export const CHECKS = {
     'html_too_large',
     // the HTML nested too deep or too long for its checks to read whole (validation/html-parser.ts)
     'html_not_checked_whole',
+    // a rendered text part past what a validation reads for links (validation/tracking.ts)
+    'text_not_checked_whole',
     'missing_text_part',
     'language_fallback',
     'duplicate_email',

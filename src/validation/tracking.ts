@@ -150,14 +150,16 @@ export function textNeedsRendering(asset: ResolvedAsset): boolean {
 
 /**
  * The most characters of rendered samples (HTML and text parts) one request reads for their links:
- * past it, the other samples' parts are not read (for an HTML part a finding says so). 20 samples
- * of 2 MiB took over a second of the main thread, where every request waits.
+ * past it, the other samples' parts are not read, and a finding says so (html_not_checked_whole,
+ * text_not_checked_whole). 20 samples of 2 MiB took over a second of the main thread, where every
+ * request waits.
  */
 export const MAX_RENDERED_PARSED_CHARS = 8 * 1024 * 1024;
 
-/** Rendered HTML the links were not read from whole: each sample's, with why (html_not_checked_whole). */
+/** A rendered part the links were not read from whole: each sample's, with why (html_not_checked_whole, text_not_checked_whole). */
 interface CutSample {
   sample: RenderedSample;
+  field: 'html' | 'text';
   extent: Extract<ParseExtent, { whole: false }> | { whole: false; why: 'budget' };
 }
 
@@ -178,33 +180,40 @@ function renderedLinks(assets: readonly ResolvedAsset[], samples: readonly Rende
 /** A rendered part's links: a text part's, or an HTML part's as far as its parse and the request's budget read it. */
 function renderedLinksOf(field: 'html' | 'text', sample: RenderedSample, read: { chars: number; cut: CutSample[] }): Link[] {
   if (read.chars >= MAX_RENDERED_PARSED_CHARS) {
-    if (field === 'html') read.cut.push({ sample, extent: { whole: false, why: 'budget' } });
+    read.cut.push({ sample, field, extent: { whole: false, why: 'budget' } });
     return [];
   }
   read.chars += Math.min(sample[field]!.length, MAX_PARSED_CHARS);
   if (field === 'text') return textLinks(sample.text!);
   const { links, extent } = htmlLinksRead(sample.html);
-  if (!extent.whole) read.cut.push({ sample, extent });
+  if (!extent.whole) read.cut.push({ sample, field, extent });
   return links;
 }
 
-/** html_not_checked_whole of the rendered samples whose HTML was not read whole: one finding per asset and why. */
+/**
+ * html_not_checked_whole of the rendered samples whose HTML was not read whole, text_not_checked_whole
+ * of those whose text part was not read (past the budget): one finding per asset, part and why.
+ */
 function cutFindings(cut: readonly CutSample[]): Finding[] {
   const groups = new Map<string, CutSample[]>();
   for (const c of cut) {
-    const key = JSON.stringify([c.sample.assetRef, c.extent.why]);
+    const key = JSON.stringify([c.sample.assetRef, c.field, c.extent.why]);
     groups.set(key, [...(groups.get(key) ?? []), c]);
   }
+  const budget = `${MAX_RENDERED_PARSED_CHARS / 1024 / 1024} MiB`;
   return [...groups.values()].map((group) => {
-    const [{ sample, extent }] = group as [CutSample, ...CutSample[]];
-    const why = extent.why === 'budget' ? `past the ${MAX_RENDERED_PARSED_CHARS / 1024 / 1024} MiB of rendered HTML a validation reads for links` : notWhole(extent);
+    const [{ sample, field, extent }] = group as [CutSample, ...CutSample[]];
     const others = group.length > 1 ? ` and ${plural(group.length - 1, 'other sample')}` : '';
+    const message =
+      field === 'text'
+        ? `as rendered for contact ${sample.contactId}${others}, the text part comes past the ${budget} of rendered parts a validation reads for links: its links are not judged`
+        : `as rendered for contact ${sample.contactId}${others}, ${extent.why === 'budget' ? `past the ${budget} of rendered HTML a validation reads for links` : notWhole(extent)}: its links are judged as far as it was read`;
     return {
-      code: 'html_not_checked_whole',
-      message: `as rendered for contact ${sample.contactId}${others}, ${why}: its links are judged as far as it was read`,
+      code: field === 'text' ? 'text_not_checked_whole' : 'html_not_checked_whole',
+      message,
       assetRef: sample.assetRef,
       language: sample.language,
-      field: 'html',
+      field,
       contactId: sample.contactId,
       count: group.length,
     };
