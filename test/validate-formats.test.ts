@@ -11,7 +11,7 @@ import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { compareWithBaseline } from '../src/model/baseline.js';
 import { CHECKS, type ValidateResponse } from '../src/model/validation.js';
-import { BLOCKED_IMAGE, blockRemoteImages, validationHtml } from '../src/output/validation-html.js';
+import { BLOCKED_IMAGE, blockRemoteImages, replaceCssUrls, replaceStartTags, validationHtml } from '../src/output/validation-html.js';
 import { BASELINE_RULES, sarifLog } from '../src/output/sarif.js';
 import { junitWithBaseline } from '../src/output/baseline.js';
 import { junitReport } from '../src/output/validation.js';
@@ -167,6 +167,25 @@ describe('-o html, as text', () => {
     expect(html).toContain(`<img src='data:image/png;base64,AA=='>`);
     expect(html).not.toMatch(/\s(src|srcset|background)=["']?(https?:)?\/\//);
     expect(html).not.toContain('url(\'https');
+  });
+
+  it('finds the start tags and CSS urls the patterns they replace find, in time linear in the length (100,000 unclosed "<a" took 79 s)', () => {
+    const START_TAG = /<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
+    const CSS_URL = /url\(\s*(['"]?)(?!data:)([^'")]*)\1\s*\)/gi;
+    let seed = 7;
+    const random = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+    const text = (alphabet: string[]) => Array.from({ length: Math.floor(random() * 24) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+    const tags = ['<', '>', '"', "'", 'a', 'B', '1', '-', ' ', '=', '\n', '/'];
+    const urls = ['url(', 'URL(', '(', ')', '"', "'", ' ', '\t', '\u00a0', 'data:', 'DATA:', 'x', 'İ'];
+    for (let i = 0; i < 4_000; i++) {
+      const html = text(tags);
+      expect(replaceStartTags(html, (name, attributes) => `[${name}|${attributes}]`), JSON.stringify(html)).toBe(html.replace(START_TAG, (_, name: string, attributes: string) => `[${name}|${attributes}]`));
+      const css = text(urls);
+      expect(replaceCssUrls(css, (address) => `{${address}}`), JSON.stringify(css)).toBe(css.replace(CSS_URL, (_, __, address: string) => `{${address}}`));
+    }
+    const began = performance.now();
+    for (const hostile of ['<a'.repeat(100_000), 'url('.repeat(50_000), '<a "'.repeat(100_000), 'url("'.repeat(50_000)]) expect(blockRemoteImages(hostile).html).toBe(hostile);
+    expect(performance.now() - began).toBeLessThan(2000);
   });
 
   it('holds the counts, the findings by severity with where they are, and each sample in a sandboxed frame, escaped; the same bytes each time', () => {

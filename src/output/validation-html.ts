@@ -17,14 +17,127 @@ import { PAGE_CSP, pageDocument } from './html.js';
 export const BLOCKED_IMAGE =
   "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='120' height='40'%3E%3Crect width='120' height='40' fill='%23ddd' stroke='%23888'/%3E%3Ctext x='60' y='25' font-size='11' text-anchor='middle' fill='%23333'%3Eremote image blocked%3C/text%3E%3C/svg%3E";
 
-/** A start tag with its attributes (quoted values may hold ">"). */
-const START_TAG = /<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g;
 /** An attribute that loads a resource, with its value (quoted or bare). */
 const LOADING_ATTRIBUTE = /(\s)(src|srcset|background|poster|href)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)/gi;
-/** A CSS url(…) that is not data:. */
-const CSS_URL = /url\(\s*(['"]?)(?!data:)([^'")]*)\1\s*\)/gi;
 
 const unquoted = (value: string) => (/^["']/.test(value) ? value.slice(1, -1) : value);
+
+/** Whether a code unit is a letter of a tag name's first character ([a-zA-Z]), or of the rest ([a-zA-Z0-9-]). */
+const isLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isNameChar = (c: number) => isLetter(c) || (c >= 48 && c <= 57) || c === 45;
+const GT = 62;
+const DOUBLE = 34;
+const SINGLE = 39;
+const CLOSE = 41;
+
+/**
+ * Every start tag of html, left to right, as `/<([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>/g`
+ * matches them (quoted values may hold ">"; a quote left open ends no tag), each replaced by what
+ * `replace` makes of its name and attributes; in time linear in the length. The pattern itself takes
+ * time that grows with the square of the length where tags never close (100,000 "<a": 79 s): from
+ * each "<" it reads to the end. Here where the attributes from each position end is worked out once,
+ * from the end backwards (the pattern reads them one way only: its three kinds of step start with
+ * different characters).
+ */
+export function replaceStartTags(html: string, replace: (name: string, attributes: string) => string): string {
+  const n = html.length;
+  // tagEnd[i]: the ">" that attributes read from i end at, or -1 (the end reached, or a quote left open)
+  const tagEnd = new Int32Array(n + 1);
+  tagEnd[n] = -1;
+  let nextDouble = -1;
+  let nextSingle = -1;
+  for (let i = n - 1; i >= 0; i--) {
+    const c = html.charCodeAt(i);
+    if (c === GT) tagEnd[i] = i;
+    else if (c === DOUBLE) tagEnd[i] = nextDouble < 0 ? -1 : tagEnd[nextDouble + 1]!;
+    else if (c === SINGLE) tagEnd[i] = nextSingle < 0 ? -1 : tagEnd[nextSingle + 1]!;
+    else tagEnd[i] = tagEnd[i + 1]!;
+    if (c === DOUBLE) nextDouble = i;
+    else if (c === SINGLE) nextSingle = i;
+  }
+  let out = '';
+  let copied = 0;
+  let at = html.indexOf('<');
+  while (at >= 0 && at < n) {
+    let end = -1;
+    let nameEnd = at + 1;
+    if (nameEnd < n && isLetter(html.charCodeAt(nameEnd))) {
+      while (nameEnd < n && isNameChar(html.charCodeAt(nameEnd))) nameEnd++;
+      end = tagEnd[nameEnd]!;
+    }
+    if (end < 0) {
+      at = html.indexOf('<', at + 1);
+      continue;
+    }
+    out += html.slice(copied, at) + replace(html.slice(at + 1, nameEnd), html.slice(nameEnd, end));
+    copied = end + 1;
+    at = html.indexOf('<', copied);
+  }
+  return out + html.slice(copied);
+}
+
+/** Whether a code unit is white space as a pattern's \s takes it. */
+const isSpace = (c: number) => /\s/.test(String.fromCharCode(c));
+/** Whether "data:" starts at i, in any case (as the pattern's i flag takes it). */
+const dataAt = (text: string, i: number) => /^data:/i.test(text.slice(i, i + 5));
+/** Where a url( may start, in any case. */
+const URL_OPEN = /url\(/gi;
+
+/**
+ * Every CSS url(…) of text, left to right, as `/url\(\s*(['"]?)(?!data:)([^'")]*)\1\s*\)/gi` matches
+ * them (the address: group 2), each replaced by what `replace` makes of its address; in time linear
+ * in the length. The pattern takes time that grows with the square of the length where the
+ * parenthesis never closes (50,000 "url(": 66 s). Its backtracking reaches only two other matches,
+ * both kept here: an address after an opening quote must end at the same quote, and "data:" after
+ * white space is an address where the pattern gives one character of that space back to it.
+ */
+export function replaceCssUrls(text: string, replace: (address: string) => string): string {
+  const n = text.length;
+  // stop[i]: the first ' " or ) at or after i, or n
+  const stop = new Int32Array(n + 1);
+  stop[n] = n;
+  for (let i = n - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    stop[i] = c === DOUBLE || c === SINGLE || c === CLOSE ? i : stop[i + 1]!;
+  }
+  const next = (from: number) => {
+    URL_OPEN.lastIndex = from;
+    return URL_OPEN.exec(text)?.index ?? -1;
+  };
+  let out = '';
+  let copied = 0;
+  let at = next(0);
+  while (at >= 0) {
+    let match: { address: string; end: number } | undefined;
+    const open = at + 4;
+    let a = open;
+    while (a < n && isSpace(text.charCodeAt(a))) a++;
+    const first = text.charCodeAt(a);
+    if (first === DOUBLE || first === SINGLE) {
+      // quoted: the address ends at the next ' " or ), which must be the same quote, then space and ")"
+      const b = stop[a + 1]!;
+      if (!dataAt(text, a + 1) && b < n && text.charCodeAt(b) === first) {
+        let c = b + 1;
+        while (c < n && isSpace(text.charCodeAt(c))) c++;
+        if (c < n && text.charCodeAt(c) === CLOSE) match = { address: text.slice(a + 1, b), end: c + 1 };
+      }
+    } else {
+      // bare: the address runs to the first ' " or ), which must be ")"; a bare data: is none, unless
+      // space came before it (the pattern then takes the address from the last character of that space)
+      const b = stop[a]!;
+      const from = !dataAt(text, a) ? a : a > open ? a - 1 : -1;
+      if (from >= 0 && b < n && text.charCodeAt(b) === CLOSE) match = { address: text.slice(from, b), end: b + 1 };
+    }
+    if (!match) {
+      at = next(at + 1);
+      continue;
+    }
+    out += text.slice(copied, at) + replace(match.address);
+    copied = match.end;
+    at = next(copied);
+  }
+  return out + text.slice(copied);
+}
 
 /**
  * The HTML with every resource it would load replaced: an image's source by BLOCKED_IMAGE (the
@@ -33,7 +146,7 @@ const unquoted = (value: string) => (/^["']/.test(value) ? value.slice(1, -1) : 
  */
 export function blockRemoteImages(html: string): { html: string; blocked: string[] } {
   const blocked = new Set<string>();
-  const replaced = html.replace(START_TAG, (_tag, name: string, attributes: string) => {
+  const replaced = replaceStartTags(html, (name, attributes) => {
     const kept = attributes.replace(LOADING_ATTRIBUTE, (whole, space: string, attribute: string, equals: string, value: string) => {
       const address = unquoted(value);
       if (/^\s*data:/i.test(address) || (attribute.toLowerCase() === 'href' && name.toLowerCase() !== 'link')) return whole;
@@ -45,7 +158,7 @@ export function blockRemoteImages(html: string): { html: string; blocked: string
     });
     return `<${name}${kept}>`;
   });
-  const styled = replaced.replace(CSS_URL, (_, __, address: string) => {
+  const styled = replaceCssUrls(replaced, (address) => {
     if (address.trim() !== '') blocked.add(address.trim());
     return 'url(data:,)';
   });
