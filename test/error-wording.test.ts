@@ -4,7 +4,7 @@
  * case (as codes are), and a count of one recipient gets the singular verb. A dataset is named in
  * messages as the user gave it (`--data shop`), not by the absolute path convx reads it by.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dateProblem } from '../src/model/query.js';
@@ -138,6 +138,23 @@ describe('a dataset is named as it was given', () => {
     const changed = await stderrOf(['data', 'import', 'my shop', '--into', 'shop.duckdb', '--append'], cwd, abs);
     expect(changed.code).toBe(2);
     expect(changed.stderr).toContain(': the dataset at my shop changed in a way only a full import can take');
-    expect(changed.stderr).toContain("run a full import instead: convx data import 'my shop' --into ");
+    expect(changed.stderr).toContain("run a full import instead: convx data import 'my shop' --into shop.duckdb --force");
+    // --into as given too, and quoted where a hint puts it in a command (unquoted, `mkdir -p no dir` makes two wrong folders)
+    const noFolder = await stderrOf(['data', 'import', 'my shop', '--into', 'no dir/x.duckdb'], cwd, abs);
+    expect(noFolder.stderr).toBe("convx: error: --into no dir/x.duckdb: the folder no dir does not exist\nhint: create it first (mkdir -p 'no dir'), or choose another --into\n");
+    const missing = await stderrOf(['data', 'import', 'my shop', '--into', 'new one.duckdb', '--append'], cwd, abs);
+    expect(missing.stderr).toBe("convx: error: --append: new one.duckdb does not exist\nhint: write it first: convx data import 'my shop' --into 'new one.duckdb'\n");
+  });
+
+  it('a folder without any of the tables is not imported: a slip of the folder writes no file that answers nothing', async () => {
+    const { cwd, abs } = shop({ 'notes.txt': 'not a table\n' });
+    const empty = await stderrOf(['data', 'import', 'my shop', '--into', 'shop.duckdb'], cwd, abs);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("convx: error: the dataset at my shop holds none of convx's tables (orders, touches, sources, fx, plugins, contacts, assets): nothing to import\n");
+    expect(existsSync(join(cwd, 'shop.duckdb'))).toBe(false);
+    expect((await stderrOf(['data', 'import', 'my shop', '--split-plugins', '--into', 'plugins/'], cwd, abs)).code).toBe(2);
+    // contacts alone (delivery validation's dataset) is imported
+    writeFileSync(join(abs, 'contacts.csv'), 'contact_id,email\nc-1,a@x.dev\n');
+    expect((await cli(['data', 'import', 'my shop', '--into', 'shop.duckdb'], { cwd })).code).toBe(0);
   });
 });

@@ -13,7 +13,7 @@ export async function appendImport(ctx: Context, dir: string, flags: CommandFlag
   // The file's copy starts before DuckDB and the import's modules load (local/append/early.ts).
   const early = (await import('../local/append/early.js')).copyEarly(from, into);
   const { appendDataset } = await import('../local/import-append.js');
-  const result = await withPhases(ctx, (onPhase) => appendDataset(from, into, { ...importOptions(ctx), name: dir, onPhase }, early));
+  const result = await withPhases(ctx, (onPhase) => appendDataset(from, into, { ...importOptions(ctx), name: dir, intoName: flags.into, onPhase }, early));
   // Imported files given another time with the same bytes (copied or exported again) are the files imported.
   const touched = result.touched.length ? `; ${plural(result.touched.length, 'imported file')} with a new modification time and the same bytes taken as imported` : '';
   if (result.added.length === 0) {

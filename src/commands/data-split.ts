@@ -9,7 +9,7 @@ export async function importSplitPlugins(ctx: Context, dir: string, flags: Comma
   const { importSplit } = await import('../local/import-writer.js');
   const started = Date.now();
   const result = await withPhases(ctx, (onPhase) =>
-    importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), name: dir, force: flags.force ?? false, ...(flags.sharedTables ? { sharedTables: true } : {}), onPhase }),
+    importSplit(ctx.resolvePath(dir), ctx.resolvePath(flags.into), { ...importOptions(ctx), name: dir, intoName: flags.into, force: flags.force ?? false, ...(flags.sharedTables ? { sharedTables: true } : {}), onPhase }),
   );
   warnFindings(ctx, result.findings);
   for (const file of result.files) ctx.log.info(`wrote ${join(flags.into, basename(file.file))} (${megabytes(file.bytes)}): ${tableRows(file.tables)}`);

@@ -69,7 +69,7 @@ export const dataImport = defineHandler<CommandFlags<'data import'>>({
     const { importDataset } = await import('../local/import-writer.js');
     const started = Date.now();
     const result = await withPhases(ctx, (onPhase) =>
-      importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into!), { ...importOptions(ctx), name: args[0]!, force: flags.force ?? false, onPhase }),
+      importDataset(ctx.resolvePath(args[0]!), ctx.resolvePath(flags.into!), { ...importOptions(ctx), name: args[0]!, intoName: flags.into!, force: flags.force ?? false, onPhase }),
     );
     warnFindings(ctx, result.findings);
     const currencies = [...new Set(result.scopes.filter((s) => s.referenceCurrency).map((s) => s.referenceCurrency))];

@@ -30,10 +30,10 @@ export interface AppendSummary extends ImportSummary {
 }
 
 /** The file to append to: an existing .duckdb file written by `convx data import` from the files it names; identity: the file read (fileIdentity). */
-async function appendTarget(name: string, into: string, threads?: number): Promise<{ meta: ImportMeta & { files: ImportedFile[] }; identity: string }> {
-  if (!existsSync(into)) throw new UsageError(`--append: ${into} does not exist`, [], `write it first: convx data import ${shellWord(name)} --into ${into}`);
-  if (!statSync(into).isFile()) throw new UsageError(`--append: ${into} is not a file`);
-  assertWritable(dirname(into), into);
+async function appendTarget(name: string, into: string, shown: string, threads?: number): Promise<{ meta: ImportMeta & { files: ImportedFile[] }; identity: string }> {
+  if (!existsSync(into)) throw new UsageError(`--append: ${shown} does not exist`, [], `write it first: convx data import ${shellWord(name)} --into ${shellWord(shown)}`);
+  if (!statSync(into).isFile()) throw new UsageError(`--append: ${shown} is not a file`);
+  assertWritable(dirname(into), into, { into: shown, folder: dirname(shown) });
   // Taken before the list is read: a file replaced after it is refused when the update's result would replace it (Staging.commit).
   const identity = fileIdentity(into);
   const meta = await readImportMeta(into, threads);
@@ -42,24 +42,24 @@ async function appendTarget(name: string, into: string, threads?: number): Promi
     // write every plugin's rows under that plugin's name (a server of the directory refuses it).
     const [only] = meta.scopes;
     const split = meta.scopes.length === 1 && only!.plugin !== null && basename(into) === `${only!.plugin}.duckdb`;
-    throw new DataError(`cannot append to ${into}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
+    throw new DataError(`cannot append to ${shown}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
       split
-        ? `it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${shellWord(name)} --split-plugins --into ${dirname(into)}/ --force`
-        : `run a full import instead: convx data import ${shellWord(name)} --into ${into} --force`,
+        ? `it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${shellWord(name)} --split-plugins --into ${shellWord(`${dirname(shown)}/`)} --force`
+        : `run a full import instead: convx data import ${shellWord(name)} --into ${shellWord(shown)} --force`,
     ]);
   }
   return { meta: meta as ImportMeta & { files: ImportedFile[] }, identity };
 }
 
 /** The reference currency of the update: the one the import was asked for; another one asked is refused. */
-function referenceOf(meta: ImportMeta, name: string, into: string, asked: string | undefined): string | undefined {
+function referenceOf(meta: ImportMeta, name: string, shown: string, asked: string | undefined): string | undefined {
   const stored = meta.referenceCurrencyAsked ?? undefined;
   const norm = (c: string | undefined) => c?.trim().toUpperCase() || undefined;
   if (asked !== undefined && norm(asked) !== norm(stored)) {
     throw new UsageError(
-      `--append: ${into} was imported ${stored ? `with --reference-currency ${stored}` : 'without --reference-currency'}; an update keeps it`,
+      `--append: ${shown} was imported ${stored ? `with --reference-currency ${stored}` : 'without --reference-currency'}; an update keeps it`,
       [],
-      `drop --reference-currency, or run a full import: convx data import ${shellWord(name)} --into ${into} --force --reference-currency ${asked}`,
+      `drop --reference-currency, or run a full import: convx data import ${shellWord(name)} --into ${shellWord(shown)} --force --reference-currency ${asked}`,
     );
   }
   return stored;
@@ -80,11 +80,11 @@ export async function appendDataset(dir: string, named: string, options: ImportO
   try {
     const into = writtenFile(named);
     // The dataset as messages name it: as the user gave it.
-    const name = options.name ?? dir;
-    const { meta, identity } = await appendTarget(name, into, options.threads);
-    const referenceCurrency = referenceOf(meta, name, into, options.referenceCurrency);
+    const [name, shown] = [options.name ?? dir, options.intoName ?? named];
+    const { meta, identity } = await appendTarget(name, into, shown, options.threads);
+    const referenceCurrency = referenceOf(meta, name, shown, options.referenceCurrency);
     const listed = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads));
-    const added = newFiles(name, into, meta.files, listed, meta.source);
+    const added = newFiles(name, shown, meta.files, listed, meta.source);
     const touched = touchedFiles(meta.files, listed);
     const files = await withNewHashes(dir, listed, added);
     // Nothing new: the file as it was (the touched files' times are stored by the next update that adds files).

@@ -154,10 +154,10 @@ function firstOf(lines: string[]): string[] {
 /**
  * The files of now that the import did not read; a DataError when an old file changed or is gone,
  * or a new one is read before an old file of its table (its rows would come before theirs). An old
- * file with another modification time and the same bytes (hashedForAppend) has not changed. name: the dataset as messages name it.
+ * file with another modification time and the same bytes (hashedForAppend) has not changed. name and file: the dataset and --into as messages name them.
  */
 export function newFiles(name: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
-  const full = `run a full import instead: convx data import ${shellWord(name)} --into ${file} --force`;
+  const full = `run a full import instead: convx data import ${shellWord(name)} --into ${shellWord(file)} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
   const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
   const kept = read.length - gone.length;
@@ -165,7 +165,7 @@ export function newFiles(name: string, file: string, read: readonly ImportedFile
     // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
     throw new DataError(`cannot append to ${file}: ${name} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
       ...firstOf(gone),
-      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${shellWord(name)} --into ${file} --force`,
+      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${shellWord(name)} --into ${shellWord(file)} --force`,
     ]);
   }
   const problems = [...gone];

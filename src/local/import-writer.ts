@@ -14,8 +14,9 @@ import type { Database } from './db.js';
 import { firstLine, type DataIssue, type Dataset } from './dataset.js';
 import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedScope, type ImportedTable, type ImportMeta } from './imported.js';
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchangedSinceListed, withContentHashes } from './import-files.js';
-import { openDataset, requireTenantTables, type Named } from './open.js';
+import { datasetAt, openDataset, requireTenantTables, type Named } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
+import { shellWord } from '../words.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
 import { assertStaged, assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
 
@@ -28,6 +29,8 @@ export interface ImportSummary {
 }
 
 export interface ImportOptions extends Named {
+  /** How messages name --into: as the user gave it (into is its absolute path). */
+  intoName?: string | undefined;
   referenceCurrency?: string;
   /** Replace an existing file. */
   force?: boolean;
@@ -46,9 +49,10 @@ export interface ImportOptions extends Named {
  */
 export async function importDataset(dir: string, asked: string, options: ImportOptions = {}): Promise<ImportSummary> {
   // The name given is checked and named in messages; a symbolic link's file is the one written.
-  checkTarget(asked, options.force ?? false);
+  const shown = options.intoName ?? asked;
+  checkTarget(asked, shown, options.force ?? false);
   const into = writtenFile(asked);
-  if (into !== asked) assertWritable(dirname(into), asked);
+  if (into !== asked) assertWritable(dirname(into), asked, { into: shown, folder: dirname(into) });
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
   return importFiles(dir, into, await withContentHashes(dir, await datasetFiles(dir, options.threads)), options);
 }
@@ -69,7 +73,7 @@ export async function importFiles(
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openSource(dir, options);
   try {
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
@@ -167,6 +171,21 @@ async function writeFile(
 }
 
 
+/**
+ * The dataset an import reads, checked as a command reads it and copied whole (materialise);
+ * one without any of convx's tables is refused (a slip such as `convx data import .` from
+ * another folder would write a file that answers nothing). One of contacts and assets alone
+ * is a dataset for delivery validation.
+ */
+async function openSource(dir: string, options: ImportOptions): Promise<Dataset> {
+  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
+  if (dataset.tables.size > 0) return dataset;
+  dataset.db.close();
+  throw new DataError(`${datasetAt(dataset)} holds none of convx's tables (${TABLE_NAMES.join(', ')}): nothing to import`, [
+    'give the folder of the exported files, such as orders.csv and touches.csv (or folders orders/ and touches/ of them)',
+  ]);
+}
+
 /** Refuses, naming them, the plugin ids that cannot name a file, and those that differ only in case (one file on a case-blind disk). */
 function assertFileNames(ids: readonly string[], dataset: Dataset): void {
   const unsafe = ids.filter((id) => !SAFE_PLUGIN_ID.test(id));
@@ -192,17 +211,23 @@ export interface SplitSummary {
   others: string[];
 }
 
-/** --into DIR of --split-plugins: a directory, made if missing (the folder it is in must exist); never a name of a .duckdb file. */
-function checkSplitTarget(into: string): void {
+/** --into DIR of --split-plugins: a directory, made if missing (the folder it is in must exist); never a name of a .duckdb file. shown: into as messages name it. */
+function checkSplitTarget(into: string, shown: string): void {
   if (existsSync(into)) {
-    if (!statSync(into).isDirectory()) throw new UsageError(`--into ${into} is a file; with --split-plugins give a directory, e.g. --into plugins/`);
-    assertWritable(into, into);
+    if (!statSync(into).isDirectory()) throw new UsageError(`--into ${shown} is a file; with --split-plugins give a directory, e.g. --into plugins/`);
+    assertWritable(into, into, { into: shown, folder: shown });
     return;
   }
-  if (/\.duckdb$/i.test(into)) throw new UsageError(`--into ${into}: with --split-plugins --into names a directory (of <plugin>.duckdb files), not a .duckdb file`, [], 'give a directory such as --into plugins/');
-  const folder = dirname(into);
-  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
-  assertWritable(folder, into);
+  if (/\.duckdb$/i.test(into)) throw new UsageError(`--into ${shown}: with --split-plugins --into names a directory (of <plugin>.duckdb files), not a .duckdb file`, [], 'give a directory such as --into plugins/');
+  missingFolder(into, shown);
+}
+
+/** Refuses an --into whose folder is not there (naming the command that makes it) or cannot be written. */
+function missingFolder(into: string, shown: string): void {
+  const [folder, named] = [dirname(into), dirname(shown)];
+  if (!existsSync(folder)) throw new UsageError(`--into ${shown}: the folder ${named} does not exist`, [], `create it first (mkdir -p ${shellWord(named)}), or choose another --into`);
+  if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${shown}: ${named} is not a folder`);
+  assertWritable(folder, into, { into: shown, folder: named });
 }
 
 /**
@@ -212,11 +237,11 @@ function checkSplitTarget(into: string): void {
  * written; every file is staged and renamed into place only once all are complete.
  */
 export async function importSplit(dir: string, into: string, options: ImportOptions = {}): Promise<SplitSummary> {
-  checkSplitTarget(into);
+  checkSplitTarget(into, options.intoName ?? into);
   const phase = options.onPhase ?? (() => undefined);
   const staging = new Staging();
   phase('reading and checking the files');
-  const dataset = await openDataset(dir, [], { materialise: true, reuse: true, name: options.name, ...(options.threads ? { threads: options.threads } : {}) });
+  const dataset = await openSource(dir, options);
   try {
     const plugins = await listPlugins(dataset);
     if (!options.sharedTables) requireTenantTables(dataset, plugins.length, "each plugin's file would hold all of");
@@ -258,21 +283,18 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
  * and a slip such as `--into exports/orders.csv` or `--into shop` never becomes a DuckDB file);
  * an existing file without force; a folder that is not there.
  */
-function checkTarget(into: string, force: boolean): void {
+function checkTarget(into: string, shown: string, force: boolean): void {
   const exists = existsSync(into);
-  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${into} is a directory; give a file name such as ${into}.duckdb`);
+  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${shown} is a directory; give a file name such as ${shellWord(`${shown.replace(/[/\\]+$/, '')}.duckdb`)}`);
   if (!/\.duckdb$/i.test(into)) {
     throw new UsageError(
-      `--into ${into}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,
+      `--into ${shown}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,
       [],
-      `give a name such as ${into.replace(/\.[^./\\]*$/, '')}.duckdb`,
+      `give a name such as ${shellWord(`${shown.replace(/\.[^./\\]*$/, '')}.duckdb`)}`,
     );
   }
-  if (exists && !force) throw new UsageError(`${into} exists; choose another --into or pass --force to replace it`);
-  const folder = dirname(into);
-  if (!existsSync(folder)) throw new UsageError(`--into ${into}: the folder ${folder} does not exist`, [], `create it first (mkdir -p ${folder}), or choose another --into`);
-  if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${into}: ${folder} is not a folder`);
-  assertWritable(folder, into);
+  if (exists && !force) throw new UsageError(`${shown} exists; choose another --into or pass --force to replace it`);
+  missingFolder(into, shown);
 }
 
 /** The typed tables into the file (those with a row order in it), and what each holds. */

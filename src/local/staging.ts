@@ -46,13 +46,13 @@ export function fileIdentity(path: string): string {
 }
 
 /** Refuses, before any work, an --into whose folder this process cannot write (a read-only file system, no permission): the staging file is made there. */
-export function assertWritable(folder: string, into: string): void {
+export function assertWritable(folder: string, into: string, named: { into: string; folder: string } = { into, folder }): void {
   try {
     accessSync(folder, constants.W_OK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'EROFS' ? 'a read-only file system' : code === 'EACCES' || code === 'EPERM' ? 'no permission to write there' : (code ?? String(error));
-    throw new UsageError(`--into ${into}: cannot write into ${folder} (${why})`, [], 'choose an --into in a folder you can write');
+    throw new UsageError(`--into ${named.into}: cannot write into ${named.folder} (${why})`, [], 'choose an --into in a folder you can write');
   }
 }
 
