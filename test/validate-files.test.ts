@@ -109,6 +109,18 @@ describe('a request that cannot be read', () => {
     expect(junit.stderr).toMatch(/^convx: error: not found: deliveries\/missing.json\n/);
   });
 
+  it('a byte order mark in front (as Notepad saves) is no part of the JSON: the file reads as it does without one, from a file or stdin', async () => {
+    const text = JSON.stringify(WARNED, null, 2);
+    write('bom.json', `\uFEFF${text}`);
+    write('plain.json', text);
+    const [bom, plain] = [await run(['deliveries/bom.json', '-o', 'json']), await run(['deliveries/plain.json', '-o', 'json'])];
+    expect(plain.code).toBe(0);
+    expect([bom.code, bom.stdout.replaceAll('bom.json', 'plain.json'), bom.stderr]).toEqual([plain.code, plain.stdout, plain.stderr]);
+    const piped = (stdin: string) => cli(['validate', '-', '--data', dir, '-o', 'json'], { stdin });
+    const [bomPiped, plainPiped] = [await piped(`\uFEFF${text}`), await piped(text)];
+    expect([bomPiped.code, bomPiped.stdout]).toEqual([0, plainPiped.stdout]);
+  });
+
   it('beside readable ones, each file has its result and the run exits 2', async () => {
     const r = await run(['deliveries/a-good.json', 'deliveries/broken.txt', '-o', 'json']);
     expect(r.code).toBe(2);

@@ -106,8 +106,12 @@ export function readRequestFile(path: string, typed: string): string {
   }
 }
 
-/** A request's text as its body, or why it is not one: JSON syntax with its line and column, or not an object. */
-export function parseRequest(text: string, label: string): ReadRequest {
+/**
+ * A request's text as its body, or why it is not one: JSON syntax with its line and column, or not an object.
+ * A UTF-8 byte order mark in front (Notepad, PowerShell) is no part of the JSON: read past, as a baseline and the config file are.
+ */
+export function parseRequest(read: string, label: string): ReadRequest {
+  const text = read.startsWith('\uFEFF') ? read.slice(1) : read;
   let body: unknown;
   try {
     body = JSON.parse(text);
