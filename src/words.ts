@@ -12,6 +12,16 @@ export const agree = (n: number, one: string, many: string): string => (n === 1 
  */
 export const withCommas = (n: number): string => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
+const QUOTED_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * A value from the data in double quotes for a message, as JSON writes a string but for its control
+ * characters other than a line break or a tab: those stay as they are, for the terminal's safe text
+ * (output/terminal.ts) to show as "�", and for -o json to hold the value as it is. A line break or a
+ * tab is written \n, \r or \t, so that the value stays on its line; a quote or backslash escaped.
+ */
+export const quoted = (text: string): string => `"${text.replace(/["\\\n\r\t]/g, (c) => QUOTED_ESCAPES[c]!)}"`;
+
 /** A word for the shell: as it is when safe, else in single quotes. */
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signDevelopmentToken } from '../src/server/auth.js';
 import { startServer, type RunningServer } from '../src/server/start.js';
 import { fit, safeJsonText, safeLines, safeValue, textWidth } from '../src/output/terminal.js';
-import { cli, csv, onTerminal, shop, tempDir } from './helpers.js';
+import { cli, csv, dataset, onTerminal, shop, tempDir } from './helpers.js';
 import { keptBackends } from './kept-backends.js';
 
 const ESC = '\x1b';
@@ -162,6 +162,20 @@ describe('data values never reach a terminal raw', () => {
     expect(check.code).toBe(1);
     expect(check.stdout).toContain('e.g. order o-\ufffd[2J (orders.csv, line 2)');
     expect(rawIn(check.stdout + check.stderr), check.stdout).toEqual([]);
+    // a value that is not of its column's type: quoted with ESC shown as U+FFFD on a terminal, as every control is
+    // (not as JSON's "\u001b"), a tab as \t (the value stays on its line); -o json holds the value's characters
+    const typed = dataset({
+      'orders.csv': `order_id,contact_id,datetime,currency,amount_wo_tax,amount_w_tax,status\no-1,c-1,2024-03-05T10:00:00Z,EUR,"${CLEAR}9\t${RLO}",1,completed\n`,
+      'touches.csv': 'contact_id,datetime,touch,source_type,source_id\nc-1,2024-03-01T00:00:00Z,click,campaign,k\n',
+    });
+    const value = await terminal(['data', 'check', typed]);
+    expect(value.stdout).toContain('column amount_wo_tax: "\ufffd[2J9\\t\ufffd" is not a decimal number');
+    const failed = await terminal(['report', '--data', typed, ...PERIOD.slice(2)]);
+    expect(failed.stderr).toContain('column amount_wo_tax: "\ufffd[2J9\\t\ufffd" is not a decimal number');
+    expect(rawIn(value.stdout + failed.stderr)).toEqual([]);
+    const json = await cli(['data', 'check', typed, '-o', 'json']);
+    const problems = (JSON.parse(json.stdout) as { problems: { text: string }[] }).problems;
+    expect(problems.map((p) => p.text)).toEqual([`orders.csv, line 2, column amount_wo_tax: "${CLEAR}9\\t${RLO}" is not a decimal number with a dot (at most 4 decimals)`]);
   });
 
   it('json keeps the exact values (off a terminal byte for byte; on a terminal the same data, escaped)', async () => {

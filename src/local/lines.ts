@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { withCommas } from '../words.js';
+import { quoted, withCommas } from '../words.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -321,7 +321,7 @@ const DELIMITERS = [0x2c, 0x3b, 0x7c, 0x09]; // , ; | tab
 /** How much of a field's text a message may quote. */
 const FIELD_KEEP = 64;
 
-const quoteValue = (text: string) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+const quoteValue = (text: string) => quoted(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 
 /** The delimiter of a CSV file: the most frequent candidate outside quotes on its first non-blank line. */
 async function sniffDelimiter(path: string): Promise<number> {

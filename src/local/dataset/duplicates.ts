@@ -8,6 +8,7 @@ import { sql } from '../sql.js';
 import { fileLabel } from './problems.js';
 import { pathList, sniffedDialect } from './reader.js';
 import type { FileProblem, TableSource } from './types.js';
+import { quoted } from '../../words.js';
 
 type Named = (file: string, first: string, second: string, at?: [number, number]) => void;
 
@@ -27,7 +28,7 @@ export async function duplicateColumns(db: Database, dir: string, source: TableS
       message:
         first === second
           ? `the column is named twice${columns}; keep one of them`
-          : `the column is named twice, as ${JSON.stringify(first)} and ${JSON.stringify(second)}${columns}; names match case-insensitively, so keep one of them`,
+          : `the column is named twice, as ${quoted(first)} and ${quoted(second)}${columns}; names match case-insensitively, so keep one of them`,
     });
   };
   const lower = names.map((n) => n.toLowerCase());

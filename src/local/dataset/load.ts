@@ -10,6 +10,7 @@ import { fileLabel, firstLine, UnreadableTableError } from './problems.js';
 import { plainReadExpression, rawTable, readExpression } from './reader.js';
 import type { LoadedTable, SourceColumn, TableSource } from './types.js';
 import { diagnoseTable, rejectMixedLineEndings } from './unreadable.js';
+import { quoted } from '../../words.js';
 
 /** Fills raw_<name> from a table function and describes it (`described`: what DESCRIBE would say, known already). */
 async function fill(db: Database, source: TableSource, read: Sql, target: Sql, described?: Row[]): Promise<Row[]> {
@@ -135,7 +136,7 @@ function differenceError(dir: string, source: TableSource, difference: FolderDif
   if (difference.kind === 'extra') return differError(dir, source, new ColumnsDiffer(difference.without, difference.file, difference.column, true));
   if (difference.kind === 'missing') return differError(dir, source, new ColumnsDiffer(difference.first, difference.file, difference.column));
   if (difference.kind === 'twice') {
-    const [first, second] = difference.names.map((name) => JSON.stringify(name));
+    const [first, second] = difference.names.map((name) => quoted(name));
     return new DataError(`cannot read ${source.display}: ${fileLabel(dir, source, difference.file)} names a column twice, as ${first} and ${second}`, [
       first === second ? 'keep one of them' : 'names match case-insensitively, so keep one of them',
     ]);

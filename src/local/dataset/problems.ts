@@ -2,6 +2,7 @@
 import { relative } from 'node:path';
 import { DataError } from '../../errors.js';
 import type { FileProblem, TableSource } from './types.js';
+import { quoted } from '../../words.js';
 
 /** A table the reader could not read, with where and why: a data error (exit 2) that names each place. */
 export class UnreadableTableError extends DataError {
@@ -29,7 +30,7 @@ export function describeValue(value: unknown): string {
   if (value === null || value === undefined) return 'empty';
   // A typed timestamp (Parquet, JSON) as the ISO 8601 text a data file would hold, not Date's own words.
   const text = value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : String(value);
-  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+  return quoted(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
 
 /** The first line of an error's message. */
