@@ -187,15 +187,15 @@ function configRead(definition: CommandDefinition, args: readonly string[]): { r
 const EMPTY_HINT = 'an unset shell variable gives an empty value';
 
 /**
- * An empty argument is refused as an empty flag value is (toOption), named as the command's usage
- * names it (`<request>`): `convx validate "$FILE"` with FILE unset would read the current folder.
+ * An empty argument is refused as an empty flag value is (toOption), named by the command's usage
+ * (`<request>`: "the request argument"): `convx validate "$FILE"` with FILE unset would read the current folder.
  */
 function refuseEmptyArgument(args: readonly string[], usage: string | undefined): void {
   const at = args.indexOf('');
   if (at < 0) return;
   const names = (usage ?? '').split(' ').filter(Boolean);
-  const name = names[Math.min(at, names.length - 1)]?.replace('...', '') ?? 'an argument';
-  throw new UsageError(`${name} is empty`, [], EMPTY_HINT);
+  const name = names[Math.min(at, names.length - 1)]?.replace(/\.\.\.|[<>[\]]/g, '');
+  throw new UsageError(name ? `the ${name} argument is empty` : 'an argument is empty', [], EMPTY_HINT);
 }
 
 /** A global flag given to a command that does not honour it is an error, not silently ignored (named as typed: -o or --format). */

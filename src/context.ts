@@ -135,9 +135,8 @@ export function parseReferenceCurrency(value: string): string {
 
 /** --timeout in seconds (default 30): a usage error unless a positive number. */
 function parseTimeout(value: string = String(DEFAULT_TIMEOUT_SECONDS)): number {
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
-    throw new UsageError(`--timeout: "${value}" is not a number of seconds`);
-  }
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--timeout: "${value}" is not a number of seconds`);
+  if (Number(value) <= 0) throw new UsageError(`--timeout: must be more than 0 seconds, not ${value}`);
   return Number(value);
 }
 

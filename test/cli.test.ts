@@ -192,7 +192,7 @@ describe('report', () => {
     expect(Object.keys(json.conversions[0].source)).toEqual(['type']);
     const bad = await kept(['report', ...PERIOD, '--fields', 'name,revenue']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--fields: unknown field revenue/);
+    expect(bad.stderr).toMatch(/--fields: unknown field "revenue"; fields: /);
   });
 
   it('--breakdown gives one row per source and currency', async () => {

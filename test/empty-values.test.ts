@@ -32,7 +32,7 @@ describe('every argument refuses an empty one', () => {
 
   it.each(WITH_ARGS.map((c) => [c.name, c.args!] as const))('%s %s', async (command, usage) => {
     const names = usage.split(' ');
-    const first = names[0]!.replace('...', '');
+    const first = `the ${names[0]!.replace(/\.\.\.|[<>[\]]/g, '')} argument`;
     // The required arguments after the first given, so that the empty first is what is wrong.
     const rest = names.slice(1).filter((name) => name.startsWith('<')).map(() => 'x');
     const run = await cli([...command.split(' '), '', ...rest]);

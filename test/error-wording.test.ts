@@ -57,6 +57,13 @@ describe('--max-warnings', () => {
   });
 });
 
+describe('--timeout', () => {
+  it('of 0 says it must be more than 0 (0 is a number of seconds); a text is none', async () => {
+    await refused(['report', '--api', 'http://127.0.0.1:9', '--timeout', '0'], '--timeout: must be more than 0 seconds, not 0');
+    await refused(['report', '--api', 'http://127.0.0.1:9', '--timeout', 'soon'], '--timeout: "soon" is not a number of seconds');
+  });
+});
+
 describe('-o in any case', () => {
   it('takes TSV, Json, Markdown and GitHub as tsv, json, markdown and github', async () => {
     const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];

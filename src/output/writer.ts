@@ -112,7 +112,7 @@ export class ResultWriter {
     const allowed = format === 'json' || format === 'jsonl' ? [...flatColumns, ...kind.objectFields] : flatColumns;
     const unknown = fields.filter((f) => !allowed.includes(f));
     if (unknown.length) {
-      throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; fields: ${allowed.join(', ')}`);
+      throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `"${f}"`).join(', ')}; fields: ${allowed.join(', ')}`);
     }
     return fields;
   }
