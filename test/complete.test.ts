@@ -129,6 +129,20 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     }
   }, 60_000);
 
+  it("offers a choice's words (--by, --compare), a command's sort fields either way, and a drill's smartflow ids beside its source ids", async () => {
+    expect(await complete('trend', '--by', '')).toEqual(['hour', 'day', 'week', 'month']);
+    expect(await complete('total', '--compare', '')).toEqual(['previous', 'year']);
+    expect(await complete('items', '--sort', '-date')).toEqual(['-datetime']);
+    // report sorts by a list: the next field after a comma, not one already given
+    const report = await complete('report', '--sort', '-conversionsNumber,');
+    expect(report).toContain('-conversionsNumber,name');
+    expect(report).not.toContain('-conversionsNumber,-conversionsNumber');
+    expect(await complete('trend', '--sort', '')).toEqual([]);
+    const drill = await complete('drill', '--data', SAMPLES, '');
+    expect(drill).toEqual(expect.arrayContaining(['k-1', 'a-1', 'sf-1']));
+    expect(await complete('drill', '--data', SAMPLES, 'sf')).toEqual(drill.filter((id) => id.startsWith('sf')));
+  });
+
   it('does not offer again what a comma list already holds', async () => {
     expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,')).toEqual(['CZ,AT', 'CZ,DE', 'CZ,PL', 'CZ,SK']);
     expect(await complete('report', '--data', SAMPLES, '--country', 'CZ,SK,')).toEqual(['CZ,SK,AT', 'CZ,SK,DE', 'CZ,SK,PL']);

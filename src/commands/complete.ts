@@ -12,7 +12,8 @@ import { CONFIG_KEYS } from '../model/settings.js';
 import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
-import { field, QUERY_PARAMETERS } from '../model/parameters.js';
+import { field, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
+import { SORT_FIELDS } from '../model/query.js';
 import { zoneNames } from '../model/period.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
 import { CHECKS } from '../model/validation.js';
@@ -55,10 +56,11 @@ const ANY_CASE = new Set<string>([
 /** The zones a zone parameter takes, by their canonical names (model/period.ts). */
 const zoneValues = () => [...new Set(['UTC', ...zoneNames()])];
 
-/** Flags with a fixed set of values: a source type parameter's, a time zone's, and two commands' own. */
+/** Flags with a fixed set of values: a source type parameter's, a time zone's, a choice's (--by, --compare), and commands' own. */
 const FIXED_VALUES: Record<string, readonly string[]> = {
   ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'sourceType' ? [[longFlag(field(p, 'flag')), SOURCE_TYPES]] : []))),
   ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'zone' ? [[longFlag(field(p, 'flag')), zoneValues()]] : []))),
+  ...Object.fromEntries(QUERY_PARAMETERS.flatMap((p) => (p.kind === 'choice' ? [[longFlag(field(p, 'flag')), p.choice.values]] : []))),
   '--file-format': ['csv', 'parquet'],
   '--values': VALUE_KINDS,
   // convx validate's finding codes.
@@ -123,6 +125,8 @@ async function flagValues(flag: string, cmd: string, words: readonly string[], v
     return command ? commandFormats(command) : FORMATS;
   }
   if (DYNAMIC_VALUES[flag]) return valuesOf(DYNAMIC_VALUES[flag], words);
+  // the command's sortable fields, each either way (report takes a list of them)
+  if (flag === '--sort') return (SORT_FIELDS[cmd as Operation] ?? []).flatMap((f) => [f, `-${f}`]);
   return FIXED_VALUES[flag];
 }
 
@@ -134,7 +138,8 @@ async function argumentValues(cmd: string, args: readonly string[], words: reado
     case 'completion':
       return first ? ['bash', 'zsh', 'fish'] : [];
     case 'drill':
-      return first ? valuesOf('sources', words) : [];
+      // a source id or a smartflow id (not TYPE:ID: bash splits a word at its colon)
+      return first ? [...new Set([...(await valuesOf('sources', words)), ...(await valuesOf('smartflows', words))])] : [];
     case 'config get':
     case 'config unset':
       return first ? CONFIG_KEYS : [];
