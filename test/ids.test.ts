@@ -82,8 +82,8 @@ describe('ids of any kind (item 1)', () => {
     expect(contact.stderr).toMatch(/hint: did you mean c-1 \(Ann Novak\), c-2 \(Bob Dvorak\)\?/);
     const source = await both(['drill', 'k-9', ...PERIOD]);
     expect(source.stderr).toMatch(/hint: did you mean k-1 "Spring sale", k-2 "Twin"/);
-    // a source's name in another case, or a part of it: the source of that name first, found by its name, not its id
-    for (const name of ['spring sale', 'SPRING', 'Sprin sale']) {
+    // a part of a source's name, or a name misspelt: the source of that name first, found by its name, not its id
+    for (const name of ['SPRING', 'Sprin sale']) {
       const named = await both(['drill', name, ...PERIOD]);
       expect(named.code, name).toBe(3);
       expect(named.stderr, name).toMatch(/\nhint: did you mean k-1 "Spring sale"[,?]/);
@@ -108,9 +108,14 @@ describe('ids of any kind (item 1)', () => {
       expect(run.code, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout).conversions.map((r: { orderId: string; source: { smartflowId: string } }) => [r.orderId, r.source.smartflowId])).toEqual([['o-2', 'sf-1']]);
     }
-    const named = await both(['drill', 'Spring sale', ...PERIOD, '-o', 'json']);
-    expect(named.code, named.stderr).toBe(0);
-    expect(JSON.parse(named.stdout).conversions.map((r: { source: { id: string } }) => r.source.id)).toEqual(['k-1']);
+    // a name in any case (as -q finds names)
+    for (const name of ['Spring sale', 'spring sale', 'SPRING SALE']) {
+      const named = await both(['drill', name, ...PERIOD, '-o', 'json']);
+      expect(named.code, named.stderr).toBe(0);
+      expect(JSON.parse(named.stdout).conversions.map((r: { source: { id: string } }) => r.source.id)).toEqual(['k-1']);
+    }
+    // the name two sources carry, in another case: which ids carry it
+    expect((await both(['drill', 'twin', ...PERIOD])).stderr).toMatch(/^convx: error: "twin" names 2 sources: automation a-1 "Twin", campaign k-2 "Twin"\n/);
     // a name two sources carry: which ids carry it
     const twin = await both(['drill', 'Twin', ...PERIOD]);
     expect([twin.code, twin.stdout]).toEqual([2, '']);
