@@ -158,6 +158,17 @@ describe('malformed CSV files name the physical line, the column and what is wro
     }
   });
 
+  it('a UTF-16 file (Excel\'s "Unicode Text", with its byte order mark) is named as UTF-16, not as Windows-1250; also gzipped', async () => {
+    const { text } = ordersCsv(3);
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    const utf16be = Buffer.from(utf16le.map((_, i) => utf16le[i ^ 1]!));
+    for (const [name, content, order] of [['orders.csv', utf16le, 'UTF-16LE'], ['orders.csv.gz', gzipSync(utf16le), 'UTF-16LE'], ['orders.csv', utf16be, 'UTF-16BE']] as const) {
+      const { code, message } = await report(dataset({ [name]: content, 'touches.csv': TOUCHES }));
+      expect(code, name).toBe(2);
+      expect(placed(message), name).toEqual([`  ${name}, line 1: its text is ${order} (it starts with UTF-16's byte order mark); save the file as UTF-8`]);
+    }
+  });
+
   it('a 5 MB line names its line and column and the limit, not "Line: 1"', async () => {
     const huge = row(3, '10', `12${'0'.repeat(5 * 1024 * 1024)}`);
     const { text, lines } = ordersCsv(5, { 3: huge });

@@ -204,6 +204,25 @@ export async function firstLineEnding(path: string): Promise<LineEnding | undefi
 }
 
 /**
+ * The UTF-16 a file's text is in, told by its byte order mark (FF FE, FE FF: Excel's "Unicode
+ * Text", Notepad's "UTF-16"), or undefined for any other start (a gzip file's inflated text).
+ */
+export async function utf16Of(path: string): Promise<'UTF-16LE' | 'UTF-16BE' | undefined> {
+  const stream = fileStream(path, 1 << 14);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (chunk.length < 2) return undefined;
+      return chunk[0] === 0xff && chunk[1] === 0xfe ? 'UTF-16LE' : chunk[0] === 0xfe && chunk[1] === 0xff ? 'UTF-16BE' : undefined;
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
  * The first physical line whose bytes are not UTF-8 (a file saved as Windows-1250 or Latin-1), or
  * undefined when every line is. A line break is never part of a multi-byte character, so each run
  * of whole lines is checked at once, and only a run that fails is searched line by line.

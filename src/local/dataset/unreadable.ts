@@ -4,7 +4,7 @@
  * breaks off, a JSON record that does not parse, line endings that change. Run only after a failure.
  */
 import { DataError } from '../../errors.js';
-import { diagnoseCsv, diagnoseJsonArray, diagnoseJsonLines, firstLineEndingChange, firstNonUtf8Line } from '../lines.js';
+import { diagnoseCsv, diagnoseJsonArray, diagnoseJsonLines, firstLineEndingChange, firstNonUtf8Line, utf16Of } from '../lines.js';
 import { TABLES } from '../schema.js';
 import { fileLabel } from './problems.js';
 import type { FileProblem, TableSource } from './types.js';
@@ -60,7 +60,9 @@ export async function diagnoseTable(dir: string, source: TableSource): Promise<F
     // Text in another encoding: DuckDB's reader says only "CSV Error on Line: N" first.
     const encoded = await firstNonUtf8Line(file);
     if (encoded !== undefined) {
-      return [{ table: source.table, file: label, line: `line ${encoded}`, message: 'its bytes are not UTF-8 text (saved as Windows-1250 or Latin-1?); save the file as UTF-8' }];
+      const utf16 = encoded === 1 ? await utf16Of(file) : undefined;
+      const why = utf16 ? `its text is ${utf16} (it starts with UTF-16's byte order mark)` : 'its bytes are not UTF-8 text (saved as Windows-1250 or Latin-1?)';
+      return [{ table: source.table, file: label, line: `line ${encoded}`, message: `${why}; save the file as UTF-8` }];
     }
     const found = await scanFile(source, file);
     if (!found?.problems.length) continue;
