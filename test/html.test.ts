@@ -6,6 +6,7 @@ import { changeOf } from '../src/model/compare.js';
 import { getPath } from '../src/output/columns.js';
 import { PAGE_CSP, reportHtml, TREND_PAGE_COLUMNS, trendHtml, type PageHeader } from '../src/output/html.js';
 import { escapeHtml } from '../src/output/escape.js';
+import { changeText } from '../src/output/table.js';
 import { niceTicks } from '../src/output/svg.js';
 import type { AggregateRow, TimeframesResponse, TrendBucket } from '../src/model/types.js';
 import { Readable } from 'node:stream';
@@ -111,6 +112,13 @@ describe('reportHtml', () => {
     expect(page).toContain('<th class="num" scope="col">Revenue before (EUR)</th><th class="num" scope="col">Change (EUR)</th><th class="num" scope="col">Change %</th>');
     expect(page).toContain('data-field="comparison.change.conversionsAmountWTax.absolute" data-value="12.5">12.50</td><td class="num" data-field="comparison.change.conversionsAmountWTax.relative" data-value="0.25">25.0 %</td>');
     expect(page).toContain('data-field="comparison.figures.conversionsAmountWTax" data-value="null"></td>');
+    // no relative change, as the tables say it: a row the other period has not is "new", one whose other side is 0 "–"
+    const fresh = { ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: null, change: null } };
+    const fromZero = { ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: 0 }, change: { conversionsAmountWTax: { absolute: 10, relative: null } } } };
+    expect(reportHtml([fresh] as unknown as AggregateRow[], HEADER)).toContain('data-field="comparison.change.conversionsAmountWTax.relative" data-value="null">new</td>');
+    expect(reportHtml([fromZero] as unknown as AggregateRow[], HEADER)).toContain('data-field="comparison.change.conversionsAmountWTax.relative" data-value="null">–</td>');
+    expect(changeText(null)).toBe('new');
+    expect(changeText({ absolute: 10, relative: null, other: 0 })).toBe('–');
     // the percent from the two exact figures, rounded once (+12.345 % is 12.3 %, where its 4-decimal relative 0.1235 would give 12.4)
     const withChange = (current: number, other: number) =>
       reportHtml([{ ...rows[0]!, comparison: { dateFrom: '2024-01-30', dateTo: '2024-02-29', bucket: null, figures: { conversionsAmountWTax: other }, change: { conversionsAmountWTax: changeOf(current, other) } } }] as unknown as AggregateRow[], HEADER);

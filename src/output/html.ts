@@ -106,7 +106,10 @@ function cell(record: unknown, column: string): string {
   const value = getPath(record, column);
   if (isFigure(column) && (typeof value === 'number' || value === null || value === undefined)) {
     const figure = column.endsWith('.relative') ? changeFigure(column.slice(0, -'.relative'.length)) : undefined;
-    const shown = (figure !== undefined && typeof value === 'number' ? changePercentText(record, figure) : undefined) ?? tableCell(value, column);
+    const shown =
+      (figure !== undefined && typeof value === 'number' ? changePercentText(record, figure) : undefined) ??
+      // no relative change, as the tables say: "new" for a row the other period has not (its change null), "–" where the other side is 0
+      (column.endsWith('.relative') && value == null && getPath(record, 'comparison') ? (getPath(record, 'comparison.change') === null ? 'new' : '–') : tableCell(value, column));
     return `<td class="num" data-field="${escapeHtml(column)}" data-value="${JSON.stringify(value ?? null)}">${escapeHtml(shown)}</td>`;
   }
   return `<td data-field="${escapeHtml(column)}">${escapeHtml(tableCell(value, column))}</td>`;
