@@ -131,5 +131,5 @@ async function printReportPage(
   });
   await printPage(ctx, html, flags);
   if (stream.totalCount === 0) await explainEmpty(ctx, backend, 'sources', request);
-  else if (request.chosen !== undefined) ctx.log.info(`${periodText(query, request.chosen)}.`);
+  else if (request.chosen !== undefined) ctx.log.info(periodText(query, request.chosen));
 }
