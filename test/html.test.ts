@@ -279,7 +279,7 @@ describe('-o html on the command line', () => {
     expect(readFileSync(file, 'utf8')).toBe((await kept(['report', ...PERIOD, '-o', 'html'])).stdout);
     // a period a flag chose is named as every format names it (no full stop of its own)
     const month = ['report', '--data', SAMPLES, '--month', '2024-03'];
-    const chosen = await kept([...month, '-o', 'html', '--output', 'month.html'], { cwd: dir });
+    const chosen = await kept([...month, '-o', 'html', '--output', 'month.html'], { cwd: tempDir() });
     expect(chosen.stderr).toBe('wrote month.html\n2024-03-01..2024-03-31 (--month 2024-03)\n');
     expect((await kept([...month, '-o', 'json'])).stderr).toMatch(/ 2024-03-01\.\.2024-03-31 \(--month 2024-03\)\n$/);
     // a directory in the way: the rename fails, and neither it nor a temporary file is left changed
