@@ -123,7 +123,7 @@ export function createProgram(io: Io, state: ProgramState, options: ProgramOptio
     let parent = program;
     if (words.length === 2) {
       const group = words[0]!;
-      if (!groups.has(group)) groups.set(group, program.command(group).description(GROUPS[group] ?? ''));
+      if (!groups.has(group)) groups.set(group, program.command(group).description(GROUPS[group] ?? '').addHelpText('after', groupExamples(group)));
       parent = groups.get(group)!;
     }
     const command = parent.command(`${words.at(-1)!}${definition.args ? ` ${definition.args}` : ''}`);
@@ -181,6 +181,12 @@ function configRead(definition: CommandDefinition, args: readonly string[]): { r
   const noProfile = !commandGlobals(definition).includes('--profile');
   const read = { tolerant: (definition.toleratesWrongSettings ?? false) || noProfile, configOptional: (definition.configOptional ?? false) || noProfile };
   return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], ...read } : read;
+}
+
+/** A group's examples (`convx data --help`): the first example of each of its commands. */
+function groupExamples(group: string): string {
+  const examples = COMMANDS.filter((c) => c.name.startsWith(`${group} `)).flatMap((c) => c.examples?.slice(0, 1) ?? []);
+  return examples.length ? `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}` : '';
 }
 
 /** The hint of an empty flag value or argument. */
@@ -283,7 +289,8 @@ function colours(io: Io, state: ProgramState): boolean {
 export async function reportError(error: unknown, io: Io, state: ProgramState): Promise<number> {
   if (error instanceof CommanderError) {
     // commander has printed its own message already
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+    // --help and --version; a group without its subcommand (`convx data`) is commander's help as an error
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || (error.code === 'commander.help' && error.exitCode === 0)) {
       return ExitCode.ok;
     }
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
@@ -387,8 +394,9 @@ async function runProgram(argv: string[], io: Io, options: ProgramOptions, state
       return await runComplete(argv.slice(1), io, factories);
     }
     const program = createProgram(io, state, options);
+    // No command is a usage error, as a group without its subcommand is (`convx data`): the help on stderr, exit 2.
     if (argv.length === 0) {
-      program.outputHelp();
+      program.outputHelp({ error: true });
       return ExitCode.usage;
     }
     await program.parseAsync(joinSortValues(argv), { from: 'user' });

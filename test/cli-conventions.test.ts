@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Backend } from '../src/backend.js';
+import { COMMANDS } from '../src/commands/index.js';
 import { withBackend } from '../src/commands/shared.js';
 import type { Context } from '../src/context.js';
 import { ExitCode, NotFoundError } from '../src/errors.js';
@@ -110,6 +111,26 @@ describe('the global flags of contact, config and completion', () => {
     const run = await cli(['completion', 'bash', '--fields', 'x']);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^convx: error: --fields does not apply to convx completion\n/);
+  });
+});
+
+describe('no command, or a group without its subcommand', () => {
+  it('is a usage error: the help on stderr, exit 2; --help and help print it on stdout, exit 0', async () => {
+    for (const argv of [[], ['data'], ['auth'], ['config']]) {
+      const run = await cli(argv);
+      expect([run.code, run.stdout], argv.join(' ')).toEqual([2, '']);
+      expect(run.stderr, argv.join(' ')).toMatch(/^Usage: convx/);
+      const asked = await cli([...argv, '--help']);
+      expect([asked.code, asked.stdout, asked.stderr]).toEqual([0, run.stderr, '']);
+    }
+    expect((await cli(['help', 'data'])).stdout).toBe((await cli(['data', '--help'])).stdout);
+  });
+
+  it("a group's help ends with an example of each of its commands (the first each has)", async () => {
+    const help = (await cli(['data', '--help'])).stdout;
+    const members = COMMANDS.filter((c) => c.name.startsWith('data ') && c.examples?.length);
+    expect(members.length).toBeGreaterThan(2);
+    expect(help).toContain(`\nExamples:\n${members.map((c) => `  ${c.examples![0]}`).join('\n')}\n`);
   });
 });
 
