@@ -199,6 +199,10 @@ describe('money columns show their currency, and a totals row closes a table of 
     // part of the rows: the total says which
     const page = await kept(['report', ...PERIOD, '--limit', '2', '--no-color'], { tty: true });
     expect(page.stdout).toMatch(/│ Total \(1-2 of 3\)/);
+    // no column that adds up: no totals row
+    const names = await kept(['report', ...PERIOD, '--fields', 'name,source.detailUrl', '--no-color'], { tty: true });
+    expect(names.stdout).not.toMatch(/Total|├/);
+    expect((await kept(['report', ...PERIOD, '--fields', 'name,conversionsNumber', '--no-color'], { tty: true })).stdout).toMatch(/│ Total /);
   });
 
   it('breakdown table: a total per currency, then the reference total', async () => {

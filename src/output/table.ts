@@ -305,7 +305,8 @@ export function columnTitle(records: unknown[], column: string, titles: Record<s
 export function totalRows(records: unknown[], columns: string[], label: string): Map<string, unknown>[] {
   const keys = records.map((record, i) => sourceKey(record) ?? `#${i}`);
   const sources = new Set(keys);
-  if (sources.size < 2) return [];
+  // one source, or no column that adds up (--fields name,source.detailUrl): nothing to total
+  if (sources.size < 2 || !columns.some(isAdditiveColumn)) return [];
   const labelColumn = columns.find((c) => c === 'name') ?? columns.find((c) => !isAdditiveColumn(c) && !isAmountColumn(c) && c !== 'breakdown.currency');
   const seen = new Set<string>();
   const firstOfSource = records.filter((_, i) => !seen.has(keys[i]!) && seen.add(keys[i]!));
