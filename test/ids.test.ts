@@ -145,6 +145,23 @@ describe('ids of any kind (item 1)', () => {
     }
   });
 
+  it("a whole detailUrl of another host lists its path where convx reads, and a warning says that host is not asked", async () => {
+    const path = '/v1/campaigns/k-1/conversions';
+    const elsewhere = await local(['drill', `http://user:secret@example.com:8080${path}`, ...PERIOD, '-o', 'json']);
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(JSON.parse(elsewhere.stdout).conversions.map((r: { orderId: string }) => r.orderId)).toEqual(['o-1']);
+    expect(elsewhere.stderr).toMatch(/^warning: the detailUrl is of http:\/\/example\.com:8080, which drill does not ask: its path is drilled on the dataset /);
+    expect(elsewhere.stderr).not.toContain('secret');
+    // API mode: a detailUrl of the API it asks is its own; of another host, the warning names the API
+    const own = await api(['drill', `${served.url()}${path}`, ...PERIOD, '-o', 'json']);
+    expect(own.stderr).not.toMatch(/warning/);
+    const other = await api(['drill', `https://example.com${path}`, ...PERIOD, '-o', 'json']);
+    expect(other.stdout).toBe(own.stdout);
+    expect(other.stderr).toMatch(/^warning: the detailUrl is of https:\/\/example\.com, which drill does not ask: its path is drilled on the API at http:\/\/127\.0\.0\.1:/);
+    // a path alone asks no host: no warning
+    expect((await local(['drill', path, ...PERIOD, '-o', 'json'])).stderr).not.toMatch(/warning/);
+  });
+
   it('against an API without GET /v1/ids/{id}, says what it said before', async () => {
     const old = await scripted((req, res) => {
       const path = (req.url ?? '').split('?')[0]!;

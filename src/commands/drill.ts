@@ -1,5 +1,6 @@
 import type { Backend, IdMatch, KnownSource } from '../backend.js';
 import { redactUrl } from '../config.js';
+import type { Context } from '../context.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { defaultPeriod, EVERY_DATE, MAX_LIMIT, parseItemsQuery, parseReportQuery, type RawParams } from '../model/query.js';
 import { field, filterNames, parameters, QUERY_PARAMETERS } from '../model/parameters.js';
@@ -21,6 +22,8 @@ export interface DrillTarget {
   source: RawParams;
   /** The rest of a detailUrl's query string: dateFrom, dateTo, country, currency ... (the flags override them). */
   query: RawParams;
+  /** A whole URL's scheme and host (http://host:port), which drill does not ask: it drills the path where it reads. */
+  origin?: string;
 }
 
 /**
@@ -31,6 +34,7 @@ export interface DrillTarget {
 export function drillTarget(target: string): DrillTarget {
   // Messages quote the target with any password in it redacted.
   const shown = redactUrl(target);
+  const origin = /^[a-z]+:\/\/[^/?#]+/i.exec(target)?.[0];
   const withoutOrigin = target.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/#.*$/, '');
   const queryAt = withoutOrigin.indexOf('?');
   const path = queryAt < 0 ? withoutOrigin : withoutOrigin.slice(0, queryAt);
@@ -74,7 +78,8 @@ export function drillTarget(target: string): DrillTarget {
       if (name in source || name in query) throw new UsageError(`"${shown}": ${name} is given more than once`);
       (field(p, 'source') ? source : query)[name] = value;
     }
-    return { source, query };
+    // the origin without a user name or password (URL's own), or as written where it does not parse (a redacted password)
+    return { source, query, ...(origin ? { origin: URL.canParse(origin) ? new URL(origin).origin : redactUrl(origin) } : {}) };
   }
   const typed = /^(campaign|automation|smartflow):(.*)$/.exec(target.trim());
   if (typed && typed[2]!.trim() === '') throw new UsageError(`"${target.trim()}" names no id after its type: give ${typed[1]}:ID, or the id alone`);
@@ -202,6 +207,19 @@ async function checkByResolver(target: RawParams, resolve: NonNullable<Backend['
   return true;
 }
 
+/**
+ * A detailUrl of another host than the API drill asks (or any host, in local mode): its path is
+ * drilled where convx reads, not on that host, and a warning says so (a row copied from another
+ * server's report would silently answer from this data).
+ */
+function warnOtherHost(ctx: Context, origin: string | undefined): void {
+  if (origin === undefined) return;
+  const api = ctx.settings.mode === 'api' && ctx.settings.api && URL.canParse(ctx.settings.api) ? new URL(ctx.settings.api).origin : undefined;
+  if (api === origin) return;
+  const where = api ? `the API at ${redactUrl(ctx.settings.api!)}` : `the dataset ${ctx.settings.data ?? 'given'}`;
+  ctx.log.warn(`the detailUrl is of ${origin}, which drill does not ask: its path is drilled on ${where}`);
+}
+
 /** The bounds a detailUrl gives where its flag does not, as the note of a default period names them. */
 function urlBounds(flags: { from?: string | undefined; to?: string | undefined }, query: RawParams): { from?: string; to?: string } {
   return {
@@ -212,7 +230,8 @@ function urlBounds(flags: { from?: string | undefined; to?: string | undefined }
 
 export default defineHandler<CommandFlags<'drill'>>({
   async run(ctx, args, flags) {
-    const { source: target, query } = drillTarget(args[0] ?? '');
+    const { source: target, query, origin } = drillTarget(args[0] ?? '');
+    warnOtherHost(ctx, origin);
     // The period of the detailUrl, each bound overridden by its flag; without any, the period of a
     // default report: the 30 days ending today.
     // A detailUrl names its zone (none: a UTC row's), which only --tz overrides; the profile's zone is for a bare source id.
