@@ -15,7 +15,8 @@ import { BLOCKED_IMAGE, blockRemoteImages, replaceCssUrls, replaceStartTags, val
 import { BASELINE_RULES, sarifLog } from '../src/output/sarif.js';
 import { junitWithBaseline } from '../src/output/baseline.js';
 import { junitReport } from '../src/output/validation.js';
-import { cli, csv, dataset, tempDir } from './helpers.js';
+import { cli, csv, dataset, onTerminal, tempDir } from './helpers.js';
+import { textWidth } from '../src/output/terminal.js';
 
 /** The SARIF 2.1.0 schema (draft-04: its "id" becomes ajv's "$id"), with its formats checked. */
 function sarifSchema(): ValidateFunction {
@@ -128,6 +129,26 @@ async function xmlText(document: string): Promise<string> {
   parser.end(document);
   return text;
 }
+
+describe('the summary on a terminal', () => {
+  it("fits the terminal's width: a sample's subject and excerpt cut, a finding's line wrapped under its message; whole in a pipe", async () => {
+    const request = join(import.meta.dirname, '..', 'samples', 'deliveries', 'welcome-all-languages.json');
+    const argv = ['validate', request, '--data', join(import.meta.dirname, '..', 'samples', 'shop'), '--no-color', '-o', 'table'];
+    const piped = await cli(argv);
+    expect(Math.max(...piped.stdout.split('\n').map(textWidth))).toBeGreaterThan(100);
+    for (const columns of [100, 60]) {
+      const shown = await onTerminal(argv, columns);
+      expect(shown.code).toBe(piped.code);
+      const lines = shown.stdout.split('\n');
+      expect(Math.max(...lines.map(textWidth)), String(columns)).toBeLessThanOrEqual(columns);
+      // the same words, laid out otherwise: nothing but the cut excerpts and subjects is lost
+      const words = (text: string) => text.split(/\s+/).filter((w) => w && !w.endsWith('…'));
+      const findings = (text: string) => text.slice(text.indexOf('\nWarnings'));
+      expect(words(findings(shown.stdout))).toEqual(words(findings(piped.stdout)));
+      expect(lines.filter((l) => /^ {4}\S/.test(l) && l.endsWith('…')).length).toBeGreaterThan(0);
+    }
+  });
+});
 
 describe('-o junit', () => {
   it('is well-formed XML 1.0 whatever a value holds: U+FFFE and U+FFFF, controls left out, a lone surrogate as U+FFFD', async () => {

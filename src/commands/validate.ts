@@ -5,6 +5,7 @@ import { baselineReason, type BaselineComparison } from '../model/baseline.js';
 import { invalidResponse, MAX_SAMPLE_SIZE, MAX_TRACKING_ENTRIES, TRACKING_LISTS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
 import { isValidateFormat, type ValidateFormat } from '../output/formats.js';
+import { terminalColumns } from '../output/sink.js';
 import type { RequestResult } from '../output/validation-results.js';
 import { givenRenderLimitFlag, renderLimitsFromFlags, type RenderLimitFlags } from '../validation/limits.js';
 import { locateFindings } from '../validation/locations.js';
@@ -130,13 +131,16 @@ function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
   if (format === 'html') throw new UsageError('-o html previews one request: name one request file (a page per file: run once for each)');
 }
 
+/** The columns a summary is laid out to: the terminal's, when stdout is one (a pipe: none, lines whole). */
+const summaryWidth = (ctx: Context) => (ctx.io.stdoutIsTTY ? terminalColumns(ctx.io.stdout, ctx.io.env) : undefined);
+
 /** One request's result in the format, with its baseline comparison (none without --baseline). */
 async function printOne(ctx: Context, result: RequestResult, format: ValidateFormat, maxWarnings: number | undefined, comparison: BaselineComparison | undefined, ignored: ReadonlySet<string>): Promise<void> {
   const { response, label, file } = result;
   const { failureReason, githubAnnotations, junitReport, validationSummary } = await import('../output/validation.js');
   const [{ withBaseline }, { validationHtml }, { sarifLog }] = await Promise.all([import('../output/baseline.js'), import('../output/validation-html.js'), import('../output/sarif.js')]);
   const formatted = {
-    table: () => validationSummary(response, ctx.chalk, maxWarnings),
+    table: () => validationSummary(response, ctx.chalk, maxWarnings, summaryWidth(ctx)),
     json: () => jsonDocument(response),
     github: () => githubAnnotations(response, file, maxWarnings),
     junit: () => junitReport(response, label, maxWarnings, ignored),
@@ -149,7 +153,7 @@ async function printOne(ctx: Context, result: RequestResult, format: ValidateFor
 /** Several requests' results, one per request, in the format (never html: oneRequestOnly). */
 async function printSeveral(ctx: Context, results: RequestResult[], format: ValidateFormat, maxWarnings: number | undefined, ignored: ReadonlySet<string>): Promise<void> {
   const { validationResults } = await import('../output/validation-results.js');
-  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion(), ignored), format);
+  await print(ctx, validationResults(results, format === 'html' ? 'json' : format, ctx.chalk, maxWarnings, packageVersion(), ignored, summaryWidth(ctx)), format);
 }
 
 /**

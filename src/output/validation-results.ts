@@ -23,7 +23,15 @@ export interface RequestResult {
 }
 
 /** The results in a format; `maxWarnings` as --max-warnings gives it, `version` convx's (SARIF names it). */
-export function validationResults(results: readonly RequestResult[], format: Exclude<ValidateFormat, 'html'>, chalk: ChalkInstance, maxWarnings: number | undefined, version: string, ignored: ReadonlySet<string> = new Set()): string {
+export function validationResults(
+  results: readonly RequestResult[],
+  format: Exclude<ValidateFormat, 'html'>,
+  chalk: ChalkInstance,
+  maxWarnings: number | undefined,
+  version: string,
+  ignored: ReadonlySet<string> = new Set(),
+  width?: number,
+): string {
   const several = results.length > 1;
   switch (format) {
     case 'sarif':
@@ -35,9 +43,9 @@ export function validationResults(results: readonly RequestResult[], format: Exc
     case 'junit':
       return junitReports(results.map((r) => ({ response: r.response, name: r.label })), maxWarnings, ignored);
     case 'table': {
-      if (!several) return validationSummary(results[0]!.response, chalk, maxWarnings);
+      if (!several) return validationSummary(results[0]!.response, chalk, maxWarnings, width);
       const failing = results.filter((r) => failureReason(r.response, maxWarnings) !== undefined).length;
-      const tables = results.map((r) => `${chalk.bold(`== ${safeValue(r.label)}`)}\n${validationSummary(r.response, chalk, maxWarnings)}`);
+      const tables = results.map((r) => `${chalk.bold(`== ${safeValue(r.label)}`)}\n${validationSummary(r.response, chalk, maxWarnings, width)}`);
       const total = `${plural(results.length, 'request')}: ${results.length - failing} ready, ${failing} not ready`;
       return `${tables.join('\n')}\n${failing ? chalk.red(total) : chalk.green(total)}\n`;
     }

@@ -2,14 +2,25 @@
 import type { ChalkInstance } from 'chalk';
 import { CHECKS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { plural } from '../words.js';
-import { padColumns, safeData, textWidth } from './terminal.js';
+import { fit, padColumns, safeData, textWidth, wrapRuns, type TextRun } from './terminal.js';
+
+/** A run of a line with its colour, laid out to a terminal's width (wrapRuns). */
+type Run = TextRun & { colour?: (text: string) => string };
+const laidOut = (runs: Run[], width: number | undefined, indent: number): string[] =>
+  wrapRuns(runs, width, indent).map((line) => line.map((run) => ('colour' in run && run.colour ? run.colour(run.text) : run.text)).join(''));
+/** The most of a sample's HTML excerpt a summary shows. */
+const EXCERPT_COLUMNS = 160;
 
 const where = (f: Finding) =>
   [f.assetRef, f.language ? `language ${f.language}` : undefined, f.field, f.contactId ? `contact ${f.contactId}` : undefined]
     .filter(Boolean)
     .join(', ');
 
-export function validationSummary(given: ValidateResponse, chalk: ChalkInstance, maxWarnings?: number): string {
+/**
+ * A validation for a person. `width`: the terminal's columns, to which a sample's subject and
+ * excerpt are cut and a finding's line wrapped (under its message); none (a pipe): lines whole.
+ */
+export function validationSummary(given: ValidateResponse, chalk: ChalkInstance, maxWarnings?: number, width?: number): string {
   // Subjects, excerpts, ids and messages come from the data and the request: made safe for a terminal first.
   const response = safeData(given);
   const { audience, languages, render } = response;
@@ -17,7 +28,7 @@ export function validationSummary(given: ValidateResponse, chalk: ChalkInstance,
   const b = audience.suppressionBreakdown;
   lines.push(chalk.bold('Audience'));
   lines.push(`  intended     ${audience.intended}`);
-  lines.push(`  suppressed   ${audience.suppressed}  (unsubscribed ${b.unsubscribed}, invalid e-mail ${b.invalidEmail}, no consent ${b.noConsent})`);
+  lines.push(...laidOut([{ text: `  suppressed   ${audience.suppressed}  (unsubscribed ${b.unsubscribed}, invalid e-mail ${b.invalidEmail}, no consent ${b.noConsent})` }], width, 15));
   lines.push(`  deliverable  ${chalk.bold(String(audience.deliverable))}`);
   if (languages.length) {
     lines.push('', chalk.bold('Languages'));
@@ -26,15 +37,20 @@ export function validationSummary(given: ValidateResponse, chalk: ChalkInstance,
   }
   if (render.samples.length) {
     lines.push('', chalk.bold('Samples'));
+    const cut = (text: string, used: number) => (width === undefined ? text : fit(text, Math.max(1, width - used)));
     for (const s of render.samples) {
-      lines.push(`  ${s.language} ${chalk.dim(s.contactId)}  ${s.subject}`);
-      lines.push(`    ${chalk.dim(s.htmlExcerpt.slice(0, 160))}`);
+      const head = `  ${s.language} ${s.contactId}  `;
+      lines.push(`  ${s.language} ${chalk.dim(s.contactId)}  ${cut(s.subject, textWidth(head))}`);
+      lines.push(`    ${chalk.dim(cut(s.htmlExcerpt.slice(0, EXCERPT_COLUMNS), 4))}`);
     }
   }
   const block = (title: string, findings: Finding[], color: (t: string) => string) => {
     if (!findings.length) return;
     lines.push('', color(`${title} (${findings.length})`));
-    for (const f of findings) lines.push(`  ${color(f.code)}  ${f.message}${where(f) ? chalk.dim(`  [${where(f)}]`) : ''}`);
+    for (const f of findings) {
+      const runs: Run[] = [{ text: '  ' }, { text: f.code, colour: color }, { text: `  ${f.message}` }, ...(where(f) ? [{ text: `  [${where(f)}]`, colour: chalk.dim }] : [])];
+      lines.push(...laidOut(runs, width, 4));
+    }
   };
   block('Errors', render.errors, chalk.red);
   block('Warnings', render.warnings, chalk.yellow);
