@@ -5,7 +5,7 @@
  * reads, for repeated column names, without rows, and on a kept statement with parameters.
  */
 import { describe, expect, it } from 'vitest';
-import { Database } from '../src/local/db.js';
+import { Database, mapInTurns } from '../src/local/db.js';
 import { compile, sql } from '../src/local/sql.js';
 
 /** More rows than three of DuckDB's chunks (2,048 rows each) hold, of every type convx reads, two columns named alike. */
@@ -41,5 +41,25 @@ describe('Database.all reads rows as DuckDB\'s reader does', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('large main-thread work is done a piece at a turn, one such work at a time', () => {
+  it('another request\'s step runs between two pieces, and a second large work waits until the first is done (no piece of each in turn)', async () => {
+    const log: string[] = [];
+    const items = Array.from({ length: 20 }, (_, i) => i);
+    const piece = (name: string) => (x: number, i: number) => {
+      if (i % 4 === 0) log.push(`${name}${i / 4}`);
+      return x * 2;
+    };
+    const first = mapInTurns(items, piece('a'), 4);
+    const second = mapInTurns(items, piece('b'), 4);
+    const small = new Promise<void>((resolve) => setImmediate(() => resolve(void log.push('small'))));
+    const [a, b] = await Promise.all([first, second, small]);
+    expect(a).toEqual(items.map((x) => x * 2));
+    expect(b).toEqual(a);
+    expect(log).toEqual(['a0', 'small', 'a1', 'a2', 'a3', 'a4', 'b0', 'b1', 'b2', 'b3', 'b4']);
+    // a few items: one piece, as a plain map
+    expect(await mapInTurns([1, 2, 3], (x) => x + 1)).toEqual([2, 3, 4]);
   });
 });

@@ -21,7 +21,7 @@ import {
 import type { ItemsQuery, ReportQuery, TotalQuery, TrendQuery } from '../model/query.js';
 import type { ConvReads, Period, Scope } from './attribution.js';
 import { UTC, utcDaysOf } from '../model/period.js';
-import type { Database, Row } from './db.js';
+import { mapInTurns, type Database, type Row } from './db.js';
 import { lookupValues } from './lookups.js';
 import { contactReport, diagnoseOrder, findOrder, knownSources, sourceActivity } from './diagnose.js';
 import { contactsCarryingKey, resolveId } from './resolve.js';
@@ -323,13 +323,13 @@ export class LocalBackend implements Backend {
     const bucketsOf = async (q: TrendQuery, rankedBy?: TrendQuery) => {
       const { filter, select } = trendSelect(tables, q, timeZone, rankedBy);
       await this.assertRates(filter, q);
-      return (await this.db.all(select)).map(toBucket);
+      return mapInTurns(await this.db.all(select), toBucket);
     };
     const buckets = await bucketsOf(query);
     const response = { dateFrom: query.dateFrom, dateTo: query.dateTo, timeZone, interval: query.interval };
     if (!other) return { ...response, buckets };
     // per source, the other period's series are the current period's top sources and the rest
-    return { ...response, buckets: lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other, query.compareTo!) };
+    return { ...response, buckets: await lineUp(buckets, await bucketsOf({ ...query, ...other }, query), other, query.compareTo!) };
   }
 
   /** The period's figures over every source (series.ts); with compareTo, beside the other period's. */
@@ -569,7 +569,7 @@ interface DayMissing {
  * order, by their starts: an hour the clocks repeat is two buckets of one label) beside bucket i there.
  * A bucket without one has its comparison empty.
  */
-function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period, compareTo: CompareTo): TrendBucket[] {
+async function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period, compareTo: CompareTo): Promise<TrendBucket[]> {
   const keyed = (rows: TrendBucket[], side: 'current' | 'other') => {
     // A bucket's place: its label as a date of the current period ('' for previous) and its turn among the buckets of that label.
     const turns = new Map<string, Map<string, number>>();
@@ -583,7 +583,8 @@ function lineUp(buckets: TrendBucket[], past: TrendBucket[], other: Period, comp
   };
   const pastKeys = keyed(past, 'other');
   const byKey = new Map(past.map((b, i) => [pastKeys[i]!, b]));
-  return keyed(buckets, 'current').map((key, i) => {
+  // a slice of the buckets at a turn (mapInTurns): 42,000 comparisons take some 170 ms
+  return mapInTurns(keyed(buckets, 'current'), (key, i) => {
     const there = byKey.get(key);
     return { ...buckets[i]!, comparison: comparisonOf(other, buckets[i]!, there, there?.bucket ?? null) };
   });

@@ -8,6 +8,44 @@ export type { SqlValue } from './sql.js';
 export type SqlParams = Record<string, SqlValue>;
 export type Row = Record<string, unknown>;
 
+/**
+ * Work on the main thread that grows with a result (a series of 42,000 rows: some 300 ms to
+ * convert, 170 ms to compare), done a piece at a turn of the event loop, and one such work at a
+ * time: a server answers many tenants on one thread, and a large answer's work held every other
+ * request up until it was done (another tenant's small report waited up to 5.9 s behind eight
+ * large series). Between two pieces (a DuckDB chunk of 2,048 rows, or as many items) whatever
+ * waits runs: the small requests' own steps, and the next piece; the other large works wait for
+ * theirs without taking the thread, so a small request's step waits for one piece, not for one
+ * piece of each. The lock is the process's, as its main thread is.
+ */
+let pieceWork: Promise<void> = Promise.resolve();
+
+/** Runs work, which does `pieces` pieces of main-thread work (calling `next` between two), one such work at a time. */
+async function inPieces<T>(work: (next: () => Promise<void>) => T | Promise<T>): Promise<T> {
+  const before = pieceWork;
+  let done!: () => void;
+  pieceWork = new Promise((resolve) => (done = resolve));
+  await before;
+  try {
+    return await work(() => new Promise((resolve) => setImmediate(resolve)));
+  } finally {
+    done();
+  }
+}
+
+/** items.map(fn), a slice of `size` at a turn, one such map at a time (inPieces): as it is for fewer items. */
+export async function mapInTurns<T, U>(items: readonly T[], fn: (item: T, index: number) => U, size = 2048): Promise<U[]> {
+  if (items.length <= size) return items.map(fn);
+  return inPieces(async (next) => {
+    const out: U[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0 && i % size === 0) await next();
+      out[i] = fn(items[i]!, i);
+    }
+    return out;
+  });
+}
+
 /** The text and parameters of a query (none: undefined, so that it runs unprepared). */
 function textOf(query: Sql): { text: string; params?: SqlParams } {
   const compiled = compile(query);
@@ -325,7 +363,16 @@ export class Database {
         () => this.connection.run(sql, params),
       ),
     );
-    return rowObjects(result) as T[];
+    if (result.chunkCount <= 1) return rowObjects(result) as T[];
+    // a chunk (2,048 rows) at a turn, one large result at a time (inPieces): other requests run between chunks
+    return inPieces(async (next) => {
+      const rows: Row[] = [];
+      for (let c = 0; c < result.chunkCount; c++) {
+        if (c > 0) await next();
+        rowObjects(result, c, c + 1, rows);
+      }
+      return rows as T[];
+    });
   }
 
   /**
