@@ -133,10 +133,14 @@ describe('look-ups in local mode (Backend.lookup)', () => {
     expect(await complete('trend', '--by', '')).toEqual(['hour', 'day', 'week', 'month']);
     expect(await complete('total', '--compare', '')).toEqual(['previous', 'year']);
     expect(await complete('items', '--sort', '-date')).toEqual(['-datetime']);
-    // report sorts by a list: the next field after a comma, not one already given
+    // report sorts by a list: the next field after a comma, not one already given either way
     const report = await complete('report', '--sort', '-conversionsNumber,');
     expect(report).toContain('-conversionsNumber,name');
-    expect(report).not.toContain('-conversionsNumber,-conversionsNumber');
+    expect(report.filter((c) => /,-?conversionsNumber$/.test(c))).toEqual([]);
+    expect((await complete('report', '--sort', 'name,')).filter((c) => /,-?name$/.test(c))).toEqual([]);
+    // items and drill sort by one field (drill's are items'): nothing after a comma
+    expect(await complete('items', '--sort', 'contactId,')).toEqual([]);
+    expect(await complete('drill', '--sort', '-date')).toEqual(['-datetime']);
     expect(await complete('trend', '--sort', '')).toEqual([]);
     const drill = await complete('drill', '--data', SAMPLES, '');
     expect(drill).toEqual(expect.arrayContaining(['k-1', 'a-1', 'sf-1']));

@@ -133,8 +133,25 @@ describe('a dataset is named as it was given', () => {
     expect(plugins.stderr).toContain('convx: error: the dataset at my shop holds 2 plugins (p-a, p-b); choose one with --plugin');
 
     const both = shop({ 'orders.csv': ORDERS + order('p-a'), 'orders.parquet': 'x', 'touches.csv': TOUCHES + touch('p-a') });
-    const ambiguous = await stderrOf(['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31'], both.cwd, both.abs);
-    expect(ambiguous.stderr).toContain('convx: error: the dataset at my shop is ambiguous or incomplete:');
+    for (const argv of [['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31'], ['data', 'import', 'my shop', '--into', 'x.duckdb'], ['data', 'check', 'my shop']]) {
+      const ambiguous = await stderrOf(argv, both.cwd, both.abs);
+      expect(ambiguous.stderr + ambiguous.stdout, argv.join(' ')).toContain('the dataset at my shop is ambiguous or incomplete:');
+    }
+  });
+
+  it('by convx serve: a dataset given bounds of plugin files, a folder of .duckdb files it cannot serve (its hint quoted)', async () => {
+    const env = { CONVX_JWT_SECRET: 'a-secret-that-is-long-enough-for-the-server' };
+    const { cwd, abs } = shop({ 'orders.csv': ORDERS + order('p-a'), 'touches.csv': TOUCHES + touch('p-a') });
+    const bounded = await cli(['serve', '--data', 'my shop', '--port', '0', '--max-open-plugins', '3'], { cwd, env });
+    expect(bounded.code).toBe(2);
+    expect(bounded.stderr).toContain('--max-open-plugins bounds a directory of plugin files, and my shop is a dataset');
+    expect(bounded.stderr).not.toContain(abs);
+    const plugins = shop({ 'a.duckdb': 'not a DuckDB file' });
+    const unserved = await cli(['serve', '--data', 'my shop', '--port', '0'], { cwd: plugins.cwd, env });
+    expect(unserved.code).toBe(2);
+    expect(unserved.stderr).toContain('the directory my shop holds no dataset table and no .duckdb file convx serves:');
+    expect(unserved.stderr).toContain("(convx data import DATASET --split-plugins --into 'my shop' writes one file per plugin)");
+    expect(unserved.stderr).not.toContain(plugins.abs);
   });
 
   it('in the errors of importing and appending it', async () => {
@@ -149,6 +166,11 @@ describe('a dataset is named as it was given', () => {
     // --into as given too, and quoted where a hint puts it in a command (unquoted, `mkdir -p no dir` makes two wrong folders)
     const noFolder = await stderrOf(['data', 'import', 'my shop', '--into', 'no dir/x.duckdb'], cwd, abs);
     expect(noFolder.stderr).toBe("convx: error: --into no dir/x.duckdb: the folder no dir does not exist\nhint: create it first (mkdir -p 'no dir'), or choose another --into\n");
+    // a folder as --into: a file in it
+    for (const [folder, suggested] of [['.', 'dataset.duckdb'], ['my shop/', "'my shop/dataset.duckdb'"]]) {
+      const inFolder = await stderrOf(['data', 'import', 'my shop', '--into', folder!], cwd, abs);
+      expect(inFolder.stderr).toBe(`convx: error: --into ${folder} is a directory; give a file name such as ${suggested}\n`);
+    }
     const missing = await stderrOf(['data', 'import', 'my shop', '--into', 'new one.duckdb', '--append'], cwd, abs);
     expect(missing.stderr).toBe("convx: error: --append: new one.duckdb does not exist\nhint: write it first: convx data import 'my shop' --into 'new one.duckdb'\n");
   });

@@ -114,6 +114,12 @@ describe('ids of any kind (item 1)', () => {
       expect(named.code, named.stderr).toBe(0);
       expect(JSON.parse(named.stdout).conversions.map((r: { source: { id: string } }) => r.source.id)).toEqual(['k-1']);
     }
+    // a name whose capital letter lowers to two characters in JavaScript (İ): found as given, and in any case
+    const turkish = shop({ orders: [order('o-1', 'c-1', '03-01')], touches: [click('c-1', '02-25', 'k-1')], sources: [campaign('campaign', 'k-1', 'İSTANBUL Sale')] });
+    for (const name of ['İSTANBUL Sale', 'istanbul sale']) {
+      const run = await cli(['drill', name, '--data', turkish, ...PERIOD, '-o', 'json']);
+      expect(run.code, `${name}: ${run.stderr}`).toBe(0);
+    }
     // the name two sources carry, in another case: which ids carry it
     expect((await both(['drill', 'twin', ...PERIOD])).stderr).toMatch(/^convx: error: "twin" names 2 sources: automation a-1 "Twin", campaign k-2 "Twin"\n/);
     // a name two sources carry: which ids carry it
@@ -152,6 +158,10 @@ describe('ids of any kind (item 1)', () => {
     expect(JSON.parse(elsewhere.stdout).conversions.map((r: { orderId: string }) => r.orderId)).toEqual(['o-1']);
     expect(elsewhere.stderr).toMatch(/^warning: the detailUrl is of http:\/\/example\.com:8080, which drill does not ask: its path is drilled on the dataset /);
     expect(elsewhere.stderr).not.toContain('secret');
+    // nor in the explanation of an empty result (its source and the command to try)
+    const empty = await local(['drill', `http://user:secret@example.com:8080${path}`, '--from', '2030-01-01', '--to', '2030-01-31']);
+    expect(empty.stderr).toMatch(/try: convx drill/);
+    expect(empty.stderr).not.toContain('secret');
     // API mode: a detailUrl of the API it asks is its own; of another host, the warning names the API
     const own = await api(['drill', `${served.url()}${path}`, ...PERIOD, '-o', 'json']);
     expect(own.stderr).not.toMatch(/warning/);

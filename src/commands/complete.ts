@@ -12,7 +12,7 @@ import { CONFIG_KEYS } from '../model/settings.js';
 import type { BackendFactory, Io, LookupsFactory } from '../context.js';
 import type { OptionDefinition } from '../flags.js';
 import { GLOBAL_OPTIONS } from '../globals.js';
-import { field, QUERY_PARAMETERS, type Operation } from '../model/parameters.js';
+import { field, QUERY_PARAMETERS } from '../model/parameters.js';
 import { SORT_FIELDS } from '../model/query.js';
 import { zoneNames } from '../model/period.js';
 import { SOURCE_TYPES } from '../model/shapes.js';
@@ -118,6 +118,26 @@ function listReply(values: readonly string[], current: string, anyCase = false):
 
 const startingWith = (values: readonly string[], current: string) => values.filter((v) => v.startsWith(current));
 
+/** The sort parameter's settings per operation: its fields, and whether it takes a list (report) or one (items). */
+const SORT = QUERY_PARAMETERS.find((p) => p.kind === 'sort')!.sort;
+/** The operation whose sort a command's --sort takes (drill lists items). */
+const SORTED: Record<string, 'report' | 'items'> = { report: 'report', items: 'items', drill: 'items' };
+
+/**
+ * --sort's candidates: the command's fields, each either way ("-" for descending); after a comma,
+ * where the command takes a list (report), the fields the list does not hold yet either way; none
+ * after a comma where it takes one field (items, drill).
+ */
+function sortReply(cmd: string, current: string): string[] {
+  const operation = SORTED[cmd];
+  if (!operation) return [];
+  const comma = current.lastIndexOf(',');
+  if (comma >= 0 && !SORT[operation].multiple) return [];
+  const given = new Set(current.slice(0, Math.max(comma, 0)).split(',').map((f) => f.replace(/^-/, '')));
+  const fields = SORT_FIELDS[operation].filter((f) => !given.has(f)).flatMap((f) => [f, `-${f}`]);
+  return listReply(fields, current);
+}
+
 /** The values of a flag's value (undefined: a path or free text, which the shell completes). */
 async function flagValues(flag: string, cmd: string, words: readonly string[], valuesOf: ValuesOf): Promise<readonly string[] | undefined> {
   if (flag === '-o' || flag === '--format') {
@@ -125,8 +145,6 @@ async function flagValues(flag: string, cmd: string, words: readonly string[], v
     return command ? commandFormats(command) : FORMATS;
   }
   if (DYNAMIC_VALUES[flag]) return valuesOf(DYNAMIC_VALUES[flag], words);
-  // the command's sortable fields, each either way (report takes a list of them)
-  if (flag === '--sort') return (SORT_FIELDS[cmd as Operation] ?? []).flatMap((f) => [f, `-${f}`]);
   return FIXED_VALUES[flag];
 }
 
@@ -243,6 +261,7 @@ export async function candidates(words: readonly string[], valuesOf: ValuesOf): 
   // profile or dataset yet (--profile st<TAB> asks the config's profiles, not a profile "st").
   if (TAKES.has(previous)) {
     if (!takesValueFlag(cmd, previous)) return [];
+    if (previous === '--sort') return sortReply(cmd, current).map((value) => `${equals?.prefix ?? ''}${value}`);
     const values = listReply((await flagValues(previous, cmd, before, valuesOf)) ?? [], current, ANY_CASE.has(previous));
     return values.map((value) => `${equals?.prefix ?? ''}${value}`);
   }

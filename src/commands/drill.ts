@@ -245,14 +245,15 @@ export default defineHandler<CommandFlags<'drill'>>({
     const listed = (source: RawParams) => ({ ...query, ...queryParams('items', flags, settings), ...source, dateFrom, dateTo });
     await listItems(ctx, listed(target), flags.all ?? false, {
       // An empty result suggests `convx drill TARGET …` with drill's own flags, and the default period as such.
-      command: `drill ${shellWord(args[0] ?? '')}`,
+      command: `drill ${shellWord(redactUrl(args[0] ?? ''))}`,
       // A detailUrl's dateFrom and dateTo are given as the flags are: the default period's note names them.
       given: short === undefined ? { from: flags.from ?? query.dateFrom, to: flags.to ?? query.dateTo } : { from: dateFrom, to: dateTo },
       ...(short === undefined ? { givenBy: urlBounds(flags, query) } : {}),
       // the dates a short period or the defaults chose, named on stderr in any format (as report's)
       chosen: short?.chosen ?? defaultedPeriod({ from: flags.from ?? query.dateFrom, to: flags.to ?? query.dateTo }, zone === UTC ? undefined : zone, urlBounds(flags, query)),
       // an empty result names the source apart from the filters: the target is not a flag that can be left out
-      source: args[0] ?? '',
+      // a detailUrl's user name and password never shown
+      source: redactUrl(args[0] ?? ''),
       filters: DRILL_FILTERS,
       before: async (backend) => {
         const source = target.sourceId !== undefined ? await resolveSource(target, backend) : undefined;

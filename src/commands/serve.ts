@@ -265,8 +265,8 @@ export default defineHandler<ServeFlags>({
     const options = serverOptions(ctx, flags, log);
     const { isPluginDirectory, startPluginFiles, startServer } = await import('../server/start.js');
     const began = Date.now();
-    const pluginFiles = isPluginDirectory(options.dir);
-    if (!pluginFiles) assertNoPluginFileBounds(flags, options.dir);
+    const pluginFiles = isPluginDirectory(options.dir, options.name);
+    if (!pluginFiles) assertNoPluginFileBounds(flags, options.name ?? options.dir);
     // one dataset's order indexes are read right after its load; a plugin file's on its first look-up
     const server: Server = pluginFiles ? await startPluginFiles(options) : await startServer({ ...options, orderIndex: 'eager' });
     logListening(log, server, began);

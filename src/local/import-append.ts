@@ -83,7 +83,7 @@ export async function appendDataset(dir: string, named: string, options: ImportO
     const [name, shown] = [options.name ?? dir, options.intoName ?? named];
     const { meta, identity } = await appendTarget(name, into, shown, options.threads);
     const referenceCurrency = referenceOf(meta, name, shown, options.referenceCurrency);
-    const listed = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads));
+    const listed = await hashedForAppend(dir, meta.files, await datasetFiles(dir, options.threads, name));
     const added = newFiles(name, shown, meta.files, listed, meta.source);
     const touched = touchedFiles(meta.files, listed);
     const files = await withNewHashes(dir, listed, added);

@@ -21,15 +21,15 @@ import { ident, int, sql, table } from './sql.js';
 /**
  * Every file of the dataset at dir, by table, in the order its table's read takes them (DuckDB's
  * globs, dataset/globs.ts: not name order, e.g. a folder's .csv files before its .csv.gz ones and
- * its own files before its subfolders'), with its size and modification time. threads: those of
+ * its own files before its subfolders'), with its size and modification time (name: the dataset as messages name it). threads: those of
  * the import's DuckDB (CONVX_THREADS), so that the import's next statements reuse this instance
  * (instances.ts) instead of creating one, some 10 ms.
  */
-export async function datasetFiles(dir: string, threads?: number): Promise<ImportedFile[]> {
+export async function datasetFiles(dir: string, threads?: number, name = dir): Promise<ImportedFile[]> {
   const out: ImportedFile[] = [];
   const db = await Database.open(':memory:', { ...(threads ? { threads } : {}), reuse: true });
   try {
-    const sources = [...discoverTables(dir)];
+    const sources = [...discoverTables(dir, name)];
     // One statement for every table's globs.
     const reads = await everyFileAsRead(db, sources.map(([, source]) => source));
     for (const [i, [table, source]] of sources.entries()) {

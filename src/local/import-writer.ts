@@ -54,7 +54,7 @@ export async function importDataset(dir: string, asked: string, options: ImportO
   const into = writtenFile(asked);
   if (into !== asked) assertWritable(dirname(into), asked, { into: shown, folder: dirname(into) });
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
-  return importFiles(dir, into, await withContentHashes(dir, await datasetFiles(dir, options.threads)), options);
+  return importFiles(dir, into, await withContentHashes(dir, await datasetFiles(dir, options.threads, options.name)), options);
 }
 
 /**
@@ -285,7 +285,7 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
  */
 function checkTarget(into: string, shown: string, force: boolean): void {
   const exists = existsSync(into);
-  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${shown} is a directory; give a file name such as ${shellWord(`${shown.replace(/[/\\]+$/, '')}.duckdb`)}`);
+  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${shown} is a directory; give a file name such as ${shellWord(join(shown, 'dataset.duckdb'))}`);
   if (!/\.duckdb$/i.test(into)) {
     throw new UsageError(
       `--into ${shown}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,

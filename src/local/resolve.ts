@@ -97,9 +97,9 @@ function kept(scope: Scope, where: Sql, later = false, from: Sql = candidates(sc
     FROM (${from}) WHERE id IS NOT NULL AND term IS NOT NULL AND trim(term) <> '' AND (${where}) GROUP BY ALL`;
 }
 
-/** The condition of an exact match of id: an e-mail and a source's name in any case (`drill 'spring sale'`), any other key as it is. */
+/** The condition of an exact match of id: an e-mail and a source's name in any case (`drill 'spring sale'`; DuckDB's lower() on both sides, which keeps İ one character where JavaScript's makes it two), any other key as it is. */
 const exactTerm = (id: string) =>
-  sql`CASE WHEN hit IN ('email', 'laterEmail') THEN lower(trim(term)) = ${id.toLowerCase()} WHEN hit = 'name' THEN lower(term) = ${id.toLowerCase()} ELSE term = ${id} END`;
+  sql`CASE WHEN hit IN ('email', 'laterEmail') THEN lower(trim(term)) = lower(${id}) WHEN hit = 'name' THEN lower(term) = lower(${id}) ELSE term = ${id} END`;
 
 /** What the id names: its exact matches (an e-mail in any case). */
 function exactly(scope: Scope, db: Database, id: string): Promise<Row[]> {

@@ -11,6 +11,7 @@
  * files' DuckDB memory adds up to more, the least recently used that no request holds are closed
  * (never the last one open).
  */
+import { shellWord } from '../words.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DataError } from '../errors.js';
@@ -66,8 +67,8 @@ export interface PluginFileStats {
  * (an id that cannot name a file, a file that is not DuckDB's); `data shards` plans from the same
  * list, so that it never routes a plugin to a shard that skips its file.
  */
-export function pluginFileEntries(dir: string): { plugin: string; file: string; problem?: string }[] {
-  return namesIn(dir)
+export function pluginFileEntries(dir: string, name = dir): { plugin: string; file: string; problem?: string }[] {
+  return namesIn(dir, name)
     .filter((name) => name.endsWith(SUFFIX))
     .sort()
     .map((name) => {
@@ -82,14 +83,14 @@ export function pluginFileEntries(dir: string): { plugin: string; file: string; 
     });
 }
 
-/** The names in a plugin directory; one that cannot be read is a DataError saying why in words. */
-function namesIn(dir: string): string[] {
+/** The names in a plugin directory; one that cannot be read is a DataError saying why in words (naming it by name). */
+function namesIn(dir: string, name: string): string[] {
   try {
     return readdirSync(dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'is gone (no such directory)' : code === 'ENOTDIR' ? 'is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? String(error)})`;
-    throw new DataError(`the plugin directory ${dir} ${why}`);
+    throw new DataError(`the plugin directory ${name} ${why}`);
   }
 }
 
@@ -100,7 +101,7 @@ function namesIn(dir: string): string[] {
 function listFiles(dir: string, options: ServeOptions): { listed: Map<string, Listed>; skipped: { file: string; problem: string }[] } {
   const listed = new Map<string, Listed>();
   const skipped: { file: string; problem: string }[] = [];
-  for (const { plugin, file, problem } of pluginFileEntries(dir)) {
+  for (const { plugin, file, problem } of pluginFileEntries(dir, options.name ?? dir)) {
     if (problem === undefined) listed.set(plugin, { file, version: dataVersion(filesIdentity(file), options) });
     else skipped.push({ file, problem });
   }
@@ -113,7 +114,7 @@ function listFiles(dir: string, options: ServeOptions): { listed: Map<string, Li
  * whose `.duckdb` files are all skipped, without a dataset table, is a DataError that names each
  * with why (else it would be read as a dataset with nothing to serve).
  */
-export function isPluginDirectory(dir: string): boolean {
+export function isPluginDirectory(dir: string, name = dir): boolean {
   let files: ReturnType<typeof listFiles>;
   try {
     if (!statSync(dir).isDirectory()) return false;
@@ -126,8 +127,8 @@ export function isPluginDirectory(dir: string): boolean {
   }
   if (files.listed.size > 0) return true;
   throw new DataError(
-    `the directory ${dir} holds no dataset table and no .duckdb file convx serves:`,
-    [...files.skipped.map(({ file, problem }) => `${basename(file)} ${problem}`), `(convx data import DATASET --split-plugins --into ${dir} writes one file per plugin)`],
+    `the directory ${name} holds no dataset table and no .duckdb file convx serves:`,
+    [...files.skipped.map(({ file, problem }) => `${basename(file)} ${problem}`), `(convx data import DATASET --split-plugins --into ${shellWord(name)} writes one file per plugin)`],
   );
 }
 
@@ -179,7 +180,7 @@ export class PluginFiles implements ServedData {
   private list(): Map<string, Listed> {
     const { listed, skipped } = listFiles(this.dir, this.options);
     for (const { file, problem } of skipped) this.log({ msg: 'skipped a file of the plugin directory', file, reason: `${basename(file)} ${problem}` });
-    if (listed.size === 0) throw new DataError(`${this.dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
+    if (listed.size === 0) throw new DataError(`${this.options.name ?? this.dir} holds no plugin files (<plugin>.duckdb, written by convx data import --split-plugins)`);
     return listed;
   }
 
