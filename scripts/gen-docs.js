@@ -136,9 +136,10 @@ export function renderCommandDocs(createProgram, commands) {
   program.outputHelp();
   const after = out.join('').slice(program.helpInformation().length);
   const examples = new Map(commands.map((c) => [c.name, c.examples]));
-  // a group's (`convx data --help`): the first example of each of its commands, as src/cli.ts adds them
+  // a group's (`convx data --help`): each of its commands' first example that runs it, as src/cli.ts adds them
+  const own = (c) => c.examples?.find((e) => e.startsWith(`convx ${c.name} `) || e === `convx ${c.name}`);
   for (const group of new Set(commands.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]))) {
-    examples.set(group, commands.filter((c) => c.name.startsWith(`${group} `)).flatMap((c) => c.examples?.slice(0, 1) ?? []));
+    examples.set(group, commands.filter((c) => c.name.startsWith(`${group} `)).flatMap((c) => own(c) ?? []));
   }
   const pages = [];
   const walk = (cmd) => {

@@ -183,9 +183,12 @@ function configRead(definition: CommandDefinition, args: readonly string[]): { r
   return definition.repairsSetting && args[0] !== undefined ? { repairs: args[0], ...read } : read;
 }
 
-/** A group's examples (`convx data --help`): the first example of each of its commands. */
+/** A command's first example that runs it (data shards' first runs data import, which it needs first). */
+const ownExample = (c: CommandDefinition) => c.examples?.find((e) => e.startsWith(`convx ${c.name} `) || e === `convx ${c.name}`);
+
+/** A group's examples (`convx data --help`): the first example of each of its commands that runs it. */
 function groupExamples(group: string): string {
-  const examples = COMMANDS.filter((c) => c.name.startsWith(`${group} `)).flatMap((c) => c.examples?.slice(0, 1) ?? []);
+  const examples = COMMANDS.filter((c) => c.name.startsWith(`${group} `)).flatMap((c) => ownExample(c) ?? []);
   return examples.length ? `\nExamples:\n${examples.map((e) => `  ${e}`).join('\n')}` : '';
 }
 
@@ -200,8 +203,10 @@ function refuseEmptyArgument(args: readonly string[], usage: string | undefined)
   const at = args.indexOf('');
   if (at < 0) return;
   const names = (usage ?? '').split(' ').filter(Boolean);
-  const name = names[Math.min(at, names.length - 1)]?.replace(/\.\.\.|[<>[\]]/g, '');
-  throw new UsageError(name ? `the ${name} argument is empty` : 'an argument is empty', [], EMPTY_HINT);
+  // `<detailUrl|sourceId|name>`: "the detailUrl, sourceId or name argument"
+  const name = names[Math.min(at, names.length - 1)]?.replace(/\.\.\.|[<>[\]]/g, '').split('|');
+  const words = name && name.length > 1 ? `${name.slice(0, -1).join(', ')} or ${name.at(-1)}` : name?.[0];
+  throw new UsageError(words ? `the ${words} argument is empty` : 'an argument is empty', [], EMPTY_HINT);
 }
 
 /** A global flag given to a command that does not honour it is an error, not silently ignored (named as typed: -o or --format). */

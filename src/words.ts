@@ -26,3 +26,6 @@ export const quoted = (text: string): string => `"${text.replace(/["\\\n\r\t]/g,
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
+
+/** A path for the shell (shellWord), one that begins with "-" as ./-name: a command would read it as a flag. */
+export const pathWord = (path: string): string => shellWord(path.startsWith('-') ? `./${path}` : path);

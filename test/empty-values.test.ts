@@ -26,13 +26,19 @@ describe('every argument refuses an empty one', () => {
   // Each command that takes arguments, with an empty one where its first goes (and after a given one, for several).
   const WITH_ARGS = COMMANDS.filter((command) => command.args !== undefined);
 
+  it('names the argument in words: one of alternatives too', async () => {
+    expect((await cli(['drill', ''])).stderr).toBe('convx: error: the detailUrl, sourceId or name argument is empty\nhint: an unset shell variable gives an empty value\n');
+    expect((await cli(['contact', ''])).stderr).toMatch(/^convx: error: the contact argument is empty\n/);
+  });
+
   it('has the commands to try', () => {
     expect(WITH_ARGS.map((c) => c.name)).toEqual(expect.arrayContaining(['order', 'contact', 'drill', 'validate', 'data check', 'config set']));
   });
 
   it.each(WITH_ARGS.map((c) => [c.name, c.args!] as const))('%s %s', async (command, usage) => {
     const names = usage.split(' ');
-    const first = `the ${names[0]!.replace(/\.\.\.|[<>[\]]/g, '')} argument`;
+    const alternatives = names[0]!.replace(/\.\.\.|[<>[\]]/g, '').split('|');
+    const first = `the ${alternatives.length > 1 ? `${alternatives.slice(0, -1).join(', ')} or ${alternatives.at(-1)}` : alternatives[0]} argument`;
     // The required arguments after the first given, so that the empty first is what is wrong.
     const rest = names.slice(1).filter((name) => name.startsWith('<')).map(() => 'x');
     const run = await cli([...command.split(' '), '', ...rest]);

@@ -4,7 +4,7 @@
  * case (as codes are), and a count of one recipient gets the singular verb. A dataset is named in
  * messages as the user gave it (`--data shop`), not by the absolute path convx reads it by.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dateProblem } from '../src/model/query.js';
@@ -124,6 +124,12 @@ describe('a dataset is named as it was given', () => {
     const checked = await stderrOf(['data', 'check', 'my shop'], bad.cwd, bad.abs);
     expect(checked.stdout).toContain('my shop: 1 problem');
 
+    // a name that begins with "-" is written ./-name in a command a hint gives (else read as a flag)
+    const dashed = shop({ 'orders.csv': ORDERS + order('p-a', '2024-13-01T00:00:00.000Z'), 'touches.csv': TOUCHES + touch('p-a') });
+    renameSync(dashed.abs, join(dashed.cwd, '-shop'));
+    expect((await cli(['report', '--data=-shop', '--from', '2024-01-01', '--to', '2024-01-31'], { cwd: dashed.cwd })).stderr).toContain('(run `convx data check ./-shop` for integrity findings too)');
+    expect((await cli(['data', 'check', '--', '-shop'], { cwd: dashed.cwd })).stdout).toContain('-shop: 1 problem');
+
     const noTouches = shop({ 'orders.csv': ORDERS + order('p-a') });
     const missing = await stderrOf(['report', '--data', './my shop', '--from', '2024-01-01', '--to', '2024-01-31'], noTouches.cwd, noTouches.abs);
     expect(missing.stderr).toMatch(/^convx: error: the dataset at \.\/my shop has no touches table: /);
@@ -173,6 +179,18 @@ describe('a dataset is named as it was given', () => {
     }
     const missing = await stderrOf(['data', 'import', 'my shop', '--into', 'new one.duckdb', '--append'], cwd, abs);
     expect(missing.stderr).toBe("convx: error: --append: new one.duckdb does not exist\nhint: write it first: convx data import 'my shop' --into 'new one.duckdb'\n");
+  });
+
+  it('and so are --output and --into files: a missing folder, a link to nothing, a plugin file that is there', async () => {
+    const { cwd, abs } = shop({ 'orders.csv': ORDERS + order('p-a'), 'touches.csv': TOUCHES + touch('p-a') });
+    const month = ['report', '--data', 'my shop', '--from', '2024-01-01', '--to', '2024-01-31', '-o', 'html'];
+    expect((await stderrOf([...month, '--output', 'no dir/x.html'], cwd, abs)).stderr).toBe('convx: error: --output: cannot write no dir/x.html: its folder does not exist\n');
+    symlinkSync(join(cwd, 'nowhere', 'x'), join(cwd, 'link.html'));
+    expect((await stderrOf([...month, '--output', 'link.html'], cwd, abs)).stderr).toMatch(/^convx: error: --output link\.html is a symbolic link to a file that does not exist\n/);
+    symlinkSync(join(cwd, 'nowhere', 'x'), join(cwd, 'link.duckdb'));
+    expect((await stderrOf(['data', 'import', 'my shop', '--into', 'link.duckdb'], cwd, abs)).stderr).toMatch(/^convx: error: --into link\.duckdb is a symbolic link to a file that does not exist\n/);
+    mkdirSync(join(cwd, 'plugins', 'p-a.duckdb'), { recursive: true });
+    expect((await stderrOf(['data', 'import', 'my shop', '--split-plugins', '--into', 'plugins'], cwd, abs)).stderr).toMatch(/^convx: error: plugins\/p-a\.duckdb: not a file/);
   });
 
   it('a folder without any of the tables is not imported: a slip of the folder writes no file that answers nothing', async () => {

@@ -202,7 +202,7 @@ const CASES: Case[] = [
 ];
 
 describe('the document is made once', () => {
-  it('each coding of it too: every request gets the same bytes, as JSON, in the coding it asks for, without building the document again', async () => {
+  it('each coding of it too: every request gets the same bytes, as JSON, in the coding it asks for, without building the document again, and a 304 for the tag it holds', async () => {
     const built = await app(served);
     let made = 0;
     // The route reads app.swagger() (@fastify/swagger's decoration) when it answers: counted from here on, on an app that has answered nothing yet.
@@ -224,6 +224,15 @@ describe('the document is made once', () => {
       }
     }
     expect(made).toBe(1);
+    // tagged by its text (weak where coded): a client holding it gets a 304 without the document, in either coding
+    const plainTag = (await get('identity')).headers.etag as string;
+    expect(plainTag).toMatch(/^"[\w-]{32}"$/);
+    expect((await get('br')).headers.etag).toBe(`W/${plainTag}`);
+    for (const [encoding, tag] of [['identity', plainTag], ['br', `W/${plainTag}`], ['gzip', plainTag]]) {
+      const again = await built.inject({ method: 'GET', url: '/openapi.json', headers: { 'accept-encoding': encoding!, 'if-none-match': tag! } });
+      expect([again.statusCode, again.body, again.headers.vary], encoding).toEqual([304, '', 'Accept-Encoding']);
+    }
+    expect((await built.inject({ method: 'GET', url: '/openapi.json', headers: { 'if-none-match': '"another"' } })).statusCode).toBe(200);
     // --no-compression: the same text, never coded
     const plain = await buildApp({ dataset: () => served, verify: createVerifier({ secret: SECRET }), log: () => undefined, now: () => NOW, version: 'test', compression: false });
     apps.push(plain);

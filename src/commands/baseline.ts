@@ -102,6 +102,6 @@ export async function updateBaseline(ctx: Context, run: BaselineRun | undefined,
     return;
   }
   if (run.unreadable) ctx.log.warn(`${run.unreadable}; --update-baseline replaces it`);
-  await writeOutputFile(run.path, jsonDocument(baselineOf(response)), (text) => ctx.output.formatted(text, 'json'), '--update-baseline');
+  await writeOutputFile(run.path, jsonDocument(baselineOf(response)), (text) => ctx.output.formatted(text, 'json'), '--update-baseline', run.file);
   ctx.log.info(`wrote the baseline ${run.file}`);
 }

@@ -34,8 +34,9 @@ export interface DrillTarget {
 export function drillTarget(target: string): DrillTarget {
   // Messages quote the target with any password in it redacted.
   const shown = redactUrl(target);
+  // a URL's scheme and host end at the first / ? or # (as URL reads them)
   const origin = /^[a-z]+:\/\/[^/?#]+/i.exec(target)?.[0];
-  const withoutOrigin = target.replace(/^[a-z]+:\/\/[^/]+/i, '').replace(/#.*$/, '');
+  const withoutOrigin = target.slice(origin?.length ?? 0).replace(/#.*$/, '');
   const queryAt = withoutOrigin.indexOf('?');
   const path = queryAt < 0 ? withoutOrigin : withoutOrigin.slice(0, queryAt);
   const segments = path.split('/').filter(Boolean);

@@ -9,20 +9,21 @@ import { AmbiguousKeyError, ConvxError, ExitCode, NotFoundError, UsageError } fr
 import { nearness } from '../model/closest.js';
 import { urlSegment } from '../model/url.js';
 import type { RecordKind } from '../output/writer.js';
-import { shellWord } from '../words.js';
+import { quoted, shellWord } from '../words.js';
 
 /** The commands that look an id up, and the kinds each one answers. */
 export type LookupCommand = 'order' | 'contact' | 'drill';
 const OWN: Record<LookupCommand, IdMatch['kind'][]> = { order: ['order'], contact: ['contact'], drill: ['source', 'smartflow', 'delivery'] };
 
-const quoted = (name: string | null) => (name ? ` "${name}"` : '');
+/** A name after an id: quoted as a message quotes data (a line break in it as \n: the hint stays on its line). */
+const named = (name: string | null) => (name ? ` ${quoted(name)}` : '');
 
 /** A match as a suggestion names it: `o-2`, `c-1 (Martin Muller)`, `k-1 "Spring sale"`, `smartflow:sf-1 "Welcome series"`. */
 export function suggestion(m: IdMatch): string {
   if (m.kind === 'contact') return `${m.id}${m.name ? ` (${m.name})` : ''}`;
-  if (m.kind === 'smartflow') return `smartflow:${m.id}${quoted(m.name)}`;
-  if (m.kind === 'delivery') return `${m.id}${quoted(m.name)} (smartflow ${m.smartflowId})`;
-  return m.kind === 'source' ? `${m.id}${quoted(m.name)}` : m.id;
+  if (m.kind === 'smartflow') return `smartflow:${m.id}${named(m.name)}`;
+  if (m.kind === 'delivery') return `${m.id}${named(m.name)} (smartflow ${m.smartflowId})`;
+  return m.kind === 'source' ? `${m.id}${named(m.name)}` : m.id;
 }
 
 /** Whether a source match shares its id with a source of another type among the matches (campaign and automation x-1): its id alone names both. */

@@ -58,14 +58,14 @@ export function filterWords(filters: readonly FilterFlag[]): string[] {
  *   FIFO waits for its reader);
  * - a folder, a socket or a block device: refused before anything is written.
  */
-export async function writeOutputFile(path: string, text: string, stdout: (text: string) => Promise<void>, flag = '--output'): Promise<void> {
-  const target = outputTarget(path, flag);
+export async function writeOutputFile(path: string, text: string, stdout: (text: string) => Promise<void>, flag = '--output', shown = path): Promise<void> {
+  const target = outputTarget(path, flag, shown);
   if (target === 'stdout') return stdout(text);
   try {
     if (target.into) await writeFile(target.file, text, { flag: constants.O_WRONLY | constants.O_APPEND });
     else await replaceFile(target.file, text);
   } catch (error) {
-    throw new OutputError(`${flag}: cannot write ${path}: ${writeFailure(error)}`);
+    throw new OutputError(`${flag}: cannot write ${shown}: ${writeFailure(error)}`);
   }
 }
 
@@ -82,12 +82,12 @@ async function replaceFile(file: string, text: string): Promise<void> {
   }
 }
 
-/** The file a page replaces (into: false) or is written into (into: true), or stdout, for writeOutputFile. */
-function outputTarget(path: string, flag: string): { file: string; into: boolean } | 'stdout' {
+/** The file a page replaces (into: false) or is written into (into: true), or stdout, for writeOutputFile; shown: path as given. */
+function outputTarget(path: string, flag: string, shown: string): { file: string; into: boolean } | 'stdout' {
   const descriptor = descriptorOf(path);
   if (descriptor === 1) return 'stdout';
   if (descriptor !== undefined) return { file: path, into: true };
-  const file = writtenFile(path, flag);
+  const file = writtenFile(path, flag, shown);
   let stats: Stats;
   try {
     stats = statSync(file);
@@ -98,7 +98,7 @@ function outputTarget(path: string, flag: string): { file: string; into: boolean
   if (stats.isFile()) return { file, into: false };
   if (stats.isFIFO() || stats.isCharacterDevice()) return { file, into: true };
   const what = stats.isDirectory() ? 'a folder' : stats.isSocket() ? 'a socket' : 'a block device';
-  throw new UsageError(`${flag}: cannot write ${path}: it is ${what}`, [], 'name a file (replaced whole, or made), a FIFO or a terminal');
+  throw new UsageError(`${flag}: cannot write ${shown}: it is ${what}`, [], 'name a file (replaced whole, or made), a FIFO or a terminal');
 }
 
 /**
@@ -138,7 +138,7 @@ export async function printPage(ctx: Context, html: string, flags: PageFlags): P
     return;
   }
   const path = ctx.resolvePath(flags.output);
-  await writeOutputFile(path, html, (text) => ctx.output.formatted(text, 'html'));
+  await writeOutputFile(path, html, (text) => ctx.output.formatted(text, 'html'), '--output', flags.output);
   ctx.log.info(`wrote ${flags.output}`);
   if (!flags.open) return;
   const why = !ctx.io.stdoutIsTTY ? 'stdout is not a terminal' : isCI(ctx.io.env) ? 'CI is set' : undefined;

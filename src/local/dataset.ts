@@ -14,7 +14,7 @@ import { formatFileProblem, UnreadableTableError } from './dataset/problems.js';
 import { createTypedTable } from './dataset/typing.js';
 import type { DataIssue, FileProblem, LoadedTable, TableSource } from './dataset/types.js';
 import type { TableName } from './schema.js';
-import { shellWord } from '../words.js';
+import { pathWord } from '../words.js';
 
 export type { DataIssue, FileProblem, LoadedTable, SourceColumn, TableSource } from './dataset/types.js';
 export { discoverTables } from './dataset/discover.js';
@@ -90,7 +90,7 @@ export class Dataset {
   /** The findings as one line each, for a warning on stderr. */
   warnings(): string[] {
     return this.findings.map(
-      (f) => `${f.message}: ${f.examples.join('; ')}${f.count > f.examples.length ? `; … (run \`convx data check ${shellWord(this.name)}\` for more)` : ''}`,
+      (f) => `${f.message}: ${f.examples.join('; ')}${f.count > f.examples.length ? `; … (run \`convx data check ${pathWord(this.name)}\` for more)` : ''}`,
     );
   }
 
@@ -107,7 +107,7 @@ export class Dataset {
     const problems = await this.problems();
     if (problems.length) {
       throw new DataError(
-        `the dataset at ${this.name} has ${problems.length} problem${problems.length > 1 ? 's' : ''} (run \`convx data check ${shellWord(this.name)}\` for integrity findings too):`,
+        `the dataset at ${this.name} has ${problems.length} problem${problems.length > 1 ? 's' : ''} (run \`convx data check ${pathWord(this.name)}\` for integrity findings too):`,
         problems.map(formatFileProblem),
       );
     }

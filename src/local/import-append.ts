@@ -16,7 +16,7 @@ import { datasetFiles, hashedForAppend, newFiles, touchedFiles, withNewHashes } 
 import { importFiles, type ImportOptions, type ImportSummary } from './import-writer.js';
 import { readImportMeta, type ImportedFile, type ImportMeta } from './imported.js';
 import { assertWritable, fileIdentity, writtenFile } from './staging.js';
-import { shellWord } from '../words.js';
+import { pathWord } from '../words.js';
 
 export interface AppendSummary extends ImportSummary {
   /** The files added, in the order they were read; none when the dataset had nothing new (then the file is left as it was). */
@@ -31,7 +31,7 @@ export interface AppendSummary extends ImportSummary {
 
 /** The file to append to: an existing .duckdb file written by `convx data import` from the files it names; identity: the file read (fileIdentity). */
 async function appendTarget(name: string, into: string, shown: string, threads?: number): Promise<{ meta: ImportMeta & { files: ImportedFile[] }; identity: string }> {
-  if (!existsSync(into)) throw new UsageError(`--append: ${shown} does not exist`, [], `write it first: convx data import ${shellWord(name)} --into ${shellWord(shown)}`);
+  if (!existsSync(into)) throw new UsageError(`--append: ${shown} does not exist`, [], `write it first: convx data import ${pathWord(name)} --into ${pathWord(shown)}`);
   if (!statSync(into).isFile()) throw new UsageError(`--append: ${shown} is not a file`);
   assertWritable(dirname(into), into, { into: shown, folder: dirname(shown) });
   // Taken before the list is read: a file replaced after it is refused when the update's result would replace it (Staging.commit).
@@ -44,8 +44,8 @@ async function appendTarget(name: string, into: string, shown: string, threads?:
     const split = meta.scopes.length === 1 && only!.plugin !== null && basename(into) === `${only!.plugin}.duckdb`;
     throw new DataError(`cannot append to ${shown}: it does not name the files it was imported from (a file of --split-plugins, or of an older convx)`, [
       split
-        ? `it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${shellWord(name)} --split-plugins --into ${shellWord(`${dirname(shown)}/`)} --force`
-        : `run a full import instead: convx data import ${shellWord(name)} --into ${shellWord(shown)} --force`,
+        ? `it looks like a plugin's file of --split-plugins: write the directory's files again: convx data import ${pathWord(name)} --split-plugins --into ${pathWord(`${dirname(shown)}/`)} --force`
+        : `run a full import instead: convx data import ${pathWord(name)} --into ${pathWord(shown)} --force`,
     ]);
   }
   return { meta: meta as ImportMeta & { files: ImportedFile[] }, identity };
@@ -59,7 +59,7 @@ function referenceOf(meta: ImportMeta, name: string, shown: string, asked: strin
     throw new UsageError(
       `--append: ${shown} was imported ${stored ? `with --reference-currency ${stored}` : 'without --reference-currency'}; an update keeps it`,
       [],
-      `drop --reference-currency, or run a full import: convx data import ${shellWord(name)} --into ${shellWord(shown)} --force --reference-currency ${asked}`,
+      `drop --reference-currency, or run a full import: convx data import ${pathWord(name)} --into ${pathWord(shown)} --force --reference-currency ${asked}`,
     );
   }
   return stored;
@@ -78,7 +78,7 @@ export async function appendDataset(dir: string, named: string, options: ImportO
   // way out it is removed here, before a full import writes a staging file of the same name.
   let taken: EarlyCopy | undefined;
   try {
-    const into = writtenFile(named);
+    const into = writtenFile(named, '--into', options.intoName ?? named);
     // The dataset as messages name it: as the user gave it.
     const [name, shown] = [options.name ?? dir, options.intoName ?? named];
     const { meta, identity } = await appendTarget(name, into, shown, options.threads);

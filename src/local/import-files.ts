@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { DataError } from '../errors.js';
-import { plural, shellWord } from '../words.js';
+import { pathWord, plural } from '../words.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { Database } from './db.js';
@@ -157,7 +157,7 @@ function firstOf(lines: string[]): string[] {
  * file with another modification time and the same bytes (hashedForAppend) has not changed. name and file: the dataset and --into as messages name them.
  */
 export function newFiles(name: string, file: string, read: readonly ImportedFile[], now: readonly ImportedFile[], source?: string): ImportedFile[] {
-  const full = `run a full import instead: convx data import ${shellWord(name)} --into ${shellWord(file)} --force`;
+  const full = `run a full import instead: convx data import ${pathWord(name)} --into ${pathWord(file)} --force`;
   const current = new Map(now.map((f) => [f.path, f]));
   const gone = read.filter((old) => !current.has(old.path)).map((old) => `${old.path} was imported and is gone`);
   const kept = read.length - gone.length;
@@ -165,7 +165,7 @@ export function newFiles(name: string, file: string, read: readonly ImportedFile
     // Fewer than half of its files: another dataset, most likely, which --force would put in the file's place.
     throw new DataError(`cannot append to ${file}: ${name} holds ${kept === 0 ? 'none' : kept} of the ${plural(read.length, 'file')} it was imported from${source ? ` (${source})` : ''}`, [
       ...firstOf(gone),
-      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${shellWord(name)} --into ${shellWord(file)} --force`,
+      `check --into and the dataset; to replace the file with this dataset instead: convx data import ${pathWord(name)} --into ${pathWord(file)} --force`,
     ]);
   }
   const problems = [...gone];

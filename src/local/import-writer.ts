@@ -16,7 +16,7 @@ import { IMPORT_FORMAT, IMPORT_VERSION, META, type ImportedFile, type ImportedSc
 import { appendRows, datasetFiles, dropStored, rawColumns, sameColumns, unchangedSinceListed, withContentHashes } from './import-files.js';
 import { datasetAt, openDataset, requireTenantTables, type Named } from './open.js';
 import { TABLE_NAMES, TABLES } from './schema.js';
-import { shellWord } from '../words.js';
+import { pathWord, quoted } from '../words.js';
 import { EMPTY, ident, join as joinSql, literal, sql, table, trusted } from './sql.js';
 import { assertStaged, assertWritable, Staging, writtenFile, type StagedFile } from './staging.js';
 
@@ -51,7 +51,7 @@ export async function importDataset(dir: string, asked: string, options: ImportO
   // The name given is checked and named in messages; a symbolic link's file is the one written.
   const shown = options.intoName ?? asked;
   checkTarget(asked, shown, options.force ?? false);
-  const into = writtenFile(asked);
+  const into = writtenFile(asked, '--into', shown);
   if (into !== asked) assertWritable(dirname(into), asked, { into: shown, folder: dirname(into) });
   // Taken before the files are read, so that a file changed while it is read is not taken as read (--append compares them).
   return importFiles(dir, into, await withContentHashes(dir, await datasetFiles(dir, options.threads, options.name)), options);
@@ -191,7 +191,7 @@ function assertFileNames(ids: readonly string[], dataset: Dataset): void {
   const unsafe = ids.filter((id) => !SAFE_PLUGIN_ID.test(id));
   if (unsafe.length) {
     throw new DataError(
-      `the dataset at ${dataset.name} has plugin ids that cannot name a file: ${unsafe.map((id) => JSON.stringify(id)).join(', ')}`,
+      `the dataset at ${dataset.name} has plugin ids that cannot name a file: ${unsafe.map(quoted).join(', ')}`,
       ['--split-plugins names each file after its plugin: 1 to 128 letters, digits, dots, hyphens or underscores, beginning with a letter or a digit'],
     );
   }
@@ -225,7 +225,7 @@ function checkSplitTarget(into: string, shown: string): void {
 /** Refuses an --into whose folder is not there (naming the command that makes it) or cannot be written. */
 function missingFolder(into: string, shown: string): void {
   const [folder, named] = [dirname(into), dirname(shown)];
-  if (!existsSync(folder)) throw new UsageError(`--into ${shown}: the folder ${named} does not exist`, [], `create it first (mkdir -p ${shellWord(named)}), or choose another --into`);
+  if (!existsSync(folder)) throw new UsageError(`--into ${shown}: the folder ${named} does not exist`, [], `create it first (mkdir -p ${pathWord(named)}), or choose another --into`);
   if (!statSync(folder).isDirectory()) throw new UsageError(`--into ${shown}: ${named} is not a folder`);
   assertWritable(folder, into, { into: shown, folder: named });
 }
@@ -247,10 +247,12 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
     if (!options.sharedTables) requireTenantTables(dataset, plugins.length, "each plugin's file would hold all of");
     const ids = plugins.length ? plugins : [SINGLE_PLUGIN_ID];
     assertFileNames(ids, dataset);
-    const existing = ids.map((id) => join(into, `${id}.duckdb`)).filter((file) => existsSync(file));
-    const notFiles = existing.filter((file) => !statSync(file).isFile());
-    if (notFiles.length) throw new UsageError(`${notFiles.join(', ')}: not a file, so no plugin's file can replace it`);
-    if (existing.length && !options.force) throw new UsageError(`${existing.join(', ')} exist${existing.length === 1 ? 's' : ''}; choose another --into or pass --force to replace`);
+    // named under --into as given
+    const existing = ids.filter((id) => existsSync(join(into, `${id}.duckdb`)));
+    const named = (list: string[]) => list.map((id) => join(options.intoName ?? into, `${id}.duckdb`)).join(', ');
+    const notFiles = existing.filter((id) => !statSync(join(into, `${id}.duckdb`)).isFile());
+    if (notFiles.length) throw new UsageError(`${named(notFiles)}: not a file, so no plugin's file can replace it`);
+    if (existing.length && !options.force) throw new UsageError(`${named(existing)} exist${existing.length === 1 ? 's' : ''}; choose another --into or pass --force to replace`);
     phase('attributing');
     const scopes = await buildScopes(dataset, options.referenceCurrency !== undefined ? { referenceCurrency: options.referenceCurrency } : {});
     if (!existsSync(into)) mkdirSync(into);
@@ -285,12 +287,12 @@ export async function importSplit(dir: string, into: string, options: ImportOpti
  */
 function checkTarget(into: string, shown: string, force: boolean): void {
   const exists = existsSync(into);
-  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${shown} is a directory; give a file name such as ${shellWord(join(shown, 'dataset.duckdb'))}`);
+  if (exists && !statSync(into).isFile()) throw new UsageError(`--into ${shown} is a directory; give a file name such as ${pathWord(join(shown, 'dataset.duckdb'))}`);
   if (!/\.duckdb$/i.test(into)) {
     throw new UsageError(
       `--into ${shown}: the file name must end in .duckdb (convx writes a DuckDB database file, and its name says so to whoever passes it to --data)`,
       [],
-      `give a name such as ${shellWord(`${shown.replace(/\.[^./\\]*$/, '')}.duckdb`)}`,
+      `give a name such as ${pathWord(`${shown.replace(/\.[^./\\]*$/, '')}.duckdb`)}`,
     );
   }
   if (exists && !force) throw new UsageError(`${shown} exists; choose another --into or pass --force to replace it`);

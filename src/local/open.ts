@@ -13,7 +13,7 @@ import { Dataset, type Named } from './dataset.js';
 export type { Named } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
 import { isDuckDbFile, openImported } from './imported.js';
-import { shellWord } from '../words.js';
+import { pathWord } from '../words.js';
 
 export interface LocalOpenOptions extends OpenOptions, DatabaseOptions, Named {
   /** Needed for reporting; validation only needs contacts. */
@@ -103,7 +103,7 @@ function pluginFiles(path: string, name: string): string[] {
     // not a directory to list
   }
   if (names.length === 0) return [];
-  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${shellWord(join(name, names[0]!))}`];
+  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${pathWord(join(name, names[0]!))}`];
 }
 
 /**

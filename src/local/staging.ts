@@ -18,7 +18,7 @@ import { alive } from '../pid.js';
  * it or by the file's own name sees the new data; renamed over, the link would become a file and
  * the other name keep the old data). A link to nothing is refused: it names no file to write.
  */
-export function writtenFile(into: string, flag = '--into'): string {
+export function writtenFile(into: string, flag = '--into', shown = into): string {
   let link: boolean;
   try {
     link = lstatSync(into).isSymbolicLink();
@@ -31,7 +31,7 @@ export function writtenFile(into: string, flag = '--into'): string {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const what = code === 'ENOENT' ? 'a file that does not exist' : code === 'ELOOP' ? 'itself, through a loop of links' : `a file it cannot resolve (${code ?? String(error)})`;
-    throw new UsageError(`${flag} ${into} is a symbolic link to ${what}`, [], 'point it at the file to write, or give the file itself');
+    throw new UsageError(`${flag} ${shown} is a symbolic link to ${what}`, [], 'point it at the file to write, or give the file itself');
   }
 }
 

@@ -17,7 +17,7 @@ import {
 import type { AnyFormat, WriterFormat } from './formats.js';
 import type { Sink } from './sink.js';
 import { safeJsonText, safeLines } from './terminal.js';
-import { plural } from '../words.js';
+import { plural, quoted } from '../words.js';
 
 export interface RecordKind {
   /** Every flat column, in order (csv, tsv). */
@@ -112,7 +112,7 @@ export class ResultWriter {
     const allowed = format === 'json' || format === 'jsonl' ? [...flatColumns, ...kind.objectFields] : flatColumns;
     const unknown = fields.filter((f) => !allowed.includes(f));
     if (unknown.length) {
-      throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => `"${f}"`).join(', ')}; fields: ${allowed.join(', ')}`);
+      throw new UsageError(`--fields: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map(quoted).join(', ')}; fields: ${allowed.join(', ')}`);
     }
     return fields;
   }

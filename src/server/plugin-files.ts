@@ -11,7 +11,7 @@
  * files' DuckDB memory adds up to more, the least recently used that no request holds are closed
  * (never the last one open).
  */
-import { shellWord } from '../words.js';
+import { pathWord } from '../words.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DataError } from '../errors.js';
@@ -128,7 +128,7 @@ export function isPluginDirectory(dir: string, name = dir): boolean {
   if (files.listed.size > 0) return true;
   throw new DataError(
     `the directory ${name} holds no dataset table and no .duckdb file convx serves:`,
-    [...files.skipped.map(({ file, problem }) => `${basename(file)} ${problem}`), `(convx data import DATASET --split-plugins --into ${shellWord(name)} writes one file per plugin)`],
+    [...files.skipped.map(({ file, problem }) => `${basename(file)} ${problem}`), `(convx data import DATASET --split-plugins --into ${pathWord(name)} writes one file per plugin)`],
   );
 }
 

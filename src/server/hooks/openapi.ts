@@ -2,11 +2,13 @@
  * The OpenAPI document (@fastify/swagger), served at /openapi.json: each route documented by
  * the kind of its operation (model/schemas.ts: its responses and request headers).
  */
+import { createHash } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { requestHeadersFor, responsesFor, withConventionHeaders, type OperationKind } from '../../model/schemas.js';
 import { COMPONENT_SCHEMAS, ref } from '../../model/shapes.js';
 import { COMPRESSION_THRESHOLD_BYTES, compress, negotiateEncoding, type Encoding } from '../conventions.js';
+import { noneMatch } from '../etag.js';
 
 /** The kind of each documented path's operation, filled as the routes are registered (router.ts). */
 export type OperationKinds = Map<string, OperationKind>;
@@ -49,10 +51,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
  * The document itself, undocumented. It needs no token and never changes while the server runs:
  * its text (some 200 kB) is made once, and each coding of it once (`compression`), so that a
  * request costs what sending it costs (made afresh, 2.4 ms of CPU a request, 3.6 ms with brotli).
- * The answer-headers hook (headers.ts) leaves an answer with a Content-Encoding as it is.
+ * Its tag is the text's hash (weak for a coded copy, as every answer's is: conditional.ts), so a
+ * client holding it gets a 304. The answer-headers hook (headers.ts) leaves an answer with a
+ * Content-Encoding as it is.
  */
 export function registerOpenApiRoute(app: FastifyInstance, compression: boolean): void {
-  let text: Buffer | undefined;
+  let made: { text: Buffer; tag: string } | undefined;
   const coded = new Map<Encoding, Promise<Buffer>>();
   const codedAs = (encoding: Encoding, body: Buffer): Promise<Buffer> => {
     let pending = coded.get(encoding);
@@ -65,9 +69,15 @@ export function registerOpenApiRoute(app: FastifyInstance, compression: boolean)
     return pending;
   };
   app.get('/openapi.json', { schema: { hide: true } }, async (request, reply) => {
-    text ??= Buffer.from(JSON.stringify(app.swagger()));
-    void reply.type('application/json; charset=utf-8');
+    if (!made) {
+      const text = Buffer.from(JSON.stringify(app.swagger()));
+      made = { text, tag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 32)}"` };
+    }
+    const { text, tag } = made;
     const encoding = compression && text.length >= COMPRESSION_THRESHOLD_BYTES ? negotiateEncoding(request.headers['accept-encoding']) : undefined;
+    void reply.header('etag', encoding ? `W/${tag}` : tag);
+    if (noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
+    void reply.type('application/json; charset=utf-8');
     if (!encoding) return text;
     const body = await codedAs(encoding, text);
     void reply.header('content-encoding', encoding);
