@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { jsonErrorAt } from '../config-file.js';
 import type { Context } from '../context.js';
-import { ExitCode, UsageError } from '../errors.js';
+import { ExitCode, readFailure, UsageError } from '../errors.js';
 import { baselineOf, baselineReason, compareWithBaseline, parseBaseline, parseDrift, type BaselineComparison, type BaselinePolicy } from '../model/baseline.js';
 import type { ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
@@ -41,7 +41,7 @@ function readBaselineFile(path: string, file: string, update: boolean): string |
     if (code === 'ENOENT' && update) return undefined;
     if (code === 'ENOENT') throw new UsageError(`--baseline: not found: ${file}`, [], 'write one with --update-baseline (or save the output of -o json)');
     if (code === 'EISDIR') throw new UsageError(`--baseline: ${file} is a directory, not a file`);
-    throw new UsageError(`--baseline: cannot read ${file}: ${code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (error as Error).message)}`);
+    throw new UsageError(`--baseline: cannot read ${file}: ${readFailure(error)}`);
   }
 }
 

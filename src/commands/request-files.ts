@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { readFailure, UsageError } from '../errors.js';
 import { jsonLines, jsonSyntaxError } from './request-json.js';
 
 /** One request as named on the command line: its label in outputs and, unless stdin, its path. */
@@ -101,8 +101,7 @@ export function readRequestFile(path: string, typed: string): string {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new UsageError(`not found: ${typed}`, [], 'name the request file (a JSON body of POST /delivery/e-mail/validate), or - for stdin');
     if (code === 'EISDIR') throw new UsageError(`${typed} is a directory, not a request file`);
-    if (code === 'EACCES' || code === 'EPERM') throw new UsageError(`cannot read ${typed}: permission denied`);
-    throw new UsageError(`cannot read ${typed}: ${code ?? (error as Error).message}`);
+    throw new UsageError(`cannot read ${typed}: ${readFailure(error)}`);
   }
 }
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { DataError } from '../errors.js';
+import { DataError, readFailure } from '../errors.js';
 import { pathWord, plural } from '../words.js';
 import type { Dataset } from './dataset.js';
 import { discoverTables } from './dataset/discover.js';
@@ -65,7 +65,7 @@ async function contentHash(dir: string, file: ImportedFile): Promise<string> {
   } catch (error) {
     // Gone since it was listed, or not readable: as DuckDB's read of it would fail.
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it is gone' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (code ?? (error as Error).message);
+    const why = code === 'ENOENT' ? 'it is gone' : readFailure(error);
     throw new DataError(`cannot read ${file.path} of ${dir}: ${why}`);
   }
   return hash.digest('hex');

@@ -14,7 +14,7 @@
 import { pathWord } from '../words.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { DataError } from '../errors.js';
+import { DataError, readFailure } from '../errors.js';
 import { SAFE_PLUGIN_ID } from '../model/plugin-id.js';
 import { discoverTables, unreadableFile } from '../local/dataset/discover.js';
 import { isDuckDbFile } from '../local/imported.js';
@@ -89,7 +89,7 @@ function namesIn(dir: string, name: string): string[] {
     return readdirSync(dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'is gone (no such directory)' : code === 'ENOTDIR' ? 'is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? String(error)})`;
+    const why = code === 'ENOENT' ? 'is gone (no such directory)' : code === 'ENOTDIR' ? 'is not a directory' : `cannot be read (${readFailure(error)})`;
     throw new DataError(`the plugin directory ${name} ${why}`);
   }
 }
