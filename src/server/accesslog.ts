@@ -16,13 +16,71 @@ const CREDENTIAL_PARTS = ['token', 'jwt', 'secret', 'password', 'passwd', 'auth'
 
 export const REDACTED = '[REDACTED]';
 export const EMAIL_REDACTED = '[E-MAIL]';
-/** Anything shaped like a JWT whose header is spelled the usual way (eyJ…), wherever it appears. */
-const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/;
-const JWT_SHAPES = new RegExp(JWT_SHAPE.source, 'g');
+/**
+ * Anything shaped like a JWT whose header is spelled the usual way (eyJ…), wherever it appears: the
+ * pattern's matches, found by jwtShapes in time linear in the length (the pattern itself reads from
+ * each eyJ to the end of its run: 5,300 of them took 88 ms, four times for a value decoded again).
+ */
+export const JWT_SHAPE = /eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+const isBase64url = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 45 || c === 95;
+const DOT = 46;
+
+/**
+ * Where JWT_SHAPE matches text, left to right, as [start, end): in a run of base64url characters and
+ * dots, a segment whose first eyJ has four characters or more after it, a next segment of four or
+ * more, and a dot after that; the match runs to the end of the segment after that dot.
+ */
+export function jwtShapes(text: string): [number, number][] {
+  const found: [number, number][] = [];
+  for (let start = 0; start < text.length; ) {
+    const c = text.charCodeAt(start);
+    if (!isBase64url(c) && c !== DOT) {
+      start++;
+      continue;
+    }
+    let end = start;
+    while (end < text.length && (isBase64url(text.charCodeAt(end)) || text.charCodeAt(end) === DOT)) end++;
+    // the run's segments between dots, by their offsets
+    const bounds: [number, number][] = [];
+    for (let from = start; ; ) {
+      const dot = text.indexOf('.', from);
+      const to = dot < 0 || dot >= end ? end : dot;
+      bounds.push([from, to]);
+      if (to === end) break;
+      from = to + 1;
+    }
+    for (let k = 0; k + 2 < bounds.length; ) {
+      const [from, to] = bounds[k]!;
+      const at = text.slice(from, to).indexOf('eyJ');
+      if (at >= 0 && to - (from + at + 3) >= 4 && bounds[k + 1]![1] - bounds[k + 1]![0] >= 4) {
+        found.push([from + at, bounds[k + 2]![1]]);
+        k += 3;
+      } else k++;
+    }
+    start = end;
+  }
+  return found;
+}
+
+/** text with each JWT-shaped run (jwtShapes) replaced by [REDACTED]. */
+function withoutJwtShapes(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (const [from, to] of jwtShapes(text)) {
+    out += `${text.slice(copied, from)}${REDACTED}`;
+    copied = to;
+  }
+  return out + text.slice(copied);
+}
 /** Runs of base64url text, alone or joined by dots: the candidates for a JWT or a part of one. */
 const BASE64URL_RUNS = /[A-Za-z0-9_-]{2,}(?:\.[A-Za-z0-9_-]*){0,2}/g;
-/** An e-mail address anywhere in a text: a local part (quoted too, `"felix"@x.cz`), @, a domain. */
-const EMAIL_ANYWHERE = /(?:"[^"\r\n]*"|[^\s@<>()[\]\\,;:"/?&=#]+)@[^\s@<>()[\]\\,;:"/?&=#]+/;
+/**
+ * An e-mail address anywhere in a text: a local part (quoted too, `"felix"@x.cz`; at most 64
+ * characters, as an address's may hold), @, a domain. Bounded: unbounded, a text of 16,000 letters
+ * and no @ took 128 ms, each position read to the end of the run; an address whose local part is
+ * longer is found by its last 64 characters.
+ */
+const EMAIL_ANYWHERE = /(?:"[^"\r\n]{0,64}"|[^\s@<>()[\]\\,;:"/?&=#]{1,64})@[^\s@<>()[\]\\,;:"/?&=#]/;
 
 /** Percent-decoded (and in a query string, `+` as a space first); undecodable text as it is. */
 function decode(raw: string, plusIsSpace = true): string {
@@ -71,14 +129,14 @@ function isJwtPart(run: string): boolean {
 
 /** Whether a decoded text holds a JWT, a part of one, or a JWT-shaped run. */
 function holdsJwt(text: string): boolean {
-  if (JWT_SHAPE.test(text)) return true;
+  if (jwtShapes(text).length > 0) return true;
   for (const match of text.matchAll(BASE64URL_RUNS)) if (isJwtPart(match[0])) return true;
   return false;
 }
 
 /** Whether a decoded text holds an e-mail address. */
 export function holdsEmail(text: string): boolean {
-  return EMAIL_ANYWHERE.test(text);
+  return text.includes('@') && EMAIL_ANYWHERE.test(text);
 }
 
 /** How many times more a decoded value is decoded again while that changes it: a client (or a proxy) that encodes twice still gets judged by what it sent. */
@@ -140,7 +198,7 @@ export function redactUrl(url: string): string {
     .split('/')
     .map((segment) => redaction(decode(segment, false)) ?? segment)
     .join('/');
-  if (at < 0) return path.replace(JWT_SHAPES, REDACTED);
+  if (at < 0) return withoutJwtShapes(path);
   const query = url
     .slice(at + 1)
     .split('&')
@@ -155,5 +213,5 @@ export function redactUrl(url: string): string {
       return valueRedaction ? `${name}=${valueRedaction}` : pair;
     })
     .join('&');
-  return `${path}?${query}`.replace(JWT_SHAPES, REDACTED);
+  return withoutJwtShapes(`${path}?${query}`);
 }
