@@ -206,6 +206,65 @@ describe('connections open at once are bounded (--max-connections)', () => {
   });
 });
 
+describe('answers a client does not read are not held (--send-timeout, large answers on their way)', () => {
+  // a series per source by day over a year beside the year before: some 9 MB, more than the kernel's buffers of a client that reads nothing take
+  const path = '/v1/conversions/timeframes?dateFrom=2023-06-01&dateTo=2024-05-31&interval=day&perSource=true&top=20&compareTo=previous';
+  /** convx serve with these flags, a token of its plugin, and a request of path whose answer the client reads none of (paused) until `received`. */
+  async function serving(flags: string[]) {
+    const server = await serveInProcess(['--data', SAMPLES, '--port', '0', ...flags], { CONVX_JWT_SECRET: SECRET });
+    const { hostname, port } = new URL(server.url);
+    const auth = `Bearer ${await token()}`;
+    const answered = () => (server.log().match(/timeframes[^\n]*"status":200/g) ?? []).length;
+    const unread = () =>
+      new Promise<{ socket: ReturnType<typeof connect>; received: () => Promise<number> }>((resolve, reject) => {
+        let bytes = 0;
+        const socket = connect(Number(port), hostname, () => {
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: ${auth}\r\n\r\n`);
+          socket.pause();
+          resolve({ socket, received: () => new Promise<number>((done) => (socket.on('close', () => done(bytes)), socket.resume())) });
+        });
+        socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        socket.on('error', reject);
+      });
+    return { server, auth, answered, unread };
+  }
+
+  it("closes the connection of an answer the client takes none of for --send-timeout, most of it never sent", async () => {
+    const { server, answered, unread } = await serving(['--send-timeout', '0.5']);
+    try {
+      const stalled = await unread();
+      await vi.waitFor(() => expect(answered()).toBe(1), { timeout: 20_000, interval: 50 });
+      // within two checks of 0.5 s
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(await stalled.received()).toBeLessThan(9_000_000);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it("refuses a plugin's large answer with a 503 while as many as it runs at once are on their way, and sends it again once one is gone", async () => {
+    const { server, auth, answered, unread } = await serving(['--send-timeout', '0', '--plugin-concurrency', '1']);
+    let held: Awaited<ReturnType<typeof unread>> | undefined;
+    try {
+      held = await unread();
+      // its answer is on its way once its first bytes wait in the paused socket (the access log names it only when it is sent)
+      const socket = held.socket;
+      await vi.waitFor(() => expect(socket.readableLength).toBeGreaterThan(0), { timeout: 20_000, interval: 50 });
+      const refused = await fetch(`${server.url}${path}`, { headers: { authorization: auth } });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(((await refused.json()) as { detail: string }).detail).toMatch(/^this plugin has 1 large answers on their way to clients already \(at most 1\)/);
+      // read, it is whole; then the plugin's large answers go out again
+      expect(await held.received()).toBeGreaterThan(9_000_000);
+      expect((await fetch(`${server.url}${path}`, { headers: { authorization: auth } })).status).toBe(200);
+      expect(answered()).toBe(2);
+    } finally {
+      held?.socket.destroy();
+      await server.stop();
+    }
+  }, 60_000);
+});
+
 describe('integer parameters accept decimal digits only', () => {
   let ctx: Awaited<ReturnType<typeof appWith>>;
   let headers: Record<string, string>;

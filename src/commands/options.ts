@@ -195,6 +195,11 @@ export const OPTIONS = {
       description: "time a request's headers and body may take to arrive (over it: 408, and the connection is closed; 0: no limit)",
       defaultValue: String(DEFAULT_LIMITS.bodyTimeoutMs / 1000),
     },
+    {
+      flags: '--send-timeout <seconds>',
+      description: 'time an answer may go without the client taking any of it (over it: the connection is closed; 0: no limit)',
+      defaultValue: String(DEFAULT_LIMITS.sendTimeoutMs! / 1000),
+    },
     ...described([
       ['--plugin-concurrency <n>', 'requests of one plugin that run at once (default: half of --pool-size); more wait their turn, round-robin between plugins'],
       ['--token-concurrency <n>', 'requests of one token that run at once (default: as many as its plugin)'],

@@ -43,10 +43,10 @@ function parseLimits(flags: ServeFlags): ServerLimits {
   };
 }
 
-/** --body-timeout and the bounds of what one plugin or token runs at once (left out: derived from the pool's size). */
-function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' | 'pluginConcurrency' | 'tokenConcurrency' | 'pluginQueue' | 'maxConnections'> {
-  if (!/^\d+(\.\d+)?$/.test(flags.bodyTimeout)) {
-    throw new UsageError(`--body-timeout: "${flags.bodyTimeout}" is not a number of seconds (0: no limit)`);
+/** --body-timeout, --send-timeout and the bounds of what one plugin or token runs at once (left out: derived from the pool's size). */
+function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' | 'sendTimeoutMs' | 'pluginConcurrency' | 'tokenConcurrency' | 'pluginQueue' | 'maxConnections'> {
+  for (const [flag, value] of [['--body-timeout', flags.bodyTimeout], ['--send-timeout', flags.sendTimeout]] as const) {
+    if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`${flag}: "${value}" is not a number of seconds (0: no limit)`);
   }
   const count = (value: string | undefined, flag: string) => {
     if (value === undefined) return undefined;
@@ -61,6 +61,7 @@ function parseTurnLimits(flags: ServeFlags): Pick<ServerLimits, 'bodyTimeoutMs' 
   }
   return {
     bodyTimeoutMs: Math.round(Number(flags.bodyTimeout) * 1000),
+    sendTimeoutMs: Math.round(Number(flags.sendTimeout) * 1000),
     maxConnections: Number(flags.maxConnections),
     ...(pluginConcurrency !== undefined ? { pluginConcurrency } : {}),
     ...(tokenConcurrency !== undefined ? { tokenConcurrency } : {}),

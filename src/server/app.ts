@@ -22,6 +22,8 @@ import { answerHeaders, registerAnswerHeaders } from './hooks/headers.js';
 import { registerOpenApi, registerOpenApiRoute } from './hooks/openapi.js';
 import { registerKnownRoutes, registerProblems } from './hooks/problems.js';
 import { registerAccessLog, RequestLog } from './hooks/requestlog.js';
+import { registerSending } from './hooks/sending.js';
+import { defaultPluginConcurrency } from './pool.js';
 import { registerRoutes } from './router.js';
 import { ROUTES } from './routes.js';
 
@@ -76,6 +78,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerDrain(app, drain);
   registerRequestChecks(app);
   registerCors(app, cors, known);
+  // before the compression of registerAnswerHeaders: a large answer refused is a small problem
+  registerSending(app, { sendTimeoutMs: limits.sendTimeoutMs ?? DEFAULT_LIMITS.sendTimeoutMs!, perPlugin: () => limits.pluginConcurrency ?? defaultPluginConcurrency(served.poolSize) });
   registerAnswerHeaders(app, headers, compression);
   const data = dataAccess({ app, limits, clientOf: (request) => clients.keyOf(request), arrival: (request) => log.arrival(request) });
   const tagged = taggedQueries({ served, data, giveBack: (request) => clients.giveBack(request), compression });

@@ -18,6 +18,11 @@ export interface ServerLimits {
    * that stops coming is a 408 problem and the connection is closed. 0 turns it off.
    */
   bodyTimeoutMs: number;
+  /**
+   * Milliseconds an answer may go without the client taking any of it (hooks/sending.ts); over it
+   * the connection is closed, and the answer's memory freed. 0 turns it off. 30 s when left out.
+   */
+  sendTimeoutMs?: number;
   /** Requests of one plugin that run at once; undefined: half the connection pool (pool.ts defaultPluginConcurrency). */
   pluginConcurrency?: number;
   /** Requests of one token that run at once; undefined: as many as its plugin may. */
@@ -40,6 +45,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   rateLimitPerMinute: 600,
   queryTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
+  sendTimeoutMs: 30_000,
 };
 
 /** Seconds the data a reload replaced still answers requests pinned to its version (convx serve --version-grace). */
