@@ -96,7 +96,7 @@ describe('convx serve: a short CONVX_JWT_SECRET', () => {
     const [short, long] = await Promise.all([startedWith('dev-secret-31-bytes-long-000000'), startedWith('dev-secret-32-bytes-long-0000000')]);
     expect(short).toContain('"msg":"warning: CONVX_JWT_SECRET is 31 bytes; HS256 wants at least 32 (a short secret can be guessed from one token, and any plugin\'s token signed with it): for development only"');
     expect(short).not.toContain('dev-secret-31-bytes-long-000000');
-    expect(long).toMatch(/"msg":"listening"/);
+    expect(long).toMatch(/"msg":"listening","url":"[^"]+","pid":\d+,/);
     expect(long).not.toContain('warning');
   }, 60_000);
 });

@@ -75,6 +75,12 @@ describe('several request files in one run', () => {
     expect([html.code, html.stderr]).toEqual([2, 'convx: error: -o html previews one request: name one request file (a page per file: run once for each)\n']);
     const baseline = await run(['deliveries/*.json', '--baseline', 'b.json']);
     expect([baseline.code, baseline.stderr]).toEqual([2, 'convx: error: --baseline compares one request with its earlier result: name one request file\n']);
+    // `--update-baseline FILE` (a switch, FILE read as a second request): the hint says where the file goes
+    const update = await run(['deliveries/a-good.json', '--update-baseline', 'b.json']);
+    expect([update.code, update.stderr]).toEqual([
+      2,
+      'convx: error: --baseline compares one request with its earlier result: name one request file\nhint: --update-baseline takes no file: it writes the one --baseline names (--baseline FILE --update-baseline)\n',
+    ]);
   });
 
   it('a file whose name has glob characters is that file', async () => {

@@ -197,7 +197,8 @@ type Server = RunningServer<DatasetHolder | PluginFiles>;
 /** The listening line (and a note when only delivery validation is served). */
 function logListening(log: Log, server: Server, began: number): void {
   const { reports, ...summary } = server.holder.summary();
-  log({ time: new Date().toISOString(), msg: 'listening', url: server.url, ...summary, startupMs: Date.now() - began });
+  // its process id: what a reload (kill -HUP) or a stop is sent to
+  log({ time: new Date().toISOString(), msg: 'listening', url: server.url, pid: process.pid, ...summary, startupMs: Date.now() - began });
   if (!reports) {
     log({
       time: new Date().toISOString(),

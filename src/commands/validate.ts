@@ -127,7 +127,11 @@ async function validateAll(ctx: Context, sources: RequestSource[], flags: Valida
 
 /** What takes one request only: a baseline (one earlier result) and the preview page. */
 function oneRequestOnly(format: ValidateFormat, flags: ValidateFlags): void {
-  if (flags.baseline !== undefined || flags.updateBaseline) throw new UsageError('--baseline compares one request with its earlier result: name one request file');
+  if (flags.baseline !== undefined || flags.updateBaseline) {
+    // `--update-baseline FILE` reads FILE as a second request: the flag is a switch, and --baseline names the file
+    const hint = flags.updateBaseline && flags.baseline === undefined ? '--update-baseline takes no file: it writes the one --baseline names (--baseline FILE --update-baseline)' : undefined;
+    throw new UsageError('--baseline compares one request with its earlier result: name one request file', [], hint);
+  }
   if (format === 'html') throw new UsageError('-o html previews one request: name one request file (a page per file: run once for each)');
 }
 
