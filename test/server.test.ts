@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, SignJWT, type JWK } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseItemsQuery, parseReportQuery, type RawParams } from '../src/model/query.js';
 import { buildApp } from '../src/server/app.js';
 import { createVerifier, secretKey, signDevelopmentToken, type AuthConfig } from '../src/server/auth.js';
@@ -306,6 +306,36 @@ describe('authentication', () => {
     expect((await withJwks.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${esToken}` } })).statusCode).toBe(200);
     await withJwks.close();
   });
+
+  it('reads its key files again on a reload (SIGHUP): a key removed from the JWKS is refused from then on; a broken file keeps the keys before', async () => {
+    const dirKeys = tempDir();
+    const jwksFile = join(dirKeys, 'jwks.json');
+    const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const set = async (...pairs: [string, typeof keys][]) =>
+      writeFileSync(jwksFile, JSON.stringify({ keys: await Promise.all(pairs.map(async ([kid, pair]) => ({ ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256' }))) }));
+    const tokenOf = (kid: string, pair: typeof keys) => new SignJWT({ plugin: 'shop' }).setProtectedHeader({ alg: 'ES256', kid }).setExpirationTime('5m').sign(pair.privateKey);
+    await set(['k1', keys], ['k2', other]);
+    const [one, two] = [await tokenOf('k1', keys), await tokenOf('k2', other)];
+    const server = await serveInProcess(['--data', SAMPLES, '--port', '0', '--jwks', jwksFile]);
+    const status = async (token: string) => (await fetch(`${server.url}${url}`, { headers: { authorization: `Bearer ${token}` } })).status;
+    const reloads = () => (server.log().match(/"msg":"reload(ed|) failed|"msg":"reloaded"/g) ?? []).length;
+    try {
+      expect([await status(one), await status(two)]).toEqual([200, 200]);
+      // k1 revoked: gone from the file, then a reload; its token (verified before, and remembered) is refused
+      await set(['k2', other]);
+      server.signal('SIGHUP');
+      await vi.waitFor(() => expect(reloads()).toBe(1), { timeout: 20_000, interval: 50 });
+      expect([await status(one), await status(two)]).toEqual([403, 200]);
+      // a file that is no key set: the reload fails, the keys before stay
+      writeFileSync(jwksFile, 'not JSON');
+      server.signal('SIGHUP');
+      await vi.waitFor(() => expect(reloads()).toBe(2), { timeout: 20_000, interval: 50 });
+      expect(server.log()).toMatch(/"msg":"reload failed; still serving the data loaded before"/);
+      expect([await status(one), await status(two)]).toEqual([403, 200]);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 
   it('refuses to build a verifier without a key', () => {
     expect(() => createVerifier({})).toThrow(/set CONVX_JWT_SECRET/);

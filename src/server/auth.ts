@@ -106,6 +106,21 @@ export function secretKey(secret: string): Uint8Array {
 }
 
 /** Builds the verifier; a server with no key configured refuses to start. */
+/**
+ * A verifier whose keys a reload reads again (`convx serve`'s SIGHUP): a key removed from the JWKS
+ * or a public key replaced is refused from then on, and the tokens it verified are remembered no
+ * more. A key file that cannot be read then fails the reload, and the keys before stay.
+ */
+export function rereadableVerifier(config: AuthConfig): { verify: Verifier; reread(): void } {
+  let current = createVerifier(config);
+  return {
+    verify: (authorization) => current(authorization),
+    reread: () => {
+      if (config.publicKeyFile || config.jwksFile) current = createVerifier(config);
+    },
+  };
+}
+
 export function createVerifier(config: AuthConfig): Verifier {
   const choices: KeyChoice[] = [];
   if (config.secret !== undefined && config.secret !== '' && !config.secret.trim()) throw new UsageError('the HS256 secret is blank (white space alone)');

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { UsageError } from '../errors.js';
 import { buildApp, type AppOptions } from './app.js';
-import { createVerifier, type AuthConfig, type Verifier } from './auth.js';
+import { rereadableVerifier, type AuthConfig, type Verifier } from './auth.js';
 import type { ServerLimits } from './limits.js';
 import { PluginFiles } from './plugin-files.js';
 import { DatasetHolder, ServedDataset, type ServeOptions } from './plugins.js';
@@ -75,7 +75,7 @@ export async function assertCanListen(host: string, port: number): Promise<void>
 
 /** Loads the dataset (attribution included), then listens. Fails before listening if either is wrong. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const verify = createVerifier(options.auth);
+  const verify = rereadableVerifier(options.auth);
   await assertCanListen(options.host, options.port);
   const holder = new DatasetHolder(await ServedDataset.load(options.dir, options), options);
   return listen(options, verify, holder, {
@@ -91,7 +91,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
  * directory holds none.
  */
 export async function startPluginFiles(options: ServerOptions & { maxOpenPlugins?: number; maxPluginMemory?: number }): Promise<RunningServer<PluginFiles>> {
-  const verify = createVerifier(options.auth);
+  const verify = rereadableVerifier(options.auth);
   await assertCanListen(options.host, options.port);
   const files = new PluginFiles(options.dir, {
     ...options,
@@ -104,13 +104,13 @@ export async function startPluginFiles(options: ServerOptions & { maxOpenPlugins
 /** Builds the app over the data and listens; a failed listen closes the data. */
 async function listen<H extends { reload(): Promise<void>; close(): Promise<void> }>(
   options: ServerOptions,
-  verify: Verifier,
+  verify: { verify: Verifier; reread(): void },
   holder: H,
   data: Pick<AppOptions, 'dataset' | 'datasetOf' | 'served' | 'reloadFailedAt'>,
 ): Promise<RunningServer<H>> {
   const app = await buildApp({
     ...data,
-    verify,
+    verify: verify.verify,
     log: options.log,
     version: options.version,
     ...(options.limits ? { limits: options.limits } : {}),
@@ -131,7 +131,11 @@ async function listen<H extends { reload(): Promise<void>; close(): Promise<void
     url: `http://${host}:${port}`,
     app,
     holder,
-    reload: () => holder.reload(),
+    // the key files first: one that cannot be read fails the reload, the keys and data before kept
+    reload: async () => {
+      verify.reread();
+      await holder.reload();
+    },
     close: async () => {
       // The drain first, with the listener and every connection still open: a request that arrives
       // meanwhile, on a new connection or an open keep-alive one, gets the 503 problem with
