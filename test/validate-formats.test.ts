@@ -150,6 +150,24 @@ describe('the summary on a terminal', () => {
   });
 });
 
+describe('a run that cannot validate (its baseline or dataset missing), in the CI formats', () => {
+  it('is an ::error annotation, a JUnit document of one errored case, a valid SARIF log whose invocation failed; exit 2 and the message on stderr as ever', async () => {
+    const request = join(import.meta.dirname, '..', 'samples', 'deliveries', 'welcome.json');
+    const shop = join(import.meta.dirname, '..', 'samples', 'shop');
+    const dir = tempDir();
+    const noBaseline = await cli(['validate', request, '--data', shop, '--baseline', 'missing.json', '-o', 'github'], { cwd: dir });
+    expect([noBaseline.code, noBaseline.stdout]).toEqual([2, '::error title=convx::--baseline: not found: missing.json%0Ahint: write one with --update-baseline (or save the output of -o json)\n']);
+    expect(noBaseline.stderr).toMatch(/^convx: error: --baseline: not found: missing\.json\n/);
+    const junit = await cli(['validate', request, '--data', 'nope', '-o', 'junit'], { cwd: dir });
+    expect(junit.code).toBe(2);
+    expect(junit.stdout).toContain('<testcase classname="convx.validate" name="setup">\n      <error type="error" message="not found: nope">');
+    const sarif = await cli(['validate', request, '--data', 'nope', '-o', 'sarif'], { cwd: dir });
+    expect(sarif.code).toBe(2);
+    expectValidSarif(sarif.stdout);
+    expect(JSON.parse(sarif.stdout).runs[0].invocations).toEqual([{ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error', message: { text: 'not found: nope\nhint: --data names a dataset directory or a .duckdb file written by `convx data import`' } }] }]);
+  });
+});
+
 describe('-o junit', () => {
   it('is well-formed XML 1.0 whatever a value holds: U+FFFE and U+FFFF, controls left out, a lone surrogate as U+FFFD', async () => {
     const odd = 'BIG SALE \uffff \ufffe \u0001\u001b x \ud800 y \udc00 z \ud83d\ude00 <&">';

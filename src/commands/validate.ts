@@ -1,6 +1,6 @@
 import type { ResolvedSettings } from '../config.js';
 import { readAll, type Context } from '../context.js';
-import { ExitCode, PipeClosedError, UsageError } from '../errors.js';
+import { ConvxError, ExitCode, PipeClosedError, UsageError } from '../errors.js';
 import { baselineReason, type BaselineComparison } from '../model/baseline.js';
 import { invalidResponse, MAX_SAMPLE_SIZE, MAX_TRACKING_ENTRIES, TRACKING_LISTS, type Finding, type ValidateResponse } from '../model/validation.js';
 import { jsonDocument } from '../output/format.js';
@@ -173,6 +173,27 @@ async function printResults(print: () => Promise<void>): Promise<void> {
   }
 }
 
+/**
+ * work, whose failure (a ConvxError: a baseline or dataset missing, the API refusing) is printed in
+ * the CI formats too, before it ends the run as ever (exit 2 and more, the message on stderr): an
+ * ::error annotation, a JUnit document of one errored case, a SARIF log whose invocation failed. A
+ * CI job that uploads the file then shows why, rather than failing on an empty one.
+ */
+async function inCiFormat<T>(ctx: Context, format: ValidateFormat, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ConvxError && (format === 'github' || format === 'junit' || format === 'sarif')) {
+      const [{ setupFailure }, { sarifFailure }] = await Promise.all([import('../output/validation.js'), import('../output/sarif.js')]);
+      // as stderr says it: the message, and its hint on a line of its own
+      const message = error.hint ? `${error.message}\nhint: ${error.hint}` : error.message;
+      const text = format === 'sarif' ? sarifFailure(message, packageVersion()) : setupFailure(format, message);
+      await printResults(() => print(ctx, text, format));
+    }
+    throw error;
+  }
+}
+
 /** A summary is made of safe values (terminal.ts); the machine formats are exact data, defused only on a terminal. */
 async function print(ctx: Context, output: string, format: ValidateFormat): Promise<void> {
   if (format === 'table') await ctx.output.text(output);
@@ -193,8 +214,11 @@ export default defineHandler<ValidateFlags>({
     if (limitFlag && ctx.settings.mode === 'api') {
       throw new UsageError(`${limitFlag} works in local mode only: a server applies its own limits (the same flags of convx serve)`);
     }
-    const baseline = baselineRun(ctx, flags);
-    const { results, problems } = await validateAll(ctx, sources, flags, policy, format);
+    // a run that cannot validate at all (its baseline or dataset missing, the API refusing) says so in a CI format too
+    const { baseline, results, problems } = await inCiFormat(ctx, format, async () => {
+      const run = baselineRun(ctx, flags);
+      return { baseline: run, ...(await validateAll(ctx, sources, flags, policy, format)) };
+    });
     // One request that cannot be read prints nothing but the error in a table or JSON, as it always did;
     // the CI formats and the preview still get its annotation, failing test case or result.
     const only = results.length === 1 ? problems.get(results[0]!) : undefined;

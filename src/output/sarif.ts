@@ -101,6 +101,25 @@ function takeNew(fresh: Map<string, number>, f: Finding): boolean {
 const findingId = (f: Finding & { severity?: string }) => JSON.stringify([f.code, f.message, f.assetRef, f.language, f.field, f.contactId, f.file, f.line]);
 
 /**
+ * The SARIF log of a run that could not validate (a dataset or baseline missing): no results, the
+ * invocation failed with the reason, so that an upload of the file shows the failure rather than
+ * refusing an empty file.
+ */
+export function sarifFailure(message: string, version: string): string {
+  return jsonDocument({
+    $schema: SARIF_SCHEMA,
+    version: '2.1.0',
+    runs: [
+      {
+        tool: { driver: { name: 'convx', semanticVersion: version, version, rules: sarifRules() } },
+        invocations: [{ executionSuccessful: false, toolExecutionNotifications: [{ level: 'error', message: { text: message } }] }],
+        results: [],
+      },
+    ],
+  });
+}
+
+/**
  * The SARIF log of a validation: `requestFile` as the command line named it (undefined for stdin),
  * the comparison with a baseline when there is one.
  */

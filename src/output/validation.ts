@@ -143,6 +143,23 @@ export const xml = (text: string) =>
  * failure's message begins with why: "6 warnings, more than --max-warnings 5: …"), else they
  * are reported as output.
  */
+/**
+ * A run that could not validate (a dataset or baseline missing), in a CI format: an ::error
+ * annotation, or a JUnit document of one errored test case. Its message is the error's.
+ */
+export function setupFailure(format: 'github' | 'junit', message: string): string {
+  if (format === 'github') return `::error title=convx::${escapeData(message)}\n`;
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="convx validate" tests="1" failures="0" errors="1">
+  <testsuite name="convx validate" tests="1" failures="0" errors="1" skipped="0">
+    <testcase classname="convx.validate" name="setup">
+      <error type="error" message="${xml(message.split('\n')[0]!)}">${xml(message)}</error>
+    </testcase>
+  </testsuite>
+</testsuites>
+`;
+}
+
 export function junitReport(response: ValidateResponse, name: string, maxWarnings?: number, ignored: ReadonlySet<string> = new Set()): string {
   return junitReports([{ response, name }], maxWarnings, ignored);
 }
