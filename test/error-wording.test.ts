@@ -193,6 +193,14 @@ describe('a dataset is named as it was given', () => {
     expect((await stderrOf(['data', 'import', 'my shop', '--split-plugins', '--into', 'plugins'], cwd, abs)).stderr).toMatch(/^convx: error: plugins\/p-a\.duckdb: not a file/);
   });
 
+  it('data check of a folder of plugin files says which file to check, as a report says which to read', async () => {
+    const { cwd, abs } = shop({ 'orders.csv': ORDERS + order('p-a'), 'touches.csv': TOUCHES + touch('p-a') });
+    expect((await cli(['data', 'import', 'my shop', '--split-plugins', '--into', 'plugins'], { cwd })).code).toBe(0);
+    const checked = await stderrOf(['data', 'check', 'plugins'], cwd, abs);
+    expect([checked.code, checked.stdout]).toEqual([2, '']);
+    expect(checked.stderr).toBe('convx: error: plugins holds no dataset tables\n  it holds .duckdb files (data import --split-plugins writes one per plugin): check one of them, e.g. convx data check plugins/p-a.duckdb\n');
+  });
+
   it('a folder without any of the tables is not imported: a slip of the folder writes no file that answers nothing', async () => {
     const { cwd, abs } = shop({ 'notes.txt': 'not a table\n' });
     const empty = await stderrOf(['data', 'import', 'my shop', '--into', 'shop.duckdb'], cwd, abs);

@@ -5,6 +5,7 @@ import { EMPTY, ident, join, list, sql, table, trusted, type Sql } from './sql.j
 import { Dataset, formatFileProblem, type DataIssue, type FileProblem, type Named } from './dataset.js';
 import { listPlugins } from './attribution.js';
 import { isDuckDbFile, openImported } from './imported.js';
+import { pluginFiles } from './open.js';
 import { plural } from '../words.js';
 
 export interface CheckReport {
@@ -38,6 +39,11 @@ export async function checkDataset(dir: string, onPhase: (phase: string) => void
     onPhase('reading and checking the files');
     // An imported file was checked when imported: its problems are none, its findings stored.
     const dataset = isDuckDbFile(dir) ? (await openImported(dir, db, name)).dataset : await Dataset.open(dir, db, { collect: true, name });
+    // a folder of plugin files (--split-plugins) is no dataset: which file to check instead
+    if (dataset.tables.size === 0 && dataset.unreadable.length === 0) {
+      const files = pluginFiles(dir, name, (file) => `check one of them, e.g. convx data check ${file}`);
+      if (files.length) throw new DataError(`${name} holds no dataset tables`, files);
+    }
     const problems = await dataset.problems();
     const findings: DataIssue[] = [];
     for (const needed of ['orders', 'touches'] as const) {

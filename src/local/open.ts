@@ -94,8 +94,11 @@ export const whereTableWouldBe = (dataset: Dataset, table: string) =>
     ? ' (its source had none when it was imported)'
     : `: expected ${table}.csv, ${table}.csv.gz, ${table}.parquet, ${table}.json(l) or a folder ${table}/`;
 
-/** A line that names the plugin files a directory holds (data import --split-plugins): a command reads one of them. */
-function pluginFiles(path: string, name: string): string[] {
+/**
+ * A line that names the plugin files a directory holds (data import --split-plugins): a command reads
+ * one of them (`use`: how, given the first one's path as a shell word).
+ */
+export function pluginFiles(path: string, name: string, use = (file: string) => `pass one to --data, e.g. --data ${file}`): string[] {
   let names: string[] = [];
   try {
     if (statSync(path).isDirectory()) names = readdirSync(path).filter((name) => name.endsWith('.duckdb')).sort();
@@ -103,7 +106,7 @@ function pluginFiles(path: string, name: string): string[] {
     // not a directory to list
   }
   if (names.length === 0) return [];
-  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): pass one to --data, e.g. --data ${pathWord(join(name, names[0]!))}`];
+  return [`it holds .duckdb files (data import --split-plugins writes one per plugin): ${use(pathWord(join(name, names[0]!)))}`];
 }
 
 /**
