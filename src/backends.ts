@@ -73,7 +73,7 @@ async function openDatasetBackend({ globals, settings, dataDir }: Context, optio
     .map(([flag]) => flag!);
   if (apiOnly.length) {
     throw new UsageError(
-      `${apiOnly.length === 1 ? `${apiOnly[0]} works` : `${apiOnly.slice(0, -1).join(', ')} and ${apiOnly.at(-1)} work`} in API mode only, and this runs in local mode on ${settings.data ?? 'a dataset'}`,
+      `${apiOnly.length === 1 ? `${apiOnly[0]} works` : `${apiOnly.slice(0, -1).join(', ')} and ${apiOnly.at(-1)} work`} in API mode only, and this runs in local mode${settings.data ? ` on ${settings.data}` : ' (no --api names the reporting API)'}`,
       [],
       'for API mode pass --api URL (and not --data)',
     );

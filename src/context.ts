@@ -199,6 +199,8 @@ function dataDirOf(settings: ResolvedSettings, resolvePath: (path: string) => st
         ? `try: ${command} samples/shop`
         : `try a generated shop: convx data generate --out demo-shop, then ${command} demo-shop${options.localOnly ? '' : ' --from 2024-03-01 --to 2024-03-31'}`;
       if (options.localOnly) throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (a dataset\'s folder, a file of convx data import, or a folder of plugin files)', [], hint);
+      // a delivery API alone makes no API mode: the reporting API's URL does (validate sends to the delivery API then)
+      if (settings.deliveryApi) throw new UsageError('no dataset and no --api: a delivery API alone does not make API mode; pass --api URL (the reporting API) too, or --data DIR', [], 'CONVX_API_URL sets --api as CONVX_DELIVERY_API_URL sets --delivery-api');
       throw new UsageError('no dataset: pass --data DIR or set CONVX_DATA (or --api URL for API mode)', [], hint);
     }
     // A missing dataset (directory or .duckdb file) is "not found: PATH" as given, for every command.

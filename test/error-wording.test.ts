@@ -64,6 +64,19 @@ describe('--timeout', () => {
   });
 });
 
+describe('a delivery API alone', () => {
+  it('is no API mode: the message says the reporting API is needed too, from a flag or from the environment', async () => {
+    const request = join(SAMPLES, '..', 'deliveries', 'welcome.json');
+    const flag = await cli(['validate', request, '--delivery-api', 'http://127.0.0.1:9/v4']);
+    expect([flag.code, flag.stderr.split('\n')[0]]).toEqual([2, 'convx: error: --delivery-api works in API mode only, and this runs in local mode (no --api names the reporting API)']);
+    const env = await cli(['validate', request], { env: { CONVX_DELIVERY_API_URL: 'http://127.0.0.1:9/v4', CONVX_TOKEN: 'a-token-of-some-length-0123456789' } });
+    expect([env.code, env.stderr]).toEqual([
+      2,
+      'convx: error: no dataset and no --api: a delivery API alone does not make API mode; pass --api URL (the reporting API) too, or --data DIR\nhint: CONVX_API_URL sets --api as CONVX_DELIVERY_API_URL sets --delivery-api\n',
+    ]);
+  });
+});
+
 describe('-o in any case', () => {
   it('takes TSV, Json, Markdown and GitHub as tsv, json, markdown and github', async () => {
     const period = ['--data', SAMPLES, '--from', '2024-03-01', '--to', '2024-03-31'];
