@@ -7,7 +7,7 @@
  * and says how far it has got.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -221,9 +221,15 @@ setTimeout(() => process.stdout.write('running\\n'), 200);
     }
   });
 
-  it('data generate says "(1 row)"', async () => {
-    const out = join(tempDir(), 'one');
+  it('data generate says "(1 row)"; it removes the staging folder a killed run into --out left (its process gone), never a running one\'s', async () => {
+    const dir = tempDir();
+    const out = join(dir, 'one');
+    // a process gone (the largest pid Linux gives is 2^22), and this one's parent, alive
+    mkdirSync(join(dir, '.one.tmp-4194303', 'orders'), { recursive: true });
+    mkdirSync(join(dir, `.one.tmp-${process.ppid}`));
+    mkdirSync(join(dir, '.other.tmp-4194303'));
     const result = await cli(['data', 'generate', '--out', out, '--contacts', '1', '--orders', '1', '--touches', '1']);
+    expect(readdirSync(dir).sort()).toEqual([`.one.tmp-${process.ppid}`, '.other.tmp-4194303', 'one']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/\(1 row\)$/m);
     expect(result.stderr).not.toMatch(/\(1 rows\)/);

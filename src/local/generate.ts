@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../errors.js';
+import { alive } from '../pid.js';
 import { Database } from './db.js';
 import { EMPTY, ident, int, join as joinSql, list, literal, sql, trusted, type Sql } from './sql.js';
 import { stagedUntilExit } from './staging.js';
@@ -56,6 +57,7 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
     throw new UsageError(`${out} exists and is not empty; choose another --out or pass --force to replace it`);
   }
   const staging = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
+  removeAbandoned(out);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
   // Ctrl-C or SIGTERM (bin/convx.js exits with 130 or 143) removes it too.
@@ -72,6 +74,24 @@ export async function generateDataset(options: GenerateOptions): Promise<Generat
   } finally {
     pending.done();
     db.close();
+  }
+}
+
+/**
+ * The staging folders of earlier runs into out whose process is gone (.OUT.tmp-PID): a run killed
+ * (SIGKILL, a machine that stopped) leaves its own, which Ctrl-C and SIGTERM remove.
+ */
+function removeAbandoned(out: string): void {
+  const prefix = `.${basename(out)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(out));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = name.startsWith(prefix) && /^\d{1,7}$/.test(name.slice(prefix.length)) ? Number(name.slice(prefix.length)) : 0;
+    if (pid && pid !== process.pid && !alive(pid)) rmSync(join(dirname(out), name), { recursive: true, force: true });
   }
 }
 
