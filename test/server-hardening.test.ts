@@ -5,6 +5,7 @@
  * never in the log, and the 503 of a draining server.
  */
 import { createHmac } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TooLargeError } from '../src/errors.js';
@@ -440,6 +441,28 @@ describe('the access log holds no e-mail address and no token, whatever their sp
       expect(logs.filter((l) => l.msg === 'request')).toHaveLength(urls.length);
       for (const secret of ['a+b@x.cz', 'a b@x.cz', 'jan@x.cz', 'jan%40x.cz', header, payload]) expect(written).not.toContain(secret);
       expect(written).toContain('/v1/contacts/[E-MAIL]/conversions');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('the access log names the problem an answer was', () => {
+  it('by its type (an expired token, a wrong signature, an unknown plugin, a path none serves), never its detail', async () => {
+    const { app, logs } = await appWith();
+    try {
+      const expired = await new SignJWT({ plugin: 'shop', exp: Math.floor(Date.now() / 1000) - 600 }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+      const cases: [string, Record<string, string>, string | undefined][] = [
+        [REPORT, { authorization: `Bearer ${expired}` }, 'expired-token'],
+        [REPORT, { authorization: `Bearer ${await signDevelopmentToken('another-secret-that-is-long-enough', 'shop', '1h')}` }, 'invalid-token'],
+        [REPORT, await bearer('nobody'), 'unknown-plugin'],
+        ['/v1/nothing-here', {}, 'not-found'],
+        [REPORT, await bearer(), undefined],
+      ];
+      for (const [url, headers] of cases) await app.inject({ method: 'GET', url, headers });
+      const lines = logs.filter((l) => l.msg === 'request');
+      expect(lines.map((l) => [l.status, l.problem])).toEqual([[403, 'expired-token'], [403, 'invalid-token'], [403, 'unknown-plugin'], [404, 'not-found'], [200, undefined]]);
+      expect(JSON.stringify(lines)).not.toMatch(/"detail"/);
     } finally {
       await app.close();
     }

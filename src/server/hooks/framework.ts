@@ -13,7 +13,7 @@ import { DEFAULT_MAX_CONNECTIONS, type ServerLimits } from '../limits.js';
 import { problem, PROBLEM_CONTENT_TYPE, rawProblemResponse } from '../problem.js';
 import type { AnswerHeaders } from './headers.js';
 import { sendProblem } from './problems.js';
-import type { RequestLog } from './requestlog.js';
+import { problemOf, type RequestLog } from './requestlog.js';
 
 function hasSentHeaders(socket: Socket): boolean {
   const message: unknown = Reflect.get(socket, '_httpMessage');
@@ -97,7 +97,7 @@ export function createFastify({ limits, log, headers }: FrameworkDeps): FastifyI
     frameworkErrors: (error, request, reply) => {
       headers(request, reply);
       sendProblem(reply, problemFor(error, limits.bodyLimit).failure);
-      log.line(request.method, request.url, reply.statusCode, undefined, undefined, request.id);
+      log.line(request.method, request.url, reply.statusCode, undefined, undefined, request.id, problemOf(reply));
     },
     clientErrorHandler: clientErrorAnswer(log, requestIds),
   });

@@ -7,9 +7,10 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { redactUrl } from '../accesslog.js';
 import { problemFor } from '../failures.js';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemError } from '../problem.js';
-import type { LogEntry } from './requestlog.js';
+import { noteProblem, type LogEntry } from './requestlog.js';
 
 export function sendProblem(reply: FastifyReply, failure: ProblemError): FastifyReply {
+  noteProblem(reply, failure.problem.type);
   return reply.code(failure.problem.status).headers(failure.headers).type(PROBLEM_CONTENT_TYPE).send(failure.problem);
 }
 

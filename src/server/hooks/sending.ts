@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, retryLater } from '../problem.js';
+import { noteProblem } from './requestlog.js';
 
 /** An answer this long or longer is counted against its plugin while it is sent: a shorter one goes to the kernel's buffers at once. */
 export const LARGE_ANSWER_BYTES = 1024 * 1024;
@@ -35,6 +36,7 @@ export function registerSending(app: FastifyInstance, limits: SendingLimits): vo
       if (now >= limits.perPlugin()) {
         const refused = retryLater('busy', `this plugin has ${now} large answers on their way to clients already (at most ${limits.perPlugin()}); try again in ${RETRY_SENDING_SECONDS} s`, RETRY_SENDING_SECONDS);
         reply.removeHeader('etag');
+        noteProblem(reply, refused.problem.type);
         void reply.code(refused.problem.status).headers(refused.headers).type(PROBLEM_CONTENT_TYPE);
         return JSON.stringify(refused.problem);
       }
