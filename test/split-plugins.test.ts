@@ -489,7 +489,7 @@ describe('convx serve --data DIR of plugin files', () => {
       }
       // Opened on the first request each, logged; SIGHUP lists the directory again.
       const log = server.log();
-      expect(log).toMatch(/"msg":"listening","url":"[^"]+","plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,"maxPluginMemory":1073741824,/);
+      expect(log).toMatch(/"msg":"listening","url":"[^"]+","pid":\d+,"plugins":\["shop-1","shop-2","shop-3"\],"poolSize":2,"maxOpenPlugins":2,"maxPluginMemory":1073741824,/);
       expect(log.match(/"msg":"opened a plugin file"/g)!.length).toBeGreaterThanOrEqual(3);
       expect(log).toMatch(/"msg":"closed a plugin file \(least recently used\)"/);
       server.signal('SIGHUP');
