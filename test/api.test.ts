@@ -392,6 +392,11 @@ describe('configuration', () => {
       expect(status.code).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ profile: 'default', mode: 'api', api, plugin: 'shop', accepted: true, token: `****${token.slice(-4)} (${token.length} characters)` });
       expectNoToken(status, token);
+      // an API that does not answer tells nothing of the token: unknown, not refused (exit 5)
+      const unreached = await cli(['auth', 'status', '--api', 'http://127.0.0.1:9/v1', '-o', 'json'], { env: { ...env, CONVX_TOKEN: token } });
+      expect(unreached.code).toBe(5);
+      expect(JSON.parse(unreached.stdout)).toMatchObject({ accepted: null });
+      expect((await cli(['auth', 'status', '--api', 'http://127.0.0.1:9/v1', '--no-color'], { env: { ...env, CONVX_TOKEN: token } })).stdout).toMatch(/^accepted +unknown \(no answer from the API\)$/m);
 
       const logout = await cli(['auth', 'logout'], { env });
       expect(logout.code).toBe(0);

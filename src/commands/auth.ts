@@ -121,7 +121,8 @@ export const authStatus = defineHandler<Record<string, never>>({
     if (facts.expired) status.expired = true;
     const { probe } = await import('../api/interface-check.js');
     const result = await probe(settings.api!, token);
-    status.accepted = result === 'accepted';
+    // a server not reached (or failing) tells nothing of the token: unknown (null), not refused
+    status.accepted = result === 'accepted' ? true : result instanceof ApiError ? null : false;
     if (result !== 'accepted') status.problem = result.message;
     await print(ctx, status);
     if (result === 'accepted') return ExitCode.ok;
@@ -135,7 +136,7 @@ async function print(ctx: Context, status: Record<string, unknown>): Promise<voi
   const lines = Object.entries(status).map(([k, v]) => {
     // the token's claims and the server's message are not ours: shown safe for a terminal (output/terminal.ts)
     const text = v === null ? '-' : safeValue(String(v));
-    const shown = k === 'accepted' ? (v ? ctx.chalk.green('yes') : ctx.chalk.red('no')) : text;
+    const shown = k === 'accepted' ? (v === null ? ctx.chalk.yellow('unknown (no answer from the API)') : v ? ctx.chalk.green('yes') : ctx.chalk.red('no')) : text;
     return `${ctx.chalk.dim(k.padEnd(width))}  ${shown}`;
   });
   await ctx.output.text(`${lines.join('\n')}\n`);
