@@ -20,7 +20,7 @@ export type Row = Record<string, unknown>;
  */
 let pieceWork: Promise<void> = Promise.resolve();
 
-/** Runs work, which does `pieces` pieces of main-thread work (calling `next` between two), one such work at a time. */
+/** Runs work, main-thread work in pieces (it calls `next` between two, a turn of the event loop), one such work at a time. */
 async function inPieces<T>(work: (next: () => Promise<void>) => T | Promise<T>): Promise<T> {
   const before = pieceWork;
   let done!: () => void;

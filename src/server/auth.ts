@@ -105,7 +105,6 @@ export function secretKey(secret: string): Uint8Array {
   return new TextEncoder().encode(secret);
 }
 
-/** Builds the verifier; a server with no key configured refuses to start. */
 /**
  * A verifier whose keys a reload reads again (`convx serve`'s SIGHUP): a key removed from the JWKS
  * or a public key replaced is refused from then on, and the tokens it verified are remembered no
@@ -121,6 +120,7 @@ export function rereadableVerifier(config: AuthConfig): { verify: Verifier; rere
   };
 }
 
+/** Builds the verifier; a server with no key configured refuses to start. */
 export function createVerifier(config: AuthConfig): Verifier {
   const choices: KeyChoice[] = [];
   if (config.secret !== undefined && config.secret !== '' && !config.secret.trim()) throw new UsageError('the HS256 secret is blank (white space alone)');
