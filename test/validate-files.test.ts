@@ -113,6 +113,10 @@ describe('a request that cannot be read', () => {
     expect(junit.code).toBe(2);
     expect(junit.stdout).toContain('<failure type="error" message="not found: deliveries/missing.json">');
     expect(junit.stderr).toMatch(/^convx: error: not found: deliveries\/missing.json\n/);
+    // the request's other checks did not run: skipped, not passed
+    const tests = Number(/<testsuite [^>]*tests="(\d+)"/.exec(junit.stdout)![1]);
+    expect(junit.stdout).toMatch(new RegExp(`<testsuite [^>]*tests="${tests}" failures="1" errors="0" skipped="${tests - 1}"`));
+    expect(junit.stdout).toContain('<testcase classname="convx.validate.errors" name="asset_not_found">\n      <skipped message="not checked: the request is not valid"/>');
   });
 
   it('a byte order mark in front (as Notepad saves) is no part of the JSON: the file reads as it does without one, from a file or stdin', async () => {

@@ -183,22 +183,24 @@ const madeFatal = (fatal: Finding[]) =>
 
 /** A check --ignore left out: a skipped test case (it was not judged). */
 const SKIPPED = '\n      <skipped message="left out by --ignore"/>\n    ';
+/** A check of a request that cannot be read or is not valid: it did not run. */
+const NOT_CHECKED = '\n      <skipped message="not checked: the request is not valid"/>\n    ';
 
 function junitSuite(response: ValidateResponse, name: string, maxWarnings: number | undefined, ignored: ReadonlySet<string>): { xml: string; tests: number; failures: number; skipped: number } {
   const tooMany = warningsReason(response, maxWarnings);
   const cases: string[] = [];
   let failures = 0;
   const findings = (code: string, list: Finding[]) => list.filter((f) => f.code === code);
+  // a request that cannot be read or is not valid is checked no further: its other cases did not run
+  const { errors, warnings } = response.render;
+  const unchecked = errors.length > 0 && errors.every((f) => f.code === 'invalid_request') && warnings.length === 0 && !response.render.information?.length;
+  const notRun = (code: string) => (code !== 'invalid_request' && unchecked ? NOT_CHECKED : ignored.has(code) ? SKIPPED : '');
   for (const code of CHECKS.errors) {
     const found = findings(code, response.render.errors);
     if (found.length) failures++;
     cases.push(
       `    <testcase classname="convx.validate.errors" name="${code}">${
-        found.length
-          ? `\n      <failure type="error" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `
-          : ignored.has(code)
-            ? SKIPPED
-            : ''
+        found.length ? `\n      <failure type="error" message="${xml(found[0]!.message)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    ` : notRun(code)
       }</testcase>`,
     );
   }
@@ -215,13 +217,13 @@ function junitSuite(response: ValidateResponse, name: string, maxWarnings: numbe
       // The message says why a warning fails here: the run's warnings are more than --max-warnings.
       body = `\n      <failure type="warning" message="${xml(`${tooMany}: ${found[0]!.message}`)}">${xml(found.map((f) => f.message).join('\n'))}</failure>\n    `;
     } else if (found.length) body = `\n      <system-out>${xml(found.map((f) => `warning: ${f.message}`).join('\n'))}</system-out>\n    `;
-    else if (ignored.has(code)) body = SKIPPED;
+    else body = notRun(code);
     cases.push(`    <testcase classname="convx.validate.warnings" name="${code}">${body}</testcase>`);
   }
   for (const code of CHECKS.information) {
     const found = findings(code, response.render.information ?? []);
     const fatal = findings(code, response.render.errors);
-    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : ignored.has(code) ? SKIPPED : '';
+    let body = found.length ? `\n      <system-out>${xml(found.map((f) => `information: ${f.message}`).join('\n'))}</system-out>\n    ` : notRun(code);
     if (fatal.length) {
       failures++;
       body = madeFatal(fatal);
