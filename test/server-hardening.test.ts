@@ -447,6 +447,29 @@ describe('the access log holds no e-mail address and no token, whatever their sp
   });
 });
 
+describe('CONNECT', () => {
+  it('is answered with a 405 problem and logged (Node closed the connection unanswered)', async () => {
+    const { app, logs } = await appWith();
+    try {
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as { port: number };
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+        socket.on('close', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+      expect(answer).toContain('Content-Type: application/problem+json');
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'urn:convx:problem:method-not-allowed', status: 405 });
+      expect(logs.filter((l) => l.msg === 'request').map((l) => [l.method, l.status, l.problem])).toEqual([['CONNECT', 405, 'method-not-allowed']]);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('the access log names the problem an answer was', () => {
   it('by its type (an expired token, a wrong signature, an unknown plugin, a path none serves), never its detail', async () => {
     const { app, logs } = await appWith();

@@ -101,6 +101,14 @@ export function createFastify({ limits, log, headers }: FrameworkDeps): FastifyI
     },
     clientErrorHandler: clientErrorAnswer(log, requestIds),
   });
+  // CONNECT (a proxy's tunnel) never reaches fastify: Node closes the connection unanswered without this. A 405 problem, logged.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const requestId = requestIdFrom(request.headers['x-request-id']);
+    const body = problem('methodNotAllowed', 'CONNECT is not a method of this server: it is no proxy');
+    socket.on('error', () => undefined);
+    socket.end(rawProblemResponse(body, requestId));
+    log.line(request.method ?? 'CONNECT', request.url ?? '', body.status, undefined, undefined, requestId, 'method-not-allowed');
+  });
   // Connections at once: one more is closed as it comes (idle clients would otherwise hold the process's file descriptors).
   const most = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   if (most > 0) app.server.maxConnections = most;
