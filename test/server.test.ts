@@ -506,7 +506,7 @@ describe('reload', () => {
 
 describe('/healthz after a reload that failed', () => {
   /** /healthz's body, and every reload's outcome awaited from the log (reloaded or reload failed). */
-  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ status: string; loadedAt: string; reloadFailedAt?: string }>;
+  const health = async (url: string) => (await fetch(`${url}/healthz`)).json() as Promise<{ status: string; loadedAt: string; reloadFailedAt?: string; dataVersion?: string }>;
   async function reloaded(server: Awaited<ReturnType<typeof serveInProcess>>, outcome: RegExp): Promise<void> {
     const seen = (server.log().match(new RegExp(outcome.source, 'g')) ?? []).length;
     server.signal('SIGHUP');
@@ -522,19 +522,23 @@ describe('/healthz after a reload that failed', () => {
     const server = await serveInProcess(['--data', dir, '--port', '0'], { CONVX_JWT_SECRET: SECRET });
     try {
       const first = await health(server.url);
-      expect(first).toEqual({ status: 'ok', loadedAt: first.loadedAt });
+      // the data served named by its version, as Convx-Data-Version names it
+      const answered = await fetch(`${server.url}/v1/conversions?dateFrom=2024-03-01&dateTo=2024-03-31`, { headers: { authorization: `Bearer ${await signDevelopmentToken(SECRET, 'A', '1h')}` } });
+      expect(first).toEqual({ status: 'ok', loadedAt: first.loadedAt, dataVersion: answered.headers.get('convx-data-version') });
       const good = readFileSync(join(dir, 'orders.csv'));
       writeFileSync(join(dir, 'orders.csv'), 'not,a\nvalid,orders file\n');
       const before = Date.now();
       await reloaded(server, /"msg":"reload failed; still serving the data loaded before"/);
       const failed = await health(server.url);
       expect(failed.status).toBe('ok');
-      expect(failed.loadedAt).toBe(first.loadedAt);
+      expect([failed.loadedAt, failed.dataVersion]).toEqual([first.loadedAt, first.dataVersion]);
       expect(Date.parse(failed.reloadFailedAt!)).toBeGreaterThanOrEqual(before - 1);
       writeFileSync(join(dir, 'orders.csv'), good);
       await reloaded(server, /"msg":"reloaded"/);
       const again = await health(server.url);
-      expect(again).toEqual({ status: 'ok', loadedAt: again.loadedAt });
+      expect(again).toEqual({ status: 'ok', loadedAt: again.loadedAt, dataVersion: again.dataVersion });
+      // the file written again: another version (a file's time is part of it)
+      expect(again.dataVersion).not.toBe(first.dataVersion);
       expect(Date.parse(again.loadedAt)).toBeGreaterThan(Date.parse(first.loadedAt));
     } finally {
       expect(await server.stop()).toBe(0);

@@ -227,6 +227,10 @@ export const COMPONENT_SCHEMAS = {
       status: { type: 'string' as const, enum: ['ok'] },
       loadedAt: timestamp,
       reloadFailedAt: { ...timestamp, description: 'when the latest reload (SIGHUP) failed, the data of loadedAt still served; absent before any fails and once one succeeds' },
+      dataVersion: {
+        type: 'string' as const,
+        description: 'the version of the data served now (as Convx-Data-Version names it), one dataset\'s; absent for a directory of plugin files, whose files have a version each',
+      },
     },
   },
   ValidateRequest: {

@@ -96,6 +96,8 @@ export interface ServedData {
   readonly loadedAt: Date;
   /** When the latest reload failed, the data loaded before still served; undefined once one succeeds (the health route). */
   readonly reloadFailedAt?: Date;
+  /** The version of the one dataset served now (the health route); undefined for plugin files, a version each. */
+  readonly dataVersion?: string;
 }
 
 /** One dataset for every plugin as ServedData: the one served now, or the one of a pinned version (byVersion). */
@@ -121,6 +123,9 @@ export function servedFrom(
     },
     get reloadFailedAt() {
       return reloadFailedAt();
+    },
+    get dataVersion() {
+      return dataset().version;
     },
   };
 }

@@ -48,7 +48,7 @@ export interface DataRoute<Parsed> extends RouteDoc {
 /** An operation answered without a token or a query (liveness). */
 export interface PublicRoute extends RouteDoc {
   answer: 'public';
-  handler(served: { loadedAt: Date; reloadFailedAt?: Date | undefined }): unknown;
+  handler(served: { loadedAt: Date; reloadFailedAt?: Date | undefined; dataVersion?: string | undefined }): unknown;
 }
 
 export type RouteRow = DataRoute<unknown> | PublicRoute;
@@ -251,13 +251,15 @@ export const ROUTES: readonly RouteRow[] = [
     method: 'GET',
     path: '/healthz',
     operationId: 'getHealth',
-    summary: 'Liveness, the time the dataset was loaded, and whether the latest reload failed',
+    summary: 'Liveness, the time the dataset was loaded and its version, and whether the latest reload failed',
     kind: 'health',
     answer: 'public',
-    handler: ({ loadedAt, reloadFailedAt }) => ({
+    handler: ({ loadedAt, reloadFailedAt, dataVersion }) => ({
       status: 'ok',
       loadedAt: loadedAt.toISOString(),
       ...(reloadFailedAt ? { reloadFailedAt: reloadFailedAt.toISOString() } : {}),
+      // a monitor tells which data is served, after a reload too
+      ...(dataVersion ? { dataVersion } : {}),
     }),
   },
 ];
