@@ -10,7 +10,8 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { pipeline, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { quoted, withCommas } from '../words.js';
+import { withCommas } from '../words.js';
+import { describeValue } from './dataset/problems.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -340,8 +341,6 @@ const DELIMITERS = [0x2c, 0x3b, 0x7c, 0x09]; // , ; | tab
 /** How much of a field's text a message may quote. */
 const FIELD_KEEP = 64;
 
-const quoteValue = (text: string) => quoted(text.length > 40 ? `${text.slice(0, 40)}…` : text);
-
 /** The delimiter of a CSV file: the most frequent candidate outside quotes on its first non-blank line. */
 async function sniffDelimiter(path: string): Promise<number> {
   const counts = new Map<number, number>();
@@ -623,11 +622,11 @@ function shapeProblem(line: number, header: string[], record: string[], numeric:
         return {
           line,
           column: header[at]!,
-          message: `${counts}: ${quoteValue(value)} looks like a number with a decimal comma; write it with a dot (${value.replace(',', '.')}) or quote it`,
+          message: `${counts}: ${describeValue(value)} looks like a number with a decimal comma; write it with a dot (${value.replace(',', '.')}) or quote it`,
         };
       }
     }
-    const surplus = record.slice(header.length).map(quoteValue).join(', ');
+    const surplus = record.slice(header.length).map(describeValue).join(', ');
     return { line, column: header.at(-1)!, message: `${counts}: more values than columns (after this column: ${surplus})` };
   }
   const missing = header.slice(record.length);
